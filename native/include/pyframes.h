@@ -1,0 +1,291 @@
+/*
+ * pyframes.h - read the Python stacks of a CPython 3.13/3.14/3.15 process
+ * from outside it.
+ *
+ * This is the only public header of libpyframes.  All exported symbols start
+ * with "pyf_".  Every function returns 0 (PYF_OK) or a negative PYF_E* code
+ * unless documented otherwise.
+ *
+ * Model:
+ *   - A pyf_target is opened over a memory reader: either one supplied by the
+ *     caller (a debugger: live, core file, remote), or the built-in reader of
+ *     a live local PID (process_vm_readv, falling back to /proc/PID/mem).
+ *   - The target locates and validates _Py_DebugOffsets once, at open.
+ *   - pyf_snapshot_take() walks every interpreter, thread and frame chain and
+ *     returns a self-contained pyf_snapshot (flat arrays, strings owned by
+ *     the snapshot) that stays valid until pyf_snapshot_free().
+ *
+ * Thread safety: a pyf_target is not thread-safe; use one per thread.
+ * Nothing is ever written to the target unless a cache mode that documents
+ * a write is enabled (see pyf_target_set_cache, reserved for CPython 3.15's
+ * frame-cache protocol).
+ */
+#ifndef PYFRAMES_H
+#define PYFRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PYF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define PYF_API __attribute__((visibility("default")))
+#else
+#define PYF_API
+#endif
+
+#define PYF_VERSION_MAJOR 0
+#define PYF_VERSION_MINOR 1
+#define PYF_VERSION_PATCH 0
+#define PYF_VERSION_NUMBER \
+    (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)
+
+/* ==== Errors ============================================================
+ * One list, fixed values, never renumbered.  X(NAME, value, message). */
+#define PYF_ERRORS(X)                                                          \
+    X(OK, 0, "success")                                                        \
+    X(EINVAL, -1, "invalid argument")                                          \
+    X(ENOMEM, -2, "out of memory")                                             \
+    X(EFAULT, -3, "target memory not readable")                                \
+    X(EPERM, -4, "permission denied reading target memory")                    \
+    X(ENOPROC, -5, "no such process")                                          \
+    X(ENOTPY, -6, "no CPython runtime found in target")                        \
+    X(EVERSION, -7, "unsupported CPython version")                             \
+    X(EOFFSETS, -8, "_Py_DebugOffsets failed validation")                      \
+    X(ECORRUPT, -9, "inconsistent data in target")                             \
+    X(ECYCLE, -10, "cycle in a linked structure of the target")                \
+    X(EDEPTH, -11, "depth or count limit reached")                             \
+    X(ENOTSUP, -12, "operation not supported by this target or reader")        \
+    X(EIO, -13, "I/O error")                                                   \
+    X(ESHORT, -14, "short read from target")                                   \
+    X(ENOTHREAD, -15, "no such thread")
+
+enum pyf_error {
+#define PYF__ERR_ENUM(name, value, msg) PYF_##name = value,
+    PYF_ERRORS(PYF__ERR_ENUM)
+#undef PYF__ERR_ENUM
+};
+
+/* Static message for a code ("unknown error" for values not in the list). */
+PYF_API const char *pyf_strerror(int code);
+/* Static name for a code, e.g. "PYF_EFAULT" ("PYF_UNKNOWN" otherwise). */
+PYF_API const char *pyf_error_name(int code);
+/* PYF_VERSION_NUMBER of the loaded library. */
+PYF_API int pyf_version(void);
+
+/* ==== Readers ===========================================================
+ * A read callback fills exactly len bytes at dst from target address addr and
+ * returns 0, or a negative code: PYF_EFAULT when (any part of) the range is
+ * not mapped/readable, PYF_EPERM when the OS refuses access (ptrace rules,
+ * credentials), another PYF_E* otherwise.  It must not raise or longjmp.
+ *
+ * readv (optional) reads several ranges in one go; it returns 0 when all were
+ * read, otherwise the code of the first failing range, and sets status[i] to
+ * each range's result.  When NULL the library calls read for each range.
+ *
+ * write (optional) is used only by the documented 3.15 frame-cache mode.
+ *
+ * The struct is copied at open; arg is retained and must outlive the target. */
+typedef struct pyf_iovec {
+    uint64_t addr;
+    void *dst;
+    size_t len;
+} pyf_iovec;
+
+typedef int (*pyf_read_fn)(void *arg, uint64_t addr, void *dst, size_t len);
+typedef int (*pyf_readv_fn)(void *arg, const pyf_iovec *iov, size_t n, int *status);
+typedef int (*pyf_write_fn)(void *arg, uint64_t addr, const void *src, size_t len);
+
+typedef struct pyf_reader {
+    uint32_t struct_size; /* = sizeof(pyf_reader) */
+    pyf_read_fn read;     /* required */
+    pyf_readv_fn readv;   /* optional */
+    pyf_write_fn write;   /* optional */
+    void *arg;
+} pyf_reader;
+
+/* ==== Targets =========================================================== */
+typedef struct pyf_target pyf_target;
+
+typedef struct pyf_options {
+    uint32_t struct_size;  /* = sizeof(pyf_options) */
+    uint32_t max_depth;    /* frames per thread; 0 = default (PYF_DEFAULT_MAX_DEPTH) */
+    uint32_t max_threads;  /* threads per interpreter; 0 = default */
+    uint32_t max_string;   /* bytes kept per decoded string; 0 = default */
+} pyf_options;
+
+#define PYF_DEFAULT_MAX_DEPTH 10000u
+#define PYF_DEFAULT_MAX_THREADS 4096u
+#define PYF_DEFAULT_MAX_INTERPRETERS 256u
+#define PYF_DEFAULT_MAX_STRING 4096u
+
+/* Open a target over a caller-supplied reader.  runtime_addr is the address
+ * of _PyRuntime (the debugger resolves the symbol); 0 is PYF_EINVAL here: a
+ * callback reader has no way to list mappings (use pyf_find_runtime_in_range
+ * from a debugger that knows the writable mappings).  opts may be NULL.
+ * On failure *out is NULL and, when err/errlen are given, a detail message is
+ * copied into err. */
+PYF_API int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
+                            const pyf_options *opts, pyf_target **out,
+                            char *err, size_t errlen);
+
+/* Open a live local process by PID with the built-in reader.  runtime_addr 0
+ * means discover it from /proc/PID/maps and the ELF section .PyRuntime of the
+ * mapped python/libpython files, falling back to a scan of writable mappings
+ * for the "xdebugpy" cookie. */
+PYF_API int pyf_target_open_pid(int pid, uint64_t runtime_addr,
+                                const pyf_options *opts, pyf_target **out,
+                                char *err, size_t errlen);
+
+/* Accepts NULL. */
+PYF_API void pyf_target_close(pyf_target *t);
+
+/* Detail of the last failure on this target: what was being read, at which
+ * address, and why.  Valid until the next call on t.  Never NULL. */
+PYF_API const char *pyf_target_last_error(const pyf_target *t);
+
+typedef struct pyf_python_info {
+    uint64_t runtime_addr;
+    uint64_t hexversion;  /* PY_VERSION_HEX of the target */
+    uint32_t major, minor, micro;
+    uint32_t level;       /* 0xA alpha, 0xB beta, 0xC rc, 0xF final */
+    uint32_t serial;
+    uint32_t free_threaded; /* 1 for a Py_GIL_DISABLED build */
+} pyf_python_info;
+
+PYF_API int pyf_target_python(const pyf_target *t, pyf_python_info *out);
+
+/* Drop every cached decode (code objects, strings).  Call when the target
+ * may have changed in ways the library cannot see. */
+PYF_API void pyf_target_flush(pyf_target *t);
+
+/* Counters, cumulative since open (or the last pyf_target_reset_stats). */
+typedef struct pyf_stats {
+    uint64_t read_calls;      /* reader calls (a readv batch counts once) */
+    uint64_t read_ranges;     /* ranges requested */
+    uint64_t bytes_read;
+    uint64_t read_failures;
+    uint64_t write_calls;
+    uint64_t code_cache_hits;
+    uint64_t code_cache_misses;
+    uint64_t code_cache_invalidations;
+    uint64_t snapshots;
+    uint64_t frames;          /* frames produced */
+    uint64_t chunk_frames;    /* frames resolved from copied stack chunks */
+    uint64_t direct_frames;   /* frames read one by one */
+    /* reserved for the frame cache */
+    uint64_t frame_cache_hits;
+    uint64_t frame_cache_partial_hits;
+    uint64_t frame_cache_misses;
+    uint64_t reserved[7];
+} pyf_stats;
+
+PYF_API void pyf_target_stats(const pyf_target *t, pyf_stats *out);
+PYF_API void pyf_target_reset_stats(pyf_target *t);
+
+/* ==== Snapshots ========================================================= */
+
+/* pyf_frame.flags */
+#define PYF_FRAME_NAME_TRUNCATED 0x01u     /* function or file name was capped */
+#define PYF_FRAME_NO_LOCATION 0x02u        /* line table missing/unreadable/corrupt */
+#define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object unreadable: names are "???" */
+#define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator/coroutine */
+#define PYF_FRAME_ENTRY_FROM_C 0x10u       /* first Python frame above a C entry */
+
+typedef struct pyf_frame {
+    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
+    uint64_t code_addr;    /* remote code object */
+    const char *function;  /* co_qualname, UTF-8, never NULL */
+    const char *filename;  /* co_filename, UTF-8, never NULL */
+    int32_t line;          /* -1 when unknown */
+    int32_t end_line;
+    int32_t column;        /* 0-based UTF-8 byte offsets like CPython; -1 unknown */
+    int32_t end_column;
+    uint32_t flags;        /* PYF_FRAME_* */
+    uint32_t reserved;
+} pyf_frame;
+
+/* pyf_thread.flags */
+#define PYF_THREAD_COMPLETE 0x01u        /* the whole chain was read */
+#define PYF_THREAD_HOLDS_GIL 0x02u       /* only meaningful with GIL_KNOWN */
+#define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15: holds_gil was read */
+#define PYF_THREAD_MAIN 0x08u            /* the interpreter's main thread (3.14+) */
+
+typedef struct pyf_thread {
+    uint64_t tstate_addr;
+    uint64_t thread_id;         /* pthread_t as Python's threading.get_ident() */
+    uint64_t native_thread_id;  /* OS tid, as threading.get_native_id() */
+    uint32_t interp_index;      /* index into pyf_snapshot.interps */
+    uint32_t flags;             /* PYF_THREAD_* */
+    uint32_t first_frame;       /* index into pyf_snapshot.frames */
+    uint32_t nframes;           /* innermost first */
+    int32_t error;              /* why the walk stopped early, else 0 */
+    uint32_t reserved;
+} pyf_thread;
+
+typedef struct pyf_interp {
+    uint64_t addr;
+    int64_t id;
+    uint32_t first_thread;      /* index into pyf_snapshot.threads */
+    uint32_t nthreads;
+} pyf_interp;
+
+typedef struct pyf_snapshot {
+    uint32_t ninterps;
+    uint32_t nthreads;
+    uint32_t nframes;
+    uint32_t reserved;
+    const pyf_interp *interps;
+    const pyf_thread *threads;
+    const pyf_frame *frames;
+    /* per-thread error details, parallel to threads; "" when error == 0 */
+    const char *const *thread_errors;
+} pyf_snapshot;
+
+/* pyf_snapshot_request.flags */
+#define PYF_SNAP_ONE_THREAD 0x01u /* only the thread whose native id is native_tid */
+
+typedef struct pyf_snapshot_request {
+    uint32_t struct_size;       /* = sizeof(pyf_snapshot_request) */
+    uint32_t flags;
+    uint64_t native_tid;
+    uint32_t max_depth;         /* 0 = the target's option */
+    uint32_t reserved;
+} pyf_snapshot_request;
+
+/* Walk the target.  req may be NULL (everything).  A thread whose chain is
+ * broken still appears, with the frames read so far, without
+ * PYF_THREAD_COMPLETE and with its error; only failures that leave nothing to
+ * show (runtime or interpreter unreadable) fail the call. */
+PYF_API int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
+                              pyf_snapshot **out);
+/* Accepts NULL. */
+PYF_API void pyf_snapshot_free(pyf_snapshot *s);
+
+/* ==== Helpers for debuggers ============================================= */
+
+/* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
+ * layout).  Returns 0 or the error a target open would report. */
+PYF_API int pyf_probe_runtime(const pyf_reader *reader, uint64_t addr,
+                              pyf_python_info *out);
+
+/* Scan [start, end) through reader, in page-sized steps, for a valid
+ * _PyRuntime (cookie at an 8-aligned address that also probes valid).  For
+ * debuggers that know the target's writable mappings but no symbol. */
+PYF_API int pyf_find_runtime_in_range(const pyf_reader *reader, uint64_t start,
+                                      uint64_t end, uint64_t *found);
+
+/* Read the ELF file at path and return where its .PyRuntime section lives
+ * when the file is mapped with its first PT_LOAD at map_start:
+ * map_start + sh_addr - align_down(first PT_LOAD p_vaddr, p_align).
+ * PYF_ENOTPY when the file has no such section, PYF_EIO when unreadable,
+ * PYF_ECORRUPT for a malformed ELF. */
+PYF_API int pyf_elf_runtime_address(const char *path, uint64_t map_start,
+                                    uint64_t *found);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYFRAMES_H */
