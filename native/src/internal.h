@@ -94,4 +94,145 @@ typedef struct pyf__offsets {
 int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
                         char *err, size_t errlen);
 
+/* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
+size_t pyf__offsets_table_size(int minor);
+
+/* Read everything needed to validate the table at addr and decode it.
+ * Shared by target open and pyf_probe_runtime.  stats may be NULL. */
+int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
+                      pyf_stats *stats, char *err, size_t errlen);
+
+/* ==== the code-object cache (code.c) ===================================== */
+
+typedef struct pyf__code {
+    uint64_t addr;           /* remote code object; 0 = empty slot */
+    /* identity: what the entry was decoded from */
+    uint64_t qualname_ptr, filename_ptr, linetable_ptr;
+    int32_t firstlineno;
+    uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
+    char *qualname;          /* UTF-8, heap */
+    char *filename;          /* UTF-8, heap (may be shared: see shared_filename) */
+    bool shared_filename;
+    uint8_t *linetable;      /* heap copy, NULL when unreadable */
+    uint32_t linetable_len;
+    uint64_t checked_epoch;  /* snapshot epoch of the last identity check */
+} pyf__code;
+
+typedef struct pyf__code_cache {
+    pyf__code *slots;        /* open addressing, power-of-two capacity */
+    uint32_t cap, count;
+    uint64_t bytes;          /* heap bytes held by entries */
+} pyf__code_cache;
+
+/* ==== the target ========================================================= */
+
+struct pyf_target {
+    pyf_reader reader;
+    bool owns_pid_reader;
+    int pid;                 /* -1 for a caller-supplied reader */
+    uint64_t runtime_addr;
+    pyf__offsets off;
+    pyf_options opts;
+    pyf_stats stats;
+    char err[PYF__ERRBUF];
+
+    pyf__code_cache codes;
+    uint64_t epoch;          /* incremented per snapshot */
+    uint64_t code_generation;/* last interp code_object_generation seen */
+    bool code_generation_known;
+    uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
+    uint64_t not_code_type_addr; /* last type found not to be "code" */
+};
+
+/* ==== reads (read.c) ======================================================
+ * All target reads go through these: they count, and on failure write a
+ * detail "reading WHAT at 0xADDR (N bytes): reason" into t->err. */
+int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
+              const char *what);
+/* Several ranges at once (one reader call when the reader has readv).
+ * status[i] receives each range's result.  No detail is written. */
+int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status);
+/* Set t->err and return code. */
+int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A reader's raw call with counting only (used by pyf__offsets_load). */
+int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
+                  void *dst, size_t len);
+
+static inline uint64_t pyf__ld64(const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8);
+    return v;
+}
+static inline uint32_t pyf__ld32(const uint8_t *p)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return v;
+}
+
+/* ==== strings (strings.c) ================================================= */
+
+/* Decode the str object at addr into a heap UTF-8 string (*out, NUL
+ * terminated) capped at max_bytes.  *truncated is set when capped.  On
+ * failure *out is NULL and the code is returned (detail in t->err). */
+int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
+                  char **out, bool *truncated, const char *what);
+/* Decode a str from an already-read prefix (header + some data) when it
+ * holds the whole string; returns PYF_ESHORT when more must be read. */
+int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
+                    uint32_t max_bytes, char **out, bool *truncated,
+                    size_t *need);
+
+/* ==== code objects and line tables (code.c) ============================== */
+
+void pyf__code_cache_clear(pyf__code_cache *c);
+/* Find or decode the code object at addr.  Never fails hard: an unreadable
+ * code object yields NULL with *soft_err set (the frame shows "???"). */
+const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err);
+
+typedef struct pyf__location {
+    int32_t line, end_line, column, end_column;
+} pyf__location;
+/* Decode the location of code unit index addrq.  Returns false when the
+ * table is missing or corrupt (loc is then all -1). */
+bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
+                           int64_t addrq, pyf__location *loc);
+
+/* ==== walking (frames.c, threads.c) ===================================== */
+
+/* Where the walk delivers frames (implemented by snapshot.c). */
+typedef struct pyf__sink {
+    void *ctx;
+    /* code may be NULL (unreadable code object: show "???") */
+    int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
+                 const pyf__code *code, const pyf__location *loc,
+                 uint32_t flags);
+    /* the most recently delivered frame was entered from C */
+    void (*mark_entry)(void *ctx);
+    /* a thread starts: its header is filled in by the walker */
+    int (*thread)(void *ctx, const pyf_thread *th);
+    /* the current thread ended with rc (detail in t->err when rc != 0) */
+    int (*thread_end)(void *ctx, int rc, const char *detail);
+    int (*interp)(void *ctx, uint64_t addr, int64_t id);
+} pyf__sink;
+
+typedef struct pyf__thread_walk {
+    uint64_t tstate_addr;
+    uint64_t current_frame;
+    uint64_t base_frame;      /* 0 when the version has none */
+    uint64_t datastack_chunk;
+    uint32_t max_depth;
+} pyf__thread_walk;
+
+/* Walk one thread's frame chain.  Returns 0 when the chain ended normally
+ * (and, on 3.15, at base_frame), else the reason (detail in t->err). */
+int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
+                     const pyf__sink *sink);
+
+/* Walk interpreters and threads (threads.c). */
+int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,
+                  const pyf__sink *sink);
+
 #endif /* PYFRAMES_INTERNAL_H */

@@ -1,0 +1,479 @@
+/*
+ * code.c - code objects: decode names, file names and line tables once per
+ * code object and keep them in a cache keyed by remote address; decode the
+ * location table (CPython 3.11+ format) for an instruction index.
+ *
+ * Cache validity: on 3.14+ the interpreter's code_object_generation (read
+ * with every snapshot) flushes the cache when it moves.  3.13 has no such
+ * counter, so the first use of an entry in a snapshot re-reads the code
+ * object header and compares what the entry was decoded from.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CODE_CACHE_MAX 16384u       /* entries before the cache is reset */
+#define CODE_CACHE_MAX_BYTES (64u << 20)
+#define LINETABLE_MAX (1u << 20)    /* bytes; larger tables give no location */
+#define LINETABLE_SPECULATIVE 256
+#define STR_SPECULATIVE 192
+#define CODE_STRUCT_MAX 4096
+
+/* ---- cache -------------------------------------------------------------- */
+
+static uint32_t hash_addr(uint64_t a)
+{
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdULL;
+    a ^= a >> 33;
+    return (uint32_t)a;
+}
+
+static void entry_free(pyf__code *e)
+{
+    free(e->qualname);
+    free(e->filename);
+    free(e->linetable);
+    memset(e, 0, sizeof *e);
+}
+
+void pyf__code_cache_clear(pyf__code_cache *c)
+{
+    for (uint32_t i = 0; i < c->cap; i++)
+        if (c->slots[i].addr != 0)
+            entry_free(&c->slots[i]);
+    free(c->slots);
+    memset(c, 0, sizeof *c);
+}
+
+static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
+{
+    if (c->cap == 0)
+        return NULL;
+    uint32_t mask = c->cap - 1;
+    for (uint32_t i = hash_addr(addr) & mask, n = 0; n < c->cap;
+         i = (i + 1) & mask, n++) {
+        if (c->slots[i].addr == addr)
+            return &c->slots[i];
+        if (c->slots[i].addr == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Remove by re-inserting the rest of the probe run (no tombstones). */
+static void cache_remove(pyf__code_cache *c, pyf__code *e)
+{
+    uint32_t mask = c->cap - 1;
+    uint32_t i = (uint32_t)(e - c->slots);
+    c->bytes -= (e->qualname ? strlen(e->qualname) : 0) +
+                (e->filename ? strlen(e->filename) : 0) + e->linetable_len;
+    entry_free(e);
+    c->count--;
+    for (uint32_t j = (i + 1) & mask; c->slots[j].addr != 0; j = (j + 1) & mask) {
+        pyf__code moved = c->slots[j];
+        memset(&c->slots[j], 0, sizeof moved);
+        uint32_t k = hash_addr(moved.addr) & mask;
+        while (c->slots[k].addr != 0)
+            k = (k + 1) & mask;
+        c->slots[k] = moved;
+    }
+}
+
+static pyf__code *cache_insert(pyf__code_cache *c, const pyf__code *src)
+{
+    if (c->count >= CODE_CACHE_MAX || c->bytes >= CODE_CACHE_MAX_BYTES)
+        pyf__code_cache_clear(c);
+    if (c->cap == 0 || (c->count + 1) * 2 > c->cap) {
+        uint32_t ncap = c->cap ? c->cap * 2 : 64;
+        pyf__code *ns = calloc(ncap, sizeof *ns);
+        if (ns == NULL)
+            return NULL;
+        for (uint32_t i = 0; i < c->cap; i++) {
+            if (c->slots[i].addr == 0)
+                continue;
+            uint32_t k = hash_addr(c->slots[i].addr) & (ncap - 1);
+            while (ns[k].addr != 0)
+                k = (k + 1) & (ncap - 1);
+            ns[k] = c->slots[i];
+        }
+        free(c->slots);
+        c->slots = ns;
+        c->cap = ncap;
+    }
+    uint32_t mask = c->cap - 1;
+    uint32_t k = hash_addr(src->addr) & mask;
+    while (c->slots[k].addr != 0)
+        k = (k + 1) & mask;
+    c->slots[k] = *src;
+    c->count++;
+    c->bytes += strlen(src->qualname) + strlen(src->filename) +
+                src->linetable_len;
+    return &c->slots[k];
+}
+
+/* ---- type check ----------------------------------------------------------- */
+
+/* Is type_addr PyCode_Type?  Confirmed once by its tp_name, then by address. */
+static int check_code_type(pyf_target *t, uint64_t type_addr)
+{
+    if (type_addr != 0 && type_addr == t->code_type_addr)
+        return PYF_OK;
+    if (type_addr == 0 || type_addr % 8 != 0 ||
+        type_addr == t->not_code_type_addr)
+        return PYF_ECORRUPT;
+    uint8_t p[8];
+    int rc = pyf__read(t, type_addr + t->off.type.tp_name, p, 8,
+                       "type name pointer of an executable object");
+    if (rc != PYF_OK)
+        return rc;
+    char name[8];
+    rc = pyf__read(t, pyf__ld64(p), name, 5, "type name of an executable object");
+    if (rc != PYF_OK)
+        return rc;
+    if (memcmp(name, "code", 5) != 0) {
+        t->not_code_type_addr = type_addr;
+        return PYF_ECORRUPT;
+    }
+    t->code_type_addr = type_addr;
+    return PYF_OK;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+typedef struct code_head {
+    uint64_t type, qualname, filename, linetable;
+    int32_t firstlineno;
+} code_head;
+
+static int read_head(pyf_target *t, uint64_t addr, code_head *h)
+{
+    const pyf__offsets *o = &t->off;
+    uint8_t buf[CODE_STRUCT_MAX];
+    size_t len = (size_t)o->code.size;
+    if (len > sizeof buf)
+        len = sizeof buf;
+    /* every field we use was validated to lie inside code.size; make sure
+     * it also lies inside what we copy */
+    uint64_t maxoff = o->code.linetable;
+    if (o->code.qualname > maxoff) maxoff = o->code.qualname;
+    if (o->code.filename > maxoff) maxoff = o->code.filename;
+    if (o->code.firstlineno > maxoff) maxoff = o->code.firstlineno;
+    if (o->pyobject.ob_type > maxoff) maxoff = o->pyobject.ob_type;
+    if (maxoff + 8 > len)
+        return pyf__fail(t, PYF_EOFFSETS, "code object fields lie beyond %zu "
+                         "bytes", len);
+    int rc = pyf__read(t, addr, buf, len, "code object");
+    if (rc != PYF_OK)
+        return rc;
+    h->type = pyf__ld64(buf + o->pyobject.ob_type);
+    h->qualname = pyf__ld64(buf + o->code.qualname);
+    h->filename = pyf__ld64(buf + o->code.filename);
+    h->linetable = pyf__ld64(buf + o->code.linetable);
+    h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
+    return PYF_OK;
+}
+
+static bool same_head(const pyf__code *e, const code_head *h)
+{
+    return e->qualname_ptr == h->qualname && e->filename_ptr == h->filename &&
+           e->linetable_ptr == h->linetable && e->firstlineno == h->firstlineno;
+}
+
+static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
+                        uint8_t **out, uint32_t *outlen, size_t *need)
+{
+    if (have < o->bytes.ob_sval) {
+        *need = (size_t)o->bytes.ob_sval;
+        return PYF_ESHORT;
+    }
+    int64_t n = (int64_t)pyf__ld64(buf + o->bytes.ob_size);
+    if (n < 0 || n > (int64_t)LINETABLE_MAX)
+        return PYF_EDEPTH;
+    if (have < o->bytes.ob_sval + (size_t)n) {
+        *need = (size_t)o->bytes.ob_sval + (size_t)n;
+        return PYF_ESHORT;
+    }
+    uint8_t *p = malloc(n ? (size_t)n : 1);
+    if (p == NULL)
+        return PYF_ENOMEM;
+    memcpy(p, buf + o->bytes.ob_sval, (size_t)n);
+    *out = p;
+    *outlen = (uint32_t)n;
+    return PYF_OK;
+}
+
+/* Finish one speculative read: decode, or read exactly what is needed. */
+static int finish_str(pyf_target *t, uint64_t addr, const uint8_t *buf,
+                      size_t have, int status, char **out, bool *trunc,
+                      const char *what)
+{
+    size_t need = 0;
+    int rc = PYF_ESHORT;
+    if (status == PYF_OK)
+        rc = pyf__decode_str(&t->off, buf, have, t->opts.max_string, out,
+                             trunc, &need);
+    if (rc == PYF_ESHORT)
+        rc = pyf__read_str(t, addr, t->opts.max_string, out, trunc, what);
+    return rc;
+}
+
+static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
+                        size_t have, int status, uint8_t **out, uint32_t *len)
+{
+    size_t need = 0;
+    int rc = PYF_ESHORT;
+    if (status == PYF_OK)
+        rc = decode_bytes(&t->off, buf, have, out, len, &need);
+    if (rc == PYF_ESHORT) {
+        if (status != PYF_OK) {
+            /* the speculative read may have run off a mapping */
+            uint8_t hdr[256];
+            size_t hl = (size_t)t->off.bytes.ob_sval;
+            if (hl > sizeof hdr)
+                return PYF_EOFFSETS;
+            rc = pyf__read(t, addr, hdr, hl, "line table");
+            if (rc != PYF_OK)
+                return rc;
+            rc = decode_bytes(&t->off, hdr, hl, out, len, &need);
+            if (rc != PYF_ESHORT)
+                return rc;
+        }
+        uint8_t *big = malloc(need);
+        if (big == NULL)
+            return PYF_ENOMEM;
+        rc = pyf__read(t, addr, big, need, "line table");
+        if (rc == PYF_OK)
+            rc = decode_bytes(&t->off, big, need, out, len, &need);
+        if (rc == PYF_ESHORT)
+            rc = PYF_ECORRUPT;
+        free(big);
+    }
+    return rc;
+}
+
+static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
+                       pyf__code *e)
+{
+    const pyf__offsets *o = &t->off;
+    memset(e, 0, sizeof *e);
+    e->addr = addr;
+    e->qualname_ptr = h->qualname;
+    e->filename_ptr = h->filename;
+    e->linetable_ptr = h->linetable;
+    e->firstlineno = h->firstlineno;
+
+    size_t shdr = (size_t)o->unicode.compactunicodeobject_size;
+    size_t bhdr = (size_t)o->bytes.ob_sval;
+    if (shdr > 256 || bhdr > 256)
+        return pyf__fail(t, PYF_EOFFSETS, "object headers are implausibly large");
+    uint8_t qbuf[256 + STR_SPECULATIVE], fbuf[256 + STR_SPECULATIVE],
+        lbuf[256 + LINETABLE_SPECULATIVE];
+    pyf_iovec iov[3] = {
+        {h->qualname, qbuf, shdr + STR_SPECULATIVE},
+        {h->filename, fbuf, shdr + STR_SPECULATIVE},
+        {h->linetable, lbuf, bhdr + LINETABLE_SPECULATIVE},
+    };
+    int st[3];
+    bool ok_ptr[3];
+    for (int i = 0; i < 3; i++)
+        ok_ptr[i] = iov[i].addr != 0 && iov[i].addr % 8 == 0;
+    if (ok_ptr[0] && ok_ptr[1] && ok_ptr[2]) {
+        pyf__readv(t, iov, 3, st);
+    } else {
+        for (int i = 0; i < 3; i++)
+            st[i] = ok_ptr[i] ? pyf__raw_read(&t->reader, &t->stats,
+                                              iov[i].addr, iov[i].dst,
+                                              iov[i].len)
+                              : PYF_ECORRUPT;
+    }
+
+    bool trunc = false;
+    int rc = PYF_ECORRUPT;
+    if (ok_ptr[0])
+        rc = finish_str(t, h->qualname, qbuf, iov[0].len, st[0], &e->qualname,
+                        &trunc, "code object qualified name");
+    if (rc == PYF_ENOMEM)
+        return rc;
+    if (rc != PYF_OK || e->qualname == NULL)
+        e->qualname = strdup("???");
+    if (trunc)
+        e->flags |= PYF_FRAME_NAME_TRUNCATED;
+
+    trunc = false;
+    rc = PYF_ECORRUPT;
+    if (ok_ptr[1])
+        rc = finish_str(t, h->filename, fbuf, iov[1].len, st[1], &e->filename,
+                        &trunc, "code object file name");
+    if (rc == PYF_ENOMEM)
+        return rc;
+    if (rc != PYF_OK || e->filename == NULL)
+        e->filename = strdup("???");
+    if (trunc)
+        e->flags |= PYF_FRAME_NAME_TRUNCATED;
+
+    rc = PYF_ECORRUPT;
+    if (ok_ptr[2])
+        rc = finish_bytes(t, h->linetable, lbuf, iov[2].len, st[2],
+                          &e->linetable, &e->linetable_len);
+    if (rc == PYF_ENOMEM)
+        return rc;
+    if (rc != PYF_OK) {
+        e->linetable = NULL;
+        e->linetable_len = 0;
+        e->flags |= PYF_FRAME_NO_LOCATION;
+    }
+    if (e->qualname == NULL || e->filename == NULL) {
+        entry_free(e);
+        return PYF_ENOMEM;
+    }
+    return PYF_OK;
+}
+
+const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
+{
+    *soft_err = PYF_OK;
+    pyf__code *e = cache_find(&t->codes, addr);
+    bool need_check = t->off.minor < 14 || !t->code_generation_known;
+    if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
+        t->stats.code_cache_hits++;
+        return e;
+    }
+    code_head h;
+    int rc = read_head(t, addr, &h);
+    if (rc != PYF_OK) {
+        *soft_err = rc;
+        return NULL;
+    }
+    if (e != NULL) {
+        if (same_head(e, &h)) {
+            e->checked_epoch = t->epoch;
+            t->stats.code_cache_hits++;
+            return e;
+        }
+        t->stats.code_cache_invalidations++;
+        cache_remove(&t->codes, e);
+    }
+    rc = check_code_type(t, h.type);
+    if (rc != PYF_OK) {
+        *soft_err = rc == PYF_ECORRUPT ? PYF_ENOTSUP : rc;
+        if (rc == PYF_ECORRUPT)
+            pyf__fail(t, PYF_ECORRUPT, "object at 0x%llx is not a code object",
+                      (unsigned long long)addr);
+        return NULL;
+    }
+    t->stats.code_cache_misses++;
+    pyf__code fresh;
+    rc = decode_code(t, addr, &h, &fresh);
+    if (rc != PYF_OK) {
+        *soft_err = rc;
+        return NULL;
+    }
+    fresh.checked_epoch = t->epoch;
+    e = cache_insert(&t->codes, &fresh);
+    if (e == NULL) {
+        entry_free(&fresh);
+        *soft_err = PYF_ENOMEM;
+        return NULL;
+    }
+    return e;
+}
+
+/* ---- location table ------------------------------------------------------- */
+
+typedef struct lt_reader {
+    const uint8_t *p;
+    uint32_t len, i;
+    bool bad;
+} lt_reader;
+
+static uint32_t lt_byte(lt_reader *r)
+{
+    if (r->i >= r->len) {
+        r->bad = true;
+        return 0;
+    }
+    return r->p[r->i++];
+}
+
+static uint32_t lt_varint(lt_reader *r)
+{
+    uint32_t b = lt_byte(r);
+    uint32_t val = b & 63;
+    unsigned shift = 6;
+    while ((b & 64) && !r->bad) {
+        if (shift > 24) {
+            r->bad = true;
+            return 0;
+        }
+        b = lt_byte(r);
+        val |= (b & 63) << shift;
+        shift += 6;
+    }
+    return val;
+}
+
+static int32_t lt_svarint(lt_reader *r)
+{
+    uint32_t u = lt_varint(r);
+    return (u & 1) ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
+}
+
+bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
+                           int64_t addrq, pyf__location *loc)
+{
+    loc->line = loc->end_line = loc->column = loc->end_column = -1;
+    if (tab == NULL)
+        return false;
+    if (addrq < 0) {
+        loc->line = loc->end_line = firstlineno;
+        return true;
+    }
+    lt_reader r = {tab, len, 0, false};
+    int64_t line = firstlineno;
+    int64_t addr = 0;
+    while (r.i < r.len) {
+        uint32_t first = lt_byte(&r);
+        if (!(first & 0x80))
+            return false;
+        uint32_t code = (first >> 3) & 15;
+        int64_t length = (first & 7) + 1;
+        int64_t eline = -1, col = -1, ecol = -1;
+        bool has_line = true;
+        if (code == 15) {
+            has_line = false;
+        } else if (code == 14) {
+            line += lt_svarint(&r);
+            eline = line + lt_varint(&r);
+            col = (int64_t)lt_varint(&r) - 1;
+            ecol = (int64_t)lt_varint(&r) - 1;
+        } else if (code == 13) {
+            line += lt_svarint(&r);
+            eline = line;
+        } else if (code >= 10) {
+            line += code - 10;
+            eline = line;
+            col = lt_byte(&r);
+            ecol = lt_byte(&r);
+        } else {
+            uint32_t second = lt_byte(&r);
+            eline = line;
+            col = code * 8 + ((second >> 4) & 7);
+            ecol = col + (second & 15);
+        }
+        if (r.bad || line < -1 || line > INT32_MAX || eline > INT32_MAX)
+            return false;
+        if (addrq >= addr && addrq < addr + length) {
+            if (has_line) {
+                loc->line = (int32_t)line;
+                loc->end_line = (int32_t)eline;
+                loc->column = (int32_t)col;
+                loc->end_column = (int32_t)ecol;
+            }
+            return true;
+        }
+        addr += length;
+    }
+    return false;
+}

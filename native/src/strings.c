@@ -1,0 +1,164 @@
+/*
+ * strings.c - decode remote str objects (every compact kind) into UTF-8.
+ *
+ * Compact ASCII strings keep their characters right after PyASCIIObject;
+ * other compact strings (Latin-1, UCS-2, UCS-4) after
+ * PyCompactUnicodeObject.  Lengths come from the target and are capped;
+ * invalid code points become U+FFFD.  Nothing here trusts the target.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SPECULATIVE_DATA 192 /* bytes read past the header on the first try */
+
+typedef struct str_bits {
+    unsigned kind_shift, compact_bit, ascii_bit;
+} str_bits;
+
+static str_bits bits_for(const pyf__offsets *o)
+{
+    /* Free-threaded 3.14+ builds widen "interned" to a full byte. */
+    if (o->free_threaded && o->minor >= 14)
+        return (str_bits){8, 11, 12};
+    return (str_bits){2, 5, 6};
+}
+
+static size_t put_utf8(char *dst, uint32_t cp)
+{
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        cp = 0xFFFD; /* lone surrogate */
+    if (cp > 0x10FFFF)
+        cp = 0xFFFD;
+    if (cp < 0x80) {
+        dst[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        dst[0] = (char)(0xC0 | (cp >> 6));
+        dst[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        dst[0] = (char)(0xE0 | (cp >> 12));
+        dst[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        dst[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    dst[0] = (char)(0xF0 | (cp >> 18));
+    dst[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    dst[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    dst[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
+                    uint32_t max_bytes, char **out, bool *truncated,
+                    size_t *need)
+{
+    *out = NULL;
+    *truncated = false;
+    size_t header = (size_t)o->unicode.asciiobject_size;
+    if (have < header) {
+        *need = (size_t)o->unicode.compactunicodeobject_size;
+        return PYF_ESHORT;
+    }
+    uint32_t state = pyf__ld32(buf + o->unicode.state);
+    int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
+    str_bits b = bits_for(o);
+    unsigned kind = (state >> b.kind_shift) & 7;
+    bool compact = (state >> b.compact_bit) & 1;
+    bool ascii = (state >> b.ascii_bit) & 1;
+    if (!compact || (kind != 1 && kind != 2 && kind != 4) ||
+        (ascii && kind != 1) || length < 0)
+        return PYF_ECORRUPT;
+
+    size_t data_off = ascii ? (size_t)o->unicode.asciiobject_size
+                            : (size_t)o->unicode.compactunicodeobject_size;
+    uint64_t nchars = (uint64_t)length;
+    if (nchars > max_bytes) {
+        nchars = max_bytes;
+        *truncated = true;
+    }
+    size_t data_len = (size_t)nchars * kind;
+    if (have < data_off + data_len) {
+        *need = data_off + data_len;
+        return PYF_ESHORT;
+    }
+    const uint8_t *d = buf + data_off;
+    char *s = malloc((size_t)nchars * 4 + 1);
+    if (s == NULL)
+        return PYF_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < nchars; i++) {
+        uint32_t cp;
+        if (kind == 1) {
+            cp = d[i];
+            if (ascii && cp > 0x7F)
+                cp = 0xFFFD;
+        } else if (kind == 2) {
+            uint16_t u;
+            memcpy(&u, d + i * 2, 2);
+            cp = u;
+        } else {
+            memcpy(&cp, d + i * 4, 4);
+        }
+        char tmp[4];
+        size_t k = put_utf8(tmp, cp);
+        if (n + k > max_bytes) {
+            *truncated = true;
+            break;
+        }
+        memcpy(s + n, tmp, k);
+        n += k;
+    }
+    s[n] = '\0';
+    *out = s;
+    return PYF_OK;
+}
+
+int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
+                  char **out, bool *truncated, const char *what)
+{
+    const pyf__offsets *o = &t->off;
+    *out = NULL;
+    *truncated = false;
+    if (addr == 0 || addr % 8 != 0)
+        return pyf__fail(t, PYF_ECORRUPT, "%s: bad str pointer 0x%llx", what,
+                         (unsigned long long)addr);
+    size_t header = (size_t)o->unicode.compactunicodeobject_size;
+    size_t want = header + SPECULATIVE_DATA;
+    uint8_t stackbuf[256 + SPECULATIVE_DATA];
+    uint8_t *buf = stackbuf;
+    if (want > sizeof stackbuf)
+        want = sizeof stackbuf;
+
+    int rc = pyf__raw_read(&t->reader, &t->stats, addr, buf, want);
+    if (rc == PYF_EFAULT) /* may run past the end of a mapping */
+        rc = pyf__read(t, addr, buf, want = header, what);
+    else if (rc != PYF_OK)
+        return pyf__fail(t, rc, "reading %s at 0x%llx: %s", what,
+                         (unsigned long long)addr, pyf_strerror(rc));
+    if (rc != PYF_OK)
+        return rc;
+
+    size_t need = 0;
+    rc = pyf__decode_str(o, buf, want, max_bytes, out, truncated, &need);
+    if (rc == PYF_ESHORT) {
+        uint8_t *big = malloc(need);
+        if (big == NULL)
+            return PYF_ENOMEM;
+        rc = pyf__read(t, addr, big, need, what);
+        if (rc == PYF_OK)
+            rc = pyf__decode_str(o, big, need, max_bytes, out, truncated,
+                                 &need);
+        if (rc == PYF_ESHORT)
+            rc = PYF_ECORRUPT;
+        free(big);
+    }
+    if (rc == PYF_ECORRUPT)
+        pyf__fail(t, rc, "%s at 0x%llx is not a valid compact str object",
+                  what, (unsigned long long)addr);
+    return rc;
+}

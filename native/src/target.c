@@ -1,0 +1,193 @@
+/*
+ * target.c - opening and closing targets, options, the runtime probe, and
+ * the small accessors of the public API.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int apply_options(const pyf_options *in, pyf_options *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (in != NULL) {
+        if (in->struct_size < sizeof(pyf_options)) {
+            pyf__fmt(err, errlen, "pyf_options.struct_size is %u, expected %zu",
+                     in->struct_size, sizeof(pyf_options));
+            return PYF_EINVAL;
+        }
+        *out = *in;
+    }
+    out->struct_size = sizeof *out;
+    if (out->max_depth == 0)
+        out->max_depth = PYF_DEFAULT_MAX_DEPTH;
+    if (out->max_threads == 0)
+        out->max_threads = PYF_DEFAULT_MAX_THREADS;
+    if (out->max_string == 0)
+        out->max_string = PYF_DEFAULT_MAX_STRING;
+    if (out->max_depth > 10000000u || out->max_threads > 1000000u ||
+        out->max_string > (16u << 20)) {
+        pyf__fmt(err, errlen, "pyf_options limits are out of range (depth "
+                 "<= 10000000, threads <= 1000000, string <= 16 MiB)");
+        return PYF_EINVAL;
+    }
+    return PYF_OK;
+}
+
+static bool reader_ok(const pyf_reader *r)
+{
+    return r != NULL && r->struct_size >= sizeof(pyf_reader) && r->read != NULL;
+}
+
+static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
+                       uint64_t runtime_addr, const pyf_options *opts,
+                       pyf_target **out, char *err, size_t errlen)
+{
+    pyf_target *t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        pyf__fmt(err, errlen, "out of memory");
+        return PYF_ENOMEM;
+    }
+    t->reader = *reader;
+    t->owns_pid_reader = owns_pid;
+    t->pid = pid;
+    t->runtime_addr = runtime_addr;
+    int rc = apply_options(opts, &t->opts, err, errlen);
+    if (rc == PYF_OK)
+        rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats,
+                               err, errlen);
+    if (rc != PYF_OK) {
+        /* the reader belongs to the caller until open succeeds */
+        t->owns_pid_reader = false;
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return PYF_OK;
+}
+
+int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
+                    const pyf_options *opts, pyf_target **out, char *err,
+                    size_t errlen)
+{
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (out == NULL)
+        return PYF_EINVAL;
+    *out = NULL;
+    if (!reader_ok(reader)) {
+        pyf__fmt(err, errlen, "the reader needs struct_size >= %zu and a read "
+                 "callback", sizeof(pyf_reader));
+        return PYF_EINVAL;
+    }
+    if (runtime_addr == 0) {
+        pyf__fmt(err, errlen, "the address of _PyRuntime is required with a "
+                 "caller-supplied reader");
+        return PYF_EINVAL;
+    }
+    return open_common(reader, false, -1, runtime_addr, opts, out, err, errlen);
+}
+
+int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
+                        pyf_target **out, char *err, size_t errlen)
+{
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (out == NULL)
+        return PYF_EINVAL;
+    *out = NULL;
+    if (pid <= 0) {
+        pyf__fmt(err, errlen, "invalid process id %d", pid);
+        return PYF_EINVAL;
+    }
+    pyf_reader r;
+    int rc = pyf__pid_reader_create(pid, &r, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
+    if (runtime_addr == 0)
+        rc = pyf__pid_find_runtime(pid, &r, &runtime_addr, err, errlen);
+    if (rc == PYF_OK)
+        rc = open_common(&r, true, pid, runtime_addr, opts, out, err, errlen);
+    if (rc != PYF_OK)
+        pyf__pid_reader_destroy(&r);
+    return rc;
+}
+
+void pyf_target_close(pyf_target *t)
+{
+    if (t == NULL)
+        return;
+    pyf__code_cache_clear(&t->codes);
+    if (t->owns_pid_reader)
+        pyf__pid_reader_destroy(&t->reader);
+    free(t);
+}
+
+const char *pyf_target_last_error(const pyf_target *t)
+{
+    if (t == NULL)
+        return "no target";
+    return t->err;
+}
+
+static void fill_info(const pyf__offsets *o, uint64_t addr, pyf_python_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->runtime_addr = addr;
+    out->hexversion = o->hexversion;
+    out->major = o->major;
+    out->minor = o->minor;
+    out->micro = o->micro;
+    out->level = o->level;
+    out->serial = o->serial;
+    out->free_threaded = o->free_threaded ? 1 : 0;
+}
+
+int pyf_target_python(const pyf_target *t, pyf_python_info *out)
+{
+    if (t == NULL || out == NULL)
+        return PYF_EINVAL;
+    fill_info(&t->off, t->runtime_addr, out);
+    return PYF_OK;
+}
+
+void pyf_target_flush(pyf_target *t)
+{
+    if (t == NULL)
+        return;
+    pyf__code_cache_clear(&t->codes);
+    t->code_generation_known = false;
+    t->code_type_addr = 0;
+    t->not_code_type_addr = 0;
+}
+
+void pyf_target_stats(const pyf_target *t, pyf_stats *out)
+{
+    if (out == NULL)
+        return;
+    if (t == NULL) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = t->stats;
+}
+
+void pyf_target_reset_stats(pyf_target *t)
+{
+    if (t != NULL)
+        memset(&t->stats, 0, sizeof t->stats);
+}
+
+int pyf_probe_runtime(const pyf_reader *reader, uint64_t addr,
+                      pyf_python_info *out)
+{
+    if (!reader_ok(reader))
+        return PYF_EINVAL;
+    pyf__offsets off;
+    char err[PYF__ERRBUF];
+    int rc = pyf__offsets_load(reader, addr, &off, NULL, err, sizeof err);
+    if (rc == PYF_OK && out != NULL)
+        fill_info(&off, addr, out);
+    return rc;
+}

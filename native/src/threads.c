@@ -1,0 +1,214 @@
+/*
+ * threads.c - walk the runtime's interpreters and each interpreter's thread
+ * states, and hand every thread to the frame walker.
+ *
+ * Lists in the target are bounded by count and checked for cycles.  On
+ * 3.14+ the interpreters' code_object_generation counters decide whether
+ * the code-object cache is still valid.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define INTERP_READ_MAX (64u * 1024u)
+
+typedef struct interp_info {
+    uint64_t addr, next;
+    int64_t id;
+    uint64_t threads_head, threads_main, code_generation;
+} interp_info;
+
+static uint64_t field_end(uint64_t off, uint64_t width, uint64_t end)
+{
+    return (off != PYF__ABSENT && off + width > end) ? off + width : end;
+}
+
+static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
+{
+    const pyf__offsets *o = &t->off;
+    uint64_t end = 0;
+    end = field_end(o->interp.id, 8, end);
+    end = field_end(o->interp.next, 8, end);
+    end = field_end(o->interp.threads_head, 8, end);
+    end = field_end(o->interp.threads_main, 8, end);
+    end = field_end(o->interp.code_object_generation, 8, end);
+    if (end > INTERP_READ_MAX)
+        return pyf__fail(t, PYF_EOFFSETS, "interpreter fields lie beyond %u "
+                         "bytes", INTERP_READ_MAX);
+    if (addr % 8 != 0)
+        return pyf__fail(t, PYF_ECORRUPT, "interpreter pointer 0x%llx is not "
+                         "aligned", (unsigned long long)addr);
+    uint8_t *buf = malloc((size_t)end);
+    if (buf == NULL)
+        return PYF_ENOMEM;
+    int rc = pyf__read(t, addr, buf, (size_t)end, "interpreter state");
+    if (rc == PYF_OK) {
+        memset(ii, 0, sizeof *ii);
+        ii->addr = addr;
+        ii->next = pyf__ld64(buf + o->interp.next);
+        ii->id = (int64_t)pyf__ld64(buf + o->interp.id);
+        ii->threads_head = pyf__ld64(buf + o->interp.threads_head);
+        if (o->interp.threads_main != PYF__ABSENT)
+            ii->threads_main = pyf__ld64(buf + o->interp.threads_main);
+        if (o->interp.code_object_generation != PYF__ABSENT)
+            ii->code_generation =
+                pyf__ld64(buf + o->interp.code_object_generation);
+    }
+    free(buf);
+    return rc;
+}
+
+static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
+                        const pyf_snapshot_request *req, uint32_t max_depth,
+                        const pyf__sink *sink, bool *found)
+{
+    const pyf__offsets *o = &t->off;
+    size_t tsize = (size_t)o->tstate.size;
+    uint8_t *buf = malloc(tsize);
+    if (buf == NULL)
+        return PYF_ENOMEM;
+    uint32_t max_threads = t->opts.max_threads;
+    uint64_t *seen = calloc(max_threads, sizeof *seen);
+    if (seen == NULL) {
+        free(buf);
+        return PYF_ENOMEM;
+    }
+    uint32_t nseen = 0;
+    int rc = PYF_OK;
+    uint64_t addr = ii->threads_head;
+    bool one = req != NULL && (req->flags & PYF_SNAP_ONE_THREAD);
+
+    while (addr != 0 && rc == PYF_OK) {
+        bool dup = false;
+        for (uint32_t i = 0; i < nseen; i++)
+            dup |= seen[i] == addr;
+        if (dup || nseen >= max_threads || addr % 8 != 0) {
+            /* Shown as a thread that could not be read, then stop. */
+            pyf_thread th = {0};
+            th.tstate_addr = addr;
+            th.interp_index = index;
+            rc = sink->thread(sink->ctx, &th);
+            if (rc != PYF_OK)
+                break;
+            int why = dup ? PYF_ECYCLE
+                          : (nseen >= max_threads ? PYF_EDEPTH : PYF_ECORRUPT);
+            pyf__fail(t, why, dup ? "thread list of interpreter %lld loops "
+                      "back to 0x%llx" : nseen >= max_threads ? "interpreter "
+                      "%lld has more than the thread limit; stopped at 0x%llx"
+                      : "interpreter %lld: bad thread pointer 0x%llx",
+                      (long long)ii->id, (unsigned long long)addr);
+            rc = sink->thread_end(sink->ctx, why, t->err);
+            break;
+        }
+        seen[nseen++] = addr;
+
+        int rrc = pyf__read(t, addr, buf, tsize, "thread state");
+        if (rrc != PYF_OK) {
+            pyf_thread th = {0};
+            th.tstate_addr = addr;
+            th.interp_index = index;
+            rc = sink->thread(sink->ctx, &th);
+            if (rc == PYF_OK)
+                rc = sink->thread_end(sink->ctx, rrc, t->err);
+            break;
+        }
+        pyf_thread th = {0};
+        th.tstate_addr = addr;
+        th.interp_index = index;
+        th.thread_id = pyf__ld64(buf + o->tstate.thread_id);
+        th.native_thread_id = pyf__ld64(buf + o->tstate.native_thread_id);
+        if (ii->threads_main != 0 && ii->threads_main == addr)
+            th.flags |= PYF_THREAD_MAIN;
+        if (o->tstate.holds_gil != PYF__ABSENT) {
+            th.flags |= PYF_THREAD_GIL_KNOWN;
+            if (pyf__ld32(buf + o->tstate.holds_gil) != 0)
+                th.flags |= PYF_THREAD_HOLDS_GIL;
+        }
+        uint64_t next = pyf__ld64(buf + o->tstate.next);
+
+        if (!one || th.native_thread_id == req->native_tid) {
+            *found = true;
+            pyf__thread_walk w = {0};
+            w.tstate_addr = addr;
+            w.current_frame = pyf__ld64(buf + o->tstate.current_frame);
+            if (o->tstate.base_frame != PYF__ABSENT)
+                w.base_frame = pyf__ld64(buf + o->tstate.base_frame);
+            w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+            w.max_depth = max_depth;
+            rc = sink->thread(sink->ctx, &th);
+            if (rc != PYF_OK)
+                break;
+            int wrc = pyf__walk_frames(t, &w, sink);
+            if (wrc == PYF_ENOMEM) {
+                rc = wrc;
+                break;
+            }
+            rc = sink->thread_end(sink->ctx, wrc, wrc ? t->err : "");
+        }
+        addr = next;
+    }
+    free(seen);
+    free(buf);
+    return rc;
+}
+
+int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,
+                  const pyf__sink *sink)
+{
+    const pyf__offsets *o = &t->off;
+    uint8_t p[8];
+    int rc = pyf__read(t, t->runtime_addr + o->runtime.interpreters_head, p, 8,
+                       "_PyRuntime.interpreters.head");
+    if (rc != PYF_OK)
+        return rc;
+    uint64_t addr = pyf__ld64(p);
+    if (addr == 0)
+        return pyf__fail(t, PYF_ENOTPY, "the runtime has no interpreter (the "
+                         "process is starting up or finalizing)");
+
+    /* Read every interpreter first: their code generations decide whether
+     * cached code objects may be used in this snapshot. */
+    interp_info interps[PYF_DEFAULT_MAX_INTERPRETERS];
+    uint32_t n = 0;
+    uint64_t generation = 0;
+    while (addr != 0) {
+        for (uint32_t i = 0; i < n; i++)
+            if (interps[i].addr == addr)
+                return pyf__fail(t, PYF_ECYCLE, "interpreter list loops back "
+                                 "to 0x%llx", (unsigned long long)addr);
+        if (n == PYF_DEFAULT_MAX_INTERPRETERS)
+            return pyf__fail(t, PYF_EDEPTH, "more than %u interpreters",
+                             PYF_DEFAULT_MAX_INTERPRETERS);
+        rc = read_interp(t, addr, &interps[n]);
+        if (rc != PYF_OK)
+            return rc;
+        generation = generation * 31 + interps[n].code_generation + 1;
+        addr = interps[n].next;
+        n++;
+    }
+    if (o->interp.code_object_generation != PYF__ABSENT) {
+        if (t->code_generation_known && generation != t->code_generation) {
+            pyf__code_cache_clear(&t->codes);
+            t->stats.code_cache_invalidations++;
+        }
+        t->code_generation = generation;
+        t->code_generation_known = true;
+    }
+
+    uint32_t max_depth = t->opts.max_depth;
+    if (req != NULL && req->max_depth != 0)
+        max_depth = req->max_depth;
+    bool found = false;
+    for (uint32_t i = 0; i < n; i++) {
+        rc = sink->interp(sink->ctx, interps[i].addr, interps[i].id);
+        if (rc == PYF_OK)
+            rc = walk_threads(t, &interps[i], i, req, max_depth, sink, &found);
+        if (rc != PYF_OK)
+            return rc;
+    }
+    if (req != NULL && (req->flags & PYF_SNAP_ONE_THREAD) && !found)
+        return pyf__fail(t, PYF_ENOTHREAD, "no Python thread has native "
+                         "thread id %llu", (unsigned long long)req->native_tid);
+    return PYF_OK;
+}
