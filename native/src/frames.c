@@ -186,6 +186,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             break;
         }
         const uint8_t *f = find_in_chunks(&cl, addr, fsize);
+        if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
+            addr - w->extra_addr <= w->extra_len &&
+            fsize <= w->extra_len - (addr - w->extra_addr))
+            f = w->extra + (addr - w->extra_addr);
         if (f != NULL) {
             t->stats.chunk_frames++;
         } else {

@@ -224,6 +224,10 @@ typedef struct pyf__thread_walk {
     uint64_t base_frame;      /* 0 when the version has none */
     uint64_t datastack_chunk;
     uint32_t max_depth;
+    /* an already-read copy of target memory that may hold frames (the
+     * thread state: 3.15 embeds the base frame right after it) */
+    const uint8_t *extra;
+    uint64_t extra_addr, extra_len;
 } pyf__thread_walk;
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally

@@ -65,7 +65,10 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
 {
     const pyf__offsets *o = &t->off;
     size_t tsize = (size_t)o->tstate.size;
-    uint8_t *buf = malloc(tsize);
+    /* Thread states are allocated as a larger _PyThreadStateImpl; reading a
+     * frame's worth past PyThreadState picks up the 3.15 base frame. */
+    size_t textra = tsize + (size_t)o->frame.size;
+    uint8_t *buf = malloc(textra);
     if (buf == NULL)
         return PYF_ENOMEM;
     uint32_t max_threads = t->opts.max_threads;
@@ -103,7 +106,10 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         }
         seen[nseen++] = addr;
 
-        int rrc = pyf__read(t, addr, buf, tsize, "thread state");
+        size_t tlen = textra;
+        int rrc = pyf__raw_read(&t->reader, &t->stats, addr, buf, tlen);
+        if (rrc != PYF_OK)
+            rrc = pyf__read(t, addr, buf, tlen = tsize, "thread state");
         if (rrc != PYF_OK) {
             pyf_thread th = {0};
             th.tstate_addr = addr;
@@ -136,6 +142,9 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
                 w.base_frame = pyf__ld64(buf + o->tstate.base_frame);
             w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
             w.max_depth = max_depth;
+            w.extra = buf;
+            w.extra_addr = addr;
+            w.extra_len = tlen;
             rc = sink->thread(sink->ctx, &th);
             if (rc != PYF_OK)
                 break;
