@@ -1,0 +1,200 @@
+"""Plain data objects for a snapshot of a CPython process's Python stacks.
+
+Nothing here touches the shared library: the objects are copied out of a
+``pyf_snapshot`` by :meth:`pyframes.Target.snapshot`, and can be built by
+hand (tests, other front ends).  ``Snapshot.to_dict()`` is the JSON document
+described in docs/json-schema.md.
+"""
+
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional
+
+__all__ = [
+    "PythonInfo",
+    "Frame",
+    "Thread",
+    "Interpreter",
+    "Snapshot",
+    "version_string",
+    "FRAME_NAME_TRUNCATED",
+    "FRAME_NO_LOCATION",
+    "FRAME_CODE_UNREADABLE",
+    "FRAME_GENERATOR",
+    "FRAME_ENTRY_FROM_C",
+]
+
+# pyf_frame.flags (PYF_FRAME_* in pyframes.h)
+FRAME_NAME_TRUNCATED = 0x01
+FRAME_NO_LOCATION = 0x02
+FRAME_CODE_UNREADABLE = 0x04
+FRAME_GENERATOR = 0x08
+FRAME_ENTRY_FROM_C = 0x10
+
+_LEVELS = {0xA: "a", 0xB: "b", 0xC: "rc"}
+
+
+def version_string(major, minor, micro, level=0xF, serial=0):
+    """``"3.15.2"``, or ``"3.15.0a1"``/``"b4"``/``"rc1"`` for pre-releases."""
+    text = "%d.%d.%d" % (major, minor, micro)
+    suffix = _LEVELS.get(level)
+    if suffix:
+        text += "%s%d" % (suffix, serial)
+    return text
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    """The CPython runtime of the target."""
+
+    #: "3.15.2"; pre-releases carry their suffix: "3.15.0a1", "3.14.0rc1".
+    version: str
+    #: PY_VERSION_HEX of the target, e.g. 0x030f02f0.
+    hexversion: int
+    major: int
+    minor: int
+    micro: int
+    #: True for a free-threaded (Py_GIL_DISABLED) build.
+    free_threaded: bool = False
+    #: Address of _PyRuntime in the target.
+    runtime_addr: int = 0
+
+    def to_dict(self):
+        return {
+            "version": self.version,
+            "hexversion": self.hexversion,
+            "free_threaded": bool(self.free_threaded),
+        }
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One Python frame.  Positions are ``None`` when unknown."""
+
+    #: co_qualname, e.g. "Outer.method"; "???" when the code is unreadable.
+    function: str
+    #: co_filename as the target has it.
+    filename: str
+    #: 1-based first line of the current instruction.
+    line: Optional[int] = None
+    #: 1-based last line of the current instruction.
+    end_line: Optional[int] = None
+    #: 0-based UTF-8 byte offset of the start of the instruction's source.
+    column: Optional[int] = None
+    #: 0-based UTF-8 byte offset one past its end.
+    end_column: Optional[int] = None
+    #: Remote address of the _PyInterpreterFrame.
+    frame_addr: int = 0
+    #: Remote address of the code object.
+    code_addr: int = 0
+    #: PYF_FRAME_* bits; see the properties below.
+    flags: int = 0
+
+    @property
+    def is_generator(self):
+        """The frame belongs to a generator, coroutine or async generator."""
+        return bool(self.flags & FRAME_GENERATOR)
+
+    @property
+    def name_truncated(self):
+        """The function or file name was capped at the string limit."""
+        return bool(self.flags & FRAME_NAME_TRUNCATED)
+
+    @property
+    def no_location(self):
+        """The line table was missing, unreadable or corrupt."""
+        return bool(self.flags & FRAME_NO_LOCATION)
+
+    @property
+    def code_unreadable(self):
+        """The code object could not be read: the names are "???"."""
+        return bool(self.flags & FRAME_CODE_UNREADABLE)
+
+    @property
+    def entry_from_c(self):
+        """The first Python frame above a C entry (its caller is C code)."""
+        return bool(self.flags & FRAME_ENTRY_FROM_C)
+
+    def to_dict(self):
+        return {
+            "function": self.function,
+            "filename": self.filename,
+            "line": self.line,
+            "end_line": self.end_line,
+            "column": self.column,
+            "end_column": self.end_column,
+        }
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One Python thread state and its frames."""
+
+    #: pthread_t, as threading.get_ident(); None when unknown.
+    thread_id: Optional[int]
+    #: OS thread id, as threading.get_native_id(); None when unknown.
+    native_thread_id: Optional[int]
+    #: Id of the interpreter the thread belongs to.
+    interpreter_id: Optional[int] = None
+    #: False when the frame chain could not be read to the end.
+    complete: bool = True
+    #: Whether the thread holds the GIL; None when the target does not say.
+    holds_gil: Optional[bool] = None
+    #: The interpreter's main thread (known on 3.14+; False otherwise).
+    is_main: bool = False
+    #: Frames, innermost (most recent call) first.
+    frames: List[Frame] = field(default_factory=list)
+    #: Why the walk stopped early (the library's detail), else None.
+    error: Optional[str] = None
+    #: PYF_E* code of that failure, 0 when none.
+    error_code: int = 0
+    #: Remote address of the PyThreadState.
+    tstate_addr: int = 0
+
+    def to_dict(self):
+        return {
+            "thread_id": self.thread_id,
+            "native_thread_id": self.native_thread_id,
+            "complete": bool(self.complete),
+            "holds_gil": self.holds_gil,
+            "error": self.error,
+            "frames": [f.to_dict() for f in self.frames],
+        }
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """One interpreter (the main one has id 0) and its threads."""
+
+    id: int
+    #: Remote address of the PyInterpreterState.
+    addr: int = 0
+    threads: List[Thread] = field(default_factory=list)
+
+    def to_dict(self):
+        return {
+            "id": self.id,
+            "threads": [t.to_dict() for t in self.threads],
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every interpreter, thread and frame read in one walk."""
+
+    #: PID of a live local process, else None (core file, remote, ...).
+    pid: Optional[int]
+    python: PythonInfo
+    interpreters: List[Interpreter] = field(default_factory=list)
+
+    def threads(self) -> Iterator[Thread]:
+        """All threads of all interpreters, in order."""
+        for interp in self.interpreters:
+            yield from interp.threads
+
+    def to_dict(self):
+        """The JSON document of docs/json-schema.md (``json.dumps``-ready)."""
+        return {
+            "pid": self.pid,
+            "python": self.python.to_dict(),
+            "interpreters": [i.to_dict() for i in self.interpreters],
+        }

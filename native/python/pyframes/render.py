@@ -1,0 +1,242 @@
+"""Text, JSON and collapsed-stack renderings of a snapshot.
+
+Pure functions: they take model objects and yield lines (without newlines).
+The only I/O is reading source lines, through an injectable callable
+``source(filename, line) -> Optional[str]``; :class:`SourceReader` is the
+default.  Everything that comes from the target (names, file names, error
+details, source text) goes through :func:`escape`, so a hostile process
+cannot send control sequences to the terminal.
+"""
+
+import io
+import json
+import os
+import stat
+import tokenize
+from typing import Callable, Iterable, Iterator, Optional, Union
+
+from .model import Snapshot, Thread
+
+__all__ = [
+    "escape",
+    "format_text",
+    "format_thread",
+    "format_frame",
+    "format_json",
+    "format_collapsed",
+    "thread_header",
+    "SourceReader",
+]
+
+SourceFn = Callable[[str, int], Optional[str]]
+
+_SIMPLE = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def escape(s):
+    """``s`` with control and other non-printable characters escaped as
+    ``\\t``, ``\\n``, ``\\r``, ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` (as
+    repr() does, without quotes); printable non-ASCII text is kept."""
+    if s.isprintable():
+        return s
+    out = []
+    for c in s:
+        if c.isprintable():
+            out.append(c)
+            continue
+        simple = _SIMPLE.get(c)
+        if simple:
+            out.append(simple)
+            continue
+        n = ord(c)
+        if n < 0x100:
+            out.append("\\x%02x" % n)
+        elif n < 0x10000:
+            out.append("\\u%04x" % n)
+        else:
+            out.append("\\U%08x" % n)
+    return "".join(out)
+
+
+class SourceReader:
+    """``source(filename, line)`` over local files, with a small cache.
+
+    Returns the line (without its newline) or None: for pseudo file names
+    such as ``<string>``, files that are not regular, larger than
+    ``max_bytes`` or unreadable, and lines out of range.  Never raises.
+    The encoding follows PEP 263 (coding cookie, else UTF-8), with
+    undecodable bytes replaced.
+    """
+
+    def __init__(self, max_files=32, max_bytes=8 << 20):
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self._cache = {}
+
+    def __call__(self, filename, line):
+        try:
+            if not filename or line is None or line < 1:
+                return None
+            lines = self._lines(filename)
+            if lines is None or line > len(lines):
+                return None
+            return lines[line - 1]
+        except Exception:
+            return None
+
+    def _lines(self, filename):
+        if filename in self._cache:
+            return self._cache[filename]
+        lines = self._load(filename)
+        if len(self._cache) >= self.max_files:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[filename] = lines
+        return lines
+
+    def _load(self, filename):
+        if filename.startswith("<") and filename.endswith(">"):
+            return None
+        try:
+            st = os.stat(filename)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
+                return None
+            with open(filename, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+        except (OSError, ValueError):
+            return None
+        if len(data) > self.max_bytes:
+            return None
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except (SyntaxError, LookupError):
+            encoding = "utf-8"
+        try:
+            text = data.decode(encoding, "replace")
+        except LookupError:
+            text = data.decode("utf-8", "replace")
+        return text.splitlines()
+
+
+def thread_header(thread):
+    """``Thread 0x7f12... (native 12345, interpreter 0, main, holds the
+    GIL):``, leaving out what is unknown."""
+    parts = []
+    if thread.native_thread_id is not None:
+        parts.append("native %d" % thread.native_thread_id)
+    if thread.interpreter_id is not None:
+        parts.append("interpreter %d" % thread.interpreter_id)
+    if thread.is_main:
+        parts.append("main")
+    if thread.holds_gil:
+        parts.append("holds the GIL")
+    if not thread.complete:
+        reason = thread.error or "frame chain not read to the end"
+        parts.append("incomplete: " + escape(reason))
+    head = "Thread"
+    if thread.thread_id is not None:
+        head += " 0x%x" % thread.thread_id
+    if parts:
+        head += " (%s)" % ", ".join(parts)
+    return head + ":"
+
+
+def format_frame(frame, *, show_source=True, source=None, addresses=False):
+    """Lines of one frame: ``  File "f.py", line 3, in func`` and, when
+    available, its source line indented by 4 spaces."""
+    text = '  File "%s"' % escape(frame.filename)
+    if frame.line is not None:
+        text += ", line %d" % frame.line
+    text += ", in %s" % escape(frame.function)
+    if frame.is_generator:
+        text += " [generator]"
+    if addresses:
+        text += " (frame 0x%x, code 0x%x)" % (frame.frame_addr, frame.code_addr)
+    yield text
+    if show_source and source is not None and frame.line is not None:
+        try:
+            line = source(frame.filename, frame.line)
+        except Exception:
+            line = None
+        if line:
+            line = line.strip()
+            if line:
+                yield "    " + escape(line)
+
+
+def format_thread(thread, *, limit=None, show_source=True, source=None,
+                  addresses=False):
+    """Lines of one thread: header, ``Traceback (most recent call first):``
+    and the frames, innermost first."""
+    yield thread_header(thread)
+    frames = thread.frames
+    if not frames:
+        yield "  (no Python frames)"
+        return
+    yield "Traceback (most recent call first):"
+    shown = frames if limit is None else frames[:max(limit, 0)]
+    for frame in shown:
+        yield from format_frame(frame, show_source=show_source, source=source,
+                                addresses=addresses)
+    rest = len(frames) - len(shown)
+    if rest > 0:
+        yield "  ... %d more frame%s" % (rest, "" if rest == 1 else "s")
+
+
+def _threads(snapshot_or_threads):
+    if isinstance(snapshot_or_threads, Snapshot):
+        return snapshot_or_threads.threads()
+    if isinstance(snapshot_or_threads, Thread):
+        return iter((snapshot_or_threads,))
+    return iter(snapshot_or_threads)
+
+
+def format_text(snapshot_or_threads: Union[Snapshot, Thread, Iterable[Thread]],
+                *, limit: Optional[int] = None, show_source: bool = True,
+                source: Optional[SourceFn] = None,
+                addresses: bool = False) -> Iterator[str]:
+    """py-bt style lines for every thread, a blank line between threads.
+
+    ``limit`` caps the frames shown per thread (innermost kept); the rest
+    is summarised as ``  ... N more frames``.  ``source`` defaults to a
+    fresh :class:`SourceReader`; ``addresses`` appends frame and code
+    object addresses.
+    """
+    if show_source and source is None:
+        source = SourceReader()
+    first = True
+    for thread in _threads(snapshot_or_threads):
+        if not first:
+            yield ""
+        first = False
+        yield from format_thread(thread, limit=limit, show_source=show_source,
+                                 source=source, addresses=addresses)
+
+
+def format_json(snapshot: Snapshot, *, indent: Optional[int] = None) -> str:
+    """Exactly one JSON document: ``json.dumps(snapshot.to_dict())``
+    (ASCII-only; see docs/json-schema.md)."""
+    return json.dumps(snapshot.to_dict(), indent=indent)
+
+
+def _collapsed_name(text):
+    # ';' separates frames and the last ' ' the count: keep both unambiguous.
+    return escape(text).replace(";", "\\x3b")
+
+
+def format_collapsed(snapshot_or_threads) -> Iterator[str]:
+    """One line per thread in the collapsed-stack format of flame graph
+    tools: ``thread-<native id>;outermost;...;innermost 1``, each frame
+    ``function (filename:line)``."""
+    for thread in _threads(snapshot_or_threads):
+        if thread.native_thread_id is not None:
+            parts = ["thread-%d" % thread.native_thread_id]
+        elif thread.thread_id is not None:
+            parts = ["thread-0x%x" % thread.thread_id]
+        else:
+            parts = ["thread-unknown"]
+        for frame in reversed(thread.frames):
+            where = _collapsed_name(frame.filename)
+            if frame.line is not None:
+                where += ":%d" % frame.line
+            parts.append("%s (%s)" % (_collapsed_name(frame.function), where))
+        yield ";".join(parts) + " 1"

@@ -1,0 +1,587 @@
+"""Unit tests of the ctypes binding: structure layouts against the header
+(compiled with gcc), the error table, library lookup, and the reader
+trampolines (exceptions must never escape into C)."""
+
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PKG = os.path.join(_REPO, "native", "python")
+if _PKG not in sys.path:
+    sys.path.insert(0, _PKG)
+
+import pyframes  # noqa: E402
+from pyframes import _ffi, errors  # noqa: E402
+
+HEADER = os.path.join(_REPO, "native", "include", "pyframes.h")
+
+with open(HEADER) as _f:
+    HEADER_TEXT = _f.read()
+
+CONSTANTS = [
+    "PYF_VERSION_MAJOR", "PYF_VERSION_MINOR", "PYF_VERSION_PATCH",
+    "PYF_DEFAULT_MAX_DEPTH", "PYF_DEFAULT_MAX_THREADS",
+    "PYF_DEFAULT_MAX_INTERPRETERS", "PYF_DEFAULT_MAX_STRING",
+    "PYF_FRAME_NAME_TRUNCATED", "PYF_FRAME_NO_LOCATION",
+    "PYF_FRAME_CODE_UNREADABLE", "PYF_FRAME_GENERATOR",
+    "PYF_FRAME_ENTRY_FROM_C", "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
+    "PYF_THREAD_GIL_KNOWN", "PYF_THREAD_MAIN", "PYF_SNAP_ONE_THREAD",
+]
+
+
+def _c_layout_program():
+    lines = ["#include <stdio.h>", "#include <stddef.h>",
+             "#include <stdalign.h>", '#include "pyframes.h"',
+             "int main(void) {"]
+    for name, cls in _ffi.STRUCTURES.items():
+        lines.append('printf("size %s %%zu %%zu\\n", sizeof(%s), alignof(%s));'
+                     % (name, name, name))
+        for field, _ in cls._fields_:
+            lines.append(
+                'printf("field %s.%s %%zu %%zu\\n", offsetof(%s, %s), '
+                'sizeof(((%s *)0)->%s));' % (name, field, name, field, name, field))
+    for const in CONSTANTS:
+        lines.append('printf("const %s %%llu\\n", (unsigned long long)(%s));'
+                     % (const, const))
+    lines.append("return 0; }")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def c_layout(tmp_path_factory):
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        pytest.skip("no C compiler")
+    tmp = tmp_path_factory.mktemp("layout")
+    src = tmp / "layout.c"
+    exe = tmp / "layout"
+    src.write_text(_c_layout_program())
+    subprocess.run([gcc, "-std=c11", "-Wall", "-Werror", "-I",
+                    os.path.dirname(HEADER), "-o", str(exe), str(src)],
+                   check=True)
+    out = subprocess.run([str(exe)], check=True, stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    sizes, fields, consts = {}, {}, {}
+    for line in out.splitlines():
+        kind, name, *nums = line.split()
+        nums = [int(n) for n in nums]
+        if kind == "size":
+            sizes[name] = tuple(nums)
+        elif kind == "field":
+            fields[name] = tuple(nums)
+        else:
+            consts[name] = nums[0]
+    return sizes, fields, consts
+
+
+# ---- layout ------------------------------------------------------------------
+
+
+def test_every_header_struct_is_mirrored():
+    declared = set(re.findall(r"typedef struct (pyf_\w+) \{", HEADER_TEXT))
+    assert declared == set(_ffi.STRUCTURES)
+
+
+@pytest.mark.parametrize("name", sorted(_ffi.STRUCTURES))
+def test_struct_fields_match_header(name):
+    # every field of the C struct body appears in _fields_, in order
+    body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name),
+                     HEADER_TEXT, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    c_fields = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        m = re.match(r"[\w\s\*]*?\(\*\s*(\w+)\)", decl)  # function pointer
+        if m:
+            c_fields.append(m.group(1))
+            continue
+        # "uint32_t major, minor, micro" or "const char *const *x" or "a[7]"
+        tail = re.split(r"\s", decl, maxsplit=1)[1] if " " in decl else decl
+        for part in tail.split(","):
+            part = re.sub(r"\[.*\]", "", part)
+            c_fields.append(re.findall(r"\w+", part)[-1])
+    assert [f for f, _ in _ffi.STRUCTURES[name]._fields_] == c_fields
+
+
+def test_struct_sizes_and_offsets_match_gcc(c_layout):
+    sizes, fields, _ = c_layout
+    for name, cls in _ffi.STRUCTURES.items():
+        assert (ctypes.sizeof(cls), ctypes.alignment(cls)) == sizes[name], name
+        for field, _ in cls._fields_:
+            desc = getattr(cls, field)
+            assert (desc.offset, desc.size) == fields["%s.%s" % (name, field)], \
+                "%s.%s" % (name, field)
+
+
+def test_constants_match_header(c_layout):
+    _, _, consts = c_layout
+    for const in CONSTANTS:
+        assert getattr(_ffi, const) == consts[const], const
+    assert pyframes.__version__ == "%d.%d.%d" % (
+        consts["PYF_VERSION_MAJOR"], consts["PYF_VERSION_MINOR"],
+        consts["PYF_VERSION_PATCH"])
+
+
+def test_model_flag_constants_match_ffi():
+    from pyframes import model
+    assert model.FRAME_NAME_TRUNCATED == _ffi.PYF_FRAME_NAME_TRUNCATED
+    assert model.FRAME_NO_LOCATION == _ffi.PYF_FRAME_NO_LOCATION
+    assert model.FRAME_CODE_UNREADABLE == _ffi.PYF_FRAME_CODE_UNREADABLE
+    assert model.FRAME_GENERATOR == _ffi.PYF_FRAME_GENERATOR
+    assert model.FRAME_ENTRY_FROM_C == _ffi.PYF_FRAME_ENTRY_FROM_C
+
+
+def test_every_api_function_has_a_prototype():
+    declared = set(re.findall(r"PYF_API[^;(]*?\b(pyf_\w+)\s*\(", HEADER_TEXT))
+    assert declared
+    assert declared == set(_ffi._PROTOTYPES)
+    for name, (restype, argtypes) in _ffi._PROTOTYPES.items():
+        decl = re.search(r"PYF_API([^;]*?\b%s\s*\(([^)]*)\))" % name,
+                         HEADER_TEXT, re.S)
+        params = decl.group(2).strip()
+        nparams = 0 if params == "void" else params.count(",") + 1
+        assert len(argtypes) == nparams, name
+        returns_void = re.match(r"\s*void\s+%s" % name, decl.group(1))
+        assert (restype is None) == bool(returns_void), name
+
+
+# ---- errors ------------------------------------------------------------------
+
+
+def test_error_table_matches_header():
+    rows = re.findall(r'X\((\w+), (-?\d+), "([^"]*)"\)', HEADER_TEXT)
+    assert len(rows) == len(errors.ERRORS)
+    for name, value, msg in rows:
+        assert errors.ERRORS[int(value)] == ("PYF_" + name, msg)
+        assert getattr(errors, "PYF_" + name) == int(value)
+
+
+@pytest.mark.parametrize("code,cls", [
+    (errors.PYF_EFAULT, errors.ReadFault),
+    (errors.PYF_ESHORT, errors.ReadFault),
+    (errors.PYF_EPERM, errors.PermissionDenied),
+    (errors.PYF_ENOPROC, errors.NoSuchProcess),
+    (errors.PYF_ENOTPY, errors.NotPython),
+    (errors.PYF_EVERSION, errors.UnsupportedVersion),
+    (errors.PYF_EOFFSETS, errors.BadOffsets),
+    (errors.PYF_ECORRUPT, errors.CorruptTarget),
+    (errors.PYF_ECYCLE, errors.CorruptTarget),
+    (errors.PYF_EDEPTH, errors.CorruptTarget),
+    (errors.PYF_ENOTHREAD, errors.NoSuchThread),
+    (errors.PYF_EINVAL, errors.PyframesError),
+    (errors.PYF_ENOMEM, errors.PyframesError),
+    (errors.PYF_ENOTSUP, errors.PyframesError),
+    (errors.PYF_EIO, errors.PyframesError),
+])
+def test_error_from_code(code, cls):
+    exc = errors.error_from_code(code, "reading PyThreadState at 0x1000")
+    assert type(exc) is cls
+    assert isinstance(exc, errors.PyframesError)
+    assert exc.code == code
+    assert exc.name == errors.ERRORS[code][0]
+    assert exc.detail == "reading PyThreadState at 0x1000"
+    text = str(exc)
+    assert "\n" not in text
+    assert text.startswith(errors.ERRORS[code][1])
+    assert "reading PyThreadState at 0x1000" in text
+
+
+def test_error_messages_are_actionable():
+    perm = errors.error_from_code(errors.PYF_EPERM, "process_vm_readv: EPERM")
+    assert "ptrace" in str(perm) and "root" in str(perm)
+    assert "3.13" in str(errors.error_from_code(errors.PYF_EVERSION, "3.12"))
+    assert "PID" in str(errors.error_from_code(errors.PYF_ENOPROC, ""))
+    unknown = errors.error_from_code(-999, "")
+    assert type(unknown) is errors.PyframesError
+    assert unknown.name == "PYF_UNKNOWN"
+    assert str(unknown) == "unknown error"
+    assert str(errors.error_from_code(errors.PYF_EINVAL, None)) == \
+        "invalid argument"
+    evil = errors.error_from_code(errors.PYF_ECORRUPT, "name '\x1b[2J'\n")
+    assert str(evil).isprintable()
+
+
+def test_library_not_found_lists_paths(tmp_path, monkeypatch):
+    missing = str(tmp_path / "nope" / "libpyframes.so")
+    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setenv("PYFRAMES_LIBRARY", missing)
+    with pytest.raises(errors.LibraryNotFound) as info:
+        _ffi.load()
+    assert missing in str(info.value)
+    assert "PYFRAMES_LIBRARY" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert info.value.tried and info.value.tried[0][0] == missing
+
+
+def test_library_mismatch_for_a_foreign_library(tmp_path, monkeypatch):
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        pytest.skip("no C compiler")
+    src = tmp_path / "fake.c"
+    src.write_text("int pyf_version(void) { return 990000; }\n")
+    lib = tmp_path / "libpyframes.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(lib), str(src)],
+                   check=True)
+    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setenv("PYFRAMES_LIBRARY", str(lib))
+    with pytest.raises(errors.LibraryMismatch) as info:
+        _ffi.load()
+    assert "99.0.0" in str(info.value)
+    assert isinstance(info.value, errors.LibraryNotFound)
+
+
+def test_sanitized_library_is_refused_before_loading(tmp_path, monkeypatch):
+    lib = tmp_path / "libpyframes.so"
+    lib.write_bytes(b"\x7fELF" + b"\0" * 60 + b"libasan.so.8\0")
+    with open("/proc/self/maps", "rb") as f:
+        if b"libasan.so" in f.read():
+            pytest.skip("AddressSanitizer is loaded in this process")
+    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setenv("PYFRAMES_LIBRARY", str(lib))
+    with pytest.raises(errors.LibraryMismatch) as info:
+        _ffi.load()
+    assert "sanitizer" in str(info.value)
+    assert "LD_PRELOAD" in str(info.value)
+
+
+def test_candidate_paths_order(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    pkg = repo / "native" / "python" / "pyframes"
+    pkg.mkdir(parents=True)
+    for sub in ("build/native", "build/a/native", "build/b/native"):
+        (repo / sub).mkdir(parents=True)
+        (repo / sub / "libpyframes.so").write_bytes(b"")
+    os.utime(str(repo / "build/a/native/libpyframes.so"), (1, 1))
+    monkeypatch.setattr(_ffi, "_PACKAGE_DIR", str(pkg))
+    assert _ffi.candidate_paths() == [
+        str(repo / "build/native/libpyframes.so"),
+        str(repo / "build/b/native/libpyframes.so"),
+        str(repo / "build/a/native/libpyframes.so"),
+    ]
+    prefix = tmp_path / "prefix"
+    pkg = prefix / "share" / "pyframes" / "python" / "pyframes"
+    pkg.mkdir(parents=True)
+    (prefix / "lib" / "x86_64-linux-gnu").mkdir(parents=True)
+    (prefix / "lib64").mkdir()
+    for rel in ("lib/libpyframes.so.0.1.0", "lib/libpyframes.so",
+                "lib/libpyframes.so.0", "lib64/libpyframes.so",
+                "lib/x86_64-linux-gnu/libpyframes.so.0"):
+        (prefix / rel).write_bytes(rel.encode())
+    monkeypatch.setattr(_ffi, "_PACKAGE_DIR", str(pkg))
+    assert _ffi.candidate_paths() == [
+        str(prefix / "lib/libpyframes.so.0"),
+        str(prefix / "lib/libpyframes.so"),
+        str(prefix / "lib/libpyframes.so.0.1.0"),
+        str(prefix / "lib64/libpyframes.so"),
+        str(prefix / "lib/x86_64-linux-gnu/libpyframes.so.0"),
+    ]
+
+
+# ---- reader trampolines (called through their C function pointers) ----------
+
+
+def _call_read(binding, addr, size):
+    buf = ctypes.create_string_buffer(size)
+    rc = binding.struct.read(None, addr, ctypes.cast(buf, ctypes.c_void_p), size)
+    return rc, buf.raw
+
+
+def test_read_trampoline_copies_bytes():
+    binding = _ffi.ReaderBinding(lambda addr, size: bytes(range(size)))
+    assert _call_read(binding, 0x1000, 4) == (0, b"\x00\x01\x02\x03")
+    binding = _ffi.ReaderBinding(lambda addr, size: memoryview(b"abcd"))
+    assert _call_read(binding, 0x1000, 4) == (0, b"abcd")
+    binding = _ffi.ReaderBinding(lambda addr, size: bytearray(b"xy"))
+    assert _call_read(binding, 0x1000, 2) == (0, b"xy")
+
+
+@pytest.mark.parametrize("behaviour,code", [
+    (lambda a, n: b"short", errors.PYF_EFAULT),
+    (lambda a, n: None, errors.PYF_EFAULT),
+    (lambda a, n: 42, errors.PYF_EFAULT),
+    (lambda a, n: 1 / 0, errors.PYF_EFAULT),
+    (lambda a, n: [][1], errors.PYF_EFAULT),
+])
+def test_read_trampoline_failures_become_codes(behaviour, code, capfd):
+    binding = _ffi.ReaderBinding(behaviour)
+    rc, _ = _call_read(binding, 0x1000, 8)
+    assert rc == code
+    assert capfd.readouterr().err == ""  # nothing escaped to ctypes
+
+
+def test_read_trampoline_permission_and_library_errors(capfd):
+    def denied(addr, size):
+        raise PermissionError("ptrace")
+
+    def eio(addr, size):
+        raise errors.error_from_code(errors.PYF_EIO, "disk")
+
+    def fault(addr, size):
+        raise errors.ReadFault(errors.PYF_EFAULT, "unmapped")
+
+    assert _call_read(_ffi.ReaderBinding(denied), 0, 8)[0] == errors.PYF_EPERM
+    assert _call_read(_ffi.ReaderBinding(eio), 0, 8)[0] == errors.PYF_EIO
+    assert _call_read(_ffi.ReaderBinding(fault), 0, 8)[0] == errors.PYF_EFAULT
+    assert capfd.readouterr().err == ""
+
+
+def test_keyboard_interrupt_is_deferred():
+    calls = []
+
+    def read(addr, size):
+        calls.append(addr)
+        raise KeyboardInterrupt
+
+    binding = _ffi.ReaderBinding(read)
+    assert _call_read(binding, 1, 8)[0] == errors.PYF_EFAULT
+    assert _call_read(binding, 2, 8)[0] == errors.PYF_EFAULT  # fails fast
+    assert calls == [1]
+    with pytest.raises(KeyboardInterrupt):
+        binding.raise_pending()
+    binding.raise_pending()  # cleared
+
+
+def test_readv_trampoline():
+    memory = {0x10: b"AAAA", 0x20: b"BBBBBBBB"}
+
+    def readv(ranges):
+        return [memory.get(addr) for addr, size in ranges]
+
+    binding = _ffi.ReaderBinding(lambda a, n: b"\0" * n, readv=readv)
+    bufs = [ctypes.create_string_buffer(n) for n in (4, 8, 4)]
+    iov = (_ffi.pyf_iovec * 3)()
+    for i, (addr, buf) in enumerate(zip((0x10, 0x20, 0x30), bufs)):
+        iov[i].addr = addr
+        iov[i].dst = ctypes.cast(buf, ctypes.c_void_p)
+        iov[i].len = len(buf.raw)
+    status = (ctypes.c_int * 3)(99, 99, 99)
+    rc = binding.struct.readv(None, iov, 3, status)
+    assert rc == errors.PYF_EFAULT
+    assert list(status) == [0, 0, errors.PYF_EFAULT]
+    assert bufs[0].raw == b"AAAA" and bufs[1].raw == b"BBBBBBBB"
+
+    def raising(ranges):
+        raise PermissionError
+
+    binding = _ffi.ReaderBinding(lambda a, n: b"", readv=raising)
+    status = (ctypes.c_int * 3)()
+    assert binding.struct.readv(None, iov, 3, status) == errors.PYF_EPERM
+    assert list(status) == [errors.PYF_EPERM] * 3
+
+
+def test_write_trampoline_and_optional_pointers():
+    written = []
+    binding = _ffi.ReaderBinding(lambda a, n: b"", write=lambda a, d:
+                                 written.append((a, d)))
+    data = ctypes.create_string_buffer(b"xyz", 3)
+    assert binding.struct.write(None, 0x40, ctypes.cast(data, ctypes.c_void_p),
+                                3) == 0
+    assert written == [(0x40, b"xyz")]
+    plain = _ffi.ReaderBinding(lambda a, n: b"")
+    assert not plain.struct.readv and not plain.struct.write
+    assert plain.struct.struct_size == ctypes.sizeof(_ffi.pyf_reader)
+    with pytest.raises(TypeError):
+        _ffi.ReaderBinding(None)
+
+
+# ---- with the library ------------------------------------------------------------
+
+
+@pytest.fixture
+def lib():
+    try:
+        return _ffi.load()
+    except errors.LibraryNotFound as exc:
+        pytest.skip(str(exc))
+
+
+def test_library_error_names_match(lib):
+    for code, (name, msg) in errors.ERRORS.items():
+        assert lib.pyf_error_name(code).decode() == name
+        assert lib.pyf_strerror(code).decode() == msg
+    assert lib.pyf_error_name(-999).decode() == "PYF_UNKNOWN"
+    assert lib.pyf_version() // 10000 == _ffi.PYF_VERSION_MAJOR
+
+
+def test_raising_reader_does_not_propagate(lib, capfd):
+    calls = []
+
+    def read(addr, size):
+        calls.append((addr, size))
+        raise ValueError("reader bug")
+
+    with pytest.raises(errors.PyframesError) as info:
+        pyframes.open_reader(read, 0x10000)
+    assert calls, "the library never called the reader"
+    assert info.value.code < 0
+    assert "Traceback" not in capfd.readouterr().err
+    with pytest.raises(errors.PyframesError):
+        pyframes.probe_runtime(read, 0x10000)
+    assert pyframes.find_runtime_in_range(read, 0x10000, 0x14000) is None
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_permission_error_from_reader(lib):
+    def read(addr, size):
+        raise PermissionError("no")
+
+    with pytest.raises(errors.PermissionDenied):
+        pyframes.open_reader(read, 0x10000)
+
+
+def test_keyboard_interrupt_from_reader_is_reraised(lib):
+    def read(addr, size):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pyframes.open_reader(read, 0x10000)
+
+
+def test_zero_runtime_address_is_invalid(lib):
+    with pytest.raises(errors.PyframesError) as info:
+        pyframes.open_reader(lambda a, n: b"\0" * n, 0)
+    assert info.value.code == errors.PYF_EINVAL
+
+
+def test_elf_runtime_address_of_non_python_file(lib, tmp_path):
+    assert pyframes.elf_runtime_address(str(tmp_path / "missing"), 0) is None
+    assert pyframes.elf_runtime_address("/bin/true", 0x400000) is None
+    not_elf = tmp_path / "not-elf"
+    not_elf.write_bytes(b"\x7fELF" + b"\xff" * 60)
+    assert pyframes.elf_runtime_address(str(not_elf), 0x400000) is None
+
+
+def test_attach_errors(lib):
+    with pytest.raises(ValueError):
+        pyframes.attach(0)
+    with pytest.raises(TypeError):
+        pyframes.attach("1")
+    # a PID that cannot exist (above pid_max)
+    with pytest.raises(errors.NoSuchProcess):
+        pyframes.attach(0x7FFFFFF0)
+
+
+# ---- copying a C snapshot into model objects (no library needed) -------------
+
+
+def _c_snapshot():
+    """A pyf_snapshot built in ctypes memory: two interpreters, three
+    threads, four frames.  Returns (snapshot, keepalive)."""
+    keep = []
+
+    def cstr(text):
+        buf = ctypes.create_string_buffer(text)
+        keep.append(buf)
+        return ctypes.cast(buf, ctypes.c_char_p)
+
+    frames = (_ffi.pyf_frame * 4)()
+    rows = [
+        (0x10, 0x20, b"inner", b"/a.py", 3, 4, 5, 9, _ffi.PYF_FRAME_GENERATOR),
+        (0x11, 0x21, b"Outer.method", b"/a.py", 7, 7, 0, 12, 0),
+        (0x12, 0x22, b"???", b"???", -1, -1, -1, -1,
+         _ffi.PYF_FRAME_CODE_UNREADABLE | _ffi.PYF_FRAME_NO_LOCATION),
+        (0x13, 0x23, b"caf\xc3\xa9 \xff", b"/b.py", 1, 1, -1, -1, 0),
+    ]
+    for f, (fa, ca, fn, fname, line, eline, col, ecol, flags) in zip(frames, rows):
+        f.frame_addr, f.code_addr = fa, ca
+        f.function, f.filename = cstr(fn), cstr(fname)
+        f.line, f.end_line, f.column, f.end_column = line, eline, col, ecol
+        f.flags = flags
+    threads = (_ffi.pyf_thread * 3)()
+    t = threads[0]
+    t.tstate_addr, t.thread_id, t.native_thread_id = 0x100, 0x7F00, 11
+    t.interp_index, t.first_frame, t.nframes = 0, 0, 2
+    t.flags = (_ffi.PYF_THREAD_COMPLETE | _ffi.PYF_THREAD_MAIN
+               | _ffi.PYF_THREAD_GIL_KNOWN | _ffi.PYF_THREAD_HOLDS_GIL)
+    t = threads[1]
+    t.tstate_addr, t.thread_id, t.native_thread_id = 0x200, 0x7F01, 12
+    t.interp_index, t.first_frame, t.nframes = 0, 2, 1
+    t.flags = _ffi.PYF_THREAD_GIL_KNOWN
+    t.error = errors.PYF_ECYCLE
+    t = threads[2]
+    t.tstate_addr, t.thread_id, t.native_thread_id = 0x300, 0, 0
+    t.interp_index, t.first_frame, t.nframes = 1, 3, 1
+    t.flags = _ffi.PYF_THREAD_COMPLETE
+    interps = (_ffi.pyf_interp * 2)()
+    interps[0].addr, interps[0].id = 0xA000, 0
+    interps[0].first_thread, interps[0].nthreads = 0, 2
+    interps[1].addr, interps[1].id = 0xB000, 3
+    interps[1].first_thread, interps[1].nthreads = 2, 1
+    errs = (ctypes.c_char_p * 3)(b"", b"cycle at 0x200", b"")
+    snap = _ffi.pyf_snapshot()
+    snap.ninterps, snap.nthreads, snap.nframes = 2, 3, 4
+    snap.interps = ctypes.cast(interps, ctypes.POINTER(_ffi.pyf_interp))
+    snap.threads = ctypes.cast(threads, ctypes.POINTER(_ffi.pyf_thread))
+    snap.frames = ctypes.cast(frames, ctypes.POINTER(_ffi.pyf_frame))
+    snap.thread_errors = ctypes.cast(errs, ctypes.POINTER(ctypes.c_char_p))
+    keep.extend([frames, threads, interps, errs])
+    return snap, keep
+
+
+def test_convert_c_snapshot_to_model():
+    snap, keep = _c_snapshot()
+    target = object.__new__(pyframes.Target)  # no library: only _convert
+    target._ffi, target.pid = _ffi, 77
+    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
+    result = target._convert(snap)
+    assert result.pid == 77 and result.python.minor == 14
+    assert [i.id for i in result.interpreters] == [0, 3]
+    assert [i.addr for i in result.interpreters] == [0xA000, 0xB000]
+    main, broken, other = list(result.threads())
+    assert (main.thread_id, main.native_thread_id, main.interpreter_id) == \
+        (0x7F00, 11, 0)
+    assert main.complete and main.is_main and main.holds_gil is True
+    assert main.error is None and main.error_code == 0
+    assert main.tstate_addr == 0x100
+    assert [f.function for f in main.frames] == ["inner", "Outer.method"]
+    inner = main.frames[0]
+    assert (inner.line, inner.end_line, inner.column, inner.end_column) == \
+        (3, 4, 5, 9)
+    assert inner.is_generator and inner.frame_addr == 0x10
+    assert inner.code_addr == 0x20 and inner.filename == "/a.py"
+    assert not broken.complete and broken.holds_gil is False
+    assert not broken.is_main
+    assert broken.error == "cycle at 0x200"
+    assert broken.error_code == errors.PYF_ECYCLE
+    unknown = broken.frames[0]
+    assert (unknown.line, unknown.end_line, unknown.column,
+            unknown.end_column) == (None, None, None, None)
+    assert unknown.code_unreadable and unknown.no_location
+    assert other.thread_id is None and other.native_thread_id is None
+    assert other.interpreter_id == 3 and other.holds_gil is None
+    assert other.frames[0].function == "caf\u00e9 \ufffd"
+    assert other.frames[0].column is None and other.frames[0].line == 1
+    # the fast path builds objects equal to normally constructed ones
+    assert inner == pyframes.Frame("inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20,
+                                   _ffi.PYF_FRAME_GENERATOR)
+    assert hash(inner) == hash(pyframes.Frame(
+        "inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20, _ffi.PYF_FRAME_GENERATOR))
+    with pytest.raises(Exception):
+        inner.line = 1
+    del keep
+
+
+def test_convert_tolerates_out_of_range_indices():
+    snap, keep = _c_snapshot()
+    snap.threads[2].first_frame = 9   # beyond nframes
+    snap.threads[0].nframes = 100     # runs past the end
+    snap.interps[1].nthreads = 50
+    snap.thread_errors = None
+    target = object.__new__(pyframes.Target)
+    target._ffi, target.pid = _ffi, None
+    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
+    result = target._convert(snap)
+    threads = list(result.threads())
+    assert len(threads) == 3
+    assert len(threads[0].frames) == 4
+    assert threads[2].frames == []
+    assert threads[1].error == errors.error_message(errors.PYF_ECYCLE)
+    del keep

@@ -1,0 +1,365 @@
+"""Unit tests of pyframes.render and pyframes.model on hand-built snapshots
+(no shared library, no process)."""
+
+import json
+import os
+import sys
+
+import pytest
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PKG = os.path.join(_REPO, "native", "python")
+if _PKG not in sys.path:
+    sys.path.insert(0, _PKG)
+
+from pyframes import cli, render  # noqa: E402
+from pyframes.model import (  # noqa: E402
+    FRAME_ENTRY_FROM_C,
+    FRAME_GENERATOR,
+    Frame,
+    Interpreter,
+    PythonInfo,
+    Snapshot,
+    Thread,
+    version_string,
+)
+
+PY = PythonInfo(version="3.15.2", hexversion=0x030F02F0, major=3, minor=15,
+                micro=2, free_threaded=False, runtime_addr=0x7F0000001000)
+
+
+def frame(function, filename="/app/x.py", line=1, **kw):
+    kw.setdefault("end_line", line)
+    kw.setdefault("column", 4)
+    kw.setdefault("end_column", 10)
+    return Frame(function=function, filename=filename, line=line, **kw)
+
+
+def make_snapshot():
+    main = Thread(
+        thread_id=0x7F1200001000, native_thread_id=12345, interpreter_id=0,
+        complete=True, holds_gil=True, is_main=True,
+        frames=[frame("inner", line=3), frame("Outer.method", line=7),
+                frame("<module>", line=10, flags=FRAME_ENTRY_FROM_C)],
+        tstate_addr=0x5000)
+    worker = Thread(
+        thread_id=0x7F1200002000, native_thread_id=12346, interpreter_id=0,
+        complete=False, holds_gil=False, is_main=False,
+        frames=[frame("gen", "/app/g.py", 2, flags=FRAME_GENERATOR)],
+        error="cycle in frame chain at 0x1234", error_code=-10)
+    idle = Thread(thread_id=None, native_thread_id=None, interpreter_id=1,
+                  complete=True, holds_gil=None, frames=[])
+    return Snapshot(pid=4242, python=PY, interpreters=[
+        Interpreter(id=0, addr=0x100, threads=[main, worker]),
+        Interpreter(id=1, addr=0x200, threads=[idle]),
+    ])
+
+
+SOURCES = {
+    ("/app/x.py", 3): "        return compute()   \n",
+    ("/app/x.py", 7): "    inner()",
+    ("/app/x.py", 10): "Outer().method()",
+    ("/app/g.py", 2): "    yield 1",
+}
+
+
+def fake_source(filename, line):
+    return SOURCES.get((filename, line))
+
+
+# ---- model -----------------------------------------------------------------
+
+
+def test_version_string_final_and_prereleases():
+    assert version_string(3, 15, 2, 0xF, 0) == "3.15.2"
+    assert version_string(3, 15, 0, 0xA, 1) == "3.15.0a1"
+    assert version_string(3, 14, 0, 0xB, 4) == "3.14.0b4"
+    assert version_string(3, 13, 0, 0xC, 1) == "3.13.0rc1"
+
+
+def test_snapshot_threads_iterates_all_interpreters_in_order():
+    snap = make_snapshot()
+    ids = [t.native_thread_id for t in snap.threads()]
+    assert ids == [12345, 12346, None]
+
+
+def test_frame_flag_properties():
+    f = Frame("f", "x.py", flags=FRAME_GENERATOR | FRAME_ENTRY_FROM_C)
+    assert f.is_generator and f.entry_from_c
+    assert not (f.name_truncated or f.no_location or f.code_unreadable)
+    assert Frame("g", "y.py", flags=0x07).name_truncated
+    assert Frame("g", "y.py", flags=0x07).no_location
+    assert Frame("g", "y.py", flags=0x07).code_unreadable
+    assert Frame("g", "y.py").line is None
+
+
+def test_model_objects_are_frozen():
+    with pytest.raises(Exception):
+        PY.version = "3.14.0"
+    with pytest.raises(Exception):
+        frame("f").line = 3
+
+
+# ---- text ------------------------------------------------------------------
+
+
+def test_text_full_output():
+    lines = list(render.format_text(make_snapshot(), source=fake_source))
+    assert lines == [
+        "Thread 0x7f1200001000 (native 12345, interpreter 0, main, "
+        "holds the GIL):",
+        "Traceback (most recent call first):",
+        '  File "/app/x.py", line 3, in inner',
+        "    return compute()",
+        '  File "/app/x.py", line 7, in Outer.method',
+        "    inner()",
+        '  File "/app/x.py", line 10, in <module>',
+        "    Outer().method()",
+        "",
+        "Thread 0x7f1200002000 (native 12346, interpreter 0, incomplete: "
+        "cycle in frame chain at 0x1234):",
+        "Traceback (most recent call first):",
+        '  File "/app/g.py", line 2, in gen [generator]',
+        "    yield 1",
+        "",
+        "Thread (interpreter 1):",
+        "  (no Python frames)",
+    ]
+
+
+def test_header_leaves_out_unknowns():
+    t = Thread(thread_id=None, native_thread_id=None, interpreter_id=None)
+    assert render.thread_header(t) == "Thread:"
+    t = Thread(thread_id=0x10, native_thread_id=7, interpreter_id=None,
+               holds_gil=None)
+    assert render.thread_header(t) == "Thread 0x10 (native 7):"
+    t = Thread(thread_id=0x10, native_thread_id=7, complete=False)
+    assert "incomplete: frame chain not read to the end" in \
+        render.thread_header(t)
+
+
+def test_no_source_prints_no_source_lines():
+    calls = []
+
+    def source(filename, line):
+        calls.append((filename, line))
+        return "x = 1"
+
+    lines = list(render.format_text(make_snapshot(), show_source=False,
+                                    source=source))
+    assert calls == []
+    assert "    x = 1" not in lines
+    assert '  File "/app/x.py", line 3, in inner' in lines
+    assert not any(line.startswith("    ") for line in lines)
+
+
+def test_source_callable_errors_are_ignored():
+    def source(filename, line):
+        raise RuntimeError("boom")
+
+    lines = list(render.format_text(make_snapshot(), source=source))
+    assert '  File "/app/x.py", line 3, in inner' in lines
+    assert not any(line.startswith("    ") for line in lines)
+
+
+def test_unknown_line_has_no_line_number_and_no_source():
+    t = Thread(thread_id=1, native_thread_id=2,
+               frames=[Frame("???", "???")])
+    lines = list(render.format_text([t], source=lambda f, n: "never"))
+    assert lines[-1] == '  File "???", in ???'
+
+
+def test_limit_caps_frames_and_counts_the_rest():
+    snap = make_snapshot()
+    lines = list(render.format_text(snap, limit=1, show_source=False))
+    assert lines[:4] == [
+        lines[0],
+        "Traceback (most recent call first):",
+        '  File "/app/x.py", line 3, in inner',
+        "  ... 2 more frames",
+    ]
+    # the one-frame thread is not cut
+    assert '  File "/app/g.py", line 2, in gen [generator]' in lines
+    assert "  ... 1 more frame" not in lines
+    lines = list(render.format_text(snap.interpreters[0].threads[0], limit=2,
+                                    show_source=False))
+    assert lines[-1] == "  ... 1 more frame"
+    lines = list(render.format_text(snap, limit=0, show_source=False))
+    assert "  ... 3 more frames" in lines
+
+
+def test_limit_larger_than_stack_prints_everything():
+    lines = list(render.format_text(make_snapshot(), limit=100,
+                                    show_source=False))
+    assert not any("more frame" in line for line in lines)
+    assert sum(1 for line in lines if line.startswith("  File ")) == 4
+
+
+def test_addresses_option():
+    t = Thread(thread_id=1, native_thread_id=2, frames=[
+        Frame("f", "a.py", 1, frame_addr=0xABC, code_addr=0xDEF)])
+    lines = list(render.format_text(t, show_source=False, addresses=True))
+    assert lines[-1] == '  File "a.py", line 1, in f (frame 0xabc, code 0xdef)'
+
+
+def test_escape():
+    assert render.escape("plain") == "plain"
+    assert render.escape("a\nb\tc\rd") == "a\\nb\\tc\\rd"
+    assert render.escape("\x1b[31mred") == "\\x1b[31mred"
+    assert render.escape("\x7f\x85") == "\\x7f\\x85"
+    assert render.escape("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"
+    assert render.escape("\u202e") == "\\u202e"
+    assert render.escape("\U000e0001") == "\\U000e0001"
+    assert render.escape("\udcff") == "\\udcff"
+    for s in ("\x00\x01\x1f", "a\u2028b", "\ufeff"):
+        assert render.escape(s).isprintable()
+
+
+def test_target_controlled_text_is_escaped_everywhere():
+    evil = "\x1b]0;pwned\x07"
+    t = Thread(thread_id=1, native_thread_id=2, complete=False,
+               error="bad\nthing",
+               frames=[Frame(evil, "/tmp/\x1b[2J.py", 1)])
+    lines = list(render.format_text(t, source=lambda f, n: "x = '\x1b[0m'"))
+    text = "\n".join(lines)
+    assert "\x1b" not in text and "\x07" not in text
+    assert all(line.isprintable() for line in lines)
+    assert lines[0].endswith("incomplete: bad\\nthing):")
+    assert '  File "/tmp/\\x1b[2J.py", line 1, in \\x1b]0;pwned\\x07' in lines
+    assert "    x = '\\x1b[0m'" in lines
+    collapsed = list(render.format_collapsed([t]))
+    assert all(line.isprintable() for line in collapsed)
+
+
+def test_source_reader_reads_files(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n\n  y()\n")
+    reader = render.SourceReader()
+    assert reader(str(path), 2) == "x = '\u00e9'"
+    assert reader(str(path), 4) == "  y()"
+    assert reader(str(path), 5) is None
+    assert reader(str(path), 0) is None
+    assert reader(str(tmp_path / "missing.py"), 1) is None
+    assert reader("<string>", 1) is None
+    assert reader(str(tmp_path), 1) is None  # a directory
+    assert reader("/dev/zero", 1) is None  # not a regular file
+    # read once, then served from the cache
+    path.write_text("changed\n")
+    assert reader(str(path), 2) == "x = '\u00e9'"
+
+
+def test_default_source_reader_used_by_format_text(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    return 1 / 0\n")
+    t = Thread(thread_id=1, native_thread_id=2,
+               frames=[Frame("f", str(path), 2)])
+    lines = list(render.format_text(t))
+    assert lines[-1] == "    return 1 / 0"
+
+
+def test_process_source_prefers_proc_root(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("a = 1\n")
+    source = cli.process_source(os.getpid())
+    assert source(str(path), 1) == "a = 1"
+    assert source("<frozen importlib._bootstrap>", 1) is None
+    rel = os.path.relpath(str(path), os.getcwd())
+    assert source(rel, 1) == "a = 1"
+
+
+# ---- JSON ------------------------------------------------------------------
+
+
+def test_json_schema_is_exact():
+    doc = json.loads(render.format_json(make_snapshot()))
+    assert set(doc) == {"pid", "python", "interpreters"}
+    assert doc["pid"] == 4242
+    assert doc["python"] == {"version": "3.15.2", "hexversion": 0x030F02F0,
+                             "free_threaded": False}
+    assert [i["id"] for i in doc["interpreters"]] == [0, 1]
+    for interp in doc["interpreters"]:
+        assert set(interp) == {"id", "threads"}
+        for thread in interp["threads"]:
+            assert set(thread) == {"thread_id", "native_thread_id", "complete",
+                                   "holds_gil", "error", "frames"}
+            for f in thread["frames"]:
+                assert set(f) == {"function", "filename", "line", "end_line",
+                                  "column", "end_column"}
+    main = doc["interpreters"][0]["threads"][0]
+    assert main == {
+        "thread_id": 0x7F1200001000,
+        "native_thread_id": 12345,
+        "complete": True,
+        "holds_gil": True,
+        "error": None,
+        "frames": [
+            {"function": "inner", "filename": "/app/x.py", "line": 3,
+             "end_line": 3, "column": 4, "end_column": 10},
+            {"function": "Outer.method", "filename": "/app/x.py", "line": 7,
+             "end_line": 7, "column": 4, "end_column": 10},
+            {"function": "<module>", "filename": "/app/x.py", "line": 10,
+             "end_line": 10, "column": 4, "end_column": 10},
+        ],
+    }
+    worker = doc["interpreters"][0]["threads"][1]
+    assert worker["complete"] is False
+    assert worker["holds_gil"] is False
+    assert worker["error"] == "cycle in frame chain at 0x1234"
+    idle = doc["interpreters"][1]["threads"][0]
+    assert idle == {"thread_id": None, "native_thread_id": None,
+                    "complete": True, "holds_gil": None, "error": None,
+                    "frames": []}
+
+
+def test_json_nulls_for_unknown_numbers_and_pid():
+    snap = Snapshot(pid=None, python=PY, interpreters=[Interpreter(id=0, threads=[
+        Thread(thread_id=1, native_thread_id=2, frames=[Frame("f", "a.py")])])])
+    text = render.format_json(snap)
+    doc = json.loads(text)
+    assert doc["pid"] is None
+    assert doc["interpreters"][0]["threads"][0]["frames"] == [
+        {"function": "f", "filename": "a.py", "line": None, "end_line": None,
+         "column": None, "end_column": None}]
+    assert '"line": null' in text
+
+
+def test_json_is_one_ascii_document():
+    t = Thread(thread_id=1, native_thread_id=2,
+               frames=[Frame("caf\u00e9\n", "\x1b.py", 1)])
+    snap = Snapshot(pid=1, python=PY,
+                    interpreters=[Interpreter(id=0, threads=[t])])
+    text = render.format_json(snap)
+    assert "\n" not in text and text.isascii()
+    doc = json.JSONDecoder().raw_decode(text)
+    assert doc[1] == len(text)
+    assert doc[0]["interpreters"][0]["threads"][0]["frames"][0]["function"] \
+        == "caf\u00e9\n"
+    assert json.loads(render.format_json(snap, indent=2)) == doc[0]
+
+
+def test_json_round_trips_to_dict():
+    snap = make_snapshot()
+    assert json.loads(render.format_json(snap)) == snap.to_dict()
+
+
+# ---- collapsed -------------------------------------------------------------
+
+
+def test_collapsed_is_outermost_first():
+    lines = list(render.format_collapsed(make_snapshot()))
+    assert lines == [
+        "thread-12345;<module> (/app/x.py:10);Outer.method (/app/x.py:7);"
+        "inner (/app/x.py:3) 1",
+        "thread-12346;gen (/app/g.py:2) 1",
+        "thread-unknown 1",
+    ]
+
+
+def test_collapsed_separators_in_names_are_escaped():
+    t = Thread(thread_id=0xAB, native_thread_id=None, frames=[
+        Frame("a;b", "/x;y.py", None), Frame("outer", "o.py", 5)])
+    (line,) = render.format_collapsed([t])
+    assert line == ("thread-0xab;outer (o.py:5);a\\x3bb (/x\\x3by.py) 1")
+    stack, count = line.rsplit(" ", 1)
+    assert count == "1"
+    assert len(stack.split(";")) == 3
