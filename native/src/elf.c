@@ -1,0 +1,318 @@
+/*
+ * elf.c - find the .PyRuntime section of a python executable or libpython.
+ *
+ * The file is untrusted: every header field is checked against the file size
+ * with overflow-safe arithmetic, tables are read with pread into buffers of
+ * bounded size, and multi-byte fields are decoded byte by byte (ELF64
+ * little-endian only), so a truncated or corrupted file yields an error code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "internal.h"
+
+#define SECTION_NAME ".PyRuntime"
+
+#define EHDR_SIZE 64u
+#define SHDR_SIZE 64u
+#define PHDR_SIZE 56u
+
+#define ELFCLASS64 2u
+#define ELFDATA2LSB 1u
+#define PT_LOAD 1u
+#define SHT_NOBITS 8u
+#define SHN_UNDEF 0u
+#define SHN_XINDEX 0xffffu
+#define PN_XNUM 0xffffu
+
+/* Cap on program headers walked when e_phnum is extended (PN_XNUM). */
+#define MAX_PHNUM 65536u
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
+}
+
+/* [off, off + len) lies inside a file of size bytes. */
+static bool in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+/* Read exactly len bytes at off; the range was checked against the size. */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    uint8_t *p = buf;
+
+    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+        return PYF_ECORRUPT;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return PYF_EIO;
+        }
+        if (n == 0) /* shorter than fstat said: truncated underneath us */
+            return PYF_ECORRUPT;
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return PYF_OK;
+}
+
+typedef struct shdr {
+    uint32_t name, type;
+    uint64_t addr, offset, size;
+    uint32_t link, info;
+} shdr;
+
+static void decode_shdr(const uint8_t *p, shdr *s)
+{
+    s->name = le32(p + 0);
+    s->type = le32(p + 4);
+    s->addr = le64(p + 16);
+    s->offset = le64(p + 24);
+    s->size = le64(p + 32);
+    s->link = le32(p + 40);
+    s->info = le32(p + 44);
+}
+
+typedef struct elf_file {
+    int fd;
+    uint64_t size;
+    uint64_t phoff, shoff;
+    uint32_t phentsize, shentsize;
+    uint64_t phnum, shnum, shstrndx;
+} elf_file;
+
+static int read_header(elf_file *f)
+{
+    uint8_t eh[EHDR_SIZE];
+    int rc;
+
+    if (f->size < 16)
+        return PYF_ECORRUPT;
+    rc = read_at(f->fd, eh, f->size < EHDR_SIZE ? 16 : EHDR_SIZE, 0);
+    if (rc != PYF_OK)
+        return rc;
+    if (memcmp(eh, "\177ELF", 4) != 0)
+        return PYF_ECORRUPT;
+    if (eh[4] != ELFCLASS64 || eh[5] != ELFDATA2LSB)
+        return PYF_ENOTSUP;
+    if (f->size < EHDR_SIZE)
+        return PYF_ECORRUPT;
+    f->phoff = le64(eh + 32);
+    f->shoff = le64(eh + 40);
+    f->phentsize = le16(eh + 54);
+    f->phnum = le16(eh + 56);
+    f->shentsize = le16(eh + 58);
+    f->shnum = le16(eh + 60);
+    f->shstrndx = le16(eh + 62);
+    return PYF_OK;
+}
+
+/* Section header 0, which holds the extended e_shnum/e_shstrndx/e_phnum. */
+static int read_shdr0(const elf_file *f, shdr *s0)
+{
+    uint8_t buf[SHDR_SIZE];
+    int rc;
+
+    if (f->shoff == 0 || f->shentsize < SHDR_SIZE || !in_file(f->shoff, SHDR_SIZE, f->size))
+        return PYF_ECORRUPT;
+    rc = read_at(f->fd, buf, SHDR_SIZE, f->shoff);
+    if (rc == PYF_OK)
+        decode_shdr(buf, s0);
+    return rc;
+}
+
+static int find_section(elf_file *f, uint64_t *sh_addr)
+{
+    uint8_t *table = NULL, *names = NULL;
+    const size_t want = sizeof SECTION_NAME; /* includes the NUL */
+    uint64_t bytes;
+    shdr s, strtab;
+    int rc;
+
+    if (f->shoff == 0)
+        return PYF_ENOTPY; /* section headers stripped */
+    if (f->shentsize < SHDR_SIZE)
+        return PYF_ECORRUPT;
+    if (f->shnum == 0 || f->shstrndx == SHN_XINDEX) {
+        shdr s0;
+
+        rc = read_shdr0(f, &s0);
+        if (rc != PYF_OK)
+            return rc;
+        if (f->shnum == 0)
+            f->shnum = s0.size;
+        if (f->shstrndx == SHN_XINDEX)
+            f->shstrndx = s0.link;
+    }
+    if (f->shnum == 0 || f->shstrndx >= f->shnum)
+        return PYF_ECORRUPT;
+    if (f->shstrndx == SHN_UNDEF)
+        return PYF_ENOTPY; /* no section names at all */
+    if (f->shnum > PYF__ELF_MAX_TABLE / f->shentsize)
+        return PYF_ECORRUPT;
+    bytes = f->shnum * f->shentsize;
+    if (!in_file(f->shoff, bytes, f->size))
+        return PYF_ECORRUPT;
+
+    table = malloc((size_t)bytes);
+    if (table == NULL)
+        return PYF_ENOMEM;
+    rc = read_at(f->fd, table, (size_t)bytes, f->shoff);
+    if (rc != PYF_OK)
+        goto out;
+
+    decode_shdr(table + f->shstrndx * f->shentsize, &strtab);
+    if (strtab.type == SHT_NOBITS || strtab.size == 0 ||
+        strtab.size > PYF__ELF_MAX_TABLE || !in_file(strtab.offset, strtab.size, f->size)) {
+        rc = PYF_ECORRUPT;
+        goto out;
+    }
+    names = malloc((size_t)strtab.size);
+    if (names == NULL) {
+        rc = PYF_ENOMEM;
+        goto out;
+    }
+    rc = read_at(f->fd, names, (size_t)strtab.size, strtab.offset);
+    if (rc != PYF_OK)
+        goto out;
+
+    rc = PYF_ENOTPY;
+    for (uint64_t i = 0; i < f->shnum; i++) {
+        decode_shdr(table + i * f->shentsize, &s);
+        if (s.name >= strtab.size || strtab.size - s.name < want)
+            continue;
+        if (memcmp(names + s.name, SECTION_NAME, want) == 0) {
+            *sh_addr = s.addr;
+            rc = PYF_OK;
+            break;
+        }
+    }
+out:
+    free(names);
+    free(table);
+    return rc;
+}
+
+static int first_load(elf_file *f, uint64_t *load_vaddr)
+{
+    uint8_t ph[PHDR_SIZE];
+    uint64_t phnum = f->phnum;
+    int rc;
+
+    if (f->phoff == 0 || phnum == 0)
+        return PYF_ECORRUPT; /* nothing is loadable */
+    if (f->phentsize < PHDR_SIZE)
+        return PYF_ECORRUPT;
+    if (phnum == PN_XNUM) {
+        shdr s0;
+
+        rc = read_shdr0(f, &s0);
+        if (rc != PYF_OK)
+            return rc;
+        phnum = s0.info;
+        if (phnum == 0 || phnum > MAX_PHNUM)
+            return PYF_ECORRUPT;
+    }
+    /* phnum <= 2^32 and phentsize < 2^16: the product cannot overflow. */
+    if (!in_file(f->phoff, phnum * f->phentsize, f->size))
+        return PYF_ECORRUPT;
+    for (uint64_t i = 0; i < phnum; i++) {
+        rc = read_at(f->fd, ph, PHDR_SIZE, f->phoff + i * f->phentsize);
+        if (rc != PYF_OK)
+            return rc;
+        if (le32(ph) == PT_LOAD) {
+            uint64_t vaddr = le64(ph + 16), align = le64(ph + 48);
+
+            *load_vaddr = align > 1 ? vaddr - vaddr % align : vaddr;
+            return PYF_OK;
+        }
+    }
+    return PYF_ECORRUPT;
+}
+
+int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
+{
+    elf_file f;
+    struct stat st;
+    uint64_t addr = 0, load = 0;
+    int rc;
+
+    if (fd < 0 || sh_addr == NULL || load_vaddr == NULL)
+        return PYF_EINVAL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+        return PYF_EIO;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = (uint64_t)st.st_size;
+    rc = read_header(&f);
+    if (rc != PYF_OK)
+        return rc;
+    rc = find_section(&f, &addr);
+    if (rc != PYF_OK)
+        return rc;
+    rc = first_load(&f, &load);
+    if (rc != PYF_OK)
+        return rc;
+    if (addr < load)
+        return PYF_ECORRUPT; /* the section lies below the image */
+    *sh_addr = addr;
+    *load_vaddr = load;
+    return PYF_OK;
+}
+
+int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_vaddr)
+{
+    int fd, rc;
+
+    if (path == NULL || sh_addr == NULL || load_vaddr == NULL)
+        return PYF_EINVAL;
+    /* O_NONBLOCK: never hang on a FIFO passed by mistake (rejected below). */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return PYF_EIO;
+    rc = pyf__elf_find_pyruntime_fd(fd, sh_addr, load_vaddr);
+    close(fd);
+    return rc;
+}
+
+PYF_API int pyf_elf_runtime_address(const char *path, uint64_t map_start,
+                                    uint64_t *found)
+{
+    uint64_t sh_addr, load, delta;
+    int rc;
+
+    if (path == NULL || found == NULL)
+        return PYF_EINVAL;
+    rc = pyf__elf_find_pyruntime(path, &sh_addr, &load);
+    if (rc != PYF_OK)
+        return rc;
+    delta = sh_addr - load;
+    if (delta > UINT64_MAX - map_start)
+        return PYF_ECORRUPT;
+    *found = map_start + delta;
+    return PYF_OK;
+}

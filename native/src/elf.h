@@ -1,0 +1,26 @@
+/*
+ * elf.h - the ELF reader behind runtime discovery (elf.c).  Private.
+ */
+#ifndef PYFRAMES_ELF_H
+#define PYFRAMES_ELF_H
+
+#include <stdint.h>
+
+/* Largest section-header table and section-name table read from a file. */
+#define PYF__ELF_MAX_TABLE (1u << 20)
+
+/* Find the section ".PyRuntime" in the ELF64 little-endian file at path (or
+ * open as fd; the fd is neither moved nor closed).  On success *sh_addr is
+ * the section's virtual address and *load_vaddr the first PT_LOAD's p_vaddr
+ * aligned down to its p_align, so the section lives at
+ * map_start + *sh_addr - *load_vaddr when the file is mapped at map_start.
+ * Returns PYF_OK, PYF_ENOTPY (no such section, or no section headers),
+ * PYF_ENOTSUP (an ELF that is not 64-bit little-endian), PYF_ECORRUPT
+ * (not ELF, truncated or inconsistent headers), PYF_EIO (cannot open or
+ * read), PYF_ENOMEM.  Reads only bounded pieces with pread; never crashes on
+ * malformed input. */
+int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
+                            uint64_t *load_vaddr);
+int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);
+
+#endif /* PYFRAMES_ELF_H */

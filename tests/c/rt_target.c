@@ -1,0 +1,90 @@
+/*
+ * rt_target.c - a stand-in process for test_runtime_find.
+ *
+ *   rt_target READY_FD MODE
+ *
+ * MODE picks where a valid 3.15 _Py_DebugOffsets table is written:
+ *   section  in the ".PyRuntime" ELF section (like _PyRuntime)
+ *   decoy    in the section, plus a second valid table in .data at a lower
+ *            address, so only the ELF path (not a scan) finds the section
+ *   anon     only in an anonymous mapping; the section stays zero
+ *   none     nowhere
+ *   future   in the section, but claiming CPython 3.16.0 (unsupported)
+ * Then it writes "ready 0xRUNTIME 0xDECOY\n" to READY_FD (0 for what is
+ * absent; RUNTIME is the table the search must report) and blocks reading
+ * stdin until EOF, so it dies with its parent's end of the pipe.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fake_offsets.h"
+
+#define RT_TABLE_CAP 2048
+
+__attribute__((section(".PyRuntime"), used, aligned(8)))
+uint8_t rt_pyruntime[4096];
+
+/* Initialised, so it lands in .data, ahead of the orphan .PyRuntime. */
+__attribute__((used, aligned(8)))
+uint8_t rt_decoy[RT_TABLE_CAP] = {1};
+
+static int fill(uint8_t *buf)
+{
+    return pyf_test_fill_offsets(buf, RT_TABLE_CAP, 15, 0x030f02f0) != 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    uintptr_t runtime = 0, decoy = 0;
+    const char *mode;
+    char line[128], c;
+    int fd, len;
+
+    if (argc != 3) {
+        fprintf(stderr, "usage: rt_target READY_FD section|decoy|anon|none|future\n");
+        return 2;
+    }
+    fd = atoi(argv[1]);
+    mode = argv[2];
+    if (strcmp(mode, "section") == 0 || strcmp(mode, "decoy") == 0) {
+        if (fill(rt_pyruntime) != 0)
+            return 3;
+        runtime = (uintptr_t)rt_pyruntime;
+        if (strcmp(mode, "decoy") == 0) {
+            if (fill(rt_decoy) != 0)
+                return 3;
+            decoy = (uintptr_t)rt_decoy;
+        }
+    } else if (strcmp(mode, "anon") == 0) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        uint8_t *m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (m == MAP_FAILED)
+            return 4;
+        /* Not at the start of the mapping or of a page. */
+        if (fill(m + page + 40) != 0)
+            return 3;
+        runtime = (uintptr_t)(m + page + 40);
+    } else if (strcmp(mode, "future") == 0) {
+        if (pyf_test_fill_offsets(rt_pyruntime, RT_TABLE_CAP, 15, 0x031000f0) == 0)
+            return 3;
+        runtime = (uintptr_t)rt_pyruntime;
+    } else if (strcmp(mode, "none") != 0) {
+        fprintf(stderr, "rt_target: unknown mode %s\n", mode);
+        return 2;
+    }
+
+    len = snprintf(line, sizeof line, "ready 0x%jx 0x%jx\n", (uintmax_t)runtime,
+                   (uintmax_t)decoy);
+    if (write(fd, line, (size_t)len) != len)
+        return 5;
+    close(fd);
+    while (read(0, &c, 1) > 0)
+        ;
+    return 0;
+}

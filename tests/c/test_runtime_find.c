@@ -1,0 +1,817 @@
+/*
+ * test_runtime_find.c - locating _PyRuntime (native/src/runtime_find.c,
+ * native/src/elf.c).
+ *
+ * Runs rt_target children (see rt_target.c) and checks that the search finds
+ * exactly their table: through the .PyRuntime section of a python-named
+ * executable (a decoy table earlier in .data proves the scan was not used),
+ * of a deleted one, through the cookie scan for an anonymous mapping or a
+ * file without "python" in its name; PYF_ENOTPY with an actionable message
+ * when there is no table; PYF_EVERSION naming the version of a table that
+ * is too new; PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
+ * this process with pyf_find_runtime_in_range, and feeds the ELF reader
+ * truncated and byte-flipped copies of rt_target.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../native/src/elf.h"
+#include "../../native/src/internal.h"
+#include "fake_offsets.h"
+
+#ifndef PYF_RT_TARGET
+#error "PYF_RT_TARGET must name the rt_target executable"
+#endif
+
+static int failures;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_RC(got, want)                                                    \
+    do {                                                                       \
+        int got_ = (got), want_ = (want);                                      \
+        if (got_ != want_) {                                                   \
+            fprintf(stderr, "%s:%d: %s = %s (%d), expected %s (%d)\n",          \
+                    __FILE__, __LINE__, #got, pyf_error_name(got_), got_,      \
+                    pyf_error_name(want_), want_);                             \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_ADDR(got, want)                                                  \
+    do {                                                                       \
+        uint64_t got_ = (got), want_ = (want);                                 \
+        if (got_ != want_) {                                                   \
+            fprintf(stderr, "%s:%d: %s = 0x%" PRIx64 ", expected 0x%" PRIx64   \
+                    "\n", __FILE__, __LINE__, #got, got_, want_);              \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+#define REQUIRE(cond)                                                          \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, \
+                    #cond);                                                    \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+/* ==== children and temporary files ====================================== */
+
+#define MAX_CHILDREN 32
+static pid_t children[MAX_CHILDREN];
+static int nchildren;
+static char tmpdir[4096];
+static char tmpfiles[16][4200];
+static int ntmpfiles;
+
+static void cleanup(void)
+{
+    for (int i = 0; i < nchildren; i++) {
+        if (children[i] > 0) {
+            kill(children[i], SIGKILL);
+            waitpid(children[i], NULL, 0);
+            children[i] = 0;
+        }
+    }
+    for (int i = 0; i < ntmpfiles; i++)
+        unlink(tmpfiles[i]);
+    ntmpfiles = 0;
+    if (tmpdir[0] != '\0') {
+        rmdir(tmpdir);
+        tmpdir[0] = '\0';
+    }
+}
+
+/* A crash still removes the children and files (all calls here are
+ * async-signal-safe), then dies of the same signal. */
+static void on_fatal(int sig)
+{
+    cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void track(pid_t pid)
+{
+    REQUIRE(nchildren < MAX_CHILDREN);
+    children[nchildren++] = pid;
+}
+
+static void reap(pid_t pid, int *status)
+{
+    for (int i = 0; i < nchildren; i++)
+        if (children[i] == pid)
+            children[i] = 0;
+    waitpid(pid, status, 0);
+}
+
+typedef struct rt_child {
+    pid_t pid;
+    int stdin_w;
+    uint64_t runtime, decoy;
+} rt_child;
+
+/* Run path (a copy of rt_target) in mode and wait for its ready line. */
+static rt_child spawn_rt(const char *path, const char *mode)
+{
+    int ready[2], in[2];
+    rt_child c = {-1, -1, 0, 0};
+    char line[256];
+    size_t have = 0;
+
+    REQUIRE(pipe2(ready, O_CLOEXEC) == 0 && pipe2(in, O_CLOEXEC) == 0);
+    c.pid = fork();
+    REQUIRE(c.pid >= 0);
+    if (c.pid == 0) {
+        char fdstr[16];
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (dup2(in[0], 0) != 0 || fcntl(ready[1], F_SETFD, 0) != 0)
+            _exit(126);
+        snprintf(fdstr, sizeof fdstr, "%d", ready[1]);
+        execl(path, path, fdstr, mode, (char *)NULL);
+        _exit(127);
+    }
+    track(c.pid);
+    close(ready[1]);
+    close(in[0]);
+    c.stdin_w = in[1];
+    while (have < sizeof line - 1 && memchr(line, '\n', have) == NULL) {
+        struct pollfd p = {ready[0], POLLIN, 0};
+        ssize_t n;
+
+        REQUIRE(poll(&p, 1, 30000) == 1);
+        n = read(ready[0], line + have, sizeof line - 1 - have);
+        if (n <= 0) {
+            fprintf(stderr, "%s %s: no ready line (exec failed?)\n", path, mode);
+            exit(1);
+        }
+        have += (size_t)n;
+    }
+    line[have] = '\0';
+    close(ready[0]);
+    REQUIRE(sscanf(line, "ready %" SCNx64 " %" SCNx64, &c.runtime, &c.decoy) == 2);
+    return c;
+}
+
+static void stop_rt(rt_child *c)
+{
+    int status;
+
+    close(c->stdin_w);
+    reap(c->pid, &status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static const char *tmp_path(const char *name)
+{
+    REQUIRE(ntmpfiles < 16);
+    snprintf(tmpfiles[ntmpfiles], sizeof tmpfiles[0], "%s/%s", tmpdir, name);
+    return tmpfiles[ntmpfiles++];
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint8_t *buf;
+    size_t done = 0;
+
+    REQUIRE(fd >= 0 && fstat(fd, &st) == 0);
+    buf = malloc((size_t)st.st_size + 1);
+    REQUIRE(buf != NULL);
+    while (done < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
+
+        REQUIRE(n > 0);
+        done += (size_t)n;
+    }
+    close(fd);
+    *len = done;
+    return buf;
+}
+
+static void spit(const char *path, const uint8_t *buf, size_t len, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    size_t done = 0;
+
+    REQUIRE(fd >= 0);
+    while (done < len) {
+        ssize_t n = write(fd, buf + done, len - done);
+
+        REQUIRE(n > 0);
+        done += (size_t)n;
+    }
+    REQUIRE(close(fd) == 0);
+}
+
+/* The mapping of path at file offset 0 in pid's maps (0 if none).  With
+ * deleted set, the line must carry the " (deleted)" suffix. */
+static uint64_t map_start(pid_t pid, const char *path, uint64_t *end, bool deleted)
+{
+    char maps[64], line[8192], want[4200];
+    FILE *fp;
+    uint64_t found = 0;
+
+    snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+    snprintf(want, sizeof want, "%s%s", path, deleted ? " (deleted)" : "");
+    fp = fopen(maps, "re");
+    REQUIRE(fp != NULL);
+    while (fgets(line, sizeof line, fp) != NULL) {
+        uint64_t s, e, off;
+        int n = 0;
+
+        line[strcspn(line, "\n")] = '\0';
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &s, &e,
+                   &off, &n) == 3 && n > 0 && off == 0 && strcmp(line + n, want) == 0) {
+            found = s;
+            if (end != NULL)
+                *end = e;
+            break;
+        }
+    }
+    fclose(fp);
+    return found;
+}
+
+/* The mapping of pid that contains addr. */
+static void mapping_of(pid_t pid, uint64_t addr, uint64_t *start, uint64_t *end)
+{
+    char maps[64], line[8192];
+    FILE *fp;
+
+    *start = *end = 0;
+    snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+    fp = fopen(maps, "re");
+    REQUIRE(fp != NULL);
+    while (fgets(line, sizeof line, fp) != NULL) {
+        uint64_t s, e;
+
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) == 2 && s <= addr && addr < e) {
+            *start = s;
+            *end = e;
+            break;
+        }
+    }
+    fclose(fp);
+}
+
+static int find(pid_t pid, uint64_t *found, char *err, size_t errlen)
+{
+    pyf_reader r;
+    int rc;
+
+    *found = 0;
+    err[0] = '\0';
+    rc = pyf__pid_reader_create((int)pid, &r, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
+    rc = pyf__pid_find_runtime((int)pid, &r, found, err, errlen);
+    pyf__pid_reader_destroy(&r);
+    return rc;
+}
+
+/* ==== searches in children ============================================== */
+
+static void test_elf_function(void)
+{
+    rt_child c;
+    uint64_t start, found = 0, sh_addr = 0, load = 0;
+
+    fprintf(stderr, "-- ELF function on %s\n", PYF_RT_TARGET);
+    c = spawn_rt(PYF_RT_TARGET, "section");
+    start = map_start(c.pid, PYF_RT_TARGET, NULL, false);
+    CHECK(start != 0);
+    CHECK(c.runtime != 0);
+    CHECK_RC(pyf_elf_runtime_address(PYF_RT_TARGET, start, &found), PYF_OK);
+    CHECK_ADDR(found, c.runtime);
+    CHECK_RC(pyf__elf_find_pyruntime(PYF_RT_TARGET, &sh_addr, &load), PYF_OK);
+    CHECK_ADDR(start + sh_addr - load, c.runtime);
+    stop_rt(&c);
+
+    /* no section, not there, not a regular file, bad arguments */
+    CHECK_RC(pyf_elf_runtime_address("/proc/self/exe", 0, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_elf_runtime_address("/nonexistent/python3", 0, &found), PYF_EIO);
+    CHECK_RC(pyf_elf_runtime_address("/", 0, &found), PYF_EIO);
+    CHECK_RC(pyf_elf_runtime_address(NULL, 0, &found), PYF_EINVAL);
+    CHECK_RC(pyf_elf_runtime_address(PYF_RT_TARGET, 0, NULL), PYF_EINVAL);
+    {
+        int p[2];
+
+        REQUIRE(pipe(p) == 0);
+        CHECK_RC(pyf__elf_find_pyruntime_fd(p[0], &sh_addr, &load), PYF_EIO);
+        close(p[0]);
+        close(p[1]);
+    }
+}
+
+static void test_section_in_python_file(const char *pyexe)
+{
+    rt_child c;
+    uint64_t found;
+    char err[PYF__ERRBUF];
+    pyf_python_info info;
+    pyf_reader r;
+
+    fprintf(stderr, "-- .PyRuntime of a python-named executable\n");
+    c = spawn_rt(pyexe, "decoy");
+    /* The decoy comes first in the same writable mapping: a cookie scan
+     * would report it, so finding the section proves the ELF path. */
+    CHECK(c.decoy != 0 && c.decoy < c.runtime);
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_OK);
+    CHECK_ADDR(found, c.runtime);
+
+    memset(&info, 0, sizeof info);
+    REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
+    CHECK_RC(pyf_probe_runtime(&r, found, &info), PYF_OK);
+    CHECK(info.major == 3 && info.minor == 15);
+    pyf__pid_reader_destroy(&r);
+
+    /* the public entry point, discovering the runtime itself */
+    {
+        pyf_target *t = NULL;
+
+        CHECK_RC(pyf_target_open_pid((int)c.pid, 0, NULL, &t, err, sizeof err), PYF_OK);
+        if (t != NULL) {
+            memset(&info, 0, sizeof info);
+            CHECK_RC(pyf_target_python(t, &info), PYF_OK);
+            CHECK_ADDR(info.runtime_addr, c.runtime);
+            pyf_target_close(t);
+        } else {
+            fprintf(stderr, "   pyf_target_open_pid: %s\n", err);
+        }
+    }
+    stop_rt(&c);
+}
+
+static void test_scan_file_mapping(void)
+{
+    rt_child c;
+    uint64_t found;
+    char err[PYF__ERRBUF];
+
+    fprintf(stderr, "-- cookie scan of a file mapping without \"python\" in its name\n");
+    c = spawn_rt(PYF_RT_TARGET, "section");
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_OK);
+    CHECK_ADDR(found, c.runtime);
+    stop_rt(&c);
+}
+
+static void test_deleted(const uint8_t *image, size_t len)
+{
+    const char *path = tmp_path("libpython3.15-rt-deleted");
+    rt_child c;
+    uint64_t start, end = 0, found, expect;
+    char err[PYF__ERRBUF], mf[128];
+    int fd;
+
+    fprintf(stderr, "-- deleted executable\n");
+    spit(path, image, len, 0755);
+    c = spawn_rt(path, "decoy");
+    REQUIRE(unlink(path) == 0);
+    start = map_start(c.pid, path, &end, true);
+    CHECK(start != 0); /* the maps line says " (deleted)" */
+
+    /* /proc/PID/map_files needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE).
+     * Without it the section cannot be read and the scan finds the decoy. */
+    snprintf(mf, sizeof mf, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)c.pid, start, end);
+    fd = open(mf, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        expect = c.runtime;
+    } else {
+        fprintf(stderr, "   %s not readable (%s): expecting the scan result\n", mf,
+                strerror(errno));
+        expect = c.decoy;
+    }
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_OK);
+    CHECK_ADDR(found, expect);
+    stop_rt(&c);
+}
+
+static void test_anon(const char *pyexe)
+{
+    rt_child c;
+    uint64_t found = 0, s, e;
+    char err[PYF__ERRBUF];
+    pyf_reader r;
+
+    fprintf(stderr, "-- cookie scan of an anonymous mapping\n");
+    c = spawn_rt(pyexe, "anon");
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_OK);
+    CHECK_ADDR(found, c.runtime);
+
+    /* the debugger entry point over the same mapping */
+    mapping_of(c.pid, c.runtime, &s, &e);
+    REQUIRE(s != 0);
+    REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
+    found = 0;
+    CHECK_RC(pyf_find_runtime_in_range(&r, s, e, &found), PYF_OK);
+    CHECK_ADDR(found, c.runtime);
+    CHECK_RC(pyf_find_runtime_in_range(&r, s, c.runtime, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_find_runtime_in_range(&r, c.runtime + 8, e, &found), PYF_ENOTPY);
+    pyf__pid_reader_destroy(&r);
+    stop_rt(&c);
+}
+
+static void test_none(const char *pyexe)
+{
+    const char *exes[2] = {pyexe, PYF_RT_TARGET};
+
+    for (int i = 0; i < 2; i++) {
+        rt_child c;
+        uint64_t found = 1;
+        char err[PYF__ERRBUF], want[96];
+
+        fprintf(stderr, "-- no runtime at all (%s)\n", exes[i]);
+        c = spawn_rt(exes[i], "none");
+        CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_ENOTPY);
+        fprintf(stderr, "   message: %s\n", err);
+        snprintf(want, sizeof want, "no CPython runtime found in process %d:", (int)c.pid);
+        CHECK(strstr(err, want) == err);
+        CHECK(strstr(err, "\"xdebugpy\" cookie") != NULL);
+        CHECK(strstr(err, "CPython 3.13+") != NULL);
+        if (i == 0) /* the python-named file has an empty .PyRuntime */
+            CHECK(strstr(err, ".PyRuntime section of") != NULL &&
+                  strstr(err, "holds no valid table") != NULL);
+        stop_rt(&c);
+    }
+}
+
+static void test_future_version(const char *pyexe)
+{
+    rt_child c;
+    uint64_t found = 1;
+    char err[PYF__ERRBUF];
+
+    fprintf(stderr, "-- a table of an unsupported version\n");
+    c = spawn_rt(pyexe, "future");
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
+    fprintf(stderr, "   message: %s\n", err);
+    CHECK(strstr(err, ".PyRuntime section of") != NULL);
+    CHECK(strstr(err, "CPython 3.16.0") != NULL);
+    stop_rt(&c);
+}
+
+static void test_dead(void)
+{
+    pid_t pid;
+    uint64_t found;
+    char err[PYF__ERRBUF];
+    pyf_reader r;
+
+    fprintf(stderr, "-- dead process\n");
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    track(pid);
+    /* a reader made while the process lived, used after it is gone */
+    REQUIRE(pyf__pid_reader_create((int)pid, &r, err, sizeof err) == PYF_OK);
+    reap(pid, NULL);
+    CHECK_RC(pyf__pid_find_runtime((int)pid, &r, &found, err, sizeof err), PYF_ENOPROC);
+    CHECK(strstr(err, "does not exist") != NULL);
+    pyf__pid_reader_destroy(&r);
+    CHECK_RC(find(pid, &found, err, sizeof err), PYF_ENOPROC);
+    CHECK_RC(pyf__pid_find_runtime(0, &r, &found, err, sizeof err), PYF_EINVAL);
+}
+
+static void test_eperm(const char *pyexe)
+{
+    rt_child c;
+    pid_t helper;
+    int status;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "-- EPERM: not root, cannot drop to another uid; not checked\n");
+        return;
+    }
+    fprintf(stderr, "-- EPERM\n");
+    c = spawn_rt(pyexe, "section");
+    helper = fork();
+    REQUIRE(helper >= 0);
+    if (helper == 0) {
+        uint64_t found;
+        char err[PYF__ERRBUF];
+        int rc;
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+            _exit(10);
+        rc = find(c.pid, &found, err, sizeof err);
+        fprintf(stderr, "   message: %s\n", err);
+        if (rc != PYF_EPERM)
+            _exit(11);
+        if (strstr(err, "permission denied") == NULL || strstr(err, "as root") == NULL)
+            _exit(12);
+        _exit(0);
+    }
+    track(helper);
+    reap(helper, &status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    stop_rt(&c);
+}
+
+/* This process, which has no .PyRuntime: the scan finds a table in a small
+ * anonymous mapping (run first, before probes leave table copies on the
+ * stack). */
+static void test_self_search(void)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t found = 0;
+    char err[PYF__ERRBUF];
+
+    fprintf(stderr, "-- search in this process\n");
+    REQUIRE(m != MAP_FAILED);
+    REQUIRE(pyf_test_fill_offsets(m + 512, pg, 15, 0x030f02f0) != 0);
+    CHECK_RC(find(getpid(), &found, err, sizeof err), PYF_OK);
+    CHECK_ADDR(found, (uint64_t)(uintptr_t)(m + 512));
+    memset(m, 0, 2 * pg);
+    munmap(m, 2 * pg);
+}
+
+/* ==== pyf_find_runtime_in_range over this process ======================== */
+
+static void test_range_self(void)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t base = (uint64_t)(uintptr_t)m, found = 0, table;
+    char err[PYF__ERRBUF];
+    pyf_reader r;
+
+    fprintf(stderr, "-- pyf_find_runtime_in_range over this process\n");
+    REQUIRE(m != MAP_FAILED);
+    memset(m, 0, 4 * pg);
+    /* a cookie that does not start a valid table, then a hole, then the
+     * table in the last page */
+    memcpy(m + 64, PYF__COOKIE, 8);
+    /* a valid table at an unaligned address is not a hit */
+    REQUIRE(pyf_test_fill_offsets(m + pg + 4, pg - 4, 15, 0x030f02f0) != 0);
+    REQUIRE(munmap(m + 2 * pg, pg) == 0);
+    REQUIRE(pyf_test_fill_offsets(m + 3 * pg + 16, pg - 16, 15, 0x030f02f0) != 0);
+    table = base + 3 * pg + 16;
+
+    REQUIRE(pyf__pid_reader_create((int)getpid(), &r, err, sizeof err) == PYF_OK);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base, base + 4 * pg, &found), PYF_OK);
+    CHECK_ADDR(found, table);
+    found = 0;
+    CHECK_RC(pyf_find_runtime_in_range(&r, base + 3, base + 4 * pg, &found), PYF_OK);
+    CHECK_ADDR(found, table);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base, table, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base, table + 7, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base, base, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base + 8, base, &found), PYF_EINVAL);
+    CHECK_RC(pyf_find_runtime_in_range(NULL, base, base + pg, &found), PYF_EINVAL);
+    CHECK_RC(pyf_find_runtime_in_range(&r, base, base + pg, NULL), PYF_EINVAL);
+
+    /* an unreadable range larger than the scan budget: stops, bounded */
+    {
+        size_t big = (size_t)600 << 20;
+        void *none = mmap(NULL, big, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                          -1, 0);
+
+        REQUIRE(none != MAP_FAILED);
+        CHECK_RC(pyf_find_runtime_in_range(&r, (uint64_t)(uintptr_t)none,
+                                           (uint64_t)(uintptr_t)none + big, &found),
+                 PYF_EDEPTH);
+        munmap(none, big);
+    }
+    pyf__pid_reader_destroy(&r);
+    munmap(m, 2 * pg);
+    munmap(m + 3 * pg, pg);
+}
+
+/* ==== ELF robustness ===================================================== */
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static uint16_t rd16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static void wr64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+static void wr16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, 2);
+}
+
+static bool acceptable(int rc)
+{
+    return rc == PYF_OK || rc == PYF_ENOTPY || rc == PYF_ECORRUPT || rc == PYF_ENOTSUP;
+}
+
+static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *found)
+{
+    uint64_t sh_addr, load;
+    int rc, rc2;
+
+    spit(path, buf, len, 0644);
+    *found = 0;
+    rc = pyf_elf_runtime_address(path, 0x7f0000000000ull, found);
+    rc2 = pyf__elf_find_pyruntime(path, &sh_addr, &load);
+    if (rc2 != rc) {
+        fprintf(stderr, "exported and internal ELF readers disagree: %d vs %d\n", rc, rc2);
+        failures++;
+    }
+    return rc;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void test_elf_robust(const uint8_t *image, size_t len)
+{
+    const char *path = tmp_path("fuzz.elf");
+    uint8_t *buf = malloc(len);
+    uint64_t found, expect, shoff, phoff, strtab_off, strtab_size;
+    uint16_t shentsize, shnum, shstrndx, phnum;
+    size_t table_end;
+    int rc, counts[4] = {0};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+    fprintf(stderr, "-- ELF robustness (%zu-byte image)\n", len);
+    REQUIRE(buf != NULL && len > 64);
+    REQUIRE(elf_on(path, image, len, &expect) == PYF_OK);
+
+    phoff = rd64(image + 32);
+    shoff = rd64(image + 40);
+    phnum = rd16(image + 56);
+    shentsize = rd16(image + 58);
+    shnum = rd16(image + 60);
+    shstrndx = rd16(image + 62);
+    REQUIRE(shentsize == 64 && shstrndx < shnum && shoff + (uint64_t)shnum * 64 <= len);
+    strtab_off = rd64(image + shoff + shstrndx * 64u + 24);
+    strtab_size = rd64(image + shoff + shstrndx * 64u + 32);
+    REQUIRE(strtab_off + strtab_size <= len);
+    table_end = (size_t)(shoff + (uint64_t)shnum * 64);
+
+    /* truncations at every 1/64 of the file */
+    for (int k = 0; k < 64; k++) {
+        size_t cut = len * (size_t)k / 64;
+
+        rc = elf_on(path, image, cut, &found);
+        if (cut < table_end)
+            CHECK_RC(rc, PYF_ECORRUPT);
+        else
+            CHECK(acceptable(rc));
+    }
+
+    /* targeted corruptions */
+#define MUTATE(stmt, want)                                                     \
+    do {                                                                       \
+        memcpy(buf, image, len);                                               \
+        stmt;                                                                  \
+        CHECK_RC(elf_on(path, buf, len, &found), want);                        \
+    } while (0)
+    MUTATE(buf[0] = 0, PYF_ECORRUPT);                     /* not ELF */
+    MUTATE(buf[4] = 1, PYF_ENOTSUP);                      /* ELFCLASS32 */
+    MUTATE(buf[5] = 2, PYF_ENOTSUP);                      /* big-endian */
+    MUTATE(wr16(buf + 62, shnum), PYF_ECORRUPT);          /* e_shstrndx == e_shnum */
+    MUTATE(wr16(buf + 62, 0xfffe), PYF_ECORRUPT);
+    MUTATE(wr16(buf + 58, 32), PYF_ECORRUPT);             /* e_shentsize too small */
+    MUTATE(wr64(buf + 40, len), PYF_ECORRUPT);            /* e_shoff at EOF */
+    MUTATE(wr64(buf + 40, UINT64_MAX - 16), PYF_ECORRUPT); /* e_shoff + size wraps */
+    MUTATE(wr16(buf + 60, 0xffff), PYF_ECORRUPT);         /* e_shnum past EOF */
+    MUTATE(wr16(buf + 60, 0), PYF_ECORRUPT);              /* extended count in shdr 0 (0) */
+    MUTATE(wr64(buf + 40, 0), PYF_ENOTPY);                /* no section headers */
+    MUTATE(wr16(buf + 62, 0), PYF_ENOTPY);                /* no section names */
+    MUTATE(wr64(buf + shoff + shstrndx * 64u + 32, UINT64_MAX), PYF_ECORRUPT);
+    MUTATE(wr64(buf + shoff + shstrndx * 64u + 32, (uint64_t)2 << 20), PYF_ECORRUPT);
+    MUTATE(wr64(buf + shoff + shstrndx * 64u + 24, UINT64_MAX - 4), PYF_ECORRUPT);
+    MUTATE(wr64(buf + 32, 0), PYF_ECORRUPT);              /* no program headers */
+    MUTATE(wr64(buf + 32, len - 8), PYF_ECORRUPT);        /* phdrs past EOF */
+    MUTATE(wr16(buf + 54, 8), PYF_ECORRUPT);              /* e_phentsize too small */
+    MUTATE(for (uint16_t i = 0; i < phnum; i++) wr16(buf + phoff + i * 56u, 0x7),
+           PYF_ECORRUPT);                                 /* no PT_LOAD */
+    MUTATE(
+        {
+            uint8_t *p = memmem(buf + strtab_off, (size_t)strtab_size, ".PyRuntime", 11);
+            REQUIRE(p != NULL);
+            p[9] = 'X';
+        },
+        PYF_ENOTPY);                                      /* renamed section */
+    MUTATE(
+        {
+            uint8_t *p = memmem(buf + strtab_off, (size_t)strtab_size, ".PyRuntime", 11);
+            REQUIRE(p != NULL);
+            p[10] = 'X'; /* ".PyRuntimeX" unterminated into the next name */
+        },
+        PYF_ENOTPY);
+#undef MUTATE
+
+    /* random byte flips in the parts the reader looks at */
+    for (int iter = 0; iter < 400; iter++) {
+        int flips = 1 + (int)(xorshift(&seed) % 3);
+
+        memcpy(buf, image, len);
+        for (int f = 0; f < flips; f++) {
+            uint64_t lo, span, r = xorshift(&seed);
+
+            switch (r % 4) {
+            case 0: lo = 0; span = 64; break;
+            case 1: lo = phoff; span = (uint64_t)phnum * 56; break;
+            case 2: lo = shoff; span = (uint64_t)shnum * 64; break;
+            default: lo = strtab_off; span = strtab_size; break;
+            }
+            buf[lo + (r >> 8) % span] ^= (uint8_t)(1 + (r >> 40) % 255);
+        }
+        rc = elf_on(path, buf, len, &found);
+        if (!acceptable(rc)) {
+            fprintf(stderr, "flip iteration %d: unexpected %s\n", iter, pyf_error_name(rc));
+            failures++;
+        }
+        counts[rc == PYF_OK ? 0 : rc == PYF_ENOTPY ? 1 : rc == PYF_ECORRUPT ? 2 : 3]++;
+    }
+    fprintf(stderr, "   flips: %d ok, %d ENOTPY, %d ECORRUPT, %d ENOTSUP\n", counts[0],
+            counts[1], counts[2], counts[3]);
+    /* the flips reached both outcomes */
+    CHECK(counts[0] > 0 && counts[2] > 0);
+    free(buf);
+}
+
+int main(void)
+{
+    char pyexe_buf[4200], *slash;
+    const char *pyexe;
+    uint8_t *image;
+    size_t len;
+
+    atexit(cleanup);
+    signal(SIGSEGV, on_fatal);
+    signal(SIGBUS, on_fatal);
+    signal(SIGABRT, on_fatal);
+    signal(SIGTERM, on_fatal);
+    signal(SIGINT, on_fatal);
+    /* Temporary files next to rt_target: the build tree allows exec. */
+    snprintf(tmpdir, sizeof tmpdir, "%s", PYF_RT_TARGET);
+    slash = strrchr(tmpdir, '/');
+    REQUIRE(slash != NULL);
+    strcpy(slash + 1, "rt_tmp.XXXXXX");
+    REQUIRE(mkdtemp(tmpdir) != NULL);
+
+    image = slurp(PYF_RT_TARGET, &len);
+    snprintf(pyexe_buf, sizeof pyexe_buf, "%s", tmp_path("python3.15-rt"));
+    pyexe = pyexe_buf;
+    spit(pyexe, image, len, 0755);
+
+    test_self_search();
+    test_elf_function();
+    test_section_in_python_file(pyexe);
+    test_scan_file_mapping();
+    test_deleted(image, len);
+    test_anon(pyexe);
+    test_none(pyexe);
+    test_future_version(pyexe);
+    test_dead();
+    test_eperm(pyexe);
+    test_range_self();
+    test_elf_robust(image, len);
+
+    free(image);
+    cleanup();
+    if (failures != 0) {
+        fprintf(stderr, "test_runtime_find: %d check(s) failed\n", failures);
+        return 1;
+    }
+    fprintf(stderr, "test_runtime_find: all checks passed\n");
+    return 0;
+}
