@@ -190,7 +190,7 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 /* pyf_frame.flags */
 #define PYF_FRAME_NAME_TRUNCATED 0x01u     /* function or file name was capped */
 #define PYF_FRAME_NO_LOCATION 0x02u        /* line table missing/unreadable/corrupt */
-#define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object unreadable: names are "???" */
+#define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object or its names unreadable: "???" */
 #define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator/coroutine */
 #define PYF_FRAME_ENTRY_FROM_C 0x10u       /* first Python frame above a C entry */
 

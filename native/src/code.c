@@ -47,6 +47,11 @@ void pyf__code_cache_clear(pyf__code_cache *c)
     memset(c, 0, sizeof *c);
 }
 
+void pyf__code_scratch_free(pyf_target *t)
+{
+    entry_free(&t->scratch);
+}
+
 static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
 {
     if (c->cap == 0)
@@ -253,9 +258,18 @@ static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
     return rc;
 }
 
-static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
-                       pyf__code *e)
+/* Is rc a failure to read (worth retrying next time) rather than data
+ * that decodes badly? */
+static bool transient(int rc)
 {
+    return rc == PYF_EFAULT || rc == PYF_EPERM || rc == PYF_ESHORT ||
+           rc == PYF_EIO || rc == PYF_ENOPROC;
+}
+
+static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
+                       pyf__code *e, bool *retry)
+{
+    *retry = false;
     const pyf__offsets *o = &t->off;
     memset(e, 0, sizeof *e);
     e->addr = addr;
@@ -296,8 +310,11 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
                         &trunc, "code object qualified name");
     if (rc == PYF_ENOMEM)
         return rc;
-    if (rc != PYF_OK || e->qualname == NULL)
+    *retry |= transient(rc);
+    if (rc != PYF_OK || e->qualname == NULL) {
         e->qualname = strdup("???");
+        e->flags |= PYF_FRAME_CODE_UNREADABLE;
+    }
     if (trunc)
         e->flags |= PYF_FRAME_NAME_TRUNCATED;
 
@@ -308,8 +325,11 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
                         &trunc, "code object file name");
     if (rc == PYF_ENOMEM)
         return rc;
-    if (rc != PYF_OK || e->filename == NULL)
+    *retry |= transient(rc);
+    if (rc != PYF_OK || e->filename == NULL) {
         e->filename = strdup("???");
+        e->flags |= PYF_FRAME_CODE_UNREADABLE;
+    }
     if (trunc)
         e->flags |= PYF_FRAME_NAME_TRUNCATED;
 
@@ -319,6 +339,7 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
                           &e->linetable, &e->linetable_len);
     if (rc == PYF_ENOMEM)
         return rc;
+    *retry |= transient(rc);
     if (rc != PYF_OK) {
         e->linetable = NULL;
         e->linetable_len = 0;
@@ -365,10 +386,18 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
     }
     t->stats.code_cache_misses++;
     pyf__code fresh;
-    rc = decode_code(t, addr, &h, &fresh);
+    bool retry;
+    rc = decode_code(t, addr, &h, &fresh, &retry);
     if (rc != PYF_OK) {
         *soft_err = rc;
         return NULL;
+    }
+    if (retry) {
+        /* Part of it could not be read this time: use it for this frame
+         * only, so a later snapshot reads it again. */
+        entry_free(&t->scratch);
+        t->scratch = fresh;
+        return &t->scratch;
     }
     fresh.checked_epoch = t->epoch;
     e = cache_insert(&t->codes, &fresh);

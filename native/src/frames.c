@@ -143,6 +143,16 @@ static bool set_add(addr_set *s, uint64_t a, bool *dup)
 
 /* ---- the walk ------------------------------------------------------------- */
 
+/* Index in code units of the instruction at ip, for bytecode at base; -1
+ * just before the first instruction, INT64_MAX when ip is nowhere near. */
+static int64_t code_index(uint64_t ip, uint64_t base)
+{
+    if (ip < base)
+        return base - ip <= 2 ? -1 : INT64_MAX;
+    uint64_t d = (ip - base) / 2;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      const pyf__sink *sink)
 {
@@ -231,9 +241,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     pyf__location loc = {-1, -1, -1, -1};
                     uint32_t flags = 0;
                     if (code != NULL) {
-                        flags |= code->flags & PYF_FRAME_NAME_TRUNCATED;
+                        flags |= code->flags & (PYF_FRAME_NAME_TRUNCATED |
+                                                PYF_FRAME_CODE_UNREADABLE);
                         uint64_t base = exe + o->code.co_code_adaptive;
-                        int64_t addrq = ((int64_t)ip - (int64_t)base) / 2;
+                        int64_t addrq = code_index(ip, base);
                         if (!pyf__linetable_lookup(code->linetable,
                                                    code->linetable_len,
                                                    code->firstlineno, addrq,

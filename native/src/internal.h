@@ -137,6 +137,7 @@ struct pyf_target {
     char err[PYF__ERRBUF];
 
     pyf__code_cache codes;
+    pyf__code scratch;       /* a decode that hit read errors: not cached */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
@@ -188,6 +189,7 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
 /* ==== code objects and line tables (code.c) ============================== */
 
 void pyf__code_cache_clear(pyf__code_cache *c);
+void pyf__code_scratch_free(pyf_target *t);
 /* Find or decode the code object at addr.  Never fails hard: an unreadable
  * code object yields NULL with *soft_err set (the frame shows "???"). */
 const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err);

@@ -119,6 +119,7 @@ void pyf_target_close(pyf_target *t)
     if (t == NULL)
         return;
     pyf__code_cache_clear(&t->codes);
+    pyf__code_scratch_free(t);
     if (t->owns_pid_reader)
         pyf__pid_reader_destroy(&t->reader);
     free(t);

@@ -86,6 +86,8 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         bool dup = false;
         for (uint32_t i = 0; i < nseen; i++)
             dup |= seen[i] == addr;
+        if ((dup || nseen >= max_threads || addr % 8 != 0) && one)
+            break; /* the requested thread was not before the break */
         if (dup || nseen >= max_threads || addr % 8 != 0) {
             /* Shown as a thread that could not be read, then stop. */
             pyf_thread th = {0};
@@ -110,6 +112,8 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         int rrc = pyf__raw_read(&t->reader, &t->stats, addr, buf, tlen);
         if (rrc != PYF_OK)
             rrc = pyf__read(t, addr, buf, tlen = tsize, "thread state");
+        if (rrc != PYF_OK && one)
+            break;
         if (rrc != PYF_OK) {
             pyf_thread th = {0};
             th.tstate_addr = addr;

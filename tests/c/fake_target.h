@@ -1,0 +1,280 @@
+/*
+ * fake_target.h - a synthetic CPython 3.13/3.14/3.15 address space for tests.
+ *
+ * A fake_target is a sparse image made of regions (base address, bytes).
+ * Builders lay out _PyRuntime, interpreters, thread states, data-stack
+ * chunks, frames, code objects, strings and line tables the way CPython
+ * does, using the offsets of the table written at the start of _PyRuntime
+ * (tests/c/fake_offsets.h).  fake_reader() exposes the image through a
+ * pyf_reader with fault injection and read counters.
+ *
+ * Everything here aborts on misuse (a test bug), never on library output.
+ */
+#ifndef PYF_TEST_FAKE_TARGET_H
+#define PYF_TEST_FAKE_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pyframes.h"
+#include "fake_offsets.h"
+
+/* ==== test assertions ================================================== */
+
+extern int fake_test_failures;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            fake_test_failures++;                                              \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                   \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            fake_test_failures++;                                              \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                     \
+    do {                                                                       \
+        long long ce_a_ = (long long)(a), ce_b_ = (long long)(b);              \
+        if (ce_a_ != ce_b_) {                                                  \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",  \
+                    __FILE__, __LINE__, #a, #b, ce_a_, ce_b_);                 \
+            fake_test_failures++;                                              \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_EQ_STR(a, b)                                                     \
+    do {                                                                       \
+        const char *cs_a_ = (a), *cs_b_ = (b);                                 \
+        if (cs_a_ == NULL || cs_b_ == NULL || strcmp(cs_a_, cs_b_) != 0) {     \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", \
+                    __FILE__, __LINE__, #a, #b, cs_a_ ? cs_a_ : "(null)",      \
+                    cs_b_ ? cs_b_ : "(null)");                                 \
+            fake_test_failures++;                                              \
+        }                                                                      \
+    } while (0)
+
+/* Name the current test case in failure output. */
+void fake_test_begin(const char *name);
+/* Summary line; returns the process exit status. */
+int fake_test_end(void);
+/* Abort the process with a message when a step takes longer than seconds
+ * (hang detection); 0 disarms. */
+void fake_watchdog(unsigned seconds, const char *what);
+
+/* ==== the image ======================================================== */
+
+typedef struct fake_target fake_target;
+typedef struct fake_thread fake_thread;
+
+/* Final releases used by default: 3.13.18, 3.14.10, 3.15.2. */
+uint64_t fake_default_hexversion(int minor);
+
+/* New image for 3.<minor> (13, 14, 15) with _PyRuntime (offsets table
+ * included) and nothing else.  Aborts on unknown minor. */
+fake_target *fake_new(int minor);
+fake_target *fake_new_hex(int minor, uint64_t hexversion);
+void fake_free(fake_target *ft);
+
+int fake_minor(const fake_target *ft);
+uint64_t fake_runtime_addr(const fake_target *ft);
+/* Offset value from the pristine table (what the builders use). */
+uint64_t fake_off(const fake_target *ft, const char *name);
+/* Overwrite one field of the table inside the image (not what builders
+ * use): for corrupting the offsets the library sees. */
+void fake_set_offset(fake_target *ft, const char *name, uint64_t value);
+/* Address of a table field inside the image. */
+uint64_t fake_offset_addr(const fake_target *ft, const char *name);
+
+/* Raw memory.  Allocations are zeroed, 16-aligned, in contiguous heap
+ * arenas; fake_region creates a separate region at a fixed address. */
+uint64_t fake_alloc(fake_target *ft, size_t size);
+uint64_t fake_region(fake_target *ft, uint64_t base, size_t size);
+void fake_write(fake_target *ft, uint64_t addr, const void *src, size_t len);
+void fake_read_raw(const fake_target *ft, uint64_t addr, void *dst, size_t len);
+void fake_w8(fake_target *ft, uint64_t addr, uint8_t v);
+void fake_w16(fake_target *ft, uint64_t addr, uint16_t v);
+void fake_w32(fake_target *ft, uint64_t addr, uint32_t v);
+void fake_w64(fake_target *ft, uint64_t addr, uint64_t v);
+uint64_t fake_r64(const fake_target *ft, uint64_t addr);
+uint32_t fake_r32(const fake_target *ft, uint64_t addr);
+/* Host pointer to len bytes at addr (NULL when not mapped). */
+uint8_t *fake_host(fake_target *ft, uint64_t addr, size_t len);
+/* An address that is never mapped (a hole between regions). */
+uint64_t fake_unmapped_addr(const fake_target *ft);
+
+/* ==== objects ========================================================== */
+
+/* Type object (type_object.size bytes) whose tp_name is the C string name. */
+uint64_t fake_type(fake_target *ft, const char *name);
+
+/* Compact str from UTF-8 (must be valid).  The kind is the smallest that
+ * fits: ASCII (data at asciiobject_size), UCS1 / UCS2 / UCS4 (data at the
+ * compact size, 56).  Equal ASCII texts share one object (like interning). */
+uint64_t fake_str(fake_target *ft, const char *utf8);
+/* Same with explicit state extras: interned (0..3) and statically_allocated
+ * bits; force_kind 0 = smallest, else 1/2/4 (must fit); never shared. */
+uint64_t fake_str_ex(fake_target *ft, const char *utf8, int force_kind,
+                     unsigned interned, int statically_allocated);
+/* Compact str from raw code points (any values, e.g. lone surrogates);
+ * kind 0 = smallest that fits. */
+uint64_t fake_str_cp(fake_target *ft, const uint32_t *cp, size_t n, int kind);
+/* Number of code points of a UTF-8 text. */
+size_t fake_utf8_len(const char *utf8);
+
+/* bytes object with ob_size = len. */
+uint64_t fake_bytes(fake_target *ft, const void *data, size_t len);
+
+/* ==== line tables ====================================================== */
+
+#define FAKE_NOLINE (-1)
+
+/* One run of code units with the same location (CPython 3.11+ semantics):
+ * line FAKE_NOLINE = no location (form 15); col < 0 = no columns (form 13,
+ * end_line must equal line); otherwise the encoder picks short (0-9),
+ * one-line (10-12) or long (14) exactly like CPython's assembler.  Runs
+ * longer than 8 code units are split. */
+typedef struct fake_loc {
+    int ncu; /* code units, >= 1 */
+    int line, end_line, col, end_col;
+} fake_loc;
+
+/* Encode into out; returns the length in bytes (aborts if cap is short). */
+size_t fake_encode_linetable(int firstlineno, const fake_loc *locs, size_t n,
+                             uint8_t *out, size_t cap);
+
+/* Expected location of code unit index idx (what CPython's addr2line
+ * returns); returns 0 and sets *found = loc, or -1 past the end. */
+int fake_loc_at(const fake_loc *locs, size_t n, int idx, fake_loc *found);
+
+/* ==== code objects ===================================================== */
+
+/* Code object with ob_type -> type "code", co_filename / co_qualname /
+ * co_name (last dotted part of qualname) -> str, co_linetable -> bytes from
+ * the encoder, co_firstlineno, and sum(ncu) code units of bytecode at
+ * co_code_adaptive. */
+uint64_t fake_code(fake_target *ft, const char *filename, const char *qualname,
+                   int firstlineno, const fake_loc *locs, size_t nlocs);
+/* Code object from explicit object addresses (any may be arbitrary values)
+ * and a bytecode length in code units. */
+uint64_t fake_code_raw(fake_target *ft, uint64_t filename, uint64_t qualname,
+                       uint64_t name, uint64_t linetable, int firstlineno,
+                       int ncu);
+
+/* ==== interpreters, threads, frames ==================================== */
+
+/* Add an interpreter.  Like CPython, new interpreters are prepended to the
+ * runtime's list; the first one lives inside _PyRuntime (the main
+ * interpreter is embedded there), later ones on the heap. */
+uint64_t fake_add_interp(fake_target *ft, int64_t id);
+
+/* Add a thread state (prepended to the interpreter's list, like CPython).
+ * The first thread of an interpreter is its threads_main (3.14+).  On 3.15
+ * base_frame points at a sentinel frame (owner INTERPRETER, previous NULL)
+ * inside the thread-state allocation and current_frame starts there.  When
+ * entry is nonzero an entry frame (as pushed by _PyEval_EvalFrameDefault)
+ * is pushed first. */
+fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
+                             uint64_t thread_id, uint64_t native_tid, int entry);
+uint64_t fake_thread_addr(const fake_thread *th);
+uint64_t fake_thread_base_frame(const fake_thread *th); /* 0 before 3.15 */
+uint64_t fake_thread_current(const fake_thread *th);
+void fake_thread_set_current(fake_thread *th, uint64_t frame);
+/* 3.15: thread_state.holds_gil. */
+void fake_thread_set_holds_gil(fake_thread *th, int v);
+/* Chunk bookkeeping of the thread's data stack. */
+size_t fake_thread_nchunks(const fake_thread *th);
+
+/* Entry frame on the thread's C stack region: owner CSTACK (3.13) or
+ * INTERPRETER (3.14/3.15); owner_override >= 0 replaces it (e.g. 4 =
+ * CSTACK on 3.14).  Returns its address. */
+uint64_t fake_push_entry(fake_thread *th, int owner_override);
+
+/* Python frame in the thread's data stack (new chunks of >= 16 KiB as
+ * needed): f_executable = code | exec tag, instr_ptr = code +
+ * co_code_adaptive + 2*instr_index, owner THREAD, previous = current.
+ * Becomes the current frame.  Returns its address. */
+uint64_t fake_push_frame(fake_thread *th, uint64_t code, int instr_index);
+
+/* Running generator: a gen object (outside the data stack) whose embedded
+ * frame (owner GENERATOR, gi_frame_state EXECUTING) becomes the current
+ * frame.  Returns the frame address; *gen_out (optional) the object. */
+uint64_t fake_gen_frame(fake_thread *th, uint64_t code, int instr_index,
+                        uint64_t *gen_out);
+
+/* Tag OR-ed into f_executable by later pushes (3.14+ only; default 1,
+ * Py_TAG_REFCNT).  Ignored (always 0) on 3.13. */
+void fake_set_exec_tag(fake_target *ft, unsigned tag);
+
+/* Frame field helpers (by offsets table). */
+void fake_frame_set_previous(fake_target *ft, uint64_t frame, uint64_t prev);
+uint64_t fake_frame_previous(const fake_target *ft, uint64_t frame);
+void fake_frame_set_executable(fake_target *ft, uint64_t frame, uint64_t v);
+void fake_frame_set_owner(fake_target *ft, uint64_t frame, uint8_t owner);
+
+/* ==== the reader ======================================================= */
+
+/* with_readv: also provide the optional readv callback. */
+pyf_reader fake_reader(fake_target *ft, int with_readv);
+
+/* Fault ranges: any read overlapping [addr, addr+len) returns code
+ * (PYF_EFAULT, PYF_EPERM, ...). */
+void fake_add_fault(fake_target *ft, uint64_t addr, uint64_t len, int code);
+void fake_clear_faults(fake_target *ft);
+/* Fail the n-th reader call from now (1-based; 0 disables) with code; when
+ * sticky, every later call fails too. */
+void fake_fail_nth(fake_target *ft, uint64_t n, int code, int sticky);
+/* Reads longer than max bytes return PYF_ESHORT (0 disables). */
+void fake_short_reads_over(fake_target *ft, size_t max);
+
+typedef struct fake_counters {
+    uint64_t calls;  /* reader invocations (a readv batch counts once) */
+    uint64_t ranges;
+    uint64_t bytes;  /* bytes successfully copied */
+    uint64_t failures;
+} fake_counters;
+fake_counters fake_get_counters(const fake_target *ft);
+void fake_reset_counters(fake_target *ft);
+
+/* ==== image snapshots / corruption ===================================== */
+
+/* Remember the current bytes of every region; fake_restore puts them back. */
+void fake_save(fake_target *ft);
+void fake_restore(fake_target *ft);
+/* Number of objects allocated by builders (for targeted corruption). */
+size_t fake_nobjects(const fake_target *ft);
+void fake_object(const fake_target *ft, size_t i, uint64_t *addr, size_t *size);
+
+/* ==== snapshot checks ================================================== */
+
+/* Structural consistency of a snapshot: index ranges, non-NULL strings,
+ * valid UTF-8, known error codes.  Returns NULL when fine, else a static
+ * description. */
+const char *fake_check_snapshot(const pyf_snapshot *s);
+/* Whether code is one of the library's PYF_E* values (or 0). */
+int fake_known_error(int code);
+/* Whether s is valid UTF-8. */
+int fake_valid_utf8(const char *s);
+
+/* Open a target over the image (opts may be NULL); on failure prints the
+ * error and returns NULL. */
+pyf_target *fake_open(fake_target *ft, const pyf_options *opts, int with_readv);
+/* Index of the thread with this native id in s, or -1. */
+int fake_find_thread(const pyf_snapshot *s, uint64_t native_tid);
+/* Print a snapshot (for failure diagnosis). */
+void fake_dump_snapshot(const pyf_snapshot *s, FILE *out);
+
+#endif

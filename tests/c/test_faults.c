@@ -1,0 +1,440 @@
+/*
+ * test_faults.c - fault injection.  For a representative image per version:
+ * fail the N-th reader call for every N of a clean open and snapshot (one-off
+ * and sticky failures, several error codes, with and without readv), short
+ * reads, then random corruption of the image.  Every outcome must be a
+ * defined error or a consistent (possibly partial) snapshot; never a crash
+ * (the suite runs under ASan/UBSan), never a hang, and a failed read must not
+ * leave wrong data in the caches.
+ */
+#include "fake_target.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the image ------------------------------------------------------------ */
+
+static const fake_loc L_A[] = {{2, 1, 1, 0, 6}, {3, 2, 4, 4, 200}, {2, FAKE_NOLINE, 0, 0, 0},
+                               {1, 9, 9, -1, -1}};
+static const fake_loc L_B[] = {{10, 20, 20, 8, 30}, {2, 22, 22, 90, 120}};
+
+static fake_target *build_image(int minor)
+{
+    fake_target *ft = fake_new(minor);
+    uint64_t mod = fake_code(ft, "/srv/app/main.py", "<module>", 1, L_A, 4);
+    uint64_t f = fake_code(ft, "/srv/app/main.py", "Handler.process", 1, L_A, 4);
+    uint64_t g = fake_code(ft, "/srv/app/héllo.py", "Δοκιμή.run", 20, L_B, 2);
+    uint64_t h = fake_code(ft, "/srv/app/😀.py", "日本.helper", 20, L_B, 2);
+    uint64_t gen = fake_code(ft, "/srv/app/main.py", "stream", 20, L_B, 2);
+    uint64_t in0 = fake_add_interp(ft, 0);
+    uint64_t in1 = fake_add_interp(ft, 7);
+
+    fake_thread *t1 = fake_add_thread(ft, in0, 0x7f0000001000ull, 101, 1);
+    fake_push_frame(t1, mod, 3);
+    fake_push_frame(t1, f, 1);
+    fake_push_entry(t1, -1);
+    fake_push_frame(t1, g, 11);
+    fake_push_frame(t1, h, 0);
+
+    fake_thread *t2 = fake_add_thread(ft, in0, 0x7f0000002000ull, 102, 1);
+    fake_push_frame(t2, mod, 0);
+    fake_gen_frame(t2, gen, 4, NULL);
+    fake_push_frame(t2, g, 2);
+    /* deep enough for several chunks */
+    for (int i = 0; i < 300; i++)
+        fake_push_frame(t2, i % 2 ? f : h, i % 8);
+
+    fake_thread *t3 = fake_add_thread(ft, in1, 0x7f0000003000ull, 103, 1);
+    fake_push_frame(t3, mod, 7);
+    if (minor >= 15)
+        fake_thread_set_holds_gil(t1, 1);
+    return ft;
+}
+
+/* ---- canonical text of a snapshot ----------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0)
+            abort();
+        if (b->p && b->n + (size_t)w < b->cap) {
+            b->n += (size_t)w;
+            return;
+        }
+        b->cap = (b->cap + (size_t)w + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p)
+            abort();
+    }
+}
+
+static char *snap_text(const pyf_snapshot *s)
+{
+    sbuf b = {NULL, 0, 0};
+    sb_printf(&b, "interps %u threads %u frames %u\n", s->ninterps, s->nthreads, s->nframes);
+    for (uint32_t i = 0; i < s->ninterps; i++)
+        sb_printf(&b, "I %lld %llx %u %u\n", (long long)s->interps[i].id,
+                  (unsigned long long)s->interps[i].addr, s->interps[i].first_thread,
+                  s->interps[i].nthreads);
+    for (uint32_t i = 0; i < s->nthreads; i++) {
+        const pyf_thread *t = &s->threads[i];
+        sb_printf(&b, "T %llx %llx %llu %u %x %d %u\n", (unsigned long long)t->tstate_addr,
+                  (unsigned long long)t->thread_id, (unsigned long long)t->native_thread_id,
+                  t->interp_index, t->flags, t->error, t->nframes);
+        for (uint32_t k = 0; k < t->nframes; k++) {
+            const pyf_frame *f = &s->frames[t->first_frame + k];
+            sb_printf(&b, "  F %llx %llx %s|%s %d %d %d %d %x\n",
+                      (unsigned long long)f->frame_addr, (unsigned long long)f->code_addr,
+                      f->function, f->filename, f->line, f->end_line, f->column,
+                      f->end_column, f->flags);
+        }
+    }
+    return b.p;
+}
+
+/* Whether a snapshot shows that something went wrong. */
+static int has_marks(const pyf_snapshot *s)
+{
+    for (uint32_t i = 0; i < s->nthreads; i++)
+        if (s->threads[i].error != 0 || !(s->threads[i].flags & PYF_THREAD_COMPLETE))
+            return 1;
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        const pyf_frame *f = &s->frames[i];
+        if (f->flags & (PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION |
+                        PYF_FRAME_NAME_TRUNCATED))
+            return 1;
+        if (strcmp(f->function, "???") == 0 || strcmp(f->filename, "???") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *first_diff_line(const char *want, const char *got, char *out,
+                                   size_t len)
+{
+    size_t i = 0;
+    while (want[i] && want[i] == got[i])
+        i++;
+    while (i > 0 && got[i - 1] != '\n')
+        i--;
+    const char *g = got + i, *w = want + i;
+    int gl = (int)(strchr(g, '\n') ? strchr(g, '\n') - g : (ptrdiff_t)strlen(g));
+    int wl = (int)(strchr(w, '\n') ? strchr(w, '\n') - w : (ptrdiff_t)strlen(w));
+    snprintf(out, len, "got '%.*s' expected '%.*s'", gl > 150 ? 150 : gl, g,
+             wl > 150 ? 150 : wl, w);
+    return out;
+}
+
+/* ---- sweeps --------------------------------------------------------------- */
+
+static const char *code_label(int code)
+{
+    return pyf_error_name(code);
+}
+
+static void sweep_snapshot(int minor, int with_readv, int code, int sticky)
+{
+    char name[96];
+    snprintf(name, sizeof name, "3.%d fail every read of a snapshot: %s%s%s", minor,
+             code_label(code), sticky ? " sticky" : "", with_readv ? " readv" : "");
+    fake_test_begin(name);
+    fake_target *ft = build_image(minor);
+    pyf_target *t = fake_open(ft, NULL, with_readv);
+    CHECK(t != NULL);
+    if (!t) {
+        fake_free(ft);
+        return;
+    }
+    pyf_snapshot *s = NULL;
+    fake_reset_counters(ft);
+    int rc = pyf_snapshot_take(t, NULL, &s);
+    CHECK_EQ_INT(rc, 0);
+    uint64_t total = fake_get_counters(ft).calls;
+    if (rc != 0) {
+        pyf_target_close(t);
+        fake_free(ft);
+        return;
+    }
+    CHECK_MSG(!has_marks(s), "the clean image already shows errors");
+    char *base = snap_text(s);
+    pyf_snapshot_free(s);
+    CHECK(total > 5);
+
+    int partial = 0, failed = 0, silent = 0, poisoned = 0;
+    for (uint64_t n = 1; n <= total + 1; n++) {
+        pyf_target_flush(t);
+        fake_fail_nth(ft, n, code, sticky);
+        s = NULL;
+        fake_watchdog(20, name);
+        rc = pyf_snapshot_take(t, NULL, &s);
+        fake_watchdog(0, NULL);
+        fake_fail_nth(ft, 0, 0, 0);
+        if (rc != 0) {
+            failed++;
+            CHECK_MSG(rc < 0 && fake_known_error(rc), "N=%llu: rc %d",
+                      (unsigned long long)n, rc);
+            CHECK_MSG(strlen(pyf_target_last_error(t)) > 0, "N=%llu: no last error",
+                      (unsigned long long)n);
+        } else {
+            const char *why = fake_check_snapshot(s);
+            CHECK_MSG(why == NULL, "N=%llu: %s", (unsigned long long)n, why);
+            char *txt = snap_text(s);
+            if (strcmp(txt, base) != 0) {
+                partial++;
+                if (!has_marks(s)) {
+                    char d[400];
+                    silent++;
+                    CHECK_MSG(0, "N=%llu (%s): snapshot differs without any error shown: %s",
+                              (unsigned long long)n, pyf_target_last_error(t),
+                              first_diff_line(base, txt, d, sizeof d));
+                }
+            }
+            free(txt);
+            pyf_snapshot_free(s);
+        }
+        /* the next clean snapshot, caches kept, equals the clean result */
+        s = NULL;
+        rc = pyf_snapshot_take(t, NULL, &s);
+        CHECK_MSG(rc == 0, "N=%llu: clean retake failed: %s", (unsigned long long)n,
+                  pyf_error_name(rc));
+        if (rc == 0) {
+            char *txt = snap_text(s);
+            if (strcmp(txt, base) != 0) {
+                char d[400];
+                poisoned++;
+                if (poisoned <= 3)
+                    CHECK_MSG(0, "N=%llu: a failed read left wrong data in a cache: %s",
+                              (unsigned long long)n, first_diff_line(base, txt, d, sizeof d));
+            }
+            free(txt);
+            pyf_snapshot_free(s);
+        }
+    }
+    CHECK_MSG(poisoned == 0, "%d of %llu injected failures poisoned the caches", poisoned,
+              (unsigned long long)total);
+    fprintf(stderr, "   %llu reads: %d failed calls, %d partial results, %d silent, %d poisoned\n",
+            (unsigned long long)total, failed, partial, silent, poisoned);
+    /* failures must be visible: either the call fails or the result shows it */
+    CHECK(failed + partial > 0);
+    free(base);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+static void sweep_open(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d fail every read of open", minor);
+    fake_test_begin(name);
+    fake_target *ft = build_image(minor);
+    fake_reset_counters(ft);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    CHECK(t != NULL);
+    pyf_target_close(t);
+    uint64_t total = fake_get_counters(ft).calls;
+    CHECK(total >= 1);
+    for (uint64_t n = 1; n <= total; n++) {
+        for (int sticky = 0; sticky < 2; sticky++) {
+            pyf_reader r = fake_reader(ft, 0);
+            fake_fail_nth(ft, n, PYF_EFAULT, sticky);
+            t = (pyf_target *)(uintptr_t)1;
+            char err[256] = "";
+            int rc = pyf_target_open(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
+            fake_fail_nth(ft, 0, 0, 0);
+            if (rc != 0) {
+                CHECK_MSG(rc < 0 && fake_known_error(rc), "N=%llu rc %d", (unsigned long long)n,
+                          rc);
+                CHECK(t == NULL);
+                CHECK(err[0] != '\0');
+            } else {
+                pyf_target_close(t);
+            }
+        }
+    }
+    fake_free(ft);
+}
+
+static void short_reads(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d short reads", minor);
+    fake_test_begin(name);
+    fake_target *ft = build_image(minor);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    static const size_t limits[] = {8, 16, 64, 100, 512, 4096, 16384};
+    for (size_t i = 0; t && i < sizeof limits / sizeof limits[0]; i++) {
+        pyf_target_flush(t);
+        fake_short_reads_over(ft, limits[i]);
+        pyf_snapshot *s = NULL;
+        fake_watchdog(20, name);
+        int rc = pyf_snapshot_take(t, NULL, &s);
+        fake_watchdog(0, NULL);
+        fake_short_reads_over(ft, 0);
+        if (rc == 0) {
+            const char *why = fake_check_snapshot(s);
+            CHECK_MSG(why == NULL, "limit %zu: %s", limits[i], why);
+            pyf_snapshot_free(s);
+        } else {
+            CHECK_MSG(rc < 0 && fake_known_error(rc), "limit %zu: rc %d", limits[i], rc);
+        }
+    }
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* ---- random corruption ---------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static void corrupt_once(fake_target *ft)
+{
+    size_t nobj = fake_nobjects(ft);
+    int k = 1 + (int)(rnd() % 6);
+    for (int i = 0; i < k; i++) {
+        uint64_t addr, other;
+        size_t size, osize;
+        fake_object(ft, (size_t)(rnd() % nobj), &addr, &size);
+        if (size == 0)
+            continue;
+        uint64_t at = addr + rnd() % size;
+        switch (rnd() % 6) {
+        case 0:
+        case 1: /* a random byte */
+            fake_w8(ft, at, (uint8_t)rnd());
+            break;
+        case 2: { /* a pointer-sized slot: a pointer to another object */
+            at &= ~7ull;
+            if (at + 8 > addr + size)
+                break;
+            fake_object(ft, (size_t)(rnd() % nobj), &other, &osize);
+            fake_w64(ft, at, other + (rnd() % 4 == 0 ? rnd() % (osize + 1) : 0) + rnd() % 4);
+            break;
+        }
+        case 3: /* a pointer-sized slot: random value or special */
+            at &= ~7ull;
+            if (at + 8 > addr + size)
+                break;
+            {
+                static const uint64_t specials[] = {0, 1, 3, UINT64_MAX, 0x8000000000000000ull,
+                                                    0x7fffffffffffffffull, 4096, 1ull << 40};
+                uint64_t v = rnd() % 2 ? specials[rnd() % 8] : rnd();
+                fake_w64(ft, at, v);
+            }
+            break;
+        case 4: /* flip one bit */
+            {
+                uint8_t b;
+                fake_read_raw(ft, at, &b, 1);
+                fake_w8(ft, at, (uint8_t)(b ^ (1u << (rnd() % 8))));
+            }
+            break;
+        default: /* a 32-bit field */
+            at &= ~3ull;
+            if (at + 4 > addr + size)
+                break;
+            fake_w32(ft, at, (uint32_t)rnd());
+            break;
+        }
+    }
+}
+
+static void random_corruption(int minor, unsigned iterations, double max_seconds)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d random corruption", minor);
+    fake_test_begin(name);
+    fake_target *ft = build_image(minor);
+    fake_save(ft);
+    rng_state = 0x9E3779B97F4A7C15ull ^ (uint64_t)minor;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned it, ok = 0, errs = 0, open_errs = 0;
+    for (it = 0; it < iterations; it++) {
+        fake_restore(ft);
+        corrupt_once(ft);
+        char what[96];
+        snprintf(what, sizeof what, "corruption iteration %u", it);
+        fake_watchdog(10, what);
+        pyf_target *t = NULL;
+        pyf_reader r = fake_reader(ft, it & 1);
+        char err[256];
+        int rc = pyf_target_open(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
+        if (rc != 0) {
+            CHECK_MSG(rc < 0 && fake_known_error(rc), "iteration %u: open rc %d", it, rc);
+            open_errs++;
+        } else {
+            for (int rep = 0; rep < 2; rep++) { /* cold, then warm caches */
+                pyf_snapshot *s = NULL;
+                pyf_snapshot_request rq;
+                memset(&rq, 0, sizeof rq);
+                rq.struct_size = sizeof rq;
+                if (it % 7 == 3) {
+                    rq.flags = PYF_SNAP_ONE_THREAD;
+                    rq.native_tid = 102;
+                }
+                rc = pyf_snapshot_take(t, &rq, &s);
+                if (rc == 0) {
+                    const char *why = fake_check_snapshot(s);
+                    CHECK_MSG(why == NULL, "iteration %u: %s", it, why);
+                    pyf_snapshot_free(s);
+                    ok++;
+                } else {
+                    CHECK_MSG(rc < 0 && fake_known_error(rc), "iteration %u: rc %d", it, rc);
+                    errs++;
+                }
+            }
+            pyf_target_close(t);
+        }
+        fake_watchdog(0, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (el > max_seconds)
+            break;
+        if (fake_test_failures > 20)
+            break;
+    }
+    fprintf(stderr, "   %u iterations: %u snapshots, %u failed snapshots, %u failed opens\n", it,
+            ok, errs, open_errs);
+    CHECK(it >= 200 || fake_test_failures > 0);
+    fake_free(ft);
+}
+
+int main(void)
+{
+    static const int minors[] = {13, 14, 15};
+    for (int i = 0; i < 3; i++) {
+        int m = minors[i];
+        sweep_open(m);
+        sweep_snapshot(m, 0, PYF_EFAULT, 0);
+        sweep_snapshot(m, 0, PYF_EFAULT, 1);
+        sweep_snapshot(m, 0, PYF_EPERM, 0);
+        sweep_snapshot(m, 0, PYF_ESHORT, 0);
+        sweep_snapshot(m, 0, PYF_EIO, 0);
+        sweep_snapshot(m, 1, PYF_EFAULT, 0);
+        short_reads(m);
+    }
+    for (int i = 0; i < 3; i++)
+        random_corruption(minors[i], 5000, 25.0);
+    return fake_test_end();
+}

@@ -1,0 +1,380 @@
+/*
+ * test_offsets.c - opening targets: _Py_DebugOffsets validation, versions,
+ * unreadable runtimes, probing and scanning, error helpers.
+ */
+#include "fake_target.h"
+
+#include <string.h>
+
+static const int k_minors[] = {13, 14, 15};
+
+static int open_rc(fake_target *ft, uint64_t addr, pyf_target **t, char *err,
+                   size_t errlen)
+{
+    pyf_reader r = fake_reader(ft, 0);
+    *t = (pyf_target *)(uintptr_t)1; /* must be reset to NULL on failure */
+    err[0] = '\0';
+    return pyf_target_open(&r, addr, NULL, t, err, errlen);
+}
+
+/* ---- the fake tables themselves follow the published layouts ---------- */
+static void test_table_layouts(void)
+{
+    fake_test_begin("table layouts");
+    uint8_t buf[1024];
+    CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 13, 0x030d12f0), 584);
+    CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 14, 0x030e0af0), 760);
+    CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 15, 0x030f02f0), 888);
+    CHECK(memcmp(buf, "xdebugpy", 8) == 0);
+    CHECK_EQ_INT(pyf_test_offsets_get(buf, 15, "version"), 0x030f02f0);
+    CHECK_EQ_INT(pyf_test_offsets_get(buf, 15, "free_threaded"), 0);
+    CHECK_EQ_INT(pyf_test_fill_offsets(buf, 100, 15, 0x030f02f0), 0);
+    CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 12, 0x030c00f0), 0);
+
+    static const struct { int minor; const char *name; size_t off; } pos[] = {
+        {13, "runtime_state.size", 24}, {13, "interpreter_state.size", 48},
+        {13, "thread_state.size", 152}, {13, "interpreter_frame.size", 224},
+        {13, "code_object.size", 272}, {13, "pyobject.size", 352},
+        {13, "type_object.size", 368}, {13, "tuple_object.size", 400},
+        {13, "list_object.size", 424}, {13, "dict_object.size", 448},
+        {13, "float_object.size", 472}, {13, "long_object.size", 488},
+        {13, "bytes_object.size", 512}, {13, "unicode_object.size", 536},
+        {13, "gc.size", 568}, {13, "gc.collecting", 576},
+        {14, "thread_state.size", 176}, {14, "interpreter_frame.size", 248},
+        {14, "code_object.size", 312}, {14, "pyobject.size", 400},
+        {14, "type_object.size", 416}, {14, "tuple_object.size", 448},
+        {14, "list_object.size", 472}, {14, "set_object.size", 496},
+        {14, "dict_object.size", 528}, {14, "float_object.size", 552},
+        {14, "long_object.size", 568}, {14, "bytes_object.size", 592},
+        {14, "unicode_object.size", 616}, {14, "gc.size", 648},
+        {14, "gen_object.size", 664}, {14, "llist_node.next", 696},
+        {14, "debugger_support.eval_breaker", 712},
+        {14, "debugger_support.debugger_script_path_size", 752},
+        {15, "thread_state.size", 176}, {15, "err_stackitem.exc_value", 304},
+        {15, "interpreter_frame.size", 312}, {15, "code_object.size", 376},
+        {15, "pyobject.size", 464}, {15, "type_object.size", 480},
+        {15, "heap_type_object.size", 528}, {15, "tuple_object.size", 544},
+        {15, "list_object.size", 568}, {15, "set_object.size", 592},
+        {15, "dict_object.size", 624}, {15, "float_object.size", 648},
+        {15, "long_object.size", 664}, {15, "bytes_object.size", 688},
+        {15, "unicode_object.size", 712}, {15, "gc.size", 752},
+        {15, "gen_object.size", 792}, {15, "llist_node.next", 824},
+        {15, "debugger_support.eval_breaker", 840},
+        {15, "debugger_support.debugger_script_path_size", 880},
+        {15, "thread_state.base_frame", 216},
+        {15, "thread_state.last_profiled_frame_seq", 232},
+    };
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        CHECK_MSG(pyf_test_offsets_field(pos[i].minor, pos[i].name) == pos[i].off,
+                  "3.%d %s", pos[i].minor, pos[i].name);
+    CHECK(pyf_test_offsets_field(13, "thread_state.base_frame") == (size_t)-1);
+    CHECK(pyf_test_offsets_field(13, "gen_object.size") == (size_t)-1);
+    CHECK(pyf_test_offsets_field(14, "thread_state.base_frame") == (size_t)-1);
+    CHECK(pyf_test_offsets_field(14, "no_such.field") == (size_t)-1);
+
+    pyf_test_fill_offsets(buf, sizeof buf, 15, 0x030f02f0);
+    CHECK_EQ_INT(pyf_test_offsets_get(buf, 15, "thread_state.native_thread_id"), 184);
+    CHECK_EQ_INT(pyf_test_offsets_get(buf, 15, "interpreter_frame.owner"), 74);
+    CHECK_EQ_INT(pyf_test_offsets_get(buf, 15, "runtime_state.interpreters_head"), 936);
+    CHECK(pyf_test_offsets_get(buf, 15, "nope.nope") == UINT64_MAX);
+}
+
+/* ---- error helpers ----------------------------------------------------- */
+static void test_error_helpers(void)
+{
+    fake_test_begin("error helpers");
+    CHECK_EQ_STR(pyf_error_name(PYF_OK), "PYF_OK");
+    CHECK_EQ_STR(pyf_error_name(PYF_EFAULT), "PYF_EFAULT");
+    CHECK_EQ_STR(pyf_error_name(PYF_ECYCLE), "PYF_ECYCLE");
+    CHECK_EQ_STR(pyf_error_name(PYF_ENOTHREAD), "PYF_ENOTHREAD");
+    CHECK_EQ_STR(pyf_error_name(-999), "PYF_UNKNOWN");
+    CHECK_EQ_STR(pyf_error_name(5), "PYF_UNKNOWN");
+    CHECK_EQ_STR(pyf_strerror(PYF_EFAULT), "target memory not readable");
+    CHECK_EQ_STR(pyf_strerror(PYF_EVERSION), "unsupported CPython version");
+    CHECK_EQ_STR(pyf_strerror(-999), "unknown error");
+    CHECK_EQ_INT(pyf_version(), PYF_VERSION_NUMBER);
+    pyf_target_close(NULL);
+    pyf_snapshot_free(NULL);
+}
+
+/* ---- valid tables open, for every version and several patch levels ---- */
+static void check_open_ok(int minor, uint64_t hex, int with_readv)
+{
+    fake_target *ft = fake_new_hex(minor, hex);
+    pyf_reader r = fake_reader(ft, with_readv);
+    pyf_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    pyf_target *t = NULL;
+    char err[256] = "";
+    int rc = pyf_target_open(&r, fake_runtime_addr(ft), &opts, &t, err, sizeof err);
+    CHECK_MSG(rc == 0, "3.%d hex 0x%llx: %s: %s", minor, (unsigned long long)hex,
+              pyf_error_name(rc), err);
+    if (rc == 0) {
+        CHECK(t != NULL);
+        pyf_python_info info;
+        memset(&info, 0xff, sizeof info);
+        CHECK_EQ_INT(pyf_target_python(t, &info), 0);
+        CHECK_EQ_INT(info.runtime_addr, fake_runtime_addr(ft));
+        CHECK_EQ_INT(info.hexversion, hex);
+        CHECK_EQ_INT(info.major, 3);
+        CHECK_EQ_INT(info.minor, minor);
+        CHECK_EQ_INT(info.micro, (hex >> 8) & 0xff);
+        CHECK_EQ_INT(info.level, (hex >> 4) & 0xf);
+        CHECK_EQ_INT(info.serial, hex & 0xf);
+        CHECK_EQ_INT(info.free_threaded, 0);
+        CHECK(pyf_target_last_error(t) != NULL);
+        pyf_target_close(t);
+    }
+    pyf_python_info pi;
+    memset(&pi, 0, sizeof pi);
+    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), &pi), 0);
+    CHECK_EQ_INT(pi.minor, minor);
+    CHECK_EQ_INT(pi.hexversion, hex);
+    fake_free(ft);
+}
+
+static void test_open_valid(void)
+{
+    fake_test_begin("open valid tables");
+    check_open_ok(13, 0x030d12f0, 0);
+    check_open_ok(13, 0x030d00f0, 1);
+    check_open_ok(13, 0x030d05f0, 0);
+    check_open_ok(14, 0x030e0af0, 0);
+    check_open_ok(14, 0x030e00f0, 1);
+    check_open_ok(15, 0x030f02f0, 0);
+    check_open_ok(15, 0x030f00f0, 1);
+    check_open_ok(15, 0x030f01f0, 0);
+}
+
+/* ---- argument errors --------------------------------------------------- */
+static void test_open_args(void)
+{
+    fake_test_begin("open argument errors");
+    fake_target *ft = fake_new(15);
+    pyf_target *t;
+    char err[256];
+    CHECK_EQ_INT(open_rc(ft, 0, &t, err, sizeof err), PYF_EINVAL);
+    CHECK(t == NULL);
+
+    pyf_reader r = fake_reader(ft, 0);
+    t = (pyf_target *)(uintptr_t)1;
+    CHECK_EQ_INT(pyf_target_open(NULL, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
+                 PYF_EINVAL);
+    CHECK(t == NULL);
+    pyf_reader noread = r;
+    noread.read = NULL;
+    t = (pyf_target *)(uintptr_t)1;
+    CHECK_EQ_INT(pyf_target_open(&noread, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
+                 PYF_EINVAL);
+    CHECK(t == NULL);
+    CHECK_EQ_INT(pyf_target_open(&r, fake_runtime_addr(ft), NULL, NULL, err, sizeof err),
+                 PYF_EINVAL);
+    /* err may be omitted */
+    t = (pyf_target *)(uintptr_t)1;
+    CHECK_EQ_INT(pyf_target_open(&r, 0, NULL, &t, NULL, 0), PYF_EINVAL);
+    CHECK(t == NULL);
+    fake_free(ft);
+}
+
+/* ---- cookie ------------------------------------------------------------ */
+static void test_wrong_cookie(void)
+{
+    fake_test_begin("wrong cookie");
+    for (size_t i = 0; i < 3; i++) {
+        fake_target *ft = fake_new(k_minors[i]);
+        pyf_target *t;
+        char err[256];
+        fake_write(ft, fake_runtime_addr(ft), "xdebugpz", 8);
+        CHECK_EQ_INT(open_rc(ft, fake_runtime_addr(ft), &t, err, sizeof err), PYF_ENOTPY);
+        CHECK(t == NULL);
+        pyf_reader r = fake_reader(ft, 0);
+        CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_ENOTPY);
+        /* zeroed memory: no runtime here */
+        uint64_t zeros = fake_alloc(ft, 4096);
+        CHECK_EQ_INT(open_rc(ft, zeros, &t, err, sizeof err), PYF_ENOTPY);
+        CHECK(t == NULL);
+        fake_free(ft);
+    }
+}
+
+/* ---- versions ---------------------------------------------------------- */
+static void check_version_refused(int layout_minor, uint64_t hex, const char *text)
+{
+    fake_target *ft = fake_new(layout_minor);
+    fake_set_offset(ft, "version", hex);
+    pyf_target *t;
+    char err[256];
+    int rc = open_rc(ft, fake_runtime_addr(ft), &t, err, sizeof err);
+    CHECK_MSG(rc == PYF_EVERSION, "hex 0x%llx: got %s (%s)", (unsigned long long)hex,
+              pyf_error_name(rc), err);
+    CHECK(t == NULL);
+    if (text)
+        CHECK_MSG(strstr(err, text) != NULL, "err '%s' lacks '%s'", err, text);
+    pyf_reader r = fake_reader(ft, 0);
+    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_EVERSION);
+    fake_free(ft);
+}
+
+static void test_versions(void)
+{
+    fake_test_begin("unsupported versions");
+    check_version_refused(13, 0x030c0af0, "3.12");   /* 3.12.10 */
+    check_version_refused(13, 0x030c00f0, "3.12.0");
+    check_version_refused(15, 0x031000f0, "3.16.0");
+    check_version_refused(15, 0x031002f0, "3.16.2");
+    check_version_refused(15, 0x040f02f0, NULL);     /* 4.15 */
+    check_version_refused(15, 0x020702f0, NULL);     /* 2.7 */
+    check_version_refused(15, 0x030f00b2, NULL);     /* 3.15.0b2: lacks seq */
+    check_version_refused(15, 0x030f00b1, NULL);
+    check_version_refused(15, 0x030f00a5, NULL);     /* 3.15.0a5 */
+    check_version_refused(14, 0x030e00a7, NULL);     /* 3.14.0a7: other layout */
+    check_version_refused(13, 0x030d00b1, NULL);     /* 3.13.0b1 */
+}
+
+/* ---- section sizes and field offsets ---------------------------------- */
+static void check_offsets_refused(int minor, const char *field, uint64_t value,
+                                  const char *expect_in_err)
+{
+    fake_target *ft = fake_new(minor);
+    fake_set_offset(ft, field, value);
+    pyf_target *t;
+    char err[512];
+    int rc = open_rc(ft, fake_runtime_addr(ft), &t, err, sizeof err);
+    CHECK_MSG(rc == PYF_EOFFSETS, "3.%d %s=%llu: got %s (%s)", minor, field,
+              (unsigned long long)value, pyf_error_name(rc), err);
+    CHECK(t == NULL);
+    CHECK_MSG(strstr(err, expect_in_err) != NULL, "3.%d %s: err '%s' does not name '%s'",
+              minor, field, err, expect_in_err);
+    pyf_reader r = fake_reader(ft, 0);
+    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
+    if (rc == 0)
+        pyf_target_close(t);
+    fake_free(ft);
+}
+
+static void test_bad_offsets(void)
+{
+    fake_test_begin("bad sizes and offsets");
+    for (size_t i = 0; i < 3; i++) {
+        int m = k_minors[i];
+        uint64_t ts_size = 0, fr_size = 0, co_size = 0, in_size = 0, rt_size = 0,
+                 un_size = 0;
+        {
+            fake_target *ft = fake_new(m);
+            ts_size = fake_off(ft, "thread_state.size");
+            fr_size = fake_off(ft, "interpreter_frame.size");
+            co_size = fake_off(ft, "code_object.size");
+            in_size = fake_off(ft, "interpreter_state.size");
+            rt_size = fake_off(ft, "runtime_state.size");
+            un_size = fake_off(ft, "unicode_object.size");
+            fake_free(ft);
+        }
+        /* sizes: zero or absurd */
+        check_offsets_refused(m, "thread_state.size", 0, "thread_state");
+        check_offsets_refused(m, "interpreter_frame.size", 2u << 20, "interpreter_frame");
+        check_offsets_refused(m, "code_object.size", UINT64_MAX, "code_object");
+        check_offsets_refused(m, "interpreter_state.size", 0, "interpreter_state");
+        check_offsets_refused(m, "runtime_state.size", (uint64_t)1 << 40, "runtime_state");
+        check_offsets_refused(m, "unicode_object.size", 0, "unicode_object");
+        /* offsets outside their section */
+        check_offsets_refused(m, "thread_state.current_frame", ts_size, "current_frame");
+        check_offsets_refused(m, "thread_state.native_thread_id", ts_size + 4096,
+                              "native_thread_id");
+        check_offsets_refused(m, "interpreter_frame.owner", fr_size + 100, "owner");
+        check_offsets_refused(m, "interpreter_frame.previous", fr_size, "previous");
+        check_offsets_refused(m, "code_object.qualname", (uint64_t)1 << 40, "qualname");
+        check_offsets_refused(m, "code_object.linetable", co_size, "linetable");
+        check_offsets_refused(m, "interpreter_state.threads_head", in_size, "threads_head");
+        check_offsets_refused(m, "runtime_state.interpreters_head", rt_size,
+                              "interpreters_head");
+        check_offsets_refused(m, "unicode_object.state", un_size, "state");
+        if (m == 15)
+            check_offsets_refused(m, "thread_state.base_frame", ts_size + 8, "base_frame");
+    }
+}
+
+/* ---- unreadable runtime ------------------------------------------------ */
+static void test_unreadable_runtime(void)
+{
+    fake_test_begin("unreadable runtime");
+    for (size_t i = 0; i < 3; i++) {
+        fake_target *ft = fake_new(k_minors[i]);
+        pyf_target *t;
+        char err[256];
+        uint64_t rt = fake_runtime_addr(ft);
+
+        CHECK_EQ_INT(open_rc(ft, fake_unmapped_addr(ft), &t, err, sizeof err), PYF_EFAULT);
+        CHECK(t == NULL);
+
+        fake_add_fault(ft, rt, 4096, PYF_EFAULT);
+        CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EFAULT);
+        CHECK(t == NULL);
+        pyf_reader r = fake_reader(ft, 0);
+        CHECK_EQ_INT(pyf_probe_runtime(&r, rt, NULL), PYF_EFAULT);
+        fake_clear_faults(ft);
+
+        fake_add_fault(ft, rt, 4096, PYF_EPERM);
+        CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EPERM);
+        CHECK(t == NULL);
+        CHECK_EQ_INT(pyf_probe_runtime(&r, rt, NULL), PYF_EPERM);
+        fake_clear_faults(ft);
+
+        /* a reader that only ever returns short reads */
+        fake_short_reads_over(ft, 4);
+        int rc = open_rc(ft, rt, &t, err, sizeof err);
+        CHECK_MSG(rc < 0 && fake_known_error(rc), "short reads: %d", rc);
+        CHECK(t == NULL);
+        fake_short_reads_over(ft, 0);
+
+        /* and then it opens */
+        rc = open_rc(ft, rt, &t, err, sizeof err);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0)
+            pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
+/* ---- finding the runtime in a range ------------------------------------ */
+static void test_find_in_range(void)
+{
+    fake_test_begin("find runtime in range");
+    for (size_t i = 0; i < 3; i++) {
+        fake_target *ft = fake_new(k_minors[i]);
+        uint64_t rt = fake_runtime_addr(ft);
+        /* a decoy cookie with a bad version in an earlier mapping */
+        uint64_t decoy = fake_region(ft, rt - 0x100000, 0x10000);
+        fake_write(ft, decoy + 0x2000, "xdebugpy", 8);
+        fake_w64(ft, decoy + 0x2008, 0x02070000);
+        pyf_reader r = fake_reader(ft, 0);
+        uint64_t found = 0;
+        int rc = pyf_find_runtime_in_range(&r, decoy, rt + 0x20000, &found);
+        CHECK_MSG(rc == 0, "3.%d: %s", k_minors[i], pyf_error_name(rc));
+        CHECK_EQ_INT(found, rt);
+
+        found = 0;
+        rc = pyf_find_runtime_in_range(&r, decoy, decoy + 0x10000, &found);
+        CHECK_MSG(rc < 0, "3.%d: found a runtime in the decoy range: 0x%llx",
+                  k_minors[i], (unsigned long long)found);
+        /* an empty range finds nothing */
+        rc = pyf_find_runtime_in_range(&r, rt, rt, &found);
+        CHECK(rc < 0);
+        fake_free(ft);
+    }
+}
+
+int main(void)
+{
+    fake_watchdog(100, "test_offsets");
+    test_table_layouts();
+    test_error_helpers();
+    test_open_valid();
+    test_open_args();
+    test_wrong_cookie();
+    test_versions();
+    test_bad_offsets();
+    test_unreadable_runtime();
+    test_find_in_range();
+    return fake_test_end();
+}

@@ -1,0 +1,1148 @@
+/*
+ * test_walk.c - snapshots of synthetic 3.13/3.14/3.15 images: interpreters,
+ * threads, frame chains through data-stack chunks, entry frames, generator
+ * frames, tag bits, broken chains (cycles, depth, unreadable memory), the
+ * one-thread request, and the read budget of a deep stack.
+ */
+#include "fake_target.h"
+
+#include <string.h>
+
+#define MAXF 256
+
+/* Whether the broken-chain cases open their targets with a readv reader. */
+static int g_readv;
+
+typedef struct code_info {
+    uint64_t addr;
+    const char *func, *file;
+    const fake_loc *locs;
+    size_t nlocs;
+} code_info;
+
+typedef struct exp_frame {
+    const char *func, *file;
+    uint64_t frame_addr, code_addr;
+    int line, end_line, col, end_col;
+    uint32_t flags;
+} exp_frame;
+
+/* Expected frames, outermost first (push order). */
+typedef struct stk {
+    exp_frame f[MAXF];
+    int n;
+    int after_entry;
+} stk;
+
+static code_info mkcode(fake_target *ft, const char *file, const char *func, int first,
+                        const fake_loc *locs, size_t n)
+{
+    code_info ci = {fake_code(ft, file, func, first, locs, n), func, file, locs, n};
+    return ci;
+}
+
+static void expect_frame(stk *s, const code_info *ci, uint64_t frame, int idx,
+                         uint32_t flags)
+{
+    if (s->n >= MAXF)
+        abort();
+    exp_frame *e = &s->f[s->n++];
+    fake_loc l;
+    e->func = ci->func;
+    e->file = ci->file;
+    e->frame_addr = frame;
+    e->code_addr = ci->addr;
+    if (fake_loc_at(ci->locs, ci->nlocs, idx, &l) == 0) {
+        e->line = l.line;
+        e->end_line = l.end_line;
+        e->col = l.col;
+        e->end_col = l.end_col;
+    } else {
+        e->line = e->end_line = e->col = e->end_col = -1;
+    }
+    e->flags = flags | (s->after_entry ? PYF_FRAME_ENTRY_FROM_C : 0u);
+    s->after_entry = 0;
+}
+
+static uint64_t push(fake_thread *th, stk *s, const code_info *ci, int idx)
+{
+    uint64_t f = fake_push_frame(th, ci->addr, idx);
+    expect_frame(s, ci, f, idx, 0);
+    return f;
+}
+
+static uint64_t push_gen(fake_thread *th, stk *s, const code_info *ci, int idx)
+{
+    uint64_t f = fake_gen_frame(th, ci->addr, idx, NULL);
+    expect_frame(s, ci, f, idx, PYF_FRAME_GENERATOR);
+    return f;
+}
+
+static uint64_t entry(fake_thread *th, stk *s, int owner)
+{
+    s->after_entry = 1;
+    return fake_push_entry(th, owner);
+}
+
+/* Compare the frames of thread ti with s (innermost first), flags under mask;
+ * nexp < 0 means all of s, else only the innermost nexp. */
+static int check_frames(const pyf_snapshot *snap, int ti, const stk *s, int nexp,
+                        uint32_t mask, const char *what)
+{
+    int before = fake_test_failures;
+    if (ti < 0 || (uint32_t)ti >= snap->nthreads) {
+        CHECK_MSG(0, "%s: thread not found", what);
+        return 0;
+    }
+    const pyf_thread *t = &snap->threads[ti];
+    int want = nexp < 0 ? s->n : nexp;
+    CHECK_MSG((int)t->nframes == want, "%s: nframes %u, expected %d", what, t->nframes,
+              want);
+    int n = (int)t->nframes < want ? (int)t->nframes : want;
+    for (int k = 0; k < n; k++) {
+        const pyf_frame *f = &snap->frames[t->first_frame + (uint32_t)k];
+        const exp_frame *e = &s->f[s->n - 1 - k];
+        CHECK_MSG(strcmp(f->function, e->func) == 0, "%s #%d function '%s' != '%s'", what, k,
+                  f->function, e->func);
+        CHECK_MSG(strcmp(f->filename, e->file) == 0, "%s #%d filename '%s' != '%s'", what, k,
+                  f->filename, e->file);
+        CHECK_MSG(f->frame_addr == e->frame_addr, "%s #%d frame_addr 0x%llx != 0x%llx", what,
+                  k, (unsigned long long)f->frame_addr, (unsigned long long)e->frame_addr);
+        CHECK_MSG(f->code_addr == e->code_addr, "%s #%d code_addr 0x%llx != 0x%llx", what, k,
+                  (unsigned long long)f->code_addr, (unsigned long long)e->code_addr);
+        CHECK_MSG(f->line == e->line && f->end_line == e->end_line && f->column == e->col &&
+                      f->end_column == e->end_col,
+                  "%s #%d %s location %d-%d:%d-%d != %d-%d:%d-%d", what, k, e->func, f->line,
+                  f->end_line, f->column, f->end_column, e->line, e->end_line, e->col,
+                  e->end_col);
+        CHECK_MSG((f->flags & mask) == (e->flags & mask), "%s #%d %s flags 0x%x != 0x%x", what,
+                  k, e->func, f->flags & mask, e->flags & mask);
+    }
+    return fake_test_failures == before;
+}
+
+static pyf_snapshot *take(pyf_target *t, const pyf_snapshot_request *req, int expect_rc)
+{
+    pyf_snapshot *s = NULL;
+    fake_watchdog(30, "pyf_snapshot_take");
+    int rc = pyf_snapshot_take(t, req, &s);
+    fake_watchdog(0, NULL);
+    CHECK_MSG(rc == expect_rc, "pyf_snapshot_take: %s, expected %s (%s)", pyf_error_name(rc),
+              pyf_error_name(expect_rc), pyf_target_last_error(t));
+    if (rc == 0) {
+        const char *why = fake_check_snapshot(s);
+        CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
+        if (s == NULL)
+            return NULL;
+    }
+    return rc == 0 ? s : NULL;
+}
+
+/* ---- the common scenario ----------------------------------------------- */
+
+static const fake_loc L_MOD[] = {{2, 1, 1, 0, 0}, {3, 3, 3, 0, 12}, {4, 5, 5, 4, 30}};
+static const fake_loc L_F[] = {{1, 10, 10, 0, 0}, {4, 11, 11, 8, 20}, {3, 12, 14, 4, 9}};
+static const fake_loc L_G[] = {{1, 30, 30, 0, 0}, {2, 31, 31, -1, -1}, {2, 33, 33, 100, 110}};
+static const fake_loc L_GEN[] = {{1, 40, 40, 0, 0}, {2, 41, 41, 4, 10}};
+static const fake_loc L_H[] = {{1, 50, 50, 0, 0}, {1, 52, 52, 16, 20}};
+#define NL(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct scene {
+    fake_target *ft;
+    uint64_t interp0, interp1;
+    fake_thread *t1, *t2, *t3;
+    stk s1, s2, s3;
+    code_info mod, f, g, gen, h;
+} scene;
+
+static void build_scene(scene *sc, int minor)
+{
+    memset(sc, 0, sizeof *sc);
+    fake_target *ft = sc->ft = fake_new(minor);
+    sc->mod = mkcode(ft, "/app/main.py", "<module>", 1, L_MOD, NL(L_MOD));
+    sc->f = mkcode(ft, "/app/main.py", "Outer.f", 10, L_F, NL(L_F));
+    sc->g = mkcode(ft, "/app/lib/util.py", "g", 30, L_G, NL(L_G));
+    sc->gen = mkcode(ft, "/app/lib/util.py", "producer", 40, L_GEN, NL(L_GEN));
+    sc->h = mkcode(ft, "/app/lib/util.py", "Worker.run.<locals>.h", 50, L_H, NL(L_H));
+
+    sc->interp0 = fake_add_interp(ft, 0);
+    sc->interp1 = fake_add_interp(ft, 1);
+
+    /* main thread: <module> -> Outer.f -> [C call] -> g */
+    sc->t1 = fake_add_thread(ft, sc->interp0, 0x7f00aa001000ull, 1001, 0);
+    entry(sc->t1, &sc->s1, -1);
+    fake_set_exec_tag(ft, 1);
+    push(sc->t1, &sc->s1, &sc->mod, 3);
+    fake_set_exec_tag(ft, 3);
+    push(sc->t1, &sc->s1, &sc->f, 6);
+    entry(sc->t1, &sc->s1, minor == 14 ? 4 : -1); /* 3.14: CSTACK */
+    fake_set_exec_tag(ft, 2);
+    push(sc->t1, &sc->s1, &sc->g, 2);
+    fake_set_exec_tag(ft, 1);
+
+    /* second thread: <module> -> producer (generator) -> h */
+    sc->t2 = fake_add_thread(ft, sc->interp0, 0x7f00aa002000ull, 1002, 0);
+    entry(sc->t2, &sc->s2, -1);
+    push(sc->t2, &sc->s2, &sc->mod, 0);
+    push_gen(sc->t2, &sc->s2, &sc->gen, 1);
+    push(sc->t2, &sc->s2, &sc->h, 1);
+
+    /* subinterpreter thread */
+    sc->t3 = fake_add_thread(ft, sc->interp1, 0x7f00aa003000ull, 1003, 0);
+    entry(sc->t3, &sc->s3, -1);
+    push(sc->t3, &sc->s3, &sc->mod, 8);
+
+    if (minor >= 15) {
+        fake_thread_set_holds_gil(sc->t1, 1);
+        fake_thread_set_holds_gil(sc->t2, 0);
+    }
+}
+
+static void check_thread_meta(const pyf_snapshot *s, int ti, fake_thread *th, uint64_t tid,
+                              uint64_t native, int64_t interp_id, int is_main, int minor,
+                              int holds_gil)
+{
+    if (ti < 0) {
+        CHECK_MSG(0, "thread %llu missing", (unsigned long long)native);
+        return;
+    }
+    const pyf_thread *t = &s->threads[ti];
+    CHECK_EQ_INT(t->tstate_addr, fake_thread_addr(th));
+    CHECK_EQ_INT(t->thread_id, tid);
+    CHECK_EQ_INT(t->native_thread_id, native);
+    CHECK(t->interp_index < s->ninterps);
+    if (t->interp_index < s->ninterps)
+        CHECK_EQ_INT(s->interps[t->interp_index].id, interp_id);
+    CHECK_MSG(t->flags & PYF_THREAD_COMPLETE, "thread %llu not complete: %s %s",
+              (unsigned long long)native, pyf_error_name(t->error), s->thread_errors[ti]);
+    CHECK_EQ_INT(t->error, 0);
+    CHECK_EQ_STR(s->thread_errors[ti], "");
+    if (minor >= 14)
+        CHECK_EQ_INT(!!(t->flags & PYF_THREAD_MAIN), is_main);
+    else
+        CHECK_EQ_INT(t->flags & PYF_THREAD_MAIN, 0);
+    if (minor >= 15) {
+        CHECK(t->flags & PYF_THREAD_GIL_KNOWN);
+        CHECK_EQ_INT(!!(t->flags & PYF_THREAD_HOLDS_GIL), holds_gil);
+    } else {
+        CHECK_EQ_INT(t->flags & (PYF_THREAD_GIL_KNOWN | PYF_THREAD_HOLDS_GIL), 0);
+    }
+}
+
+static void check_scene(scene *sc, const pyf_snapshot *s, int minor, uint32_t mask)
+{
+    CHECK_EQ_INT(s->ninterps, 2);
+    CHECK_EQ_INT(s->nthreads, 3);
+    if (s->ninterps == 2) {
+        /* list order: the newest interpreter is the head */
+        CHECK_EQ_INT(s->interps[0].id, 1);
+        CHECK_EQ_INT(s->interps[0].addr, sc->interp1);
+        CHECK_EQ_INT(s->interps[0].nthreads, 1);
+        CHECK_EQ_INT(s->interps[1].id, 0);
+        CHECK_EQ_INT(s->interps[1].addr, sc->interp0);
+        CHECK_EQ_INT(s->interps[1].nthreads, 2);
+    }
+    int i1 = fake_find_thread(s, 1001), i2 = fake_find_thread(s, 1002),
+        i3 = fake_find_thread(s, 1003);
+    check_thread_meta(s, i1, sc->t1, 0x7f00aa001000ull, 1001, 0, 1, minor, 1);
+    check_thread_meta(s, i2, sc->t2, 0x7f00aa002000ull, 1002, 0, 0, minor, 0);
+    check_thread_meta(s, i3, sc->t3, 0x7f00aa003000ull, 1003, 1, 1, minor, 0);
+    check_frames(s, i1, &sc->s1, -1, mask, "main thread");
+    check_frames(s, i2, &sc->s2, -1, mask, "generator thread");
+    check_frames(s, i3, &sc->s3, -1, mask, "subinterpreter thread");
+}
+
+static void test_basic(int minor, int with_readv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d basic walk%s", minor, with_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    scene sc;
+    build_scene(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, with_readv);
+    CHECK(t != NULL);
+    if (t == NULL) {
+        fake_free(sc.ft);
+        return;
+    }
+    uint32_t mask = ~PYF_FRAME_ENTRY_FROM_C;
+    pyf_snapshot *s = take(t, NULL, 0);
+    if (s) {
+        int before = fake_test_failures;
+        check_scene(&sc, s, minor, mask);
+        if (fake_test_failures != before)
+            fake_dump_snapshot(s, stderr);
+        pyf_snapshot_free(s);
+    }
+    /* again, now with warm caches */
+    s = take(t, NULL, 0);
+    if (s) {
+        check_scene(&sc, s, minor, mask);
+        pyf_snapshot_free(s);
+    }
+    pyf_stats st;
+    pyf_target_stats(t, &st);
+    CHECK_EQ_INT(st.snapshots, 2);
+    CHECK_EQ_INT(st.frames, 2 * (3 + 3 + 1));
+    CHECK(st.code_cache_hits > 0);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+/* PYF_FRAME_ENTRY_FROM_C: the first Python frame above each entry frame. */
+static void test_entry_flag(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d ENTRY_FROM_C flag", minor);
+    fake_test_begin(name);
+    scene sc;
+    build_scene(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        check_frames(s, fake_find_thread(s, 1001), &sc.s1, -1, PYF_FRAME_ENTRY_FROM_C,
+                     "main thread entry flags");
+        check_frames(s, fake_find_thread(s, 1002), &sc.s2, -1, PYF_FRAME_ENTRY_FROM_C,
+                     "generator thread entry flags");
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+/* ---- idle threads -------------------------------------------------------- */
+static void test_idle_threads(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d idle threads", minor);
+    fake_test_begin(name);
+    fake_target *ft = fake_new(minor);
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_add_thread(ft, in, 11, 2001, 0); /* no frame at all */
+    fake_add_thread(ft, in, 12, 2002, 1); /* only an entry frame */
+    pyf_target *t = fake_open(ft, NULL, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        CHECK_EQ_INT(s->nthreads, 2);
+        CHECK_EQ_INT(s->nframes, 0);
+        for (uint32_t i = 0; i < s->nthreads; i++) {
+            CHECK_EQ_INT(s->threads[i].nframes, 0);
+            CHECK_EQ_INT(s->threads[i].error, 0);
+            CHECK(s->threads[i].flags & PYF_THREAD_COMPLETE);
+        }
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* ---- a single thread with a plain chain, for the broken-chain cases ----- */
+typedef struct chain {
+    fake_target *ft;
+    uint64_t interp;
+    fake_thread *th;
+    stk s;
+    uint64_t entry;
+    uint64_t fr[MAXF];
+    code_info codes[3];
+    fake_thread *other;
+    stk so;
+} chain;
+
+static const fake_loc L_A[] = {{4, 7, 7, 2, 9}};
+static const fake_loc L_B[] = {{4, 17, 17, 0, 5}};
+static const fake_loc L_C[] = {{4, 27, 27, 1, 3}};
+
+static void build_chain(chain *c, int minor, int n)
+{
+    memset(c, 0, sizeof *c);
+    c->ft = fake_new(minor);
+    c->codes[0] = mkcode(c->ft, "/x/a.py", "fa", 7, L_A, 1);
+    c->codes[1] = mkcode(c->ft, "/x/b.py", "fb", 17, L_B, 1);
+    c->codes[2] = mkcode(c->ft, "/x/c.py", "fc", 27, L_C, 1);
+    c->interp = fake_add_interp(c->ft, 0);
+    c->th = fake_add_thread(c->ft, c->interp, 0x1111, 3001, 0);
+    c->entry = entry(c->th, &c->s, -1);
+    for (int i = 0; i < n; i++)
+        c->fr[i] = push(c->th, &c->s, &c->codes[i % 3], i % 4);
+    /* an unrelated healthy thread */
+    c->other = fake_add_thread(c->ft, c->interp, 0x2222, 3002, 0);
+    entry(c->other, &c->so, -1);
+    push(c->other, &c->so, &c->codes[0], 0);
+    push(c->other, &c->so, &c->codes[1], 1);
+}
+
+static void check_other_ok(const pyf_snapshot *s, chain *c)
+{
+    int oi = fake_find_thread(s, 3002);
+    CHECK(oi >= 0);
+    if (oi >= 0) {
+        CHECK(s->threads[oi].flags & PYF_THREAD_COMPLETE);
+        check_frames(s, oi, &c->so, -1, ~PYF_FRAME_ENTRY_FROM_C, "healthy thread");
+    }
+}
+
+static const pyf_thread *broken_thread(const pyf_snapshot *s, int *ti)
+{
+    *ti = fake_find_thread(s, 3001);
+    CHECK(*ti >= 0);
+    return *ti >= 0 ? &s->threads[*ti] : NULL;
+}
+
+static void run_cycle_case(int minor, const char *what, int link_from, int link_to_entry)
+{
+    chain c;
+    build_chain(&c, minor, 4);
+    /* fr[0] is the outermost python frame, fr[3] the innermost */
+    if (link_to_entry)
+        fake_frame_set_previous(c.ft, c.entry, c.fr[3]);
+    else
+        fake_frame_set_previous(c.ft, c.fr[link_from], c.fr[3]);
+    int prefix = link_to_entry ? 4 : 4 - link_from;
+    pyf_target *t = fake_open(c.ft, NULL, g_readv);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        int ti;
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_MSG(th->error == PYF_ECYCLE, "%s: error %s", what, pyf_error_name(th->error));
+            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+            CHECK(s->thread_errors[ti][0] != '\0');
+            CHECK_MSG(th->nframes >= (uint32_t)prefix && th->nframes < 64,
+                      "%s: %u frames kept", what, th->nframes);
+            /* the frames read before the cycle closed are kept, in order */
+            if (th->nframes >= (uint32_t)prefix) {
+                stk tail = c.s;
+                int before = fake_test_failures;
+                for (int k = 0; k < prefix; k++) {
+                    const pyf_frame *f = &s->frames[th->first_frame + (uint32_t)k];
+                    CHECK_EQ_INT(f->frame_addr, c.fr[3 - k]);
+                    CHECK_EQ_STR(f->function, tail.f[tail.n - 1 - k].func);
+                }
+                if (fake_test_failures != before)
+                    fake_dump_snapshot(s, stderr);
+            }
+        }
+        check_other_ok(s, &c);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(c.ft);
+}
+
+static void test_cycles(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d frame cycles%s", minor, g_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    run_cycle_case(minor, "4-frame cycle", 0, 0);
+    run_cycle_case(minor, "self loop", 3, 0);
+    run_cycle_case(minor, "2-frame cycle", 2, 0);
+    run_cycle_case(minor, "cycle through the entry frame", 0, 1);
+}
+
+static void test_depth(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d max_depth", minor);
+    fake_test_begin(name);
+    chain c;
+    build_chain(&c, minor, 50);
+    pyf_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.max_depth = 10;
+    pyf_target *t = fake_open(c.ft, &o, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    int ti;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_EQ_INT(th->error, PYF_EDEPTH);
+            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+            CHECK(s->thread_errors[ti][0] != '\0');
+            check_frames(s, ti, &c.s, 10, ~PYF_FRAME_ENTRY_FROM_C, "options.max_depth 10");
+        }
+        check_other_ok(s, &c);
+    }
+    pyf_snapshot_free(s);
+
+    pyf_snapshot_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.struct_size = sizeof rq;
+    rq.max_depth = 7;
+    s = t ? take(t, &rq, 0) : NULL;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_EQ_INT(th->error, PYF_EDEPTH);
+            check_frames(s, ti, &c.s, 7, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 7");
+        }
+    }
+    pyf_snapshot_free(s);
+
+    rq.max_depth = 0; /* the target's option */
+    s = t ? take(t, &rq, 0) : NULL;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th)
+            check_frames(s, ti, &c.s, 10, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 0");
+    }
+    pyf_snapshot_free(s);
+
+    rq.max_depth = 60; /* a request may raise the limit too */
+    s = t ? take(t, &rq, 0) : NULL;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_EQ_INT(th->error, 0);
+            CHECK(th->flags & PYF_THREAD_COMPLETE);
+            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 60");
+        }
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+
+    /* exactly max_depth Python frames: nothing is missing */
+    o.max_depth = 50;
+    t = fake_open(c.ft, &o, 0);
+    s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_MSG(th->error == 0, "50 frames, max_depth 50: %s", pyf_error_name(th->error));
+            CHECK(th->flags & PYF_THREAD_COMPLETE);
+            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "max_depth == depth");
+        }
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+
+    /* default limit */
+    t = fake_open(c.ft, NULL, 0);
+    s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK(th->flags & PYF_THREAD_COMPLETE);
+            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "default max_depth");
+        }
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(c.ft);
+}
+
+static void test_unreadable_previous(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d unreadable previous%s", minor, g_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    for (int variant = 0; variant < 2; variant++) {
+        chain c;
+        build_chain(&c, minor, 4);
+        uint64_t bad;
+        if (variant == 0) {
+            bad = fake_unmapped_addr(c.ft);
+        } else {
+            /* a frame in a region the reader may not access */
+            bad = fake_region(c.ft, 0x7f6600000000ull, 4096);
+            fake_add_fault(c.ft, bad, 4096, PYF_EPERM);
+        }
+        fake_frame_set_previous(c.ft, c.fr[2], bad); /* fr[3] -> fr[2] -> bad */
+        pyf_target *t = fake_open(c.ft, NULL, g_readv);
+        pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+        if (s) {
+            int ti;
+            const pyf_thread *th = broken_thread(s, &ti);
+            if (th) {
+                CHECK_MSG(th->error == (variant == 0 ? PYF_EFAULT : PYF_EPERM),
+                          "variant %d: error %s", variant, pyf_error_name(th->error));
+                CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+                CHECK(s->thread_errors[ti][0] != '\0');
+                check_frames(s, ti, &c.s, 2, ~PYF_FRAME_ENTRY_FROM_C, "frames before the fault");
+            }
+            check_other_ok(s, &c);
+        }
+        pyf_snapshot_free(s);
+        pyf_target_close(t);
+        fake_free(c.ft);
+    }
+}
+
+static void test_unreadable_code(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d unreadable code object%s", minor,
+             g_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    chain c;
+    build_chain(&c, minor, 5);
+    uint64_t hole = fake_unmapped_addr(c.ft);
+    uint64_t denied = fake_region(c.ft, 0x7f6700000000ull, 4096);
+    fake_add_fault(c.ft, denied, 4096, PYF_EPERM);
+    uint64_t tag = minor >= 14 ? 1 : 0;
+    fake_frame_set_executable(c.ft, c.fr[1], hole | tag);
+    fake_frame_set_executable(c.ft, c.fr[3], denied | tag);
+    pyf_target *t = fake_open(c.ft, NULL, g_readv);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        int ti;
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_EQ_INT(th->nframes, 5);
+            CHECK_EQ_INT(th->error, 0);
+            CHECK(th->flags & PYF_THREAD_COMPLETE);
+            for (uint32_t k = 0; k < th->nframes && k < 5; k++) {
+                const pyf_frame *f = &s->frames[th->first_frame + k];
+                int idx = 4 - (int)k;
+                CHECK_EQ_INT(f->frame_addr, c.fr[idx]);
+                if (idx == 1 || idx == 3) {
+                    CHECK_EQ_STR(f->function, "???");
+                    CHECK_EQ_STR(f->filename, "???");
+                    CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
+                    CHECK_EQ_INT(f->line, -1);
+                    CHECK_EQ_INT(f->code_addr, idx == 1 ? hole : denied);
+                } else {
+                    CHECK_EQ_STR(f->function, c.s.f[idx + 0].func);
+                    CHECK(!(f->flags & PYF_FRAME_CODE_UNREADABLE));
+                }
+            }
+        }
+        check_other_ok(s, &c);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(c.ft);
+}
+
+/* f_executable that is not a code object, or NULL. */
+static void test_odd_executables(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d non-code executables%s", minor,
+             g_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    chain c;
+    build_chain(&c, minor, 5);
+    /* a readable object of another type, with plausible-looking pointers */
+    uint64_t dict = fake_alloc(c.ft, 256);
+    fake_w64(c.ft, dict, 1);
+    fake_w64(c.ft, dict + fake_off(c.ft, "pyobject.ob_type"), fake_type(c.ft, "dict"));
+    fake_w64(c.ft, dict + fake_off(c.ft, "code_object.qualname"), fake_str(c.ft, "bogus"));
+    fake_w64(c.ft, dict + fake_off(c.ft, "code_object.filename"), fake_str(c.ft, "bogus.py"));
+    uint64_t tag = minor >= 14 ? 1 : 0;
+    fake_frame_set_executable(c.ft, c.fr[1], dict | tag);
+    fake_frame_set_executable(c.ft, c.fr[3], tag); /* NULL (tagged NULL on 3.14+) */
+    pyf_target *t = fake_open(c.ft, NULL, g_readv);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        int ti;
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            /* fr[4], fr[2], fr[0] must be there, in order; fr[1] and fr[3]
+             * either skipped or shown as unreadable code, never as "bogus" */
+            int want[] = {4, 2, 0};
+            int w = 0;
+            for (uint32_t k = 0; k < th->nframes; k++) {
+                const pyf_frame *f = &s->frames[th->first_frame + k];
+                CHECK_MSG(strcmp(f->function, "bogus") != 0, "non-code object decoded as code");
+                if (w < 3 && f->frame_addr == c.fr[want[w]]) {
+                    CHECK_EQ_STR(f->function, c.s.f[want[w] + 0].func);
+                    w++;
+                } else if (f->frame_addr == c.fr[1] || f->frame_addr == c.fr[3]) {
+                    CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
+                    CHECK_EQ_STR(f->function, "???");
+                }
+            }
+            CHECK_MSG(w == 3, "only %d of the 3 real frames found", w);
+            CHECK_MSG(th->nframes <= 5, "%u frames", th->nframes);
+            if (w != 3)
+                fake_dump_snapshot(s, stderr);
+        }
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(c.ft);
+}
+
+/* 3.15: only a walk that ends at base_frame is complete. */
+static void test_base_frame(void)
+{
+    fake_test_begin(g_readv ? "3.15 base_frame (readv)" : "3.15 base_frame");
+    for (int variant = 0; variant < 2; variant++) {
+        chain c;
+        build_chain(&c, 15, 3);
+        if (variant == 0) {
+            /* the chain ends at NULL without visiting the base frame */
+            fake_frame_set_previous(c.ft, c.entry, 0);
+        } else {
+            /* the chain ends at some other sentinel-like frame */
+            fake_thread *x = fake_add_thread(c.ft, c.interp, 0x3333, 3003, 0);
+            fake_frame_set_previous(c.ft, c.entry, fake_thread_base_frame(x));
+        }
+        pyf_target *t = fake_open(c.ft, NULL, g_readv);
+        pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+        if (s) {
+            int ti;
+            const pyf_thread *th = broken_thread(s, &ti);
+            if (th) {
+                CHECK_MSG(th->error == PYF_ECORRUPT, "variant %d: error %s", variant,
+                          pyf_error_name(th->error));
+                CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+                check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "frames kept");
+            }
+            check_other_ok(s, &c);
+        }
+        pyf_snapshot_free(s);
+        pyf_target_close(t);
+        fake_free(c.ft);
+    }
+}
+
+/* ---- request: one thread -------------------------------------------------- */
+static void test_one_thread(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d PYF_SNAP_ONE_THREAD", minor);
+    fake_test_begin(name);
+    scene sc;
+    build_scene(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    pyf_snapshot_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.struct_size = sizeof rq;
+    rq.flags = PYF_SNAP_ONE_THREAD;
+    static const uint64_t tids[] = {1002, 1003, 1001};
+    for (int i = 0; i < 3 && t; i++) {
+        rq.native_tid = tids[i];
+        pyf_snapshot *s = take(t, &rq, 0);
+        if (!s)
+            continue;
+        CHECK_EQ_INT(s->nthreads, 1);
+        if (s->nthreads == 1) {
+            CHECK_EQ_INT(s->threads[0].native_thread_id, tids[i]);
+            const stk *st = tids[i] == 1001 ? &sc.s1 : tids[i] == 1002 ? &sc.s2 : &sc.s3;
+            check_frames(s, 0, st, -1, ~PYF_FRAME_ENTRY_FROM_C, "one thread");
+            CHECK_EQ_INT(s->nframes, s->threads[0].nframes);
+            if (s->threads[0].interp_index < s->ninterps)
+                CHECK_EQ_INT(s->interps[s->threads[0].interp_index].id, tids[i] == 1003 ? 1 : 0);
+        }
+        pyf_snapshot_free(s);
+    }
+    /* together with a depth limit */
+    rq.native_tid = 1001;
+    rq.max_depth = 1;
+    pyf_snapshot *s = t ? take(t, &rq, 0) : NULL;
+    if (s) {
+        CHECK_EQ_INT(s->nthreads, 1);
+        if (s->nthreads == 1) {
+            CHECK_EQ_INT(s->threads[0].error, PYF_EDEPTH);
+            check_frames(s, 0, &sc.s1, 1, ~PYF_FRAME_ENTRY_FROM_C, "one thread, depth 1");
+        }
+    }
+    pyf_snapshot_free(s);
+    /* a cycle in the thread list after the requested thread: still only
+     * that thread */
+    {
+        uint64_t ts_next = fake_off(sc.ft, "thread_state.next");
+        uint64_t saved = fake_r64(sc.ft, fake_thread_addr(sc.t1) + ts_next);
+        fake_w64(sc.ft, fake_thread_addr(sc.t1) + ts_next, fake_thread_addr(sc.t2));
+        rq.native_tid = 1002;
+        rq.max_depth = 0;
+        s = t ? take(t, &rq, 0) : NULL;
+        if (s) {
+            CHECK_MSG(s->nthreads == 1, "one thread requested, %u listed", s->nthreads);
+            if (s->nthreads >= 1)
+                CHECK_EQ_INT(s->threads[0].native_thread_id, 1002);
+            if (s->nthreads != 1)
+                fake_dump_snapshot(s, stderr);
+        }
+        pyf_snapshot_free(s);
+        fake_w64(sc.ft, fake_thread_addr(sc.t1) + ts_next, saved);
+    }
+    /* no such thread */
+    rq.native_tid = 999999;
+    rq.max_depth = 0;
+    s = NULL;
+    int rc = t ? pyf_snapshot_take(t, &rq, &s) : PYF_ENOTHREAD;
+    CHECK_MSG(rc == PYF_ENOTHREAD || (rc == 0 && s && s->nthreads == 0),
+              "unknown tid: rc %s", pyf_error_name(rc));
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+/* ---- cycles in the thread and interpreter lists ---------------------------- */
+static void test_list_cycles(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d thread/interpreter list cycles", minor);
+    fake_test_begin(name);
+    for (int variant = 0; variant < 4; variant++) {
+        scene sc;
+        build_scene(&sc, minor);
+        fake_target *ft = sc.ft;
+        uint64_t ts_next = fake_off(ft, "thread_state.next");
+        uint64_t in_next = fake_off(ft, "interpreter_state.next");
+        switch (variant) {
+        case 0: /* t1 (tail) -> t2 (head) -> t1 ... */
+            fake_w64(ft, fake_thread_addr(sc.t1) + ts_next, fake_thread_addr(sc.t2));
+            break;
+        case 1: /* thread pointing at itself */
+            fake_w64(ft, fake_thread_addr(sc.t2) + ts_next, fake_thread_addr(sc.t2));
+            break;
+        case 2: /* interpreter pointing at itself */
+            fake_w64(ft, sc.interp1 + in_next, sc.interp1);
+            break;
+        case 3: /* interp0 -> interp1 -> interp0 */
+            fake_w64(ft, sc.interp0 + in_next, sc.interp1);
+            break;
+        }
+        pyf_target *t = fake_open(ft, NULL, 0);
+        pyf_snapshot *s = NULL;
+        fake_watchdog(20, "list cycle");
+        int rc = t ? pyf_snapshot_take(t, NULL, &s) : PYF_EINVAL;
+        fake_watchdog(0, NULL);
+        CHECK_MSG(rc == 0 || (rc < 0 && fake_known_error(rc)), "variant %d: rc %d", variant, rc);
+        if (rc == 0) {
+            const char *why = fake_check_snapshot(s);
+            CHECK_MSG(why == NULL, "variant %d: %s", variant, why);
+            CHECK(s->ninterps <= PYF_DEFAULT_MAX_INTERPRETERS);
+            CHECK(s->nthreads <= s->ninterps * PYF_DEFAULT_MAX_THREADS);
+            /* a cycle is not a reason to repeat entries many times */
+            CHECK_MSG(s->nthreads <= 8, "variant %d: %u threads listed", variant, s->nthreads);
+            CHECK_MSG(s->ninterps <= 4, "variant %d: %u interpreters listed", variant,
+                      s->ninterps);
+            /* the threads that were reachable are all there */
+            if (variant == 0)
+                CHECK(fake_find_thread(s, 1001) >= 0);
+            if (variant < 2)
+                CHECK(fake_find_thread(s, 1002) >= 0);
+            if (variant >= 2)
+                CHECK(fake_find_thread(s, 1003) >= 0);
+        }
+        pyf_snapshot_free(s);
+        pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
+/* ---- unreadable interpreters ------------------------------------------------ */
+static int has_hex(const char *msg, uint64_t addr)
+{
+    char lo[32], up[32];
+    snprintf(lo, sizeof lo, "%llx", (unsigned long long)addr);
+    snprintf(up, sizeof up, "%llX", (unsigned long long)addr);
+    return strstr(msg, lo) != NULL || strstr(msg, up) != NULL;
+}
+
+static void test_unreadable_interp(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d unreadable interpreter", minor);
+    fake_test_begin(name);
+    for (int variant = 0; variant < 2; variant++) {
+        scene sc;
+        build_scene(&sc, minor);
+        fake_target *ft = sc.ft;
+        uint64_t bad;
+        if (variant == 0) {
+            bad = fake_unmapped_addr(ft);
+            fake_w64(ft, fake_runtime_addr(ft) + fake_off(ft, "runtime_state.interpreters_head"),
+                     bad);
+        } else {
+            /* the second interpreter of the list */
+            bad = sc.interp0;
+            fake_add_fault(ft, bad, fake_off(ft, "interpreter_state.size"), PYF_EFAULT);
+        }
+        pyf_target *t = fake_open(ft, NULL, 0);
+        pyf_snapshot *s = (pyf_snapshot *)(uintptr_t)1;
+        int rc = t ? pyf_snapshot_take(t, NULL, &s) : PYF_EINVAL;
+        CHECK_MSG(rc == PYF_EFAULT, "variant %d: rc %s", variant, pyf_error_name(rc));
+        if (rc != 0)
+            CHECK(s == NULL || s == (pyf_snapshot *)(uintptr_t)1);
+        if (t) {
+            const char *le = pyf_target_last_error(t);
+            CHECK(le != NULL);
+            if (le) {
+                CHECK_MSG(has_hex(le, bad), "last error '%s' lacks address 0x%llx", le,
+                          (unsigned long long)bad);
+                CHECK_MSG(strstr(le, "interp") != NULL, "last error '%s' does not say what", le);
+            }
+        }
+        if (rc == 0)
+            pyf_snapshot_free(s);
+        pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
+/* ---- nested generators ------------------------------------------------------ */
+static void test_generators(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d generator frames", minor);
+    fake_test_begin(name);
+    fake_target *ft = fake_new(minor);
+    code_info mod = mkcode(ft, "/g/m.py", "<module>", 1, L_MOD, NL(L_MOD));
+    code_info g1 = mkcode(ft, "/g/m.py", "outer_gen", 40, L_GEN, NL(L_GEN));
+    code_info g2 = mkcode(ft, "/g/m.py", "inner_gen", 40, L_GEN, NL(L_GEN));
+    code_info h = mkcode(ft, "/g/m.py", "helper", 50, L_H, NL(L_H));
+    uint64_t in = fake_add_interp(ft, 0);
+    stk s1, s2;
+    memset(&s1, 0, sizeof s1);
+    memset(&s2, 0, sizeof s2);
+    fake_thread *t1 = fake_add_thread(ft, in, 0x10, 4001, 0);
+    entry(t1, &s1, -1);
+    push(t1, &s1, &mod, 0);
+    push_gen(t1, &s1, &g1, 1);
+    push_gen(t1, &s1, &g2, 2); /* yield from */
+    push(t1, &s1, &h, 1);
+    fake_thread *t2 = fake_add_thread(ft, in, 0x20, 4002, 0);
+    entry(t2, &s2, -1);
+    push(t2, &s2, &mod, 4);
+    entry(t2, &s2, -1); /* next() from C */
+    push_gen(t2, &s2, &g1, 0);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        int a = fake_find_thread(s, 4001), b = fake_find_thread(s, 4002);
+        check_frames(s, a, &s1, -1, ~PYF_FRAME_ENTRY_FROM_C, "nested generators");
+        check_frames(s, b, &s2, -1, ~PYF_FRAME_ENTRY_FROM_C, "generator innermost");
+        if (a >= 0)
+            CHECK(s->threads[a].flags & PYF_THREAD_COMPLETE);
+        if (b >= 0)
+            CHECK(s->threads[b].flags & PYF_THREAD_COMPLETE);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* ---- max_threads -------------------------------------------------------- */
+static void test_max_threads(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d max_threads", minor);
+    fake_test_begin(name);
+    fake_target *ft = fake_new(minor);
+    code_info mod = mkcode(ft, "/m.py", "<module>", 1, L_MOD, NL(L_MOD));
+    uint64_t in = fake_add_interp(ft, 0);
+    for (int i = 0; i < 5; i++) {
+        fake_thread *th = fake_add_thread(ft, in, 0x100 + (uint64_t)i, 6001 + (uint64_t)i, 1);
+        fake_push_frame(th, mod.addr, 0);
+    }
+    pyf_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.max_threads = 2;
+    pyf_target *t = fake_open(ft, &o, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s) {
+        CHECK_EQ_INT(s->ninterps, 1);
+        /* at most 2 threads are walked; the truncation may be shown by one
+         * extra entry carrying PYF_EDEPTH and no frames */
+        uint32_t real = 0;
+        for (uint32_t i = 0; i < s->nthreads; i++) {
+            if (s->threads[i].error == 0 && s->threads[i].nframes == 1) {
+                real++;
+            } else {
+                CHECK_EQ_INT(s->threads[i].error, PYF_EDEPTH);
+                CHECK_EQ_INT(s->threads[i].nframes, 0);
+            }
+        }
+        CHECK_MSG(real >= 1 && real <= 2, "%u threads walked with max_threads 2", real);
+        CHECK_MSG(s->nthreads <= 3, "%u threads listed with max_threads 2", s->nthreads);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    t = fake_open(ft, NULL, 0);
+    s = t ? take(t, NULL, 0) : NULL;
+    if (s)
+        CHECK_EQ_INT(s->nthreads, 5);
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* ---- a code object freed and another allocated at the same address ------ */
+static void test_code_reuse(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d code address reuse", minor);
+    fake_test_begin(name);
+    fake_target *ft = fake_new(minor);
+    code_info c = mkcode(ft, "/old.py", "old_name", 10, L_F, NL(L_F));
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, in, 0x42, 6101, 1);
+    uint64_t fr = fake_push_frame(th, c.addr, 5);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    if (s && s->nframes == 1) {
+        CHECK_EQ_STR(s->frames[0].function, "old_name");
+        CHECK_EQ_INT(s->frames[0].line, 12);
+    }
+    pyf_snapshot_free(s);
+    /* the new code object: other names, other line table, same address */
+    static const fake_loc L_NEW[] = {{8, 70, 70, 1, 2}};
+    uint8_t lt[32];
+    size_t n = fake_encode_linetable(70, L_NEW, 1, lt, sizeof lt);
+    fake_w64(ft, c.addr + fake_off(ft, "code_object.qualname"), fake_str(ft, "new_name"));
+    fake_w64(ft, c.addr + fake_off(ft, "code_object.name"), fake_str(ft, "new_name"));
+    fake_w64(ft, c.addr + fake_off(ft, "code_object.filename"), fake_str(ft, "/new.py"));
+    fake_w64(ft, c.addr + fake_off(ft, "code_object.linetable"), fake_bytes(ft, lt, n));
+    fake_w32(ft, c.addr + fake_off(ft, "code_object.firstlineno"), 70);
+    if (minor >= 14) { /* code_dealloc bumps the interpreter's generation */
+        uint64_t gen_at = in + fake_off(ft, "interpreter_state.code_object_generation");
+        fake_w64(ft, gen_at, fake_r64(ft, gen_at) + 1);
+    }
+    (void)fr;
+    s = t ? take(t, NULL, 0) : NULL;
+    if (s && s->nframes == 1) {
+        CHECK_EQ_STR(s->frames[0].function, "new_name");
+        CHECK_EQ_STR(s->frames[0].filename, "/new.py");
+        CHECK_EQ_INT(s->frames[0].line, 70);
+        CHECK_EQ_INT(s->frames[0].column, 1);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* ---- deep stack and read budget -------------------------------------------- */
+#define DEEP 5000
+#define NCODES 10
+
+static void test_deep(int minor, int with_readv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d deep stack%s", minor, with_readv ? " (readv)" : "");
+    fake_test_begin(name);
+    fake_target *ft = fake_new(minor);
+    static const fake_loc L[] = {{2, 100, 100, 0, 4}, {6, 101, 101, 4, 40},
+                                 {4, 103, 105, 8, 2}};
+    code_info codes[NCODES];
+    char names[NCODES][32];
+    for (int i = 0; i < NCODES; i++) {
+        snprintf(names[i], sizeof names[i], "mod.level_%d", i);
+        codes[i] = mkcode(ft, "/deep/recursion.py", names[i], 100, L, NL(L));
+    }
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, in, 0x77, 5001, 1);
+    uint64_t *frames = calloc(DEEP, sizeof *frames);
+    for (int i = 0; i < DEEP; i++) {
+        fake_set_exec_tag(ft, (unsigned)(i & 3));
+        frames[i] = fake_push_frame(th, codes[i % NCODES].addr, i % 12);
+    }
+    size_t nchunks = fake_thread_nchunks(th);
+    CHECK(nchunks >= 3);
+
+    pyf_target *t = fake_open(ft, NULL, with_readv);
+    if (t) {
+        pyf_target_reset_stats(t);
+        fake_reset_counters(ft);
+        pyf_snapshot *s = take(t, NULL, 0);
+        pyf_stats st1;
+        pyf_target_stats(t, &st1);
+        fake_counters fc = fake_get_counters(ft);
+        if (s) {
+            CHECK_EQ_INT(s->nthreads, 1);
+            CHECK_EQ_INT(s->nframes, DEEP);
+            if (s->nthreads == 1) {
+                const pyf_thread *pt = &s->threads[0];
+                CHECK_EQ_INT(pt->nframes, DEEP);
+                CHECK(pt->flags & PYF_THREAD_COMPLETE);
+                CHECK_EQ_INT(pt->error, 0);
+                int bad = 0;
+                for (uint32_t k = 0; k < pt->nframes && bad < 5; k++) {
+                    const pyf_frame *f = &s->frames[pt->first_frame + k];
+                    int i = DEEP - 1 - (int)k;
+                    fake_loc l;
+                    int have = fake_loc_at(L, NL(L), i % 12, &l) == 0;
+                    if (f->frame_addr != frames[i] || strcmp(f->function, names[i % NCODES]) ||
+                        strcmp(f->filename, "/deep/recursion.py") ||
+                        f->line != (have ? l.line : -1) ||
+                        f->end_column != (have ? l.end_col : -1)) {
+                        CHECK_MSG(0, "frame %u: %s line %d end_col %d", k, f->function,
+                                  f->line, f->end_column);
+                        bad++;
+                    }
+                }
+            }
+        }
+        pyf_snapshot_free(s);
+        uint64_t bound = nchunks + 4 * NCODES + 16;
+        fprintf(stderr, "   reads: %llu calls (%llu ranges, %llu bytes); chunks %zu, "
+                "bound %llu; chunk_frames %llu direct_frames %llu\n",
+                (unsigned long long)st1.read_calls, (unsigned long long)st1.read_ranges,
+                (unsigned long long)st1.bytes_read, nchunks, (unsigned long long)bound,
+                (unsigned long long)st1.chunk_frames, (unsigned long long)st1.direct_frames);
+        CHECK_MSG(st1.read_calls <= bound, "%llu reader calls for a %d-frame stack (bound %llu)",
+                  (unsigned long long)st1.read_calls, DEEP, (unsigned long long)bound);
+        CHECK_EQ_INT(st1.read_calls, fc.calls);
+        CHECK_EQ_INT(st1.read_ranges, fc.ranges);
+        CHECK_EQ_INT(st1.bytes_read, fc.bytes);
+        CHECK_EQ_INT(st1.read_failures, 0);
+        CHECK_EQ_INT(st1.frames, DEEP);
+        CHECK_EQ_INT(st1.snapshots, 1);
+        CHECK_EQ_INT(st1.code_cache_misses, NCODES);
+
+        /* second snapshot: code objects come from the cache */
+        pyf_target_reset_stats(t);
+        s = take(t, NULL, 0);
+        pyf_stats st2;
+        pyf_target_stats(t, &st2);
+        if (s)
+            CHECK_EQ_INT(s->nframes, DEEP);
+        pyf_snapshot_free(s);
+        CHECK_MSG(st2.bytes_read < st1.bytes_read, "second snapshot read %llu bytes, first %llu",
+                  (unsigned long long)st2.bytes_read, (unsigned long long)st1.bytes_read);
+        CHECK(st2.read_calls <= st1.read_calls);
+        CHECK(st2.code_cache_hits > 0);
+        CHECK_EQ_INT(st2.code_cache_misses, 0);
+
+        /* after a flush everything is read again */
+        pyf_target_flush(t);
+        pyf_target_reset_stats(t);
+        s = take(t, NULL, 0);
+        pyf_stats st3;
+        pyf_target_stats(t, &st3);
+        pyf_snapshot_free(s);
+        CHECK_EQ_INT(st3.code_cache_misses, NCODES);
+        pyf_target_close(t);
+    }
+    free(frames);
+    fake_free(ft);
+}
+
+int main(void)
+{
+    static const int minors[] = {13, 14, 15};
+    for (int i = 0; i < 3; i++) {
+        int m = minors[i];
+        test_basic(m, 0);
+        test_basic(m, 1);
+        test_entry_flag(m);
+        test_idle_threads(m);
+        test_depth(m);
+        for (g_readv = 0; g_readv < 2; g_readv++) {
+            test_cycles(m);
+            test_unreadable_previous(m);
+            test_unreadable_code(m);
+            test_odd_executables(m);
+        }
+        g_readv = 0;
+        test_one_thread(m);
+        test_list_cycles(m);
+        test_unreadable_interp(m);
+        test_generators(m);
+        test_max_threads(m);
+        test_code_reuse(m);
+        test_deep(m, 0);
+        test_deep(m, 1);
+    }
+    for (g_readv = 0; g_readv < 2; g_readv++)
+        test_base_frame();
+    return fake_test_end();
+}
