@@ -340,6 +340,8 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     if (rc == PYF_ENOMEM)
         return rc;
     *retry |= transient(rc);
+    if (rc == PYF_OK)
+        e->no_lines = !pyf__linetable_has_lines(e->linetable, e->linetable_len);
     if (rc != PYF_OK) {
         e->linetable = NULL;
         e->linetable_len = 0;
@@ -447,6 +449,20 @@ static int32_t lt_svarint(lt_reader *r)
 {
     uint32_t u = lt_varint(r);
     return (u & 1) ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
+}
+
+bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len)
+{
+    uint32_t i = 0;
+    while (i < len) {
+        uint32_t first = tab[i];
+        if (!(first & 0x80))
+            return true; /* corrupt: do not call it a shim */
+        if (((first >> 3) & 15) != 15)
+            return true;
+        i++; /* a no-location entry is one byte */
+    }
+    return false;
 }
 
 bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,

@@ -231,7 +231,14 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     rc = soft;
                     break;
                 }
-                if (code != NULL || soft != PYF_ENOTSUP) {
+                /* Code whose line table locates nothing is an
+                 * interpreter-made shim (_Py_InitCleanup, pushed by
+                 * specialized calls of __init__): it has no first traceable
+                 * instruction, so CPython counts its frames as incomplete
+                 * and never shows them. */
+                bool shim = code != NULL && code->no_lines &&
+                            owner != o->owner_generator;
+                if (!shim && (code != NULL || soft != PYF_ENOTSUP)) {
                     if (emitted >= max_depth) {
                         rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python "
                                        "frames (raise the depth limit to see "

@@ -115,6 +115,7 @@ typedef struct pyf__code {
     bool shared_filename;
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
     uint32_t linetable_len;
+    bool no_lines;           /* table read, but no entry has a line: a shim */
     uint64_t checked_epoch;  /* snapshot epoch of the last identity check */
 } pyf__code;
 
@@ -199,6 +200,8 @@ typedef struct pyf__location {
 } pyf__location;
 /* Decode the location of code unit index addrq.  Returns false when the
  * table is missing or corrupt (loc is then all -1). */
+/* True when the table has at least one entry with a line number. */
+bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
 bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
                            int64_t addrq, pyf__location *loc);
 

@@ -1,0 +1,128 @@
+"""Shared fixtures of the pyframes Python tests.
+
+Live tests (test_live_stacks.py, test_cli.py) run real CPython processes.
+Interpreters are taken from PATH (python3.13, python3.14, python3.15 and
+their debug builds python3.13d/3.14d/3.15d) and from PYFRAMES_PYENV_PYTHON
+(a PIE with a shared libpython: a different memory layout).  Absent ones are
+skipped, but inside the sandbox (PYFRAMES_IN_SANDBOX=1, or /src present) the
+live tests fail when none of python3.13/3.14/3.15 exists, and when
+PYFRAMES_LIBRARY is missing: they never pass with nothing run.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PACKAGE_DIR = os.path.join(REPO, "native", "python")
+
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+if PACKAGE_DIR not in sys.path:
+    sys.path.insert(0, PACKAGE_DIR)
+
+MAIN_VERSIONS = ("3.13", "3.14", "3.15")
+
+
+def in_sandbox():
+    return os.environ.get("PYFRAMES_IN_SANDBOX") == "1" or os.path.isdir("/src/native")
+
+
+class Interpreter:
+    """A CPython executable usable as a target."""
+
+    def __init__(self, name, path, minor, kind):
+        self.name = name          # test id: "3.13", "3.14d", "pyenv-3.13"
+        self.path = path
+        self.minor = minor        # "3.13"
+        self.kind = kind          # "release", "debug" or "pyenv"
+
+    @property
+    def version(self):
+        return tuple(int(x) for x in self.minor.split("."))
+
+    def __repr__(self):
+        return "Interpreter(%s, %s)" % (self.name, self.path)
+
+
+def _probe(path):
+    """'3.X' if path runs as CPython 3.X, else None."""
+    try:
+        out = subprocess.run(
+            [path, "-E", "-s", "-c",
+             "import sys; print('%d.%d' % sys.version_info[:2], sys.implementation.name)"],
+            capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    fields = out.stdout.split()
+    if len(fields) != 2 or fields[1] != "cpython":
+        return None
+    return fields[0]
+
+
+def discover_interpreters():
+    found = []
+    for minor in MAIN_VERSIONS:
+        for suffix, kind in (("", "release"), ("d", "debug")):
+            path = shutil.which("python%s%s" % (minor, suffix))
+            if path and _probe(path) == minor:
+                found.append(Interpreter(minor + suffix, path, minor, kind))
+    pyenv = os.environ.get("PYFRAMES_PYENV_PYTHON")
+    if pyenv:
+        minor = _probe(pyenv)
+        if minor in MAIN_VERSIONS:
+            found.append(Interpreter("pyenv-" + minor, pyenv, minor, "pyenv"))
+    return found
+
+
+INTERPRETERS = discover_interpreters()
+
+
+def interpreter_params():
+    """pytest params over INTERPRETERS (a single failing/skipping param when
+    there are none, so an empty run is never silently green)."""
+    if INTERPRETERS:
+        return [pytest.param(i, id=i.name) for i in INTERPRETERS]
+    return [pytest.param(None, id="no-interpreter")]
+
+
+def require_interpreters():
+    """Fail inside the sandbox, skip elsewhere, when no 3.13/3.14/3.15."""
+    release = [i for i in INTERPRETERS if i.kind == "release"]
+    if release:
+        return
+    msg = "none of python%s found on PATH" % "/".join(MAIN_VERSIONS)
+    if in_sandbox():
+        pytest.fail(msg + " inside the sandbox")
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def library_path():
+    path = os.environ.get("PYFRAMES_LIBRARY")
+    if not path or not os.path.isfile(path):
+        msg = "PYFRAMES_LIBRARY is %s" % ("not set" if not path else "not a file: %r" % path)
+        if in_sandbox():
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture(scope="session")
+def pyframes(library_path):
+    import pyframes as mod
+    return mod
+
+
+@pytest.fixture(scope="session")
+def cli_env(library_path):
+    env = dict(os.environ)
+    env["PYFRAMES_LIBRARY"] = library_path
+    env["PYTHONPATH"] = PACKAGE_DIR + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env

@@ -1,0 +1,465 @@
+"""Oracles for the live tests: what the Python stacks of a target really are.
+
+Two independent sources:
+
+* the target's own view (``LiveTarget.views``): each thread walks
+  ``sys._getframe()``/``f_back`` at the exact line where it then blocks and
+  the program sends the result through the handshake (see
+  ``targets/_common.py``);
+* on CPython 3.14+, ``_remote_debugging.RemoteUnwinder`` run in a
+  subprocess of the SAME interpreter version as the target
+  (``remote_unwind``).
+
+Frames are compared in a common form: ``(function, filename, line)`` tuples,
+innermost first, keyed by native thread id.  ``function`` is co_qualname.
+"""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = os.path.join(HERE, "targets")
+
+HANDSHAKE_TIMEOUT = 90.0
+REMOTE_TIMEOUT = 60.0
+
+
+class OracleError(AssertionError):
+    """A target or oracle did not deliver; the message says why."""
+
+
+def frame_key(frame):
+    """(function, filename, line) of a frame dict."""
+    return (frame["function"], frame["filename"], frame["line"])
+
+
+def keys(frames):
+    return [frame_key(f) for f in frames]
+
+
+def target_env():
+    """Environment for target processes: no PYTHON* variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.setdefault("LC_ALL", "C.UTF-8")
+    return env
+
+
+# --------------------------------------------------------------------------
+# Target processes and the handshake
+
+
+class LiveTarget:
+    """A running target program and the views it sent through the handshake.
+
+    Use as a context manager; the child is killed and reaped on exit, whatever
+    happened.  ``views`` maps native thread id -> list of frame dicts.
+    """
+
+    def __init__(self, python, script, workdir, timeout=HANDSHAKE_TIMEOUT, args=()):
+        self.python = python
+        self.script = script if os.path.isabs(script) else os.path.join(TARGETS, script)
+        self.workdir = str(workdir)
+        self.timeout = timeout
+        self.args = list(args)
+        self.proc = None
+        self.rfd = None
+        self.errfile = None
+        self.doc = None
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        fifo = os.path.join(self.workdir, "handshake")
+        if os.path.lexists(fifo):
+            os.unlink(fifo)
+        os.mkfifo(fifo, 0o600)
+        # Non-blocking open of the read end succeeds without a writer; the
+        # target's blocking open for writing then succeeds at once.
+        self.rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
+        self.proc = subprocess.Popen(
+            [self.python, "-E", "-s", self.script, fifo] + self.args,
+            stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
+            cwd=self.workdir, env=target_env())
+        self.doc = self._read_handshake()
+        if self.doc.get("pid") != self.proc.pid:
+            raise OracleError("handshake pid %r is not the child's pid %d"
+                              % (self.doc.get("pid"), self.proc.pid))
+
+    def stop(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    self.proc.kill()
+                except ProcessLookupError:
+                    pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        # The read end stays open until the child is dead: closing it earlier
+        # would make the child's pending write fail and its stack unwind.
+        if self.rfd is not None:
+            os.close(self.rfd)
+            self.rfd = None
+        if self.errfile is not None:
+            self.errfile.close()
+            self.errfile = None
+
+    def output(self):
+        """The child's stdout+stderr so far (for failure messages)."""
+        if self.errfile is None:
+            return ""
+        self.errfile.flush()
+        with open(self.errfile.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def _fail(self, why):
+        rc = self.proc.poll() if self.proc else None
+        if rc is not None and rc < 0:
+            try:
+                rc = "%d (%s)" % (rc, signal.Signals(-rc).name)
+            except ValueError:
+                pass
+        raise OracleError("%s: %s %s (exit status %s); target output:\n%s"
+                          % (why, self.python, os.path.basename(self.script), rc,
+                             self.output() or "<empty>"))
+
+    def _read_handshake(self):
+        """Read the one-line JSON document, bounded by self.timeout.
+
+        poll() waits on the FIFO in short slices so a child that dies before
+        writing is noticed (a FIFO never opened by a writer does not report
+        hang-up)."""
+        deadline = time.monotonic() + self.timeout
+        poller = select.poll()
+        poller.register(self.rfd, select.POLLIN | select.POLLHUP)
+        buf = bytearray()
+        while True:
+            nl = buf.find(b"\n")
+            if nl >= 0:
+                line = bytes(buf[:nl])
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail("no handshake within %.0f s" % self.timeout)
+            events = poller.poll(min(remaining, 0.25) * 1000)
+            if events:
+                try:
+                    chunk = os.read(self.rfd, 1 << 16)
+                except BlockingIOError:
+                    chunk = None
+                if chunk:
+                    buf += chunk
+                    continue
+                if chunk == b"":
+                    # End of file: every writer has closed the FIFO.
+                    if buf or self.proc.poll() is not None:
+                        self._fail("handshake closed before a complete document")
+                    # Hang-up reported before any writer opened it: wait
+                    # (bounded) for the child rather than spin.
+                    try:
+                        self.proc.wait(timeout=0.05)
+                    except subprocess.TimeoutExpired:
+                        pass
+            if self.proc.poll() is not None and buf.find(b"\n") < 0:
+                # Drain what a dying child may have written, then give up.
+                try:
+                    buf += os.read(self.rfd, 1 << 20)
+                except BlockingIOError:
+                    pass
+                if buf.find(b"\n") < 0:
+                    self._fail("target exited before completing the handshake")
+        try:
+            return json.loads(line.decode("ascii"))
+        except ValueError as e:
+            self._fail("malformed handshake (%s): %r" % (e, line[:200]))
+
+    # -- views -------------------------------------------------------------
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    @property
+    def hexversion(self):
+        return self.doc["hexversion"]
+
+    @property
+    def version_info(self):
+        h = self.doc["hexversion"]
+        return (h >> 24, (h >> 16) & 0xFF, (h >> 8) & 0xFF)
+
+    @property
+    def views(self):
+        """native thread id -> frames (dicts), innermost first."""
+        return {int(tid): frames for tid, frames in self.doc["threads"].items()}
+
+    def thread_name(self, tid):
+        return self.doc["thread_info"][str(tid)]["name"]
+
+    def thread_ident(self, tid):
+        return self.doc["thread_info"][str(tid)]["ident"]
+
+    def tid_by_name(self):
+        return {info["name"]: int(tid) for tid, info in self.doc["thread_info"].items()}
+
+
+# --------------------------------------------------------------------------
+# _remote_debugging.RemoteUnwinder (CPython 3.14+)
+
+# Runs inside an interpreter of the same version as the target.  Prints
+# {"threads": {tid: [{"function","filename","line","location"}]}, ...}.
+REMOTE_UNWIND_SOURCE = r'''
+import json, sys
+import _remote_debugging
+
+pid = int(sys.argv[1])
+unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True)
+result = unwinder.get_stack_trace()
+
+def frame(fi):
+    loc = getattr(fi, "location", None)
+    if loc is not None:
+        line = loc.lineno
+        location = [loc.lineno, loc.end_lineno, loc.col_offset, loc.end_col_offset]
+    else:
+        line = getattr(fi, "lineno", None)
+        location = None
+    return {"function": fi.funcname, "filename": fi.filename, "line": line,
+            "location": location}
+
+interpreters = []
+for item in result:
+    if hasattr(item, "interpreter_id"):
+        interpreters.append((item.interpreter_id, item.threads))
+    else:  # 3.14: a flat list of ThreadInfo
+        if not interpreters:
+            interpreters.append((0, []))
+        interpreters[0][1].append(item)
+
+out = {"version": list(sys.version_info[:3]), "interpreters": []}
+for interp_id, threads in interpreters:
+    out["interpreters"].append({
+        "id": interp_id,
+        "threads": {str(t.thread_id): [frame(f) for f in t.frame_info] for t in threads},
+    })
+sys.stdout.write(json.dumps(out))
+'''
+
+
+def has_remote_unwinder(version_info):
+    return tuple(version_info[:2]) >= (3, 14)
+
+
+def remote_unwind(python, pid, timeout=REMOTE_TIMEOUT):
+    """RemoteUnwinder's view of process pid, read by interpreter `python`.
+
+    Returns {native thread id: [frame dicts]} over all interpreters (frame
+    dicts carry "location": [lineno, end_lineno, col, end_col] or None)."""
+    try:
+        res = subprocess.run([python, "-I", "-c", REMOTE_UNWIND_SOURCE, str(pid)],
+                             capture_output=True, timeout=timeout, env=target_env())
+    except subprocess.TimeoutExpired:
+        raise OracleError("RemoteUnwinder did not finish within %.0f s" % timeout)
+    if res.returncode != 0:
+        raise OracleError("RemoteUnwinder failed (exit %d):\n%s"
+                          % (res.returncode, res.stderr.decode("utf-8", "replace")))
+    doc = json.loads(res.stdout)
+    threads = {}
+    for interp in doc["interpreters"]:
+        for tid, frames in interp["threads"].items():
+            threads[int(tid)] = frames
+    return threads
+
+
+def normalize_remote(raw):
+    """Drop the frames CPython itself does not show.
+
+    RemoteUnwinder lists the ``__init__`` shim frame (_Py_InitCleanup, pushed
+    when a specialized call enters a Python ``__init__``), which CPython
+    treats as incomplete: frame.f_back and tracebacks skip it.  It reports it
+    with line 0 (3.14) or -1 (3.15)."""
+    return {tid: [f for f in frames if f["line"] is None or f["line"] >= 1]
+            for tid, frames in raw.items()}
+
+
+def remote_limitation(scenario, version):
+    """Why RemoteUnwinder cannot read a scenario at all (None if it can)."""
+    if not has_remote_unwinder(version):
+        return "_remote_debugging.RemoteUnwinder exists from 3.14 on"
+    if scenario == "deep":
+        return "RemoteUnwinder aborts above ~1,000 frames ('Too many stack frames')"
+    if scenario == "bare" and tuple(version[:2]) >= (3, 15):
+        # The chain of a thread without Python frames starts at the base
+        # frame sentinel, which RemoteUnwinder takes for a broken chain.
+        return ("3.15's RemoteUnwinder fails on a thread without Python frames "
+                "('Failed to parse initial frame in chain')")
+    return None
+
+
+def _ascii(key):
+    return all(ord(c) < 0x80 for c in key[0] + key[1])
+
+
+def compare_with_remote(full, remote, version, names=None,
+                        label_full="self view", label_remote="RemoteUnwinder"):
+    """Problems between complete views ({tid: [keys]}) and RemoteUnwinder's.
+
+    3.15: the views must be equal.  3.14.10's RemoteUnwinder (as observed)
+    stops at the first frame entered from C -- a thread's view ends with the
+    frame that made the C call (next(), sorted(), Thread.run's call with
+    **kwargs, the import system...) -- and misdecodes non-ASCII strings
+    (gh-149214; such frames may also come out as "<unknown function>"
+    without a line).  There each of its views must be a prefix of the full
+    one (non-empty when the full one is), comparing only the line for frames
+    with non-ASCII names."""
+    names = names or {}
+    if tuple(version[:2]) >= (3, 15):
+        return compare_views(full, remote, label_full, label_remote, names)
+    problems = []
+    if set(full) != set(remote):
+        problems.append("thread ids differ: %s %s, %s %s"
+                        % (label_full, sorted(full), label_remote, sorted(remote)))
+    for tid in sorted(set(full) & set(remote)):
+        exp, got = full[tid], remote[tid]
+        if (not got and exp) or len(got) > len(exp):
+            problems.append("thread %d (%s): %d frames from %s, %d from %s"
+                            % (tid, names.get(tid), len(got), label_remote,
+                               len(exp), label_full))
+            continue
+        for i, (e, g) in enumerate(zip(exp, got)):
+            same = e == g if _ascii(e) else g[2] is None or e[2] == g[2]
+            if not same:
+                problems.append("thread %d (%s) frame %d: %s %s, %s %s"
+                                % (tid, names.get(tid), i, label_full, _fmt(e),
+                                   label_remote, _fmt(g)))
+                break
+    return problems
+
+
+# --------------------------------------------------------------------------
+# Comparison helpers
+
+
+def snapshot_threads(snap):
+    """native_thread_id -> thread dict, from a Snapshot.to_dict()."""
+    out = {}
+    for interp in snap["interpreters"]:
+        for th in interp["threads"]:
+            tid = th["native_thread_id"]
+            if tid in out:
+                raise AssertionError("native_thread_id %r listed twice" % tid)
+            out[tid] = th
+    return out
+
+
+def _fmt(key):
+    return "%s (%s:%s)" % key
+
+
+def frames_diff(expected, actual, label_expected="expected", label_actual="actual"):
+    """None when the two lists of (function, filename, line) are equal, else
+    a readable description of the first difference."""
+    if expected == actual:
+        return None
+    n = min(len(expected), len(actual))
+    first = next((i for i in range(n) if expected[i] != actual[i]), n)
+    lines = ["%d frames %s, %d frames %s; first difference at index %d (0 = innermost)"
+             % (len(expected), label_expected, len(actual), label_actual, first)]
+    lo, hi = max(0, first - 2), first + 3
+    for i in range(lo, hi):
+        e = _fmt(expected[i]) if i < len(expected) else "-"
+        a = _fmt(actual[i]) if i < len(actual) else "-"
+        mark = "  " if e == a else "!!"
+        lines.append("  %s [%d] %s: %s\n        %s: %s" % (mark, i, label_expected, e, label_actual, a))
+    if len(expected) <= 12 and len(actual) <= 12:
+        lines.append("  full %s: %s" % (label_expected, [_fmt(k) for k in expected]))
+        lines.append("  full %s: %s" % (label_actual, [_fmt(k) for k in actual]))
+    return "\n".join(lines)
+
+
+def compare_views(expected, actual, label_expected, label_actual, names=None):
+    """Compare {tid: [keys]} maps; returns a list of problems (empty = equal)."""
+    problems = []
+    names = names or {}
+
+    def tname(tid):
+        return "thread %s (%s)" % (tid, names.get(tid, "?"))
+
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    if missing:
+        problems.append("threads missing from %s: %s" % (label_actual, [tname(t) for t in missing]))
+    if extra:
+        problems.append("threads in %s but not in %s: %s"
+                        % (label_actual, label_expected,
+                           ["%s: %s" % (tname(t), [_fmt(k) for k in actual[t][:3]]) for t in extra]))
+    for tid in sorted(set(expected) & set(actual)):
+        d = frames_diff(expected[tid], actual[tid], label_expected, label_actual)
+        if d:
+            problems.append("%s:\n%s" % (tname(tid), d))
+    return problems
+
+
+# --------------------------------------------------------------------------
+# Self-check: `python3 oracle.py [PYTHON...]` runs every target under each
+# interpreter and compares the targets' own views with RemoteUnwinder's
+# (3.14+).  It needs no pyframes; it validates the targets and this oracle.
+
+SCENARIOS = ("deep", "threads", "generators", "names", "from_c", "bare")
+
+
+def _self_check(pythons):
+    import shutil
+    import tempfile
+    failures = 0
+    for python in pythons:
+        exe = shutil.which(python) or python
+        for scenario in SCENARIOS:
+            with tempfile.TemporaryDirectory(prefix="pyframes-oracle-") as tmp:
+                try:
+                    with LiveTarget(exe, scenario + ".py", tmp) as t:
+                        views = {tid: keys(f) for tid, f in t.views.items()}
+                        names = {tid: t.thread_name(tid) for tid in views}
+                        nframes = sum(len(v) for v in views.values())
+                        why = remote_limitation(scenario, t.version_info)
+                        if why:
+                            print("ok   %-12s %-10s %d threads, %d frames (self view only: %s)"
+                                  % (python, scenario, len(views), nframes, why))
+                            continue
+                        remote = normalize_remote(remote_unwind(exe, t.pid))
+                        remote = {tid: keys(f) for tid, f in remote.items()}
+                        problems = compare_with_remote(views, remote, t.version_info, names)
+                except OracleError as e:
+                    problems = [str(e)]
+                if problems:
+                    failures += 1
+                    print("FAIL %-12s %-10s" % (python, scenario))
+                    for p in problems:
+                        print("    " + p.replace("\n", "\n    "))
+                else:
+                    print("ok   %-12s %-10s %d threads, %d frames agree with RemoteUnwinder"
+                          % (python, scenario, len(views), nframes))
+    return failures
+
+
+if __name__ == "__main__":
+    import sys
+    pythons = sys.argv[1:] or ["python3.13", "python3.14", "python3.15"]
+    sys.exit(1 if _self_check(pythons) else 0)

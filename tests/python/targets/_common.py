@@ -1,0 +1,247 @@
+"""Harness shared by the live-test target programs.
+
+A target is started as ``pythonX.Y TARGET.py HANDSHAKE`` where HANDSHAKE is
+a FIFO created (and already opened for reading) by the test, or a path for a
+regular file.  The protocol:
+
+* Every thread runs to its blocking point.  There it calls ``H.record()`` and
+  the blocking C call on the SAME source line, e.g.::
+
+      H.record(); os.read(H.fd(), 1)
+
+  ``record()`` stores the thread's own view of its stack (walking
+  ``sys._getframe(1)`` and ``f_back``), so the innermost frame's line at
+  recording equals the line on which the thread stays blocked.
+* Blocking calls are C calls that never return: ``os.read`` on a pipe that
+  never gets data (``H.fd()``), ``time.sleep(H.forever())``, or
+  ``H.held_lock().acquire()``.
+* A thread started with ``H.start_bare(c_function, ...)`` runs no Python
+  code at all; its view is empty.
+* The main thread waits until every worker has recorded its view AND is
+  inside its blocking system call (checked through
+  ``/proc/self/task/TID/syscall``), then records its own view and writes the
+  handshake document.
+
+The handshake document is one line of JSON::
+
+    {"pid": ..., "hexversion": ..., "version": ..., "free_threaded": ...,
+     "threads": {"<native_thread_id>": [{"function", "filename", "line",
+                                         "position"}, ...]},
+     "thread_info": {"<native_thread_id>": {"ident": ..., "name": ...}}}
+
+with frames innermost first.  On a FIFO the document is followed by a newline
+and by more padding than a pipe can hold, written by a single ``os.write``:
+once the reader has the newline, the main thread is necessarily inside that
+``write`` system call, blocked for good on the same line where it recorded
+its view.  On a regular file the document is written atomically (rename) and
+the main thread then blocks in ``os.read`` on the same line.
+"""
+
+import json
+import os
+import platform
+import stat
+import sys
+import sysconfig
+import threading
+import time
+
+# System call numbers used to check that a thread is inside its blocking call.
+_SYSCALLS = {
+    "x86_64": {"read": {0}, "sleep": {35, 230}, "lock": {202}, "write": {1}},
+    "aarch64": {"read": {63}, "sleep": {101, 115}, "lock": {98}, "write": {64}},
+}
+
+_PADDING = 4 * 1024 * 1024  # > the largest pipe buffer (/proc/sys/fs/pipe-max-size)
+_READY_TIMEOUT = 120.0
+
+_current = None
+
+
+def current():
+    """The Harness of this process (for modules imported by a target)."""
+    return _current
+
+
+def _frames_from(frame):
+    frames = []
+    positions = {}
+    while frame is not None:
+        code = frame.f_code
+        if code not in positions:
+            positions[code] = list(code.co_positions())
+        table = positions[code]
+        index = frame.f_lasti // 2
+        position = list(table[index]) if 0 <= index < len(table) else None
+        frames.append({
+            "function": code.co_qualname,
+            "filename": code.co_filename,
+            "line": frame.f_lineno,
+            # co_positions() of the instruction in progress: exact for every
+            # frame but the innermost, which records during H.record() and
+            # then blocks in the next call on the same line.
+            "position": position,
+        })
+        frame = frame.f_back
+    return frames
+
+
+class Harness:
+    def __init__(self, path):
+        global _current
+        self.path = path
+        self.workdir = os.path.dirname(os.path.abspath(path))
+        self.cond = threading.Condition()
+        self.views = {}       # native tid -> frames
+        self.info = {}        # native tid -> {"ident", "name"}
+        self.blockers = {}    # native tid -> (kind, fd or None)
+        self.threads = []
+        self.bare = []        # native tids of threads without Python frames
+        self._keep = []       # objects that must stay alive (pipe ends, locks)
+        self.fifo = stat.S_ISFIFO(os.stat(path).st_mode) if os.path.exists(path) else False
+        # Open the FIFO now: the test holds the read end open, so this does not block.
+        self.out = os.open(path, os.O_WRONLY) if self.fifo else None
+        _current = self
+
+    @classmethod
+    def from_argv(cls):
+        if len(sys.argv) < 2:
+            sys.exit("usage: %s HANDSHAKE" % sys.argv[0])
+        return cls(sys.argv[1])
+
+    # -- recording ---------------------------------------------------------
+    def record(self):
+        """Record the calling frame's stack as this thread's own view."""
+        frames = _frames_from(sys._getframe(1))
+        tid = threading.get_native_id()
+        with self.cond:
+            if tid in self.views:
+                raise RuntimeError("thread %d recorded twice" % tid)
+            self.views[tid] = frames
+            self.info[tid] = {"ident": threading.get_ident(),
+                              "name": threading.current_thread().name}
+            self.cond.notify_all()
+
+    # -- blocking helpers (each registers how the thread will block) -------
+    def _register(self, kind, fd=None):
+        with self.cond:
+            self.blockers[threading.get_native_id()] = (kind, fd)
+            self.cond.notify_all()
+
+    def fd(self):
+        """Read end of a pipe that never gets data; os.read on it blocks."""
+        r, w = os.pipe()
+        self._keep.append(w)
+        self._register("read", r)
+        return r
+
+    def forever(self):
+        """A time.sleep() argument that outlives any test."""
+        self._register("sleep")
+        return 7 * 86400.0
+
+    def held_lock(self):
+        """A lock that is already held: acquire() blocks."""
+        lock = threading.Lock()
+        lock.acquire()
+        self._keep.append(lock)
+        self._register("lock")
+        return lock
+
+    # -- threads -----------------------------------------------------------
+    def start(self, target, *args, name=None):
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        t.start()
+        self.threads.append(t)
+        return t
+
+    def start_bare(self, func, *args, kind, name="bare"):
+        """Start a thread that has no Python frame at all: _thread calls func
+        (a C function that blocks, e.g. time.sleep) directly.  Its own view
+        is empty.  Call it before any other thread is started."""
+        import _thread
+        before = set(os.listdir("/proc/self/task"))
+        ident = _thread.start_new_thread(func, args)
+        new = set(os.listdir("/proc/self/task")) - before
+        if len(new) != 1:
+            raise RuntimeError("cannot tell the new thread apart: %s" % sorted(new))
+        tid = int(new.pop())
+        with self.cond:
+            self.views[tid] = []
+            self.info[tid] = {"ident": ident, "name": name}
+            self.blockers[tid] = (kind, None)
+            self.bare.append(tid)
+        return tid
+
+    def _blocked(self, tid, kind, fd):
+        try:
+            with open("/proc/self/task/%d/syscall" % tid) as f:
+                fields = f.read().split()
+        except FileNotFoundError:
+            fields = None
+        if fields is None:
+            # No syscall file: fall back to the scheduler state.
+            try:
+                with open("/proc/self/task/%d/stat" % tid) as f:
+                    data = f.read()
+            except FileNotFoundError:
+                return False
+            return data[data.rindex(")") + 2] in "SD"
+        if not fields or fields[0] == "running" or fields[0] == "-1":
+            return False
+        nrs = _SYSCALLS.get(platform.machine(), {}).get(kind)
+        if nrs is not None and int(fields[0]) not in nrs:
+            return False
+        if kind == "read" and fd is not None and int(fields[1], 16) != fd:
+            return False
+        return True
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + _READY_TIMEOUT
+        with self.cond:
+            while True:
+                dead = [t.name for t in self.threads if not t.is_alive()]
+                if dead:
+                    raise RuntimeError("threads died before blocking: %s" % dead)
+                tids = [t.native_id for t in self.threads] + self.bare
+                missing = [tid for tid in tids
+                           if tid not in self.views or tid not in self.blockers]
+                if not missing:
+                    unblocked = [tid for tid in tids
+                                 if not self._blocked(tid, *self.blockers[tid])]
+                    if not unblocked:
+                        return
+                    missing = unblocked
+                if time.monotonic() > deadline:
+                    raise RuntimeError("threads not blocked after %.0fs: %s"
+                                       % (_READY_TIMEOUT, missing))
+                # Waiting on the condition releases the GIL so the workers run.
+                self.cond.wait(0.002)
+
+    def _document(self):
+        return json.dumps({
+            "pid": os.getpid(),
+            "hexversion": sys.hexversion,
+            "version": sys.version,
+            "executable": sys.executable,
+            "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+            "threads": {str(tid): frames for tid, frames in self.views.items()},
+            "thread_info": {str(tid): info for tid, info in self.info.items()},
+        })
+
+    def _payload(self):
+        return (self._document() + "\n").encode("ascii") + b" " * _PADDING
+
+    def _write_file(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(self._document() + "\n")
+        os.replace(tmp, self.path)
+
+    def publish_and_block(self):
+        """Called from the main thread once every worker has been started."""
+        self._wait_ready()
+        if self.fifo:
+            self.record(); os.write(self.out, self._payload()); sys.exit("handshake write returned")
+        else:
+            self.record(); self._write_file(); os.read(self.fd(), 1)
