@@ -454,6 +454,8 @@ static int32_t lt_svarint(lt_reader *r)
 bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len)
 {
     uint32_t i = 0;
+    if (len == 0)
+        return true; /* missing locations, not a shim's explicit "none" */
     while (i < len) {
         uint32_t first = tab[i];
         if (!(first & 0x80))

@@ -200,7 +200,7 @@ typedef struct pyf__location {
 } pyf__location;
 /* Decode the location of code unit index addrq.  Returns false when the
  * table is missing or corrupt (loc is then all -1). */
-/* True when the table has at least one entry with a line number. */
+/* False only for a non-empty table whose every entry is "no location". */
 bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
 bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
                            int64_t addrq, pyf__location *loc);
