@@ -1,0 +1,251 @@
+"""lldb plugin of pyframes: the ``pystack`` command.
+
+Load it with ``command script import /path/to/pyframes_lldb.py`` (from the
+source tree or from <prefix>/share/pyframes/lldb/).  Only the lldb adapter
+lives here; the command itself is pyframes.command, shared with the gdb
+plugin.  Program state comes only from the SBExecutionContext lldb passes
+to the command.
+"""
+
+import os
+import sys
+
+import lldb
+
+
+def _add_package_path():
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [
+        os.path.join(os.path.dirname(here), "native", "python"),  # source tree
+        os.path.join(os.path.dirname(here), "python"),            # <prefix>/share/pyframes
+    ]
+    for path in candidates:
+        if os.path.isfile(os.path.join(path, "pyframes", "__init__.py")):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+            return
+
+
+_add_package_path()
+
+try:
+    from pyframes import command as _command
+    _IMPORT_ERROR = None
+except Exception as e:  # keep lldb usable; the command reports the problem
+    _command = None
+    _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
+        type(e).__name__, e)
+
+_CORE_PLUGINS = ("elf-core", "minidump", "mach-o-core", "pe-coff-core")
+_GONE_STATES = (lldb.eStateInvalid, lldb.eStateUnloaded, lldb.eStateConnected,
+                lldb.eStateDetached, lldb.eStateExited)
+
+
+class LldbAdapter(object if _command is None else _command.DebuggerAdapter):
+    """pyframes.command.DebuggerAdapter over an lldb.SBExecutionContext."""
+
+    debugger_name = "lldb"
+
+    def __init__(self, exe_ctx):
+        self.target = exe_ctx.GetTarget()
+        self.process = exe_ctx.GetProcess()
+        self.thread = exe_ctx.GetThread()
+        self._error = lldb.SBError()
+
+    # ---- process ---------------------------------------------------------
+
+    def _process_ok(self):
+        return (self.process is not None and self.process.IsValid()
+                and self.process.GetState() not in _GONE_STATES)
+
+    def _plugin(self):
+        try:
+            return (self.process.GetPluginName() or "").lower()
+        except Exception:
+            return ""
+
+    def pid(self):
+        if not self._process_ok():
+            return None
+        pid = self.process.GetProcessID()
+        return pid if pid and pid != lldb.LLDB_INVALID_PROCESS_ID else None
+
+    def has_process(self):
+        return self._process_ok()
+
+    def is_live(self):
+        if not self._process_ok():
+            return False
+        plugin = self._plugin()
+        return not (plugin in _CORE_PLUGINS or "core" in plugin)
+
+    def executable(self):
+        if not self.target or not self.target.IsValid():
+            return None
+        spec = self.target.GetExecutable()
+        if not spec or not spec.IsValid():
+            return None
+        return spec.fullpath
+
+    def identity(self):
+        unique = None
+        if self._process_ok():
+            unique = self.process.GetUniqueID()
+        return ("lldb", unique, self.pid(), self._plugin(), self.executable())
+
+    def generation(self):
+        if not self._process_ok():
+            return None
+        return self.process.GetStopID()
+
+    # ---- memory ----------------------------------------------------------
+
+    def read(self, addr, size):
+        error = self._error
+        error.Clear()
+        data = self.process.ReadMemory(addr, size, error)
+        if not error.Fail() and data is not None and len(data) == size:
+            return data
+        if not self.is_live():
+            # Core files usually leave out read-only file mappings (the
+            # kernel's default coredump_filter, gdb's gcore): read those from
+            # the module's file, as gdb does.
+            data = self._read_from_file(addr, size)
+            if data is not None:
+                return data
+        raise OSError("cannot read %d bytes at 0x%x: %s"
+                      % (size, addr, error.GetCString() or "short read"))
+
+    def _read_from_file(self, addr, size):
+        address = self.target.ResolveLoadAddress(addr)
+        section = address.GetSection()
+        if not section or not section.IsValid():
+            return None
+        offset = address.GetOffset()
+        if offset + size > section.GetFileByteSize():
+            return None
+        error = lldb.SBError()
+        data = section.GetSectionData(offset, size).ReadRawData(error, 0, size)
+        if error.Fail() or data is None or len(data) != size:
+            return None
+        return data
+
+    def lookup_symbol(self, name):
+        contexts = self.target.FindSymbols(name)
+        for i in range(contexts.GetSize()):
+            symbol = contexts.GetContextAtIndex(i).GetSymbol()
+            if not symbol or not symbol.IsValid():
+                continue
+            addr = symbol.GetStartAddress().GetLoadAddress(self.target)
+            if addr and addr != lldb.LLDB_INVALID_ADDRESS:
+                return addr
+        return None
+
+    def writable_ranges(self):
+        """Writable ranges, only the file-backed ones when lldb names them."""
+        named, anonymous = [], []
+        regions = self.process.GetMemoryRegions()
+        info = lldb.SBMemoryRegionInfo()
+        for i in range(regions.GetSize()):
+            if not regions.GetMemoryRegionAtIndex(i, info):
+                continue
+            if info.IsReadable() and info.IsWritable():
+                name = info.GetName() or ""
+                span = (info.GetRegionBase(), info.GetRegionEnd())
+                (named if name.startswith("/") else anonymous).append(span)
+        return named or anonymous
+
+    def objfiles(self):
+        result = []
+        for i in range(self.target.GetNumModules()):
+            module = self.target.GetModuleAtIndex(i)
+            path = module.GetFileSpec().fullpath
+            header = module.GetObjectFileHeaderAddress()
+            if not path or not header.IsValid():
+                continue
+            addr = header.GetLoadAddress(self.target)
+            if addr and addr != lldb.LLDB_INVALID_ADDRESS:
+                result.append((path, addr))
+        return result
+
+    # ---- threads ---------------------------------------------------------
+
+    def selected_native_tid(self):
+        thread = self.thread
+        if thread is None or not thread.IsValid():
+            if not self._process_ok():
+                return None
+            thread = self.process.GetSelectedThread()
+        if thread is None or not thread.IsValid():
+            return None
+        return thread.GetThreadID()
+
+    def debugger_thread_label(self, native_tid):
+        if not self._process_ok():
+            return None
+        for i in range(self.process.GetNumThreads()):
+            thread = self.process.GetThreadAtIndex(i)
+            if thread.GetThreadID() == native_tid:
+                return "thread #%d" % thread.GetIndexID()
+        return None
+
+
+if _command is not None:
+    _DESCRIPTION = _command.describe("pystack", "lldb")
+else:
+    _DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
+
+
+class PyStack(object):
+    """Print the Python stack of the selected thread (pyframes)."""
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return _DESCRIPTION.split("\n")[0]
+
+    def get_long_help(self):
+        return _DESCRIPTION
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        if _SESSION is None:
+            result.SetError(_IMPORT_ERROR)
+            return
+        try:
+            text = _SESSION.run(command, LldbAdapter(exe_ctx))
+        except _command.CommandError as e:
+            result.SetError(str(e))
+            return
+        except Exception as e:  # never show a Python traceback
+            result.SetError("pystack: %s: %s" % (type(e).__name__, e))
+            return
+        result.AppendMessage(text.rstrip("\n"))
+        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+
+
+def _new_session():
+    old = globals().get("_SESSION")
+    if old is not None:  # imported again: release the previous targets
+        try:
+            old.close()
+        except Exception:
+            pass
+    if _command is None:
+        return None
+    return _command.Session("pystack", _command.short_description("lldb"))
+
+
+_SESSION = _new_session()
+
+
+def __lldb_init_module(debugger, internal_dict):
+    interpreter = debugger.GetCommandInterpreter()
+    for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
+        result = lldb.SBCommandReturnObject()
+        interpreter.HandleCommand(
+            "command script add %s %s.PyStack pystack" % (flags, __name__), result)
+        if result.Succeeded():
+            return
+    sys.stderr.write("pyframes: could not register `pystack`: %s\n"
+                     % result.GetError())
