@@ -55,7 +55,7 @@ print("RESULT pystack frames=%d cold=%.6f warm=%.6f" % (frames, cold, warm))
 
 def run_gdb(pid, reader, repeat, py_bt):
     script = GDB_SCRIPT.format(reader=reader, repeat=repeat, py_bt=py_bt)
-    path = f"/tmp/pyframes-bench-gdb-{os.getpid()}.py"
+    path = f"/tmp/pyframes_bench_gdb_{os.getpid()}.py"
     with open(path, "w") as f:
         f.write(script)
     cmd = ["gdb", "--batch", "-nx", "-p", str(pid),
@@ -67,7 +67,7 @@ def run_gdb(pid, reader, repeat, py_bt):
 
 def run_lldb(pid, reader, repeat):
     script = LLDB_SCRIPT.format(reader=reader, repeat=repeat)
-    path = f"/tmp/pyframes-bench-lldb-{os.getpid()}.py"
+    path = f"/tmp/pyframes_bench_lldb_{os.getpid()}.py"
     with open(path, "w") as f:
         f.write(script)
     cmd = ["lldb", "--batch", "-p", str(pid),
