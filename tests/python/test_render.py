@@ -116,8 +116,8 @@ def test_text_full_output():
         '  File "/app/x.py", line 10, in <module>',
         "    Outer().method()",
         "",
-        "Thread 0x7f1200002000 (native 12346, interpreter 0, incomplete: "
-        "cycle in frame chain at 0x1234):",
+        "Thread 0x7f1200002000 (native 12346, interpreter 0, does not hold "
+        "the GIL, incomplete: cycle in frame chain at 0x1234):",
         "Traceback (most recent call first):",
         '  File "/app/g.py", line 2, in gen [generator]',
         "    yield 1",

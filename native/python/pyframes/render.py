@@ -119,7 +119,7 @@ class SourceReader:
 
 def thread_header(thread):
     """``Thread 0x7f12... (native 12345, interpreter 0, main, holds the
-    GIL):``, leaving out what is unknown."""
+    GIL):``, leaving out what is unknown (the GIL state is known on 3.15)."""
     parts = []
     if thread.native_thread_id is not None:
         parts.append("native %d" % thread.native_thread_id)
@@ -127,8 +127,10 @@ def thread_header(thread):
         parts.append("interpreter %d" % thread.interpreter_id)
     if thread.is_main:
         parts.append("main")
-    if thread.holds_gil:
+    if thread.holds_gil is True:
         parts.append("holds the GIL")
+    elif thread.holds_gil is False:
+        parts.append("does not hold the GIL")
     if not thread.complete:
         reason = thread.error or "frame chain not read to the end"
         parts.append("incomplete: " + escape(reason))
