@@ -5,7 +5,15 @@
 # clone is /src.  Builds build/sandbox if needed, then for python3.15, 3.13,
 # 3.14 (and pyenv's 3.13.0 when PYFRAMES_PYENV_PYTHON is set) starts
 # tests/demo/demo_program.py, waits for its handshake and runs every view on
-# it.  A view is a function view_NAME taking the target PID; list it in VIEWS.
+# it: the pyframes CLI, gdb's py-bt-fast and lldb's pystack.  A view is a
+# function view_NAME taking the target PID; list it in VIEWS and give it a
+# title in VIEW_TITLE.
+#
+# Each view prints only the stack report: what the debuggers print around it
+# (attach banners, thread lists, detach messages) is counted, not shown, and
+# runs of identical frames are shortened the way Python's tracebacks do.  A
+# view fails when its command fails, when it shows no frames, or when one of
+# the three threads' blocking functions is missing; the demo then exits 1.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,26 +21,154 @@ SRC=$(pwd -P)
 BUILD=$SRC/build/sandbox
 LIB=$BUILD/native/libpyframes.so
 VIEW_TIMEOUT=120
+# Every view, the debugger plugins included, loads this build of the library.
+export PYFRAMES_LIBRARY=$LIB
 
 INTERPRETERS=(python3.15 python3.13 python3.14)
 if [[ -n ${PYFRAMES_PYENV_PYTHON:-} ]]; then
     INTERPRETERS+=("$PYFRAMES_PYENV_PYTHON")
 fi
 
-VIEWS=(pyframes_cli)
+# lldb attaches through lldb-server; the sandbox names it, elsewhere look.
+if [[ -z ${LLDB_DEBUGSERVER_PATH:-} ]]; then
+    for _srv in /usr/bin/lldb-server /usr/bin/lldb-server-[0-9]*; do
+        [[ -x $_srv ]] && export LLDB_DEBUGSERVER_PATH=$_srv
+    done
+    unset _srv
+fi
+
+VIEWS=(pyframes_cli gdb lldb)
+declare -A VIEW_TITLE=(
+    [pyframes_cli]="pyframes dump --all"
+    [gdb]="gdb py-bt-fast --all"
+    [lldb]="lldb pystack --all"
+)
+
+# Functions in which demo_program.py's threads block: every view must show
+# all three (as the end of a "  File ..., in FUNCTION" line).
+BLOCKING_FUNCTIONS=(
+    'wait_for_stdin_eof'
+    'source \[generator\]'
+    'Outer\.Inner\.method\.<locals>\.closure'
+)
 
 # ---------------------------------------------------------------- views
 
 view_pyframes_cli() {
-    run_view env PYTHONPATH="$SRC/native/python" PYFRAMES_LIBRARY="$LIB" \
+    run_view pyframes env PYTHONPATH="$SRC/native/python" \
         python3 -m pyframes dump --all "$1"
+}
+
+view_gdb() {
+    run_view gdb gdb --batch -nx -p "$1" \
+        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --all'
+}
+
+view_lldb() {
+    run_view lldb lldb --batch -p "$1" \
+        -o "command script import $SRC/lldb/pyframes_lldb.py" -o 'pystack --all' -o detach
 }
 
 # ---------------------------------------------------------------- plumbing
 
+# shell_words ARG...: the arguments as a copyable command line.
+shell_words() {
+    local out=() a
+    for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./=:,+-]+$ ]]; then
+            out+=("$a")
+        else
+            out+=("'${a//\'/\'\\\'\'}'")
+        fi
+    done
+    printf '%s\n' "${out[*]}"
+}
+
+# report_lines: from a view's output, the stack report -- each run of lines
+# that starts with a "Thread ...:" header and goes on with thread headers,
+# "Traceback ...", indented frame and source lines, or blank lines (blank
+# lines at its end excluded).  With OTHER=1, every other line instead.
+report_lines() {
+    awk -v other="${OTHER:-0}" '
+        function out(line, in_report) { if (in_report != other) print line }
+        function report_line(line) {
+            return line ~ /^Thread .*:$/ || line ~ /^Traceback \(most recent call first\):$/ ||
+                line ~ /^  / || line == ""
+        }
+        /^Thread .*:$/ { inside = 1 }
+        inside && !report_line($0) { inside = 0 }
+        inside && $0 == "" { blanks++; next }
+        {
+            for (; blanks > 0; blanks--) out("", inside)
+            out($0, inside)
+        }
+        END { for (; blanks > 0; blanks--) out("", 0) }
+    '
+}
+
+# plural N WORD: "1 WORD", "2 WORDs".
+plural() {
+    if (($1 == 1)); then echo "1 $2"; else echo "$1 $2s"; fi
+}
+
+# condense: print the report with runs of identical frames (File line and
+# source line) cut after three, as "[Previous frame repeated N more times]".
+condense() {
+    awk '
+        function flush_repeats() {
+            if (rep >= 3)
+                printf "  [Previous frame repeated %d more time%s]\n", rep - 2, rep == 3 ? "" : "s"
+            rep = 0
+        }
+        function put(e) {
+            if (e == prev && e ~ /^  File "/) {
+                if (++rep < 3) printf "%s", e
+                return
+            }
+            flush_repeats()
+            prev = e
+            printf "%s", e
+        }
+        /^    / && cur ~ /^  File "/ { cur = cur $0 "\n"; next }
+        { if (started) put(cur); cur = $0 "\n"; started = 1 }
+        END { if (started) put(cur); flush_repeats() }
+    '
+}
+
+# run_view WHAT CMD...: run CMD, show its stack report and check it.
 run_view() {
-    printf '$ %s\n' "$*"
-    timeout "$VIEW_TIMEOUT" "$@"
+    local what=$1 out rc=0 t0 ms threads frames other fn missing=()
+    shift
+    printf '$ %s\n' "$(shell_words "$@")"
+    out=$(mktemp "$WORK/view.XXXXXX")
+    t0=$(date +%s%N)
+    timeout "$VIEW_TIMEOUT" "$@" </dev/null >"$out" 2>&1 || rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    report_lines <"$out" >"$out.report"
+    other=$(OTHER=1 report_lines <"$out" | grep -c . || true)
+    threads=$(grep -c '^Thread .*:$' "$out.report" || true)
+    frames=$(grep -c '^  File "' "$out.report" || true)
+    if ((other > 0)); then
+        printf '[%s: %s of attach/detach messages not shown]\n' "$what" "$(plural "$other" line)"
+    fi
+    condense <"$out.report"
+    printf '[%s: %s, %s, %d.%03d s]\n' "$what" "$(plural "$threads" thread)" \
+        "$(plural "$frames" frame)" $((ms / 1000)) $((ms % 1000))
+    for fn in "${BLOCKING_FUNCTIONS[@]}"; do
+        grep -Eq "^  File \".*, in $fn\$" "$out.report" || missing+=("$fn")
+    done
+    if ((rc != 0 || frames == 0 || ${#missing[@]} > 0)); then
+        if ((rc != 0)); then
+            echo "run_demo: $what exited with status $rc" >&2
+        elif ((frames == 0)); then
+            echo "run_demo: $what showed no Python frames" >&2
+        else
+            echo "run_demo: $what did not show ${missing[*]//\\/}" >&2
+        fi
+        echo "run_demo: full output of $what:" >&2
+        sed 's/^/  | /' "$out" >&2
+        return 1
+    fi
 }
 
 build_if_needed() {
@@ -95,8 +231,17 @@ start_target() {
 }
 
 FAILED=()
+# label PYTHON: how headers name an interpreter.
+label() {
+    if [[ $1 =~ /\.pyenv/versions/([^/]+)/bin/([^/]+)$ ]]; then
+        echo "${BASH_REMATCH[2]} (pyenv ${BASH_REMATCH[1]})"
+    else
+        echo "${1##*/}"
+    fi
+}
+
 demo_one() {
-    local py=$1 version view
+    local py=$1 version view name
     if ! version=$("$py" -c 'import sys; print(sys.version.split()[0])'); then
         FAILED+=("$py:missing")
         return 0
@@ -106,11 +251,12 @@ demo_one() {
         stop_target
         return 0
     fi
+    name=$(label "$py")
     printf '\n%s\n' "========================================================================"
     printf ' CPython %s (%s), demo_program.py pid %s\n' "$version" "$py" "$TARGET_PID"
     printf '%s\n' "========================================================================"
     for view in "${VIEWS[@]}"; do
-        printf '\n--- %s\n' "$view"
+        printf '\n== %s: %s ==\n' "$name" "${VIEW_TITLE[$view]:-$view}"
         if ! "view_$view" "$TARGET_PID"; then
             echo "run_demo: view $view failed under $py" >&2
             FAILED+=("$py:$view")
@@ -119,15 +265,18 @@ demo_one() {
     stop_target
 }
 
+T0=$SECONDS
 build_if_needed || exit 1
+echo "run_demo: PYFRAMES_LIBRARY=$PYFRAMES_LIBRARY"
+[[ -z ${LLDB_DEBUGSERVER_PATH:-} ]] || echo "run_demo: LLDB_DEBUGSERVER_PATH=$LLDB_DEBUGSERVER_PATH"
 for py in "${INTERPRETERS[@]}"; do
     demo_one "$py"
 done
 
 echo
 if ((${#FAILED[@]} == 0)); then
-    echo "run_demo: OK (${#INTERPRETERS[@]} interpreters x ${#VIEWS[@]} views)"
+    echo "run_demo: OK (${#INTERPRETERS[@]} interpreters x ${#VIEWS[@]} views, $((SECONDS - T0)) s)"
 else
-    echo "run_demo: FAILED: ${FAILED[*]}"
+    echo "run_demo: FAILED after $((SECONDS - T0)) s: ${FAILED[*]}"
     exit 1
 fi

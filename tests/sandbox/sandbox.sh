@@ -4,7 +4,8 @@
 #
 #   sandbox.sh ensure            build the root, or reuse it if up to date
 #   sandbox.sh run [--] CMD...   run CMD inside the root, in /src (= this clone)
-#   sandbox.sh test              run tests/run_all.sh inside the root
+#   sandbox.sh test              run tests/run_all.sh inside the root, then
+#                                the host's gdb against pyenv's 3.13.0
 #   sandbox.sh demo              run tests/demo/run_demo.sh inside the root
 #   sandbox.sh shell             interactive shell inside the root
 #   sandbox.sh destroy           delete the root
@@ -32,6 +33,10 @@ PACKAGES=(
 IN_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 PYENV_DIR=/root/.pyenv/versions/3.13.0
 PYENV_PYTHON=$PYENV_DIR/bin/python3.13
+# The host phase of `test` (see host_gdb_phase).
+HOST_GDB=/usr/bin/gdb
+HOST_PYTHON=/usr/bin/python3
+HOST_BUILD=build/host
 
 R=${PYFRAMES_ROOT:-/var/lib/pyframes/sid-root}
 R=${R%/}
@@ -350,6 +355,28 @@ gone() {
     [[ $REPLY == Z ]]
 }
 
+# Unregister this `run`; the last one out stops what is left in the root and
+# unmounts it.  Call with errexit off.
+release_root() {
+    [[ -n $REGISTERED ]] || return 0
+    flock 9
+    local ns
+    ns=$(cat "$NS_FILE" 2>/dev/null)
+    rm -f "$USERS/$$" "$NS_FILE"
+    prune_users
+    # Leftovers of a wrapper that was killed before it could clean up.
+    if [[ -n $ns ]] && ! printf '%s\n' "${LIVE_NS[@]}" | grep -qxF -- "$ns"; then
+        terminate list_stale_ns "$ns"
+    fi
+    if ((LIVE_COUNT == 0)); then
+        # Last one out: stop anything left in the root, then unmount.
+        terminate list_root "$R"
+        umount_under "$R" || log "warning: mounts left below $R: $(mounts_under "$R" | tr '\n' ' ')"
+    fi
+    REGISTERED=
+    flock -u 9
+}
+
 cleanup() {
     local rc=$?
     set +e
@@ -365,23 +392,7 @@ cleanup() {
         gone "$CHILD" || kill -KILL "$CHILD" 2>/dev/null
         wait "$CHILD" 2>/dev/null
     fi
-    if [[ -n $REGISTERED ]]; then
-        flock 9
-        local ns
-        ns=$(cat "$NS_FILE" 2>/dev/null)
-        rm -f "$USERS/$$" "$NS_FILE"
-        prune_users
-        # Leftovers of a wrapper that was killed before it could clean up.
-        if [[ -n $ns ]] && ! printf '%s\n' "${LIVE_NS[@]}" | grep -qxF -- "$ns"; then
-            terminate list_stale_ns "$ns"
-        fi
-        if ((LIVE_COUNT == 0)); then
-            # Last one out: stop anything left in the root, then unmount.
-            terminate list_root "$R"
-            umount_under "$R" || log "warning: mounts left below $R: $(mounts_under "$R" | tr '\n' ' ')"
-        fi
-        flock -u 9
-    fi
+    release_root
     if [[ -n $BG_PID ]]; then
         kill -TERM -- "-$BG_PID" 2>/dev/null
         for _ in {1..50}; do
@@ -414,6 +425,14 @@ cmd_ensure() {
 }
 
 cmd_run() {
+    run_in_root "$@"
+    exit "$RUN_RC"
+}
+
+# run_in_root [--] CMD...: what `run` does; sets RUN_RC to CMD's exit code.
+# The root stays registered until release_root or exit.
+RUN_RC=
+run_in_root() {
     [[ ${1:-} == -- ]] && shift
     (($# > 0)) || die "usage: sandbox.sh run [--] CMD..."
     install_traps
@@ -437,7 +456,7 @@ cmd_run() {
     local rc=0
     wait "$CHILD" || rc=$?
     CHILD=    # reaped: its PID may be reused from now on
-    exit "$rc"
+    RUN_RC=$rc
 }
 
 # The wrapper, in the private mount namespace created by cmd_run: bind the
@@ -504,6 +523,116 @@ cmd_enter() {
     exit "$rc"
 }
 
+# ---------------------------------------------------------------- test
+
+# `test`: tests/run_all.sh inside the root, then host_gdb_phase on the host.
+# Fails when either fails; the last line sums both up.
+cmd_test() {
+    local t0=$SECONDS root_rc root_note verdict=PASS
+    run_in_root bash tests/run_all.sh
+    root_rc=$RUN_RC
+    release_root || true
+    if ((root_rc == 0)); then
+        root_note="tests/run_all.sh passed"
+    else
+        root_note="tests/run_all.sh FAILED with exit code $root_rc"
+        verdict=FAIL
+    fi
+    host_gdb_phase
+    ((HOST_RC == 0)) || verdict=FAIL
+    printf '\nsandbox test: %s (root: %s; host: %s) in %d s\n' \
+        "$verdict" "$root_note" "$HOST_NOTE" $((SECONDS - t0))
+    [[ $verdict == PASS ]] || exit 1
+    exit 0
+}
+
+# On the Debian 12 host itself: its gdb (13, embedding Python 3.11) against
+# pyenv's CPython 3.13.0, when both exist.  Builds pyframes with the host's
+# cmake and gcc into $HOST_BUILD and runs tests/python/test_host_gdb.py with
+# the host's python3.  Sets HOST_RC (0 when passed or skipped) and HOST_NOTE.
+HOST_RC=0
+HOST_NOTE=
+host_gdb_phase() {
+    local t0=$SECONDS out rc=0 dir=$REPO/$HOST_BUILD summary gdb_version
+    HOST_RC=0
+    printf '\n=== host-gdb: %s -p PID (%s) with tests/python/test_host_gdb.py\n' "$HOST_GDB" "$PYENV_PYTHON"
+    if [[ ! -x $PYENV_PYTHON || ! -x $HOST_GDB ]]; then
+        HOST_NOTE="skipped, no $([[ -x $PYENV_PYTHON ]] && echo "$HOST_GDB" || echo "$PYENV_PYTHON")"
+        printf '=== host-gdb: %s\n' "$HOST_NOTE"
+        return 0
+    fi
+    HOST_RC=1
+    if ! ensure_host_packages; then
+        HOST_NOTE="host-gdb FAILED: cannot install host packages"
+        printf '=== %s\n' "$HOST_NOTE"
+        return 0
+    fi
+    gdb_version=$("$HOST_GDB" --batch -nx -ex \
+        'python import sys; print("gdb %s with Python %d.%d.%d" % ((gdb.VERSION,) + tuple(sys.version_info[:3])))' \
+        </dev/null 2>/dev/null 9>&- | tail -n 1) || gdb_version="gdb"
+    printf '=== host-gdb: host %s, target %s\n' "$gdb_version" "$("$PYENV_PYTHON" -V 2>&1)"
+
+    out=$(mktemp /tmp/pyframes-host-build.XXXXXX)
+    printf '=== host-gdb: building %s with the host cmake and %s\n' "$dir" \
+        "$(gcc --version 2>/dev/null | head -n 1)"
+    if ! { cmake -S "$REPO" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPYFRAMES_WERROR=ON &&
+        cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)"; } </dev/null >"$out" 2>&1 9>&-; then
+        tail -n 40 "$out"
+        HOST_NOTE="host-gdb FAILED: the host build failed (full log: $out)"
+        printf '=== %s\n' "$HOST_NOTE"
+        return 0
+    fi
+    rm -f "$out"
+
+    out=$(mktemp /tmp/pyframes-host-pytest.XXXXXX)
+    (
+        cd "$REPO"
+        exec env -u PYTHONPATH -u PYTHONHOME -u PYTHONSTARTUP -u PYFRAMES_IN_SANDBOX \
+            LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 \
+            PYFRAMES_LIBRARY="$dir/native/libpyframes.so" PYFRAMES_REQUIRE_HOST_GDB=1 \
+            "$HOST_PYTHON" -m pytest -v -p no:cacheprovider tests/python/test_host_gdb.py
+    ) </dev/null 9>&- 2>&1 | tee "$out" 9>&- || rc=$?
+    summary=$(grep -E '^=+ .* in [0-9.]+s' "$out" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//') || true
+    rm -f "$out"
+    if ((rc == 5)); then
+        echo "pytest collected no tests: treated as a failure"
+    fi
+    summary="host $gdb_version against pyenv 3.13.0: ${summary:-no pytest summary}"
+    if ((rc == 0)); then
+        HOST_RC=0
+        HOST_NOTE="host-gdb passed ($summary)"
+        printf '=== host-gdb: ok (%d s)\n' $((SECONDS - t0))
+    else
+        HOST_NOTE="host-gdb FAILED with exit code $rc ($summary)"
+        printf '=== host-gdb: FAILED with exit code %d (%d s)\n' "$rc" $((SECONDS - t0))
+    fi
+}
+
+# Install what the host phase needs and the host lacks, running apt-get update
+# first when a package is unknown to apt, or when the install fails.
+ensure_host_packages() {
+    local need=() p
+    [[ -x $HOST_PYTHON ]] && "$HOST_PYTHON" -m pytest --version >/dev/null 2>&1 </dev/null ||
+        need+=(python3-pytest)
+    command -v cmake >/dev/null || need+=(cmake)
+    command -v gcc >/dev/null || need+=(gcc libc6-dev)
+    command -v make >/dev/null || need+=(make)
+    ((${#need[@]} > 0)) || return 0
+    log "installing on the host: ${need[*]}"
+    local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q)
+    for p in "${need[@]}"; do
+        if ! apt-cache show "$p" >/dev/null 2>&1; then
+            "${apt[@]}" update </dev/null 9>&- || return 1
+            break
+        fi
+    done
+    if ! "${apt[@]}" install -y --no-install-recommends "${need[@]}" </dev/null 9>&-; then
+        "${apt[@]}" update </dev/null 9>&- || return 1
+        "${apt[@]}" install -y --no-install-recommends "${need[@]}" </dev/null 9>&- || return 1
+    fi
+    "$HOST_PYTHON" -m pytest --version >/dev/null 2>&1 </dev/null
+}
+
 cmd_destroy() {
     install_traps
     take_lock
@@ -518,7 +647,7 @@ cmd_destroy() {
 }
 
 usage() {
-    sed -n '2,13p' "$SELF" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$SELF" | sed 's/^# \{0,1\}//'
 }
 
 [[ $(id -u) == 0 ]] || die "must run as root (it uses debootstrap, chroot and mount)"
@@ -528,7 +657,7 @@ cmd=${1:-}
 case $cmd in
     ensure) cmd_ensure ;;
     run) cmd_run "$@" ;;
-    test) cmd_run bash tests/run_all.sh ;;
+    test) cmd_test ;;
     demo) cmd_run bash tests/demo/run_demo.sh ;;
     shell) cmd_run 'exec bash -i' ;;
     destroy) cmd_destroy ;;
