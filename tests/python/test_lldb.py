@@ -183,7 +183,8 @@ def cores(request, tmp_path_factory):
         result.target = target
         result.worker = sorted(set(target.threads) - {target.main_tid})[0]
         result.minidump = os.path.join(workdir, "lldb.dmp")
-        s = du.run_lldb(["process save-core --style full " + result.minidump], pid=target.pid)
+        # lldb's default style, as a user would type it
+        s = du.run_lldb(["process save-core " + result.minidump], pid=target.pid)
         assert os.path.exists(result.minidump), s.describe(0)
         result.elf = None
         if du.gdb_usable():
@@ -209,6 +210,8 @@ def test_core_file(cores, kind):
                 "pystack --all --json --reader debugger", _READERS,
                 "pystack --thread %d --no-source" % cores.worker]
     s = du.run_lldb(commands, executable=exe, core=core)
+    if kind == "minidump":
+        _xfail_if_minidump_lost_memory(s.json(0), exe, core)
     _assert_own_view(s.json(0), target, s.describe(0))
     assert "--reader pid needs a live process" in s[1], s.describe(1)
     assert list(du.frames_of(s.json(3))) == [target.main_tid], s.describe(3)
@@ -217,6 +220,27 @@ def test_core_file(cores, kind):
     assert "READERS ['debugger']" in s[5], s.describe(5)
     function, filename, line = target.threads[cores.worker][0]
     assert '  File "%s", line %d, in %s' % (filename, line, function) in s[6], s.describe(6)
+
+
+_UNREADABLE = re.compile(r"at (0x[0-9a-f]+) \(\d+ bytes\): target memory not readable")
+
+
+def _xfail_if_minidump_lost_memory(document, exe, core):
+    """lldb 21 sometimes leaves part of a thread's C stack out of the minidump
+    it writes (seen with pyenv's shared-libpython 3.13, whose entry frames
+    live on the C stack).  When a thread stopped on unreadable memory and
+    lldb's own `memory read` of that address in the core fails too, the core
+    lacks the bytes: an lldb problem, not ours.  Otherwise fall through to
+    the frame-for-frame comparison."""
+    for interp in document["interpreters"]:
+        for thread in interp["threads"]:
+            m = _UNREADABLE.search(thread.get("error") or "")
+            if not m:
+                continue
+            s = du.run_lldb(["memory read -s1 -c8 " + m.group(1)], executable=exe, core=core)
+            if "error" in s[0].lower():
+                pytest.xfail("lldb wrote a minidump without %s (its own `memory read` "
+                             "fails there too): %s" % (m.group(1), s[0].strip()[:200]))
 
 
 @pytest.mark.xfail(reason="lldb 21 often writes a broken minidump when the process "
@@ -239,9 +263,13 @@ _ONLY = {
 
 @pytest.mark.parametrize("way", sorted(_ONLY))
 def test_runtime_location_fallbacks(cores, way):
-    """Each way of finding _PyRuntime works alone (on the minidump)."""
+    """Each way of finding _PyRuntime works alone (on a core file: gdb's ELF
+    core when gdb is there, whose memory is complete, else lldb's minidump)."""
     exe = cores.target.view["executable"]
-    s = du.run_lldb([_ONLY[way], "pystack --all --json"], executable=exe, core=cores.minidump)
+    core = cores.elf or cores.minidump
+    s = du.run_lldb([_ONLY[way], "pystack --all --json"], executable=exe, core=core)
+    if core == cores.minidump:
+        _xfail_if_minidump_lost_memory(s.json(1), exe, core)
     _assert_own_view(s.json(1), cores.target, s.describe(1))
 
 
