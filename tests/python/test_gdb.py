@@ -251,37 +251,15 @@ def test_no_process():
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_deep_stack_timing(version, tmp_path):
-    """Depth 1000: py-bt-fast matches the target's view; report timings."""
+def test_deep_stack(version, tmp_path):
+    """Depth 1000, with both readers: every frame matches the target's view.
+    (Timings are a benchmark: tests/bench/bench_debuggers.py.)"""
     with du.LiveTarget(du.python_for(version), depth=1000, workdir=str(tmp_path)) as target:
-        timer = "python import time; _pyf_t0 = time.perf_counter()"
-        report = "python print('ELAPSED %.6f' % (time.perf_counter() - _pyf_t0))"
-        commands = [timer, "py-bt-fast", report,           # cold
-                    timer, "py-bt-fast", report,           # warm
-                    timer, "py-bt-fast --reader debugger", report,
-                    timer, "py-bt-fast --reader debugger", report,
-                    "py-bt-fast --json",
-                    timer, "py-bt", report]
+        commands = ["py-bt-fast --all --json", "py-bt-fast --all --json --reader debugger"]
         s = du.run_gdb(commands, pid=target.pid)
-        _assert_own_view(s.json(12), target, s.describe(12), [target.main_tid])
         assert len(target.threads[target.main_tid]) > 1000
-
-        def elapsed(i):
-            m = re.search(r"ELAPSED ([0-9.]+)", s[i])
-            return float(m.group(1)) if m else None
-
-        have_py_bt = bool(du.parse_py_bt(s[14])) and "[gdb thread" not in s[14]
-        line = ("gdb %s depth %d: py-bt-fast cold %.1f ms, warm %.1f ms; "
-                "--reader debugger cold %.1f ms, warm %.1f ms; py-bt %s"
-                % (version, len(target.threads[target.main_tid]),
-                   elapsed(2) * 1e3, elapsed(5) * 1e3, elapsed(8) * 1e3, elapsed(11) * 1e3,
-                   "%.0f ms" % (elapsed(15) * 1e3) if have_py_bt else "unavailable"))
-        print(line)
-        timing_file = os.environ.get("PYFRAMES_TIMING_FILE")
-        if timing_file:
-            with open(timing_file, "a") as f:
-                f.write(line + "\n")
-        assert elapsed(5) < 1.0, line
+        for i in range(len(commands)):
+            _assert_own_view(s.json(i), target, s.describe(i))
 
 
 _ONLY = {
