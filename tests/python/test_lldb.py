@@ -306,31 +306,12 @@ def test_no_process():
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_deep_stack_timing(version, tmp_path):
+def test_deep_stack(version, tmp_path):
+    """Depth 1000, with both readers: every frame matches the target's view.
+    (Timings are a benchmark: tests/bench/bench_debuggers.py.)"""
     with du.LiveTarget(du.python_for(version), depth=1000, workdir=str(tmp_path)) as target:
-        timer = "script import time; pyframes_lldb._t0 = time.perf_counter()"
-        report = ("script print('ELAPSED %.6f' % (time.perf_counter() - "
-                  "pyframes_lldb._t0))")
-        commands = [timer, "pystack", report,
-                    timer, "pystack", report,
-                    timer, "pystack --reader debugger", report,
-                    timer, "pystack --reader debugger", report,
-                    "pystack --json"]
+        commands = ["pystack --all --json", "pystack --all --json --reader debugger"]
         s = du.run_lldb(commands, pid=target.pid)
-        _assert_own_view(s.json(12), target, s.describe(12), [target.main_tid])
-
-        def elapsed(i):
-            m = re.search(r"ELAPSED ([0-9.]+)", s[i])
-            assert m, s.describe(i)
-            return float(m.group(1))
-
-        line = ("lldb %s depth %d: pystack cold %.1f ms, warm %.1f ms; "
-                "--reader debugger cold %.1f ms, warm %.1f ms"
-                % (version, len(target.threads[target.main_tid]), elapsed(2) * 1e3,
-                   elapsed(5) * 1e3, elapsed(8) * 1e3, elapsed(11) * 1e3))
-        print(line)
-        timing_file = os.environ.get("PYFRAMES_TIMING_FILE")
-        if timing_file:
-            with open(timing_file, "a") as f:
-                f.write(line + "\n")
-        assert elapsed(5) < 1.0, line
+        assert len(target.threads[target.main_tid]) > 1000
+        for i in range(len(commands)):
+            _assert_own_view(s.json(i), target, s.describe(i))
