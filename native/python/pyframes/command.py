@@ -706,8 +706,7 @@ class Session(object):
                 raise CommandError("the CPython runtime has no threads (the "
                                    "interpreter is starting or finalizing)")
         else:
-            snapshot, thread = self._one_thread(api, target, adapter, options, max_depth)
-            threads = [thread]
+            snapshot, threads = self._one_thread(api, target, adapter, options, max_depth)
 
         if options.json:
             return _render().format_json(snapshot).rstrip("\n") + "\n"
@@ -742,12 +741,14 @@ class Session(object):
                 snap = target.snapshot(max_depth=max_depth)
                 for t2 in snap.threads():
                     if t2.thread_id == wanted:
-                        return _only_thread(snap, t2), t2
+                        return _only_threads(snap, [t2]), [t2]
         raise CommandError(self._no_python_thread_message(adapter, wanted, how, threads))
 
     @staticmethod
     def _snapshot_native(api, target, native_tid, max_depth):
-        """(snapshot holding only that thread, thread) or None."""
+        """(snapshot holding only that OS thread's Python threads, those
+        threads) or None.  An OS thread running a subinterpreter has a
+        thread state in each interpreter it entered: all are shown."""
         if not native_tid:
             return None
         try:
@@ -758,9 +759,9 @@ class Session(object):
         matching = [t for t in threads if t.native_thread_id == native_tid]
         if not matching:
             return None
-        if len(threads) != 1:
-            snap = _only_thread(snap, matching[0])
-        return snap, matching[0]
+        if len(threads) != len(matching):
+            snap = _only_threads(snap, matching)
+        return snap, matching
 
     def _no_python_thread_message(self, adapter, wanted, how, threads):
         if how is None:
@@ -855,13 +856,13 @@ def _as_tuple(value):
     return (value,)
 
 
-def _only_thread(snapshot, thread):
-    """A copy of snapshot that holds only ``thread`` (for JSON output)."""
+def _only_threads(snapshot, threads):
+    """A copy of snapshot that holds only ``threads`` (for JSON output)."""
     if not dataclasses.is_dataclass(snapshot):
         return snapshot
     interps = []
     for interp in snapshot.interpreters:
-        kept = [t for t in interp.threads if t is thread]
+        kept = [t for t in interp.threads if any(t is w for w in threads)]
         if kept:
             interps.append(dataclasses.replace(interp, threads=_like(interp.threads, kept)))
     return dataclasses.replace(snapshot, interpreters=_like(snapshot.interpreters, interps))
