@@ -218,17 +218,12 @@ class PyBtFastCommand(gdb.Command):
         self.session = session
 
     def complete(self, text, word):
-        parts = text.split()
-        token = "" if not parts or text.endswith(" ") else parts[-1]
-        previous = parts[-1] if token == "" and parts else (parts[-2] if len(parts) > 1 else "")
-        if previous == "--reader":
-            words = ["auto", "pid", "debugger"]
-        else:
-            words = ["--all", "--thread", "--limit", "--json", "--no-source", "--reader",
-                     "--help"]
+        if _pyf_command is None:
+            return []
+        token, words = _pyf_command.completions(text)
         # gdb replaces only `word` (it breaks words at '-'): return suffixes.
         cut = len(token) - len(word or "")
-        return [w[cut:] for w in words if w.startswith(token)]
+        return [w[cut:] for w in words]
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()

@@ -5,6 +5,7 @@ import os
 import sys
 
 from . import __version__
+from .command import non_negative_int, positive_int
 from .errors import PyframesError
 from .render import SourceReader, format_collapsed, format_json, format_text
 
@@ -20,26 +21,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive(text):
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer: %r" % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1: %r" % text)
-    return value
-
-
-def _non_negative(text):
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer: %r" % text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must not be negative: %r" % text)
-    return value
-
-
 def build_parser():
     parser = _Parser(prog=PROG, description=(
         "Show the Python stacks of a running CPython 3.13/3.14/3.15 "
@@ -49,7 +30,7 @@ def build_parser():
     dump = sub.add_parser("dump", help="print the Python stack of every thread",
                           description="Print the Python stack of every thread "
                           "of a live process (innermost frame first).")
-    dump.add_argument("pid", type=_positive, metavar="PID")
+    dump.add_argument("pid", type=positive_int, metavar="PID")
     fmt = dump.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true",
                      help="one JSON document (see docs/json-schema.md)")
@@ -58,15 +39,15 @@ def build_parser():
                      "graph tools")
     dump.add_argument("--all", action="store_true",
                       help="all threads (the default)")
-    dump.add_argument("--thread", type=_positive, metavar="TID",
+    dump.add_argument("--thread", type=positive_int, metavar="TID",
                       help="only the thread with this native (OS) thread id")
-    dump.add_argument("--limit", type=_non_negative, metavar="N",
+    dump.add_argument("--limit", type=non_negative_int, metavar="N",
                       help="show at most N frames per thread (text output)")
     dump.add_argument("--no-source", action="store_true",
                       help="do not print source lines")
-    dump.add_argument("--max-depth", type=_positive, metavar="N",
+    dump.add_argument("--max-depth", type=positive_int, metavar="N",
                       help="read at most N frames per thread")
-    dump.add_argument("--runtime-addr", type=_positive, metavar="ADDR",
+    dump.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
                       help="address of _PyRuntime (default: found from the "
                       "process's mappings)")
     dump.add_argument("--addresses", action="store_true",

@@ -93,7 +93,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError("%s%s: error: %s" % (self.format_usage(), self.prog, message))
 
 
-def _int_arg(text):
+def non_negative_int(text):
+    """argparse type: an integer >= 0, decimal or 0x-hex."""
     try:
         value = int(text, 0)
     except ValueError:
@@ -103,8 +104,9 @@ def _int_arg(text):
     return value
 
 
-def _positive_arg(text):
-    value = _int_arg(text)
+def positive_int(text):
+    """argparse type: an integer >= 1, decimal or 0x-hex."""
+    value = non_negative_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("%r must be at least 1" % text)
     return value
@@ -127,12 +129,12 @@ def build_parser(command_name, description=None):
         "-a", "--all", action="store_true",
         help="show every Python thread of every interpreter")
     which.add_argument(
-        "-t", "--thread", metavar="N", type=_int_arg,
+        "-t", "--thread", metavar="N", type=non_negative_int,
         help="show the thread whose native thread id (LWP/tid, as "
              "threading.get_native_id()) or Python thread id (as "
              "threading.get_ident(); decimal or 0x-hex) is N")
     parser.add_argument(
-        "--limit", metavar="N", type=_positive_arg,
+        "--limit", metavar="N", type=positive_int,
         help="show at most N frames per thread, innermost first")
     parser.add_argument(
         "--json", action="store_true",
@@ -148,6 +150,21 @@ def build_parser(command_name, description=None):
              "core files and remote targets), 'auto' (default) picks 'pid' "
              "when the process is live and local")
     return parser
+
+
+def completions(text):
+    """Completion of the arguments typed so far: (the word being typed, the
+    option names or option values that extend it), from the parser itself."""
+    parts = text.split()
+    token = "" if not parts or text[-1:].isspace() else parts[-1]
+    before = parts[:-1] if token else parts
+    previous = before[-1] if before else ""
+    actions = build_parser("")._actions
+    for action in actions:
+        if previous in action.option_strings and action.choices:
+            return token, [c for c in action.choices if c.startswith(token)]
+    words = [o for a in actions for o in a.option_strings if o.startswith("--")]
+    return token, [w for w in words if w.startswith(token)]
 
 
 def parse_arguments(parser, argument_string):
