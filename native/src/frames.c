@@ -100,47 +100,6 @@ static const uint8_t *find_in_chunks(const chunk_list *cl, uint64_t addr,
     return NULL;
 }
 
-/* ---- visited set ---------------------------------------------------------- */
-
-typedef struct addr_set {
-    uint64_t *v;
-    uint32_t cap, n;
-} addr_set;
-
-static bool set_add(addr_set *s, uint64_t a, bool *dup)
-{
-    *dup = false;
-    if ((s->n + 1) * 2 > s->cap) {
-        uint32_t ncap = s->cap ? s->cap * 2 : 256;
-        uint64_t *nv = calloc(ncap, sizeof *nv);
-        if (nv == NULL)
-            return false;
-        for (uint32_t i = 0; i < s->cap; i++) {
-            if (s->v[i] == 0)
-                continue;
-            uint32_t k = (uint32_t)((s->v[i] >> 3) * 0x9E3779B97F4A7C15ULL >> 40) & (ncap - 1);
-            while (nv[k] != 0)
-                k = (k + 1) & (ncap - 1);
-            nv[k] = s->v[i];
-        }
-        free(s->v);
-        s->v = nv;
-        s->cap = ncap;
-    }
-    uint32_t mask = s->cap - 1;
-    uint32_t k = (uint32_t)((a >> 3) * 0x9E3779B97F4A7C15ULL >> 40) & mask;
-    while (s->v[k] != 0) {
-        if (s->v[k] == a) {
-            *dup = true;
-            return true;
-        }
-        k = (k + 1) & mask;
-    }
-    s->v[k] = a;
-    s->n++;
-    return true;
-}
-
 /* ---- the walk ------------------------------------------------------------- */
 
 /* Index in code units of the instruction at ip, for bytecode at base; -1
@@ -163,7 +122,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", fsize);
 
     chunk_list cl = {0};
-    addr_set seen = {0};
+    pyf__addrset seen = {0};
     copy_chunks(t, w->datastack_chunk, &cl);
 
     uint64_t max_depth = w->max_depth;
@@ -180,7 +139,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             break;
         }
         bool dup;
-        if (!set_add(&seen, addr, &dup)) {
+        if (!pyf__addrset_add(&seen, addr, &dup)) {
             rc = PYF_ENOMEM;
             break;
         }
@@ -283,7 +242,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                        "changing its stack, or the chain is corrupt)",
                        (unsigned long long)last,
                        (unsigned long long)w->base_frame);
-    free(seen.v);
+    pyf__addrset_free(&seen);
     chunks_free(&cl);
     return rc;
 }

@@ -205,6 +205,18 @@ bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
 bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
                            int64_t addrq, pyf__location *loc);
 
+/* ==== address sets (addrset.c) =========================================== */
+
+typedef struct pyf__addrset {
+    uint64_t *v;
+    uint32_t cap, n;
+} pyf__addrset;
+
+/* Add a (non-zero) address; *dup is set when it was already there.  False
+ * only when out of memory.  Zero-initialise a set before use. */
+bool pyf__addrset_add(pyf__addrset *s, uint64_t a, bool *dup);
+void pyf__addrset_free(pyf__addrset *s);
+
 /* ==== walking (frames.c, threads.c) ===================================== */
 
 /* Where the walk delivers frames (implemented by snapshot.c). */

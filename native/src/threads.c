@@ -72,41 +72,43 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
     if (buf == NULL)
         return PYF_ENOMEM;
     uint32_t max_threads = t->opts.max_threads;
-    uint64_t *seen = calloc(max_threads, sizeof *seen);
-    if (seen == NULL) {
-        free(buf);
-        return PYF_ENOMEM;
-    }
-    uint32_t nseen = 0;
+    pyf__addrset seen = {0};
     int rc = PYF_OK;
     uint64_t addr = ii->threads_head;
     bool one = req != NULL && (req->flags & PYF_SNAP_ONE_THREAD);
 
     while (addr != 0 && rc == PYF_OK) {
+        int why = PYF_OK;
         bool dup = false;
-        for (uint32_t i = 0; i < nseen; i++)
-            dup |= seen[i] == addr;
-        if ((dup || nseen >= max_threads || addr % 8 != 0) && one)
-            break; /* the requested thread was not before the break */
-        if (dup || nseen >= max_threads || addr % 8 != 0) {
+        if (addr % 8 != 0) {
+            why = pyf__fail(t, PYF_ECORRUPT, "interpreter %lld: bad thread "
+                            "pointer 0x%llx", (long long)ii->id,
+                            (unsigned long long)addr);
+        } else if (!pyf__addrset_add(&seen, addr, &dup)) {
+            rc = PYF_ENOMEM;
+            break;
+        } else if (dup) {
+            why = pyf__fail(t, PYF_ECYCLE, "thread list of interpreter %lld "
+                            "loops back to 0x%llx", (long long)ii->id,
+                            (unsigned long long)addr);
+        } else if (seen.n > max_threads) {
+            why = pyf__fail(t, PYF_EDEPTH, "interpreter %lld has more than "
+                            "%u threads (the thread limit); stopped at 0x%llx",
+                            (long long)ii->id, max_threads,
+                            (unsigned long long)addr);
+        }
+        if (why != PYF_OK) {
+            if (one)
+                break; /* the requested thread was not before the break */
             /* Shown as a thread that could not be read, then stop. */
             pyf_thread th = {0};
             th.tstate_addr = addr;
             th.interp_index = index;
             rc = sink->thread(sink->ctx, &th);
-            if (rc != PYF_OK)
-                break;
-            int why = dup ? PYF_ECYCLE
-                          : (nseen >= max_threads ? PYF_EDEPTH : PYF_ECORRUPT);
-            pyf__fail(t, why, dup ? "thread list of interpreter %lld loops "
-                      "back to 0x%llx" : nseen >= max_threads ? "interpreter "
-                      "%lld has more than the thread limit; stopped at 0x%llx"
-                      : "interpreter %lld: bad thread pointer 0x%llx",
-                      (long long)ii->id, (unsigned long long)addr);
-            rc = sink->thread_end(sink->ctx, why, t->err);
+            if (rc == PYF_OK)
+                rc = sink->thread_end(sink->ctx, why, t->err);
             break;
         }
-        seen[nseen++] = addr;
 
         size_t tlen = textra;
         int rrc = pyf__raw_read(&t->reader, &t->stats, addr, buf, tlen);
@@ -161,7 +163,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         }
         addr = next;
     }
-    free(seen);
+    pyf__addrset_free(&seen);
     free(buf);
     return rc;
 }
