@@ -22,7 +22,9 @@ set -euo pipefail
 # manifest differs from manifest_text is rebuilt.
 SANDBOX_FORMAT=1
 SUITE=sid
-MIRROR=http://deb.debian.org/debian
+# The Debian archive is the one the host's apt uses (see host_mirror);
+# PYFRAMES_MIRROR overrides it.
+MIRROR=
 PACKAGES=(
     python3.13 python3.13-dev python3.13-dbg
     python3.14 python3.14-dev python3.14-dbg
@@ -255,6 +257,54 @@ run_logged() {
     BG_PID=
 }
 
+# The URI of the Debian archive in the host's apt configuration: the first
+# entry (one-line .list or deb822 .sources) serving the host's own suite
+# (VERSION_CODENAME of /etc/os-release) with the main component.
+host_mirror() {
+    local codename
+    codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+    [[ -n $codename ]] || return 1
+    local files=() f
+    [[ -f /etc/apt/sources.list ]] && files+=(/etc/apt/sources.list)
+    for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f ]] && files+=("$f")
+    done
+    ((${#files[@]})) || return 1
+    awk -v want="$codename" '
+        function emit(u) { sub(/\/+$/, "", u); print u; found = 1; exit }
+        function check822() {
+            if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " want " ") &&
+                (" " comps " ") ~ / main /) { split(uris, u, " "); emit(u[1]) }
+            types = uris = suites = comps = ""
+        }
+        FNR == 1 { if (deb822) check822(); deb822 = (FILENAME ~ /\.sources$/) }
+        deb822 {
+            if ($0 ~ /^[ \t]*$/) { check822(); next }
+            if ($0 ~ /^#/) next
+            key = tolower($1); $1 = ""; sub(/^ +/, "")
+            if (key == "types:") types = $0
+            else if (key == "uris:") uris = $0
+            else if (key == "suites:") suites = $0
+            else if (key == "components:") comps = $0
+            else if (key == "enabled:" && tolower($0) == "no") types = ""
+            next
+        }
+        /^[ \t]*deb[ \t]/ {
+            line = $0; sub(/^[ \t]*deb[ \t]+/, "", line)
+            if (line ~ /^\[/) sub(/^\[[^]]*\][ \t]*/, "", line)
+            n = split(line, w, /[ \t]+/)
+            if (w[2] == want) for (i = 3; i <= n; i++) if (w[i] == "main") emit(w[1])
+        }
+        END { if (!found && deb822) check822() }
+    ' "${files[@]}"
+}
+
+resolve_mirror() {
+    [[ -n $MIRROR ]] && return 0
+    MIRROR=${PYFRAMES_MIRROR:-$(host_mirror || true)}
+    [[ -n $MIRROR ]] || die "no Debian archive found in the host's apt configuration (/etc/apt/sources.list, /etc/apt/sources.list.d/): add one, or set PYFRAMES_MIRROR to the URI of a Debian archive"
+}
+
 ensure_debootstrap() {
     command -v debootstrap >/dev/null && return 0
     log "installing debootstrap on the host"
@@ -268,6 +318,7 @@ build_root() {
     command -v chroot >/dev/null || die "chroot not found"
     : >"$BUILD_LOG"
     ensure_debootstrap
+    resolve_mirror
     for f in "$R".build.* "$R".old.*; do
         [[ -d $f ]] && safe_rm "$f"
     done
