@@ -16,9 +16,26 @@
  *     the snapshot) that stays valid until pyf_snapshot_free().
  *
  * Thread safety: a pyf_target is not thread-safe; use one per thread.
- * Nothing is ever written to the target unless a cache mode that documents
- * a write is enabled (see pyf_target_set_cache, reserved for CPython 3.15's
- * frame-cache protocol).
+ * Nothing is ever written to the target: this release has no frame cache
+ * (CPython 3.15's last_profiled_frame protocol), the one feature that would.
+ *
+ * ABI policy (0.x):
+ *   - Function names are pyf_<noun>_<verb>; only pyf_ symbols are exported.
+ *     The soname carries the major version; within 0.x a minor release may
+ *     add functions, append fields to input structs and use reserved fields.
+ *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request) start
+ *     with struct_size = sizeof(the caller's struct).  The library accepts any
+ *     size from the struct's first published layout (PYF_<STRUCT>_SIZE_V0)
+ *     up: fields a smaller (older) struct lacks read as zero, their default.
+ *     A larger (newer) struct is accepted when every byte past what the
+ *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
+ *     first layout it is PYF_EINVAL.
+ *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
+ *     pyf_interp, pyf_snapshot) are frozen within 0.x: their size and the
+ *     stride of the snapshot arrays (PYF_FRAME_SIZE, PYF_THREAD_SIZE,
+ *     PYF_INTERP_SIZE, also recorded in each pyf_snapshot) never change;
+ *     new facts go into reserved fields, which read as zero until then.
+ *   - Error codes are never renumbered or reused; -14 is retired.
  */
 #ifndef PYFRAMES_H
 #define PYFRAMES_H
@@ -43,7 +60,8 @@ extern "C" {
     (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)
 
 /* ==== Errors ============================================================
- * One list, fixed values, never renumbered.  X(NAME, value, message). */
+ * One list, fixed values, never renumbered.  X(NAME, value, message).
+ * -14 is retired (it never reached a caller) and stays unused. */
 #define PYF_ERRORS(X)                                                          \
     X(OK, 0, "success")                                                        \
     X(EINVAL, -1, "invalid argument")                                          \
@@ -59,7 +77,6 @@ extern "C" {
     X(EDEPTH, -11, "depth or count limit reached")                             \
     X(ENOTSUP, -12, "operation not supported by this target or reader")        \
     X(EIO, -13, "I/O error")                                                   \
-    X(ESHORT, -14, "short read from target")                                   \
     X(ENOTHREAD, -15, "no such thread")
 
 enum pyf_error {
@@ -69,11 +86,11 @@ enum pyf_error {
 };
 
 /* Static message for a code ("unknown error" for values not in the list). */
-PYF_API const char *pyf_strerror(int code);
+PYF_API const char *pyf_error_message(int code);
 /* Static name for a code, e.g. "PYF_EFAULT" ("PYF_UNKNOWN" otherwise). */
 PYF_API const char *pyf_error_name(int code);
 /* PYF_VERSION_NUMBER of the loaded library. */
-PYF_API int pyf_version(void);
+PYF_API int pyf_library_version(void);
 
 /* ==== Readers ===========================================================
  * A read callback fills exactly len bytes at dst from target address addr and
@@ -97,6 +114,10 @@ typedef struct pyf_iovec {
 typedef int (*pyf_read_fn)(void *arg, uint64_t addr, void *dst, size_t len);
 typedef int (*pyf_readv_fn)(void *arg, const pyf_iovec *iov, size_t n, int *status);
 typedef int (*pyf_write_fn)(void *arg, uint64_t addr, const void *src, size_t len);
+/* The reader's own words about its most recent failure (e.g. the debugger's
+ * "Cannot access memory at address 0x..."), or NULL.  The string must stay
+ * valid until the reader's next call. */
+typedef const char *(*pyf_message_fn)(void *arg);
 
 typedef struct pyf_reader {
     uint32_t struct_size; /* = sizeof(pyf_reader) */
@@ -104,7 +125,10 @@ typedef struct pyf_reader {
     pyf_readv_fn readv;   /* optional */
     pyf_write_fn write;   /* optional */
     void *arg;
+    /* appended after the first layout (PYF_READER_SIZE_V0) */
+    pyf_message_fn message; /* optional: appended to read-failure details */
 } pyf_reader;
+#define PYF_READER_SIZE_V0 40u /* up to and including arg */
 
 /* ==== Targets =========================================================== */
 typedef struct pyf_target pyf_target;
@@ -115,6 +139,7 @@ typedef struct pyf_options {
     uint32_t max_threads;  /* threads per interpreter; 0 = default */
     uint32_t max_string;   /* bytes kept per decoded string; 0 = default */
 } pyf_options;
+#define PYF_OPTIONS_SIZE_V0 16u
 
 #define PYF_DEFAULT_MAX_DEPTH 10000u
 #define PYF_DEFAULT_MAX_THREADS 4096u
@@ -123,7 +148,7 @@ typedef struct pyf_options {
 
 /* Open a target over a caller-supplied reader.  runtime_addr is the address
  * of _PyRuntime (the debugger resolves the symbol); 0 is PYF_EINVAL here: a
- * callback reader has no way to list mappings (use pyf_find_runtime_in_range
+ * callback reader has no way to list mappings (use pyf_runtime_find_in_range
  * from a debugger that knows the writable mappings).  opts may be NULL.
  * On failure *out is NULL and, when err/errlen are given, a detail message is
  * copied into err. */
@@ -223,6 +248,9 @@ typedef struct pyf_thread {
     uint32_t nframes;           /* innermost first */
     int32_t error;              /* why the walk stopped early, else 0 */
     uint32_t reserved;
+    /* what failed where (e.g. "reading interpreter frame at 0x... (72
+     * bytes): target memory not readable"); "" when error == 0 */
+    const char *error_detail;
 } pyf_thread;
 
 typedef struct pyf_interp {
@@ -232,6 +260,11 @@ typedef struct pyf_interp {
     uint32_t nthreads;
 } pyf_interp;
 
+/* Element sizes of the snapshot arrays: frozen within 0.x (see ABI policy). */
+#define PYF_FRAME_SIZE 56u
+#define PYF_THREAD_SIZE 56u
+#define PYF_INTERP_SIZE 24u
+
 typedef struct pyf_snapshot {
     uint32_t ninterps;
     uint32_t nthreads;
@@ -240,8 +273,9 @@ typedef struct pyf_snapshot {
     const pyf_interp *interps;
     const pyf_thread *threads;
     const pyf_frame *frames;
-    /* per-thread error details, parallel to threads; "" when error == 0 */
-    const char *const *thread_errors;
+    /* the strides of the arrays above: PYF_*_SIZE of the library */
+    uint32_t interp_size, thread_size, frame_size;
+    uint32_t reserved2;
 } pyf_snapshot;
 
 /* pyf_snapshot_request.flags */
@@ -254,6 +288,7 @@ typedef struct pyf_snapshot_request {
     uint32_t max_depth;         /* 0 = the target's option */
     uint32_t reserved;
 } pyf_snapshot_request;
+#define PYF_SNAPSHOT_REQUEST_SIZE_V0 24u
 
 /* Walk the target.  req may be NULL (everything).  A thread whose chain is
  * broken still appears, with the frames read so far, without
@@ -268,13 +303,13 @@ PYF_API void pyf_snapshot_free(pyf_snapshot *s);
 
 /* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
  * layout).  Returns 0 or the error a target open would report. */
-PYF_API int pyf_probe_runtime(const pyf_reader *reader, uint64_t addr,
+PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                               pyf_python_info *out);
 
 /* Scan [start, end) through reader, in page-sized steps, for a valid
  * _PyRuntime (cookie at an 8-aligned address that also probes valid).  For
  * debuggers that know the target's writable mappings but no symbol. */
-PYF_API int pyf_find_runtime_in_range(const pyf_reader *reader, uint64_t start,
+PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
                                       uint64_t end, uint64_t *found);
 
 /* Read the ELF file at path and return where its .PyRuntime section lives
@@ -282,7 +317,7 @@ PYF_API int pyf_find_runtime_in_range(const pyf_reader *reader, uint64_t start,
  * map_start + sh_addr - align_down(first PT_LOAD p_vaddr, p_align).
  * PYF_ENOTPY when the file has no such section, PYF_EIO when unreadable,
  * PYF_ECORRUPT for a malformed ELF. */
-PYF_API int pyf_elf_runtime_address(const char *path, uint64_t map_start,
+PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
                                     uint64_t *found);
 
 #ifdef __cplusplus

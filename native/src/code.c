@@ -191,14 +191,14 @@ static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
 {
     if (have < o->bytes.ob_sval) {
         *need = (size_t)o->bytes.ob_sval;
-        return PYF_ESHORT;
+        return PYF__EMORE;
     }
     int64_t n = (int64_t)pyf__ld64(buf + o->bytes.ob_size);
     if (n < 0 || n > (int64_t)LINETABLE_MAX)
         return PYF_EDEPTH;
     if (have < o->bytes.ob_sval + (size_t)n) {
         *need = (size_t)o->bytes.ob_sval + (size_t)n;
-        return PYF_ESHORT;
+        return PYF__EMORE;
     }
     uint8_t *p = malloc(n ? (size_t)n : 1);
     if (p == NULL)
@@ -215,11 +215,11 @@ static int finish_str(pyf_target *t, uint64_t addr, const uint8_t *buf,
                       const char *what)
 {
     size_t need = 0;
-    int rc = PYF_ESHORT;
+    int rc = PYF__EMORE;
     if (status == PYF_OK)
         rc = pyf__decode_str(&t->off, buf, have, t->opts.max_string, out,
                              trunc, &need);
-    if (rc == PYF_ESHORT)
+    if (rc == PYF__EMORE)
         rc = pyf__read_str(t, addr, t->opts.max_string, out, trunc, what);
     return rc;
 }
@@ -228,10 +228,10 @@ static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
                         size_t have, int status, uint8_t **out, uint32_t *len)
 {
     size_t need = 0;
-    int rc = PYF_ESHORT;
+    int rc = PYF__EMORE;
     if (status == PYF_OK)
         rc = decode_bytes(&t->off, buf, have, out, len, &need);
-    if (rc == PYF_ESHORT) {
+    if (rc == PYF__EMORE) {
         if (status != PYF_OK) {
             /* the speculative read may have run off a mapping */
             uint8_t hdr[256];
@@ -242,7 +242,7 @@ static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
             if (rc != PYF_OK)
                 return rc;
             rc = decode_bytes(&t->off, hdr, hl, out, len, &need);
-            if (rc != PYF_ESHORT)
+            if (rc != PYF__EMORE)
                 return rc;
         }
         uint8_t *big = malloc(need);
@@ -251,7 +251,7 @@ static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
         rc = pyf__read(t, addr, big, need, "line table");
         if (rc == PYF_OK)
             rc = decode_bytes(&t->off, big, need, out, len, &need);
-        if (rc == PYF_ESHORT)
+        if (rc == PYF__EMORE)
             rc = PYF_ECORRUPT;
         free(big);
     }
@@ -262,7 +262,7 @@ static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
  * that decodes badly? */
 static bool transient(int rc)
 {
-    return rc == PYF_EFAULT || rc == PYF_EPERM || rc == PYF_ESHORT ||
+    return rc == PYF_EFAULT || rc == PYF_EPERM || rc == PYF__EMORE ||
            rc == PYF_EIO || rc == PYF_ENOPROC;
 }
 

@@ -299,7 +299,7 @@ int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_
     return rc;
 }
 
-PYF_API int pyf_elf_runtime_address(const char *path, uint64_t map_start,
+PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
                                     uint64_t *found)
 {
     uint64_t sh_addr, load, delta;

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-const char *pyf_strerror(int code)
+const char *pyf_error_message(int code)
 {
     switch (code) {
 #define PYF__ERR_MSG(name, value, msg) case value: return msg;
@@ -25,7 +25,7 @@ const char *pyf_error_name(int code)
     return "PYF_UNKNOWN";
 }
 
-int pyf_version(void)
+int pyf_library_version(void)
 {
     return PYF_VERSION_NUMBER;
 }

@@ -14,11 +14,39 @@
 
 #define PYF__ERRBUF 512
 
+/* Private result of the decoders: "the prefix read so far is too short,
+ * read more".  Never returned through the public API. */
+#define PYF__EMORE (-1000)
+
+_Static_assert(sizeof(pyf_frame) == PYF_FRAME_SIZE, "pyf_frame is frozen");
+_Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
+_Static_assert(sizeof(pyf_interp) == PYF_INTERP_SIZE, "pyf_interp is frozen");
+_Static_assert(sizeof(pyf_python_info) == 40, "pyf_python_info is frozen");
+_Static_assert(sizeof(pyf_stats) == 176, "pyf_stats is frozen");
+_Static_assert(PYF_READER_SIZE_V0 == offsetof(pyf_reader, arg) + sizeof(void *),
+               "first published pyf_reader");
+_Static_assert(PYF_OPTIONS_SIZE_V0 == sizeof(pyf_options), "pyf_options");
+_Static_assert(PYF_SNAPSHOT_REQUEST_SIZE_V0 == sizeof(pyf_snapshot_request),
+               "pyf_snapshot_request");
+
+/* ==== input structs (abi.c) ==============================================
+ * Copy the caller's struct at in (whose first field is its struct_size)
+ * into local (local_size = the library's sizeof), zero-filling what an
+ * older caller lacks; see "ABI policy" in pyframes.h.  PYF_EINVAL below
+ * v0_size, PYF_ENOTSUP for a newer struct with non-zero unknown bytes. */
+int pyf__struct_in(const void *in, size_t v0_size, void *local,
+                   size_t local_size, const char *name, char *err,
+                   size_t errlen);
+
 /* ==== errors (error.c) =================================================== */
 
 /* Format a message into buf (always NUL-terminated, truncated to fit). */
 void pyf__fmt(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A caller's reader, normalised (pyf__struct_in) and checked. */
+int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
+                   size_t errlen);
 
 /* ==== the PID reader (reader_pid.c) ======================================
  * A pyf_reader over a live local process: process_vm_readv (readv batches
@@ -33,7 +61,7 @@ void pyf__pid_reader_destroy(pyf_reader *r);
  * /proc/PID/maps, then the .PyRuntime section of each mapped file whose
  * basename contains "python" (handling " (deleted)"), then a scan of
  * writable mappings for the cookie.  Every candidate is confirmed with
- * pyf_probe_runtime. */
+ * pyf_runtime_probe. */
 int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                           char *err, size_t errlen);
 
@@ -98,7 +126,7 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
 size_t pyf__offsets_table_size(int minor);
 
 /* Read everything needed to validate the table at addr and decode it.
- * Shared by target open and pyf_probe_runtime.  stats may be NULL. */
+ * Shared by target open and pyf_runtime_probe.  stats may be NULL. */
 int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
                       pyf_stats *stats, char *err, size_t errlen);
 
@@ -154,6 +182,10 @@ int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
 /* Several ranges at once (one reader call when the reader has readv).
  * status[i] receives each range's result.  No detail is written. */
 int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status);
+/* The one wording of a failed read: "reading WHAT at 0xADDR (N bytes):
+ * reason [reader: its own message]". */
+void pyf__read_failed(char *buf, size_t buflen, const pyf_reader *r, int rc,
+                      const char *what, uint64_t addr, size_t len);
 /* Set t->err and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -182,7 +214,7 @@ static inline uint32_t pyf__ld32(const uint8_t *p)
 int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
                   char **out, bool *truncated, const char *what);
 /* Decode a str from an already-read prefix (header + some data) when it
- * holds the whole string; returns PYF_ESHORT when more must be read. */
+ * holds the whole string; returns PYF__EMORE when more must be read. */
 int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
                     uint32_t max_bytes, char **out, bool *truncated,
                     size_t *need);

@@ -499,9 +499,7 @@ int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
     }
     int rc = pyf__raw_read(r, stats, addr, raw, 24);
     if (rc != PYF_OK) {
-        pyf__fmt(err, errlen,
-                 "reading _Py_DebugOffsets at 0x%llx (24 bytes): %s",
-                 (unsigned long long)addr, pyf_strerror(rc));
+        pyf__read_failed(err, errlen, r, rc, "_Py_DebugOffsets", addr, 24);
         return rc;
     }
     if (memcmp(raw, PYF__COOKIE, 8) != 0)
@@ -514,9 +512,8 @@ int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
         return pyf__offsets_decode(raw, 24, off, err, errlen);
     rc = pyf__raw_read(r, stats, addr + 24, raw + 24, need - 24);
     if (rc != PYF_OK) {
-        pyf__fmt(err, errlen,
-                 "reading _Py_DebugOffsets at 0x%llx (%zu bytes): %s",
-                 (unsigned long long)addr, need, pyf_strerror(rc));
+        pyf__read_failed(err, errlen, r, rc, "_Py_DebugOffsets", addr + 24,
+                         need - 24);
         return rc;
     }
     return pyf__offsets_decode(raw, need, off, err, errlen);

@@ -39,13 +39,22 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     return code;
 }
 
+void pyf__read_failed(char *buf, size_t buflen, const pyf_reader *r, int rc,
+                      const char *what, uint64_t addr, size_t len)
+{
+    const char *own = r->message ? r->message(r->arg) : NULL;
+    bool has_own = own != NULL && *own != '\0';
+    pyf__fmt(buf, buflen, "reading %s at 0x%llx (%zu bytes): %s%s%s%s", what,
+             (unsigned long long)addr, len, pyf_error_message(rc),
+             has_own ? " [reader: " : "", has_own ? own : "", has_own ? "]" : "");
+}
+
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
               const char *what)
 {
     int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
     if (rc != PYF_OK)
-        pyf__fail(t, rc, "reading %s at 0x%llx (%zu bytes): %s", what,
-                  (unsigned long long)addr, len, pyf_strerror(rc));
+        pyf__read_failed(t->err, sizeof t->err, &t->reader, rc, what, addr, len);
     return rc;
 }
 

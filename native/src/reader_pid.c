@@ -42,7 +42,12 @@ typedef struct pid_reader {
     bool use_mem_fallback; /* every read goes through mem_fd */
     struct iovec local[BATCH_MAX];
     struct iovec remote[BATCH_MAX];
+    const char *last_call; /* the system call that failed last, and how */
+    int last_errno;        /* 0: it stopped short at an unreadable page */
+    char message[96];
 } pid_reader;
+
+static const char *pid_message(void *arg);
 
 static int map_errno(int e)
 {
@@ -89,6 +94,8 @@ static int mem_open(pid_reader *pr)
     snprintf(path, sizeof path, "/proc/%d/mem", (int)pr->pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
+        pr->last_call = "open /proc/PID/mem";
+        pr->last_errno = errno;
         if (errno == ENOENT || errno == ESRCH)
             return PYF_ENOPROC;
         return map_errno(errno);
@@ -118,10 +125,15 @@ static int mem_read(pid_reader *pr, uint64_t addr, uint8_t *dst, size_t len)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            pr->last_call = "pread /proc/PID/mem";
+            pr->last_errno = errno;
             return map_errno(errno);
         }
-        if (n == 0) /* the address space is gone, or nothing readable there */
+        if (n == 0) { /* the address space is gone, or nothing readable there */
+            pr->last_call = "pread /proc/PID/mem";
+            pr->last_errno = 0;
             return process_gone(pr->pid) ? PYF_ENOPROC : PYF_EFAULT;
+        }
         dst += n;
         addr += (uint64_t)n;
         len -= (size_t)n;
@@ -147,10 +159,15 @@ static int vm_read(pid_reader *pr, uint64_t addr, uint8_t *dst, size_t len,
                 continue;
             if (errno == ENOSYS || errno == EPERM)
                 return NEED_FALLBACK;
+            pr->last_call = "process_vm_readv";
+            pr->last_errno = errno;
             return map_errno(errno);
         }
-        if (n == 0) /* stopped at an unmapped page */
+        if (n == 0) { /* stopped at an unmapped page */
+            pr->last_call = "process_vm_readv";
+            pr->last_errno = 0;
             return PYF_EFAULT;
+        }
         *done += (size_t)n;
     }
     return PYF_OK;
@@ -192,6 +209,7 @@ static int pid_read(void *arg, uint64_t addr, void *dst, size_t len)
 {
     if (arg == NULL)
         return PYF_EINVAL;
+    ((pid_reader *)arg)->last_call = NULL;
     return read_range(arg, addr, dst, len);
 }
 
@@ -219,6 +237,9 @@ static int pid_readv(void *arg, const pyf_iovec *iov, size_t n, int *status)
     pid_reader *pr = arg;
     readv_result res = {status, PYF_OK};
     size_t i = 0;
+
+    if (pr != NULL)
+        pr->last_call = NULL;
 
     if (pr == NULL || (iov == NULL && n > 0))
         return PYF_EINVAL;
@@ -382,7 +403,19 @@ int pyf__pid_reader_create(int pid, pyf_reader *out, char *err, size_t errlen)
     out->readv = pid_readv;
     out->write = pid_write;
     out->arg = pr;
+    out->message = pid_message;
     return PYF_OK;
+}
+
+static const char *pid_message(void *arg)
+{
+    pid_reader *pr = arg;
+
+    if (pr->last_call == NULL)
+        return NULL;
+    snprintf(pr->message, sizeof pr->message, "%s: %s", pr->last_call,
+             pr->last_errno ? strerror(pr->last_errno) : "stopped short of the range");
+    return pr->message;
 }
 
 void pyf__pid_reader_destroy(pyf_reader *r)

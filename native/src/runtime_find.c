@@ -4,7 +4,7 @@
  * For a PID: parse /proc/PID/maps, compute the address of the .PyRuntime
  * section of each mapped file whose basename contains "python" (in maps
  * order; a " (deleted)" file is reopened through /proc/PID/map_files), and
- * confirm it with pyf_probe_runtime.  Failing that, scan the writable
+ * confirm it with pyf_runtime_probe.  Failing that, scan the writable
  * mappings (python files, other files, then anonymous memory, smallest
  * first) for the "xdebugpy" cookie at 8-aligned addresses, confirming each
  * hit the same way.  All work is
@@ -41,7 +41,7 @@
 
 typedef struct rejected {
     uint64_t addr;  /* 0 when nothing was rejected */
-    int code;       /* what pyf_probe_runtime said */
+    int code;       /* what pyf_runtime_probe said */
     char where[160];
 } rejected;
 
@@ -77,7 +77,7 @@ static int search_block(scan_state *s, uint64_t base, size_t len, uint64_t *foun
             continue;
         if (base + off >= s->skip_lo && base + off < s->skip_hi)
             continue;
-        rc = pyf_probe_runtime(s->reader, base + off, NULL);
+        rc = pyf_runtime_probe(s->reader, base + off, NULL);
         if (rc == PYF_OK) {
             *found = base + off;
             return PYF_OK;
@@ -140,17 +140,19 @@ static int scan_range(scan_state *s, uint64_t start, uint64_t end, uint64_t *fou
     return PYF_ENOTPY;
 }
 
-PYF_API int pyf_find_runtime_in_range(const pyf_reader *reader, uint64_t start,
+PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
                                       uint64_t end, uint64_t *found)
 {
     scan_state s;
+    pyf_reader r;
+    char err[PYF__ERRBUF];
     int rc;
 
-    if (reader == NULL || reader->struct_size < sizeof(pyf_reader) ||
-        reader->read == NULL || found == NULL || start > end)
+    if (found == NULL || start > end ||
+        pyf__reader_in(reader, &r, err, sizeof err) != PYF_OK)
         return PYF_EINVAL;
     memset(&s, 0, sizeof s);
-    s.reader = reader;
+    s.reader = &r;
     s.budget = SCAN_BUDGET;
     s.buf = malloc(SCAN_BLOCK);
     if (s.buf == NULL)
@@ -441,8 +443,7 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
     char deleted_note[256] = "", rej_note[256] = "", budget_note[64] = "";
     int rc;
 
-    if (pid <= 0 || r == NULL || r->struct_size < sizeof(pyf_reader) ||
-        r->read == NULL || found == NULL) {
+    if (pid <= 0 || r == NULL || r->read == NULL || found == NULL) {
         pyf__fmt(err, errlen, "invalid argument to the runtime search");
         return PYF_EINVAL;
     }
@@ -480,7 +481,7 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                          c->path, pid);
             continue;
         }
-        prc = pyf_probe_runtime(r, addr, NULL);
+        prc = pyf_runtime_probe(r, addr, NULL);
         if (prc == PYF_OK) {
             *found = addr;
             rc = PYF_OK;
@@ -547,7 +548,7 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
         pyf__fmt(err, errlen,
                  "process %d: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
                  "rejected: %s (%s)%s",
-                 pid, s.rej.addr, s.rej.where, pyf_strerror(s.rej.code),
+                 pid, s.rej.addr, s.rej.where, pyf_error_message(s.rej.code),
                  pyf_error_name(s.rej.code), version);
         rc = s.rej.code;
         goto out;
@@ -556,7 +557,7 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
         pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid table at 0x%" PRIx64 " (%s)",
                  s.rej.where, s.rej.addr,
                  s.rej.code == PYF_ENOTPY ? "no \"xdebugpy\" cookie there"
-                                          : pyf_strerror(s.rej.code));
+                                          : pyf_error_message(s.rej.code));
     if (rc == PYF_EDEPTH)
         pyf__fmt(budget_note, sizeof budget_note, "; the scan stopped after %" PRIu64 " MiB",
                  SCAN_BUDGET >> 20);

@@ -21,8 +21,7 @@ typedef struct snap {
     pyf_interp *interps;
     pyf_thread *threads;
     pyf_frame *frames;
-    const char **terrs;
-    uint32_t cap_i, cap_t, cap_te, cap_f;
+    uint32_t cap_i, cap_t, cap_f;
     arena_block *arena;
     /* per-snapshot strings of each code object: code_addr -> (fn, file) */
     struct named { uint64_t code; const char *fn, *file; } *names;
@@ -119,15 +118,13 @@ static int on_thread(void *ctx, const pyf_thread *th)
 {
     snap *s = ctx;
     if (!grow((void **)&s->threads, &s->cap_t, s->pub.nthreads + 1,
-              sizeof *s->threads) ||
-        !grow((void **)&s->terrs, &s->cap_te, s->pub.nthreads + 1,
-              sizeof *s->terrs))
+              sizeof *s->threads))
         return PYF_ENOMEM;
     pyf_thread *nt = &s->threads[s->pub.nthreads];
     *nt = *th;
     nt->first_frame = s->pub.nframes;
     nt->nframes = 0;
-    s->terrs[s->pub.nthreads] = "";
+    nt->error_detail = "";
     s->pub.nthreads++;
     if (s->pub.ninterps > 0)
         s->interps[s->pub.ninterps - 1].nthreads++;
@@ -145,7 +142,7 @@ static int on_thread_end(void *ctx, int rc, const char *detail)
         const char *d = arena_dup(s, detail ? detail : "");
         if (d == NULL)
             return PYF_ENOMEM;
-        s->terrs[s->pub.nthreads - 1] = d;
+        th->error_detail = d;
     }
     return PYF_OK;
 }
@@ -198,7 +195,6 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s->interps);
     free(s->threads);
     free(s->frames);
-    free(s->terrs);
     free(s->names);
     for (arena_block *b = s->arena; b != NULL;) {
         arena_block *n = b->next;
@@ -215,10 +211,15 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
         *out = NULL;
     if (t == NULL || out == NULL)
         return PYF_EINVAL;
-    if (req != NULL && req->struct_size < sizeof(pyf_snapshot_request))
-        return pyf__fail(t, PYF_EINVAL, "pyf_snapshot_request.struct_size is "
-                         "%u, expected %zu", req->struct_size,
-                         sizeof(pyf_snapshot_request));
+    pyf_snapshot_request local;
+    if (req != NULL) {
+        int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, &local,
+                                sizeof local, "pyf_snapshot_request", t->err,
+                                sizeof t->err);
+        if (rc != PYF_OK)
+            return rc;
+        req = &local;
+    }
     snap *s = calloc(1, sizeof *s);
     if (s == NULL)
         return PYF_ENOMEM;
@@ -241,7 +242,9 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
     s->pub.frames = s->frames;
-    s->pub.thread_errors = s->terrs;
+    s->pub.interp_size = sizeof(pyf_interp);
+    s->pub.thread_size = sizeof(pyf_thread);
+    s->pub.frame_size = sizeof(pyf_frame);
     *out = &s->pub;
     return PYF_OK;
 }

@@ -62,7 +62,7 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
     size_t header = (size_t)o->unicode.asciiobject_size;
     if (have < header) {
         *need = (size_t)o->unicode.compactunicodeobject_size;
-        return PYF_ESHORT;
+        return PYF__EMORE;
     }
     uint32_t state = pyf__ld32(buf + o->unicode.state);
     int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
@@ -84,7 +84,7 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
     size_t data_len = (size_t)nchars * kind;
     if (have < data_off + data_len) {
         *need = data_off + data_len;
-        return PYF_ESHORT;
+        return PYF__EMORE;
     }
     const uint8_t *d = buf + data_off;
     char *s = malloc((size_t)nchars * 4 + 1);
@@ -137,15 +137,16 @@ int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
     int rc = pyf__raw_read(&t->reader, &t->stats, addr, buf, want);
     if (rc == PYF_EFAULT) /* may run past the end of a mapping */
         rc = pyf__read(t, addr, buf, want = header, what);
-    else if (rc != PYF_OK)
-        return pyf__fail(t, rc, "reading %s at 0x%llx: %s", what,
-                         (unsigned long long)addr, pyf_strerror(rc));
+    else if (rc != PYF_OK) {
+        pyf__read_failed(t->err, sizeof t->err, &t->reader, rc, what, addr, want);
+        return rc;
+    }
     if (rc != PYF_OK)
         return rc;
 
     size_t need = 0;
     rc = pyf__decode_str(o, buf, want, max_bytes, out, truncated, &need);
-    if (rc == PYF_ESHORT) {
+    if (rc == PYF__EMORE) {
         uint8_t *big = malloc(need);
         if (big == NULL)
             return PYF_ENOMEM;
@@ -153,7 +154,7 @@ int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
         if (rc == PYF_OK)
             rc = pyf__decode_str(o, big, need, max_bytes, out, truncated,
                                  &need);
-        if (rc == PYF_ESHORT)
+        if (rc == PYF__EMORE)
             rc = PYF_ECORRUPT;
         free(big);
     }

@@ -12,12 +12,10 @@ static int apply_options(const pyf_options *in, pyf_options *out, char *err,
 {
     memset(out, 0, sizeof *out);
     if (in != NULL) {
-        if (in->struct_size < sizeof(pyf_options)) {
-            pyf__fmt(err, errlen, "pyf_options.struct_size is %u, expected %zu",
-                     in->struct_size, sizeof(pyf_options));
-            return PYF_EINVAL;
-        }
-        *out = *in;
+        int rc = pyf__struct_in(in, PYF_OPTIONS_SIZE_V0, out, sizeof *out,
+                                "pyf_options", err, errlen);
+        if (rc != PYF_OK)
+            return rc;
     }
     out->struct_size = sizeof *out;
     if (out->max_depth == 0)
@@ -35,9 +33,20 @@ static int apply_options(const pyf_options *in, pyf_options *out, char *err,
     return PYF_OK;
 }
 
-static bool reader_ok(const pyf_reader *r)
+int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
+                   size_t errlen)
 {
-    return r != NULL && r->struct_size >= sizeof(pyf_reader) && r->read != NULL;
+    if (in == NULL) {
+        pyf__fmt(err, errlen, "no reader given");
+        return PYF_EINVAL;
+    }
+    int rc = pyf__struct_in(in, PYF_READER_SIZE_V0, out, sizeof *out,
+                            "pyf_reader", err, errlen);
+    if (rc == PYF_OK && out->read == NULL) {
+        pyf__fmt(err, errlen, "the reader has no read callback");
+        rc = PYF_EINVAL;
+    }
+    return rc;
 }
 
 static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
@@ -76,17 +85,16 @@ int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
     if (out == NULL)
         return PYF_EINVAL;
     *out = NULL;
-    if (!reader_ok(reader)) {
-        pyf__fmt(err, errlen, "the reader needs struct_size >= %zu and a read "
-                 "callback", sizeof(pyf_reader));
-        return PYF_EINVAL;
-    }
+    pyf_reader r;
+    int rc = pyf__reader_in(reader, &r, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
     if (runtime_addr == 0) {
         pyf__fmt(err, errlen, "the address of _PyRuntime is required with a "
                  "caller-supplied reader");
         return PYF_EINVAL;
     }
-    return open_common(reader, false, -1, runtime_addr, opts, out, err, errlen);
+    return open_common(&r, false, -1, runtime_addr, opts, out, err, errlen);
 }
 
 int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
@@ -180,14 +188,16 @@ void pyf_target_reset_stats(pyf_target *t)
         memset(&t->stats, 0, sizeof t->stats);
 }
 
-int pyf_probe_runtime(const pyf_reader *reader, uint64_t addr,
+int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                       pyf_python_info *out)
 {
-    if (!reader_ok(reader))
-        return PYF_EINVAL;
     pyf__offsets off;
+    pyf_reader r;
     char err[PYF__ERRBUF];
-    int rc = pyf__offsets_load(reader, addr, &off, NULL, err, sizeof err);
+    int rc = pyf__reader_in(reader, &r, err, sizeof err);
+    if (rc != PYF_OK)
+        return rc;
+    rc = pyf__offsets_load(&r, addr, &off, NULL, err, sizeof err);
     if (rc == PYF_OK && out != NULL)
         fill_info(&off, addr, out);
     return rc;

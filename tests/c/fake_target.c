@@ -1001,7 +1001,7 @@ static int read_range(fake_target *ft, uint64_t addr, void *dst, size_t len)
             return f->code;
     }
     if (ft->short_over && len > ft->short_over)
-        return PYF_ESHORT;
+        return PYF_EIO;
     ft_region *r = find_region(ft, addr, len);
     if (r == NULL)
         return PYF_EFAULT;
@@ -1179,8 +1179,11 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
         return "snapshot is NULL";
     if (s->ninterps && s->interps == NULL)
         return "interps NULL";
-    if (s->nthreads && (s->threads == NULL || s->thread_errors == NULL))
-        return "threads or thread_errors NULL";
+    if (s->nthreads && s->threads == NULL)
+        return "threads NULL";
+    if (s->interp_size != sizeof(pyf_interp) || s->thread_size != sizeof(pyf_thread) ||
+        s->frame_size != sizeof(pyf_frame))
+        return "array strides differ from the frozen element sizes";
     if (s->nframes && s->frames == NULL)
         return "frames NULL";
     for (uint32_t i = 0; i < s->ninterps; i++) {
@@ -1199,10 +1202,10 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
             return "thread frame range out of bounds";
         if (!fake_known_error(t->error))
             return "thread error is not a PYF_E* code";
-        if (s->thread_errors[i] == NULL)
-            return "thread_errors[i] is NULL";
-        if (t->error == 0 && s->thread_errors[i][0] != '\0')
-            return "thread_errors[i] not empty although error == 0";
+        if (t->error_detail == NULL)
+            return "error_detail is NULL";
+        if (t->error == 0 && t->error_detail[0] != '\0')
+            return "error_detail not empty although error == 0";
         if ((t->flags & PYF_THREAD_COMPLETE) && t->error != 0)
             return "thread COMPLETE with an error";
         if (t->flags & ~0x0Fu)
@@ -1258,7 +1261,7 @@ void fake_dump_snapshot(const pyf_snapshot *s, FILE *out)
                 "error=%s '%s' frames=%u+%u\n", i, (unsigned long long)t->tstate_addr,
                 (unsigned long long)t->thread_id, (unsigned long long)t->native_thread_id,
                 t->interp_index, t->flags, pyf_error_name(t->error),
-                s->thread_errors ? s->thread_errors[i] : "?", t->first_frame, t->nframes);
+                t->error_detail ? t->error_detail : "?", t->first_frame, t->nframes);
         for (uint32_t k = 0; k < t->nframes && t->first_frame + k < s->nframes; k++) {
             const pyf_frame *f = &s->frames[t->first_frame + k];
             fprintf(out, "    #%u %s (%s:%d-%d:%d-%d) flags=0x%x frame=0x%llx code=0x%llx\n",

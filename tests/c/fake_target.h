@@ -237,7 +237,7 @@ void fake_clear_faults(fake_target *ft);
 /* Fail the n-th reader call from now (1-based; 0 disables) with code; when
  * sticky, every later call fails too. */
 void fake_fail_nth(fake_target *ft, uint64_t n, int code, int sticky);
-/* Reads longer than max bytes return PYF_ESHORT (0 disables). */
+/* Reads longer than max bytes fail with PYF_EIO, as a reader that cannot read that much at once (0 disables). */
 void fake_short_reads_over(fake_target *ft, size_t max);
 
 typedef struct fake_counters {

@@ -429,7 +429,6 @@ int main(void)
         sweep_snapshot(m, 0, PYF_EFAULT, 0);
         sweep_snapshot(m, 0, PYF_EFAULT, 1);
         sweep_snapshot(m, 0, PYF_EPERM, 0);
-        sweep_snapshot(m, 0, PYF_ESHORT, 0);
         sweep_snapshot(m, 0, PYF_EIO, 0);
         sweep_snapshot(m, 1, PYF_EFAULT, 0);
         short_reads(m);

@@ -89,10 +89,10 @@ static void test_error_helpers(void)
     CHECK_EQ_STR(pyf_error_name(PYF_ENOTHREAD), "PYF_ENOTHREAD");
     CHECK_EQ_STR(pyf_error_name(-999), "PYF_UNKNOWN");
     CHECK_EQ_STR(pyf_error_name(5), "PYF_UNKNOWN");
-    CHECK_EQ_STR(pyf_strerror(PYF_EFAULT), "target memory not readable");
-    CHECK_EQ_STR(pyf_strerror(PYF_EVERSION), "unsupported CPython version");
-    CHECK_EQ_STR(pyf_strerror(-999), "unknown error");
-    CHECK_EQ_INT(pyf_version(), PYF_VERSION_NUMBER);
+    CHECK_EQ_STR(pyf_error_message(PYF_EFAULT), "target memory not readable");
+    CHECK_EQ_STR(pyf_error_message(PYF_EVERSION), "unsupported CPython version");
+    CHECK_EQ_STR(pyf_error_message(-999), "unknown error");
+    CHECK_EQ_INT(pyf_library_version(), PYF_VERSION_NUMBER);
     pyf_target_close(NULL);
     pyf_snapshot_free(NULL);
 }
@@ -128,7 +128,7 @@ static void check_open_ok(int minor, uint64_t hex, int with_readv)
     }
     pyf_python_info pi;
     memset(&pi, 0, sizeof pi);
-    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), &pi), 0);
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), &pi), 0);
     CHECK_EQ_INT(pi.minor, minor);
     CHECK_EQ_INT(pi.hexversion, hex);
     fake_free(ft);
@@ -189,7 +189,7 @@ static void test_wrong_cookie(void)
         CHECK_EQ_INT(open_rc(ft, fake_runtime_addr(ft), &t, err, sizeof err), PYF_ENOTPY);
         CHECK(t == NULL);
         pyf_reader r = fake_reader(ft, 0);
-        CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_ENOTPY);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_ENOTPY);
         /* zeroed memory: no runtime here */
         uint64_t zeros = fake_alloc(ft, 4096);
         CHECK_EQ_INT(open_rc(ft, zeros, &t, err, sizeof err), PYF_ENOTPY);
@@ -212,7 +212,7 @@ static void check_version_refused(int layout_minor, uint64_t hex, const char *te
     if (text)
         CHECK_MSG(strstr(err, text) != NULL, "err '%s' lacks '%s'", err, text);
     pyf_reader r = fake_reader(ft, 0);
-    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_EVERSION);
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EVERSION);
     fake_free(ft);
 }
 
@@ -247,7 +247,7 @@ static void check_offsets_refused(int minor, const char *field, uint64_t value,
     CHECK_MSG(strstr(err, expect_in_err) != NULL, "3.%d %s: err '%s' does not name '%s'",
               minor, field, err, expect_in_err);
     pyf_reader r = fake_reader(ft, 0);
-    CHECK_EQ_INT(pyf_probe_runtime(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
     if (rc == 0)
         pyf_target_close(t);
     fake_free(ft);
@@ -311,13 +311,13 @@ static void test_unreadable_runtime(void)
         CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EFAULT);
         CHECK(t == NULL);
         pyf_reader r = fake_reader(ft, 0);
-        CHECK_EQ_INT(pyf_probe_runtime(&r, rt, NULL), PYF_EFAULT);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL), PYF_EFAULT);
         fake_clear_faults(ft);
 
         fake_add_fault(ft, rt, 4096, PYF_EPERM);
         CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EPERM);
         CHECK(t == NULL);
-        CHECK_EQ_INT(pyf_probe_runtime(&r, rt, NULL), PYF_EPERM);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL), PYF_EPERM);
         fake_clear_faults(ft);
 
         /* a reader that only ever returns short reads */
@@ -349,17 +349,151 @@ static void test_find_in_range(void)
         fake_w64(ft, decoy + 0x2008, 0x02070000);
         pyf_reader r = fake_reader(ft, 0);
         uint64_t found = 0;
-        int rc = pyf_find_runtime_in_range(&r, decoy, rt + 0x20000, &found);
+        int rc = pyf_runtime_find_in_range(&r, decoy, rt + 0x20000, &found);
         CHECK_MSG(rc == 0, "3.%d: %s", k_minors[i], pyf_error_name(rc));
         CHECK_EQ_INT(found, rt);
 
         found = 0;
-        rc = pyf_find_runtime_in_range(&r, decoy, decoy + 0x10000, &found);
+        rc = pyf_runtime_find_in_range(&r, decoy, decoy + 0x10000, &found);
         CHECK_MSG(rc < 0, "3.%d: found a runtime in the decoy range: 0x%llx",
                   k_minors[i], (unsigned long long)found);
         /* an empty range finds nothing */
-        rc = pyf_find_runtime_in_range(&r, rt, rt, &found);
+        rc = pyf_runtime_find_in_range(&r, rt, rt, &found);
         CHECK(rc < 0);
+        fake_free(ft);
+    }
+}
+
+/* ---- the struct_size contract (pyframes.h, "ABI policy") --------------- */
+
+/* The first published layouts, as a caller built against pyframes 0.1 has
+ * them: no pyf_reader.message. */
+typedef struct reader_v0 {
+    uint32_t struct_size;
+    pyf_read_fn read;
+    pyf_readv_fn readv;
+    pyf_write_fn write;
+    void *arg;
+} reader_v0;
+
+typedef struct options_v0 {
+    uint32_t struct_size;
+    uint32_t max_depth, max_threads, max_string;
+} options_v0;
+
+typedef struct request_v0 {
+    uint32_t struct_size;
+    uint32_t flags;
+    uint64_t native_tid;
+    uint32_t max_depth;
+    uint32_t reserved;
+} request_v0;
+
+/* A caller built against a newer header: one field more. */
+typedef struct options_next {
+    pyf_options base;
+    uint32_t future;
+    uint32_t pad;
+} options_next;
+
+static const char *fake_own_words(void *arg)
+{
+    (void)arg;
+    return "the reader's own words";
+}
+
+static void test_struct_sizes(void)
+{
+    fake_test_begin("struct_size contract");
+    CHECK_EQ_INT(sizeof(reader_v0), PYF_READER_SIZE_V0);
+    CHECK_EQ_INT(sizeof(options_v0), PYF_OPTIONS_SIZE_V0);
+    CHECK_EQ_INT(sizeof(request_v0), PYF_SNAPSHOT_REQUEST_SIZE_V0);
+    CHECK(sizeof(reader_v0) < sizeof(pyf_reader));
+    CHECK_EQ_INT(sizeof(pyf_frame), PYF_FRAME_SIZE);
+    CHECK_EQ_INT(sizeof(pyf_thread), PYF_THREAD_SIZE);
+    CHECK_EQ_INT(sizeof(pyf_interp), PYF_INTERP_SIZE);
+    for (size_t i = 0; i < 3; i++) {
+        fake_target *ft = fake_new(k_minors[i]);
+        uint64_t rt = fake_runtime_addr(ft);
+        pyf_reader cur = fake_reader(ft, 1);
+        char err[256];
+        /* one thread, five frames deep */
+        fake_loc loc = {1, 7, 7, 0, 4};
+        uint64_t code = fake_code(ft, "abi.py", "f", 7, &loc, 1);
+        fake_thread *th = fake_add_thread(ft, fake_add_interp(ft, 0), 0x7f0011, 11, 1);
+        for (int k = 0; k < 5; k++)
+            fake_push_frame(th, code, 0);
+
+        /* an older caller: smaller reader, options and request */
+        reader_v0 old;
+        memset(&old, 0xA5, sizeof old); /* padding of an old caller is not ours */
+        old.struct_size = sizeof old;
+        old.read = cur.read;
+        old.readv = cur.readv;
+        old.write = NULL;
+        old.arg = cur.arg;
+        options_v0 oopts = {sizeof oopts, 3, 0, 0};
+        pyf_target *t = NULL;
+        int rc = pyf_target_open((const pyf_reader *)&old, rt,
+                                 (const pyf_options *)&oopts, &t, err, sizeof err);
+        CHECK_MSG(rc == 0, "3.%d old layout: %s (%s)", k_minors[i], pyf_error_name(rc), err);
+        if (rc == 0) {
+            request_v0 oreq = {sizeof oreq, 0, 0, 0, 0};
+            pyf_snapshot *s = NULL;
+            rc = pyf_snapshot_take(t, (const pyf_snapshot_request *)&oreq, &s);
+            CHECK_MSG(rc == 0, "3.%d snapshot, old request: %s", k_minors[i], pyf_error_name(rc));
+            if (rc == 0) {
+                const char *why = fake_check_snapshot(s);
+                CHECK_MSG(why == NULL, "%s", why ? why : "");
+                CHECK_EQ_INT(s->nthreads, 1);
+                if (s->nthreads == 1) /* cut at the old options' max_depth */
+                    CHECK_EQ_INT(s->threads[0].nframes, 3);
+            }
+            pyf_snapshot_free(s);
+            CHECK_EQ_INT(pyf_runtime_probe((const pyf_reader *)&old, rt, NULL), 0);
+            pyf_target_close(t);
+        }
+
+        /* smaller than the first layout: refused */
+        old.struct_size = PYF_READER_SIZE_V0 - 8;
+        t = (pyf_target *)(uintptr_t)1;
+        CHECK_EQ_INT(pyf_target_open((const pyf_reader *)&old, rt, NULL, &t, err, sizeof err),
+                     PYF_EINVAL);
+        CHECK(t == NULL);
+        CHECK(strstr(err, "pyf_reader.struct_size") != NULL);
+        oopts.struct_size = 12;
+        CHECK_EQ_INT(pyf_target_open(&cur, rt, (const pyf_options *)&oopts, &t, err, sizeof err),
+                     PYF_EINVAL);
+
+        /* a newer caller: accepted while it asks for nothing new */
+        options_next next;
+        memset(&next, 0, sizeof next);
+        next.base.struct_size = sizeof next;
+        next.base.max_depth = 2;
+        rc = pyf_target_open(&cur, rt, &next.base, &t, err, sizeof err);
+        CHECK_MSG(rc == 0, "newer options, zero tail: %s (%s)", pyf_error_name(rc), err);
+        if (rc == 0)
+            pyf_target_close(t);
+        next.future = 1;
+        t = (pyf_target *)(uintptr_t)1;
+        CHECK_EQ_INT(pyf_target_open(&cur, rt, &next.base, &t, err, sizeof err), PYF_ENOTSUP);
+        CHECK(t == NULL);
+        CHECK(strstr(err, "pyf_options") != NULL);
+
+        /* the reader's own message reaches the failure detail */
+        cur.message = fake_own_words;
+        rc = pyf_target_open(&cur, rt, NULL, &t, err, sizeof err);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            fake_add_fault(ft, rt, 8, PYF_EFAULT);
+            pyf_target_flush(t);
+            uint64_t unmapped = fake_unmapped_addr(ft);
+            pyf_target *t2 = NULL;
+            CHECK_EQ_INT(pyf_target_open(&cur, unmapped, NULL, &t2, err, sizeof err), PYF_EFAULT);
+            CHECK_MSG(strstr(err, "the reader's own words") != NULL, "detail: %s", err);
+            fake_clear_faults(ft);
+            pyf_target_close(t);
+        }
         fake_free(ft);
     }
 }
@@ -376,5 +510,6 @@ int main(void)
     test_bad_offsets();
     test_unreadable_runtime();
     test_find_in_range();
+    test_struct_sizes();
     return fake_test_end();
 }

@@ -9,7 +9,7 @@
  * file without "python" in its name; PYF_ENOTPY with an actionable message
  * when there is no table; PYF_EVERSION naming the version of a table that
  * is too new; PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
- * this process with pyf_find_runtime_in_range, and feeds the ELF reader
+ * this process with pyf_runtime_find_in_range, and feeds the ELF reader
  * truncated and byte-flipped copies of rt_target.
  */
 #include <errno.h>
@@ -306,18 +306,18 @@ static void test_elf_function(void)
     start = map_start(c.pid, PYF_RT_TARGET, NULL, false);
     CHECK(start != 0);
     CHECK(c.runtime != 0);
-    CHECK_RC(pyf_elf_runtime_address(PYF_RT_TARGET, start, &found), PYF_OK);
+    CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, start, &found), PYF_OK);
     CHECK_ADDR(found, c.runtime);
     CHECK_RC(pyf__elf_find_pyruntime(PYF_RT_TARGET, &sh_addr, &load), PYF_OK);
     CHECK_ADDR(start + sh_addr - load, c.runtime);
     stop_rt(&c);
 
     /* no section, not there, not a regular file, bad arguments */
-    CHECK_RC(pyf_elf_runtime_address("/proc/self/exe", 0, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_elf_runtime_address("/nonexistent/python3", 0, &found), PYF_EIO);
-    CHECK_RC(pyf_elf_runtime_address("/", 0, &found), PYF_EIO);
-    CHECK_RC(pyf_elf_runtime_address(NULL, 0, &found), PYF_EINVAL);
-    CHECK_RC(pyf_elf_runtime_address(PYF_RT_TARGET, 0, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_elf_find_runtime("/proc/self/exe", 0, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_elf_find_runtime("/nonexistent/python3", 0, &found), PYF_EIO);
+    CHECK_RC(pyf_elf_find_runtime("/", 0, &found), PYF_EIO);
+    CHECK_RC(pyf_elf_find_runtime(NULL, 0, &found), PYF_EINVAL);
+    CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, 0, NULL), PYF_EINVAL);
     {
         int p[2];
 
@@ -346,7 +346,7 @@ static void test_section_in_python_file(const char *pyexe)
 
     memset(&info, 0, sizeof info);
     REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
-    CHECK_RC(pyf_probe_runtime(&r, found, &info), PYF_OK);
+    CHECK_RC(pyf_runtime_probe(&r, found, &info), PYF_OK);
     CHECK(info.major == 3 && info.minor == 15);
     pyf__pid_reader_destroy(&r);
 
@@ -429,10 +429,10 @@ static void test_anon(const char *pyexe)
     REQUIRE(s != 0);
     REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
     found = 0;
-    CHECK_RC(pyf_find_runtime_in_range(&r, s, e, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, s, e, &found), PYF_OK);
     CHECK_ADDR(found, c.runtime);
-    CHECK_RC(pyf_find_runtime_in_range(&r, s, c.runtime, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_find_runtime_in_range(&r, c.runtime + 8, e, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, s, c.runtime, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, c.runtime + 8, e, &found), PYF_ENOTPY);
     pyf__pid_reader_destroy(&r);
     stop_rt(&c);
 }
@@ -554,7 +554,7 @@ static void test_self_search(void)
     munmap(m, 2 * pg);
 }
 
-/* ==== pyf_find_runtime_in_range over this process ======================== */
+/* ==== pyf_runtime_find_in_range over this process ======================== */
 
 static void test_range_self(void)
 {
@@ -564,7 +564,7 @@ static void test_range_self(void)
     char err[PYF__ERRBUF];
     pyf_reader r;
 
-    fprintf(stderr, "-- pyf_find_runtime_in_range over this process\n");
+    fprintf(stderr, "-- pyf_runtime_find_in_range over this process\n");
     REQUIRE(m != MAP_FAILED);
     memset(m, 0, 4 * pg);
     /* a cookie that does not start a valid table, then a hole, then the
@@ -577,17 +577,17 @@ static void test_range_self(void)
     table = base + 3 * pg + 16;
 
     REQUIRE(pyf__pid_reader_create((int)getpid(), &r, err, sizeof err) == PYF_OK);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base, base + 4 * pg, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, base + 4 * pg, &found), PYF_OK);
     CHECK_ADDR(found, table);
     found = 0;
-    CHECK_RC(pyf_find_runtime_in_range(&r, base + 3, base + 4 * pg, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base + 3, base + 4 * pg, &found), PYF_OK);
     CHECK_ADDR(found, table);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base, table, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base, table + 7, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base, base, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base + 8, base, &found), PYF_EINVAL);
-    CHECK_RC(pyf_find_runtime_in_range(NULL, base, base + pg, &found), PYF_EINVAL);
-    CHECK_RC(pyf_find_runtime_in_range(&r, base, base + pg, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, table, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, table + 7, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, base, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base + 8, base, &found), PYF_EINVAL);
+    CHECK_RC(pyf_runtime_find_in_range(NULL, base, base + pg, &found), PYF_EINVAL);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, base + pg, NULL), PYF_EINVAL);
 
     /* an unreadable range larger than the scan budget: stops, bounded */
     {
@@ -596,7 +596,7 @@ static void test_range_self(void)
                           -1, 0);
 
         REQUIRE(none != MAP_FAILED);
-        CHECK_RC(pyf_find_runtime_in_range(&r, (uint64_t)(uintptr_t)none,
+        CHECK_RC(pyf_runtime_find_in_range(&r, (uint64_t)(uintptr_t)none,
                                            (uint64_t)(uintptr_t)none + big, &found),
                  PYF_EDEPTH);
         munmap(none, big);
@@ -641,7 +641,7 @@ static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *fo
 
     spit(path, buf, len, 0644);
     *found = 0;
-    rc = pyf_elf_runtime_address(path, 0x7f0000000000ull, found);
+    rc = pyf_elf_find_runtime(path, 0x7f0000000000ull, found);
     rc2 = pyf__elf_find_pyruntime(path, &sh_addr, &load);
     if (rc2 != rc) {
         fprintf(stderr, "exported and internal ELF readers disagree: %d vs %d\n", rc, rc2);

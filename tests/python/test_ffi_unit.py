@@ -166,7 +166,6 @@ def test_error_table_matches_header():
 
 @pytest.mark.parametrize("code,cls", [
     (errors.PYF_EFAULT, errors.ReadFault),
-    (errors.PYF_ESHORT, errors.ReadFault),
     (errors.PYF_EPERM, errors.PermissionDenied),
     (errors.PYF_ENOPROC, errors.NoSuchProcess),
     (errors.PYF_ENOTPY, errors.NotPython),
@@ -226,7 +225,7 @@ def test_library_mismatch_for_a_foreign_library(tmp_path, monkeypatch):
     if not gcc:
         pytest.skip("no C compiler")
     src = tmp_path / "fake.c"
-    src.write_text("int pyf_version(void) { return 990000; }\n")
+    src.write_text("int pyf_library_version(void) { return 990000; }\n")
     lib = tmp_path / "libpyframes.so"
     subprocess.run([gcc, "-shared", "-fPIC", "-o", str(lib), str(src)],
                    check=True)
@@ -406,9 +405,9 @@ def lib():
 def test_library_error_names_match(lib):
     for code, (name, msg) in errors.ERRORS.items():
         assert lib.pyf_error_name(code).decode() == name
-        assert lib.pyf_strerror(code).decode() == msg
+        assert lib.pyf_error_message(code).decode() == msg
     assert lib.pyf_error_name(-999).decode() == "PYF_UNKNOWN"
-    assert lib.pyf_version() // 10000 == _ffi.PYF_VERSION_MAJOR
+    assert lib.pyf_library_version() // 10000 == _ffi.PYF_VERSION_MAJOR
 
 
 def test_raising_reader_does_not_propagate(lib, capfd):
@@ -515,13 +514,14 @@ def _c_snapshot():
     interps[0].first_thread, interps[0].nthreads = 0, 2
     interps[1].addr, interps[1].id = 0xB000, 3
     interps[1].first_thread, interps[1].nthreads = 2, 1
-    errs = (ctypes.c_char_p * 3)(b"", b"cycle at 0x200", b"")
+    errs = [b"", b"cycle at 0x200", b""]
+    for i, detail in enumerate(errs):
+        threads[i].error_detail = detail
     snap = _ffi.pyf_snapshot()
     snap.ninterps, snap.nthreads, snap.nframes = 2, 3, 4
     snap.interps = ctypes.cast(interps, ctypes.POINTER(_ffi.pyf_interp))
     snap.threads = ctypes.cast(threads, ctypes.POINTER(_ffi.pyf_thread))
     snap.frames = ctypes.cast(frames, ctypes.POINTER(_ffi.pyf_frame))
-    snap.thread_errors = ctypes.cast(errs, ctypes.POINTER(ctypes.c_char_p))
     keep.extend([frames, threads, interps, errs])
     return snap, keep
 
@@ -574,7 +574,8 @@ def test_convert_tolerates_out_of_range_indices():
     snap.threads[2].first_frame = 9   # beyond nframes
     snap.threads[0].nframes = 100     # runs past the end
     snap.interps[1].nthreads = 50
-    snap.thread_errors = None
+    for i in range(3):
+        snap.threads[i].error_detail = None
     target = object.__new__(pyframes.Target)
     target._ffi, target.pid = _ffi, None
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)

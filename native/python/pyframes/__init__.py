@@ -315,8 +315,7 @@ class Target:
                 interp_id = cinterps[t.interp_index].id
             error = None
             if t.error != 0:
-                raw = snap.thread_errors[i] if snap.thread_errors else None
-                error = text(raw) or errors.error_message(t.error)
+                error = text(t.error_detail) or errors.error_message(t.error)
             first = t.first_frame
             count = t.nframes
             if first > nframes:
@@ -426,7 +425,7 @@ def probe_runtime(read, addr):
     lib = ffi.load()
     binding = ffi.ReaderBinding(read)
     info = ffi.pyf_python_info()
-    rc = lib.pyf_probe_runtime(binding.pointer(), _address(addr, "addr"),
+    rc = lib.pyf_runtime_probe(binding.pointer(), _address(addr, "addr"),
                                ffi.ctypes.byref(info))
     binding.raise_pending()
     if rc != 0:
@@ -442,7 +441,7 @@ def find_runtime_in_range(read, start, end):
     lib = ffi.load()
     binding = ffi.ReaderBinding(read)
     found = ffi.c_uint64(0)
-    rc = lib.pyf_find_runtime_in_range(binding.pointer(),
+    rc = lib.pyf_runtime_find_in_range(binding.pointer(),
                                        _address(start, "start"),
                                        _address(end, "end"),
                                        ffi.ctypes.byref(found))
@@ -462,7 +461,7 @@ def elf_runtime_address(path, map_start):
     ffi = _ffimod
     lib = ffi.load()
     found = ffi.c_uint64(0)
-    rc = lib.pyf_elf_runtime_address(os.fsencode(path),
+    rc = lib.pyf_elf_find_runtime(os.fsencode(path),
                                      _address(map_start, "map_start"),
                                      ffi.ctypes.byref(found))
     if rc in (errors.PYF_ENOTPY, errors.PYF_EIO, errors.PYF_ECORRUPT,

@@ -89,6 +89,8 @@ pyf_readv_fn = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(pyf_iovec), c_size_t,
                                 POINTER(c_int))
 # int (*)(void *arg, uint64_t addr, const void *src, size_t len)
 pyf_write_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+# const char *(*)(void *arg); c_void_p so that the returned buffer stays ours
+pyf_message_fn = ctypes.CFUNCTYPE(c_void_p, c_void_p)
 
 
 class pyf_reader(ctypes.Structure):
@@ -98,6 +100,7 @@ class pyf_reader(ctypes.Structure):
         ("readv", pyf_readv_fn),
         ("write", pyf_write_fn),
         ("arg", c_void_p),
+        ("message", pyf_message_fn),
     ]
 
 
@@ -170,6 +173,7 @@ class pyf_thread(ctypes.Structure):
         ("nframes", c_uint32),
         ("error", c_int32),
         ("reserved", c_uint32),
+        ("error_detail", c_char_p),
     ]
 
 
@@ -191,7 +195,10 @@ class pyf_snapshot(ctypes.Structure):
         ("interps", POINTER(pyf_interp)),
         ("threads", POINTER(pyf_thread)),
         ("frames", POINTER(pyf_frame)),
-        ("thread_errors", POINTER(c_char_p)),
+        ("interp_size", c_uint32),
+        ("thread_size", c_uint32),
+        ("frame_size", c_uint32),
+        ("reserved2", c_uint32),
     ]
 
 
@@ -217,9 +224,9 @@ pyf_target_p = c_void_p
 
 # name -> (restype, argtypes)
 _PROTOTYPES = {
-    "pyf_strerror": (c_char_p, [c_int]),
+    "pyf_error_message": (c_char_p, [c_int]),
     "pyf_error_name": (c_char_p, [c_int]),
-    "pyf_version": (c_int, []),
+    "pyf_library_version": (c_int, []),
     "pyf_target_open": (c_int, [POINTER(pyf_reader), c_uint64,
                                 POINTER(pyf_options), POINTER(pyf_target_p),
                                 POINTER(ctypes.c_char), c_size_t]),
@@ -235,11 +242,11 @@ _PROTOTYPES = {
     "pyf_snapshot_take": (c_int, [pyf_target_p, POINTER(pyf_snapshot_request),
                                   POINTER(POINTER(pyf_snapshot))]),
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
-    "pyf_probe_runtime": (c_int, [POINTER(pyf_reader), c_uint64,
+    "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
                                   POINTER(pyf_python_info)]),
-    "pyf_find_runtime_in_range": (c_int, [POINTER(pyf_reader), c_uint64,
+    "pyf_runtime_find_in_range": (c_int, [POINTER(pyf_reader), c_uint64,
                                           c_uint64, POINTER(c_uint64)]),
-    "pyf_elf_runtime_address": (c_int, [c_char_p, c_uint64,
+    "pyf_elf_find_runtime": (c_int, [c_char_p, c_uint64,
                                         POINTER(c_uint64)]),
 }
 
@@ -372,12 +379,12 @@ def _try_load(path):
     except OSError as exc:
         return None, (str(exc) or "cannot be loaded", False)
     try:
-        version = lib.pyf_version
+        version = lib.pyf_library_version
         version.restype = c_int
         version.argtypes = []
         number = version()
     except AttributeError:
-        return None, ("not a libpyframes (no pyf_version)", True)
+        return None, ("not a libpyframes (no pyf_library_version)", True)
     major = number // 10000
     if major != PYF_VERSION_MAJOR:
         return None, ("version %d.%d.%d, need %d.x" % (
@@ -457,7 +464,7 @@ def library_path():
 
 def library_version():
     """(major, minor, patch) of the loaded library."""
-    number = load().pyf_version()
+    number = load().pyf_library_version()
     return (number // 10000, number // 100 % 100, number % 100)
 
 
@@ -534,18 +541,38 @@ class ReaderBinding:
         self._c_read = pyf_read_fn(self._read_tramp)
         self._c_readv = pyf_readv_fn(self._readv_tramp) if readv else pyf_readv_fn()
         self._c_write = pyf_write_fn(self._write_tramp) if write else pyf_write_fn()
+        self._c_message = pyf_message_fn(self._message_tramp)
+        self._message = None  # the bytes buffer handed to C, kept alive here
+        self._failed = False  # did the latest call fail with an exception?
         self.struct = pyf_reader(ctypes.sizeof(pyf_reader), self._c_read,
-                                 self._c_readv, self._c_write, None)
+                                 self._c_readv, self._c_write, None,
+                                 self._c_message)
 
     def _fail(self, exc):
         self.last_exception = exc
+        self._failed = True
         if not isinstance(exc, Exception):
             if self.pending is None:
                 self.pending = exc
             return _EFAULT
         return _code_for(exc)
 
+    def _message_tramp(self, arg):
+        """The reader's own words for its latest failure (the debugger's
+        memory error), for the library's failure detail."""
+        try:
+            exc = self.last_exception if self._failed else None
+            text = " ".join(str(exc).split()) if exc is not None else ""
+            if not text:
+                return None
+            self._message = ctypes.create_string_buffer(
+                text.encode("utf-8", "replace")[:200])
+            return ctypes.addressof(self._message)
+        except BaseException:
+            return None
+
     def _read_tramp(self, arg, addr, dst, size):
+        self._failed = False
         try:
             if self.pending is not None:
                 return _EFAULT
@@ -563,6 +590,7 @@ class ReaderBinding:
                 return _EFAULT
 
     def _readv_tramp(self, arg, iov, n, status):
+        self._failed = False
         try:
             if self.pending is not None:
                 for i in range(n):

@@ -42,7 +42,6 @@ _ERROR_TABLE = (
     ("EDEPTH", -11, "depth or count limit reached"),
     ("ENOTSUP", -12, "operation not supported by this target or reader"),
     ("EIO", -13, "I/O error"),
-    ("ESHORT", -14, "short read from target"),
     ("ENOTHREAD", -15, "no such thread"),
 )
 
@@ -64,7 +63,6 @@ PYF_ECYCLE = -10
 PYF_EDEPTH = -11
 PYF_ENOTSUP = -12
 PYF_EIO = -13
-PYF_ESHORT = -14
 PYF_ENOTHREAD = -15
 
 
@@ -138,7 +136,7 @@ class PyframesError(Exception):
 
 
 class ReadFault(PyframesError):
-    """Target memory could not be read (PYF_EFAULT, PYF_ESHORT)."""
+    """Target memory could not be read (PYF_EFAULT)."""
 
     hint = ("the process may have exited or changed while being read; "
             "retry, or stop it first")
@@ -242,7 +240,6 @@ class LibraryMismatch(LibraryNotFound):
 
 _CLASSES = {
     PYF_EFAULT: ReadFault,
-    PYF_ESHORT: ReadFault,
     PYF_EPERM: PermissionDenied,
     PYF_ENOPROC: NoSuchProcess,
     PYF_ENOTPY: NotPython,

@@ -1,0 +1,41 @@
+/*
+ * abi.c - the struct_size contract of the public input structs.
+ *
+ * A caller built against an older pyframes.h passes a smaller struct: the
+ * fields it lacks read as zero (their documented default).  A caller built
+ * against a newer header passes a larger one: accepted when every byte this
+ * library does not know is zero (the caller asked for nothing new), refused
+ * with PYF_ENOTSUP otherwise.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+int pyf__struct_in(const void *in, size_t v0_size, void *local,
+                   size_t local_size, const char *name, char *err,
+                   size_t errlen)
+{
+    uint32_t size;
+
+    memset(local, 0, local_size);
+    memcpy(&size, in, sizeof size); /* struct_size is every struct's first field */
+    if (size < v0_size) {
+        pyf__fmt(err, errlen, "%s.struct_size is %u, below the %zu bytes of its "
+                 "first published layout", name, size, v0_size);
+        return PYF_EINVAL;
+    }
+    if (size > local_size) {
+        const unsigned char *tail = (const unsigned char *)in + local_size;
+        for (size_t i = 0; i < size - local_size; i++) {
+            if (tail[i] != 0) {
+                pyf__fmt(err, errlen, "%s.struct_size is %u and its byte %zu is set: "
+                         "this library knows only the first %zu bytes", name,
+                         size, local_size + i, local_size);
+                return PYF_ENOTSUP;
+            }
+        }
+    }
+    memcpy(local, in, size < local_size ? size : local_size);
+    memcpy(local, &(uint32_t){(uint32_t)local_size}, sizeof(uint32_t));
+    return PYF_OK;
+}
