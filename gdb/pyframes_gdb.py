@@ -2,7 +2,7 @@
 
 Load it with ``source /path/to/pyframes_gdb.py`` (from the source tree or
 from <prefix>/share/pyframes/gdb/).  Only the gdb adapter lives here; the
-command itself is pyframes.command, shared with the lldb plugin.
+command itself is pyframes.session, shared with the lldb plugin.
 """
 
 import os
@@ -12,26 +12,19 @@ import sys
 import gdb
 
 
-def _pyframes_add_package_path():
-    here = os.path.dirname(os.path.abspath(globals().get("__file__") or "."))
-    candidates = [
-        os.path.join(os.path.dirname(here), "native", "python"),  # source tree
-        os.path.join(os.path.dirname(here), "python"),            # <prefix>/share/pyframes
-    ]
-    for path in candidates:
-        if os.path.isfile(os.path.join(path, "pyframes", "__init__.py")):
-            if path not in sys.path:
-                sys.path.insert(0, path)
-            return
-
-
-_pyframes_add_package_path()
+# The package sits beside the plugin: native/python in the source tree,
+# <prefix>/share/pyframes/python when installed.
+for _path in (os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__") or ".")), os.pardir, sub) for sub in ("native/python", "python")):
+    if os.path.isfile(os.path.join(_path, "pyframes", "__init__.py")):
+        sys.path[:0] = [] if os.path.normpath(_path) in sys.path else [os.path.normpath(_path)]
+        break
 
 try:
-    from pyframes import command as _pyf_command
+    from pyframes import adapter as _pyf_adapter, errors as _pyf_errors
+    from pyframes import options as _pyf_options, session as _pyf_session
     _PYF_IMPORT_ERROR = None
 except Exception as _e:  # keep gdb usable; the command reports the problem
-    _pyf_command = None
+    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -39,8 +32,8 @@ _PYF_HEX = re.compile(r"0x[0-9a-fA-F]+")
 _PYF_PERMS = re.compile(r"^[r-][w-][x-][ps]$")
 
 
-class PyframesGdbAdapter(object if _pyf_command is None else _pyf_command.DebuggerAdapter):
-    """pyframes.command.DebuggerAdapter over gdb's selected inferior."""
+class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.DebuggerAdapter):
+    """pyframes.adapter.DebuggerAdapter over gdb's selected inferior."""
 
     debugger_name = "gdb"
     # With DWARF loaded, the first symbol lookup waits for gdb to index it
@@ -203,8 +196,8 @@ class PyframesGdbAdapter(object if _pyf_command is None else _pyf_command.Debugg
         return None
 
 
-if _pyf_command is not None:
-    _PYF_DESCRIPTION = _pyf_command.describe("py-bt-fast", "gdb")
+if _pyf_session is not None:
+    _PYF_DESCRIPTION = _pyf_options.describe("py-bt-fast", "gdb")
 else:
     _PYF_DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
 
@@ -218,9 +211,9 @@ class PyBtFastCommand(gdb.Command):
         self.session = session
 
     def complete(self, text, word):
-        if _pyf_command is None:
+        if _pyf_session is None:
             return []
-        token, words = _pyf_command.completions(text)
+        token, words = _pyf_options.completions(text)
         # gdb replaces only `word` (it breaks words at '-'): return suffixes.
         cut = len(token) - len(word or "")
         return [w[cut:] for w in words]
@@ -231,7 +224,7 @@ class PyBtFastCommand(gdb.Command):
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
         try:
             text = self.session.run(argument, PyframesGdbAdapter())
-        except _pyf_command.CommandError as e:
+        except _pyf_errors.CommandError as e:
             raise gdb.GdbError(str(e))
         except gdb.GdbError:
             raise
@@ -275,8 +268,8 @@ def _pyframes_install():
                 pass
         if state.get("session") is not None:
             state["session"].close()
-    session = (_pyf_command.Session("py-bt-fast", _pyf_command.short_description("gdb"))
-               if _pyf_command else None)
+    session = (_pyf_session.Session("py-bt-fast", _pyf_options.short_description("gdb"))
+               if _pyf_session else None)
     PyBtFastCommand(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 

@@ -2,7 +2,7 @@
 
 Load it with ``command script import /path/to/pyframes_lldb.py`` (from the
 source tree or from <prefix>/share/pyframes/lldb/).  Only the lldb adapter
-lives here; the command itself is pyframes.command, shared with the gdb
+lives here; the command itself is pyframes.session, shared with the gdb
 plugin.  Program state comes only from the SBExecutionContext lldb passes
 to the command.
 """
@@ -13,26 +13,19 @@ import sys
 import lldb
 
 
-def _add_package_path():
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [
-        os.path.join(os.path.dirname(here), "native", "python"),  # source tree
-        os.path.join(os.path.dirname(here), "python"),            # <prefix>/share/pyframes
-    ]
-    for path in candidates:
-        if os.path.isfile(os.path.join(path, "pyframes", "__init__.py")):
-            if path not in sys.path:
-                sys.path.insert(0, path)
-            return
-
-
-_add_package_path()
+# The package sits beside the plugin: native/python in the source tree,
+# <prefix>/share/pyframes/python when installed.
+for _path in (os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, sub) for sub in ("native/python", "python")):
+    if os.path.isfile(os.path.join(_path, "pyframes", "__init__.py")):
+        sys.path[:0] = [] if os.path.normpath(_path) in sys.path else [os.path.normpath(_path)]
+        break
 
 try:
-    from pyframes import command as _command
+    from pyframes import adapter as _adapter, errors as _errors
+    from pyframes import options as _options, session as _session
     _IMPORT_ERROR = None
 except Exception as e:  # keep lldb usable; the command reports the problem
-    _command = None
+    _adapter = _errors = _options = _session = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -41,8 +34,8 @@ _GONE_STATES = (lldb.eStateInvalid, lldb.eStateUnloaded, lldb.eStateConnected,
                 lldb.eStateDetached, lldb.eStateExited)
 
 
-class LldbAdapter(object if _command is None else _command.DebuggerAdapter):
-    """pyframes.command.DebuggerAdapter over an lldb.SBExecutionContext."""
+class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
+    """pyframes.adapter.DebuggerAdapter over an lldb.SBExecutionContext."""
 
     debugger_name = "lldb"
 
@@ -190,8 +183,8 @@ class LldbAdapter(object if _command is None else _command.DebuggerAdapter):
         return None
 
 
-if _command is not None:
-    _DESCRIPTION = _command.describe("pystack", "lldb")
+if _session is not None:
+    _DESCRIPTION = _options.describe("pystack", "lldb")
 else:
     _DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
 
@@ -214,7 +207,7 @@ class PyStack(object):
             return
         try:
             text = _SESSION.run(command, LldbAdapter(exe_ctx))
-        except _command.CommandError as e:
+        except _errors.CommandError as e:
             result.SetError(str(e))
             return
         except Exception as e:  # never show a Python traceback
@@ -231,9 +224,9 @@ def _new_session():
             old.close()
         except Exception:
             pass
-    if _command is None:
+    if _session is None:
         return None
-    return _command.Session("pystack", _command.short_description("lldb"))
+    return _session.Session("pystack", _options.short_description("lldb"))
 
 
 _SESSION = _new_session()

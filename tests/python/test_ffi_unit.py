@@ -17,7 +17,7 @@ if _PKG not in sys.path:
     sys.path.insert(0, _PKG)
 
 import pyframes  # noqa: E402
-from pyframes import _ffi, errors  # noqa: E402
+from pyframes import _abi, _loader, _readers, errors  # noqa: E402
 
 HEADER = os.path.join(_REPO, "native", "include", "pyframes.h")
 
@@ -39,7 +39,7 @@ def _c_layout_program():
     lines = ["#include <stdio.h>", "#include <stddef.h>",
              "#include <stdalign.h>", '#include "pyframes.h"',
              "int main(void) {"]
-    for name, cls in _ffi.STRUCTURES.items():
+    for name, cls in _abi.STRUCTURES.items():
         lines.append('printf("size %s %%zu %%zu\\n", sizeof(%s), alignof(%s));'
                      % (name, name, name))
         for field, _ in cls._fields_:
@@ -85,10 +85,10 @@ def c_layout(tmp_path_factory):
 
 def test_every_header_struct_is_mirrored():
     declared = set(re.findall(r"typedef struct (pyf_\w+) \{", HEADER_TEXT))
-    assert declared == set(_ffi.STRUCTURES)
+    assert declared == set(_abi.STRUCTURES)
 
 
-@pytest.mark.parametrize("name", sorted(_ffi.STRUCTURES))
+@pytest.mark.parametrize("name", sorted(_abi.STRUCTURES))
 def test_struct_fields_match_header(name):
     # every field of the C struct body appears in _fields_, in order
     body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name),
@@ -108,12 +108,12 @@ def test_struct_fields_match_header(name):
         for part in tail.split(","):
             part = re.sub(r"\[.*\]", "", part)
             c_fields.append(re.findall(r"\w+", part)[-1])
-    assert [f for f, _ in _ffi.STRUCTURES[name]._fields_] == c_fields
+    assert [f for f, _ in _abi.STRUCTURES[name]._fields_] == c_fields
 
 
 def test_struct_sizes_and_offsets_match_gcc(c_layout):
     sizes, fields, _ = c_layout
-    for name, cls in _ffi.STRUCTURES.items():
+    for name, cls in _abi.STRUCTURES.items():
         assert (ctypes.sizeof(cls), ctypes.alignment(cls)) == sizes[name], name
         for field, _ in cls._fields_:
             desc = getattr(cls, field)
@@ -124,7 +124,7 @@ def test_struct_sizes_and_offsets_match_gcc(c_layout):
 def test_constants_match_header(c_layout):
     _, _, consts = c_layout
     for const in CONSTANTS:
-        assert getattr(_ffi, const) == consts[const], const
+        assert getattr(_abi, const) == consts[const], const
     assert pyframes.__version__ == "%d.%d.%d" % (
         consts["PYF_VERSION_MAJOR"], consts["PYF_VERSION_MINOR"],
         consts["PYF_VERSION_PATCH"])
@@ -132,18 +132,18 @@ def test_constants_match_header(c_layout):
 
 def test_model_flag_constants_match_ffi():
     from pyframes import model
-    assert model.FRAME_NAME_TRUNCATED == _ffi.PYF_FRAME_NAME_TRUNCATED
-    assert model.FRAME_NO_LOCATION == _ffi.PYF_FRAME_NO_LOCATION
-    assert model.FRAME_CODE_UNREADABLE == _ffi.PYF_FRAME_CODE_UNREADABLE
-    assert model.FRAME_GENERATOR == _ffi.PYF_FRAME_GENERATOR
-    assert model.FRAME_ENTRY_FROM_C == _ffi.PYF_FRAME_ENTRY_FROM_C
+    assert model.FRAME_NAME_TRUNCATED == _abi.PYF_FRAME_NAME_TRUNCATED
+    assert model.FRAME_NO_LOCATION == _abi.PYF_FRAME_NO_LOCATION
+    assert model.FRAME_CODE_UNREADABLE == _abi.PYF_FRAME_CODE_UNREADABLE
+    assert model.FRAME_GENERATOR == _abi.PYF_FRAME_GENERATOR
+    assert model.FRAME_ENTRY_FROM_C == _abi.PYF_FRAME_ENTRY_FROM_C
 
 
 def test_every_api_function_has_a_prototype():
     declared = set(re.findall(r"PYF_API[^;(]*?\b(pyf_\w+)\s*\(", HEADER_TEXT))
     assert declared
-    assert declared == set(_ffi._PROTOTYPES)
-    for name, (restype, argtypes) in _ffi._PROTOTYPES.items():
+    assert declared == set(_abi._PROTOTYPES)
+    for name, (restype, argtypes) in _abi._PROTOTYPES.items():
         decl = re.search(r"PYF_API([^;]*?\b%s\s*\(([^)]*)\))" % name,
                          HEADER_TEXT, re.S)
         params = decl.group(2).strip()
@@ -210,10 +210,10 @@ def test_error_messages_are_actionable():
 
 def test_library_not_found_lists_paths(tmp_path, monkeypatch):
     missing = str(tmp_path / "nope" / "libpyframes.so")
-    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setattr(_loader, "_lib", None)
     monkeypatch.setenv("PYFRAMES_LIBRARY", missing)
     with pytest.raises(errors.LibraryNotFound) as info:
-        _ffi.load()
+        _loader.load()
     assert missing in str(info.value)
     assert "PYFRAMES_LIBRARY" in str(info.value)
     assert "\n" not in str(info.value)
@@ -229,10 +229,10 @@ def test_library_mismatch_for_a_foreign_library(tmp_path, monkeypatch):
     lib = tmp_path / "libpyframes.so"
     subprocess.run([gcc, "-shared", "-fPIC", "-o", str(lib), str(src)],
                    check=True)
-    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setattr(_loader, "_lib", None)
     monkeypatch.setenv("PYFRAMES_LIBRARY", str(lib))
     with pytest.raises(errors.LibraryMismatch) as info:
-        _ffi.load()
+        _loader.load()
     assert "99.0.0" in str(info.value)
     assert isinstance(info.value, errors.LibraryNotFound)
 
@@ -243,10 +243,10 @@ def test_sanitized_library_is_refused_before_loading(tmp_path, monkeypatch):
     with open("/proc/self/maps", "rb") as f:
         if b"libasan.so" in f.read():
             pytest.skip("AddressSanitizer is loaded in this process")
-    monkeypatch.setattr(_ffi, "_lib", None)
+    monkeypatch.setattr(_loader, "_lib", None)
     monkeypatch.setenv("PYFRAMES_LIBRARY", str(lib))
     with pytest.raises(errors.LibraryMismatch) as info:
-        _ffi.load()
+        _loader.load()
     assert "sanitizer" in str(info.value)
     assert "LD_PRELOAD" in str(info.value)
 
@@ -259,8 +259,8 @@ def test_candidate_paths_order(tmp_path, monkeypatch):
         (repo / sub).mkdir(parents=True)
         (repo / sub / "libpyframes.so").write_bytes(b"")
     os.utime(str(repo / "build/a/native/libpyframes.so"), (1, 1))
-    monkeypatch.setattr(_ffi, "_PACKAGE_DIR", str(pkg))
-    assert _ffi.candidate_paths() == [
+    monkeypatch.setattr(_loader, "_PACKAGE_DIR", str(pkg))
+    assert _loader.candidate_paths() == [
         str(repo / "build/native/libpyframes.so"),
         str(repo / "build/b/native/libpyframes.so"),
         str(repo / "build/a/native/libpyframes.so"),
@@ -274,8 +274,8 @@ def test_candidate_paths_order(tmp_path, monkeypatch):
                 "lib/libpyframes.so.0", "lib64/libpyframes.so",
                 "lib/x86_64-linux-gnu/libpyframes.so.0"):
         (prefix / rel).write_bytes(rel.encode())
-    monkeypatch.setattr(_ffi, "_PACKAGE_DIR", str(pkg))
-    assert _ffi.candidate_paths() == [
+    monkeypatch.setattr(_loader, "_PACKAGE_DIR", str(pkg))
+    assert _loader.candidate_paths() == [
         str(prefix / "lib/libpyframes.so.0"),
         str(prefix / "lib/libpyframes.so"),
         str(prefix / "lib/libpyframes.so.0.1.0"),
@@ -294,11 +294,11 @@ def _call_read(binding, addr, size):
 
 
 def test_read_trampoline_copies_bytes():
-    binding = _ffi.ReaderBinding(lambda addr, size: bytes(range(size)))
+    binding = _readers.ReaderBinding(lambda addr, size: bytes(range(size)))
     assert _call_read(binding, 0x1000, 4) == (0, b"\x00\x01\x02\x03")
-    binding = _ffi.ReaderBinding(lambda addr, size: memoryview(b"abcd"))
+    binding = _readers.ReaderBinding(lambda addr, size: memoryview(b"abcd"))
     assert _call_read(binding, 0x1000, 4) == (0, b"abcd")
-    binding = _ffi.ReaderBinding(lambda addr, size: bytearray(b"xy"))
+    binding = _readers.ReaderBinding(lambda addr, size: bytearray(b"xy"))
     assert _call_read(binding, 0x1000, 2) == (0, b"xy")
 
 
@@ -310,7 +310,7 @@ def test_read_trampoline_copies_bytes():
     (lambda a, n: [][1], errors.PYF_EFAULT),
 ])
 def test_read_trampoline_failures_become_codes(behaviour, code, capfd):
-    binding = _ffi.ReaderBinding(behaviour)
+    binding = _readers.ReaderBinding(behaviour)
     rc, _ = _call_read(binding, 0x1000, 8)
     assert rc == code
     assert capfd.readouterr().err == ""  # nothing escaped to ctypes
@@ -326,9 +326,9 @@ def test_read_trampoline_permission_and_library_errors(capfd):
     def fault(addr, size):
         raise errors.ReadFault(errors.PYF_EFAULT, "unmapped")
 
-    assert _call_read(_ffi.ReaderBinding(denied), 0, 8)[0] == errors.PYF_EPERM
-    assert _call_read(_ffi.ReaderBinding(eio), 0, 8)[0] == errors.PYF_EIO
-    assert _call_read(_ffi.ReaderBinding(fault), 0, 8)[0] == errors.PYF_EFAULT
+    assert _call_read(_readers.ReaderBinding(denied), 0, 8)[0] == errors.PYF_EPERM
+    assert _call_read(_readers.ReaderBinding(eio), 0, 8)[0] == errors.PYF_EIO
+    assert _call_read(_readers.ReaderBinding(fault), 0, 8)[0] == errors.PYF_EFAULT
     assert capfd.readouterr().err == ""
 
 
@@ -339,7 +339,7 @@ def test_keyboard_interrupt_is_deferred():
         calls.append(addr)
         raise KeyboardInterrupt
 
-    binding = _ffi.ReaderBinding(read)
+    binding = _readers.ReaderBinding(read)
     assert _call_read(binding, 1, 8)[0] == errors.PYF_EFAULT
     assert _call_read(binding, 2, 8)[0] == errors.PYF_EFAULT  # fails fast
     assert calls == [1]
@@ -354,9 +354,9 @@ def test_readv_trampoline():
     def readv(ranges):
         return [memory.get(addr) for addr, size in ranges]
 
-    binding = _ffi.ReaderBinding(lambda a, n: b"\0" * n, readv=readv)
+    binding = _readers.ReaderBinding(lambda a, n: b"\0" * n, readv=readv)
     bufs = [ctypes.create_string_buffer(n) for n in (4, 8, 4)]
-    iov = (_ffi.pyf_iovec * 3)()
+    iov = (_abi.pyf_iovec * 3)()
     for i, (addr, buf) in enumerate(zip((0x10, 0x20, 0x30), bufs)):
         iov[i].addr = addr
         iov[i].dst = ctypes.cast(buf, ctypes.c_void_p)
@@ -370,7 +370,7 @@ def test_readv_trampoline():
     def raising(ranges):
         raise PermissionError
 
-    binding = _ffi.ReaderBinding(lambda a, n: b"", readv=raising)
+    binding = _readers.ReaderBinding(lambda a, n: b"", readv=raising)
     status = (ctypes.c_int * 3)()
     assert binding.struct.readv(None, iov, 3, status) == errors.PYF_EPERM
     assert list(status) == [errors.PYF_EPERM] * 3
@@ -378,17 +378,17 @@ def test_readv_trampoline():
 
 def test_write_trampoline_and_optional_pointers():
     written = []
-    binding = _ffi.ReaderBinding(lambda a, n: b"", write=lambda a, d:
+    binding = _readers.ReaderBinding(lambda a, n: b"", write=lambda a, d:
                                  written.append((a, d)))
     data = ctypes.create_string_buffer(b"xyz", 3)
     assert binding.struct.write(None, 0x40, ctypes.cast(data, ctypes.c_void_p),
                                 3) == 0
     assert written == [(0x40, b"xyz")]
-    plain = _ffi.ReaderBinding(lambda a, n: b"")
+    plain = _readers.ReaderBinding(lambda a, n: b"")
     assert not plain.struct.readv and not plain.struct.write
-    assert plain.struct.struct_size == ctypes.sizeof(_ffi.pyf_reader)
+    assert plain.struct.struct_size == ctypes.sizeof(_abi.pyf_reader)
     with pytest.raises(TypeError):
-        _ffi.ReaderBinding(None)
+        _readers.ReaderBinding(None)
 
 
 # ---- with the library ------------------------------------------------------------
@@ -397,7 +397,7 @@ def test_write_trampoline_and_optional_pointers():
 @pytest.fixture
 def lib():
     try:
-        return _ffi.load()
+        return _loader.load()
     except errors.LibraryNotFound as exc:
         pytest.skip(str(exc))
 
@@ -407,7 +407,7 @@ def test_library_error_names_match(lib):
         assert lib.pyf_error_name(code).decode() == name
         assert lib.pyf_error_message(code).decode() == msg
     assert lib.pyf_error_name(-999).decode() == "PYF_UNKNOWN"
-    assert lib.pyf_library_version() // 10000 == _ffi.PYF_VERSION_MAJOR
+    assert lib.pyf_library_version() // 10000 == _abi.PYF_VERSION_MAJOR
 
 
 def test_raising_reader_does_not_propagate(lib, capfd):
@@ -481,12 +481,12 @@ def _c_snapshot():
         keep.append(buf)
         return ctypes.cast(buf, ctypes.c_char_p)
 
-    frames = (_ffi.pyf_frame * 4)()
+    frames = (_abi.pyf_frame * 4)()
     rows = [
-        (0x10, 0x20, b"inner", b"/a.py", 3, 4, 5, 9, _ffi.PYF_FRAME_GENERATOR),
+        (0x10, 0x20, b"inner", b"/a.py", 3, 4, 5, 9, _abi.PYF_FRAME_GENERATOR),
         (0x11, 0x21, b"Outer.method", b"/a.py", 7, 7, 0, 12, 0),
         (0x12, 0x22, b"???", b"???", -1, -1, -1, -1,
-         _ffi.PYF_FRAME_CODE_UNREADABLE | _ffi.PYF_FRAME_NO_LOCATION),
+         _abi.PYF_FRAME_CODE_UNREADABLE | _abi.PYF_FRAME_NO_LOCATION),
         (0x13, 0x23, b"caf\xc3\xa9 \xff", b"/b.py", 1, 1, -1, -1, 0),
     ]
     for f, (fa, ca, fn, fname, line, eline, col, ecol, flags) in zip(frames, rows):
@@ -494,22 +494,22 @@ def _c_snapshot():
         f.function, f.filename = cstr(fn), cstr(fname)
         f.line, f.end_line, f.column, f.end_column = line, eline, col, ecol
         f.flags = flags
-    threads = (_ffi.pyf_thread * 3)()
+    threads = (_abi.pyf_thread * 3)()
     t = threads[0]
     t.tstate_addr, t.thread_id, t.native_thread_id = 0x100, 0x7F00, 11
     t.interp_index, t.first_frame, t.nframes = 0, 0, 2
-    t.flags = (_ffi.PYF_THREAD_COMPLETE | _ffi.PYF_THREAD_MAIN
-               | _ffi.PYF_THREAD_GIL_KNOWN | _ffi.PYF_THREAD_HOLDS_GIL)
+    t.flags = (_abi.PYF_THREAD_COMPLETE | _abi.PYF_THREAD_MAIN
+               | _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL)
     t = threads[1]
     t.tstate_addr, t.thread_id, t.native_thread_id = 0x200, 0x7F01, 12
     t.interp_index, t.first_frame, t.nframes = 0, 2, 1
-    t.flags = _ffi.PYF_THREAD_GIL_KNOWN
+    t.flags = _abi.PYF_THREAD_GIL_KNOWN
     t.error = errors.PYF_ECYCLE
     t = threads[2]
     t.tstate_addr, t.thread_id, t.native_thread_id = 0x300, 0, 0
     t.interp_index, t.first_frame, t.nframes = 1, 3, 1
-    t.flags = _ffi.PYF_THREAD_COMPLETE
-    interps = (_ffi.pyf_interp * 2)()
+    t.flags = _abi.PYF_THREAD_COMPLETE
+    interps = (_abi.pyf_interp * 2)()
     interps[0].addr, interps[0].id = 0xA000, 0
     interps[0].first_thread, interps[0].nthreads = 0, 2
     interps[1].addr, interps[1].id = 0xB000, 3
@@ -517,11 +517,11 @@ def _c_snapshot():
     errs = [b"", b"cycle at 0x200", b""]
     for i, detail in enumerate(errs):
         threads[i].error_detail = detail
-    snap = _ffi.pyf_snapshot()
+    snap = _abi.pyf_snapshot()
     snap.ninterps, snap.nthreads, snap.nframes = 2, 3, 4
-    snap.interps = ctypes.cast(interps, ctypes.POINTER(_ffi.pyf_interp))
-    snap.threads = ctypes.cast(threads, ctypes.POINTER(_ffi.pyf_thread))
-    snap.frames = ctypes.cast(frames, ctypes.POINTER(_ffi.pyf_frame))
+    snap.interps = ctypes.cast(interps, ctypes.POINTER(_abi.pyf_interp))
+    snap.threads = ctypes.cast(threads, ctypes.POINTER(_abi.pyf_thread))
+    snap.frames = ctypes.cast(frames, ctypes.POINTER(_abi.pyf_frame))
     keep.extend([frames, threads, interps, errs])
     return snap, keep
 
@@ -529,7 +529,7 @@ def _c_snapshot():
 def test_convert_c_snapshot_to_model():
     snap, keep = _c_snapshot()
     target = object.__new__(pyframes.Target)  # no library: only _convert
-    target._ffi, target.pid = _ffi, 77
+    target._ffi, target.pid = _abi, 77
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
     result = target._convert(snap)
     assert result.pid == 77 and result.python.minor == 14
@@ -561,9 +561,9 @@ def test_convert_c_snapshot_to_model():
     assert other.frames[0].column is None and other.frames[0].line == 1
     # the fast path builds objects equal to normally constructed ones
     assert inner == pyframes.Frame("inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20,
-                                   _ffi.PYF_FRAME_GENERATOR)
+                                   _abi.PYF_FRAME_GENERATOR)
     assert hash(inner) == hash(pyframes.Frame(
-        "inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20, _ffi.PYF_FRAME_GENERATOR))
+        "inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20, _abi.PYF_FRAME_GENERATOR))
     with pytest.raises(Exception):
         inner.line = 1
     del keep
@@ -577,7 +577,7 @@ def test_convert_tolerates_out_of_range_indices():
     for i in range(3):
         snap.threads[i].error_detail = None
     target = object.__new__(pyframes.Target)
-    target._ffi, target.pid = _ffi, None
+    target._ffi, target.pid = _abi, None
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
     result = target._convert(snap)
     threads = list(result.threads())

@@ -51,7 +51,7 @@ def _session(argv, stdin_text, commands):
 def test_installed_files(prefix):
     share = os.path.join(prefix, "share", "pyframes")
     for rel in ("gdb/pyframes_gdb.py", "lldb/pyframes_lldb.py",
-                "python/pyframes/__init__.py", "python/pyframes/command.py"):
+                "python/pyframes/__init__.py", "python/pyframes/session.py"):
         assert os.path.isfile(os.path.join(share, rel)), rel
     libs = [n for d in ("lib", "lib64") if os.path.isdir(os.path.join(prefix, d))
             for n in os.listdir(os.path.join(prefix, d)) if n.startswith("libpyframes.so")]

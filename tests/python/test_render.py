@@ -12,7 +12,7 @@ _PKG = os.path.join(_REPO, "native", "python")
 if _PKG not in sys.path:
     sys.path.insert(0, _PKG)
 
-from pyframes import cli, render  # noqa: E402
+from pyframes import render  # noqa: E402
 from pyframes.model import (  # noqa: E402
     FRAME_ENTRY_FROM_C,
     FRAME_GENERATOR,
@@ -260,7 +260,7 @@ def test_default_source_reader_used_by_format_text(tmp_path):
 def test_process_source_prefers_proc_root(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("a = 1\n")
-    source = cli.process_source(os.getpid())
+    source = render.process_source(os.getpid())
     assert source(str(path), 1) == "a = 1"
     assert source("<frozen importlib._bootstrap>", 1) is None
     rel = os.path.relpath(str(path), os.getcwd())

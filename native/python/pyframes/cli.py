@@ -4,16 +4,13 @@ import argparse
 import os
 import sys
 
-from . import __version__
-from .command import non_negative_int, positive_int
-from .errors import PyframesError
-from .render import SourceReader, format_collapsed, format_json, format_text
+from . import __version__, _loader, errors, target as api
+from .errors import PyframesError, UsageError
+from .options import add_stack_options, positive_int
+from .render import format_collapsed, format_json, format_text, process_source
+from .session import select_thread
 
 PROG = "pyframes"
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,19 +29,10 @@ def build_parser():
                           "of a live process (innermost frame first).")
     dump.add_argument("pid", type=positive_int, metavar="PID")
     fmt = dump.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true",
-                     help="one JSON document (see docs/json-schema.md)")
+    add_stack_options(dump, json_group=fmt)
     fmt.add_argument("--collapsed", action="store_true",
                      help="collapsed stacks, one line per thread, for flame "
                      "graph tools")
-    dump.add_argument("--all", action="store_true",
-                      help="all threads (the default)")
-    dump.add_argument("--thread", type=positive_int, metavar="TID",
-                      help="only the thread with this native (OS) thread id")
-    dump.add_argument("--limit", type=non_negative_int, metavar="N",
-                      help="show at most N frames per thread (text output)")
-    dump.add_argument("--no-source", action="store_true",
-                      help="do not print source lines")
     dump.add_argument("--max-depth", type=positive_int, metavar="N",
                       help="read at most N frames per thread")
     dump.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
@@ -56,34 +44,18 @@ def build_parser():
     return parser
 
 
-def process_source(pid, fallback=None):
-    """A source reader that looks at files as the process sees them:
-    /proc/PID/root for absolute names, /proc/PID/cwd for relative ones,
-    then the name itself."""
-    reader = fallback or SourceReader()
-
-    def source(filename, line):
-        if not filename or filename.startswith("<"):
-            return None
-        if os.path.isabs(filename):
-            candidates = ("/proc/%d/root%s" % (pid, filename), filename)
-        else:
-            candidates = (os.path.join("/proc/%d/cwd" % pid, filename),
-                          filename)
-        for path in candidates:
-            text = reader(path, line)
-            if text is not None:
-                return text
-        return None
-
-    return source
-
-
 def _dump(args, out):
-    import pyframes
-    with pyframes.attach(args.pid, runtime_addr=args.runtime_addr or 0,
-                         max_depth=args.max_depth) as target:
-        snap = target.snapshot(native_tid=args.thread)
+
+    with api.attach(args.pid, runtime_addr=args.runtime_addr or 0,
+                    max_depth=args.max_depth) as target:
+        if args.thread is None:
+            snap = target.snapshot()
+        else:
+            snap, threads, _ = select_thread(target, args.thread)
+            if not threads:
+                raise errors.NoSuchThread(
+                    errors.PYF_ENOTHREAD, "no Python thread has native thread "
+                    "id or Python thread id %d" % args.thread)
     if args.json:
         out.write(format_json(snap) + "\n")
     elif args.collapsed:
@@ -101,10 +73,9 @@ def _dump(args, out):
 
 def _version(out):
     out.write("pyframes %s\n" % __version__)
-    from . import _ffi
-    major, minor, patch = _ffi.library_version()
+    major, minor, patch = _loader.library_version()
     out.write("libpyframes %d.%d.%d (%s)\n" % (major, minor, patch,
-                                              _ffi.library_path()))
+                                              _loader.library_path()))
     out.flush()
     return 0
 

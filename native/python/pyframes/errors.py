@@ -1,15 +1,22 @@
-"""Exceptions raised by pyframes.
+"""Exceptions raised by pyframes, and the wording of every failure.
 
 Every failure reported by libpyframes becomes a :class:`PyframesError` (or a
 subclass picked from the error code).  ``str(error)`` is a single line that
 says what failed, the library's detail when it has one, and what to try.
+The debugger commands and the CLI report failures as :class:`CommandError`
+whose text comes from the functions at the end of this module: what a user
+reads about a failure is worded here and nowhere else.
 
 This module does not need the shared library: the error table below mirrors
 ``PYF_ERRORS`` in ``pyframes.h`` (a unit test keeps them in sync).
 """
 
+import re
+
 __all__ = [
     "PyframesError",
+    "CommandError",
+    "UsageError",
     "ReadFault",
     "PermissionDenied",
     "NoSuchProcess",
@@ -255,3 +262,104 @@ _CLASSES = {
 def error_from_code(code, detail=""):
     """The exception (not raised) for a negative library return code."""
     return _CLASSES.get(code, PyframesError)(code, detail)
+
+
+# --------------------------------------------------------------------------
+# Failures of a command (debugger commands and the CLI)
+
+
+class CommandError(Exception):
+    """A failure shown to the user as one message, without a traceback."""
+
+
+class UsageError(CommandError):
+    """Bad command-line options; the message includes the usage text."""
+
+
+SUPPORTED_TEXT = "3.13, 3.14 and 3.15"
+
+NOT_PYTHON = ("not a Python process (no _PyRuntime symbol, no .PyRuntime "
+              "section, no runtime cookie in writable memory)")
+
+NO_THREADS = ("the CPython runtime has no threads (the interpreter is "
+              "starting or finalizing)")
+
+NO_SELECTED_THREAD = ("no thread is selected: select one, or use --all or "
+                      "--thread N")
+
+NO_PROCESS = ("no process or core file: start, attach to or load a CPython "
+              "process first")
+
+CORE_HINT = ("the core file may not contain this memory; a core written with "
+             "all mappings (gdb gcore, coredump_filter) helps")
+
+
+def unsupported_version(hexversion):
+    """The message for a runtime whose version pyframes does not read."""
+    from .model import version_from_hex
+    return ("unsupported CPython %s (pyframes reads CPython %s)"
+            % (version_from_hex(hexversion), SUPPORTED_TEXT))
+
+
+def unusable_runtime(symbol, addr, how, error):
+    return ("%s at 0x%x (%s) is not a usable CPython runtime: %s"
+            % (symbol, addr, how, error))
+
+
+def pid_reader_impossible(live, pid):
+    """--reader pid on something that is not a live local process."""
+    if live:
+        return ("--reader pid needs a live process on this machine; process "
+                "%s is not one that can be read here (remote target?): use "
+                "--reader debugger" % pid)
+    return ("--reader pid needs a live process; this is a core file or has "
+            "no process: use --reader debugger")
+
+
+def permission_denied(exc):
+    return "permission denied reading the target: %s" % (exc,)
+
+
+def unexpected(exc):
+    return "%s: %s" % (type(exc).__name__, exc)
+
+
+# The library's one wording of a failed read (native/src/read.c):
+# "reading WHAT at 0xADDR (N bytes): reason [reader: its own message]".
+_READING = re.compile(r"reading (?P<what>.+?) at (?P<addr>0x[0-9a-fA-F]+)"
+                       r"(?: \((?P<size>\d+) bytes\))?(?:[^\[]*\[reader: (?P<own>[^\]]*)\])?")
+
+
+def read_fault(exc, hint=None):
+    """'memory unreadable at 0x... while reading ...' for a ReadFault, with
+    the reader's own words (the debugger's memory error) when it gave any."""
+    m = None
+    for m in _READING.finditer(exc.detail or ""):
+        pass  # the innermost (last) "reading X at ADDR" is what failed
+    if m is None:
+        return str(exc)
+    text = "memory unreadable at %s while reading %s" % (m.group("addr"), m.group("what"))
+    if m.group("size"):
+        text += " (%s bytes)" % m.group("size")
+    if m.group("own"):
+        text += ": %s" % m.group("own")
+    hint = hint or getattr(exc, "hint", "")
+    return _one_line(text + (" (%s)" % hint if hint else ""))
+
+
+def no_python_thread(wanted, how, label, rows, debugger, command):
+    """Why a thread choice found no Python thread; rows are the lines of the
+    thread table (render.thread_table)."""
+    if how is None:
+        head = "the selected thread (%sLWP %d) runs no Python code" % (
+            label + ", " if label else "", wanted)
+    else:
+        head = ("%s: no Python thread has native thread id or Python thread "
+                "id %d" % (how, wanted))
+    if not rows:
+        return head + "; the runtime lists no Python threads"
+    lines = [head + ". Python threads:"]
+    lines.extend(rows)
+    lines.append("Select one of them in %s, or use `%s --thread N` or `%s --all`."
+                 % (debugger, command, command))
+    return "\n".join(lines)

@@ -6,6 +6,7 @@ hand (tests, other front ends).  ``Snapshot.to_dict()`` is the JSON document
 described in docs/json-schema.md.
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional
 
@@ -40,6 +41,13 @@ def version_string(major, minor, micro, level=0xF, serial=0):
     if suffix:
         text += "%s%d" % (suffix, serial)
     return text
+
+
+def version_from_hex(hexversion):
+    """The version text of a PY_VERSION_HEX value (the one place it is made)."""
+    return version_string((hexversion >> 24) & 0xFF, (hexversion >> 16) & 0xFF,
+                          (hexversion >> 8) & 0xFF, (hexversion >> 4) & 0xF,
+                          hexversion & 0xF)
 
 
 @dataclass(frozen=True)
@@ -198,3 +206,19 @@ class Snapshot:
             "python": self.python.to_dict(),
             "interpreters": [i.to_dict() for i in self.interpreters],
         }
+
+
+def only_threads(snapshot, threads):
+    """A copy of snapshot that holds only ``threads`` (for JSON output)."""
+    if not dataclasses.is_dataclass(snapshot):
+        return snapshot
+    interps = []
+    for interp in snapshot.interpreters:
+        kept = [t for t in interp.threads if any(t is w for w in threads)]
+        if kept:
+            interps.append(dataclasses.replace(interp, threads=_like(interp.threads, kept)))
+    return dataclasses.replace(snapshot, interpreters=_like(snapshot.interpreters, interps))
+
+
+def _like(original, items):
+    return tuple(items) if isinstance(original, tuple) else list(items)

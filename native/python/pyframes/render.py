@@ -25,7 +25,11 @@ __all__ = [
     "format_json",
     "format_collapsed",
     "thread_header",
+    "thread_table",
+    "format_threads_text",
+    "format_target_info",
     "SourceReader",
+    "process_source",
 ]
 
 SourceFn = Callable[[str, int], Optional[str]]
@@ -242,3 +246,73 @@ def format_collapsed(snapshot_or_threads) -> Iterator[str]:
                 where += ":%d" % frame.line
             parts.append("%s (%s)" % (_collapsed_name(frame.function), where))
         yield ";".join(parts) + " 1"
+
+
+def process_source(pid, fallback=None):
+    """A source reader that looks at files as the process sees them:
+    /proc/PID/root for absolute names, /proc/PID/cwd for relative ones,
+    then the name itself."""
+    reader = fallback or SourceReader()
+
+    def source(filename, line):
+        if not filename or filename.startswith("<"):
+            return None
+        if os.path.isabs(filename):
+            candidates = ("/proc/%d/root%s" % (pid, filename), filename)
+        else:
+            candidates = (os.path.join("/proc/%d/cwd" % pid, filename),
+                          filename)
+        for path in candidates:
+            text = reader(path, line)
+            if text is not None:
+                return text
+        return None
+
+    return source
+
+
+def _num(value, fmt):
+    return "?" if value is None else fmt % value
+
+
+def thread_table(threads, label_of):
+    """One line per thread: the debugger's label (label_of(native id) or
+    None), native id, Python thread id and where it is."""
+    rows = []
+    for t in threads:
+        label = label_of(t.native_thread_id) if t.native_thread_id else None
+        where = "no Python frame"
+        if t.frames:
+            f = t.frames[0]
+            where = "in %s (%s:%s)" % (
+                escape(f.function), escape(f.filename),
+                f.line if f.line is not None else "?")
+        rows.append("  %-10s native id %-8s Python thread id %-16s %s" % (
+            label or "-", _num(t.native_thread_id, "%d"),
+            _num(t.thread_id, "0x%x"), where))
+    return rows
+
+
+def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
+                        show_source=True, source=None):
+    """The text of a debugger command: each thread as format_text shows it,
+    its header naming the debugger's own label for the thread
+    (``[gdb thread 2]``), threads separated by an empty line."""
+    out = io.StringIO()
+    for i, t in enumerate(threads):
+        if i:
+            out.write("\n")
+        header = thread_header(t)
+        label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
+        lines = format_text([t], limit=limit, show_source=show_source, source=source)
+        for n, line in enumerate(lines):
+            if n == 0 and label and line == header and header.endswith(":"):
+                line = "%s [%s %s]:" % (header[:-1], debugger, label)
+            out.write(line)
+            out.write("\n")
+    return out.getvalue()
+
+
+def format_target_info(facts):
+    """``--info``: one "name: value" line per (name, value) fact."""
+    return "".join("%s: %s\n" % (name, escape(str(value))) for name, value in facts)

@@ -1,0 +1,244 @@
+"""The ctypes mirror of native/include/pyframes.h, and nothing else.
+
+Structures mirror the header field by field; _PROTOTYPES gives every
+exported function its restype and argtypes (applied by _loader.load()).
+"""
+
+import ctypes
+
+__all__ = [
+    "PYF_VERSION_MAJOR",
+    "PYF_VERSION_MINOR",
+    "PYF_VERSION_PATCH",
+    "pyf_iovec",
+    "pyf_reader",
+    "pyf_options",
+    "pyf_python_info",
+    "pyf_stats",
+    "pyf_frame",
+    "pyf_thread",
+    "pyf_interp",
+    "pyf_snapshot",
+    "pyf_snapshot_request",
+    "STRUCTURES",
+    "decode",
+]
+
+# The library version this package was written against.
+PYF_VERSION_MAJOR = 0
+PYF_VERSION_MINOR = 1
+PYF_VERSION_PATCH = 0
+
+PYF_DEFAULT_MAX_DEPTH = 10000
+PYF_DEFAULT_MAX_THREADS = 4096
+PYF_DEFAULT_MAX_INTERPRETERS = 256
+PYF_DEFAULT_MAX_STRING = 4096
+
+PYF_FRAME_NAME_TRUNCATED = 0x01
+PYF_FRAME_NO_LOCATION = 0x02
+PYF_FRAME_CODE_UNREADABLE = 0x04
+PYF_FRAME_GENERATOR = 0x08
+PYF_FRAME_ENTRY_FROM_C = 0x10
+
+PYF_THREAD_COMPLETE = 0x01
+PYF_THREAD_HOLDS_GIL = 0x02
+PYF_THREAD_GIL_KNOWN = 0x04
+PYF_THREAD_MAIN = 0x08
+
+PYF_SNAP_ONE_THREAD = 0x01
+
+c_int = ctypes.c_int
+c_int32 = ctypes.c_int32
+c_int64 = ctypes.c_int64
+c_uint32 = ctypes.c_uint32
+c_uint64 = ctypes.c_uint64
+c_size_t = ctypes.c_size_t
+c_void_p = ctypes.c_void_p
+c_char_p = ctypes.c_char_p
+POINTER = ctypes.POINTER
+
+# ---- Structures ----------------------------------------------------------
+
+
+class pyf_iovec(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_uint64),
+        ("dst", c_void_p),
+        ("len", c_size_t),
+    ]
+
+
+# int (*)(void *arg, uint64_t addr, void *dst, size_t len)
+pyf_read_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+# int (*)(void *arg, const pyf_iovec *iov, size_t n, int *status)
+pyf_readv_fn = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(pyf_iovec), c_size_t,
+                                POINTER(c_int))
+# int (*)(void *arg, uint64_t addr, const void *src, size_t len)
+pyf_write_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+# const char *(*)(void *arg); c_void_p so that the returned buffer stays ours
+pyf_message_fn = ctypes.CFUNCTYPE(c_void_p, c_void_p)
+
+
+class pyf_reader(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("read", pyf_read_fn),
+        ("readv", pyf_readv_fn),
+        ("write", pyf_write_fn),
+        ("arg", c_void_p),
+        ("message", pyf_message_fn),
+    ]
+
+
+class pyf_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("max_depth", c_uint32),
+        ("max_threads", c_uint32),
+        ("max_string", c_uint32),
+    ]
+
+
+class pyf_python_info(ctypes.Structure):
+    _fields_ = [
+        ("runtime_addr", c_uint64),
+        ("hexversion", c_uint64),
+        ("major", c_uint32),
+        ("minor", c_uint32),
+        ("micro", c_uint32),
+        ("level", c_uint32),
+        ("serial", c_uint32),
+        ("free_threaded", c_uint32),
+    ]
+
+
+class pyf_stats(ctypes.Structure):
+    _fields_ = [
+        ("read_calls", c_uint64),
+        ("read_ranges", c_uint64),
+        ("bytes_read", c_uint64),
+        ("read_failures", c_uint64),
+        ("write_calls", c_uint64),
+        ("code_cache_hits", c_uint64),
+        ("code_cache_misses", c_uint64),
+        ("code_cache_invalidations", c_uint64),
+        ("snapshots", c_uint64),
+        ("frames", c_uint64),
+        ("chunk_frames", c_uint64),
+        ("direct_frames", c_uint64),
+        ("frame_cache_hits", c_uint64),
+        ("frame_cache_partial_hits", c_uint64),
+        ("frame_cache_misses", c_uint64),
+        ("reserved", c_uint64 * 7),
+    ]
+
+
+class pyf_frame(ctypes.Structure):
+    _fields_ = [
+        ("frame_addr", c_uint64),
+        ("code_addr", c_uint64),
+        ("function", c_char_p),
+        ("filename", c_char_p),
+        ("line", c_int32),
+        ("end_line", c_int32),
+        ("column", c_int32),
+        ("end_column", c_int32),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_thread(ctypes.Structure):
+    _fields_ = [
+        ("tstate_addr", c_uint64),
+        ("thread_id", c_uint64),
+        ("native_thread_id", c_uint64),
+        ("interp_index", c_uint32),
+        ("flags", c_uint32),
+        ("first_frame", c_uint32),
+        ("nframes", c_uint32),
+        ("error", c_int32),
+        ("reserved", c_uint32),
+        ("error_detail", c_char_p),
+    ]
+
+
+class pyf_interp(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_uint64),
+        ("id", c_int64),
+        ("first_thread", c_uint32),
+        ("nthreads", c_uint32),
+    ]
+
+
+class pyf_snapshot(ctypes.Structure):
+    _fields_ = [
+        ("ninterps", c_uint32),
+        ("nthreads", c_uint32),
+        ("nframes", c_uint32),
+        ("reserved", c_uint32),
+        ("interps", POINTER(pyf_interp)),
+        ("threads", POINTER(pyf_thread)),
+        ("frames", POINTER(pyf_frame)),
+        ("interp_size", c_uint32),
+        ("thread_size", c_uint32),
+        ("frame_size", c_uint32),
+        ("reserved2", c_uint32),
+    ]
+
+
+class pyf_snapshot_request(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("native_tid", c_uint64),
+        ("max_depth", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+#: Every mirrored structure, by its C name (used by the layout test).
+STRUCTURES = {
+    cls.__name__: cls
+    for cls in (pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
+                pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
+                pyf_snapshot_request)
+}
+
+pyf_target_p = c_void_p
+
+# name -> (restype, argtypes)
+_PROTOTYPES = {
+    "pyf_error_message": (c_char_p, [c_int]),
+    "pyf_error_name": (c_char_p, [c_int]),
+    "pyf_library_version": (c_int, []),
+    "pyf_target_open": (c_int, [POINTER(pyf_reader), c_uint64,
+                                POINTER(pyf_options), POINTER(pyf_target_p),
+                                POINTER(ctypes.c_char), c_size_t]),
+    "pyf_target_open_pid": (c_int, [c_int, c_uint64, POINTER(pyf_options),
+                                    POINTER(pyf_target_p),
+                                    POINTER(ctypes.c_char), c_size_t]),
+    "pyf_target_close": (None, [pyf_target_p]),
+    "pyf_target_last_error": (c_char_p, [pyf_target_p]),
+    "pyf_target_python": (c_int, [pyf_target_p, POINTER(pyf_python_info)]),
+    "pyf_target_flush": (None, [pyf_target_p]),
+    "pyf_target_stats": (None, [pyf_target_p, POINTER(pyf_stats)]),
+    "pyf_target_reset_stats": (None, [pyf_target_p]),
+    "pyf_snapshot_take": (c_int, [pyf_target_p, POINTER(pyf_snapshot_request),
+                                  POINTER(POINTER(pyf_snapshot))]),
+    "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
+    "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
+                                  POINTER(pyf_python_info)]),
+    "pyf_runtime_find_in_range": (c_int, [POINTER(pyf_reader), c_uint64,
+                                          c_uint64, POINTER(c_uint64)]),
+    "pyf_elf_find_runtime": (c_int, [c_char_p, c_uint64,
+                                        POINTER(c_uint64)]),
+}
+
+
+def decode(raw):
+    """Text from a C string of the target (UTF-8, never raises)."""
+    if raw is None:
+        return ""
+    return raw.decode("utf-8", "replace")

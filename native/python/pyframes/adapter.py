@@ -1,0 +1,143 @@
+"""What a debugger plugin provides: the adapter protocol.
+
+A plugin (gdb/pyframes_gdb.py, lldb/pyframes_lldb.py) implements
+:class:`DebuggerAdapter` over its debugger's API and hands command lines to
+:class:`pyframes.session.Session`.  Only :meth:`DebuggerAdapter.read` is
+mandatory; every other method has a safe default.
+"""
+
+import os
+
+__all__ = ["DebuggerAdapter", "DebuggerRead", "local_process_matches",
+           "process_start_time", "ask"]
+
+
+def ask(fn, *args):
+    """Call an adapter method; a debugger that fails to answer means "not
+    known" (None), never a failed command."""
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+class DebuggerAdapter(object):
+    """What a debugger must provide.  Only :meth:`read` is mandatory.
+
+    ``read(addr, size)`` returns exactly ``size`` bytes; it raises
+    ``PermissionError`` when access is refused and any other exception when
+    the range is unreadable.
+    """
+
+    #: Name shown in messages ("gdb", "lldb").
+    debugger_name = "debugger"
+
+    def pid(self):
+        """PID of the inferior (the dumped PID for a core), or None."""
+        return None
+
+    def has_process(self):
+        """True when the debugger has memory to read (live or core)."""
+        return self.pid() is not None
+
+    def is_live(self):
+        """True when the debugger reports a running/stopped live process
+        (not a core file), local or remote."""
+        return False
+
+    def executable(self):
+        """Path of the main executable as the debugger knows it, or None."""
+        return None
+
+    def is_live_local(self):
+        """True when the inferior is a live process of this machine that the
+        built-in PID reader can read."""
+        if not self.is_live():
+            return False
+        return local_process_matches(self.pid(), self.executable())
+
+    def read(self, addr, size):
+        raise NotImplementedError
+
+    def lookup_symbol(self, name):
+        """Load address of an (exported) symbol, or None.  No DWARF needed."""
+        return None
+
+    #: False when lookup_symbol may be slow (then ELF sections are tried first).
+    cheap_symbol_lookup = True
+
+    def writable_ranges(self):
+        """[(start, end)] of writable memory where _PyRuntime may live
+        (file-backed mappings when the debugger can tell), else []."""
+        return []
+
+    def objfiles(self):
+        """[(path, address where the first PT_LOAD is mapped)]."""
+        return []
+
+    def selected_native_tid(self):
+        """OS thread id of the thread selected in the debugger, or None."""
+        return None
+
+    def debugger_thread_label(self, native_tid):
+        """How the debugger names the thread with this OS thread id, e.g.
+        'thread 2' (gdb) or 'thread #2' (lldb); None when it has no such
+        thread."""
+        return None
+
+    def identity(self):
+        """Hashable identity of the inferior (process or core) for caching."""
+        return (self.debugger_name, self.pid(), self.executable())
+
+    def generation(self):
+        """A value that changes whenever the inferior may have changed
+        (e.g. lldb's stop id), or None when the plugin flushes on events."""
+        return None
+
+
+def process_start_time(pid):
+    """Start time of /proc/PID in clock ticks (tells a reused PID apart), or None."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    rest = data[data.rfind(b")") + 2:].split()
+    try:
+        return int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def local_process_matches(pid, executable):
+    """True when /proc/PID exists here and runs the same executable file."""
+    if not pid or pid <= 0:
+        return False
+    proc = "/proc/%d" % pid
+    if not os.path.isdir(proc):
+        return False
+    if not executable:
+        return True
+    try:
+        mine = os.stat(proc + "/exe")
+    except OSError:
+        return False
+    try:
+        theirs = os.stat(executable)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+class DebuggerRead(object):
+    """The read callable handed to the library; retargeted at each command
+    so a cached Target always reads through the current debugger state."""
+
+    __slots__ = ("adapter",)
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    def __call__(self, addr, size):
+        return self.adapter.read(addr, size)

@@ -1,0 +1,196 @@
+"""One option vocabulary for every front end.
+
+`python3 -m pyframes dump`, `py-bt-fast` (gdb) and `pystack` (lldb) share
+the options defined by :func:`add_stack_options`: the same option means the
+same thing, with the same type, everywhere.  The debugger commands add
+``--reader`` and ``--info``; the CLI adds what only a PID needs.  Parsing
+never exits or prints: help and errors come back as exceptions.
+"""
+
+import argparse
+import shlex
+
+from .errors import UsageError
+
+__all__ = [
+    "HelpRequested",
+    "non_negative_int",
+    "positive_int",
+    "add_stack_options",
+    "build_parser",
+    "completions",
+    "parse_arguments",
+    "describe",
+    "short_description",
+]
+
+
+def add_stack_options(parser, json_group=None):
+    """The options every front end shares.  json_group: a mutually exclusive
+    group that --json joins (the CLI's output formats), else the parser."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "-a", "--all", action="store_true",
+        help="show every Python thread of every interpreter")
+    which.add_argument(
+        "-t", "--thread", metavar="N", type=positive_int,
+        help="show the thread whose native thread id (LWP/tid, as "
+             "threading.get_native_id()) or Python thread id (as "
+             "threading.get_ident(); decimal or 0x-hex) is N")
+    parser.add_argument(
+        "--limit", metavar="N", type=positive_int,
+        help="show at most N frames per thread, innermost first")
+    (json_group or parser).add_argument(
+        "--json", action="store_true",
+        help="print one JSON document (see docs/json-schema.md)")
+    parser.add_argument(
+        "--no-source", action="store_true",
+        help="do not print source lines under the frames")
+    return parser
+
+
+class HelpRequested(Exception):
+    def __init__(self, text):
+        Exception.__init__(self, text)
+        self.text = text
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that never exits and never prints."""
+
+    def __init__(self, *args, **kwargs):
+        argparse.ArgumentParser.__init__(self, *args, **kwargs)
+        self._messages = []
+
+    def _print_message(self, message, file=None):
+        if message:
+            self._messages.append(message)
+
+    def exit(self, status=0, message=None):
+        if message:
+            self._messages.append(message)
+        text = "".join(self._messages)
+        self._messages = []
+        if status == 0:
+            raise HelpRequested(text)
+        raise UsageError(text.strip() or self.format_usage().strip())
+
+    def error(self, message):
+        self._messages = []
+        raise UsageError("%s%s: error: %s" % (self.format_usage(), self.prog, message))
+
+
+def non_negative_int(text):
+    """argparse type: an integer >= 0, decimal or 0x-hex."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not an integer" % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("%r is negative" % text)
+    return value
+
+
+def positive_int(text):
+    """argparse type: an integer >= 1, decimal or 0x-hex."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("%r must be at least 1" % text)
+    return value
+
+
+def build_parser(command_name, description=None):
+    """The option parser of the debugger commands (py-bt-fast, pystack)."""
+    kwargs = dict(
+        prog=command_name,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=True,
+    )
+    try:
+        parser = _Parser(exit_on_error=False, allow_abbrev=False, **kwargs)
+    except TypeError:  # Python < 3.9
+        parser = _Parser(allow_abbrev=False, **kwargs)
+    add_stack_options(parser)
+    parser.add_argument(
+        "--reader", choices=("auto", "pid", "debugger"), default="auto",
+        help="how memory is read: 'pid' reads the live local process "
+             "directly, 'debugger' reads through the debugger (needed for "
+             "core files and remote targets), 'auto' (default) picks 'pid' "
+             "when the process is live and local")
+    parser.add_argument(
+        "--info", action="store_true",
+        help="instead of a stack, print what pyframes knows of the target: "
+             "CPython version, _PyRuntime and how it was found, the reader")
+    return parser
+
+
+def completions(text):
+    """Completion of the arguments typed so far: (the word being typed, the
+    option names or option values that extend it), from the parser itself."""
+    parts = text.split()
+    token = "" if not parts or text[-1:].isspace() else parts[-1]
+    before = parts[:-1] if token else parts
+    previous = before[-1] if before else ""
+    actions = build_parser("")._actions
+    for action in actions:
+        if previous in action.option_strings and action.choices:
+            return token, [c for c in action.choices if c.startswith(token)]
+    words = [o for a in actions for o in a.option_strings if o.startswith("--")]
+    return token, [w for w in words if w.startswith(token)]
+
+
+def parse_arguments(parser, argument_string):
+    """Parse a raw command-line string.
+
+    Returns the namespace, or raises :class:`UsageError`; a help request
+    raises ``HelpRequested`` whose ``text`` is the help.
+    """
+    try:
+        argv = shlex.split(argument_string or "")
+    except ValueError as e:
+        raise UsageError("%s%s: error: %s" % (parser.format_usage(), parser.prog, e))
+    try:
+        ns, extra = parser.parse_known_args(argv)
+    except argparse.ArgumentError as e:
+        raise UsageError("%s%s: error: %s" % (parser.format_usage(), parser.prog, e))
+    if extra:
+        raise UsageError("%s%s: error: unrecognized arguments: %s"
+                         % (parser.format_usage(), parser.prog, " ".join(extra)))
+    return ns
+
+
+_LONG_HELP = """\
+Print the Python stack of the selected thread, fast and without debug symbols.
+
+Reads CPython 3.13, 3.14 and 3.15 through _Py_DebugOffsets: works on live
+processes, core files and remote targets, with or without the python -dbg
+packages.  Without options it shows the thread selected in {dbg}.
+
+  -a, --all        every Python thread of every interpreter
+  -t, --thread N   the thread whose native id (OS tid, as in `{threads}`) or
+                   Python thread id (threading.get_ident()) is N
+  --limit N        at most N frames per thread, innermost first
+  --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
+  --no-source      no source lines
+  --reader MODE    auto (default): read a live local process directly, else
+                   through {dbg}; pid: force direct reads; debugger: force
+                   reads through {dbg} (core files, remote targets)
+  --info           what pyframes knows of the target (version, _PyRuntime,
+                   how it was found, the reader) instead of a stack
+
+Example: {cmd} --all --no-source
+"""
+
+_THREAD_COMMANDS = {"gdb": "info threads", "lldb": "thread list"}
+
+
+def describe(command_name, debugger_name):
+    """The long help text of the command in one debugger."""
+    return _LONG_HELP.format(
+        cmd=command_name, dbg=debugger_name,
+        threads=_THREAD_COMMANDS.get(debugger_name, "the thread list"))
+
+
+def short_description(debugger_name):
+    return _LONG_HELP.split("\n")[0]

@@ -1,0 +1,322 @@
+"""A debugger session: the targets it keeps open, and one command's run.
+
+A plugin keeps one :class:`Session` per debugger and calls :meth:`run` with
+each command line and a fresh adapter.  The session decides which reader a
+command uses (``--reader``), keeps the opened targets between commands and
+forgets what may have changed, chooses the threads to show, and returns the
+text to print.  It raises :class:`~pyframes.errors.CommandError` with the
+message to show; the wording itself lives in :mod:`pyframes.errors` and
+:mod:`pyframes.render`.
+
+Reader choice (``--reader auto``): the PID reader (process_vm_readv) when
+the inferior is a live process of this machine that runs the executable the
+debugger knows; otherwise, or when the PID reader is refused while the
+debugger can read (ptrace rights without process_vm_readv rights), the
+debugger's own memory reads.  Cores and remote targets always use the
+debugger's reads.
+"""
+
+import collections
+import dataclasses
+
+from . import _loader, errors, model, render, target as api
+from .adapter import DebuggerRead, ask, process_start_time
+from .errors import CommandError
+from .locate import RUNTIME_SYMBOL, locate_runtime, unsupported_message
+from .options import HelpRequested, build_parser, parse_arguments
+
+__all__ = ["Session"]
+
+_MAX_CACHED_TARGETS = 8
+
+
+@dataclasses.dataclass
+class _Cached(object):
+    target: object
+    reader: object  # DebuggerRead, or None for the PID reader
+    generation: object
+    how: str        # how _PyRuntime was found
+
+
+class Session(object):
+    """Per-debugger state: cached targets and the command implementation."""
+
+    def __init__(self, command_name, description=None):
+        self.command_name = command_name
+        self.description = description
+        self.parser = build_parser(command_name, description)
+        self._targets = collections.OrderedDict()
+        self._runtimes = {}
+
+    # ---- cache management ------------------------------------------------
+
+    def flush(self):
+        """Forget decoded target data (call whenever the inferior ran or
+        its memory changed).  Keeps the targets open."""
+        for cached in self._targets.values():
+            try:
+                cached.target.flush()
+            except Exception:
+                pass
+
+    def reset(self):
+        """Close every cached target (inferior exited, files changed)."""
+        targets, self._targets = self._targets, collections.OrderedDict()
+        self._runtimes = {}
+        for cached in targets.values():
+            try:
+                cached.target.close()
+            except Exception:
+                pass
+
+    def close(self):
+        self.reset()
+
+    def cached_readers(self):
+        """The reader kinds ("debugger", "pid") of the open targets, sorted."""
+        return sorted(set(key[2] for key in self._targets))
+
+    def _remember(self, key, cached):
+        self._targets[key] = cached
+        self._targets.move_to_end(key)
+        while len(self._targets) > _MAX_CACHED_TARGETS:
+            _, old = self._targets.popitem(last=False)
+            try:
+                old.target.close()
+            except Exception:
+                pass
+
+    # ---- target selection --------------------------------------------------
+
+    def _get_target(self, adapter, reader_mode):
+        """Return (_Cached, reader kind) for the adapter."""
+        if not adapter.has_process():
+            raise CommandError(errors.NO_PROCESS)
+        live_local = False
+        if reader_mode in ("auto", "pid"):
+            live_local = bool(ask(adapter.is_live_local))
+        if reader_mode == "pid" and not live_local:
+            raise CommandError(errors.pid_reader_impossible(adapter.is_live(), adapter.pid()))
+        generation = ask(adapter.generation)
+
+        if live_local:
+            try:
+                return self._pid_target(adapter, generation), "pid"
+            except CommandError:
+                raise
+            except errors.PyframesError as e:
+                if reader_mode == "pid" or isinstance(
+                        e, (errors.NotPython, errors.UnsupportedVersion)):
+                    raise CommandError(self._describe_open_error(e, adapter))
+                # e.g. process_vm_readv refused while ptrace works: fall back.
+        return self._debugger_target(adapter, generation), "debugger"
+
+    def _refresh(self, key, cached, generation):
+        if cached.generation != generation:
+            try:
+                cached.target.flush()
+            except Exception:
+                pass
+            cached.generation = generation
+        self._targets.move_to_end(key)
+        return cached
+
+    def _pid_target(self, adapter, generation):
+        pid = adapter.pid()
+        ident = ("pid", pid, process_start_time(pid))
+        for key, cached in list(self._targets.items()):
+            if key[0] == ident:
+                return self._refresh(key, cached, generation)
+        runtime = self._runtimes.get(ident)
+        how = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
+        if runtime is None and getattr(adapter, "cheap_symbol_lookup", True):
+            runtime = ask(adapter.lookup_symbol, RUNTIME_SYMBOL)
+            if runtime:
+                how = "symbol %s" % RUNTIME_SYMBOL
+        try:
+            # 0: the library finds it from /proc/PID/maps and the ELF files.
+            target = api.attach(pid, runtime_addr=runtime or 0)
+        except (errors.NotPython, errors.UnsupportedVersion):
+            if runtime:
+                target = api.attach(pid, runtime_addr=0)
+                how = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
+            else:
+                # Not found from the mappings: ask the debugger (symbols).
+                runtime, _info, how = locate_runtime(adapter)
+                target = api.attach(pid, runtime_addr=runtime)
+        runtime = target.python.runtime_addr
+        self._runtimes[ident] = runtime
+        cached = _Cached(target, None, generation, how)
+        self._remember((ident, runtime, "pid"), cached)
+        return cached
+
+    def _debugger_target(self, adapter, generation):
+        ident = ("debugger",) + tuple(_as_tuple(adapter.identity()))
+        for key, cached in list(self._targets.items()):
+            if key[0] == ident:
+                cached.reader.adapter = adapter
+                return self._refresh(key, cached, generation)
+        reader = DebuggerRead(adapter)
+        runtime, how = self._runtimes.get(ident, (None, None))
+        if runtime is None:
+            runtime, _info, how = locate_runtime(adapter, reader)
+        try:
+            target = api.open_reader(
+                reader, runtime, pid=adapter.pid() if adapter.is_live() else None)
+        except errors.PyframesError as e:
+            raise CommandError(self._describe_open_error(e, adapter, reader, runtime))
+        self._runtimes[ident] = (runtime, how)
+        cached = _Cached(target, reader, generation, how)
+        self._remember((ident, runtime, "debugger"), cached)
+        return cached
+
+    @staticmethod
+    def _describe_open_error(e, adapter, read=None, runtime=0):
+        if isinstance(e, errors.NotPython):
+            return errors.NOT_PYTHON
+        if isinstance(e, errors.UnsupportedVersion):
+            return unsupported_message(read or adapter.read, runtime, adapter) or str(e)
+        return str(e)
+
+    # ---- the command ---------------------------------------------------
+
+    def help_text(self):
+        return self.parser.format_help()
+
+    def run(self, argument_string, adapter):
+        """Run one command; return the text to print (ending in a newline).
+
+        Raises CommandError (or UsageError) with the message to show.
+        """
+        try:
+            options = parse_arguments(self.parser, argument_string)
+        except HelpRequested as h:
+            return h.text if h.text.endswith("\n") else h.text + "\n"
+        try:
+            return self._run(options, adapter)
+        except CommandError:
+            raise
+        except Exception as e:
+            raise CommandError(self._translate(e, adapter))
+
+    @staticmethod
+    def _translate(e, adapter=None):
+        if isinstance(e, errors.ReadFault):
+            live = adapter is None or ask(adapter.is_live)
+            return errors.read_fault(e, None if live else errors.CORE_HINT)
+        if isinstance(e, errors.PyframesError):
+            return str(e)
+        if isinstance(e, PermissionError):
+            return errors.permission_denied(e)
+        return errors.unexpected(e)
+
+    def _run(self, options, adapter):
+        api.library_version()  # LibraryNotFound here, not as "not Python" later
+        cached, kind = self._get_target(adapter, options.reader)
+        target = cached.target
+        if options.info:
+            return self._info(cached, kind)
+        # JSON carries every frame read, so --limit bounds the walk; text
+        # output walks everything and lets the renderer say how many more.
+        max_depth = options.limit if options.json else None
+
+        if options.all:
+            snapshot = target.snapshot(max_depth=max_depth)
+            threads = list(snapshot.threads())
+            if not threads:
+                raise CommandError(errors.NO_THREADS)
+        else:
+            snapshot, threads = self._one_thread(target, adapter, options, max_depth)
+
+        if options.json:
+            return render.format_json(snapshot).rstrip("\n") + "\n"
+        source = None
+        if not options.no_source and kind == "pid":
+            source = render.process_source(adapter.pid())
+        return render.format_threads_text(
+            threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
+            debugger=adapter.debugger_name, limit=options.limit,
+            show_source=not options.no_source, source=source)
+
+    def _info(self, cached, kind):
+        py = cached.target.python
+        version = py.version + (" (free-threaded build)" if py.free_threaded else "")
+        major, minor, patch = api.library_version()
+        return render.format_target_info([
+            ("python", "CPython %s" % version),
+            ("runtime", "_PyRuntime at 0x%x, found by %s" % (py.runtime_addr, cached.how)),
+            ("reader", kind),
+            ("cached targets", ", ".join(self.cached_readers()) or "none"),
+            ("library", "libpyframes %d.%d.%d (%s)" % (
+                major, minor, patch, _loader.library_path())),
+        ])
+
+    def _one_thread(self, target, adapter, options, max_depth):
+        if options.thread is not None:
+            wanted, how = options.thread, "--thread %d" % options.thread
+        else:
+            wanted = ask(adapter.selected_native_tid)
+            if wanted is None:
+                raise CommandError(errors.NO_SELECTED_THREAD)
+            how = None
+        found = select_thread(target, wanted, by_python_id=options.thread is not None,
+                              max_depth=max_depth)
+        if found[1]:
+            return found[0], found[1]
+        label = ask(adapter.debugger_thread_label, wanted) if how is None else None
+        rows = render.thread_table(
+            found[2], lambda tid: ask(adapter.debugger_thread_label, tid))
+        raise CommandError(errors.no_python_thread(
+            wanted, how, label, rows, adapter.debugger_name, self.command_name))
+
+
+def _snapshot_native(target, native_tid, max_depth):
+    """(snapshot holding only that OS thread's Python threads, those
+    threads) or None.  An OS thread running a subinterpreter has a thread
+    state in each interpreter it entered: all are shown."""
+    if not native_tid:
+        return None
+    try:
+        snap = target.snapshot(native_tid=native_tid, max_depth=max_depth)
+    except errors.NoSuchThread:
+        return None
+    threads = list(snap.threads())
+    matching = [t for t in threads if t.native_thread_id == native_tid]
+    if not matching:
+        return None
+    if len(threads) != len(matching):
+        snap = model.only_threads(snap, matching)
+    return snap, matching
+
+
+def select_thread(target, wanted, by_python_id=True, max_depth=None):
+    """The Python threads of the OS thread ``wanted`` (a native id) or, with
+    by_python_id, of the Python thread whose threading.get_ident() it is.
+
+    Returns (snapshot, threads, []) when found, else (None, [], every
+    Python thread, each read one frame deep) for the message."""
+    # Fast path: the number is a native thread id (one walk of one thread).
+    found = _snapshot_native(target, wanted, max_depth)
+    if found is not None:
+        return found + ([],)
+    full = target.snapshot(max_depth=1)
+    threads = list(full.threads())
+    if by_python_id:
+        for t in threads:
+            if t.thread_id != wanted:
+                continue
+            if t.native_thread_id:
+                found = _snapshot_native(target, t.native_thread_id, max_depth)
+                if found is not None:
+                    return found + ([],)
+            snap = target.snapshot(max_depth=max_depth)
+            for t2 in snap.threads():
+                if t2.thread_id == wanted:
+                    return model.only_threads(snap, [t2]), [t2], []
+    return None, [], threads
+
+
+def _as_tuple(value):
+    if isinstance(value, tuple):
+        return value
+    return (value,)

@@ -1,0 +1,436 @@
+"""Targets: a process or core opened through libpyframes, and its snapshots.
+
+    import pyframes
+    with pyframes.attach(1234) as target:
+        snap = target.snapshot()
+        for line in pyframes.render.format_text(snap):
+            print(line)
+
+A debugger front end opens a target over its own memory reader instead:
+
+    target = pyframes.open_reader(read, runtime_addr)
+
+where ``read(addr, size)`` returns exactly ``size`` bytes or raises.
+"""
+
+import struct
+
+from . import _abi as _ffimod
+from . import _loader, _readers, errors, model
+from .errors import PyframesError, error_from_code
+from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
+
+__all__ = [
+    "attach",
+    "open_reader",
+    "probe_runtime",
+    "find_runtime_in_range",
+    "elf_runtime_address",
+    "library_version",
+    "Target",
+]
+
+_ERRLEN = 512
+_U32_MAX = 0xFFFFFFFF
+_U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+
+def library_version():
+    """(major, minor, patch) of the loaded libpyframes."""
+    return _loader.library_version()
+
+
+def _depth(value, what="max_depth"):
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int or None" % what)
+    if not 1 <= value <= _U32_MAX:
+        raise ValueError("%s must be between 1 and %d" % (what, _U32_MAX))
+    return value
+
+
+def _address(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int" % what)
+    if not 0 <= value <= _U64_MAX:
+        raise ValueError("%s out of range: %r" % (what, value))
+    return value
+
+
+def _options(ffi, max_depth):
+    opts = ffi.pyf_options()
+    opts.struct_size = ffi.ctypes.sizeof(ffi.pyf_options)
+    opts.max_depth = _depth(max_depth)
+    return opts
+
+
+def _python_info(info):
+    return PythonInfo(
+        version=model.version_string(info.major, info.minor, info.micro,
+                                     info.level, info.serial),
+        hexversion=info.hexversion,
+        major=info.major,
+        minor=info.minor,
+        micro=info.micro,
+        free_threaded=bool(info.free_threaded),
+        runtime_addr=info.runtime_addr,
+    )
+
+
+def _detail(buf):
+    return buf.value.decode("utf-8", "replace")
+
+
+def _decoder():
+    """bytes -> str (UTF-8, undecodable bytes replaced), memoized."""
+    strings = {}
+
+    def text(raw):
+        if raw is None:
+            return ""
+        s = strings.get(raw)
+        if s is None:
+            s = strings[raw] = raw.decode("utf-8", "replace")
+        return s
+
+    return text
+
+
+# pyf_frame as the struct module sees it (native sizes and alignment).
+_FRAME_FORMAT = struct.Struct("@QQPPiiiiII")
+
+
+def _copy_frames(ffi, cframes, n):
+    """The ``n`` pyf_frame at ``cframes`` as Frame objects.
+
+    Deep stacks make this the hot path: the array is copied in one go and
+    unpacked with struct, strings are decoded once per distinct pointer,
+    and the (frozen) Frame objects are filled without their __init__.
+    """
+    if n == 0:
+        return []
+    ctypes = ffi.ctypes
+    if _FRAME_FORMAT.size != ctypes.sizeof(ffi.pyf_frame):  # pragma: no cover
+        text = _decoder()
+        array = ctypes.cast(cframes, ctypes.POINTER(ffi.pyf_frame * n)).contents
+        return [Frame(text(f.function), text(f.filename),
+                      f.line if f.line >= 0 else None,
+                      f.end_line if f.end_line >= 0 else None,
+                      f.column if f.column >= 0 else None,
+                      f.end_column if f.end_column >= 0 else None,
+                      f.frame_addr, f.code_addr, f.flags) for f in array]
+    raw = ctypes.string_at(ctypes.cast(cframes, ctypes.c_void_p),
+                           n * _FRAME_FORMAT.size)
+    strings = {0: ""}
+    string_at = ctypes.string_at
+
+    def text(ptr):
+        s = strings.get(ptr)
+        if s is None:
+            s = strings[ptr] = string_at(ptr).decode("utf-8", "replace")
+        return s
+
+    new = object.__new__
+    frames = []
+    append = frames.append
+    for (frame_addr, code_addr, fn, fname, line, end_line, column, end_column,
+         flags, _) in _FRAME_FORMAT.iter_unpack(raw):
+        f = new(Frame)
+        f.__dict__.update(
+            function=text(fn),
+            filename=text(fname),
+            line=line if line >= 0 else None,
+            end_line=end_line if end_line >= 0 else None,
+            column=column if column >= 0 else None,
+            end_column=end_column if end_column >= 0 else None,
+            frame_addr=frame_addr,
+            code_addr=code_addr,
+            flags=flags,
+        )
+        append(f)
+    return frames
+
+
+class Target:
+    """An open target: a process (or core, or remote) with a CPython runtime.
+
+    Use as a context manager or call :meth:`close`.  Not thread-safe: use one
+    Target per thread.  Attributes: ``python`` (:class:`PythonInfo`), ``pid``
+    (int or None), ``cache`` (reserved for the 3.15 frame cache).
+    """
+
+    def __init__(self, handle, binding, pid, cache=False):
+        # Built by attach() / open_reader(), not directly.
+        self._ffi = _ffimod
+        self._lib = _loader.load()
+        self._handle = handle
+        self._binding = binding  # keeps the C trampolines alive
+        self.pid = pid
+        self.cache = bool(cache)
+        info = self._ffi.pyf_python_info()
+        rc = self._lib.pyf_target_python(handle, self._ffi.ctypes.byref(info))
+        if rc != 0:
+            err = error_from_code(rc, self._last_error())
+            self.close()
+            raise err
+        self.python = _python_info(info)
+
+    # -- lifetime --
+    def close(self):
+        """Release the target (idempotent)."""
+        handle, self._handle = self._handle, None
+        if handle:
+            self._lib.pyf_target_close(handle)
+
+    @property
+    def closed(self):
+        return not self._handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        state = "closed" if self.closed else "python %s" % self.python.version
+        where = "pid %d" % self.pid if self.pid is not None else "reader"
+        return "<pyframes.Target %s, %s>" % (where, state)
+
+    def _check_open(self):
+        if not self._handle:
+            raise ValueError("operation on a closed pyframes.Target")
+        return self._handle
+
+    def _last_error(self):
+        if not self._handle:
+            return ""
+        return self._ffi.decode(self._lib.pyf_target_last_error(self._handle))
+
+    def _after_call(self):
+        if self._binding is not None:
+            self._binding.raise_pending()
+
+    @property
+    def last_error(self):
+        """Detail of the last failure on this target ("" when none)."""
+        return self._last_error()
+
+    # -- operations --
+    def snapshot(self, *, native_tid=None, max_depth=None):
+        """Walk every interpreter, thread and frame; a :class:`Snapshot`.
+
+        ``native_tid`` restricts it to the thread with that OS thread id
+        (:class:`NoSuchThread` when the target has none); ``max_depth``
+        overrides the frame limit per thread for this call.
+        """
+        ffi = self._ffi
+        handle = self._check_open()
+        req = ffi.pyf_snapshot_request()
+        req.struct_size = ffi.ctypes.sizeof(ffi.pyf_snapshot_request)
+        if native_tid is not None:
+            req.flags = ffi.PYF_SNAP_ONE_THREAD
+            req.native_tid = _address(native_tid, "native_tid")
+        req.max_depth = _depth(max_depth)
+        out = ffi.POINTER(ffi.pyf_snapshot)()
+        rc = self._lib.pyf_snapshot_take(handle, ffi.ctypes.byref(req),
+                                         ffi.ctypes.byref(out))
+        try:
+            self._after_call()
+            if rc != 0:
+                raise error_from_code(rc, self._last_error())
+            if not out:
+                raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
+            return self._convert(out.contents)
+        finally:
+            if out:
+                self._lib.pyf_snapshot_free(out)
+
+    def _convert(self, snap):
+        """Copy a pyf_snapshot into model objects (it is freed afterwards)."""
+        ffi = self._ffi
+        nframes, nthreads, ninterps = snap.nframes, snap.nthreads, snap.ninterps
+        if not snap.frames:
+            nframes = 0
+        if not snap.threads:
+            nthreads = 0
+        if not snap.interps:
+            ninterps = 0
+        frames = _copy_frames(ffi, snap.frames, nframes)
+        cinterps = [snap.interps[i] for i in range(ninterps)]
+        text = _decoder()
+        threads = []
+        for i in range(nthreads):
+            t = snap.threads[i]
+            flags = t.flags
+            holds_gil = None
+            if flags & ffi.PYF_THREAD_GIL_KNOWN:
+                holds_gil = bool(flags & ffi.PYF_THREAD_HOLDS_GIL)
+            interp_id = None
+            if t.interp_index < ninterps:
+                interp_id = cinterps[t.interp_index].id
+            error = None
+            if t.error != 0:
+                error = text(t.error_detail) or errors.error_message(t.error)
+            first = t.first_frame
+            count = t.nframes
+            if first > nframes:
+                first = count = 0
+            elif first + count > nframes:
+                count = nframes - first
+            threads.append(Thread(
+                thread_id=t.thread_id or None,
+                native_thread_id=t.native_thread_id or None,
+                interpreter_id=interp_id,
+                complete=bool(flags & ffi.PYF_THREAD_COMPLETE),
+                holds_gil=holds_gil,
+                is_main=bool(flags & ffi.PYF_THREAD_MAIN),
+                frames=frames[first:first + count],
+                error=error,
+                error_code=t.error,
+                tstate_addr=t.tstate_addr,
+            ))
+        interps = []
+        for ci in cinterps:
+            first = min(ci.first_thread, nthreads)
+            count = min(ci.nthreads, nthreads - first)
+            interps.append(Interpreter(id=ci.id, addr=ci.addr,
+                                       threads=threads[first:first + count]))
+        return Snapshot(pid=self.pid, python=self.python, interpreters=interps)
+
+    def stats(self):
+        """Counters since open or :meth:`reset_stats`, as a dict."""
+        ffi = self._ffi
+        out = ffi.pyf_stats()
+        self._lib.pyf_target_stats(self._check_open(), ffi.ctypes.byref(out))
+        return {name: getattr(out, name)
+                for name, _ in ffi.pyf_stats._fields_ if name != "reserved"}
+
+    def reset_stats(self):
+        self._lib.pyf_target_reset_stats(self._check_open())
+
+    def flush(self):
+        """Drop cached decodes; call when the target may have changed."""
+        self._lib.pyf_target_flush(self._check_open())
+
+
+def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
+    """Open the live local process ``pid`` with the built-in reader.
+
+    ``runtime_addr`` 0 finds _PyRuntime from /proc/PID/maps and the ELF files.
+    ``max_depth`` caps frames per thread (None: the library default).
+    ``cache`` is reserved for the CPython 3.15 frame cache (stored only).
+    """
+    ffi = _ffimod
+    lib = _loader.load()
+    if isinstance(pid, bool) or not isinstance(pid, int):
+        raise TypeError("pid must be an int")
+    if not 0 < pid <= 0x7FFFFFFF:
+        raise ValueError("invalid pid: %r" % (pid,))
+    opts = _options(ffi, max_depth)
+    handle = ffi.pyf_target_p()
+    err = ffi.ctypes.create_string_buffer(_ERRLEN)
+    rc = lib.pyf_target_open_pid(pid, _address(runtime_addr, "runtime_addr"),
+                                 ffi.ctypes.byref(opts),
+                                 ffi.ctypes.byref(handle), err, _ERRLEN)
+    if rc != 0:
+        if handle:
+            lib.pyf_target_close(handle)
+        raise error_from_code(rc, _detail(err))
+    return Target(handle, None, pid, cache)
+
+
+def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
+                pid=None):
+    """Open a target over Python callables (a debugger's memory access).
+
+    ``read(addr, size)`` returns exactly ``size`` bytes (any bytes-like
+    object) or raises; PermissionError means "access refused", anything else
+    "not readable".  ``readv(ranges)`` (optional) takes a list of
+    ``(addr, size)`` and returns one bytes-or-None per range.  ``write(addr,
+    data)`` is only used by the 3.15 frame-cache mode.  ``runtime_addr`` is
+    the address of _PyRuntime.  ``pid`` is only recorded in snapshots.
+    """
+    ffi = _ffimod
+    lib = _loader.load()
+    binding = _readers.ReaderBinding(read, readv, write)
+    opts = _options(ffi, max_depth)
+    handle = ffi.pyf_target_p()
+    err = ffi.ctypes.create_string_buffer(_ERRLEN)
+    rc = lib.pyf_target_open(binding.pointer(),
+                             _address(runtime_addr, "runtime_addr"),
+                             ffi.ctypes.byref(opts), ffi.ctypes.byref(handle),
+                             err, _ERRLEN)
+    if rc != 0:
+        if handle:
+            lib.pyf_target_close(handle)
+        binding.raise_pending()
+        raise error_from_code(rc, _detail(err))
+    try:
+        binding.raise_pending()
+    except BaseException:
+        lib.pyf_target_close(handle)
+        raise
+    return Target(handle, binding, pid)
+
+
+def probe_runtime(read, addr):
+    """PythonInfo of the runtime at ``addr``; raises PyframesError when
+    ``_Py_DebugOffsets`` cannot be decoded there."""
+    ffi = _ffimod
+    lib = _loader.load()
+    binding = _readers.ReaderBinding(read)
+    info = ffi.pyf_python_info()
+    rc = lib.pyf_runtime_probe(binding.pointer(), _address(addr, "addr"),
+                               ffi.ctypes.byref(info))
+    binding.raise_pending()
+    if rc != 0:
+        raise error_from_code(rc, "at 0x%x" % addr)
+    return _python_info(info)
+
+
+def find_runtime_in_range(read, start, end):
+    """Address of a valid _PyRuntime in [start, end), scanned through
+    ``read``; None when there is none (or the library's scan budget ran out
+    first).  Raises PermissionDenied when the reader refuses access."""
+    ffi = _ffimod
+    lib = _loader.load()
+    binding = _readers.ReaderBinding(read)
+    found = ffi.c_uint64(0)
+    rc = lib.pyf_runtime_find_in_range(binding.pointer(),
+                                       _address(start, "start"),
+                                       _address(end, "end"),
+                                       ffi.ctypes.byref(found))
+    binding.raise_pending()
+    if rc in (errors.PYF_ENOTPY, errors.PYF_EDEPTH):
+        return None  # none found (EDEPTH: the scan budget ran out first)
+    if rc != 0:
+        raise error_from_code(rc, "scanning 0x%x-0x%x" % (start, end))
+    return found.value
+
+
+def elf_runtime_address(path, map_start):
+    """Where the .PyRuntime section of the ELF file ``path`` lives when the
+    file is mapped at ``map_start``; None when the file has no such section,
+    cannot be read, or is not an ELF file the library understands."""
+    import os
+    ffi = _ffimod
+    lib = _loader.load()
+    found = ffi.c_uint64(0)
+    rc = lib.pyf_elf_find_runtime(os.fsencode(path),
+                                     _address(map_start, "map_start"),
+                                     ffi.ctypes.byref(found))
+    if rc in (errors.PYF_ENOTPY, errors.PYF_EIO, errors.PYF_ECORRUPT,
+              errors.PYF_ENOTSUP):
+        return None
+    if rc != 0:
+        raise error_from_code(rc, str(path))
+    return found.value
