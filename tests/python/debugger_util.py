@@ -1,4 +1,4 @@
-"""Helpers for the gdb and lldb plugin tests (test_gdb.py, test_lldb.py).
+"""Helpers for the debugger suite (test_debuggers.py, drivers.py).
 
 * :class:`LiveTarget` starts a CPython process from a scenario program that
   records its own view of every thread's stack (tests/python/targets/

@@ -529,7 +529,7 @@ def _c_snapshot():
 def test_convert_c_snapshot_to_model():
     snap, keep = _c_snapshot()
     target = object.__new__(pyframes.Target)  # no library: only _convert
-    target._ffi, target.pid = _abi, 77
+    target._abi, target.pid = _abi, 77
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
     result = target._convert(snap)
     assert result.pid == 77 and result.python.minor == 14
@@ -577,7 +577,7 @@ def test_convert_tolerates_out_of_range_indices():
     for i in range(3):
         snap.threads[i].error_detail = None
     target = object.__new__(pyframes.Target)
-    target._ffi, target.pid = _abi, None
+    target._abi, target.pid = _abi, None
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
     result = target._convert(snap)
     threads = list(result.threads())

@@ -15,7 +15,7 @@ where ``read(addr, size)`` returns exactly ``size`` bytes or raises.
 
 import struct
 
-from . import _abi as _ffimod
+from . import _abi
 from . import _loader, _readers, errors, model
 from .errors import PyframesError, error_from_code
 from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
@@ -162,14 +162,14 @@ class Target:
 
     def __init__(self, handle, binding, pid, cache=False):
         # Built by attach() / open_reader(), not directly.
-        self._ffi = _ffimod
+        self._abi = _abi
         self._lib = _loader.load()
         self._handle = handle
         self._binding = binding  # keeps the C trampolines alive
         self.pid = pid
         self.cache = bool(cache)
-        info = self._ffi.pyf_python_info()
-        rc = self._lib.pyf_target_python(handle, self._ffi.ctypes.byref(info))
+        info = self._abi.pyf_python_info()
+        rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
             err = error_from_code(rc, self._last_error())
             self.close()
@@ -213,7 +213,7 @@ class Target:
     def _last_error(self):
         if not self._handle:
             return ""
-        return self._ffi.decode(self._lib.pyf_target_last_error(self._handle))
+        return self._abi.decode(self._lib.pyf_target_last_error(self._handle))
 
     def _after_call(self):
         if self._binding is not None:
@@ -232,7 +232,7 @@ class Target:
         (:class:`NoSuchThread` when the target has none); ``max_depth``
         overrides the frame limit per thread for this call.
         """
-        ffi = self._ffi
+        ffi = self._abi
         handle = self._check_open()
         req = ffi.pyf_snapshot_request()
         req.struct_size = ffi.ctypes.sizeof(ffi.pyf_snapshot_request)
@@ -256,7 +256,7 @@ class Target:
 
     def _convert(self, snap):
         """Copy a pyf_snapshot into model objects (it is freed afterwards)."""
-        ffi = self._ffi
+        ffi = self._abi
         nframes, nthreads, ninterps = snap.nframes, snap.nthreads, snap.ninterps
         if not snap.frames:
             nframes = 0
@@ -308,7 +308,7 @@ class Target:
 
     def stats(self):
         """Counters since open or :meth:`reset_stats`, as a dict."""
-        ffi = self._ffi
+        ffi = self._abi
         out = ffi.pyf_stats()
         self._lib.pyf_target_stats(self._check_open(), ffi.ctypes.byref(out))
         return {name: getattr(out, name)
@@ -329,7 +329,7 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
     ``max_depth`` caps frames per thread (None: the library default).
     ``cache`` is reserved for the CPython 3.15 frame cache (stored only).
     """
-    ffi = _ffimod
+    ffi = _abi
     lib = _loader.load()
     if isinstance(pid, bool) or not isinstance(pid, int):
         raise TypeError("pid must be an int")
@@ -359,7 +359,7 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     data)`` is only used by the 3.15 frame-cache mode.  ``runtime_addr`` is
     the address of _PyRuntime.  ``pid`` is only recorded in snapshots.
     """
-    ffi = _ffimod
+    ffi = _abi
     lib = _loader.load()
     binding = _readers.ReaderBinding(read, readv, write)
     opts = _options(ffi, max_depth)
@@ -385,7 +385,7 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
 def probe_runtime(read, addr):
     """PythonInfo of the runtime at ``addr``; raises PyframesError when
     ``_Py_DebugOffsets`` cannot be decoded there."""
-    ffi = _ffimod
+    ffi = _abi
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
     info = ffi.pyf_python_info()
@@ -401,7 +401,7 @@ def find_runtime_in_range(read, start, end):
     """Address of a valid _PyRuntime in [start, end), scanned through
     ``read``; None when there is none (or the library's scan budget ran out
     first).  Raises PermissionDenied when the reader refuses access."""
-    ffi = _ffimod
+    ffi = _abi
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
     found = ffi.c_uint64(0)
@@ -422,7 +422,7 @@ def elf_runtime_address(path, map_start):
     file is mapped at ``map_start``; None when the file has no such section,
     cannot be read, or is not an ELF file the library understands."""
     import os
-    ffi = _ffimod
+    ffi = _abi
     lib = _loader.load()
     found = ffi.c_uint64(0)
     rc = lib.pyf_elf_find_runtime(os.fsencode(path),
