@@ -20,15 +20,9 @@
 #define STR_SPECULATIVE 192
 #define CODE_STRUCT_MAX 4096
 
-/* ---- cache -------------------------------------------------------------- */
-
-static uint32_t hash_addr(uint64_t a)
-{
-    a ^= a >> 33;
-    a *= 0xff51afd7ed558ccdULL;
-    a ^= a >> 33;
-    return (uint32_t)a;
-}
+/* ---- cache ----------------------------------------------------------------
+ * Entries are heap-allocated one by one (a pointer to one stays valid until
+ * it is removed or the cache cleared); the address map indexes them. */
 
 static void entry_free(pyf__code *e)
 {
@@ -38,12 +32,27 @@ static void entry_free(pyf__code *e)
     memset(e, 0, sizeof *e);
 }
 
+static pyf__code *entry_at(const uint64_t *v)
+{
+    return v ? (pyf__code *)(uintptr_t)*v : NULL;
+}
+
+static uint64_t entry_bytes(const pyf__code *e)
+{
+    return (e->qualname ? strlen(e->qualname) : 0) +
+           (e->filename ? strlen(e->filename) : 0) + e->linetable_len;
+}
+
 void pyf__code_cache_clear(pyf__code_cache *c)
 {
-    for (uint32_t i = 0; i < c->cap; i++)
-        if (c->slots[i].addr != 0)
-            entry_free(&c->slots[i]);
-    free(c->slots);
+    for (uint32_t i = 0; i < c->index.cap; i++) {
+        if (c->index.slots[i].key == 0)
+            continue;
+        pyf__code *e = entry_at(&c->index.slots[i].value);
+        entry_free(e);
+        free(e);
+    }
+    pyf__addrmap_free(&c->index);
     memset(c, 0, sizeof *c);
 }
 
@@ -54,68 +63,34 @@ void pyf__code_scratch_free(pyf_target *t)
 
 static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
 {
-    if (c->cap == 0)
-        return NULL;
-    uint32_t mask = c->cap - 1;
-    for (uint32_t i = hash_addr(addr) & mask, n = 0; n < c->cap;
-         i = (i + 1) & mask, n++) {
-        if (c->slots[i].addr == addr)
-            return &c->slots[i];
-        if (c->slots[i].addr == 0)
-            return NULL;
-    }
-    return NULL;
+    return entry_at(pyf__addrmap_get(&c->index, addr));
 }
 
-/* Remove by re-inserting the rest of the probe run (no tombstones). */
 static void cache_remove(pyf__code_cache *c, pyf__code *e)
 {
-    uint32_t mask = c->cap - 1;
-    uint32_t i = (uint32_t)(e - c->slots);
-    c->bytes -= (e->qualname ? strlen(e->qualname) : 0) +
-                (e->filename ? strlen(e->filename) : 0) + e->linetable_len;
-    entry_free(e);
+    c->bytes -= entry_bytes(e);
     c->count--;
-    for (uint32_t j = (i + 1) & mask; c->slots[j].addr != 0; j = (j + 1) & mask) {
-        pyf__code moved = c->slots[j];
-        memset(&c->slots[j], 0, sizeof moved);
-        uint32_t k = hash_addr(moved.addr) & mask;
-        while (c->slots[k].addr != 0)
-            k = (k + 1) & mask;
-        c->slots[k] = moved;
-    }
+    pyf__addrmap_remove(&c->index, e->addr);
+    entry_free(e);
+    free(e);
 }
 
 static pyf__code *cache_insert(pyf__code_cache *c, const pyf__code *src)
 {
     if (c->count >= CODE_CACHE_MAX || c->bytes >= CODE_CACHE_MAX_BYTES)
         pyf__code_cache_clear(c);
-    if (c->cap == 0 || (c->count + 1) * 2 > c->cap) {
-        uint32_t ncap = c->cap ? c->cap * 2 : 64;
-        pyf__code *ns = calloc(ncap, sizeof *ns);
-        if (ns == NULL)
-            return NULL;
-        for (uint32_t i = 0; i < c->cap; i++) {
-            if (c->slots[i].addr == 0)
-                continue;
-            uint32_t k = hash_addr(c->slots[i].addr) & (ncap - 1);
-            while (ns[k].addr != 0)
-                k = (k + 1) & (ncap - 1);
-            ns[k] = c->slots[i];
-        }
-        free(c->slots);
-        c->slots = ns;
-        c->cap = ncap;
+    pyf__code *e = malloc(sizeof *e);
+    bool added;
+    uint64_t *v = e ? pyf__addrmap_put(&c->index, src->addr, &added) : NULL;
+    if (v == NULL) {
+        free(e);
+        return NULL;
     }
-    uint32_t mask = c->cap - 1;
-    uint32_t k = hash_addr(src->addr) & mask;
-    while (c->slots[k].addr != 0)
-        k = (k + 1) & mask;
-    c->slots[k] = *src;
+    *e = *src;
+    *v = (uint64_t)(uintptr_t)e;
     c->count++;
-    c->bytes += strlen(src->qualname) + strlen(src->filename) +
-                src->linetable_len;
-    return &c->slots[k];
+    c->bytes += entry_bytes(e);
+    return e;
 }
 
 /* ---- type check ----------------------------------------------------------- */
@@ -358,7 +333,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
 {
     *soft_err = PYF_OK;
     pyf__code *e = cache_find(&t->codes, addr);
-    bool need_check = t->off.minor < 14 || !t->code_generation_known;
+    bool need_check = !t->off.has_code_generation || !t->code_generation_known;
     if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
         t->stats.code_cache_hits++;
         return e;

@@ -113,6 +113,8 @@ typedef struct pyf__offsets {
     int owner_frame_object;   /* 2 */
     int owner_interpreter;    /* 3.14/3.15: 3; 3.13: -1 (none) */
     int owner_cstack;         /* 3.13: 3; 3.14: 4; 3.15: -1 (none) */
+    unsigned str_kind_shift, str_compact_bit, str_ascii_bit; /* str state bits */
+    bool has_code_generation; /* interp.code_object_generation exists (3.14+) */
 } pyf__offsets;
 
 /* Decode raw bytes read at _PyRuntime (len >= what the version needs) into
@@ -129,6 +131,34 @@ size_t pyf__offsets_table_size(int minor);
  * Shared by target open and pyf_runtime_probe.  stats may be NULL. */
 int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
                       pyf_stats *stats, char *err, size_t errlen);
+
+/* ==== the address map (addrmap.c) =======================================
+ * Target address -> value.  Used as a set for cycle detection, as the
+ * code-object cache's index and as the snapshot's name table.  Zero-initialise
+ * before use; key 0 is never stored. */
+
+typedef struct pyf__addrmap_slot {
+    uint64_t key, value;
+} pyf__addrmap_slot;
+
+typedef struct pyf__addrmap {
+    pyf__addrmap_slot *slots;
+    uint32_t cap, n;
+} pyf__addrmap;
+
+/* The value of key, or NULL. */
+uint64_t *pyf__addrmap_get(const pyf__addrmap *m, uint64_t key);
+/* The value of key, inserted as 0 (*added set) when absent; NULL when out of
+ * memory or key is 0.  The pointer is valid until the next put or remove. */
+uint64_t *pyf__addrmap_put(pyf__addrmap *m, uint64_t key, bool *added);
+void pyf__addrmap_remove(pyf__addrmap *m, uint64_t key);
+void pyf__addrmap_free(pyf__addrmap *m);
+
+/* The map as a set: add a (non-zero) address; *dup when it was there.
+ * False only when out of memory. */
+typedef pyf__addrmap pyf__addrset;
+bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup);
+#define pyf__addrset_free pyf__addrmap_free
 
 /* ==== the code-object cache (code.c) ===================================== */
 
@@ -148,8 +178,8 @@ typedef struct pyf__code {
 } pyf__code;
 
 typedef struct pyf__code_cache {
-    pyf__code *slots;        /* open addressing, power-of-two capacity */
-    uint32_t cap, count;
+    pyf__addrmap index;      /* code address -> (uintptr_t) pyf__code *, heap */
+    uint32_t count;
     uint64_t bytes;          /* heap bytes held by entries */
 } pyf__code_cache;
 
@@ -236,18 +266,6 @@ typedef struct pyf__location {
 bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
 bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
                            int64_t addrq, pyf__location *loc);
-
-/* ==== address sets (addrset.c) =========================================== */
-
-typedef struct pyf__addrset {
-    uint64_t *v;
-    uint32_t cap, n;
-} pyf__addrset;
-
-/* Add a (non-zero) address; *dup is set when it was already there.  False
- * only when out of memory.  Zero-initialise a set before use. */
-bool pyf__addrset_add(pyf__addrset *s, uint64_t a, bool *dup);
-void pyf__addrset_free(pyf__addrset *s);
 
 /* ==== walking (frames.c, threads.c) ===================================== */
 

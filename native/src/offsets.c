@@ -174,11 +174,77 @@ static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
     return PYF__ABSENT;
 }
 
-/* ---- validation ----------------------------------------------------------
- * Every field the walker dereferences is checked against its section's size:
- * offset + width <= size, and the size against a sane cap. */
+/* ---- the fields the library uses ----------------------------------------
+ * One list: each entry names the pyf__offsets member, the table field it is
+ * decoded from, and how it is checked against its section:
+ *   SIZE  the section's size (16 bytes .. SECTION_MAX)
+ *   PTR   a pointer-aligned offset of an 8-byte field inside the section
+ *   OFF   an offset of a field of `width` bytes inside the section
+ *   NONE  not checked here (see validate)
+ * The decoder and the checks are generated from it.  A field a version lacks
+ * decodes as PYF__ABSENT and is not checked. */
+#define USED_FIELDS(X)                                                        \
+    X(runtime, size, "runtime_state.size", SIZE, 0)                           \
+    X(runtime, finalizing, "runtime_state.finalizing", NONE, 0)               \
+    X(runtime, interpreters_head, "runtime_state.interpreters_head", PTR, 8)  \
+    X(interp, size, "interpreter_state.size", SIZE, 0)                        \
+    X(interp, id, "interpreter_state.id", OFF, 8)                             \
+    X(interp, next, "interpreter_state.next", PTR, 8)                         \
+    X(interp, threads_head, "interpreter_state.threads_head", PTR, 8)         \
+    X(interp, threads_main, "interpreter_state.threads_main", PTR, 8)         \
+    X(interp, gc, "interpreter_state.gc", NONE, 0)                            \
+    X(interp, code_object_generation, "interpreter_state.code_object_generation", OFF, 8) \
+    X(interp, tlbc_generation, "interpreter_state.tlbc_generation", NONE, 0)  \
+    X(tstate, size, "thread_state.size", SIZE, 0)                             \
+    X(tstate, prev, "thread_state.prev", NONE, 0)                             \
+    X(tstate, next, "thread_state.next", PTR, 8)                              \
+    X(tstate, interp, "thread_state.interp", PTR, 8)                          \
+    X(tstate, current_frame, "thread_state.current_frame", PTR, 8)            \
+    X(tstate, base_frame, "thread_state.base_frame", PTR, 8)                  \
+    X(tstate, last_profiled_frame, "thread_state.last_profiled_frame", PTR, 8) \
+    X(tstate, last_profiled_frame_seq, "thread_state.last_profiled_frame_seq", OFF, 8) \
+    X(tstate, thread_id, "thread_state.thread_id", OFF, 8)                    \
+    X(tstate, native_thread_id, "thread_state.native_thread_id", OFF, 8)      \
+    X(tstate, datastack_chunk, "thread_state.datastack_chunk", PTR, 8)        \
+    X(tstate, status, "thread_state.status", NONE, 0)                         \
+    X(tstate, holds_gil, "thread_state.holds_gil", OFF, 4)                    \
+    X(frame, size, "interpreter_frame.size", SIZE, 0)                         \
+    X(frame, previous, "interpreter_frame.previous", PTR, 8)                  \
+    X(frame, executable, "interpreter_frame.executable", PTR, 8)              \
+    X(frame, instr_ptr, "interpreter_frame.instr_ptr", PTR, 8)                \
+    X(frame, localsplus, "interpreter_frame.localsplus", NONE, 0)             \
+    X(frame, owner, "interpreter_frame.owner", OFF, 1)                        \
+    X(frame, stackpointer, "interpreter_frame.stackpointer", NONE, 0)         \
+    X(frame, tlbc_index, "interpreter_frame.tlbc_index", OFF, 4)              \
+    X(code, size, "code_object.size", SIZE, 0)                                \
+    X(code, filename, "code_object.filename", PTR, 8)                         \
+    X(code, name, "code_object.name", PTR, 8)                                 \
+    X(code, qualname, "code_object.qualname", PTR, 8)                         \
+    X(code, linetable, "code_object.linetable", PTR, 8)                       \
+    X(code, firstlineno, "code_object.firstlineno", OFF, 4)                   \
+    X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2)         \
+    X(code, co_tlbc, "code_object.co_tlbc", NONE, 0)                          \
+    X(pyobject, size, "pyobject.size", SIZE, 0)                               \
+    X(pyobject, ob_type, "pyobject.ob_type", PTR, 8)                          \
+    X(type, size, "type_object.size", SIZE, 0)                                \
+    X(type, tp_name, "type_object.tp_name", PTR, 8)                           \
+    X(type, tp_flags, "type_object.tp_flags", OFF, 8)                         \
+    X(bytes, size, "bytes_object.size", SIZE, 0)                              \
+    X(bytes, ob_size, "bytes_object.ob_size", OFF, 8)                         \
+    X(bytes, ob_sval, "bytes_object.ob_sval", NONE, 0)                        \
+    X(unicode, size, "unicode_object.size", SIZE, 0)                          \
+    X(unicode, state, "unicode_object.state", OFF, 4)                         \
+    X(unicode, length, "unicode_object.length", OFF, 8)                       \
+    X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0)  \
+    X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0) \
+    X(gen, size, "gen_object.size", NONE, 0)                                  \
+    X(gen, gi_name, "gen_object.gi_name", NONE, 0)                            \
+    X(gen, gi_iframe, "gen_object.gi_iframe", NONE, 0)                        \
+    X(gen, gi_frame_state, "gen_object.gi_frame_state", NONE, 0)
 
 #define SECTION_MAX (1u << 20)
+
+typedef enum check_kind { SIZE, PTR, OFF, NONE } check_kind;
 
 typedef struct check_ctx {
     char *err;
@@ -186,43 +252,34 @@ typedef struct check_ctx {
     int rc;
 } check_ctx;
 
-static void check_size(check_ctx *c, const char *name, uint64_t size,
-                       uint64_t min)
+/* One check of one field (value), whose section's size is section_size. */
+static void check(check_ctx *c, check_kind kind, const char *name,
+                  uint64_t value, uint64_t width, uint64_t section_size)
 {
-    if (c->rc != PYF_OK)
+    if (c->rc != PYF_OK || kind == NONE)
         return;
-    if (size < min || size > SECTION_MAX) {
-        pyf__fmt(c->err, c->errlen,
-                 "_Py_DebugOffsets field %s.size is %llu (expected %llu..%u)",
-                 name, (unsigned long long)size, (unsigned long long)min,
-                 SECTION_MAX);
-        c->rc = PYF_EOFFSETS;
+    if (kind == SIZE) { /* every version has every section checked here */
+        if (value < 16 || value > SECTION_MAX) {
+            pyf__fmt(c->err, c->errlen,
+                     "_Py_DebugOffsets field %s is %llu (expected 16..%u)",
+                     name, (unsigned long long)value, SECTION_MAX);
+            c->rc = PYF_EOFFSETS;
+        }
+        return;
     }
-}
-
-static void check_field(check_ctx *c, const char *name, uint64_t off,
-                        uint64_t width, uint64_t section_size)
-{
-    if (c->rc != PYF_OK || off == PYF__ABSENT)
+    if (value == PYF__ABSENT) /* a field this version lacks */
         return;
-    if (off > section_size || width > section_size - off) {
+    if (value > section_size || width > section_size - value) {
         pyf__fmt(c->err, c->errlen,
                  "_Py_DebugOffsets field %s is %llu, outside its structure "
                  "of %llu bytes",
-                 name, (unsigned long long)off,
+                 name, (unsigned long long)value,
                  (unsigned long long)section_size);
         c->rc = PYF_EOFFSETS;
-    }
-}
-
-static void check_align(check_ctx *c, const char *name, uint64_t off)
-{
-    if (c->rc != PYF_OK || off == PYF__ABSENT)
-        return;
-    if (off % 8 != 0) {
+    } else if (kind == PTR && value % 8 != 0) {
         pyf__fmt(c->err, c->errlen,
                  "_Py_DebugOffsets field %s is %llu, not pointer-aligned",
-                 name, (unsigned long long)off);
+                 name, (unsigned long long)value);
         c->rc = PYF_EOFFSETS;
     }
 }
@@ -231,59 +288,17 @@ static int validate(const pyf__offsets *o, char *err, size_t errlen)
 {
     check_ctx c = {err, errlen, PYF_OK};
 
-    check_size(&c, "runtime_state", o->runtime.size, 16);
-    check_size(&c, "interpreter_state", o->interp.size, 16);
-    check_size(&c, "thread_state", o->tstate.size, 16);
-    check_size(&c, "interpreter_frame", o->frame.size, 16);
-    check_size(&c, "code_object", o->code.size, 16);
-    check_size(&c, "pyobject", o->pyobject.size, 16);
-    check_size(&c, "type_object", o->type.size, 16);
-    check_size(&c, "bytes_object", o->bytes.size, 16);
-    check_size(&c, "unicode_object", o->unicode.size, 16);
-
-#define F(sec, name, field, width) \
-    check_field(&c, sec "." #field, o->name.field, width, o->name.size)
-#define P(sec, name, field)                          \
-    do {                                             \
-        F(sec, name, field, 8);                      \
-        check_align(&c, sec "." #field, o->name.field); \
-    } while (0)
-
-    P("runtime_state", runtime, interpreters_head);
-    P("interpreter_state", interp, next);
-    P("interpreter_state", interp, threads_head);
-    P("interpreter_state", interp, threads_main);
-    F("interpreter_state", interp, id, 8);
-    F("interpreter_state", interp, code_object_generation, 8);
-    P("thread_state", tstate, next);
-    P("thread_state", tstate, interp);
-    P("thread_state", tstate, current_frame);
-    P("thread_state", tstate, base_frame);
-    P("thread_state", tstate, last_profiled_frame);
-    F("thread_state", tstate, last_profiled_frame_seq, 8);
-    F("thread_state", tstate, thread_id, 8);
-    F("thread_state", tstate, native_thread_id, 8);
-    P("thread_state", tstate, datastack_chunk);
-    F("thread_state", tstate, holds_gil, 4);
-    P("interpreter_frame", frame, previous);
-    P("interpreter_frame", frame, executable);
-    P("interpreter_frame", frame, instr_ptr);
-    F("interpreter_frame", frame, owner, 1);
-    F("interpreter_frame", frame, tlbc_index, 4);
-    P("code_object", code, filename);
-    P("code_object", code, qualname);
-    P("code_object", code, name);
-    P("code_object", code, linetable);
-    F("code_object", code, firstlineno, 4);
-    F("code_object", code, co_code_adaptive, 2);
-    P("pyobject", pyobject, ob_type);
-    P("type_object", type, tp_name);
-    F("type_object", type, tp_flags, 8);
-    F("bytes_object", bytes, ob_size, 8);
-    F("unicode_object", unicode, state, 4);
-    F("unicode_object", unicode, length, 8);
-#undef P
-#undef F
+    /* sizes first: the offsets are checked against them */
+#define CHECK_SIZE(sec, member, name, kind, width) \
+    if (kind == SIZE)                              \
+        check(&c, kind, name, o->sec.member, width, 0);
+    USED_FIELDS(CHECK_SIZE)
+#undef CHECK_SIZE
+#define CHECK_FIELD(sec, member, name, kind, width) \
+    if (kind != SIZE)                               \
+        check(&c, kind, name, o->sec.member, width, o->sec.size);
+    USED_FIELDS(CHECK_FIELD)
+#undef CHECK_FIELD
     if (c.rc != PYF_OK)
         return c.rc;
 
@@ -403,68 +418,10 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->serial = serial;
     off->free_threaded = ft == 1;
 
-#define G(name) slot(l, raw, name)
-    off->runtime.size = G("runtime_state.size");
-    off->runtime.finalizing = G("runtime_state.finalizing");
-    off->runtime.interpreters_head = G("runtime_state.interpreters_head");
-    off->interp.size = G("interpreter_state.size");
-    off->interp.id = G("interpreter_state.id");
-    off->interp.next = G("interpreter_state.next");
-    off->interp.threads_head = G("interpreter_state.threads_head");
-    off->interp.threads_main = G("interpreter_state.threads_main");
-    off->interp.gc = G("interpreter_state.gc");
-    off->interp.code_object_generation =
-        G("interpreter_state.code_object_generation");
-    off->interp.tlbc_generation = G("interpreter_state.tlbc_generation");
-    off->tstate.size = G("thread_state.size");
-    off->tstate.prev = G("thread_state.prev");
-    off->tstate.next = G("thread_state.next");
-    off->tstate.interp = G("thread_state.interp");
-    off->tstate.current_frame = G("thread_state.current_frame");
-    off->tstate.base_frame = G("thread_state.base_frame");
-    off->tstate.last_profiled_frame = G("thread_state.last_profiled_frame");
-    off->tstate.last_profiled_frame_seq =
-        G("thread_state.last_profiled_frame_seq");
-    off->tstate.thread_id = G("thread_state.thread_id");
-    off->tstate.native_thread_id = G("thread_state.native_thread_id");
-    off->tstate.datastack_chunk = G("thread_state.datastack_chunk");
-    off->tstate.status = G("thread_state.status");
-    off->tstate.holds_gil = G("thread_state.holds_gil");
-    off->frame.size = G("interpreter_frame.size");
-    off->frame.previous = G("interpreter_frame.previous");
-    off->frame.executable = G("interpreter_frame.executable");
-    off->frame.instr_ptr = G("interpreter_frame.instr_ptr");
-    off->frame.localsplus = G("interpreter_frame.localsplus");
-    off->frame.owner = G("interpreter_frame.owner");
-    off->frame.stackpointer = G("interpreter_frame.stackpointer");
-    off->frame.tlbc_index = G("interpreter_frame.tlbc_index");
-    off->code.size = G("code_object.size");
-    off->code.filename = G("code_object.filename");
-    off->code.name = G("code_object.name");
-    off->code.qualname = G("code_object.qualname");
-    off->code.linetable = G("code_object.linetable");
-    off->code.firstlineno = G("code_object.firstlineno");
-    off->code.co_code_adaptive = G("code_object.co_code_adaptive");
-    off->code.co_tlbc = G("code_object.co_tlbc");
-    off->pyobject.size = G("pyobject.size");
-    off->pyobject.ob_type = G("pyobject.ob_type");
-    off->type.size = G("type_object.size");
-    off->type.tp_name = G("type_object.tp_name");
-    off->type.tp_flags = G("type_object.tp_flags");
-    off->bytes.size = G("bytes_object.size");
-    off->bytes.ob_size = G("bytes_object.ob_size");
-    off->bytes.ob_sval = G("bytes_object.ob_sval");
-    off->unicode.size = G("unicode_object.size");
-    off->unicode.state = G("unicode_object.state");
-    off->unicode.length = G("unicode_object.length");
-    off->unicode.asciiobject_size = G("unicode_object.asciiobject_size");
-    off->unicode.compactunicodeobject_size =
-        G("unicode_object.compactunicodeobject_size");
-    off->gen.size = G("gen_object.size");
-    off->gen.gi_name = G("gen_object.gi_name");
-    off->gen.gi_iframe = G("gen_object.gi_iframe");
-    off->gen.gi_frame_state = G("gen_object.gi_frame_state");
-#undef G
+#define DECODE(sec, member, name, kind, width) \
+    off->sec.member = slot(l, raw, name);
+    USED_FIELDS(DECODE)
+#undef DECODE
 
     /* PyCompactUnicodeObject adds utf8_length and utf8 (16 bytes) to
      * PyASCIIObject; 3.15 publishes its size, earlier versions do not. */
@@ -478,6 +435,21 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->owner_frame_object = 2;
     off->owner_interpreter = minor >= 14 ? 3 : -1;
     off->owner_cstack = minor == 13 ? 3 : (minor == 14 ? 4 : -1);
+    /* str state bits: free-threaded 3.14+ builds widen "interned" to a
+     * full byte, moving kind/compact/ascii up. */
+    if (off->free_threaded && minor >= 14) {
+        off->str_kind_shift = 8;
+        off->str_compact_bit = 11;
+        off->str_ascii_bit = 12;
+    } else {
+        off->str_kind_shift = 2;
+        off->str_compact_bit = 5;
+        off->str_ascii_bit = 6;
+    }
+    /* 3.14+ bumps code_object_generation whenever a code object is freed,
+     * so a cached decode needs no re-check while it is unchanged; 3.13 has
+     * no such counter: re-check each code object once per snapshot. */
+    off->has_code_generation = off->interp.code_object_generation != PYF__ABSENT;
 
     return validate(off, err, errlen);
 }

@@ -23,7 +23,8 @@ typedef struct snap {
     pyf_frame *frames;
     uint32_t cap_i, cap_t, cap_f;
     arena_block *arena;
-    /* per-snapshot strings of each code object: code_addr -> (fn, file) */
+    /* per-snapshot strings of each code object: code_addr -> index in names */
+    pyf__addrmap name_index;
     struct named { uint64_t code; const char *fn, *file; } *names;
     uint32_t cap_n, nnames;
     pyf_target *t;
@@ -70,37 +71,22 @@ static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 
 static struct named *names_get(snap *s, uint64_t code, const pyf__code *c)
 {
-    if ((s->nnames + 1) * 2 > s->cap_n) {
-        uint32_t ncap = s->cap_n ? s->cap_n * 2 : 64;
-        struct named *nv = calloc(ncap, sizeof *nv);
-        if (nv == NULL)
-            return NULL;
-        for (uint32_t i = 0; i < s->cap_n; i++) {
-            if (s->names[i].code == 0)
-                continue;
-            uint32_t k = (uint32_t)(s->names[i].code >> 4) & (ncap - 1);
-            while (nv[k].code != 0)
-                k = (k + 1) & (ncap - 1);
-            nv[k] = s->names[i];
-        }
-        free(s->names);
-        s->names = nv;
-        s->cap_n = ncap;
-    }
-    uint32_t mask = s->cap_n - 1;
-    uint32_t k = (uint32_t)(code >> 4) & mask;
-    while (s->names[k].code != 0) {
-        if (s->names[k].code == code)
-            return &s->names[k];
-        k = (k + 1) & mask;
-    }
+    bool added;
+    uint64_t *slot = pyf__addrmap_put(&s->name_index, code, &added);
+    if (slot == NULL)
+        return NULL;
+    if (!added)
+        return &s->names[*slot];
     const char *fn = arena_dup(s, c->qualname);
     const char *file = arena_dup(s, c->filename);
-    if (fn == NULL || file == NULL)
+    if (fn == NULL || file == NULL ||
+        !grow((void **)&s->names, &s->cap_n, s->nnames + 1, sizeof *s->names)) {
+        pyf__addrmap_remove(&s->name_index, code);
         return NULL;
-    s->names[k] = (struct named){code, fn, file};
-    s->nnames++;
-    return &s->names[k];
+    }
+    *slot = s->nnames;
+    s->names[s->nnames] = (struct named){code, fn, file};
+    return &s->names[s->nnames++];
 }
 
 static int on_interp(void *ctx, uint64_t addr, int64_t id)
@@ -196,6 +182,7 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s->threads);
     free(s->frames);
     free(s->names);
+    pyf__addrmap_free(&s->name_index);
     for (arena_block *b = s->arena; b != NULL;) {
         arena_block *n = b->next;
         free(b);
@@ -239,6 +226,7 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     free(s->names);
     s->names = NULL;
     s->cap_n = s->nnames = 0;
+    pyf__addrmap_free(&s->name_index);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
     s->pub.frames = s->frames;

@@ -13,18 +13,6 @@
 
 #define SPECULATIVE_DATA 192 /* bytes read past the header on the first try */
 
-typedef struct str_bits {
-    unsigned kind_shift, compact_bit, ascii_bit;
-} str_bits;
-
-static str_bits bits_for(const pyf__offsets *o)
-{
-    /* Free-threaded 3.14+ builds widen "interned" to a full byte. */
-    if (o->free_threaded && o->minor >= 14)
-        return (str_bits){8, 11, 12};
-    return (str_bits){2, 5, 6};
-}
-
 static size_t put_utf8(char *dst, uint32_t cp)
 {
     if (cp >= 0xD800 && cp <= 0xDFFF)
@@ -66,10 +54,9 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
     }
     uint32_t state = pyf__ld32(buf + o->unicode.state);
     int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
-    str_bits b = bits_for(o);
-    unsigned kind = (state >> b.kind_shift) & 7;
-    bool compact = (state >> b.compact_bit) & 1;
-    bool ascii = (state >> b.ascii_bit) & 1;
+    unsigned kind = (state >> o->str_kind_shift) & 7;
+    bool compact = (state >> o->str_compact_bit) & 1;
+    bool ascii = (state >> o->str_ascii_bit) & 1;
     if (!compact || (kind != 1 && kind != 2 && kind != 4) ||
         (ascii && kind != 1) || length < 0)
         return PYF_ECORRUPT;

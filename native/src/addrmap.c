@@ -1,0 +1,113 @@
+/*
+ * addrmap.c - the one hash map of the library: target address -> 64-bit
+ * value.  It serves as a set for cycle detection in the lists and chains the
+ * walker follows (frames, thread states), as the index of the code-object
+ * cache (code.c) and as the per-snapshot name table (snapshot.c).  Open
+ * addressing with linear probing, removal by back-shifting (no tombstones);
+ * grows with what it holds, which every caller bounds.  Address 0 is never a
+ * key.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static uint32_t slot_of(uint64_t a, uint32_t mask)
+{
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdULL;
+    a ^= a >> 33;
+    return (uint32_t)a & mask;
+}
+
+static bool grow(pyf__addrmap *m)
+{
+    uint32_t ncap = m->cap ? m->cap * 2 : 64;
+    if (ncap == 0) /* 2^32 slots: never reached, the callers bound sizes */
+        return false;
+    pyf__addrmap_slot *ns = calloc(ncap, sizeof *ns);
+    if (ns == NULL)
+        return false;
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (m->slots[i].key == 0)
+            continue;
+        uint32_t k = slot_of(m->slots[i].key, ncap - 1);
+        while (ns[k].key != 0)
+            k = (k + 1) & (ncap - 1);
+        ns[k] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = ns;
+    m->cap = ncap;
+    return true;
+}
+
+uint64_t *pyf__addrmap_get(const pyf__addrmap *m, uint64_t key)
+{
+    if (m->cap == 0 || key == 0)
+        return NULL;
+    uint32_t mask = m->cap - 1;
+    for (uint32_t k = slot_of(key, mask); m->slots[k].key != 0; k = (k + 1) & mask)
+        if (m->slots[k].key == key)
+            return &m->slots[k].value;
+    return NULL;
+}
+
+uint64_t *pyf__addrmap_put(pyf__addrmap *m, uint64_t key, bool *added)
+{
+    *added = false;
+    if (key == 0)
+        return NULL;
+    uint64_t *v = pyf__addrmap_get(m, key);
+    if (v != NULL)
+        return v;
+    if ((m->n + 1) * 2 > m->cap && !grow(m))
+        return NULL;
+    uint32_t mask = m->cap - 1;
+    uint32_t k = slot_of(key, mask);
+    while (m->slots[k].key != 0)
+        k = (k + 1) & mask;
+    m->slots[k].key = key;
+    m->slots[k].value = 0;
+    m->n++;
+    *added = true;
+    return &m->slots[k].value;
+}
+
+void pyf__addrmap_remove(pyf__addrmap *m, uint64_t key)
+{
+    uint64_t *v = pyf__addrmap_get(m, key);
+    if (v == NULL)
+        return;
+    uint32_t mask = m->cap - 1;
+    uint32_t i = (uint32_t)((pyf__addrmap_slot *)(void *)v - m->slots);
+    m->slots[i].key = 0;
+    m->n--;
+    /* re-place the rest of the probe run */
+    for (uint32_t j = (i + 1) & mask; m->slots[j].key != 0; j = (j + 1) & mask) {
+        pyf__addrmap_slot moved = m->slots[j];
+        m->slots[j].key = 0;
+        uint32_t k = slot_of(moved.key, mask);
+        while (m->slots[k].key != 0)
+            k = (k + 1) & mask;
+        m->slots[k] = moved;
+    }
+}
+
+void pyf__addrmap_free(pyf__addrmap *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+    m->cap = m->n = 0;
+}
+
+bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup)
+{
+    bool added;
+    *dup = false;
+    if (a == 0) /* callers never walk address 0 */
+        return true;
+    if (pyf__addrmap_put(s, a, &added) == NULL)
+        return false;
+    *dup = !added;
+    return true;
+}
