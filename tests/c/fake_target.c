@@ -9,30 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ==== test assertions ================================================== */
-
-int fake_test_failures;
-static const char *g_test_name = "";
-static int g_tests_run;
-
-void fake_test_begin(const char *name)
-{
-    g_test_name = name;
-    g_tests_run++;
-    fprintf(stderr, "-- %s\n", name);
-}
-
-int fake_test_end(void)
-{
-    if (fake_test_failures) {
-        fprintf(stderr, "FAILED: %d check(s) failed (last case: %s, %d cases)\n",
-                fake_test_failures, g_test_name, g_tests_run);
-        return 1;
-    }
-    fprintf(stderr, "OK: %d cases\n", g_tests_run);
-    return 0;
-}
-
 static char g_watch_what[256];
 
 static void watchdog_fired(int sig)
@@ -56,7 +32,7 @@ void fake_watchdog(unsigned seconds, const char *what)
         sigaction(SIGALRM, &sa, NULL);
         installed = 1;
     }
-    snprintf(g_watch_what, sizeof g_watch_what, "%s: %s", g_test_name,
+    snprintf(g_watch_what, sizeof g_watch_what, "%s: %s", check_case(),
              what ? what : "");
     alarm(seconds);
 }

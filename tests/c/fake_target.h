@@ -19,58 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyframes.h"
+#include "check.h"
 #include "fake_offsets.h"
+#include "pyframes.h"
 
-/* ==== test assertions ================================================== */
+/* ==== test assertions: check.h ======================================== */
 
-extern int fake_test_failures;
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
-                    #cond);                                                    \
-            fake_test_failures++;                                              \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_MSG(cond, ...)                                                   \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__,   \
-                    #cond);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            fake_test_failures++;                                              \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_EQ_INT(a, b)                                                     \
-    do {                                                                       \
-        long long ce_a_ = (long long)(a), ce_b_ = (long long)(b);              \
-        if (ce_a_ != ce_b_) {                                                  \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",  \
-                    __FILE__, __LINE__, #a, #b, ce_a_, ce_b_);                 \
-            fake_test_failures++;                                              \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_EQ_STR(a, b)                                                     \
-    do {                                                                       \
-        const char *cs_a_ = (a), *cs_b_ = (b);                                 \
-        if (cs_a_ == NULL || cs_b_ == NULL || strcmp(cs_a_, cs_b_) != 0) {     \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", \
-                    __FILE__, __LINE__, #a, #b, cs_a_ ? cs_a_ : "(null)",      \
-                    cs_b_ ? cs_b_ : "(null)");                                 \
-            fake_test_failures++;                                              \
-        }                                                                      \
-    } while (0)
-
-/* Name the current test case in failure output. */
-void fake_test_begin(const char *name);
-/* Summary line; returns the process exit status. */
-int fake_test_end(void);
 /* Abort the process with a message when a step takes longer than seconds
  * (hang detection); 0 disarms. */
 void fake_watchdog(unsigned seconds, const char *what);

@@ -149,7 +149,7 @@ static void sweep_snapshot(int minor, int with_readv, int code, int sticky)
     char name[96];
     snprintf(name, sizeof name, "3.%d fail every read of a snapshot: %s%s%s", minor,
              code_label(code), sticky ? " sticky" : "", with_readv ? " readv" : "");
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = build_image(minor);
     pyf_target *t = fake_open(ft, NULL, with_readv);
     CHECK(t != NULL);
@@ -237,7 +237,7 @@ static void sweep_open(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d fail every read of open", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = build_image(minor);
     fake_reset_counters(ft);
     pyf_target *t = fake_open(ft, NULL, 0);
@@ -270,7 +270,7 @@ static void short_reads(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d short reads", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = build_image(minor);
     pyf_target *t = fake_open(ft, NULL, 0);
     static const size_t limits[] = {8, 16, 64, 100, 512, 4096, 16384};
@@ -363,7 +363,7 @@ static void random_corruption(int minor, unsigned iterations, double max_seconds
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d random corruption", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = build_image(minor);
     fake_save(ft);
     rng_state = 0x9E3779B97F4A7C15ull ^ (uint64_t)minor;
@@ -411,12 +411,12 @@ static void random_corruption(int minor, unsigned iterations, double max_seconds
         double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
         if (el > max_seconds)
             break;
-        if (fake_test_failures > 20)
+        if (check_failures > 20)
             break;
     }
     fprintf(stderr, "   %u iterations: %u snapshots, %u failed snapshots, %u failed opens\n", it,
             ok, errs, open_errs);
-    CHECK(it >= 200 || fake_test_failures > 0);
+    CHECK(it >= 200 || check_failures > 0);
     fake_free(ft);
 }
 
@@ -435,5 +435,5 @@ int main(void)
     }
     for (int i = 0; i < 3; i++)
         random_corruption(minors[i], 5000, 25.0);
-    return fake_test_end();
+    return check_end();
 }

@@ -20,7 +20,7 @@ static int open_rc(fake_target *ft, uint64_t addr, pyf_target **t, char *err,
 /* ---- the fake tables themselves follow the published layouts ---------- */
 static void test_table_layouts(void)
 {
-    fake_test_begin("table layouts");
+    check_begin("table layouts");
     uint8_t buf[1024];
     CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 13, 0x030d12f0), 584);
     CHECK_EQ_INT(pyf_test_fill_offsets(buf, sizeof buf, 14, 0x030e0af0), 760);
@@ -82,7 +82,7 @@ static void test_table_layouts(void)
 /* ---- error helpers ----------------------------------------------------- */
 static void test_error_helpers(void)
 {
-    fake_test_begin("error helpers");
+    check_begin("error helpers");
     CHECK_EQ_STR(pyf_error_name(PYF_OK), "PYF_OK");
     CHECK_EQ_STR(pyf_error_name(PYF_EFAULT), "PYF_EFAULT");
     CHECK_EQ_STR(pyf_error_name(PYF_ECYCLE), "PYF_ECYCLE");
@@ -136,7 +136,7 @@ static void check_open_ok(int minor, uint64_t hex, int with_readv)
 
 static void test_open_valid(void)
 {
-    fake_test_begin("open valid tables");
+    check_begin("open valid tables");
     check_open_ok(13, 0x030d12f0, 0);
     check_open_ok(13, 0x030d00f0, 1);
     check_open_ok(13, 0x030d05f0, 0);
@@ -150,7 +150,7 @@ static void test_open_valid(void)
 /* ---- argument errors --------------------------------------------------- */
 static void test_open_args(void)
 {
-    fake_test_begin("open argument errors");
+    check_begin("open argument errors");
     fake_target *ft = fake_new(15);
     pyf_target *t;
     char err[256];
@@ -180,7 +180,7 @@ static void test_open_args(void)
 /* ---- cookie ------------------------------------------------------------ */
 static void test_wrong_cookie(void)
 {
-    fake_test_begin("wrong cookie");
+    check_begin("wrong cookie");
     for (size_t i = 0; i < 3; i++) {
         fake_target *ft = fake_new(k_minors[i]);
         pyf_target *t;
@@ -218,7 +218,7 @@ static void check_version_refused(int layout_minor, uint64_t hex, const char *te
 
 static void test_versions(void)
 {
-    fake_test_begin("unsupported versions");
+    check_begin("unsupported versions");
     check_version_refused(13, 0x030c0af0, "3.12");   /* 3.12.10 */
     check_version_refused(13, 0x030c00f0, "3.12.0");
     check_version_refused(15, 0x031000f0, "3.16.0");
@@ -255,7 +255,7 @@ static void check_offsets_refused(int minor, const char *field, uint64_t value,
 
 static void test_bad_offsets(void)
 {
-    fake_test_begin("bad sizes and offsets");
+    check_begin("bad sizes and offsets");
     for (size_t i = 0; i < 3; i++) {
         int m = k_minors[i];
         uint64_t ts_size = 0, fr_size = 0, co_size = 0, in_size = 0, rt_size = 0,
@@ -297,7 +297,7 @@ static void test_bad_offsets(void)
 /* ---- unreadable runtime ------------------------------------------------ */
 static void test_unreadable_runtime(void)
 {
-    fake_test_begin("unreadable runtime");
+    check_begin("unreadable runtime");
     for (size_t i = 0; i < 3; i++) {
         fake_target *ft = fake_new(k_minors[i]);
         pyf_target *t;
@@ -339,7 +339,7 @@ static void test_unreadable_runtime(void)
 /* ---- finding the runtime in a range ------------------------------------ */
 static void test_find_in_range(void)
 {
-    fake_test_begin("find runtime in range");
+    check_begin("find runtime in range");
     for (size_t i = 0; i < 3; i++) {
         fake_target *ft = fake_new(k_minors[i]);
         uint64_t rt = fake_runtime_addr(ft);
@@ -404,7 +404,7 @@ static const char *fake_own_words(void *arg)
 
 static void test_struct_sizes(void)
 {
-    fake_test_begin("struct_size contract");
+    check_begin("struct_size contract");
     CHECK_EQ_INT(sizeof(reader_v0), PYF_READER_SIZE_V0);
     CHECK_EQ_INT(sizeof(options_v0), PYF_OPTIONS_SIZE_V0);
     CHECK_EQ_INT(sizeof(request_v0), PYF_SNAPSHOT_REQUEST_SIZE_V0);
@@ -511,5 +511,5 @@ int main(void)
     test_unreadable_runtime();
     test_find_in_range();
     test_struct_sizes();
-    return fake_test_end();
+    return check_end();
 }

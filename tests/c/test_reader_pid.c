@@ -24,38 +24,8 @@
 #include <unistd.h>
 
 #include "../../native/src/internal.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
-                    #cond);                                                    \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_RC(got, want)                                                    \
-    do {                                                                       \
-        int got_ = (got), want_ = (want);                                      \
-        if (got_ != want_) {                                                   \
-            fprintf(stderr, "%s:%d: %s = %s (%d), expected %s (%d)\n",          \
-                    __FILE__, __LINE__, #got, pyf_error_name(got_), got_,      \
-                    pyf_error_name(want_), want_);                             \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-/* Stop here: later steps depend on this one. */
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                    \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
 
 /* ==== children ========================================================== */
 
@@ -486,10 +456,5 @@ int main(void)
     test_dead_pid();
     test_eperm();
     kill_children();
-    if (failures != 0) {
-        fprintf(stderr, "test_reader_pid: %d check(s) failed\n", failures);
-        return 1;
-    }
-    fprintf(stderr, "test_reader_pid: all checks passed\n");
-    return 0;
+    return check_end();
 }

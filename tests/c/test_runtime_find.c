@@ -30,52 +30,12 @@
 
 #include "../../native/src/elf.h"
 #include "../../native/src/internal.h"
+#include "check.h"
 #include "fake_offsets.h"
 
 #ifndef PYF_RT_TARGET
 #error "PYF_RT_TARGET must name the rt_target executable"
 #endif
-
-static int failures;
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
-                    #cond);                                                    \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_RC(got, want)                                                    \
-    do {                                                                       \
-        int got_ = (got), want_ = (want);                                      \
-        if (got_ != want_) {                                                   \
-            fprintf(stderr, "%s:%d: %s = %s (%d), expected %s (%d)\n",          \
-                    __FILE__, __LINE__, #got, pyf_error_name(got_), got_,      \
-                    pyf_error_name(want_), want_);                             \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-#define CHECK_ADDR(got, want)                                                  \
-    do {                                                                       \
-        uint64_t got_ = (got), want_ = (want);                                 \
-        if (got_ != want_) {                                                   \
-            fprintf(stderr, "%s:%d: %s = 0x%" PRIx64 ", expected 0x%" PRIx64   \
-                    "\n", __FILE__, __LINE__, #got, got_, want_);              \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                    \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
 
 /* ==== children and temporary files ====================================== */
 
@@ -645,7 +605,7 @@ static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *fo
     rc2 = pyf__elf_find_pyruntime(path, &sh_addr, &load);
     if (rc2 != rc) {
         fprintf(stderr, "exported and internal ELF readers disagree: %d vs %d\n", rc, rc2);
-        failures++;
+        check_failures++;
     }
     return rc;
 }
@@ -757,7 +717,7 @@ static void test_elf_robust(const uint8_t *image, size_t len)
         rc = elf_on(path, buf, len, &found);
         if (!acceptable(rc)) {
             fprintf(stderr, "flip iteration %d: unexpected %s\n", iter, pyf_error_name(rc));
-            failures++;
+            check_failures++;
         }
         counts[rc == PYF_OK ? 0 : rc == PYF_ENOTPY ? 1 : rc == PYF_ECORRUPT ? 2 : 3]++;
     }
@@ -808,10 +768,5 @@ int main(void)
 
     free(image);
     cleanup();
-    if (failures != 0) {
-        fprintf(stderr, "test_runtime_find: %d check(s) failed\n", failures);
-        return 1;
-    }
-    fprintf(stderr, "test_runtime_find: all checks passed\n");
-    return 0;
+    return check_end();
 }

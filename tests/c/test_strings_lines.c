@@ -108,7 +108,7 @@ static void test_kinds(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d string kinds", minor);
-    fake_test_begin(name);
+    check_begin(name);
     mini m;
     mini_new(&m, minor);
     const char *file = "/home/usér/プロジェクト/main_😀.py";
@@ -159,7 +159,7 @@ static void test_truncation(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d string truncation", minor);
-    fake_test_begin(name);
+    check_begin(name);
 
     /* default cap: absurd lengths and a genuinely long name */
     mini m;
@@ -247,7 +247,7 @@ static void test_odd_strings(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d odd strings", minor);
-    fake_test_begin(name);
+    check_begin(name);
     mini m;
     mini_new(&m, minor);
     const uint32_t sur[] = {'/', 'x', 0xDCFF, '.', 'p', 'y'};
@@ -283,7 +283,7 @@ static void test_odd_strings(int minor)
 
 static void test_encoder(void)
 {
-    fake_test_begin("line table encoder (known bytes)");
+    check_begin("line table encoder (known bytes)");
     uint8_t b[64];
     /* def f():\n    return 1   as compiled by CPython 3.12+ */
     static const fake_loc f1[] = {{1, 1, 1, 0, 0}, {1, 2, 2, 11, 12}};
@@ -327,7 +327,7 @@ static void test_line_forms(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d line table forms", minor);
-    fake_test_begin(name);
+    check_begin(name);
     mini m;
     mini_new(&m, minor);
     uint64_t code = fake_code(m.ft, "/lines.py", "every_form", 100, L_ALL, NALL);
@@ -376,7 +376,7 @@ static void test_corrupt_tables(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d corrupt line tables", minor);
-    fake_test_begin(name);
+    check_begin(name);
     mini m;
     mini_new(&m, minor);
     /* frames expected to have no location */
@@ -473,7 +473,7 @@ static void test_instr_ptr_extremes(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d extreme instr_ptr", minor);
-    fake_test_begin(name);
+    check_begin(name);
     mini m;
     mini_new(&m, minor);
     static const uint8_t lt[] = {0x81, 0x03};
@@ -510,5 +510,5 @@ int main(void)
     /* last: a library overflow here aborts the process under UBSan */
     for (int i = 0; i < 3; i++)
         test_instr_ptr_extremes(minors[i]);
-    return fake_test_end();
+    return check_end();
 }

@@ -89,7 +89,7 @@ static uint64_t entry(fake_thread *th, stk *s, int owner)
 static int check_frames(const pyf_snapshot *snap, int ti, const stk *s, int nexp,
                         uint32_t mask, const char *what)
 {
-    int before = fake_test_failures;
+    int before = check_failures;
     if (ti < 0 || (uint32_t)ti >= snap->nthreads) {
         CHECK_MSG(0, "%s: thread not found", what);
         return 0;
@@ -118,7 +118,7 @@ static int check_frames(const pyf_snapshot *snap, int ti, const stk *s, int nexp
         CHECK_MSG((f->flags & mask) == (e->flags & mask), "%s #%d %s flags 0x%x != 0x%x", what,
                   k, e->func, f->flags & mask, e->flags & mask);
     }
-    return fake_test_failures == before;
+    return check_failures == before;
 }
 
 static pyf_snapshot *take(pyf_target *t, const pyf_snapshot_request *req, int expect_rc)
@@ -256,7 +256,7 @@ static void test_basic(int minor, int with_readv)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d basic walk%s", minor, with_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     scene sc;
     build_scene(&sc, minor);
     pyf_target *t = fake_open(sc.ft, NULL, with_readv);
@@ -268,9 +268,9 @@ static void test_basic(int minor, int with_readv)
     uint32_t mask = ~PYF_FRAME_ENTRY_FROM_C;
     pyf_snapshot *s = take(t, NULL, 0);
     if (s) {
-        int before = fake_test_failures;
+        int before = check_failures;
         check_scene(&sc, s, minor, mask);
-        if (fake_test_failures != before)
+        if (check_failures != before)
             fake_dump_snapshot(s, stderr);
         pyf_snapshot_free(s);
     }
@@ -294,7 +294,7 @@ static void test_entry_flag(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d ENTRY_FROM_C flag", minor);
-    fake_test_begin(name);
+    check_begin(name);
     scene sc;
     build_scene(&sc, minor);
     pyf_target *t = fake_open(sc.ft, NULL, 0);
@@ -315,7 +315,7 @@ static void test_idle_threads(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d idle threads", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = fake_new(minor);
     uint64_t in = fake_add_interp(ft, 0);
     fake_add_thread(ft, in, 11, 2001, 0); /* no frame at all */
@@ -413,13 +413,13 @@ static void run_cycle_case(int minor, const char *what, int link_from, int link_
             /* the frames read before the cycle closed are kept, in order */
             if (th->nframes >= (uint32_t)prefix) {
                 stk tail = c.s;
-                int before = fake_test_failures;
+                int before = check_failures;
                 for (int k = 0; k < prefix; k++) {
                     const pyf_frame *f = &s->frames[th->first_frame + (uint32_t)k];
                     CHECK_EQ_INT(f->frame_addr, c.fr[3 - k]);
                     CHECK_EQ_STR(f->function, tail.f[tail.n - 1 - k].func);
                 }
-                if (fake_test_failures != before)
+                if (check_failures != before)
                     fake_dump_snapshot(s, stderr);
             }
         }
@@ -434,7 +434,7 @@ static void test_cycles(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d frame cycles%s", minor, g_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     run_cycle_case(minor, "4-frame cycle", 0, 0);
     run_cycle_case(minor, "self loop", 3, 0);
     run_cycle_case(minor, "2-frame cycle", 2, 0);
@@ -445,7 +445,7 @@ static void test_depth(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d max_depth", minor);
-    fake_test_begin(name);
+    check_begin(name);
     chain c;
     build_chain(&c, minor, 50);
     pyf_options o;
@@ -537,7 +537,7 @@ static void test_unreadable_previous(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d unreadable previous%s", minor, g_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     for (int variant = 0; variant < 2; variant++) {
         chain c;
         build_chain(&c, minor, 4);
@@ -575,7 +575,7 @@ static void test_unreadable_code(int minor)
     char name[64];
     snprintf(name, sizeof name, "3.%d unreadable code object%s", minor,
              g_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     chain c;
     build_chain(&c, minor, 5);
     uint64_t hole = fake_unmapped_addr(c.ft);
@@ -622,7 +622,7 @@ static void test_odd_executables(int minor)
     char name[64];
     snprintf(name, sizeof name, "3.%d non-code executables%s", minor,
              g_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     chain c;
     build_chain(&c, minor, 5);
     /* a readable object of another type, with plausible-looking pointers */
@@ -669,7 +669,7 @@ static void test_odd_executables(int minor)
 /* 3.15: only a walk that ends at base_frame is complete. */
 static void test_base_frame(void)
 {
-    fake_test_begin(g_readv ? "3.15 base_frame (readv)" : "3.15 base_frame");
+    check_begin(g_readv ? "3.15 base_frame (readv)" : "3.15 base_frame");
     for (int variant = 0; variant < 2; variant++) {
         chain c;
         build_chain(&c, 15, 3);
@@ -705,7 +705,7 @@ static void test_one_thread(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d PYF_SNAP_ONE_THREAD", minor);
-    fake_test_begin(name);
+    check_begin(name);
     scene sc;
     build_scene(&sc, minor);
     pyf_target *t = fake_open(sc.ft, NULL, 0);
@@ -778,7 +778,7 @@ static void test_list_cycles(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d thread/interpreter list cycles", minor);
-    fake_test_begin(name);
+    check_begin(name);
     for (int variant = 0; variant < 4; variant++) {
         scene sc;
         build_scene(&sc, minor);
@@ -841,7 +841,7 @@ static void test_unreadable_interp(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d unreadable interpreter", minor);
-    fake_test_begin(name);
+    check_begin(name);
     for (int variant = 0; variant < 2; variant++) {
         scene sc;
         build_scene(&sc, minor);
@@ -883,7 +883,7 @@ static void test_generators(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d generator frames", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = fake_new(minor);
     code_info mod = mkcode(ft, "/g/m.py", "<module>", 1, L_MOD, NL(L_MOD));
     code_info g1 = mkcode(ft, "/g/m.py", "outer_gen", 40, L_GEN, NL(L_GEN));
@@ -925,7 +925,7 @@ static void test_max_threads(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d max_threads", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = fake_new(minor);
     code_info mod = mkcode(ft, "/m.py", "<module>", 1, L_MOD, NL(L_MOD));
     uint64_t in = fake_add_interp(ft, 0);
@@ -971,7 +971,7 @@ static void test_code_reuse(int minor)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d code address reuse", minor);
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = fake_new(minor);
     code_info c = mkcode(ft, "/old.py", "old_name", 10, L_F, NL(L_F));
     uint64_t in = fake_add_interp(ft, 0);
@@ -1018,7 +1018,7 @@ static void test_deep(int minor, int with_readv)
 {
     char name[64];
     snprintf(name, sizeof name, "3.%d deep stack%s", minor, with_readv ? " (readv)" : "");
-    fake_test_begin(name);
+    check_begin(name);
     fake_target *ft = fake_new(minor);
     static const fake_loc L[] = {{2, 100, 100, 0, 4}, {6, 101, 101, 4, 40},
                                  {4, 103, 105, 8, 2}};
@@ -1144,5 +1144,5 @@ int main(void)
     }
     for (g_readv = 0; g_readv < 2; g_readv++)
         test_base_frame();
-    return fake_test_end();
+    return check_end();
 }
