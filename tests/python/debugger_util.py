@@ -1,9 +1,8 @@
 """Helpers for the debugger suite (test_debuggers.py, drivers.py).
 
-* :class:`LiveTarget` starts a CPython process from a scenario program that
-  records its own view of every thread's stack (tests/python/targets/
-  _common.py protocol) and blocks; it can also start a thread that never
-  registers with the interpreter (a pthread running libc ``pause``).
+* :func:`LiveTarget` starts a target program (by default targets/scenario.py)
+  through the one harness, livetarget.LiveTarget, with the handshake that
+  suits debuggers.
 * :func:`run_gdb` / :func:`run_lldb` run one debugger session over a list of
   commands and return each command's output separately (markers are echoed
   between commands).  Debuggers run with stdin=PIPE and a cleaned environment
@@ -16,15 +15,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+import livetarget
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TARGETS = os.path.join(HERE, "targets")
+TARGETS = livetarget.TARGETS
 GDB_PLUGIN = os.path.join(REPO, "gdb", "pyframes_gdb.py")
 LLDB_PLUGIN = os.path.join(REPO, "lldb", "pyframes_lldb.py")
 PACKAGE_DIR = os.path.join(REPO, "native", "python")
@@ -57,10 +56,8 @@ def minor_of(version):
 
 
 def clean_env(extra=None):
-    """os.environ without PYTHON* (as CPython's test_gdb does), keeping
-    PYFRAMES_* and LLDB_DEBUGSERVER_PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.setdefault("LC_ALL", "C.UTF-8")
+    """livetarget.target_env(), with LLDB_DEBUGSERVER_PATH found when unset."""
+    env = livetarget.target_env()
     if "LLDB_DEBUGSERVER_PATH" not in env:
         for name in ("lldb-server", "lldb-server-21", "lldb-server-20", "lldb-server-19"):
             path = shutil.which(name)
@@ -141,151 +138,11 @@ def require(debugger=None, version=None):
 
 # ---------------------------------------------------------------- targets
 
-# A scenario with a main thread of configurable depth (class methods), a
-# worker with a nested function, a generator-driven worker, and optionally a
-# thread the interpreter never sees.
-SCENARIO = r'''
-import ctypes
-import os
-import sys
-
-sys.path.insert(0, {targets!r})
-import _common
-
-H = _common.Harness(sys.argv[1])
-DEPTH = int(sys.argv[2])
-C_THREAD = sys.argv[3] == "1"
-sys.setrecursionlimit(DEPTH + 1000)
-
-
-class Walker:
-    def step(self, n):
-        if n:
-            return self.step(n - 1)
-        return H.publish_and_block()
-
-
-def outer():
-    def inner(k):
-        H.record(); os.read(H.fd(), 1)
-    return inner(1)
-
-
-def produce():
-    yield 1
-    H.record(); os.read(H.fd(), 1)
-    yield 2
-
-
-def consume():
-    return list(produce())
-
-
-def start_foreign_thread():
-    """A pthread running libc pause(): never registered with Python."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    handle = ctypes.c_ulong()
-    start = ctypes.cast(libc.pause, ctypes.c_void_p)
-    rc = libc.pthread_create(ctypes.byref(handle), None, start, None)
-    if rc:
-        raise OSError(rc, "pthread_create")
-
-
-def main():
-    if C_THREAD:
-        start_foreign_thread()
-    H.start(outer, name="nested")
-    H.start(consume, name="generator")
-    Walker().step(DEPTH)
-
-
-main()
-'''
-
-
-class LiveTarget(object):
-    """A running scenario process; use as a context manager.
-
-    Attributes: ``pid``, ``python``, ``view`` (the handshake document),
-    ``threads`` ({native tid: [(function, filename, line)]}),
-    ``idents`` ({native tid: threading.get_ident()}), ``main_tid``,
-    ``foreign_tids`` (OS threads Python does not know), ``workdir``.
-    """
-
-    def __init__(self, python, script=None, args=(), depth=5, foreign_thread=False,
-                 workdir=None):
-        self.python = python
-        self._own_workdir = workdir is None
-        self.workdir = workdir or tempfile.mkdtemp(prefix="pyf-dbg-")
-        self.handshake = os.path.join(self.workdir, "handshake.json")
-        if script is None:
-            script = os.path.join(self.workdir, "scenario.py")
-            with open(script, "w") as f:
-                f.write(SCENARIO.format(targets=TARGETS))
-            args = [str(depth), "1" if foreign_thread else "0"]
-        self.script = script
-        self.args = list(args)
-        self.proc = None
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self._own_workdir:
-            self.cleanup()
-        else:
-            self.stop()
-        return False
-
-    def start(self, timeout=120):
-        if os.path.exists(self.handshake):
-            os.unlink(self.handshake)
-        self.log = open(os.path.join(self.workdir, "target.log"), "wb")
-        self.proc = subprocess.Popen(
-            [self.python, self.script, self.handshake] + self.args,
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            cwd=self.workdir, env=clean_env())
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.handshake):
-            if self.proc.poll() is not None:
-                raise RuntimeError("target exited with %s: %s" % (
-                    self.proc.returncode, self._log_text()))
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("no handshake after %ss" % timeout)
-            time.sleep(0.02)
-        with open(self.handshake) as f:
-            self.view = json.load(f)
-        self.pid = self.proc.pid
-        self.threads = {
-            int(tid): [(fr["function"], fr["filename"], fr["line"]) for fr in frames]
-            for tid, frames in self.view["threads"].items()}
-        self.idents = {int(tid): info["ident"]
-                       for tid, info in self.view["thread_info"].items()}
-        self.main_tid = self.pid
-        tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
-        self.foreign_tids = sorted(tasks - set(self.threads))
-        return self
-
-    def _log_text(self):
-        try:
-            with open(os.path.join(self.workdir, "target.log"), "rb") as f:
-                return f.read()[-2000:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-        if getattr(self, "log", None):
-            self.log.close()
-            self.log = None
-
-    def cleanup(self):
-        self.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+def LiveTarget(python, script=None, workdir=None, **kw):
+    """A live target for the debuggers (livetarget.LiveTarget with the file
+    handshake: attach and detach would interrupt a pending FIFO write)."""
+    kw.setdefault("handshake", "file")
+    return livetarget.LiveTarget(python, script, workdir, **kw)
 
 
 def sleeper(seconds=600):

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from conftest import interpreter_params, require_interpreters
-from oracle import LiveTarget, compare_views, keys
+from livetarget import LiveTarget
+from oracle import compare_views, keys
 
 CLI_TIMEOUT = 120
 

@@ -18,7 +18,8 @@ import unicodedata
 import pytest
 
 from conftest import INTERPRETERS, interpreter_params, require_interpreters
-from oracle import (LiveTarget, OracleError, compare_views, compare_with_remote,
+from livetarget import LiveTarget
+from oracle import (OracleError, compare_views, compare_with_remote,
                     frames_diff, keys, normalize_remote, remote_limitation,
                     remote_unwind, snapshot_threads)
 

@@ -34,7 +34,9 @@ and by more padding than a pipe can hold, written by a single ``os.write``:
 once the reader has the newline, the main thread is necessarily inside that
 ``write`` system call, blocked for good on the same line where it recorded
 its view.  On a regular file the document is written atomically (rename) and
-the main thread then blocks in ``os.read`` on the same line.
+the main thread then blocks in ``os.read`` on the same line; when the
+environment names a PYFRAMES_READY_FD, one byte written there after the rename
+tells the test the document is in place (no polling for the file).
 """
 
 import json
@@ -237,6 +239,10 @@ class Harness:
         with open(tmp, "w", encoding="ascii") as f:
             f.write(self._document() + "\n")
         os.replace(tmp, self.path)
+        ready = int(os.environ.get("PYFRAMES_READY_FD", "-1"))
+        if ready >= 0:
+            os.write(ready, b"\n")
+            os.close(ready)
 
     def publish_and_block(self):
         """Called from the main thread once every worker has been started."""

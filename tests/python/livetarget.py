@@ -1,0 +1,259 @@
+"""The one live-target harness of the Python suites.
+
+:class:`LiveTarget` starts a target program of ``tests/python/targets/``
+under a given interpreter, waits for its handshake (never by sleeping: the
+program tells when it is ready), keeps the target's own view of every
+thread's stack, and kills the process when the test is done (context
+manager, or ``stop()`` in a ``finally``).
+
+Two handshakes, as ``targets/_common.py`` describes:
+
+* ``"fifo"`` (the default for the library's own readers): the document
+  arrives through a FIFO; once its newline is read, the main thread is
+  necessarily blocked in that very ``write``.
+* ``"file"`` (for debuggers, whose attach and detach interrupt a pending
+  FIFO write): the document is renamed into place, the program writes one
+  byte to a pipe the test holds, and blocks in ``os.read``.
+
+The view: ``doc`` (the whole document, also ``view``), ``views`` (native
+tid -> frame dicts), ``threads`` (native tid -> [(function, filename,
+line)]), ``idents`` (native tid -> threading.get_ident()), ``main_tid``,
+``foreign_tids`` (OS threads Python does not know), all innermost first.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = os.path.join(HERE, "targets")
+SCENARIO = os.path.join(TARGETS, "scenario.py")
+HANDSHAKE_TIMEOUT = 90.0
+
+
+class TargetError(AssertionError):
+    """A target did not deliver its handshake; the message says why."""
+
+
+def target_env(extra=None):
+    """Environment for target and debugger processes: no PYTHON* variables
+    (as CPython's own test_gdb does); PYFRAMES_* and LLDB_* kept."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.setdefault("LC_ALL", "C.UTF-8")
+    if extra:
+        env.update(extra)
+    return env
+
+
+class LiveTarget(object):
+    """A running target program; see the module docstring.
+
+    script: a file of targets/ (relative) or a path; None runs the debugger
+    suite's scenario.py with ``depth`` and ``foreign_thread``.
+    """
+
+    def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
+                 args=(), depth=5, foreign_thread=False, handshake="fifo"):
+        if handshake not in ("fifo", "file"):
+            raise ValueError("handshake must be 'fifo' or 'file'")
+        self.python = python
+        if script is None:
+            script = SCENARIO
+            args = [str(depth), "1" if foreign_thread else "0"]
+        self.script = script if os.path.isabs(script) else os.path.join(TARGETS, script)
+        self._own_workdir = workdir is None
+        self.workdir = str(workdir) if workdir is not None else tempfile.mkdtemp(prefix="pyf-t-")
+        self.timeout = timeout
+        self.args = list(args)
+        self.handshake = handshake
+        self.proc = None
+        self.rfd = None
+        self.errfile = None
+        self.doc = None
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self._own_workdir:
+            self.cleanup()
+        else:
+            self.stop()
+        return False
+
+    def start(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        path = os.path.join(self.workdir, "handshake")
+        for stale in (path, path + ".tmp"):
+            if os.path.lexists(stale):
+                os.unlink(stale)
+        env = target_env()
+        pass_fds = ()
+        wfd = None
+        if self.handshake == "fifo":
+            os.mkfifo(path, 0o600)
+            # Non-blocking open of the read end succeeds without a writer;
+            # the target's blocking open for writing then succeeds at once.
+            self.rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        else:
+            self.rfd, wfd = os.pipe()
+            os.set_blocking(self.rfd, False)
+            env["PYFRAMES_READY_FD"] = str(wfd)
+            pass_fds = (wfd,)
+        self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-E", "-s", self.script, path] + self.args,
+                stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
+                cwd=self.workdir, env=env, pass_fds=pass_fds)
+        finally:
+            if wfd is not None:
+                os.close(wfd)  # the child holds it: EOF here means it died
+        line = self._read_line()
+        if self.handshake == "file":
+            with open(path, "rb") as f:
+                line = f.readline().rstrip(b"\n")
+        try:
+            self.doc = json.loads(line.decode("ascii"))
+        except ValueError as e:
+            self._fail("malformed handshake (%s): %r" % (e, line[:200]))
+        if self.doc.get("pid") != self.proc.pid:
+            raise TargetError("handshake pid %r is not the child's pid %d"
+                              % (self.doc.get("pid"), self.proc.pid))
+        self.views = {int(tid): frames for tid, frames in self.doc["threads"].items()}
+        self.threads = {tid: [(f["function"], f["filename"], f["line"]) for f in frames]
+                        for tid, frames in self.views.items()}
+        self.idents = {int(tid): info["ident"]
+                       for tid, info in self.doc["thread_info"].items()}
+        tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+        self.foreign_tids = sorted(tasks - set(self.views))
+        return self
+
+    def stop(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    self.proc.send_signal(signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        # The read end stays open until the child is dead: closing it earlier
+        # would make the child's pending write fail and its stack unwind.
+        if self.rfd is not None:
+            os.close(self.rfd)
+            self.rfd = None
+        if self.errfile is not None:
+            self.errfile.close()
+            self.errfile = None
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def output(self):
+        """The child's stdout+stderr so far (for failure messages)."""
+        if self.errfile is None:
+            return ""
+        self.errfile.flush()
+        with open(self.errfile.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def _fail(self, why):
+        rc = self.proc.poll() if self.proc else None
+        if rc is not None and rc < 0:
+            try:
+                rc = "%d (%s)" % (rc, signal.Signals(-rc).name)
+            except ValueError:
+                pass
+        raise TargetError("%s: %s %s (exit status %s); target output:\n%s"
+                          % (why, self.python, os.path.basename(self.script), rc,
+                             self.output() or "<empty>"))
+
+    def _read_line(self):
+        """The first line from rfd, bounded by self.timeout.
+
+        poll() waits in short slices so a child that dies before writing is
+        noticed (a FIFO never opened by a writer does not report hang-up)."""
+        deadline = time.monotonic() + self.timeout
+        poller = select.poll()
+        poller.register(self.rfd, select.POLLIN | select.POLLHUP)
+        buf = bytearray()
+        while True:
+            nl = buf.find(b"\n")
+            if nl >= 0:
+                return bytes(buf[:nl])
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail("no handshake within %.0f s" % self.timeout)
+            events = poller.poll(min(remaining, 0.25) * 1000)
+            if events:
+                try:
+                    chunk = os.read(self.rfd, 1 << 16)
+                except BlockingIOError:
+                    chunk = None
+                if chunk:
+                    buf += chunk
+                    continue
+                if chunk == b"":
+                    # End of file: every writer has closed it.
+                    if buf or self.proc.poll() is not None or self.handshake == "file":
+                        self._fail("handshake closed before a complete document")
+                    # Hang-up reported before any writer opened the FIFO:
+                    # wait (bounded) for the child rather than spin.
+                    try:
+                        self.proc.wait(timeout=0.05)
+                    except subprocess.TimeoutExpired:
+                        pass
+            if self.proc.poll() is not None and buf.find(b"\n") < 0:
+                # Drain what a dying child may have written, then give up.
+                try:
+                    buf += os.read(self.rfd, 1 << 20)
+                except BlockingIOError:
+                    pass
+                if buf.find(b"\n") < 0:
+                    self._fail("target exited before completing the handshake")
+
+    # -- views -------------------------------------------------------------
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    @property
+    def view(self):
+        return self.doc
+
+    @property
+    def main_tid(self):
+        return self.proc.pid
+
+    @property
+    def hexversion(self):
+        return self.doc["hexversion"]
+
+    @property
+    def version_info(self):
+        h = self.doc["hexversion"]
+        return (h >> 24, (h >> 16) & 0xFF, (h >> 8) & 0xFF)
+
+    def thread_name(self, tid):
+        return self.doc["thread_info"][str(tid)]["name"]
+
+    def thread_ident(self, tid):
+        return self.doc["thread_info"][str(tid)]["ident"]
+
+    def tid_by_name(self):
+        return {info["name"]: int(tid) for tid, info in self.doc["thread_info"].items()}
