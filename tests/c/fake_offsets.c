@@ -108,6 +108,68 @@ static const fo_field fields_313[] = {
 };
 
 /* ---- CPython 3.14 (760 bytes) ------------------------------------------ */
+
+#define FIELDS_314_315_FRAME_CODE \
+    {"interpreter_frame.size", 88}, \
+    {"interpreter_frame.previous", 8}, \
+    {"interpreter_frame.executable", 0}, \
+    {"interpreter_frame.instr_ptr", 56}, \
+    {"interpreter_frame.localsplus", 80}, \
+    {"interpreter_frame.owner", 74}, \
+    {"interpreter_frame.stackpointer", 64}, \
+    {"interpreter_frame.tlbc_index", 0}, \
+    {"code_object.size", 216}, \
+    {"code_object.filename", 112}, \
+    {"code_object.name", 120}, \
+    {"code_object.qualname", 128}, \
+    {"code_object.linetable", 136}, \
+    {"code_object.firstlineno", 68}, \
+    {"code_object.argcount", 52}, \
+    {"code_object.localsplusnames", 96}, \
+    {"code_object.localspluskinds", 104}, \
+    {"code_object.co_code_adaptive", 208}, \
+    {"code_object.co_tlbc", 0}, \
+    {"pyobject.size", 16}, \
+    {"pyobject.ob_type", 8},
+
+
+#define FIELDS_314_315_OBJECTS \
+    {"tuple_object.size", 40}, \
+    {"tuple_object.ob_item", 32}, \
+    {"tuple_object.ob_size", 16}, \
+    {"list_object.size", 40}, \
+    {"list_object.ob_item", 24}, \
+    {"list_object.ob_size", 16}, \
+    {"set_object.size", 200}, \
+    {"set_object.used", 24}, \
+    {"set_object.table", 40}, \
+    {"set_object.mask", 32}, \
+    {"dict_object.size", 48}, \
+    {"dict_object.ma_keys", 32}, \
+    {"dict_object.ma_values", 40}, \
+    {"float_object.size", 24}, \
+    {"float_object.ob_fval", 16}, \
+    {"long_object.size", 32}, \
+    {"long_object.lv_tag", 16}, \
+    {"long_object.ob_digit", 24}, \
+    {"bytes_object.size", 40}, \
+    {"bytes_object.ob_size", 16}, \
+    {"bytes_object.ob_sval", 32}, \
+    {"unicode_object.size", 64}, \
+    {"unicode_object.state", 32}, \
+    {"unicode_object.length", 16}, \
+    {"unicode_object.asciiobject_size", 40},
+
+/* Values 3.14 and 3.15 share. */
+#define FIELDS_314_315_DEBUGGER \
+    {"gen_object.size", 160}, \
+    {"gen_object.gi_name", 24}, \
+    {"gen_object.gi_iframe", 72}, \
+    {"gen_object.gi_frame_state", 67}, \
+    {"llist_node.next", 0}, \
+    {"llist_node.prev", 8}, \
+    {"debugger_support.eval_breaker", 24},
+
 static const fo_field fields_314[] = {
     {"runtime_state.size", 316616},
     {"runtime_state.finalizing", 784},
@@ -140,80 +202,19 @@ static const fo_field fields_314[] = {
     {"thread_state.datastack_chunk", 232},
     {"thread_state.status", 32},
 
-    {"interpreter_frame.size", 88},
-    {"interpreter_frame.previous", 8},
-    {"interpreter_frame.executable", 0},
-    {"interpreter_frame.instr_ptr", 56},
-    {"interpreter_frame.localsplus", 80},
-    {"interpreter_frame.owner", 74},
-    {"interpreter_frame.stackpointer", 64},
-    {"interpreter_frame.tlbc_index", 0},
-
-    {"code_object.size", 216},
-    {"code_object.filename", 112},
-    {"code_object.name", 120},
-    {"code_object.qualname", 128},
-    {"code_object.linetable", 136},
-    {"code_object.firstlineno", 68},
-    {"code_object.argcount", 52},
-    {"code_object.localsplusnames", 96},
-    {"code_object.localspluskinds", 104},
-    {"code_object.co_code_adaptive", 208},
-    {"code_object.co_tlbc", 0},
-
-    {"pyobject.size", 16},
-    {"pyobject.ob_type", 8},
+    FIELDS_314_315_FRAME_CODE
 
     {"type_object.size", 416},
     {"type_object.tp_name", 24},
     {"type_object.tp_repr", 88},
     {"type_object.tp_flags", 168},
 
-    {"tuple_object.size", 40},
-    {"tuple_object.ob_item", 32},
-    {"tuple_object.ob_size", 16},
-
-    {"list_object.size", 40},
-    {"list_object.ob_item", 24},
-    {"list_object.ob_size", 16},
-
-    {"set_object.size", 200},
-    {"set_object.used", 24},
-    {"set_object.table", 40},
-    {"set_object.mask", 32},
-
-    {"dict_object.size", 48},
-    {"dict_object.ma_keys", 32},
-    {"dict_object.ma_values", 40},
-
-    {"float_object.size", 24},
-    {"float_object.ob_fval", 16},
-
-    {"long_object.size", 32},
-    {"long_object.lv_tag", 16},
-    {"long_object.ob_digit", 24},
-
-    {"bytes_object.size", 40},
-    {"bytes_object.ob_size", 16},
-    {"bytes_object.ob_sval", 32},
-
-    {"unicode_object.size", 64},
-    {"unicode_object.state", 32},
-    {"unicode_object.length", 16},
-    {"unicode_object.asciiobject_size", 40},
+    FIELDS_314_315_OBJECTS
 
     {"gc.size", 264},
     {"gc.collecting", 192},
 
-    {"gen_object.size", 160},
-    {"gen_object.gi_name", 24},
-    {"gen_object.gi_iframe", 72},
-    {"gen_object.gi_frame_state", 67},
-
-    {"llist_node.next", 0},
-    {"llist_node.prev", 8},
-
-    {"debugger_support.eval_breaker", 24},
+    FIELDS_314_315_DEBUGGER
     {"debugger_support.remote_debugger_support", 304},
     {"debugger_support.remote_debugging_enabled", 8076},
     {"debugger_support.debugger_pending_call", 0},
@@ -263,29 +264,7 @@ static const fo_field fields_315[] = {
 
     {"err_stackitem.exc_value", 0},
 
-    {"interpreter_frame.size", 88},
-    {"interpreter_frame.previous", 8},
-    {"interpreter_frame.executable", 0},
-    {"interpreter_frame.instr_ptr", 56},
-    {"interpreter_frame.localsplus", 80},
-    {"interpreter_frame.owner", 74},
-    {"interpreter_frame.stackpointer", 64},
-    {"interpreter_frame.tlbc_index", 0},
-
-    {"code_object.size", 216},
-    {"code_object.filename", 112},
-    {"code_object.name", 120},
-    {"code_object.qualname", 128},
-    {"code_object.linetable", 136},
-    {"code_object.firstlineno", 68},
-    {"code_object.argcount", 52},
-    {"code_object.localsplusnames", 96},
-    {"code_object.localspluskinds", 104},
-    {"code_object.co_code_adaptive", 208},
-    {"code_object.co_tlbc", 0},
-
-    {"pyobject.size", 16},
-    {"pyobject.ob_type", 8},
+    FIELDS_314_315_FRAME_CODE
 
     {"type_object.size", 424},
     {"type_object.tp_name", 24},
@@ -297,38 +276,7 @@ static const fo_field fields_315[] = {
     {"heap_type_object.size", 936},
     {"heap_type_object.ht_cached_keys", 824},
 
-    {"tuple_object.size", 40},
-    {"tuple_object.ob_item", 32},
-    {"tuple_object.ob_size", 16},
-
-    {"list_object.size", 40},
-    {"list_object.ob_item", 24},
-    {"list_object.ob_size", 16},
-
-    {"set_object.size", 200},
-    {"set_object.used", 24},
-    {"set_object.table", 40},
-    {"set_object.mask", 32},
-
-    {"dict_object.size", 48},
-    {"dict_object.ma_keys", 32},
-    {"dict_object.ma_values", 40},
-
-    {"float_object.size", 24},
-    {"float_object.ob_fval", 16},
-
-    {"long_object.size", 32},
-    {"long_object.lv_tag", 16},
-    {"long_object.ob_digit", 24},
-
-    {"bytes_object.size", 40},
-    {"bytes_object.ob_size", 16},
-    {"bytes_object.ob_sval", 32},
-
-    {"unicode_object.size", 64},
-    {"unicode_object.state", 32},
-    {"unicode_object.length", 16},
-    {"unicode_object.asciiobject_size", 40},
+    FIELDS_314_315_OBJECTS
     {"unicode_object.compactunicodeobject_size", 56},
 
     {"gc.size", 176},
@@ -337,15 +285,7 @@ static const fo_field fields_315[] = {
     {"gc.generation_stats_size", 1120},
     {"gc.generation_stats", 104},
 
-    {"gen_object.size", 160},
-    {"gen_object.gi_name", 24},
-    {"gen_object.gi_iframe", 72},
-    {"gen_object.gi_frame_state", 67},
-
-    {"llist_node.next", 0},
-    {"llist_node.prev", 8},
-
-    {"debugger_support.eval_breaker", 24},
+    FIELDS_314_315_DEBUGGER
     {"debugger_support.remote_debugger_support", 344},
     {"debugger_support.remote_debugging_enabled", 8028},
     {"debugger_support.debugger_pending_call", 0},

@@ -25,38 +25,8 @@
 
 #include "../../native/src/internal.h"
 #include "check.h"
+#include "children.h"
 
-
-/* ==== children ========================================================== */
-
-#define MAX_CHILDREN 16
-static pid_t children[MAX_CHILDREN];
-static int nchildren;
-
-static void kill_children(void)
-{
-    for (int i = 0; i < nchildren; i++) {
-        if (children[i] > 0) {
-            kill(children[i], SIGKILL);
-            waitpid(children[i], NULL, 0);
-            children[i] = 0;
-        }
-    }
-}
-
-static void reap(pid_t pid, int *status)
-{
-    for (int i = 0; i < nchildren; i++)
-        if (children[i] == pid)
-            children[i] = 0;
-    waitpid(pid, status, 0);
-}
-
-static void track(pid_t pid)
-{
-    REQUIRE(nchildren < MAX_CHILDREN);
-    children[nchildren++] = pid;
-}
 
 /* Written by a holder child after fork, so it differs from our copy. */
 static char child_buf[256];
@@ -89,7 +59,7 @@ static holder spawn_holder(void)
             ;
         _exit(0);
     }
-    track(h.pid);
+    child_track(h.pid);
     close(ready[1]);
     close(in[0]);
     h.stdin_w = in[1];
@@ -356,7 +326,7 @@ static void test_child(bool force)
 
     /* the child dies under an existing reader */
     close(h.stdin_w);
-    reap(h.pid, &status);
+    child_reap(h.pid, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK_RC(r.read(r.arg, (uint64_t)(uintptr_t)child_buf, got, 8), PYF_ENOPROC);
     {
@@ -381,8 +351,8 @@ static void test_dead_pid(void)
     REQUIRE(pid >= 0);
     if (pid == 0)
         _exit(0);
-    track(pid);
-    reap(pid, NULL);
+    child_track(pid);
+    child_reap(pid, NULL);
     rc = pyf__pid_reader_create(pid, &r, err, sizeof err);
     CHECK_RC(rc, PYF_ENOPROC);
     snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
@@ -436,25 +406,25 @@ static void test_eperm(void)
         }
         _exit(bad);
     }
-    track(helper);
-    reap(helper, &status);
+    child_track(helper);
+    child_reap(helper, &status);
     CHECK(WIFEXITED(status));
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
         fprintf(stderr, "EPERM helper exit status %d\n", WEXITSTATUS(status));
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(h.stdin_w);
-    reap(h.pid, NULL);
+    child_reap(h.pid, NULL);
 }
 
 int main(void)
 {
-    atexit(kill_children);
+    atexit(children_kill);
     test_self(false);
     test_self(true);
     test_child(false);
     test_child(true);
     test_dead_pid();
     test_eperm();
-    kill_children();
+    children_kill();
     return check_end();
 }

@@ -31,6 +31,7 @@
 #include "../../native/src/elf.h"
 #include "../../native/src/internal.h"
 #include "check.h"
+#include "children.h"
 #include "fake_offsets.h"
 
 #ifndef PYF_RT_TARGET
@@ -39,22 +40,13 @@
 
 /* ==== children and temporary files ====================================== */
 
-#define MAX_CHILDREN 32
-static pid_t children[MAX_CHILDREN];
-static int nchildren;
 static char tmpdir[4096];
 static char tmpfiles[16][4200];
 static int ntmpfiles;
 
 static void cleanup(void)
 {
-    for (int i = 0; i < nchildren; i++) {
-        if (children[i] > 0) {
-            kill(children[i], SIGKILL);
-            waitpid(children[i], NULL, 0);
-            children[i] = 0;
-        }
-    }
+    children_kill();
     for (int i = 0; i < ntmpfiles; i++)
         unlink(tmpfiles[i]);
     ntmpfiles = 0;
@@ -71,20 +63,6 @@ static void on_fatal(int sig)
     cleanup();
     signal(sig, SIG_DFL);
     raise(sig);
-}
-
-static void track(pid_t pid)
-{
-    REQUIRE(nchildren < MAX_CHILDREN);
-    children[nchildren++] = pid;
-}
-
-static void reap(pid_t pid, int *status)
-{
-    for (int i = 0; i < nchildren; i++)
-        if (children[i] == pid)
-            children[i] = 0;
-    waitpid(pid, status, 0);
 }
 
 typedef struct rt_child {
@@ -114,7 +92,7 @@ static rt_child spawn_rt(const char *path, const char *mode)
         execl(path, path, fdstr, mode, (char *)NULL);
         _exit(127);
     }
-    track(c.pid);
+    child_track(c.pid);
     close(ready[1]);
     close(in[0]);
     c.stdin_w = in[1];
@@ -141,7 +119,7 @@ static void stop_rt(rt_child *c)
     int status;
 
     close(c->stdin_w);
-    reap(c->pid, &status);
+    child_reap(c->pid, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -448,10 +426,10 @@ static void test_dead(void)
     REQUIRE(pid >= 0);
     if (pid == 0)
         _exit(0);
-    track(pid);
+    child_track(pid);
     /* a reader made while the process lived, used after it is gone */
     REQUIRE(pyf__pid_reader_create((int)pid, &r, err, sizeof err) == PYF_OK);
-    reap(pid, NULL);
+    child_reap(pid, NULL);
     CHECK_RC(pyf__pid_find_runtime((int)pid, &r, &found, err, sizeof err), PYF_ENOPROC);
     CHECK(strstr(err, "does not exist") != NULL);
     pyf__pid_reader_destroy(&r);
@@ -489,8 +467,8 @@ static void test_eperm(const char *pyexe)
             _exit(12);
         _exit(0);
     }
-    track(helper);
-    reap(helper, &status);
+    child_track(helper);
+    child_reap(helper, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     stop_rt(&c);
 }

@@ -92,6 +92,22 @@ def interpreter_params():
     return [pytest.param(None, id="no-interpreter")]
 
 
+def scenario_params(scenarios):
+    """pytest params over (interpreter, scenario program of targets/)."""
+    return [pytest.param((p.values[0], s), id="%s-%s" % (p.id, s))
+            for p in interpreter_params() for s in scenarios]
+
+
+def start_scenario(param, tmp_path_factory, prefix=""):
+    """A LiveTarget for a scenario_params value (not started)."""
+    from livetarget import LiveTarget
+    interp, scenario = param
+    if interp is None:
+        require_interpreters()
+    workdir = tmp_path_factory.mktemp("%s%s-%s" % (prefix, interp.name, scenario))
+    return LiveTarget(interp.path, scenario + ".py", workdir)
+
+
 def require_interpreters():
     """Fail inside the sandbox, skip elsewhere, when no 3.13/3.14/3.15."""
     release = [i for i in INTERPRETERS if i.kind == "release"]

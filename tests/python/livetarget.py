@@ -131,11 +131,11 @@ class LiveTarget(object):
         if self.doc.get("pid") != self.proc.pid:
             raise TargetError("handshake pid %r is not the child's pid %d"
                               % (self.doc.get("pid"), self.proc.pid))
-        self.views = {int(tid): frames for tid, frames in self.doc["threads"].items()}
+        self.views = {int(tid): frames for tid, frames in self.doc.get("threads", {}).items()}
         self.threads = {tid: [(f["function"], f["filename"], f["line"]) for f in frames]
                         for tid, frames in self.views.items()}
         self.idents = {int(tid): info["ident"]
-                       for tid, info in self.doc["thread_info"].items()}
+                       for tid, info in self.doc.get("thread_info", {}).items()}
         tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
         self.foreign_tids = sorted(tasks - set(self.views))
         return self

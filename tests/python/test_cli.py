@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from conftest import interpreter_params, require_interpreters
-from livetarget import LiveTarget
+from conftest import scenario_params, start_scenario
 from oracle import compare_views, keys
 
 CLI_TIMEOUT = 120
@@ -25,15 +24,9 @@ def _text(res):
     return (res.stdout.decode("utf-8", "replace"), res.stderr.decode("utf-8", "replace"))
 
 
-@pytest.fixture(scope="module",
-                params=[pytest.param((p.values[0], s), id="%s-%s" % (p.id, s))
-                        for p in interpreter_params() for s in ("threads", "names")])
+@pytest.fixture(scope="module", params=scenario_params(("threads", "names")))
 def target(request, tmp_path_factory):
-    interp, scenario = request.param
-    if interp is None:
-        require_interpreters()
-    workdir = tmp_path_factory.mktemp("cli-%s-%s" % (interp.name, scenario))
-    with LiveTarget(interp.path, scenario + ".py", workdir) as t:
+    with start_scenario(request.param, tmp_path_factory, "cli-") as t:
         yield t
 
 

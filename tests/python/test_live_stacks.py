@@ -17,7 +17,7 @@ import unicodedata
 
 import pytest
 
-from conftest import INTERPRETERS, interpreter_params, require_interpreters
+from conftest import INTERPRETERS, require_interpreters, scenario_params, start_scenario
 from livetarget import LiveTarget
 from oracle import (OracleError, compare_views, compare_with_remote,
                     frames_diff, keys, normalize_remote, remote_limitation,
@@ -117,16 +117,10 @@ class Live:
         return self._remote
 
 
-@pytest.fixture(scope="module",
-                params=[pytest.param((p.values[0], s), id="%s-%s" % (p.id, s))
-                        for p in interpreter_params() for s in SCENARIOS])
+@pytest.fixture(scope="module", params=scenario_params(SCENARIOS))
 def live(request, tmp_path_factory):
-    interp, scenario = request.param
-    if interp is None:
-        require_interpreters()
-    workdir = tmp_path_factory.mktemp("%s-%s" % (interp.name, scenario))
-    with LiveTarget(interp.path, scenario + ".py", workdir) as target:
-        yield Live(interp, scenario, target)
+    with start_scenario(request.param, tmp_path_factory) as target:
+        yield Live(request.param[0], request.param[1], target)
 
 
 def _source_line(filename, line):

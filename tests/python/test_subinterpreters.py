@@ -7,65 +7,19 @@ itself, and the main interpreter's part of the same OS thread ending in the
 frames that called Interpreter.exec (recorded by the caller itself).
 """
 
-import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 import debugger_util as du
+from livetarget import LiveTarget
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "native", "python"))
 import pyframes  # noqa: E402
 
-TARGET = r'''
-import json, os, sys, threading, time
-from concurrent import interpreters
 
-handshake_fd = int(sys.argv[1])
-r, w = os.pipe()
-
-def view(frame):
-    frames = []
-    while frame is not None:
-        frames.append([frame.f_code.co_qualname, frame.f_code.co_filename, frame.f_lineno])
-        frame = frame.f_back
-    return frames
-
-SUB = """
-import json, os, sys, time
-def view(frame):
-    frames = []
-    while frame is not None:
-        frames.append([frame.f_code.co_qualname, frame.f_code.co_filename, frame.f_lineno])
-        frame = frame.f_back
-    return frames
-class Job:
-    def run(self):
-        os.write(W, (json.dumps(view(sys._getframe())) + "\\n").encode()); time.sleep(3600)
-def start():
-    Job().run()
-start()
-""".replace("W", str(w))
-
-outer = {}
-
-def worker():
-    interp = interpreters.create()
-    outer["frames"] = view(sys._getframe()); interp.exec(SUB)
-
-t = threading.Thread(target=worker, daemon=True)
-t.start()
-line = b""
-while not line.endswith(b"\n"):
-    line += os.read(r, 65536)
-doc = {"pid": os.getpid(), "native_tid": t.native_id,
-       "sub": json.loads(line), "outer": outer["frames"]}
-os.write(handshake_fd, (json.dumps(doc) + "\n").encode())
-time.sleep(3600)
-'''
 
 VERSIONS = ["3.14", "3.15"]
 
@@ -78,25 +32,8 @@ def _frames(thread):
 def target(request, tmp_path):
     version = request.param
     du.require(None, version)
-    python = du.python_for(version)
-    script = tmp_path / "subinterp.py"
-    script.write_text(TARGET)
-    r, w = os.pipe()
-    proc = subprocess.Popen([python, str(script), str(w)], stdin=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, pass_fds=(w,))
-    os.close(w)
-    try:
-        # Handshake: one JSON line, written once the subinterpreter's thread
-        # has recorded its stack and is about to block on that same line.
-        with os.fdopen(r, "rb") as f:
-            line = f.readline()
-        if not line.endswith(b"\n"):
-            proc.kill()
-            pytest.fail("target gave no handshake: %s" % proc.stderr.read().decode())
-        yield json.loads(line)
-    finally:
-        proc.kill()
-        proc.wait()
+    with LiveTarget(du.python_for(version), "subinterp.py", tmp_path) as t:
+        yield t.doc
 
 
 def test_snapshot_shows_every_interpreter(target):

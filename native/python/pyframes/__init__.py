@@ -20,60 +20,21 @@ options, adapter, locate, session.  cli is `python3 -m pyframes`.
 """
 
 from . import errors, model, render
-from .errors import (
-    BadOffsets,
-    CorruptTarget,
-    LibraryMismatch,
-    LibraryNotFound,
-    NoSuchProcess,
-    NoSuchThread,
-    NotPython,
-    PermissionDenied,
-    PyframesError,
-    ReadFault,
-    UnsupportedVersion,
-    error_from_code,
-)
+from .errors import (BadOffsets, CorruptTarget, LibraryMismatch, LibraryNotFound,  # noqa: F401
+                     NoSuchProcess, NoSuchThread, NotPython, PermissionDenied,
+                     PyframesError, ReadFault, UnsupportedVersion, error_from_code)
 from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
-from .target import (
-    Target,
-    attach,
-    elf_runtime_address,
-    find_runtime_in_range,
-    library_version,
-    open_reader,
-    probe_runtime,
-)
+from .target import (Target, attach, elf_runtime_address, find_runtime_in_range,  # noqa: F401
+                     library_version, open_reader, probe_runtime)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "__version__",
-    "attach",
-    "open_reader",
-    "probe_runtime",
-    "find_runtime_in_range",
-    "elf_runtime_address",
-    "library_version",
-    "Target",
-    "PythonInfo",
-    "Frame",
-    "Thread",
-    "Interpreter",
-    "Snapshot",
-    "PyframesError",
-    "ReadFault",
-    "PermissionDenied",
-    "NoSuchProcess",
-    "NotPython",
-    "UnsupportedVersion",
-    "BadOffsets",
-    "CorruptTarget",
-    "NoSuchThread",
-    "LibraryNotFound",
-    "LibraryMismatch",
-    "error_from_code",
-    "errors",
-    "model",
-    "render",
+    "__version__", "attach", "open_reader", "probe_runtime", "find_runtime_in_range",
+    "elf_runtime_address", "library_version", "Target",
+    "PythonInfo", "Frame", "Thread", "Interpreter", "Snapshot",
+    "PyframesError", "ReadFault", "PermissionDenied", "NoSuchProcess", "NotPython",
+    "UnsupportedVersion", "BadOffsets", "CorruptTarget", "NoSuchThread",
+    "LibraryNotFound", "LibraryMismatch", "error_from_code",
+    "errors", "model", "render",
 ]

@@ -1,16 +1,10 @@
-"""Targets: a process or core opened through libpyframes, and its snapshots.
+"""A target: a process or core opened through libpyframes.
 
-    import pyframes
-    with pyframes.attach(1234) as target:
-        snap = target.snapshot()
-        for line in pyframes.render.format_text(snap):
-            print(line)
-
-A debugger front end opens a target over its own memory reader instead:
-
-    target = pyframes.open_reader(read, runtime_addr)
-
-where ``read(addr, size)`` returns exactly ``size`` bytes or raises.
+attach() opens a live local process by PID (the library's own reader);
+open_reader() opens anything a debugger can read, through a Python read
+callable.  Target.snapshot() copies the library's snapshot into the model
+(pyframes.model).  probe_runtime, find_runtime_in_range and
+elf_runtime_address are the library's runtime-location helpers.
 """
 
 import struct

@@ -1,0 +1,51 @@
+"""A worker OS thread runs code in a subinterpreter (3.14+,
+concurrent.interpreters); that code records its own stack and blocks.  The
+handshake document (through livetarget's FIFO) holds the subinterpreter's
+view ("sub"), the calling frames in the main interpreter ("outer") and the
+worker's native thread id.
+
+    pythonX.Y subinterp.py HANDSHAKE
+"""
+import json, os, sys, threading, time
+from concurrent import interpreters
+
+handshake = os.open(sys.argv[1], os.O_WRONLY)  # the FIFO of livetarget.py
+r, w = os.pipe()
+
+# The view of a stack, as [function, filename, line] from a frame outwards;
+# defined in both interpreters from this one text.
+VIEW = """
+def view(frame):
+    frames = []
+    while frame is not None:
+        frames.append([frame.f_code.co_qualname, frame.f_code.co_filename, frame.f_lineno])
+        frame = frame.f_back
+    return frames
+"""
+exec(VIEW)
+
+SUB = VIEW + """
+import json, os, sys, time
+class Job:
+    def run(self):
+        os.write(W, (json.dumps(view(sys._getframe())) + "\\n").encode()); time.sleep(3600)
+def start():
+    Job().run()
+start()
+""".replace("W", str(w))
+
+outer = {}
+
+def worker():
+    interp = interpreters.create()
+    outer["frames"] = view(sys._getframe()); interp.exec(SUB)
+
+t = threading.Thread(target=worker, daemon=True)
+t.start()
+line = b""
+while not line.endswith(b"\n"):
+    line += os.read(r, 65536)
+doc = {"pid": os.getpid(), "native_tid": t.native_id,
+       "sub": json.loads(line), "outer": outer["frames"]}
+os.write(handshake, (json.dumps(doc) + "\n").encode())
+time.sleep(3600)
