@@ -23,13 +23,16 @@
  *   - Function names are pyf_<noun>_<verb>; only pyf_ symbols are exported.
  *     The soname carries the major version; within 0.x a minor release may
  *     add functions, append fields to input structs and use reserved fields.
- *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request) start
+ *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request,
+ *     pyf_locate_request) start
  *     with struct_size = sizeof(the caller's struct).  The library accepts any
  *     size from the struct's first published layout (PYF_<STRUCT>_SIZE_V0)
  *     up: fields a smaller (older) struct lacks read as zero, their default.
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
+ *   - Output structs the caller sizes (pyf_runtime_location: struct_size set
+ *     by the caller) receive only the bytes the caller's size covers.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
  *     pyf_interp, pyf_snapshot) are frozen within 0.x: their size and the
  *     stride of the snapshot arrays (PYF_FRAME_SIZE, PYF_THREAD_SIZE,
@@ -306,9 +309,64 @@ PYF_API void pyf_snapshot_free(pyf_snapshot *s);
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                               pyf_python_info *out);
 
+/* Where _PyRuntime is, from what a debugger (or /proc/PID/maps) knows of the
+ * target's address space.  The library tries, in this order and as the
+ * request's methods allow: the address of the symbol _PyRuntime (when the
+ * caller's symbol tables have it); the ELF section .PyRuntime of each mapped
+ * file whose name contains "python" (its mapping at file offset 0 gives
+ * where the file is loaded; the file is opened by path, else by open_path);
+ * a scan of the writable mappings for the "xdebugpy" cookie (python files,
+ * other files, then anonymous memory, smallest first) within one byte
+ * budget.  Every candidate is confirmed with pyf_runtime_probe.  The PID
+ * reader uses the same search over /proc/PID/maps. */
+#define PYF_MAP_READ 0x1u
+#define PYF_MAP_WRITE 0x2u
+#define PYF_MAP_EXEC 0x4u
+
+typedef struct pyf_mapping {
+    uint64_t start, end;       /* [start, end) in the target */
+    uint64_t file_offset;      /* offset in the file of start */
+    uint32_t flags;            /* PYF_MAP_* */
+    uint32_t reserved;
+    const char *path;          /* the file as the target names it, or NULL */
+    const char *open_path;     /* where this machine can open it, or NULL */
+} pyf_mapping;
+
+#define PYF_LOCATE_SYMBOL 0x1u
+#define PYF_LOCATE_SECTION 0x2u
+#define PYF_LOCATE_SCAN 0x4u
+
+typedef struct pyf_locate_request {
+    uint32_t struct_size;      /* = sizeof(pyf_locate_request) */
+    uint32_t methods;          /* PYF_LOCATE_*; 0 = all */
+    uint64_t symbol_addr;      /* the address of _PyRuntime, 0 when unknown */
+    const pyf_mapping *maps;
+    size_t nmaps;
+    uint64_t scan_budget;      /* bytes scanned at most; 0 = 512 MiB */
+} pyf_locate_request;
+#define PYF_LOCATE_REQUEST_SIZE_V0 40u
+
+typedef struct pyf_runtime_location {
+    uint32_t struct_size;      /* = sizeof(pyf_runtime_location), set by the caller */
+    uint32_t method;           /* the PYF_LOCATE_* that found it */
+    uint64_t addr;             /* 0 when nothing was found */
+    /* the runtime found; on PYF_EVERSION, the version the refused table
+     * says (hexversion and its parts) */
+    pyf_python_info python;
+    char detail[256];          /* how it was found, or why nothing was */
+} pyf_runtime_location;
+#define PYF_RUNTIME_LOCATION_SIZE_V0 312u
+
+/* Returns 0 (out->addr, out->method, out->python), or PYF_ENOTPY (nothing
+ * found), PYF_EVERSION / PYF_EOFFSETS (a table was found and refused:
+ * out->python says its version), PYF_EPERM, PYF_ENOPROC, PYF_EINVAL; out
+ * (which may be NULL) always gets the detail. */
+PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
+                               pyf_runtime_location *out);
+
 /* Scan [start, end) through reader, in page-sized steps, for a valid
- * _PyRuntime (cookie at an 8-aligned address that also probes valid).  For
- * debuggers that know the target's writable mappings but no symbol. */
+ * _PyRuntime (cookie at an 8-aligned address that also probes valid): the
+ * scan step of pyf_runtime_locate over one range. */
 PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
                                       uint64_t end, uint64_t *found);
 

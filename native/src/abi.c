@@ -5,7 +5,8 @@
  * fields it lacks read as zero (their documented default).  A caller built
  * against a newer header passes a larger one: accepted when every byte this
  * library does not know is zero (the caller asked for nothing new), refused
- * with PYF_ENOTSUP otherwise.
+ * with PYF_ENOTSUP otherwise.  Output structs the caller sizes get the
+ * bytes its struct_size covers, the rest zeroed.
  */
 #include <string.h>
 
@@ -37,5 +38,19 @@ int pyf__struct_in(const void *in, size_t v0_size, void *local,
     }
     memcpy(local, in, size < local_size ? size : local_size);
     memcpy(local, &(uint32_t){(uint32_t)local_size}, sizeof(uint32_t));
+    return PYF_OK;
+}
+
+int pyf__struct_out(void *out, size_t v0_size, void *local, size_t local_size)
+{
+    uint32_t size;
+
+    memcpy(&size, out, sizeof size);
+    if (size < v0_size)
+        return PYF_EINVAL;
+    ((uint32_t *)local)[0] = (uint32_t)(size < local_size ? size : local_size);
+    memcpy(out, local, size < local_size ? size : local_size);
+    if (size > local_size) /* a newer caller: what we do not know reads as zero */
+        memset((unsigned char *)out + local_size, 0, size - local_size);
     return PYF_OK;
 }

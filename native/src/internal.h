@@ -28,6 +28,10 @@ _Static_assert(PYF_READER_SIZE_V0 == offsetof(pyf_reader, arg) + sizeof(void *),
 _Static_assert(PYF_OPTIONS_SIZE_V0 == sizeof(pyf_options), "pyf_options");
 _Static_assert(PYF_SNAPSHOT_REQUEST_SIZE_V0 == sizeof(pyf_snapshot_request),
                "pyf_snapshot_request");
+_Static_assert(PYF_LOCATE_REQUEST_SIZE_V0 == sizeof(pyf_locate_request),
+               "pyf_locate_request");
+_Static_assert(PYF_RUNTIME_LOCATION_SIZE_V0 == sizeof(pyf_runtime_location),
+               "pyf_runtime_location");
 
 /* ==== input structs (abi.c) ==============================================
  * Copy the caller's struct at in (whose first field is its struct_size)
@@ -37,6 +41,10 @@ _Static_assert(PYF_SNAPSHOT_REQUEST_SIZE_V0 == sizeof(pyf_snapshot_request),
 int pyf__struct_in(const void *in, size_t v0_size, void *local,
                    size_t local_size, const char *name, char *err,
                    size_t errlen);
+/* Copy the library's result (local, whose first field is struct_size) into
+ * the caller's struct out, whose struct_size says how much it holds;
+ * PYF_EINVAL below v0_size. */
+int pyf__struct_out(void *out, size_t v0_size, void *local, size_t local_size);
 
 /* ==== errors (error.c) =================================================== */
 
@@ -123,6 +131,9 @@ typedef struct pyf__offsets {
  * named in err). */
 int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
                         char *err, size_t errlen);
+
+/* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
+void pyf__version_text(uint64_t hexversion, char *buf, size_t len);
 
 /* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
 size_t pyf__offsets_table_size(int minor);

@@ -341,7 +341,7 @@ static const char *level_name(uint32_t level)
     }
 }
 
-static void version_text(uint64_t hex, char *buf, size_t len)
+void pyf__version_text(uint64_t hex, char *buf, size_t len)
 {
     uint32_t major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff,
              micro = (hex >> 8) & 0xff, level = (hex >> 4) & 0xf,
@@ -379,7 +379,7 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     }
     uint64_t hex = pyf__ld64(raw + 8);
     char vtext[40];
-    version_text(hex, vtext, sizeof vtext);
+    pyf__version_text(hex, vtext, sizeof vtext);
     uint32_t major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff,
              micro = (hex >> 8) & 0xff, level = (hex >> 4) & 0xf,
              serial = hex & 0xf;

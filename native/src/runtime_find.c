@@ -162,14 +162,7 @@ PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
     return rc;
 }
 
-/* ==== /proc/PID/maps ====================================================== */
-
-typedef struct candidate {
-    char *path;        /* as printed in maps, " (deleted)" included */
-    uint64_t start, end; /* the mapping at file offset 0 */
-    bool have_start;
-    bool deleted;
-} candidate;
+/* ==== locating from a list of mappings ==================================== */
 
 /* Scan order of writable mappings: python files, other files (an embedded
  * interpreter, a deleted file), then memory that is not a file, smallest
@@ -179,23 +172,8 @@ enum { REGION_PYTHON_FILE, REGION_FILE, REGION_MEMORY };
 typedef struct region {
     uint64_t start, end;
     int kind;          /* REGION_* */
-    size_t order;      /* position in maps */
+    size_t order;      /* position in the list */
 } region;
-
-typedef struct maps {
-    candidate cand[MAX_CANDIDATES];
-    size_t ncand;
-    region *reg;
-    size_t nreg, capreg;
-    size_t nlines;
-} maps;
-
-static void maps_free(maps *m)
-{
-    for (size_t i = 0; i < m->ncand; i++)
-        free(m->cand[i].path);
-    free(m->reg);
-}
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
 {
@@ -205,8 +183,9 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 }
 
 /* Basename (without " (deleted)") contains "python". */
-static bool is_python_path(const char *path, size_t len)
+static bool is_python_path(const char *path)
 {
+    size_t len = strlen(path);
     const char *base = path, *p;
     size_t blen;
 
@@ -222,67 +201,319 @@ static bool is_python_path(const char *path, size_t len)
     return false;
 }
 
-static int add_region(maps *m, uint64_t start, uint64_t end, int kind)
+static int region_cmp(const void *pa, const void *pb)
 {
-    if (m->nreg == m->capreg) {
-        size_t cap = m->capreg ? m->capreg * 2 : 256;
-        region *r;
+    const region *a = pa, *b = pb;
+    uint64_t sa = a->kind == REGION_MEMORY ? a->end - a->start : 0;
+    uint64_t sb = b->kind == REGION_MEMORY ? b->end - b->start : 0;
 
-        if (cap > MAX_REGIONS)
-            return PYF_OK; /* keep what we have: the scan is bounded anyway */
-        r = realloc(m->reg, cap * sizeof *r);
-        if (r == NULL)
-            return PYF_ENOMEM;
-        m->reg = r;
-        m->capreg = cap;
-    }
-    m->reg[m->nreg].start = start;
-    m->reg[m->nreg].end = end;
-    m->reg[m->nreg].kind = kind;
-    m->reg[m->nreg].order = m->nreg;
-    m->nreg++;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Where the .PyRuntime section of the file of mapping m (its offset-0
+ * mapping) lives: through its path, else through open_path. */
+static int section_address(const pyf_mapping *m, uint64_t *addr, bool *unopened)
+{
+    uint64_t sh_addr = 0, load = 0, delta;
+    int rc = PYF_EIO;
+
+    if (!ends_with(m->path, strlen(m->path), DELETED_SUFFIX))
+        rc = pyf__elf_find_pyruntime(m->path, &sh_addr, &load);
+    if (rc == PYF_EIO && m->open_path != NULL)
+        rc = pyf__elf_find_pyruntime(m->open_path, &sh_addr, &load);
+    if (rc == PYF_EIO)
+        *unopened = true;
+    if (rc != PYF_OK)
+        return rc;
+    delta = sh_addr - load; /* sh_addr >= load is checked by the ELF reader */
+    if (delta > UINT64_MAX - m->start)
+        return PYF_ECORRUPT;
+    *addr = m->start + delta;
     return PYF_OK;
 }
 
-static int add_candidate(maps *m, const char *path, size_t len, uint64_t start,
-                         uint64_t end, uint64_t offset)
-{
-    candidate *c = NULL;
+typedef struct locate_ctx {
+    const pyf_reader *r;
+    const char *who;        /* "process 123", "the target" */
+    const char *unopened_hint; /* appended to the note about an unopened file */
+    uint64_t skip_lo, skip_hi;
+    char *err;
+    size_t errlen;
+} locate_ctx;
 
-    for (size_t i = 0; i < m->ncand; i++) {
-        if (strcmp(m->cand[i].path, path) == 0) {
-            c = &m->cand[i];
-            break;
+static int fail_read(const locate_ctx *c, int rc)
+{
+    if (rc == PYF_EPERM)
+        pyf__fmt(c->err, c->errlen, "permission denied reading the memory of %s; %s",
+                 c->who, PERM_HINT);
+    else
+        pyf__fmt(c->err, c->errlen, "%s exited while its runtime was searched", c->who);
+    return rc;
+}
+
+static void fill_found(const locate_ctx *c, pyf_runtime_location *out,
+                       uint64_t addr, uint32_t method, const char *how)
+{
+    const pyf_reader *r = c->r;
+    pyf_python_info info;
+
+    memset(&info, 0, sizeof info);
+    pyf_runtime_probe(r, addr, &info);
+    out->addr = addr;
+    out->method = method;
+    out->python = info;
+    pyf__fmt(c->err, c->errlen, "%s", how);
+}
+
+/* The version word of a table whose cookie is there, for a refusal. */
+static void version_of(const pyf_reader *r, uint64_t addr, pyf_python_info *info)
+{
+    uint8_t raw[8];
+
+    memset(info, 0, sizeof *info);
+    if (r->read(r->arg, addr + 8, raw, sizeof raw) != PYF_OK)
+        return;
+    uint64_t v = pyf__ld64(raw);
+    info->runtime_addr = addr;
+    info->hexversion = v;
+    info->major = (uint32_t)(v >> 24 & 0xff);
+    info->minor = (uint32_t)(v >> 16 & 0xff);
+    info->micro = (uint32_t)(v >> 8 & 0xff);
+    info->level = (uint32_t)(v >> 4 & 0xf);
+    info->serial = (uint32_t)(v & 0xf);
+}
+
+static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
+                  uint64_t symbol, uint32_t methods, uint64_t budget,
+                  pyf_runtime_location *out)
+{
+    const pyf_reader *r = c->r;
+    scan_state s;
+    region *reg = NULL;
+    size_t nreg = 0, ntried = 0;
+    char unopened_note[256] = "", rej_note[256] = "", budget_note[64] = "";
+    int rc;
+
+    memset(&s, 0, sizeof s);
+    if (methods == 0)
+        methods = PYF_LOCATE_SYMBOL | PYF_LOCATE_SECTION | PYF_LOCATE_SCAN;
+
+    /* 1. The address the caller's symbol table gives. */
+    if ((methods & PYF_LOCATE_SYMBOL) && symbol != 0) {
+        rc = pyf_runtime_probe(r, symbol, NULL);
+        if (rc == PYF_OK) {
+            fill_found(c, out, symbol, PYF_LOCATE_SYMBOL, "the symbol _PyRuntime");
+            return PYF_OK;
+        }
+        if (rc == PYF_EPERM || rc == PYF_ENOPROC)
+            return fail_read(c, rc);
+        note_rejection(&s.rej, symbol, rc, "the symbol _PyRuntime");
+    }
+
+    /* 2. The .PyRuntime section of each python file, in list order: the
+     * first mapping at file offset 0 of each path. */
+    for (size_t i = 0; (methods & PYF_LOCATE_SECTION) && i < nmaps; i++) {
+        const pyf_mapping *m = &maps[i];
+        bool seen = false, unopened = false;
+        uint64_t addr = 0;
+        int prc;
+
+        if (m->path == NULL || m->path[0] != '/' || m->file_offset != 0 ||
+            !is_python_path(m->path))
+            continue;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = maps[j].file_offset == 0 && maps[j].path != NULL &&
+                   strcmp(maps[j].path, m->path) == 0;
+        if (seen || ntried++ >= MAX_CANDIDATES)
+            continue;
+        if (section_address(m, &addr, &unopened) != PYF_OK) {
+            if (unopened && ends_with(m->path, strlen(m->path), DELETED_SUFFIX) &&
+                unopened_note[0] == '\0')
+                pyf__fmt(unopened_note, sizeof unopened_note,
+                         "; %s could not be reopened%s", m->path,
+                         c->unopened_hint ? c->unopened_hint : "");
+            continue;
+        }
+        prc = pyf_runtime_probe(r, addr, NULL);
+        if (prc == PYF_OK) {
+            char how[160];
+
+            pyf__fmt(how, sizeof how, "the .PyRuntime section of %s", m->path);
+            fill_found(c, out, addr, PYF_LOCATE_SECTION, how);
+            return PYF_OK;
+        }
+        if (prc == PYF_EPERM || prc == PYF_ENOPROC)
+            return fail_read(c, prc);
+        {
+            char what[160];
+
+            pyf__fmt(what, sizeof what, "the .PyRuntime section of %s", m->path);
+            note_rejection(&s.rej, addr, prc, what);
         }
     }
-    if (c == NULL) {
-        if (m->ncand == MAX_CANDIDATES)
-            return PYF_OK;
-        c = &m->cand[m->ncand];
-        c->path = strdup(path);
-        if (c->path == NULL)
+
+    /* 3. The cookie in writable mappings, in scan order. */
+    rc = PYF_ENOTPY;
+    if (methods & PYF_LOCATE_SCAN) {
+        s.reader = r;
+        s.budget = budget ? budget : SCAN_BUDGET;
+        s.skip_lo = c->skip_lo;
+        s.skip_hi = c->skip_hi;
+        s.buf = malloc(SCAN_BLOCK);
+        for (size_t i = 0; i < nmaps && nreg < MAX_REGIONS; i++)
+            if (maps[i].flags & PYF_MAP_WRITE && maps[i].end > maps[i].start)
+                nreg++;
+        reg = nreg ? calloc(nreg, sizeof *reg) : NULL;
+        if (s.buf == NULL || (nreg && reg == NULL)) {
+            free(s.buf);
+            free(reg);
+            pyf__fmt(c->err, c->errlen, "out of memory scanning %s", c->who);
             return PYF_ENOMEM;
-        c->have_start = false;
-        c->deleted = ends_with(path, len, DELETED_SUFFIX);
-        m->ncand++;
+        }
+        if (c->skip_hi == 0 && c->skip_lo == 0) {
+            /* Searching ourselves: the scan buffer holds copies of what it read. */
+            s.skip_lo = (uint64_t)(uintptr_t)s.buf;
+            s.skip_hi = s.skip_lo + SCAN_BLOCK;
+        }
+        nreg = 0;
+        for (size_t i = 0; i < nmaps && nreg < MAX_REGIONS; i++) {
+            const pyf_mapping *m = &maps[i];
+
+            if (!(m->flags & PYF_MAP_WRITE) || m->end <= m->start)
+                continue;
+            /* Device memory cannot hold the runtime and may not be safe to touch. */
+            if (m->path && strncmp(m->path, "/dev/", 5) == 0 &&
+                strncmp(m->path, "/dev/shm/", 9) != 0)
+                continue;
+            reg[nreg] = (region){m->start, m->end,
+                                 m->path && m->path[0] == '/'
+                                     ? (is_python_path(m->path) ? REGION_PYTHON_FILE : REGION_FILE)
+                                     : REGION_MEMORY,
+                                 nreg};
+            nreg++;
+        }
+        if (nreg > 1)
+            qsort(reg, nreg, sizeof *reg, region_cmp);
+        for (size_t i = 0; i < nreg && rc == PYF_ENOTPY; i++)
+            rc = scan_range(&s, reg[i].start, reg[i].end, &out->addr);
+        free(reg);
+        free(s.buf);
+        if (rc == PYF_OK) {
+            char how[96];
+
+            pyf__fmt(how, sizeof how, "the runtime cookie at 0x%" PRIx64 " in writable memory",
+                     out->addr);
+            fill_found(c, out, out->addr, PYF_LOCATE_SCAN, how);
+            return PYF_OK;
+        }
+        if (rc == PYF_EPERM || rc == PYF_ENOPROC)
+            return fail_read(c, rc);
     }
-    if (offset == 0 && !c->have_start) {
-        c->start = start;
-        c->end = end;
-        c->have_start = true;
+
+    /* 4. Nothing valid.  A table that has the cookie but was refused is the
+     * most useful thing to report, with the version it says. */
+    out->addr = 0;
+    if (s.rej.addr != 0 && s.rej.code != PYF_ENOTPY) {
+        char version[96] = "", vtext[40];
+
+        if (s.rej.code == PYF_EVERSION) {
+            version_of(r, s.rej.addr, &out->python);
+            pyf__version_text(out->python.hexversion, vtext, sizeof vtext);
+            pyf__fmt(version, sizeof version,
+                     "; the table says CPython %s (PY_VERSION_HEX 0x%08" PRIx64 ")",
+                     vtext, out->python.hexversion);
+        }
+        pyf__fmt(c->err, c->errlen,
+                 "%s: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
+                 "rejected: %s (%s)%s",
+                 c->who, s.rej.addr, s.rej.where, pyf_error_message(s.rej.code),
+                 pyf_error_name(s.rej.code), version);
+        return s.rej.code;
     }
-    return PYF_OK;
+    if (s.rej.addr != 0)
+        pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid table at 0x%" PRIx64 " (%s)",
+                 s.rej.where, s.rej.addr,
+                 s.rej.code == PYF_ENOTPY ? "no \"xdebugpy\" cookie there"
+                                          : pyf_error_message(s.rej.code));
+    if (rc == PYF_EDEPTH)
+        pyf__fmt(budget_note, sizeof budget_note, "; the scan stopped after %" PRIu64 " MiB",
+                 (budget ? budget : SCAN_BUDGET) >> 20);
+    pyf__fmt(c->err, c->errlen,
+             "no CPython runtime found in %s: no mapped python or libpython "
+             "file has a valid .PyRuntime section and no writable mapping holds the "
+             "\"xdebugpy\" cookie (is this a CPython 3.13+ process?)%s%s%s",
+             c->who, rej_note, unopened_note, budget_note);
+    return PYF_ENOTPY;
 }
 
-/* One maps line: "start-end perms offset dev inode   path". */
+PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
+                               pyf_runtime_location *out)
+{
+    pyf_reader r;
+    pyf_locate_request q;
+    pyf_runtime_location res;
+    char err[PYF__ERRBUF] = "";
+    int rc;
+
+    memset(&res, 0, sizeof res);
+    rc = pyf__reader_in(reader, &r, err, sizeof err);
+    if (rc == PYF_OK && req == NULL) {
+        pyf__fmt(err, sizeof err, "no request given");
+        rc = PYF_EINVAL;
+    }
+    if (rc == PYF_OK)
+        rc = pyf__struct_in(req, PYF_LOCATE_REQUEST_SIZE_V0, &q, sizeof q,
+                            "pyf_locate_request", err, sizeof err);
+    if (rc == PYF_OK && q.nmaps > 0 && q.maps == NULL) {
+        pyf__fmt(err, sizeof err, "pyf_locate_request.maps is NULL with %zu mappings", q.nmaps);
+        rc = PYF_EINVAL;
+    }
+    if (rc == PYF_OK) {
+        locate_ctx c = {&r, "the target", NULL, 0, 0, err, sizeof err};
+        rc = locate(&c, q.maps, q.nmaps, q.symbol_addr, q.methods, q.scan_budget, &res);
+    }
+    if (out != NULL) {
+        pyf__fmt(res.detail, sizeof res.detail, "%s", err);
+        if (pyf__struct_out(out, PYF_RUNTIME_LOCATION_SIZE_V0, &res, sizeof res) != PYF_OK)
+            return PYF_EINVAL;
+    }
+    return rc;
+}
+
+/* ==== a live process: /proc/PID/maps ====================================== */
+
+typedef struct maps {
+    pyf_mapping *v;
+    size_t n, cap;
+    size_t nlines;
+    int pid;
+} maps;
+
+static void maps_free(maps *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free((char *)m->v[i].path);
+        free((char *)m->v[i].open_path);
+    }
+    free(m->v);
+}
+
+/* One maps line: "start-end perms offset dev inode   path".  Every mapping
+ * is kept (bounded); the files get the paths the library can open: through
+ * /proc/PID/root (another mount namespace), and for a deleted file through
+ * /proc/PID/map_files. */
 static int parse_line(maps *m, char *line, bool complete)
 {
     uint64_t start, end, offset;
     char perms[8];
-    int n = 0, rc;
+    int n = 0;
     char *path;
     size_t len;
-    bool python;
+    pyf_mapping *e;
 
     if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
                &start, &end, perms, &offset, &n) < 4 || end <= start)
@@ -291,21 +522,51 @@ static int parse_line(maps *m, char *line, bool complete)
     len = strlen(path);
     if (len > 0 && path[len - 1] == '\n')
         path[--len] = '\0';
-    /* A path cut short by the line limit is not trusted as a file name. */
-    python = complete && path[0] == '/' && is_python_path(path, len);
-    if (python) {
-        rc = add_candidate(m, path, len, start, end, offset);
-        if (rc != PYF_OK)
-            return rc;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        pyf_mapping *v;
+
+        if (cap > MAX_REGIONS)
+            return PYF_OK; /* keep what we have: the search is bounded anyway */
+        v = realloc(m->v, cap * sizeof *v);
+        if (v == NULL)
+            return PYF_ENOMEM;
+        m->v = v;
+        m->cap = cap;
     }
-    if (perms[0] != 'r' || perms[1] != 'w')
-        return PYF_OK;
-    /* Device memory cannot hold the runtime and may not be safe to touch. */
-    if (strncmp(path, "/dev/", 5) == 0 && strncmp(path, "/dev/shm/", 9) != 0)
-        return PYF_OK;
-    return add_region(m, start, end,
-                      python ? REGION_PYTHON_FILE
-                      : path[0] == '/' ? REGION_FILE : REGION_MEMORY);
+    e = &m->v[m->n];
+    memset(e, 0, sizeof *e);
+    e->start = start;
+    e->end = end;
+    e->file_offset = offset;
+    e->flags = (perms[0] == 'r' ? PYF_MAP_READ : 0) | (perms[1] == 'w' ? PYF_MAP_WRITE : 0) |
+               (perms[2] == 'x' ? PYF_MAP_EXEC : 0);
+    /* A path cut short by the line limit is not trusted as a file name. */
+    if (complete && len > 0) {
+        char alt[64 + 4096];
+
+        e->path = strdup(path);
+        if (e->path == NULL)
+            return PYF_ENOMEM;
+        if (path[0] == '/' && offset == 0 && is_python_path(path)) {
+            if (ends_with(path, len, DELETED_SUFFIX))
+                snprintf(alt, sizeof alt, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+                         m->pid, start, end);
+            else
+                snprintf(alt, sizeof alt, "/proc/%d/root%s", m->pid, path);
+            e->open_path = strdup(alt);
+            if (e->open_path == NULL) {
+                free((char *)e->path);
+                return PYF_ENOMEM;
+            }
+        }
+    } else if (!complete) {
+        e->path = strdup("?");
+        if (e->path == NULL)
+            return PYF_ENOMEM;
+    }
+    m->n++;
+    return PYF_OK;
 }
 
 static int read_maps(int pid, maps *m, char *err, size_t errlen)
@@ -375,72 +636,14 @@ static int read_maps(int pid, maps *m, char *err, size_t errlen)
     return rc;
 }
 
-static int region_cmp(const void *pa, const void *pb)
-{
-    const region *a = pa, *b = pb;
-    uint64_t sa = a->kind == REGION_MEMORY ? a->end - a->start : 0;
-    uint64_t sb = b->kind == REGION_MEMORY ? b->end - b->start : 0;
-
-    if (a->kind != b->kind)
-        return a->kind < b->kind ? -1 : 1;
-    if (sa != sb)
-        return sa < sb ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* ==== the ELF path ======================================================== */
-
-/* .PyRuntime of a candidate file, mapped at c->start.  A file that cannot be
- * opened by its path is tried through /proc/PID/root (another mount
- * namespace) and /proc/PID/map_files (which also opens deleted files). */
-static int candidate_address(int pid, const candidate *c, uint64_t *addr,
-                             bool *map_files_failed)
-{
-    char alt[64 + 4096];
-    uint64_t sh_addr = 0, load = 0, delta;
-    int rc = PYF_EIO;
-
-    if (!c->deleted) {
-        rc = pyf__elf_find_pyruntime(c->path, &sh_addr, &load);
-        if (rc == PYF_EIO && strlen(c->path) < 4096) {
-            snprintf(alt, sizeof alt, "/proc/%d/root%s", pid, c->path);
-            rc = pyf__elf_find_pyruntime(alt, &sh_addr, &load);
-        }
-    }
-    if (rc == PYF_EIO) {
-        snprintf(alt, sizeof alt, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-                 pid, c->start, c->end);
-        rc = pyf__elf_find_pyruntime(alt, &sh_addr, &load);
-        if (rc == PYF_EIO)
-            *map_files_failed = true;
-    }
-    if (rc != PYF_OK)
-        return rc;
-    delta = sh_addr - load; /* sh_addr >= load is checked by the ELF reader */
-    if (delta > UINT64_MAX - c->start)
-        return PYF_ECORRUPT;
-    *addr = c->start + delta;
-    return PYF_OK;
-}
-
 /* ==== discovery for a PID ================================================= */
-
-static int fail_read(int pid, int rc, char *err, size_t errlen)
-{
-    if (rc == PYF_EPERM)
-        pyf__fmt(err, errlen, "permission denied reading the memory of process %d; %s",
-                 pid, PERM_HINT);
-    else
-        pyf__fmt(err, errlen, "process %d exited while its runtime was searched", pid);
-    return rc;
-}
 
 int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                           char *err, size_t errlen)
 {
     maps m;
-    scan_state s;
-    char deleted_note[256] = "", rej_note[256] = "", budget_note[64] = "";
+    char who[32];
+    pyf_runtime_location res;
     int rc;
 
     if (pid <= 0 || r == NULL || r->read == NULL || found == NULL) {
@@ -448,11 +651,9 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
         return PYF_EINVAL;
     }
     memset(&m, 0, sizeof m);
-    memset(&s, 0, sizeof s);
+    m.pid = pid;
     rc = read_maps(pid, &m, err, errlen);
-    if (rc != PYF_OK)
-        goto out;
-    if (m.nlines == 0) {
+    if (rc == PYF_OK && m.nlines == 0) {
         if (kill(pid, 0) < 0 && errno == ESRCH) {
             pyf__fmt(err, errlen, "process %d does not exist", pid);
             rc = PYF_ENOPROC;
@@ -461,114 +662,16 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                      "process %d has no memory mappings (a kernel thread or a zombie?)", pid);
             rc = PYF_ENOTPY;
         }
-        goto out;
     }
-
-    /* 1. The .PyRuntime section of each python file, in maps order. */
-    for (size_t i = 0; i < m.ncand; i++) {
-        const candidate *c = &m.cand[i];
-        bool mf_failed = false;
-        uint64_t addr = 0;
-        int prc;
-
-        if (!c->have_start)
-            continue;
-        if (candidate_address(pid, c, &addr, &mf_failed) != PYF_OK) {
-            if (c->deleted && mf_failed && deleted_note[0] == '\0')
-                pyf__fmt(deleted_note, sizeof deleted_note,
-                         "; %s could not be reopened through /proc/%d/map_files "
-                         "(needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)",
-                         c->path, pid);
-            continue;
-        }
-        prc = pyf_runtime_probe(r, addr, NULL);
-        if (prc == PYF_OK) {
-            *found = addr;
-            rc = PYF_OK;
-            goto out;
-        }
-        if (prc == PYF_EPERM || prc == PYF_ENOPROC) {
-            rc = fail_read(pid, prc, err, errlen);
-            goto out;
-        }
-        {
-            char what[160];
-
-            pyf__fmt(what, sizeof what, "the .PyRuntime section of %s", c->path);
-            note_rejection(&s.rej, addr, prc, what);
-        }
+    if (rc == PYF_OK) {
+        locate_ctx c = {r, who, " through /proc/PID/map_files (needs CAP_SYS_ADMIN or "
+                        "CAP_CHECKPOINT_RESTORE)", 0, 0, err, errlen};
+        snprintf(who, sizeof who, "process %d", pid);
+        memset(&res, 0, sizeof res);
+        rc = locate(&c, m.v, m.n, 0, PYF_LOCATE_SECTION | PYF_LOCATE_SCAN, 0, &res);
+        if (rc == PYF_OK)
+            *found = res.addr;
     }
-
-    /* 2. The cookie in writable mappings, in scan order. */
-    s.reader = r;
-    s.budget = SCAN_BUDGET;
-    s.buf = malloc(SCAN_BLOCK);
-    if (s.buf == NULL) {
-        pyf__fmt(err, errlen, "out of memory scanning process %d", pid);
-        rc = PYF_ENOMEM;
-        goto out;
-    }
-    if (pid == (int)getpid()) {
-        /* Searching ourselves: the scan buffer holds copies of what it read. */
-        s.skip_lo = (uint64_t)(uintptr_t)s.buf;
-        s.skip_hi = s.skip_lo + SCAN_BLOCK;
-    }
-    if (m.nreg > 1)
-        qsort(m.reg, m.nreg, sizeof *m.reg, region_cmp);
-    rc = PYF_ENOTPY;
-    for (size_t i = 0; i < m.nreg && rc == PYF_ENOTPY; i++)
-        rc = scan_range(&s, m.reg[i].start, m.reg[i].end, found);
-    if (rc == PYF_OK)
-        goto out;
-    if (rc == PYF_EPERM || rc == PYF_ENOPROC) {
-        rc = fail_read(pid, rc, err, errlen);
-        goto out;
-    }
-
-    /* 3. Nothing valid.  A table that has the cookie but was refused is the
-     * most useful thing to report. */
-    if (s.rej.addr != 0 && s.rej.code != PYF_ENOTPY) {
-        char version[96] = "";
-        uint8_t raw[8];
-
-        if (s.rej.code == PYF_EVERSION &&
-            r->read(r->arg, s.rej.addr + 8, raw, sizeof raw) == PYF_OK) {
-            uint64_t v = pyf__ld64(raw);
-            unsigned level = (unsigned)(v >> 4 & 0xf), serial = (unsigned)(v & 0xf);
-            char pre[16] = "";
-
-            if (level == 0xa || level == 0xb || level == 0xc)
-                pyf__fmt(pre, sizeof pre, "%s%u",
-                         level == 0xa ? "a" : level == 0xb ? "b" : "rc", serial);
-            pyf__fmt(version, sizeof version,
-                     "; the table says CPython %u.%u.%u%s (PY_VERSION_HEX 0x%08" PRIx64 ")",
-                     (unsigned)(v >> 24 & 0xff), (unsigned)(v >> 16 & 0xff),
-                     (unsigned)(v >> 8 & 0xff), pre, v);
-        }
-        pyf__fmt(err, errlen,
-                 "process %d: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
-                 "rejected: %s (%s)%s",
-                 pid, s.rej.addr, s.rej.where, pyf_error_message(s.rej.code),
-                 pyf_error_name(s.rej.code), version);
-        rc = s.rej.code;
-        goto out;
-    }
-    if (s.rej.addr != 0)
-        pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid table at 0x%" PRIx64 " (%s)",
-                 s.rej.where, s.rej.addr,
-                 s.rej.code == PYF_ENOTPY ? "no \"xdebugpy\" cookie there"
-                                          : pyf_error_message(s.rej.code));
-    if (rc == PYF_EDEPTH)
-        pyf__fmt(budget_note, sizeof budget_note, "; the scan stopped after %" PRIu64 " MiB",
-                 SCAN_BUDGET >> 20);
-    pyf__fmt(err, errlen,
-             "no CPython runtime found in process %d: no mapped python or libpython "
-             "file has a valid .PyRuntime section and no writable mapping holds the "
-             "\"xdebugpy\" cookie (is this a CPython 3.13+ process?)%s%s%s",
-             pid, rej_note, deleted_note, budget_note);
-    rc = PYF_ENOTPY;
-out:
-    free(s.buf);
     maps_free(&m);
     return rc;
 }

@@ -498,6 +498,95 @@ static void test_struct_sizes(void)
     }
 }
 
+/* ---- pyf_runtime_locate over a list of mappings ------------------------- */
+static int locate(fake_target *ft, uint64_t symbol, uint32_t methods, const pyf_mapping *maps,
+                  size_t n, uint64_t budget, pyf_runtime_location *out)
+{
+    pyf_reader r = fake_reader(ft, 0);
+    pyf_locate_request req;
+    memset(&req, 0, sizeof req);
+    req.struct_size = sizeof req;
+    req.methods = methods;
+    req.symbol_addr = symbol;
+    req.maps = maps;
+    req.nmaps = n;
+    req.scan_budget = budget;
+    memset(out, 0xA5, sizeof *out);
+    out->struct_size = sizeof *out;
+    return pyf_runtime_locate(&r, &req, out);
+}
+
+static void test_locate(void)
+{
+    check_begin("runtime location from mappings");
+    for (size_t i = 0; i < 3; i++) {
+        fake_target *ft = fake_new(k_minors[i]);
+        uint64_t rt = fake_runtime_addr(ft);
+        uint64_t lo = rt & ~(uint64_t)0xFFF;
+        pyf_runtime_location out;
+        /* a writable mapping of a python file (scanned first) holding a
+         * decoy cookie with a 2.7 version, then the runtime's, anonymous */
+        uint64_t decoy = fake_region(ft, lo - 0x100000, 0x10000);
+        fake_write(ft, decoy + 0x2000, "xdebugpy", 8);
+        fake_w64(ft, decoy + 0x2008, 0x020700F0);
+        pyf_mapping maps[2] = {
+            {decoy, decoy + 0x10000, 0x1000, PYF_MAP_READ | PYF_MAP_WRITE, 0,
+             "/nonexistent/libpython-decoy.so", NULL},
+            {lo, lo + 0x1000, 0, PYF_MAP_READ | PYF_MAP_WRITE, 0, NULL, NULL},
+        };
+
+        /* the symbol */
+        CHECK_RC(locate(ft, rt, 0, NULL, 0, 0, &out), PYF_OK);
+        CHECK_ADDR(out.addr, rt);
+        CHECK_EQ_INT(out.method, PYF_LOCATE_SYMBOL);
+        CHECK_EQ_INT(out.python.minor, (uint32_t)k_minors[i]);
+        CHECK_EQ_STR(out.detail, "the symbol _PyRuntime");
+        /* the scan, past the decoy */
+        CHECK_RC(locate(ft, 0, 0, maps, 2, 0, &out), PYF_OK);
+        CHECK_ADDR(out.addr, rt);
+        CHECK_EQ_INT(out.method, PYF_LOCATE_SCAN);
+        CHECK(strstr(out.detail, "runtime cookie at 0x") != NULL);
+        /* methods restrict the search */
+        CHECK_RC(locate(ft, rt, PYF_LOCATE_SECTION, maps, 2, 0, &out), PYF_ENOTPY);
+        CHECK_EQ_INT(out.addr, 0);
+        CHECK(strstr(out.detail, "no CPython runtime found in the target") == out.detail);
+        /* a budget smaller than the decoy mapping stops before the runtime */
+        CHECK_RC(locate(ft, 0, PYF_LOCATE_SCAN, maps, 2, 4096, &out), PYF_ENOTPY);
+        CHECK(strstr(out.detail, "the scan stopped after") != NULL);
+        /* only the decoy: refused, and its version reported as numbers */
+        CHECK_RC(locate(ft, 0, 0, maps, 1, 0, &out), PYF_EVERSION);
+        CHECK_EQ_INT(out.python.hexversion, 0x020700F0);
+        CHECK_EQ_INT(out.python.major, 2);
+        CHECK_EQ_INT(out.python.minor, 7);
+        CHECK(strstr(out.detail, "CPython 2.7.0") != NULL);
+        /* a bad symbol address falls back to the mappings */
+        CHECK_RC(locate(ft, decoy + 0x2000, 0, maps, 2, 0, &out), PYF_OK);
+        CHECK_ADDR(out.addr, rt);
+        /* argument errors */
+        pyf_reader r = fake_reader(ft, 0);
+        pyf_locate_request req;
+        memset(&req, 0, sizeof req);
+        req.struct_size = sizeof req;
+        req.nmaps = 2;
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out), PYF_EINVAL);  /* maps NULL */
+        CHECK_RC(pyf_runtime_locate(&r, NULL, &out), PYF_EINVAL);
+        req.struct_size = 8;
+        req.nmaps = 0;
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out), PYF_EINVAL);  /* too small */
+        /* an output struct of an older caller gets only its bytes */
+        req.struct_size = sizeof req;
+        req.symbol_addr = rt;
+        struct { uint32_t struct_size; uint32_t method; uint64_t addr; pyf_python_info python;
+                 char detail[256]; uint64_t guard; } small;
+        memset(&small, 0x5A, sizeof small);
+        small.struct_size = PYF_RUNTIME_LOCATION_SIZE_V0;
+        CHECK_RC(pyf_runtime_locate(&r, &req, (pyf_runtime_location *)&small), PYF_OK);
+        CHECK_ADDR(small.addr, rt);
+        CHECK(small.guard == 0x5A5A5A5A5A5A5A5Aull);
+        fake_free(ft);
+    }
+}
+
 int main(void)
 {
     fake_watchdog(100, "test_offsets");
@@ -511,5 +600,6 @@ int main(void)
     test_unreadable_runtime();
     test_find_in_range();
     test_struct_sizes();
+    test_locate();
     return check_end();
 }

@@ -124,6 +124,7 @@ class LiveTarget(object):
         if self.handshake == "file":
             with open(path, "rb") as f:
                 line = f.readline().rstrip(b"\n")
+            self._wait_blocked_in_read(self.proc.pid)
         try:
             self.doc = json.loads(line.decode("ascii"))
         except ValueError as e:
@@ -182,6 +183,25 @@ class LiveTarget(object):
         raise TargetError("%s: %s %s (exit status %s); target output:\n%s"
                           % (why, self.python, os.path.basename(self.script), rc,
                              self.output() or "<empty>"))
+
+    def _wait_blocked_in_read(self, tid):
+        """The ready byte comes just before the main thread enters its last
+        os.read (same line, but still inside the function that wrote the
+        document): wait until the kernel shows it in read(2), bounded."""
+        read_nrs = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/task/%d/syscall" % (self.proc.pid, tid)) as f:
+                    fields = f.read().split()
+            except OSError:
+                self._fail("the target's main thread is gone")
+            if fields and (fields[0] == read_nrs or (read_nrs is None and fields[0] != "running")):
+                return
+            if self.proc.poll() is not None:
+                self._fail("target exited after the handshake")
+            time.sleep(0.001)  # a condition of the kernel's, not a guessed delay
+        self._fail("the main thread did not block within %.0f s" % self.timeout)
 
     def _read_line(self):
         """The first line from rfd, bounded by self.timeout.

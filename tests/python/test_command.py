@@ -331,7 +331,7 @@ def test_reader_choice(live):
         assert _info(debugger, "cached targets") == "debugger, pid"
         # the debugger's reads find the runtime through the ELF section
         # (the fake adapter has no symbols)
-        assert re.match(r"_PyRuntime at 0x[0-9a-f]+, found by \.PyRuntime section of /",
+        assert re.match(r"_PyRuntime at 0x[0-9a-f]+, found by the \.PyRuntime section of /",
                         _info(debugger, "runtime")), debugger
         assert _info(session.run("--info --reader pid", adapter), "reader") == "pid"
     finally:

@@ -188,6 +188,48 @@ class pyf_snapshot(ctypes.Structure):
     ]
 
 
+PYF_MAP_READ = 0x1
+PYF_MAP_WRITE = 0x2
+PYF_MAP_EXEC = 0x4
+
+PYF_LOCATE_SYMBOL = 0x1
+PYF_LOCATE_SECTION = 0x2
+PYF_LOCATE_SCAN = 0x4
+
+
+class pyf_mapping(ctypes.Structure):
+    _fields_ = [
+        ("start", c_uint64),
+        ("end", c_uint64),
+        ("file_offset", c_uint64),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+        ("path", c_char_p),
+        ("open_path", c_char_p),
+    ]
+
+
+class pyf_locate_request(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("methods", c_uint32),
+        ("symbol_addr", c_uint64),
+        ("maps", POINTER(pyf_mapping)),
+        ("nmaps", c_size_t),
+        ("scan_budget", c_uint64),
+    ]
+
+
+class pyf_runtime_location(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("method", c_uint32),
+        ("addr", c_uint64),
+        ("python", pyf_python_info),
+        ("detail", ctypes.c_char * 256),
+    ]
+
+
 class pyf_snapshot_request(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -203,7 +245,8 @@ STRUCTURES = {
     cls.__name__: cls
     for cls in (pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
                 pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
-                pyf_snapshot_request)
+                pyf_snapshot_request, pyf_mapping, pyf_locate_request,
+                pyf_runtime_location)
 }
 
 pyf_target_p = c_void_p
@@ -230,6 +273,8 @@ _PROTOTYPES = {
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
     "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
                                   POINTER(pyf_python_info)]),
+    "pyf_runtime_locate": (c_int, [POINTER(pyf_reader), POINTER(pyf_locate_request),
+                                   POINTER(pyf_runtime_location)]),
     "pyf_runtime_find_in_range": (c_int, [POINTER(pyf_reader), c_uint64,
                                           c_uint64, POINTER(c_uint64)]),
     "pyf_elf_find_runtime": (c_int, [c_char_p, c_uint64,

@@ -132,7 +132,7 @@ class Session(object):
         if runtime is None and getattr(adapter, "cheap_symbol_lookup", True):
             runtime = ask(adapter.lookup_symbol, RUNTIME_SYMBOL)
             if runtime:
-                how = "symbol %s" % RUNTIME_SYMBOL
+                how = "the symbol %s" % RUNTIME_SYMBOL
         try:
             # 0: the library finds it from /proc/PID/maps and the ELF files.
             target = api.attach(pid, runtime_addr=runtime or 0)

@@ -391,6 +391,61 @@ def probe_runtime(read, addr):
     return _python_info(info)
 
 
+#: The names of the PYF_LOCATE_* methods.
+LOCATE_METHODS = {"symbol": _abi.PYF_LOCATE_SYMBOL, "section": _abi.PYF_LOCATE_SECTION,
+                  "scan": _abi.PYF_LOCATE_SCAN}
+
+
+def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section", "scan"),
+                   scan_budget=0):
+    """Find _PyRuntime from what a debugger knows of the target (see
+    pyf_runtime_locate in pyframes.h): ``mappings`` are ``(start, end,
+    file_offset, flags, path)`` tuples, flags a string holding "r", "w", "x";
+    ``symbol_addr`` the address of the symbol _PyRuntime (0 when unknown).
+
+    Returns ``(address, PythonInfo, how, None)`` when found (how: the
+    library's words, e.g. "the .PyRuntime section of /usr/bin/python3.15"),
+    else ``(None, PythonInfo or None, None, error)``: the PyframesError the
+    library gave
+    (NotPython, UnsupportedVersion with the PythonInfo of the refused table,
+    ...).  Raises PermissionDenied and NoSuchProcess."""
+    ffi = _abi
+    lib = _loader.load()
+    binding = _readers.ReaderBinding(read)
+    rows = list(mappings)
+    maps = (ffi.pyf_mapping * max(len(rows), 1))()
+    keep = []
+    for i, (start, end, offset, flags, path) in enumerate(rows):
+        m = maps[i]
+        m.start, m.end, m.file_offset = start, end, offset
+        m.flags = ((ffi.PYF_MAP_READ if "r" in flags else 0)
+                   | (ffi.PYF_MAP_WRITE if "w" in flags else 0)
+                   | (ffi.PYF_MAP_EXEC if "x" in flags else 0))
+        if path:
+            raw = path.encode("utf-8", "surrogateescape")
+            keep.append(raw)
+            m.path = raw
+    req = ffi.pyf_locate_request()
+    req.struct_size = ffi.ctypes.sizeof(req)
+    req.methods = sum(LOCATE_METHODS[m] for m in set(methods))
+    req.symbol_addr = _address(symbol_addr or 0, "symbol_addr")
+    req.maps = maps
+    req.nmaps = len(rows)
+    req.scan_budget = scan_budget
+    out = ffi.pyf_runtime_location()
+    out.struct_size = ffi.ctypes.sizeof(out)
+    rc = lib.pyf_runtime_locate(binding.pointer(), ffi.ctypes.byref(req),
+                                ffi.ctypes.byref(out))
+    binding.raise_pending()
+    info = _python_info(out.python) if out.python.hexversion else None
+    if rc == 0:
+        return out.addr, info, out.detail.decode("utf-8", "replace"), None
+    error = error_from_code(rc, out.detail.decode("utf-8", "replace"))
+    if rc in (errors.PYF_EPERM, errors.PYF_ENOPROC):
+        raise error
+    return None, info, None, error
+
+
 def find_runtime_in_range(read, start, end):
     """Address of a valid _PyRuntime in [start, end), scanned through
     ``read``; None when there is none (or the library's scan budget ran out
