@@ -54,3 +54,19 @@ int pyf__struct_out(void *out, size_t v0_size, void *local, size_t local_size)
         memset((unsigned char *)out + local_size, 0, size - local_size);
     return PYF_OK;
 }
+
+int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
+                   size_t errlen)
+{
+    if (in == NULL) {
+        pyf__fmt(err, errlen, "no reader given");
+        return PYF_EINVAL;
+    }
+    int rc = pyf__struct_in(in, PYF_READER_SIZE_V0, out, sizeof *out,
+                            "pyf_reader", err, errlen);
+    if (rc == PYF_OK && out->read == NULL) {
+        pyf__fmt(err, errlen, "the reader has no read callback");
+        rc = PYF_EINVAL;
+    }
+    return rc;
+}

@@ -135,6 +135,9 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);
 
+/* The public pyf_python_info of a decoded table at addr. */
+void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);
+
 /* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
 size_t pyf__offsets_table_size(int minor);
 

@@ -490,3 +490,33 @@ int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
     }
     return pyf__offsets_decode(raw, need, off, err, errlen);
 }
+
+/* ---- the probe ------------------------------------------------------------ */
+
+void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->runtime_addr = addr;
+    out->hexversion = o->hexversion;
+    out->major = o->major;
+    out->minor = o->minor;
+    out->micro = o->micro;
+    out->level = o->level;
+    out->serial = o->serial;
+    out->free_threaded = o->free_threaded ? 1 : 0;
+}
+
+int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
+                      pyf_python_info *out)
+{
+    pyf__offsets off;
+    pyf_reader r;
+    char err[PYF__ERRBUF];
+    int rc = pyf__reader_in(reader, &r, err, sizeof err);
+    if (rc != PYF_OK)
+        return rc;
+    rc = pyf__offsets_load(&r, addr, &off, NULL, err, sizeof err);
+    if (rc == PYF_OK && out != NULL)
+        pyf__python_info_fill(&off, addr, out);
+    return rc;
+}

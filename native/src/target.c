@@ -33,22 +33,6 @@ static int apply_options(const pyf_options *in, pyf_options *out, char *err,
     return PYF_OK;
 }
 
-int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
-                   size_t errlen)
-{
-    if (in == NULL) {
-        pyf__fmt(err, errlen, "no reader given");
-        return PYF_EINVAL;
-    }
-    int rc = pyf__struct_in(in, PYF_READER_SIZE_V0, out, sizeof *out,
-                            "pyf_reader", err, errlen);
-    if (rc == PYF_OK && out->read == NULL) {
-        pyf__fmt(err, errlen, "the reader has no read callback");
-        rc = PYF_EINVAL;
-    }
-    return rc;
-}
-
 static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
                        uint64_t runtime_addr, const pyf_options *opts,
                        pyf_target **out, char *err, size_t errlen)
@@ -140,24 +124,11 @@ const char *pyf_target_last_error(const pyf_target *t)
     return t->err;
 }
 
-static void fill_info(const pyf__offsets *o, uint64_t addr, pyf_python_info *out)
-{
-    memset(out, 0, sizeof *out);
-    out->runtime_addr = addr;
-    out->hexversion = o->hexversion;
-    out->major = o->major;
-    out->minor = o->minor;
-    out->micro = o->micro;
-    out->level = o->level;
-    out->serial = o->serial;
-    out->free_threaded = o->free_threaded ? 1 : 0;
-}
-
 int pyf_target_python(const pyf_target *t, pyf_python_info *out)
 {
     if (t == NULL || out == NULL)
         return PYF_EINVAL;
-    fill_info(&t->off, t->runtime_addr, out);
+    pyf__python_info_fill(&t->off, t->runtime_addr, out);
     return PYF_OK;
 }
 
@@ -188,17 +159,3 @@ void pyf_target_reset_stats(pyf_target *t)
         memset(&t->stats, 0, sizeof t->stats);
 }
 
-int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
-                      pyf_python_info *out)
-{
-    pyf__offsets off;
-    pyf_reader r;
-    char err[PYF__ERRBUF];
-    int rc = pyf__reader_in(reader, &r, err, sizeof err);
-    if (rc != PYF_OK)
-        return rc;
-    rc = pyf__offsets_load(&r, addr, &off, NULL, err, sizeof err);
-    if (rc == PYF_OK && out != NULL)
-        fill_info(&off, addr, out);
-    return rc;
-}
