@@ -11,7 +11,7 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-SRC=$(pwd -P)
+
 JOBS=$(nproc 2>/dev/null || echo 2)
 PLAIN=build/sandbox
 ASAN=build/sandbox-asan
