@@ -31,8 +31,8 @@
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
- *   - Output structs the caller sizes (pyf_runtime_location: struct_size set
- *     by the caller) receive only the bytes the caller's size covers.
+ *   - Output structs the caller sizes (pyf_runtime_location, pyf_failure:
+ *     struct_size set by the caller) receive only the bytes the caller's size covers.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
  *     pyf_interp, pyf_snapshot) are frozen within 0.x: their size and the
  *     stride of the snapshot arrays (PYF_FRAME_SIZE, PYF_THREAD_SIZE,
@@ -95,6 +95,23 @@ PYF_API const char *pyf_error_name(int code);
 /* PYF_VERSION_NUMBER of the loaded library. */
 PYF_API int pyf_library_version(void);
 
+/* ==== Failures ===========================================================
+ * How a call failed, as data: the one channel of failure details (an open,
+ * pyf_target_failure after a call on a target, pyf_thread.failure for a
+ * thread whose walk stopped early).  A failed read says what was read, where
+ * and how much, and the reader's own words; detail holds the whole failure
+ * as one line for C callers and logs. */
+typedef struct pyf_failure {
+    uint32_t struct_size;      /* set by the caller (0 in a snapshot's copies) */
+    int32_t code;              /* PYF_E*, 0 when nothing failed */
+    uint64_t addr;             /* the read that failed */
+    uint64_t len;              /* its length; 0 when the failure was not a read */
+    char what[64];             /* what was being read, e.g. "interpreter frame" */
+    char reader_message[160];  /* the reader's own words about it, or "" */
+    char detail[512];          /* the whole failure in one line */
+} pyf_failure;
+#define PYF_FAILURE_SIZE_V0 760u
+
 /* ==== Readers ===========================================================
  * A read callback fills exactly len bytes at dst from target address addr and
  * returns 0, or a negative code: PYF_EFAULT when (any part of) the range is
@@ -150,14 +167,12 @@ typedef struct pyf_options {
 #define PYF_DEFAULT_MAX_STRING 4096u
 
 /* Open a target over a caller-supplied reader.  runtime_addr is the address
- * of _PyRuntime (the debugger resolves the symbol); 0 is PYF_EINVAL here: a
- * callback reader has no way to list mappings (use pyf_runtime_find_in_range
- * from a debugger that knows the writable mappings).  opts may be NULL.
- * On failure *out is NULL and, when err/errlen are given, a detail message is
- * copied into err. */
+ * of _PyRuntime (the debugger resolves the symbol, or pyf_runtime_locate
+ * finds it); 0 is PYF_EINVAL here.  opts may be NULL.  On failure *out is
+ * NULL and, when failure is given, it says why. */
 PYF_API int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
                             const pyf_options *opts, pyf_target **out,
-                            char *err, size_t errlen);
+                            pyf_failure *failure);
 
 /* Open a live local process by PID with the built-in reader.  runtime_addr 0
  * means discover it from /proc/PID/maps and the ELF section .PyRuntime of the
@@ -165,14 +180,15 @@ PYF_API int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
  * for the "xdebugpy" cookie. */
 PYF_API int pyf_target_open_pid(int pid, uint64_t runtime_addr,
                                 const pyf_options *opts, pyf_target **out,
-                                char *err, size_t errlen);
+                                pyf_failure *failure);
 
 /* Accepts NULL. */
 PYF_API void pyf_target_close(pyf_target *t);
 
-/* Detail of the last failure on this target: what was being read, at which
- * address, and why.  Valid until the next call on t.  Never NULL. */
-PYF_API const char *pyf_target_last_error(const pyf_target *t);
+/* The last failure of a call on this target (code 0 when the last call
+ * succeeded).  PYF_EINVAL for a NULL argument or a struct_size below
+ * PYF_FAILURE_SIZE_V0. */
+PYF_API int pyf_target_failure(const pyf_target *t, pyf_failure *out);
 
 typedef struct pyf_python_info {
     uint64_t runtime_addr;
@@ -251,9 +267,9 @@ typedef struct pyf_thread {
     uint32_t nframes;           /* innermost first */
     int32_t error;              /* why the walk stopped early, else 0 */
     uint32_t reserved;
-    /* what failed where (e.g. "reading interpreter frame at 0x... (72
-     * bytes): target memory not readable"); "" when error == 0 */
-    const char *error_detail;
+    /* what failed, where and why; NULL when error == 0.  Owned by the
+     * snapshot. */
+    const pyf_failure *failure;
 } pyf_thread;
 
 typedef struct pyf_interp {
@@ -305,7 +321,9 @@ PYF_API void pyf_snapshot_free(pyf_snapshot *s);
 /* ==== Helpers for debuggers ============================================= */
 
 /* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
- * layout).  Returns 0 or the error a target open would report. */
+ * layout).  Returns 0 or the error a target open would report; out (may be
+ * NULL) gets the runtime's version, also on PYF_EVERSION when the table's
+ * cookie is there (the version it says). */
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                               pyf_python_info *out);
 

@@ -23,6 +23,7 @@ _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
 _Static_assert(sizeof(pyf_interp) == PYF_INTERP_SIZE, "pyf_interp is frozen");
 _Static_assert(sizeof(pyf_python_info) == 40, "pyf_python_info is frozen");
 _Static_assert(sizeof(pyf_stats) == 176, "pyf_stats is frozen");
+_Static_assert(sizeof(pyf_failure) == PYF_FAILURE_SIZE_V0, "pyf_failure");
 _Static_assert(PYF_READER_SIZE_V0 == offsetof(pyf_reader, arg) + sizeof(void *),
                "first published pyf_reader");
 _Static_assert(PYF_OPTIONS_SIZE_V0 == sizeof(pyf_options), "pyf_options");
@@ -144,7 +145,7 @@ size_t pyf__offsets_table_size(int minor);
 /* Read everything needed to validate the table at addr and decode it.
  * Shared by target open and pyf_runtime_probe.  stats may be NULL. */
 int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
-                      pyf_stats *stats, char *err, size_t errlen);
+                      pyf_stats *stats, pyf_failure *f);
 
 /* ==== the address map (addrmap.c) =======================================
  * Target address -> value.  Used as a set for cycle detection, as the
@@ -207,7 +208,7 @@ struct pyf_target {
     pyf__offsets off;
     pyf_options opts;
     pyf_stats stats;
-    char err[PYF__ERRBUF];
+    pyf_failure fail;        /* the last failure (pyf_target_failure) */
 
     pyf__code_cache codes;
     pyf__code scratch;       /* a decode that hit read errors: not cached */
@@ -226,10 +227,14 @@ int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
 /* Several ranges at once (one reader call when the reader has readv).
  * status[i] receives each range's result.  No detail is written. */
 int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status);
-/* The one wording of a failed read: "reading WHAT at 0xADDR (N bytes):
- * reason [reader: its own message]". */
-void pyf__read_failed(char *buf, size_t buflen, const pyf_reader *r, int rc,
-                      const char *what, uint64_t addr, size_t len);
+/* Record a failed read in f: its facts (what, address, length, the reader's
+ * own message) and, for C callers, one line "reading WHAT at 0xADDR (N
+ * bytes): reason [reader: its own message]".  Returns rc. */
+int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
+                     const char *what, uint64_t addr, size_t len);
+/* Record a failure that is not a read (detail formatted).  Returns code. */
+int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Set t->err and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -294,8 +299,8 @@ typedef struct pyf__sink {
     void (*mark_entry)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
     int (*thread)(void *ctx, const pyf_thread *th);
-    /* the current thread ended with rc (detail in t->err when rc != 0) */
-    int (*thread_end)(void *ctx, int rc, const char *detail);
+    /* the current thread ended with rc (why in f when rc != 0) */
+    int (*thread_end)(void *ctx, int rc, const pyf_failure *f);
     int (*interp)(void *ctx, uint64_t addr, int64_t id);
 } pyf__sink;
 

@@ -383,6 +383,13 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     uint32_t major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff,
              micro = (hex >> 8) & 0xff, level = (hex >> 4) & 0xf,
              serial = hex & 0xf;
+    /* the version is known from here on, refused or not */
+    off->hexversion = hex;
+    off->major = major;
+    off->minor = minor;
+    off->micro = micro;
+    off->level = level;
+    off->serial = serial;
     const layout *l = major == 3 ? layout_for((int)minor) : NULL;
     if (l == NULL || (hex >> 32) != 0) {
         pyf__fmt(err, errlen,
@@ -461,34 +468,33 @@ size_t pyf__offsets_table_size(int minor)
 }
 
 int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
-                      pyf_stats *stats, char *err, size_t errlen)
+                      pyf_stats *stats, pyf_failure *f)
 {
     uint8_t raw[PYF__RAW_OFFSETS_MAX];
-    if (addr == 0 || addr % 8 != 0) {
-        pyf__fmt(err, errlen, "_PyRuntime address 0x%llx is not a valid "
-                 "(8-aligned, non-null) address", (unsigned long long)addr);
-        return PYF_EINVAL;
-    }
-    int rc = pyf__raw_read(r, stats, addr, raw, 24);
-    if (rc != PYF_OK) {
-        pyf__read_failed(err, errlen, r, rc, "_Py_DebugOffsets", addr, 24);
-        return rc;
-    }
+    char *err = f->detail;
+    size_t errlen = sizeof f->detail;
+    int rc;
+
+    pyf__failure_set(f, PYF_OK, "%s", "");
+    if (addr == 0 || addr % 8 != 0)
+        return pyf__failure_set(f, PYF_EINVAL, "_PyRuntime address 0x%llx is not a "
+                                "valid (8-aligned, non-null) address",
+                                (unsigned long long)addr);
+    rc = pyf__raw_read(r, stats, addr, raw, 24);
+    if (rc != PYF_OK)
+        return pyf__read_failed(f, r, rc, "_Py_DebugOffsets", addr, 24);
     if (memcmp(raw, PYF__COOKIE, 8) != 0)
-        return pyf__offsets_decode(raw, 24, off, err, errlen);
+        return f->code = pyf__offsets_decode(raw, 24, off, err, errlen);
     uint64_t hex = pyf__ld64(raw + 8);
     size_t need = ((hex >> 24) & 0xff) == 3
                       ? pyf__offsets_table_size((int)((hex >> 16) & 0xff))
                       : 0;
     if (need == 0) /* let decode name the version */
-        return pyf__offsets_decode(raw, 24, off, err, errlen);
+        return f->code = pyf__offsets_decode(raw, 24, off, err, errlen);
     rc = pyf__raw_read(r, stats, addr + 24, raw + 24, need - 24);
-    if (rc != PYF_OK) {
-        pyf__read_failed(err, errlen, r, rc, "_Py_DebugOffsets", addr + 24,
-                         need - 24);
-        return rc;
-    }
-    return pyf__offsets_decode(raw, need, off, err, errlen);
+    if (rc != PYF_OK)
+        return pyf__read_failed(f, r, rc, "_Py_DebugOffsets", addr + 24, need - 24);
+    return f->code = pyf__offsets_decode(raw, need, off, err, errlen);
 }
 
 /* ---- the probe ------------------------------------------------------------ */
@@ -511,12 +517,13 @@ int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
 {
     pyf__offsets off;
     pyf_reader r;
-    char err[PYF__ERRBUF];
-    int rc = pyf__reader_in(reader, &r, err, sizeof err);
+    pyf_failure f;
+    int rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
     if (rc != PYF_OK)
         return rc;
-    rc = pyf__offsets_load(&r, addr, &off, NULL, err, sizeof err);
-    if (rc == PYF_OK && out != NULL)
+    rc = pyf__offsets_load(&r, addr, &off, NULL, &f);
+    /* an unsupported version is still a version: say which */
+    if ((rc == PYF_OK || (rc == PYF_EVERSION && off.major != 0)) && out != NULL)
         pyf__python_info_fill(&off, addr, out);
     return rc;
 }

@@ -28,25 +28,49 @@ int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
     return rc;
 }
 
+static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
+{
+    f->code = code;
+    f->addr = f->len = 0;
+    f->what[0] = f->reader_message[0] = '\0';
+    if (vsnprintf(f->detail, sizeof f->detail, fmt, ap) < 0)
+        f->detail[0] = '\0';
+    return code;
+}
+
+int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    failure_vset(f, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->err, sizeof t->err, fmt, ap);
+    failure_vset(&t->fail, code, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        t->err[0] = '\0';
     return code;
 }
 
-void pyf__read_failed(char *buf, size_t buflen, const pyf_reader *r, int rc,
-                      const char *what, uint64_t addr, size_t len)
+int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
+                     const char *what, uint64_t addr, size_t len)
 {
     const char *own = r->message ? r->message(r->arg) : NULL;
-    bool has_own = own != NULL && *own != '\0';
-    pyf__fmt(buf, buflen, "reading %s at 0x%llx (%zu bytes): %s%s%s%s", what,
-             (unsigned long long)addr, len, pyf_error_message(rc),
-             has_own ? " [reader: " : "", has_own ? own : "", has_own ? "]" : "");
+    pyf__failure_set(f, rc, "reading %s at 0x%llx (%zu bytes): %s", what,
+                     (unsigned long long)addr, len, pyf_error_message(rc));
+    f->addr = addr;
+    f->len = len;
+    pyf__fmt(f->what, sizeof f->what, "%s", what);
+    if (own != NULL && *own != '\0') {
+        size_t n = strlen(f->detail);
+        pyf__fmt(f->reader_message, sizeof f->reader_message, "%s", own);
+        pyf__fmt(f->detail + n, sizeof f->detail - n, " [reader: %s]", f->reader_message);
+    }
+    return rc;
 }
 
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
@@ -54,7 +78,7 @@ int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
 {
     int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
     if (rc != PYF_OK)
-        pyf__read_failed(t->err, sizeof t->err, &t->reader, rc, what, addr, len);
+        pyf__read_failed(&t->fail, &t->reader, rc, what, addr, len);
     return rc;
 }
 

@@ -30,9 +30,10 @@ typedef struct snap {
     pyf_target *t;
 } snap;
 
-static char *arena_dup(snap *s, const char *str)
+/* len bytes owned by the snapshot, 8-aligned. */
+static void *arena_alloc(snap *s, size_t len)
 {
-    size_t len = strlen(str) + 1;
+    len = (len + 7) & ~(size_t)7;
     arena_block *b = s->arena;
     if (b == NULL || b->cap - b->used < len) {
         size_t cap = len > ARENA_BLOCK ? len : ARENA_BLOCK;
@@ -46,8 +47,16 @@ static char *arena_dup(snap *s, const char *str)
         b = nb;
     }
     char *p = b->data + b->used;
-    memcpy(p, str, len);
     b->used += len;
+    return p;
+}
+
+static char *arena_dup(snap *s, const char *str)
+{
+    size_t len = strlen(str) + 1;
+    char *p = arena_alloc(s, len);
+    if (p != NULL)
+        memcpy(p, str, len);
     return p;
 }
 
@@ -110,26 +119,29 @@ static int on_thread(void *ctx, const pyf_thread *th)
     *nt = *th;
     nt->first_frame = s->pub.nframes;
     nt->nframes = 0;
-    nt->error_detail = "";
+    nt->failure = NULL;
     s->pub.nthreads++;
     if (s->pub.ninterps > 0)
         s->interps[s->pub.ninterps - 1].nthreads++;
     return PYF_OK;
 }
 
-static int on_thread_end(void *ctx, int rc, const char *detail)
+static int on_thread_end(void *ctx, int rc, const pyf_failure *f)
 {
     snap *s = ctx;
     pyf_thread *th = &s->threads[s->pub.nthreads - 1];
     th->error = rc;
     if (rc == PYF_OK) {
         th->flags |= PYF_THREAD_COMPLETE;
-    } else {
-        const char *d = arena_dup(s, detail ? detail : "");
-        if (d == NULL)
-            return PYF_ENOMEM;
-        th->error_detail = d;
+        return PYF_OK;
     }
+    pyf_failure *copy = arena_alloc(s, sizeof *copy);
+    if (copy == NULL)
+        return PYF_ENOMEM;
+    *copy = *f;
+    copy->struct_size = 0; /* the library's copy, not a caller's */
+    copy->code = rc;
+    th->failure = copy;
     return PYF_OK;
 }
 
@@ -201,10 +213,10 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     pyf_snapshot_request local;
     if (req != NULL) {
         int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, &local,
-                                sizeof local, "pyf_snapshot_request", t->err,
-                                sizeof t->err);
+                                sizeof local, "pyf_snapshot_request", t->fail.detail,
+                                sizeof t->fail.detail);
         if (rc != PYF_OK)
-            return rc;
+            return pyf__fail(t, rc, "%s", t->fail.detail);
         req = &local;
     }
     snap *s = calloc(1, sizeof *s);
@@ -213,7 +225,7 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     s->t = t;
     t->epoch++;
     t->stats.snapshots++;
-    t->err[0] = '\0';
+    pyf__fail(t, PYF_OK, "%s", "");
     pyf__sink sink = {s, on_frame, on_mark_entry, on_thread, on_thread_end,
                       on_interp};
     int rc = pyf__walk_all(t, req, &sink);

@@ -35,21 +35,20 @@ static int apply_options(const pyf_options *in, pyf_options *out, char *err,
 
 static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
                        uint64_t runtime_addr, const pyf_options *opts,
-                       pyf_target **out, char *err, size_t errlen)
+                       pyf_target **out, pyf_failure *f)
 {
     pyf_target *t = calloc(1, sizeof *t);
-    if (t == NULL) {
-        pyf__fmt(err, errlen, "out of memory");
-        return PYF_ENOMEM;
-    }
+    if (t == NULL)
+        return pyf__failure_set(f, PYF_ENOMEM, "out of memory");
     t->reader = *reader;
     t->owns_pid_reader = owns_pid;
     t->pid = pid;
     t->runtime_addr = runtime_addr;
-    int rc = apply_options(opts, &t->opts, err, errlen);
-    if (rc == PYF_OK)
-        rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats,
-                               err, errlen);
+    int rc = apply_options(opts, &t->opts, f->detail, sizeof f->detail);
+    if (rc != PYF_OK)
+        f->code = rc;
+    else
+        rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats, f);
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
         t->owns_pid_reader = false;
@@ -60,50 +59,74 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     return PYF_OK;
 }
 
-int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
-                    const pyf_options *opts, pyf_target **out, char *err,
-                    size_t errlen)
+/* The caller's failure struct, checked; NULL (no details wanted) is fine. */
+static bool failure_ok(const pyf_failure *f)
 {
-    if (err != NULL && errlen > 0)
-        err[0] = '\0';
-    if (out == NULL)
-        return PYF_EINVAL;
-    *out = NULL;
+    return f == NULL || f->struct_size >= PYF_FAILURE_SIZE_V0;
+}
+
+/* Hand the details to the caller (only the bytes its struct holds). */
+static int failure_out(pyf_failure *caller, pyf_failure *f, int rc)
+{
+    f->code = rc;
+    if (rc == PYF_OK)
+        f->detail[0] = '\0';
+    if (caller != NULL)
+        pyf__struct_out(caller, PYF_FAILURE_SIZE_V0, f, sizeof *f);
+    return rc;
+}
+
+int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
+                    const pyf_options *opts, pyf_target **out,
+                    pyf_failure *failure)
+{
+    pyf_failure f;
     pyf_reader r;
-    int rc = pyf__reader_in(reader, &r, err, errlen);
-    if (rc != PYF_OK)
-        return rc;
-    if (runtime_addr == 0) {
-        pyf__fmt(err, errlen, "the address of _PyRuntime is required with a "
-                 "caller-supplied reader");
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    if (!failure_ok(failure))
         return PYF_EINVAL;
-    }
-    return open_common(&r, false, -1, runtime_addr, opts, out, err, errlen);
+    if (out == NULL)
+        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+                                                         "no place for the target (out is NULL)"));
+    *out = NULL;
+    rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
+    if (rc == PYF_OK && runtime_addr == 0)
+        rc = pyf__failure_set(&f, PYF_EINVAL, "the address of _PyRuntime is required "
+                              "with a caller-supplied reader");
+    if (rc == PYF_OK)
+        rc = open_common(&r, false, -1, runtime_addr, opts, out, &f);
+    return failure_out(failure, &f, rc);
 }
 
 int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
-                        pyf_target **out, char *err, size_t errlen)
+                        pyf_target **out, pyf_failure *failure)
 {
-    if (err != NULL && errlen > 0)
-        err[0] = '\0';
-    if (out == NULL)
-        return PYF_EINVAL;
-    *out = NULL;
-    if (pid <= 0) {
-        pyf__fmt(err, errlen, "invalid process id %d", pid);
-        return PYF_EINVAL;
-    }
+    pyf_failure f;
     pyf_reader r;
-    int rc = pyf__pid_reader_create(pid, &r, err, errlen);
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    if (!failure_ok(failure))
+        return PYF_EINVAL;
+    if (out == NULL)
+        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+                                                         "no place for the target (out is NULL)"));
+    *out = NULL;
+    if (pid <= 0)
+        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+                                                         "invalid process id %d", pid));
+    rc = pyf__pid_reader_create(pid, &r, f.detail, sizeof f.detail);
     if (rc != PYF_OK)
-        return rc;
+        return failure_out(failure, &f, rc);
     if (runtime_addr == 0)
-        rc = pyf__pid_find_runtime(pid, &r, &runtime_addr, err, errlen);
+        rc = pyf__pid_find_runtime(pid, &r, &runtime_addr, f.detail, sizeof f.detail);
     if (rc == PYF_OK)
-        rc = open_common(&r, true, pid, runtime_addr, opts, out, err, errlen);
+        rc = open_common(&r, true, pid, runtime_addr, opts, out, &f);
     if (rc != PYF_OK)
         pyf__pid_reader_destroy(&r);
-    return rc;
+    return failure_out(failure, &f, rc);
 }
 
 void pyf_target_close(pyf_target *t)
@@ -117,11 +140,12 @@ void pyf_target_close(pyf_target *t)
     free(t);
 }
 
-const char *pyf_target_last_error(const pyf_target *t)
+int pyf_target_failure(const pyf_target *t, pyf_failure *out)
 {
-    if (t == NULL)
-        return "no target";
-    return t->err;
+    if (t == NULL || out == NULL)
+        return PYF_EINVAL;
+    pyf_failure f = t->fail;
+    return pyf__struct_out(out, PYF_FAILURE_SIZE_V0, &f, sizeof f);
 }
 
 int pyf_target_python(const pyf_target *t, pyf_python_info *out)

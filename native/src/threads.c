@@ -106,7 +106,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             th.interp_index = index;
             rc = sink->thread(sink->ctx, &th);
             if (rc == PYF_OK)
-                rc = sink->thread_end(sink->ctx, why, t->err);
+                rc = sink->thread_end(sink->ctx, why, &t->fail);
             break;
         }
 
@@ -122,7 +122,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             th.interp_index = index;
             rc = sink->thread(sink->ctx, &th);
             if (rc == PYF_OK)
-                rc = sink->thread_end(sink->ctx, rrc, t->err);
+                rc = sink->thread_end(sink->ctx, rrc, &t->fail);
             break;
         }
         pyf_thread th = {0};
@@ -159,7 +159,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
                 rc = wrc;
                 break;
             }
-            rc = sink->thread_end(sink->ctx, wrc, wrc ? t->err : "");
+            rc = sink->thread_end(sink->ctx, wrc, &t->fail);
         }
         addr = next;
     }

@@ -1178,10 +1178,10 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
             return "thread frame range out of bounds";
         if (!fake_known_error(t->error))
             return "thread error is not a PYF_E* code";
-        if (t->error_detail == NULL)
-            return "error_detail is NULL";
-        if (t->error == 0 && t->error_detail[0] != '\0')
-            return "error_detail not empty although error == 0";
+        if ((t->error == 0) != (t->failure == NULL))
+            return "failure present exactly when error != 0";
+        if (t->failure != NULL && (t->failure->code != t->error || t->failure->detail[0] == '\0'))
+            return "failure's code differs from error, or it has no detail";
         if ((t->flags & PYF_THREAD_COMPLETE) && t->error != 0)
             return "thread COMPLETE with an error";
         if (t->flags & ~0x0Fu)
@@ -1204,7 +1204,7 @@ pyf_target *fake_open(fake_target *ft, const pyf_options *opts, int with_readv)
     pyf_reader r = fake_reader(ft, with_readv);
     pyf_target *t = NULL;
     char err[512] = "";
-    int rc = pyf_target_open(&r, fake_runtime_addr(ft), opts, &t, err, sizeof err);
+    int rc = fake_open_detail(&r, fake_runtime_addr(ft), opts, &t, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "fake_open(3.%d): %s (%d): %s\n", ft->minor,
                 pyf_error_name(rc), rc, err);
@@ -1237,7 +1237,7 @@ void fake_dump_snapshot(const pyf_snapshot *s, FILE *out)
                 "error=%s '%s' frames=%u+%u\n", i, (unsigned long long)t->tstate_addr,
                 (unsigned long long)t->thread_id, (unsigned long long)t->native_thread_id,
                 t->interp_index, t->flags, pyf_error_name(t->error),
-                t->error_detail ? t->error_detail : "?", t->first_frame, t->nframes);
+                fake_thread_detail(t), t->first_frame, t->nframes);
         for (uint32_t k = 0; k < t->nframes && t->first_frame + k < s->nframes; k++) {
             const pyf_frame *f = &s->frames[t->first_frame + k];
             fprintf(out, "    #%u %s (%s:%d-%d:%d-%d) flags=0x%x frame=0x%llx code=0x%llx\n",
@@ -1246,4 +1246,33 @@ void fake_dump_snapshot(const pyf_snapshot *s, FILE *out)
                     (unsigned long long)f->code_addr);
         }
     }
+}
+
+int fake_open_detail(const pyf_reader *r, uint64_t runtime_addr, const pyf_options *opts,
+                     pyf_target **out, char *err, size_t errlen)
+{
+    pyf_failure f;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    int rc = pyf_target_open(r, runtime_addr, opts, out, err ? &f : NULL);
+    if (err != NULL && errlen > 0)
+        snprintf(err, errlen, "%s", f.detail);
+    if (err != NULL && f.code != rc)
+        CHECK_MSG(f.code == rc, "failure code %d, returned %d", f.code, rc);
+    return rc;
+}
+
+const char *fake_thread_detail(const pyf_thread *th)
+{
+    return th->failure ? th->failure->detail : "";
+}
+
+const char *fake_last_detail(const pyf_target *t)
+{
+    static pyf_failure f;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    if (pyf_target_failure(t, &f) != PYF_OK)
+        return "(pyf_target_failure failed)";
+    return f.detail;
 }

@@ -183,6 +183,14 @@ void fake_frame_set_owner(fake_target *ft, uint64_t frame, uint8_t owner);
 
 /* with_readv: also provide the optional readv callback. */
 pyf_reader fake_reader(fake_target *ft, int with_readv);
+/* pyf_target_open with the failure's detail copied into err (err may be
+ * NULL: no failure struct is passed then). */
+int fake_open_detail(const pyf_reader *r, uint64_t runtime_addr, const pyf_options *opts,
+                     pyf_target **out, char *err, size_t errlen);
+/* pyf_target_failure's detail (a buffer reused by the next call). */
+const char *fake_last_detail(const pyf_target *t);
+/* The detail of a thread's failure, "" when it has none. */
+const char *fake_thread_detail(const pyf_thread *th);
 
 /* Fault ranges: any read overlapping [addr, addr+len) returns code
  * (PYF_EFAULT, PYF_EPERM, ...). */

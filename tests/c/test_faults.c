@@ -185,7 +185,7 @@ static void sweep_snapshot(int minor, int with_readv, int code, int sticky)
             failed++;
             CHECK_MSG(rc < 0 && fake_known_error(rc), "N=%llu: rc %d",
                       (unsigned long long)n, rc);
-            CHECK_MSG(strlen(pyf_target_last_error(t)) > 0, "N=%llu: no last error",
+            CHECK_MSG(strlen(fake_last_detail(t)) > 0, "N=%llu: no last error",
                       (unsigned long long)n);
         } else {
             const char *why = fake_check_snapshot(s);
@@ -197,7 +197,7 @@ static void sweep_snapshot(int minor, int with_readv, int code, int sticky)
                     char d[400];
                     silent++;
                     CHECK_MSG(0, "N=%llu (%s): snapshot differs without any error shown: %s",
-                              (unsigned long long)n, pyf_target_last_error(t),
+                              (unsigned long long)n, fake_last_detail(t),
                               first_diff_line(base, txt, d, sizeof d));
                 }
             }
@@ -251,7 +251,7 @@ static void sweep_open(int minor)
             fake_fail_nth(ft, n, PYF_EFAULT, sticky);
             t = (pyf_target *)(uintptr_t)1;
             char err[256] = "";
-            int rc = pyf_target_open(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
+            int rc = fake_open_detail(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
             fake_fail_nth(ft, 0, 0, 0);
             if (rc != 0) {
                 CHECK_MSG(rc < 0 && fake_known_error(rc), "N=%llu rc %d", (unsigned long long)n,
@@ -379,7 +379,7 @@ static void random_corruption(int minor, unsigned iterations, double max_seconds
         pyf_target *t = NULL;
         pyf_reader r = fake_reader(ft, it & 1);
         char err[256];
-        int rc = pyf_target_open(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
+        int rc = fake_open_detail(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
         if (rc != 0) {
             CHECK_MSG(rc < 0 && fake_known_error(rc), "iteration %u: open rc %d", it, rc);
             open_errs++;

@@ -14,7 +14,7 @@ static int open_rc(fake_target *ft, uint64_t addr, pyf_target **t, char *err,
     pyf_reader r = fake_reader(ft, 0);
     *t = (pyf_target *)(uintptr_t)1; /* must be reset to NULL on failure */
     err[0] = '\0';
-    return pyf_target_open(&r, addr, NULL, t, err, errlen);
+    return fake_open_detail(&r, addr, NULL, t, err, errlen);
 }
 
 /* ---- the fake tables themselves follow the published layouts ---------- */
@@ -107,7 +107,7 @@ static void check_open_ok(int minor, uint64_t hex, int with_readv)
     opts.struct_size = sizeof opts;
     pyf_target *t = NULL;
     char err[256] = "";
-    int rc = pyf_target_open(&r, fake_runtime_addr(ft), &opts, &t, err, sizeof err);
+    int rc = fake_open_detail(&r, fake_runtime_addr(ft), &opts, &t, err, sizeof err);
     CHECK_MSG(rc == 0, "3.%d hex 0x%llx: %s: %s", minor, (unsigned long long)hex,
               pyf_error_name(rc), err);
     if (rc == 0) {
@@ -123,7 +123,10 @@ static void check_open_ok(int minor, uint64_t hex, int with_readv)
         CHECK_EQ_INT(info.level, (hex >> 4) & 0xf);
         CHECK_EQ_INT(info.serial, hex & 0xf);
         CHECK_EQ_INT(info.free_threaded, 0);
-        CHECK(pyf_target_last_error(t) != NULL);
+        pyf_failure f = {.struct_size = sizeof f};
+        CHECK_RC(pyf_target_failure(t, &f), PYF_OK);
+        CHECK_EQ_INT(f.code, 0);
+        CHECK_EQ_STR(f.detail, "");
         pyf_target_close(t);
     }
     pyf_python_info pi;
@@ -159,20 +162,20 @@ static void test_open_args(void)
 
     pyf_reader r = fake_reader(ft, 0);
     t = (pyf_target *)(uintptr_t)1;
-    CHECK_EQ_INT(pyf_target_open(NULL, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
+    CHECK_EQ_INT(fake_open_detail(NULL, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
                  PYF_EINVAL);
     CHECK(t == NULL);
     pyf_reader noread = r;
     noread.read = NULL;
     t = (pyf_target *)(uintptr_t)1;
-    CHECK_EQ_INT(pyf_target_open(&noread, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
+    CHECK_EQ_INT(fake_open_detail(&noread, fake_runtime_addr(ft), NULL, &t, err, sizeof err),
                  PYF_EINVAL);
     CHECK(t == NULL);
-    CHECK_EQ_INT(pyf_target_open(&r, fake_runtime_addr(ft), NULL, NULL, err, sizeof err),
+    CHECK_EQ_INT(fake_open_detail(&r, fake_runtime_addr(ft), NULL, NULL, err, sizeof err),
                  PYF_EINVAL);
     /* err may be omitted */
     t = (pyf_target *)(uintptr_t)1;
-    CHECK_EQ_INT(pyf_target_open(&r, 0, NULL, &t, NULL, 0), PYF_EINVAL);
+    CHECK_EQ_INT(fake_open_detail(&r, 0, NULL, &t, NULL, 0), PYF_EINVAL);
     CHECK(t == NULL);
     fake_free(ft);
 }
@@ -434,7 +437,7 @@ static void test_struct_sizes(void)
         old.arg = cur.arg;
         options_v0 oopts = {sizeof oopts, 3, 0, 0};
         pyf_target *t = NULL;
-        int rc = pyf_target_open((const pyf_reader *)&old, rt,
+        int rc = fake_open_detail((const pyf_reader *)&old, rt,
                                  (const pyf_options *)&oopts, &t, err, sizeof err);
         CHECK_MSG(rc == 0, "3.%d old layout: %s (%s)", k_minors[i], pyf_error_name(rc), err);
         if (rc == 0) {
@@ -457,12 +460,12 @@ static void test_struct_sizes(void)
         /* smaller than the first layout: refused */
         old.struct_size = PYF_READER_SIZE_V0 - 8;
         t = (pyf_target *)(uintptr_t)1;
-        CHECK_EQ_INT(pyf_target_open((const pyf_reader *)&old, rt, NULL, &t, err, sizeof err),
+        CHECK_EQ_INT(fake_open_detail((const pyf_reader *)&old, rt, NULL, &t, err, sizeof err),
                      PYF_EINVAL);
         CHECK(t == NULL);
         CHECK(strstr(err, "pyf_reader.struct_size") != NULL);
         oopts.struct_size = 12;
-        CHECK_EQ_INT(pyf_target_open(&cur, rt, (const pyf_options *)&oopts, &t, err, sizeof err),
+        CHECK_EQ_INT(fake_open_detail(&cur, rt, (const pyf_options *)&oopts, &t, err, sizeof err),
                      PYF_EINVAL);
 
         /* a newer caller: accepted while it asks for nothing new */
@@ -470,27 +473,40 @@ static void test_struct_sizes(void)
         memset(&next, 0, sizeof next);
         next.base.struct_size = sizeof next;
         next.base.max_depth = 2;
-        rc = pyf_target_open(&cur, rt, &next.base, &t, err, sizeof err);
+        rc = fake_open_detail(&cur, rt, &next.base, &t, err, sizeof err);
         CHECK_MSG(rc == 0, "newer options, zero tail: %s (%s)", pyf_error_name(rc), err);
         if (rc == 0)
             pyf_target_close(t);
         next.future = 1;
         t = (pyf_target *)(uintptr_t)1;
-        CHECK_EQ_INT(pyf_target_open(&cur, rt, &next.base, &t, err, sizeof err), PYF_ENOTSUP);
+        CHECK_EQ_INT(fake_open_detail(&cur, rt, &next.base, &t, err, sizeof err), PYF_ENOTSUP);
         CHECK(t == NULL);
         CHECK(strstr(err, "pyf_options") != NULL);
 
         /* the reader's own message reaches the failure detail */
         cur.message = fake_own_words;
-        rc = pyf_target_open(&cur, rt, NULL, &t, err, sizeof err);
+        rc = fake_open_detail(&cur, rt, NULL, &t, err, sizeof err);
         CHECK_EQ_INT(rc, 0);
         if (rc == 0) {
             fake_add_fault(ft, rt, 8, PYF_EFAULT);
             pyf_target_flush(t);
             uint64_t unmapped = fake_unmapped_addr(ft);
             pyf_target *t2 = NULL;
-            CHECK_EQ_INT(pyf_target_open(&cur, unmapped, NULL, &t2, err, sizeof err), PYF_EFAULT);
+            CHECK_EQ_INT(fake_open_detail(&cur, unmapped, NULL, &t2, err, sizeof err), PYF_EFAULT);
             CHECK_MSG(strstr(err, "the reader's own words") != NULL, "detail: %s", err);
+            /* the same failure as data */
+            pyf_failure f;
+            memset(&f, 0, sizeof f);
+            f.struct_size = sizeof f;
+            CHECK_RC(pyf_target_open(&cur, unmapped, NULL, &t2, &f), PYF_EFAULT);
+            CHECK_EQ_INT(f.code, PYF_EFAULT);
+            CHECK_EQ_STR(f.what, "_Py_DebugOffsets");
+            CHECK_ADDR(f.addr, unmapped);
+            CHECK_EQ_INT(f.len, 24);
+            CHECK_EQ_STR(f.reader_message, "the reader's own words");
+            /* a failure struct from before its first layout is refused */
+            f.struct_size = 16;
+            CHECK_RC(pyf_target_open(&cur, unmapped, NULL, &t2, &f), PYF_EINVAL);
             fake_clear_faults(ft);
             pyf_target_close(t);
         }

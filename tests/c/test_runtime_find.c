@@ -292,7 +292,11 @@ static void test_section_in_python_file(const char *pyexe)
     {
         pyf_target *t = NULL;
 
-        CHECK_RC(pyf_target_open_pid((int)c.pid, 0, NULL, &t, err, sizeof err), PYF_OK);
+        pyf_failure f;
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        CHECK_RC(pyf_target_open_pid((int)c.pid, 0, NULL, &t, &f), PYF_OK);
+        snprintf(err, sizeof err, "%s", f.detail);
         if (t != NULL) {
             memset(&info, 0, sizeof info);
             CHECK_RC(pyf_target_python(t, &info), PYF_OK);

@@ -47,7 +47,7 @@ static int mini_run(mini *m, const pyf_options *opts)
     fake_watchdog(30, "snapshot");
     int rc = pyf_snapshot_take(m->t, NULL, &m->s);
     fake_watchdog(0, NULL);
-    CHECK_MSG(rc == 0, "snapshot: %s (%s)", pyf_error_name(rc), pyf_target_last_error(m->t));
+    CHECK_MSG(rc == 0, "snapshot: %s (%s)", pyf_error_name(rc), fake_last_detail(m->t));
     if (rc != 0)
         return -1;
     const char *why = fake_check_snapshot(m->s);

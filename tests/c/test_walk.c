@@ -128,7 +128,7 @@ static pyf_snapshot *take(pyf_target *t, const pyf_snapshot_request *req, int ex
     int rc = pyf_snapshot_take(t, req, &s);
     fake_watchdog(0, NULL);
     CHECK_MSG(rc == expect_rc, "pyf_snapshot_take: %s, expected %s (%s)", pyf_error_name(rc),
-              pyf_error_name(expect_rc), pyf_target_last_error(t));
+              pyf_error_name(expect_rc), fake_last_detail(t));
     if (rc == 0) {
         const char *why = fake_check_snapshot(s);
         CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
@@ -214,9 +214,9 @@ static void check_thread_meta(const pyf_snapshot *s, int ti, fake_thread *th, ui
     if (t->interp_index < s->ninterps)
         CHECK_EQ_INT(s->interps[t->interp_index].id, interp_id);
     CHECK_MSG(t->flags & PYF_THREAD_COMPLETE, "thread %llu not complete: %s %s",
-              (unsigned long long)native, pyf_error_name(t->error), s->threads[ti].error_detail);
+              (unsigned long long)native, pyf_error_name(t->error), fake_thread_detail(&s->threads[ti]));
     CHECK_EQ_INT(t->error, 0);
-    CHECK_EQ_STR(s->threads[ti].error_detail, "");
+    CHECK_EQ_STR(fake_thread_detail(&s->threads[ti]), "");
     if (minor >= 14)
         CHECK_EQ_INT(!!(t->flags & PYF_THREAD_MAIN), is_main);
     else
@@ -407,7 +407,7 @@ static void run_cycle_case(int minor, const char *what, int link_from, int link_
         if (th) {
             CHECK_MSG(th->error == PYF_ECYCLE, "%s: error %s", what, pyf_error_name(th->error));
             CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-            CHECK(s->threads[ti].error_detail[0] != '\0');
+            CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
             CHECK_MSG(th->nframes >= (uint32_t)prefix && th->nframes < 64,
                       "%s: %u frames kept", what, th->nframes);
             /* the frames read before the cycle closed are kept, in order */
@@ -460,7 +460,7 @@ static void test_depth(int minor)
         if (th) {
             CHECK_EQ_INT(th->error, PYF_EDEPTH);
             CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-            CHECK(s->threads[ti].error_detail[0] != '\0');
+            CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
             check_frames(s, ti, &c.s, 10, ~PYF_FRAME_ENTRY_FROM_C, "options.max_depth 10");
         }
         check_other_ok(s, &c);
@@ -559,7 +559,7 @@ static void test_unreadable_previous(int minor)
                 CHECK_MSG(th->error == (variant == 0 ? PYF_EFAULT : PYF_EPERM),
                           "variant %d: error %s", variant, pyf_error_name(th->error));
                 CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-                CHECK(s->threads[ti].error_detail[0] != '\0');
+                CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
                 check_frames(s, ti, &c.s, 2, ~PYF_FRAME_ENTRY_FROM_C, "frames before the fault");
             }
             check_other_ok(s, &c);
@@ -863,7 +863,7 @@ static void test_unreadable_interp(int minor)
         if (rc != 0)
             CHECK(s == NULL || s == (pyf_snapshot *)(uintptr_t)1);
         if (t) {
-            const char *le = pyf_target_last_error(t);
+            const char *le = fake_last_detail(t);
             CHECK(le != NULL);
             if (le) {
                 CHECK_MSG(has_hex(le, bad), "last error '%s' lacks address 0x%llx", le,

@@ -514,9 +514,9 @@ def _c_snapshot():
     interps[0].first_thread, interps[0].nthreads = 0, 2
     interps[1].addr, interps[1].id = 0xB000, 3
     interps[1].first_thread, interps[1].nthreads = 2, 1
-    errs = [b"", b"cycle at 0x200", b""]
-    for i, detail in enumerate(errs):
-        threads[i].error_detail = detail
+    cycle = _abi.pyf_failure(code=errors.PYF_ECYCLE, detail=b"cycle at 0x200")
+    threads[1].failure = ctypes.pointer(cycle)
+    errs = [cycle]
     snap = _abi.pyf_snapshot()
     snap.ninterps, snap.nthreads, snap.nframes = 2, 3, 4
     snap.interps = ctypes.cast(interps, ctypes.POINTER(_abi.pyf_interp))
@@ -575,7 +575,7 @@ def test_convert_tolerates_out_of_range_indices():
     snap.threads[0].nframes = 100     # runs past the end
     snap.interps[1].nthreads = 50
     for i in range(3):
-        snap.threads[i].error_detail = None
+        snap.threads[i].failure = None
     target = object.__new__(pyframes.Target)
     target._abi, target.pid = _abi, None
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)

@@ -60,6 +60,18 @@ POINTER = ctypes.POINTER
 # ---- Structures ----------------------------------------------------------
 
 
+class pyf_failure(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("code", c_int32),
+        ("addr", c_uint64),
+        ("len", c_uint64),
+        ("what", ctypes.c_char * 64),
+        ("reader_message", ctypes.c_char * 160),
+        ("detail", ctypes.c_char * 512),
+    ]
+
+
 class pyf_iovec(ctypes.Structure):
     _fields_ = [
         ("addr", c_uint64),
@@ -159,7 +171,7 @@ class pyf_thread(ctypes.Structure):
         ("nframes", c_uint32),
         ("error", c_int32),
         ("reserved", c_uint32),
-        ("error_detail", c_char_p),
+        ("failure", POINTER(pyf_failure)),
     ]
 
 
@@ -243,7 +255,7 @@ class pyf_snapshot_request(ctypes.Structure):
 #: Every mirrored structure, by its C name (used by the layout test).
 STRUCTURES = {
     cls.__name__: cls
-    for cls in (pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
+    for cls in (pyf_failure, pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
                 pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location)
@@ -258,12 +270,11 @@ _PROTOTYPES = {
     "pyf_library_version": (c_int, []),
     "pyf_target_open": (c_int, [POINTER(pyf_reader), c_uint64,
                                 POINTER(pyf_options), POINTER(pyf_target_p),
-                                POINTER(ctypes.c_char), c_size_t]),
+                                POINTER(pyf_failure)]),
     "pyf_target_open_pid": (c_int, [c_int, c_uint64, POINTER(pyf_options),
-                                    POINTER(pyf_target_p),
-                                    POINTER(ctypes.c_char), c_size_t]),
+                                    POINTER(pyf_target_p), POINTER(pyf_failure)]),
     "pyf_target_close": (None, [pyf_target_p]),
-    "pyf_target_last_error": (c_char_p, [pyf_target_p]),
+    "pyf_target_failure": (c_int, [pyf_target_p, POINTER(pyf_failure)]),
     "pyf_target_python": (c_int, [pyf_target_p, POINTER(pyf_python_info)]),
     "pyf_target_flush": (None, [pyf_target_p]),
     "pyf_target_stats": (None, [pyf_target_p, POINTER(pyf_stats)]),

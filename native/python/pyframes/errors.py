@@ -11,8 +11,6 @@ This module does not need the shared library: the error table below mirrors
 ``PYF_ERRORS`` in ``pyframes.h`` (a unit test keeps them in sync).
 """
 
-import re
-
 __all__ = [
     "PyframesError",
     "CommandError",
@@ -108,7 +106,15 @@ class PyframesError(Exception):
     #: The hint is left out when the detail already mentions one of these.
     hint_markers = ()
 
-    def __init__(self, code=None, detail="", hint=None):
+    #: For a failed read: what was read, where, how much, and the reader's
+    #: own words (the library's pyf_failure); None/"" otherwise.
+    what = ""
+    addr = None
+    length = None
+    reader_message = ""
+
+    def __init__(self, code=None, detail="", hint=None, what="", addr=None,
+                 length=None, reader_message=""):
         if detail is None:
             detail = ""
         elif isinstance(detail, bytes):
@@ -116,6 +122,9 @@ class PyframesError(Exception):
         self.code = code
         self.name = error_name(code) if code is not None else "PYF_UNKNOWN"
         self.detail = detail
+        if length:
+            self.what, self.addr, self.length = what, addr, length
+            self.reader_message = reader_message or ""
         if hint is not None:
             self.hint = hint
         super().__init__(code, detail)
@@ -259,9 +268,10 @@ _CLASSES = {
 }
 
 
-def error_from_code(code, detail=""):
-    """The exception (not raised) for a negative library return code."""
-    return _CLASSES.get(code, PyframesError)(code, detail)
+def error_from_code(code, detail="", **facts):
+    """The exception (not raised) for a negative library return code; facts
+    (what, addr, length, reader_message) describe a failed read."""
+    return _CLASSES.get(code, PyframesError)(code, detail, **facts)
 
 
 # --------------------------------------------------------------------------
@@ -324,25 +334,25 @@ def unexpected(exc):
     return "%s: %s" % (type(exc).__name__, exc)
 
 
-# The library's one wording of a failed read (native/src/read.c):
-# "reading WHAT at 0xADDR (N bytes): reason [reader: its own message]".
-_READING = re.compile(r"reading (?P<what>.+?) at (?P<addr>0x[0-9a-fA-F]+)"
-                       r"(?: \((?P<size>\d+) bytes\))?(?:[^\[]*\[reader: (?P<own>[^\]]*)\])?")
+def failure_text(code, what, addr, length, reader_message, detail):
+    """One line for a library failure: a failed read as "reading WHAT at
+    0xADDR (N bytes): reason [reader: its own words]", anything else as the
+    library's detail."""
+    if not length:
+        return detail or error_message(code)
+    text = "reading %s at 0x%x (%d bytes): %s" % (what, addr, length, error_message(code))
+    return text + (" [reader: %s]" % reader_message if reader_message else "")
 
 
 def read_fault(exc, hint=None):
     """'memory unreadable at 0x... while reading ...' for a ReadFault, with
     the reader's own words (the debugger's memory error) when it gave any."""
-    m = None
-    for m in _READING.finditer(exc.detail or ""):
-        pass  # the innermost (last) "reading X at ADDR" is what failed
-    if m is None:
+    if not exc.length:
         return str(exc)
-    text = "memory unreadable at %s while reading %s" % (m.group("addr"), m.group("what"))
-    if m.group("size"):
-        text += " (%s bytes)" % m.group("size")
-    if m.group("own"):
-        text += ": %s" % m.group("own")
+    text = "memory unreadable at 0x%x while reading %s (%d bytes)" % (
+        exc.addr, exc.what, exc.length)
+    if exc.reader_message:
+        text += ": %s" % exc.reader_message
     hint = hint or getattr(exc, "hint", "")
     return _one_line(text + (" (%s)" % hint if hint else ""))
 

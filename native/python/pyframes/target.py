@@ -24,7 +24,6 @@ __all__ = [
     "Target",
 ]
 
-_ERRLEN = 512
 _U32_MAX = 0xFFFFFFFF
 _U64_MAX = 0xFFFFFFFFFFFFFFFF
 
@@ -72,8 +71,20 @@ def _python_info(info):
     )
 
 
-def _detail(buf):
-    return buf.value.decode("utf-8", "replace")
+def _new_failure():
+    f = _abi.pyf_failure()
+    f.struct_size = _abi.ctypes.sizeof(f)
+    return f
+
+
+def _failure_error(rc, failure):
+    """The exception for a library failure, with its facts (see errors)."""
+    if failure is None:
+        return error_from_code(rc, "")
+    text = lambda raw: raw.decode("utf-8", "replace")  # noqa: E731
+    return error_from_code(rc, text(failure.detail), what=text(failure.what),
+                           addr=failure.addr, length=failure.len,
+                           reader_message=text(failure.reader_message))
 
 
 def _decoder():
@@ -165,7 +176,7 @@ class Target:
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
-            err = error_from_code(rc, self._last_error())
+            err = self._error(rc)
             self.close()
             raise err
         self.python = _python_info(info)
@@ -204,10 +215,14 @@ class Target:
             raise ValueError("operation on a closed pyframes.Target")
         return self._handle
 
-    def _last_error(self):
-        if not self._handle:
-            return ""
-        return self._abi.decode(self._lib.pyf_target_last_error(self._handle))
+    def _failure(self):
+        f = _new_failure()
+        if self._handle:
+            self._lib.pyf_target_failure(self._handle, self._abi.ctypes.byref(f))
+        return f
+
+    def _error(self, rc):
+        return _failure_error(rc, self._failure())
 
     def _after_call(self):
         if self._binding is not None:
@@ -216,7 +231,7 @@ class Target:
     @property
     def last_error(self):
         """Detail of the last failure on this target ("" when none)."""
-        return self._last_error()
+        return self._failure().detail.decode("utf-8", "replace")
 
     # -- operations --
     def snapshot(self, *, native_tid=None, max_depth=None):
@@ -240,7 +255,7 @@ class Target:
         try:
             self._after_call()
             if rc != 0:
-                raise error_from_code(rc, self._last_error())
+                raise self._error(rc)
             if not out:
                 raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
             return self._convert(out.contents)
@@ -260,7 +275,6 @@ class Target:
             ninterps = 0
         frames = _copy_frames(ffi, snap.frames, nframes)
         cinterps = [snap.interps[i] for i in range(ninterps)]
-        text = _decoder()
         threads = []
         for i in range(nthreads):
             t = snap.threads[i]
@@ -273,7 +287,12 @@ class Target:
                 interp_id = cinterps[t.interp_index].id
             error = None
             if t.error != 0:
-                error = text(t.error_detail) or errors.error_message(t.error)
+                f = t.failure.contents if t.failure else None
+                error = errors.failure_text(
+                    t.error, f.what.decode("utf-8", "replace"), f.addr, f.len,
+                    f.reader_message.decode("utf-8", "replace"),
+                    f.detail.decode("utf-8", "replace")) if f is not None \
+                    else errors.error_message(t.error)
             first = t.first_frame
             count = t.nframes
             if first > nframes:
@@ -331,14 +350,14 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
         raise ValueError("invalid pid: %r" % (pid,))
     opts = _options(ffi, max_depth)
     handle = ffi.pyf_target_p()
-    err = ffi.ctypes.create_string_buffer(_ERRLEN)
+    failure = _new_failure()
     rc = lib.pyf_target_open_pid(pid, _address(runtime_addr, "runtime_addr"),
                                  ffi.ctypes.byref(opts),
-                                 ffi.ctypes.byref(handle), err, _ERRLEN)
+                                 ffi.ctypes.byref(handle), ffi.ctypes.byref(failure))
     if rc != 0:
         if handle:
             lib.pyf_target_close(handle)
-        raise error_from_code(rc, _detail(err))
+        raise _failure_error(rc, failure)
     return Target(handle, None, pid, cache)
 
 
@@ -358,16 +377,16 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     binding = _readers.ReaderBinding(read, readv, write)
     opts = _options(ffi, max_depth)
     handle = ffi.pyf_target_p()
-    err = ffi.ctypes.create_string_buffer(_ERRLEN)
+    failure = _new_failure()
     rc = lib.pyf_target_open(binding.pointer(),
                              _address(runtime_addr, "runtime_addr"),
                              ffi.ctypes.byref(opts), ffi.ctypes.byref(handle),
-                             err, _ERRLEN)
+                             ffi.ctypes.byref(failure))
     if rc != 0:
         if handle:
             lib.pyf_target_close(handle)
         binding.raise_pending()
-        raise error_from_code(rc, _detail(err))
+        raise _failure_error(rc, failure)
     try:
         binding.raise_pending()
     except BaseException:
