@@ -60,48 +60,19 @@ run_pytest() {
     ctest --test-dir "$PLAIN" --no-tests=error -L python -V
 }
 
-# Both trees are built first; then the sanitizer build's C tests run in the
-# background (their log is printed when they end) while the plain build's C
-# tests and pytest run in the foreground: the machine has two cores.
-ASAN_OK=0
 if step build-asan configure_and_build "$ASAN" -DCMAKE_BUILD_TYPE=Debug -DPYFRAMES_SANITIZE=ON; then
-    ASAN_OK=1
+    step ctest-asan run_ctest "$ASAN"
 else
     skip ctest-asan "build-asan failed"
 fi
-PLAIN_OK=0
+
 if step build configure_and_build "$PLAIN" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
-    PLAIN_OK=1
+    step ctest run_ctest "$PLAIN"
+    step pytest run_pytest
 else
     skip ctest "build failed"
     skip pytest "build failed"
 fi
-
-ASAN_LOG=$(mktemp /tmp/pyframes-ctest-asan.XXXXXX)
-ASAN_PID=
-ASAN_T0=$SECONDS
-if ((ASAN_OK)); then
-    run_ctest "$ASAN" -j 2 >"$ASAN_LOG" 2>&1 &
-    ASAN_PID=$!
-fi
-if ((PLAIN_OK)); then
-    step ctest run_ctest "$PLAIN"
-    step pytest run_pytest
-fi
-if [[ -n $ASAN_PID ]]; then
-    rc=0
-    wait "$ASAN_PID" || rc=$?
-    printf '\n=== ctest-asan: %s (in the background)\n' "ctest --test-dir $ASAN -L c -j 2"
-    cat "$ASAN_LOG"
-    if ((rc == 0)); then
-        PASSED+=(ctest-asan)
-        printf '=== ctest-asan: ok (%d s)\n' $((SECONDS - ASAN_T0))
-    else
-        FAILED+=(ctest-asan)
-        printf '=== ctest-asan: FAILED with exit code %d (%d s)\n' "$rc" $((SECONDS - ASAN_T0))
-    fi
-fi
-rm -f "$ASAN_LOG"
 
 echo
 if ((${#FAILED[@]} == 0 && ${#SKIPPED[@]} == 0)); then
