@@ -52,6 +52,12 @@ stat_field() {
     REPLY=${f[$2 - 3]}
 }
 
+# Reaped or zombie?
+gone() {
+    stat_field "$1" 3 || return 0
+    [[ $REPLY == Z ]]
+}
+
 # Processes whose root directory is $1.
 list_root() {
     local p
@@ -145,7 +151,8 @@ prune_users() {
     for f in "$USERS"/*; do
         pid=${f##*/}
         [[ -f $f && $pid =~ ^[0-9]+$ ]] || continue
-        if stat_field "$pid" 22 && [[ $REPLY == "$(<"$f")" ]]; then
+        # A zombie `run` (killed, not yet reaped) cannot clean up: dead.
+        if stat_field "$pid" 22 && [[ $REPLY == "$(<"$f")" ]] && ! gone "$pid"; then
             LIVE_PIDS+=("$pid")
             if [[ -s $f.ns ]]; then LIVE_NS+=("$(<"$f.ns")"); fi
         else

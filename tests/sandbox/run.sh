@@ -9,12 +9,6 @@ REGISTERED=
 CHILD=
 NS_FILE=
 
-# Reaped or zombie?
-gone() {
-    stat_field "$1" 3 || return 0
-    [[ $REPLY == Z ]]
-}
-
 # Unregister this `run`; the last one out stops what is left in the root and
 # unmounts it.  Call with errexit off.
 release_root() {
