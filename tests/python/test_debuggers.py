@@ -303,6 +303,8 @@ def _xfail_if_core_lost_memory(cores, document, core):
 def test_core_file(cores, kind):
     """DEBUGGER EXECUTABLE CORE for the debugger's own core and gdb's ELF core."""
     core = cores.files.get(kind)
+    if kind == "elf" and cores.driver.native_core == "elf":
+        pytest.skip("the debugger's own ELF core: test_core_with_foreign_thread")
     if core is None:
         pytest.skip("%s writes no %s core" % (cores.driver.name, kind) if kind == "minidump"
                     else "no gdb to write an ELF core")
@@ -329,48 +331,68 @@ def test_core_file(cores, kind):
         s.describe("worker")
 
 
-_ONLY = {
-    "symbol": ["objfiles = lambda self: []"],
-    "section": ["lookup_symbol = lambda self, name: None"],
-    "scan": ["objfiles = lambda self: []", "lookup_symbol = lambda self, name: None"],
+# Each way of finding _PyRuntime alone, then a reader that fails, in ONE
+# session on a core file: the adapter class is patched between commands, and
+# a new identity per way makes the plugin open (and locate) a new target.
+_WAYS = {
+    "symbol": ("objfiles = lambda self: []", "lookup_symbol = _pyf_lookup_symbol"),
+    "section": ("objfiles = _pyf_objfiles", "lookup_symbol = lambda self, name: None"),
+    "scan": ("objfiles = lambda self: []", "lookup_symbol = lambda self, name: None"),
 }
 
 
-@pytest.mark.parametrize("way", sorted(_ONLY))
-def test_runtime_location_fallbacks(cores, way):
-    """Each way of finding _PyRuntime works alone (on a core file: gdb's ELF
-    core when gdb is there, whose memory is complete, else the minidump)."""
+@pytest.fixture(scope="module")
+def core_session(cores):
+    """gdb's ELF core when gdb is there (its memory is complete), else the
+    minidump."""
     driver = cores.driver
     core = cores.files.get("elf") or cores.files.get("minidump")
-    named = [("patch%d" % i, driver.patch_adapter(a)) for i, a in enumerate(_ONLY[way])]
-    named.append(("all", "%s --all --json" % driver.command))
-    s = driver.run(named, executable=cores.target.view["executable"], core=core)
-    _xfail_if_core_lost_memory(cores, s.json("all"), core)
-    _assert_own_view(s.json("all"), cores.target, s.describe("all"))
-
-
-def test_unreadable_memory_message(cores):
-    """A read failure that leaves nothing to show is one actionable line,
-    with the debugger's own words, and the debugger goes on."""
-    driver = cores.driver
-    core = cores.files.get("elf") or cores.files.get("minidump")
-    cmd = driver.command
-    s = driver.run([
-        ("all", "%s --all --json" % cmd),
+    cls = driver.adapter_class
+    named = [("save", driver.python("_pyf_lookup_symbol = %s.lookup_symbol; "
+                                    "_pyf_objfiles = %s.objfiles" % (cls, cls)))]
+    for way in sorted(_WAYS):
+        named += [("%s-patch%d" % (way, i), driver.patch_adapter(a))
+                  for i, a in enumerate(_WAYS[way] + ("identity = lambda self: ('%s',)" % way,))]
+        named.append((way, "%s --all --json" % driver.command))
+        named.append((way + "-info", "%s --info" % driver.command))
+    # the last target opened (scan) is cached: now its reads fail
+    named += [
         ("break", driver.patch_adapter(
             "read = lambda self, addr, size: (_ for _ in ()).throw("
             "MemoryError('Cannot access memory at address 0x%x' % addr))")),
-        ("text", "%s --all" % cmd),
+        ("unreadable", "%s --all" % driver.command),
         ("after", driver.echo(3)[0]),
-    ], executable=cores.target.view["executable"], core=core)
-    _xfail_if_core_lost_memory(cores, s.json("all"), core)
-    _assert_own_view(s.json("all"), cores.target, s.describe("all"))
+    ]
+    result = Live()
+    result.cores, result.core = cores, core
+    result.session = driver.run(named, executable=cores.target.view["executable"], core=core)
+    return result
+
+
+@pytest.mark.parametrize("way", sorted(_WAYS))
+def test_runtime_location_fallbacks(core_session, way):
+    """Each way of finding _PyRuntime works alone (on a core file)."""
+    s, cores = core_session.session, core_session.cores
+    _xfail_if_core_lost_memory(cores, s.json(way), core_session.core)
+    _assert_own_view(s.json(way), cores.target, s.describe(way))
+    # a target of its own, located that way
+    how = {"symbol": "the symbol _PyRuntime", "section": "the .PyRuntime section of /",
+           "scan": "the runtime cookie at 0x"}[way]
+    assert re.search(r"^runtime: _PyRuntime at 0x[0-9a-f]+, found by %s" % re.escape(how),
+                     s[way + "-info"], re.M), s.describe(way + "-info")
+
+
+def test_unreadable_memory_message(core_session):
+    """A read failure that leaves nothing to show is one actionable line,
+    with the debugger's own words, and the debugger goes on."""
+    s, cores = core_session.session, core_session.cores
+    _xfail_if_core_lost_memory(cores, s.json("scan"), core_session.core)
+    text = s["unreadable"]
     assert re.search(r"memory unreadable at 0x[0-9a-f]+ while reading \S.*: "
-                     r"Cannot access memory at address 0x[0-9a-f]+", s["text"]), \
-        s.describe("text")
-    assert "the core file may not contain this memory" in s["text"], s.describe("text")
-    assert "Traceback" not in s["text"]
-    assert drivers.matches(driver.echo(3)[1], s["after"]), s.describe("after")
+                     r"Cannot access memory at address 0x[0-9a-f]+", text), s.describe("unreadable")
+    assert "the core file may not contain this memory" in text, s.describe("unreadable")
+    assert "Traceback" not in text
+    assert drivers.matches(cores.driver.echo(3)[1], s["after"]), s.describe("after")
 
 
 @pytest.mark.parametrize("driver,version", PAIRS, ids=IDS)
