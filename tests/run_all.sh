@@ -52,7 +52,7 @@ run_ctest() {
     # A tree without tests is an error, not a pass.
     local dir=$1
     shift
-    ctest --test-dir "$dir" --output-on-failure --no-tests=error -L c "$@"
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error -L c -j "$JOBS" "$@"
 }
 
 run_pytest() {
