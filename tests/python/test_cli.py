@@ -84,6 +84,27 @@ def test_dump_json(target, cli_env):
         pytest.fail("\n".join(problems), pytrace=False)
 
 
+@pytest.mark.parametrize("how", ["native", "python"])
+def test_dump_one_thread(target, cli_env, how):
+    """--thread N keeps the thread whose native or Python thread id is N, as
+    in the debugger commands (the same option, pyframes.options)."""
+    tid = sorted(t for t, frames in target.views.items() if frames)[-1]
+    wanted = tid if how == "native" else target.thread_ident(tid)
+    res = run_cli(cli_env, "dump", target.pid, "--json", "--thread", "0x%x" % wanted)
+    out, err = _text(res)
+    assert res.returncode == 0, err
+    doc = json.loads(out)
+    threads = [th for interp in doc["interpreters"] for th in interp["threads"]]
+    assert [th["native_thread_id"] for th in threads] == [tid], threads
+    assert [(f["function"], f["filename"], f["line"]) for f in threads[0]["frames"]] == \
+        keys(target.views[tid])
+
+
+def test_dump_unknown_thread(target, cli_env):
+    res = run_cli(cli_env, "dump", target.pid, "--thread", "1")
+    _assert_one_line_error(res, "no Python thread has native thread id or Python thread id 1")
+
+
 def _assert_one_line_error(res, *needles):
     out, err = _text(res)
     assert res.returncode == 1, (res.returncode, out, err)
