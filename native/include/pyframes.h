@@ -10,10 +10,15 @@
  *   - A pyf_target is opened over a memory reader: either one supplied by the
  *     caller (a debugger: live, core file, remote), or the built-in reader of
  *     a live local PID (process_vm_readv, falling back to /proc/PID/mem).
- *   - The target locates and validates _Py_DebugOffsets once, at open.
+ *   - _PyRuntime is found by the caller (a symbol) or by pyf_runtime_locate
+ *     from what the caller knows of the address space; the built-in PID
+ *     reader runs the same search over /proc/PID/maps.
+ *   - The target validates _Py_DebugOffsets once, at open.
  *   - pyf_snapshot_take() walks every interpreter, thread and frame chain and
  *     returns a self-contained pyf_snapshot (flat arrays, strings owned by
  *     the snapshot) that stays valid until pyf_snapshot_free().
+ *   - Failures are data (pyf_failure): what failed, and for a read what was
+ *     read, where, how much and the reader's own words.
  *
  * Thread safety: a pyf_target is not thread-safe; use one per thread.
  * Nothing is ever written to the target: this release has no frame cache
@@ -21,18 +26,21 @@
  *
  * ABI policy (0.x):
  *   - Function names are pyf_<noun>_<verb>; only pyf_ symbols are exported.
- *     The soname carries the major version; within 0.x a minor release may
- *     add functions, append fields to input structs and use reserved fields.
+ *     The soname carries the major version.  Until 1.0 a minor release may
+ *     also rename or remove functions (0.2 renamed 0.1's to this scheme and
+ *     replaced its error strings by pyf_failure); a patch release only adds
+ *     functions, appends fields to input structs and uses reserved fields.
  *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request,
- *     pyf_locate_request) start
- *     with struct_size = sizeof(the caller's struct).  The library accepts any
+ *     pyf_locate_request) start with struct_size = sizeof(the caller's
+ *     struct).  The library accepts any
  *     size from the struct's first published layout (PYF_<STRUCT>_SIZE_V0)
  *     up: fields a smaller (older) struct lacks read as zero, their default.
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
  *   - Output structs the caller sizes (pyf_runtime_location, pyf_failure:
- *     struct_size set by the caller) receive only the bytes the caller's size covers.
+ *     struct_size set by the caller) receive only the bytes that size
+ *     covers; below the first layout the call is PYF_EINVAL.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
  *     pyf_interp, pyf_snapshot) are frozen within 0.x: their size and the
  *     stride of the snapshot arrays (PYF_FRAME_SIZE, PYF_THREAD_SIZE,
@@ -57,7 +65,7 @@ extern "C" {
 #endif
 
 #define PYF_VERSION_MAJOR 0
-#define PYF_VERSION_MINOR 1
+#define PYF_VERSION_MINOR 2
 #define PYF_VERSION_PATCH 0
 #define PYF_VERSION_NUMBER \
     (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)
