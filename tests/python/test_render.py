@@ -257,6 +257,47 @@ def test_default_source_reader_used_by_format_text(tmp_path):
     assert lines[-1] == "    return 1 / 0"
 
 
+def test_source_reader_rereads_an_edited_file_after_refresh(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text("a = 1\nb = 2\n")
+    reader = render.SourceReader()
+    assert reader(str(path), 2) == "b = 2"
+    path.write_text("a = 1\nb = 3  # edited, same length? no: longer\n")
+    # until refresh() (one per debugger command) the cached text is used
+    assert reader(str(path), 2) == "b = 2"
+    reader.refresh()
+    assert reader(str(path), 2) == "b = 3  # edited, same length? no: longer"
+    # a same-size edit is caught by the modification time
+    before = os.stat(path).st_mtime_ns
+    path.write_text("a = 1\nb = 4  # edited, same length? no: longer\n")
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+    reader.refresh()
+    assert reader(str(path), 2) == "b = 4  # edited, same length? no: longer"
+    path.unlink()
+    reader.refresh()
+    assert reader(str(path), 2) is None
+
+
+def test_recursion_formats_each_distinct_frame_once(tmp_path):
+    """A 1,000-deep recursion: the same lines as frame-by-frame formatting,
+    with one source lookup per distinct frame."""
+    path = tmp_path / "rec.py"
+    path.write_text("def f(n):\n    return f(n - 1)\n")
+    calls = []
+
+    def source(filename, line):
+        calls.append((filename, line))
+        return render.SourceReader()(filename, line)
+    frames = [Frame(function="f", filename=str(path), line=2, frame_addr=0x1000 + i,
+                    code_addr=0x50) for i in range(1000)]
+    thread = Thread(thread_id=1, native_thread_id=2, interpreter_id=0, complete=True,
+                    frames=frames)
+    lines = list(render.format_thread(thread, source=source))
+    expected = [line for fr in frames for line in render.format_frame(fr, source=render.SourceReader())]
+    assert lines[2:] == expected
+    assert calls == [(str(path), 2)]
+
+
 def test_process_source_prefers_proc_root(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("a = 1\n")

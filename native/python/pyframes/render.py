@@ -70,12 +70,22 @@ class SourceReader:
     ``max_bytes`` or unreadable, and lines out of range.  Never raises.
     The encoding follows PEP 263 (coding cookie, else UTF-8), with
     undecodable bytes replaced.
+
+    A file is read once and kept with its size and modification time; after
+    :meth:`refresh` (a debugger command calls it once per command) each file
+    is checked again by one ``stat`` at its next use and re-read when it
+    changed.
     """
 
     def __init__(self, max_files=32, max_bytes=8 << 20):
         self.max_files = max_files
         self.max_bytes = max_bytes
-        self._cache = {}
+        self._cache = {}   # filename -> [lines or None, (size, mtime_ns) or None, epoch]
+        self._epoch = 0
+
+    def refresh(self):
+        """Check each cached file again at its next use."""
+        self._epoch += 1
 
     def __call__(self, filename, line):
         try:
@@ -88,22 +98,36 @@ class SourceReader:
         except Exception:
             return None
 
-    def _lines(self, filename):
-        if filename in self._cache:
-            return self._cache[filename]
-        lines = self._load(filename)
-        if len(self._cache) >= self.max_files:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[filename] = lines
-        return lines
-
-    def _load(self, filename):
-        if filename.startswith("<") and filename.endswith(">"):
-            return None
+    @staticmethod
+    def _identity(filename):
         try:
             st = os.stat(filename)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
-                return None
+        except (OSError, ValueError):
+            return None
+        return (st.st_size, st.st_mtime_ns, stat.S_ISREG(st.st_mode))
+
+    def _lines(self, filename):
+        entry = self._cache.get(filename)
+        if entry is not None:
+            if entry[2] == self._epoch:
+                return entry[0]
+            if self._identity(filename) == entry[1]:
+                entry[2] = self._epoch
+                return entry[0]
+            del self._cache[filename]
+        ident = self._identity(filename)
+        lines = self._load(filename, ident)
+        if len(self._cache) >= self.max_files:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[filename] = [lines, ident, self._epoch]
+        return lines
+
+    def _load(self, filename, ident):
+        if filename.startswith("<") and filename.endswith(">"):
+            return None
+        if ident is None or not ident[2] or ident[0] > self.max_bytes:
+            return None
+        try:
             with open(filename, "rb") as f:
                 data = f.read(self.max_bytes + 1)
         except (OSError, ValueError):
@@ -180,9 +204,21 @@ def format_thread(thread, *, limit=None, show_source=True, source=None,
         return
     yield "Traceback (most recent call first):"
     shown = frames if limit is None else frames[:max(limit, 0)]
+    # Frames that look the same (every level of a recursion) print the same
+    # lines: each distinct one is formatted once (not with addresses, which
+    # differ per frame).
+    memo = {}
     for frame in shown:
-        yield from format_frame(frame, show_source=show_source, source=source,
-                                addresses=addresses)
+        if addresses:
+            yield from format_frame(frame, show_source=show_source, source=source,
+                                    addresses=True)
+            continue
+        key = (frame.filename, frame.line, frame.function, frame.is_generator)
+        lines = memo.get(key)
+        if lines is None:
+            lines = memo[key] = list(format_frame(frame, show_source=show_source,
+                                                  source=source))
+        yield from lines
     rest = len(frames) - len(shown)
     if rest > 0:
         yield "  ... %d more frame%s" % (rest, "" if rest == 1 else "s")

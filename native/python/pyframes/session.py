@@ -47,6 +47,8 @@ class Session(object):
         self.parser = build_parser(command_name, description)
         self._targets = collections.OrderedDict()
         self._runtimes = {}
+        # Source files, kept across commands and checked once per command.
+        self._source = render.SourceReader()
 
     # ---- cache management ------------------------------------------------
 
@@ -231,8 +233,11 @@ class Session(object):
         if options.json:
             return render.format_json(snapshot).rstrip("\n") + "\n"
         source = None
-        if not options.no_source and kind == "pid":
-            source = render.process_source(adapter.pid())
+        if not options.no_source:
+            self._source.refresh()
+            source = self._source
+            if kind == "pid":
+                source = render.process_source(adapter.pid(), fallback=self._source)
         return render.format_threads_text(
             threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
             debugger=adapter.debugger_name, limit=options.limit,
