@@ -417,12 +417,6 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
         return PYF_EOFFSETS;
     }
 
-    off->hexversion = hex;
-    off->major = major;
-    off->minor = minor;
-    off->micro = micro;
-    off->level = level;
-    off->serial = serial;
     off->free_threaded = ft == 1;
 
 #define DECODE(sec, member, name, kind, width) \

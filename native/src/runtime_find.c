@@ -51,6 +51,7 @@ typedef struct scan_state {
     uint64_t budget;    /* bytes still allowed to be examined */
     uint64_t skip_lo, skip_hi; /* never report a hit in [lo, hi) */
     rejected rej;       /* first cookie hit that did not probe valid */
+    pyf_python_info *info; /* the runtime found, when wanted */
 } scan_state;
 
 static void note_rejection(rejected *rej, uint64_t addr, int code, const char *what)
@@ -77,7 +78,7 @@ static int search_block(scan_state *s, uint64_t base, size_t len, uint64_t *foun
             continue;
         if (base + off >= s->skip_lo && base + off < s->skip_hi)
             continue;
-        rc = pyf_runtime_probe(s->reader, base + off, NULL);
+        rc = pyf_runtime_probe(s->reader, base + off, s->info);
         if (rc == PYF_OK) {
             *found = base + off;
             return PYF_OK;
@@ -255,37 +256,15 @@ static int fail_read(const locate_ctx *c, int rc)
     return rc;
 }
 
+/* The runtime at addr, found by method (its version already in out). */
 static void fill_found(const locate_ctx *c, pyf_runtime_location *out,
                        uint64_t addr, uint32_t method, const char *how)
 {
-    const pyf_reader *r = c->r;
-    pyf_python_info info;
-
-    memset(&info, 0, sizeof info);
-    pyf_runtime_probe(r, addr, &info);
     out->addr = addr;
     out->method = method;
-    out->python = info;
     pyf__fmt(c->err, c->errlen, "%s", how);
 }
 
-/* The version word of a table whose cookie is there, for a refusal. */
-static void version_of(const pyf_reader *r, uint64_t addr, pyf_python_info *info)
-{
-    uint8_t raw[8];
-
-    memset(info, 0, sizeof *info);
-    if (r->read(r->arg, addr + 8, raw, sizeof raw) != PYF_OK)
-        return;
-    uint64_t v = pyf__ld64(raw);
-    info->runtime_addr = addr;
-    info->hexversion = v;
-    info->major = (uint32_t)(v >> 24 & 0xff);
-    info->minor = (uint32_t)(v >> 16 & 0xff);
-    info->micro = (uint32_t)(v >> 8 & 0xff);
-    info->level = (uint32_t)(v >> 4 & 0xf);
-    info->serial = (uint32_t)(v & 0xf);
-}
 
 static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
                   uint64_t symbol, uint32_t methods, uint64_t budget,
@@ -304,7 +283,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
 
     /* 1. The address the caller's symbol table gives. */
     if ((methods & PYF_LOCATE_SYMBOL) && symbol != 0) {
-        rc = pyf_runtime_probe(r, symbol, NULL);
+        rc = pyf_runtime_probe(r, symbol, &out->python);
         if (rc == PYF_OK) {
             fill_found(c, out, symbol, PYF_LOCATE_SYMBOL, "the symbol _PyRuntime");
             return PYF_OK;
@@ -338,7 +317,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
                          c->unopened_hint ? c->unopened_hint : "");
             continue;
         }
-        prc = pyf_runtime_probe(r, addr, NULL);
+        prc = pyf_runtime_probe(r, addr, &out->python);
         if (prc == PYF_OK) {
             char how[160];
 
@@ -360,6 +339,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     rc = PYF_ENOTPY;
     if (methods & PYF_LOCATE_SCAN) {
         s.reader = r;
+        s.info = &out->python;
         s.budget = budget ? budget : SCAN_BUDGET;
         s.skip_lo = c->skip_lo;
         s.skip_hi = c->skip_hi;
@@ -417,11 +397,13 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     /* 4. Nothing valid.  A table that has the cookie but was refused is the
      * most useful thing to report, with the version it says. */
     out->addr = 0;
+    memset(&out->python, 0, sizeof out->python); /* what a refused probe left */
     if (s.rej.addr != 0 && s.rej.code != PYF_ENOTPY) {
         char version[96] = "", vtext[40];
 
         if (s.rej.code == PYF_EVERSION) {
-            version_of(r, s.rej.addr, &out->python);
+            /* the probe gives the version a refused table says */
+            pyf_runtime_probe(r, s.rej.addr, &out->python);
             pyf__version_text(out->python.hexversion, vtext, sizeof vtext);
             pyf__fmt(version, sizeof version,
                      "; the table says CPython %s (PY_VERSION_HEX 0x%08" PRIx64 ")",
