@@ -57,15 +57,14 @@ uint64_t *pyf__addrmap_put(pyf__addrmap *m, uint64_t key, bool *added)
     *added = false;
     if (key == 0)
         return NULL;
-    uint64_t *v = pyf__addrmap_get(m, key);
-    if (v != NULL)
-        return v;
+    /* room first, so that one probe finds the key or where it goes */
     if ((m->n + 1) * 2 > m->cap && !grow(m))
         return NULL;
     uint32_t mask = m->cap - 1;
     uint32_t k = slot_of(key, mask);
-    while (m->slots[k].key != 0)
-        k = (k + 1) & mask;
+    for (; m->slots[k].key != 0; k = (k + 1) & mask)
+        if (m->slots[k].key == key)
+            return &m->slots[k].value;
     m->slots[k].key = key;
     m->slots[k].value = 0;
     m->n++;
