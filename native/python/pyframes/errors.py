@@ -112,6 +112,8 @@ class PyframesError(Exception):
     addr = None
     length = None
     reader_message = ""
+    #: For an unsupported version found by a probe: its PythonInfo.
+    python = None
 
     def __init__(self, code=None, detail="", hint=None, what="", addr=None,
                  length=None, reader_message=""):

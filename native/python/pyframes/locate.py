@@ -35,27 +35,23 @@ def _plausible_hexversion(v):
 
 
 def unsupported_message(read, runtime_addr, adapter):
-    """'unsupported CPython X.Y.Z' when a version can be read at the
-    runtime's table (cookie and version word) or, for a CPython too old to
-    have one, in its Py_Version symbol; else None."""
-    version = None
+    """'unsupported CPython X.Y.Z' when the library's probe of the runtime's
+    table names a version it refuses or, for a CPython too old to have a
+    table, the Py_Version symbol holds one; else None."""
     if runtime_addr:
-        v = _read_word(read, runtime_addr + 8)
         try:
-            cookie = bytes(read(runtime_addr, 8))
-        except Exception:
-            cookie = b""
-        if cookie == b"xdebugpy" and _plausible_hexversion(v):
-            version = v
-    if version is None and adapter is not None:
-        addr = ask(adapter.lookup_symbol, VERSION_SYMBOL)
-        if addr:
-            v = _read_word(read, addr)
-            if v is not None:
-                v &= 0xFFFFFFFF
-                if _plausible_hexversion(v):
-                    version = v
-    return errors.unsupported_version(version) if version is not None else None
+            target.probe_runtime(read, runtime_addr)
+        except errors.UnsupportedVersion as e:
+            if e.python is not None:
+                return errors.unsupported_version(e.python.hexversion)
+        except errors.PyframesError:
+            pass
+    addr = ask(adapter.lookup_symbol, VERSION_SYMBOL) if adapter is not None else None
+    if addr:
+        v = _read_word(read, addr)
+        if v is not None and _plausible_hexversion(v & 0xFFFFFFFF):
+            return errors.unsupported_version(v & 0xFFFFFFFF)
+    return None
 
 
 def _mappings(adapter):

@@ -77,14 +77,18 @@ def _new_failure():
     return f
 
 
+def _facts(failure):
+    """A pyf_failure as keyword arguments of errors (what, addr, length,
+    reader_message, detail)."""
+    def text(raw):
+        return raw.decode("utf-8", "replace")
+    return dict(what=text(failure.what), addr=failure.addr, length=failure.len,
+                reader_message=text(failure.reader_message), detail=text(failure.detail))
+
+
 def _failure_error(rc, failure):
     """The exception for a library failure, with its facts (see errors)."""
-    if failure is None:
-        return error_from_code(rc, "")
-    text = lambda raw: raw.decode("utf-8", "replace")  # noqa: E731
-    return error_from_code(rc, text(failure.detail), what=text(failure.what),
-                           addr=failure.addr, length=failure.len,
-                           reader_message=text(failure.reader_message))
+    return error_from_code(rc, **_facts(failure))
 
 
 def _decoder():
@@ -287,12 +291,8 @@ class Target:
                 interp_id = cinterps[t.interp_index].id
             error = None
             if t.error != 0:
-                f = t.failure.contents if t.failure else None
-                error = errors.failure_text(
-                    t.error, f.what.decode("utf-8", "replace"), f.addr, f.len,
-                    f.reader_message.decode("utf-8", "replace"),
-                    f.detail.decode("utf-8", "replace")) if f is not None \
-                    else errors.error_message(t.error)
+                error = (errors.failure_text(t.error, **_facts(t.failure.contents))
+                         if t.failure else errors.error_message(t.error))
             first = t.first_frame
             count = t.nframes
             if first > nframes:
@@ -397,7 +397,8 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
 
 def probe_runtime(read, addr):
     """PythonInfo of the runtime at ``addr``; raises PyframesError when
-    ``_Py_DebugOffsets`` cannot be decoded there."""
+    ``_Py_DebugOffsets`` cannot be decoded there (an UnsupportedVersion
+    carries the version the table says in ``.python``)."""
     ffi = _abi
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
@@ -406,7 +407,9 @@ def probe_runtime(read, addr):
                                ffi.ctypes.byref(info))
     binding.raise_pending()
     if rc != 0:
-        raise error_from_code(rc, "at 0x%x" % addr)
+        error = error_from_code(rc, "at 0x%x" % addr)
+        error.python = _python_info(info) if info.hexversion else None
+        raise error
     return _python_info(info)
 
 
