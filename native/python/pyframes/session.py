@@ -28,6 +28,8 @@ from .options import HelpRequested, build_parser, parse_arguments
 __all__ = ["Session"]
 
 _MAX_CACHED_TARGETS = 8
+# How the PID reader found _PyRuntime when it searched itself (--info).
+_BY_MAPPINGS = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
 
 
 @dataclasses.dataclass
@@ -129,8 +131,7 @@ class Session(object):
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
                 return self._refresh(key, cached, generation)
-        runtime = self._runtimes.get(ident)
-        how = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
+        runtime, how = self._runtimes.get(ident, (None, _BY_MAPPINGS))
         if runtime is None and getattr(adapter, "cheap_symbol_lookup", True):
             runtime = ask(adapter.lookup_symbol, RUNTIME_SYMBOL)
             if runtime:
@@ -141,13 +142,13 @@ class Session(object):
         except (errors.NotPython, errors.UnsupportedVersion):
             if runtime:
                 target = api.attach(pid, runtime_addr=0)
-                how = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
+                how = _BY_MAPPINGS
             else:
                 # Not found from the mappings: ask the debugger (symbols).
                 runtime, _info, how = locate_runtime(adapter)
                 target = api.attach(pid, runtime_addr=runtime)
         runtime = target.python.runtime_addr
-        self._runtimes[ident] = runtime
+        self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, None, generation, how)
         self._remember((ident, runtime, "pid"), cached)
         return cached
