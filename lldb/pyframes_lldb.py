@@ -15,9 +15,13 @@ import lldb
 
 # The package sits beside the plugin: native/python in the source tree,
 # <prefix>/share/pyframes/python when installed.
-for _path in (os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, sub) for sub in ("native/python", "python")):
+_here = os.path.dirname(os.path.abspath(__file__))
+for _path in (os.path.join(_here, os.pardir, "native", "python"),
+              os.path.join(_here, os.pardir, "python")):
+    _path = os.path.normpath(_path)
     if os.path.isfile(os.path.join(_path, "pyframes", "__init__.py")):
-        sys.path[:0] = [] if os.path.normpath(_path) in sys.path else [os.path.normpath(_path)]
+        if _path not in sys.path:
+            sys.path.insert(0, _path)
         break
 
 try:
