@@ -15,8 +15,12 @@
  *     reader runs the same search over /proc/PID/maps.
  *   - The target validates _Py_DebugOffsets once, at open.
  *   - pyf_snapshot_take() walks every interpreter, thread and frame chain and
- *     returns a self-contained pyf_snapshot (flat arrays, strings owned by
- *     the snapshot) that stays valid until pyf_snapshot_free().
+ *     returns a pyf_snapshot (flat arrays) that stays valid until
+ *     pyf_snapshot_free(), whatever happens to the target meanwhile.
+ *   - Each frame is also an entry of the target's frame table
+ *     (pyf_snapshot_table): distinct frame records, and keys (a frame
+ *     address and its record) whose indexes stay the same from one
+ *     snapshot to the next, so a caller converts each distinct frame once.
  *   - Failures are data (pyf_failure): what failed, and for a read what was
  *     read, where, how much and the reader's own words.
  *
@@ -38,13 +42,15 @@
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
- *   - Output structs the caller sizes (pyf_runtime_location, pyf_failure:
- *     struct_size set by the caller) receive only the bytes that size
+ *   - Output structs the caller sizes (pyf_runtime_location, pyf_failure,
+ *     pyf_frame_table: struct_size set by the caller) receive only the bytes that size
  *     covers; below the first layout the call is PYF_EINVAL.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
- *     pyf_interp, pyf_snapshot) are frozen within 0.x: their size and the
- *     stride of the snapshot arrays (PYF_FRAME_SIZE, PYF_THREAD_SIZE,
- *     PYF_INTERP_SIZE, also recorded in each pyf_snapshot) never change;
+ *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key) are frozen
+ *     within 0.x: their size and the stride of the arrays (PYF_FRAME_SIZE,
+ *     PYF_THREAD_SIZE, PYF_INTERP_SIZE, recorded in each pyf_snapshot;
+ *     PYF_RECORD_SIZE, PYF_FRAME_KEY_SIZE, in each pyf_frame_table) never
+ *     change;
  *     new facts go into reserved fields, which read as zero until then.
  *   - Error codes are never renumbered or reused; -14 is retired.
  */
@@ -65,7 +71,7 @@ extern "C" {
 #endif
 
 #define PYF_VERSION_MAJOR 0
-#define PYF_VERSION_MINOR 2
+#define PYF_VERSION_MINOR 3
 #define PYF_VERSION_PATCH 0
 #define PYF_VERSION_NUMBER \
     (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)
@@ -325,6 +331,69 @@ PYF_API int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
                               pyf_snapshot **out);
 /* Accepts NULL. */
 PYF_API void pyf_snapshot_free(pyf_snapshot *s);
+
+/* ==== The frame table =====================================================
+ * A target keeps one table of what its snapshots saw, shared by them:
+ *   - records: a distinct frame as the code shows it: code object,
+ *     instruction, flags and what they decode to (names, positions).  Every
+ *     level of a recursion at the same instruction is one record.
+ *   - keys: a frame address and its record.  A frame of a snapshot is a key;
+ *     the same frame (same address, code, instruction and flags) in the
+ *     next snapshot is the same key.
+ * Records and keys are only appended: two snapshots with the same table_id
+ * agree on every index both have, and the records' strings are made once
+ * per code object (a snapshot of an unchanged stack makes none).  A new
+ * table (a new table_id, indexes start over) replaces the old one after
+ * pyf_target_flush, when the code-object cache was reset (the target freed
+ * code objects: CPython 3.14+'s code_object_generation moved, or the cache
+ * filled up) and when the table has grown past its bound.
+ *
+ * Ownership: the target owns its table and each snapshot holds a reference
+ * to the version it was taken with.  A snapshot's records, keys and strings
+ * (those of pyf_frame too) stay valid and unchanged until
+ * pyf_snapshot_free, also after pyf_target_flush and after
+ * pyf_target_close; the memory goes with the last of them. */
+
+typedef struct pyf_record {
+    uint64_t code_addr;    /* remote code object */
+    int64_t instr;         /* code-unit index of the instruction; -1 before the
+                              first; INT64_MIN when the code is unreadable */
+    const char *function;  /* as in pyf_frame */
+    const char *filename;
+    int32_t line;          /* -1 when unknown */
+    int32_t end_line;
+    int32_t column;
+    int32_t end_column;
+    uint32_t flags;        /* PYF_FRAME_* */
+    uint32_t reserved;
+} pyf_record;
+
+typedef struct pyf_frame_key {
+    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
+    uint32_t record;       /* index into pyf_frame_table.records */
+    uint32_t reserved;
+} pyf_frame_key;
+
+#define PYF_RECORD_SIZE 56u
+#define PYF_FRAME_KEY_SIZE 16u
+
+typedef struct pyf_frame_table {
+    uint32_t struct_size;      /* = sizeof(pyf_frame_table), set by the caller */
+    uint32_t nframes;          /* = pyf_snapshot.nframes */
+    uint64_t table_id;         /* non-zero; equal ids: the same indexes */
+    const pyf_record *records; /* [nrecords], as of this snapshot */
+    const pyf_frame_key *keys; /* [nkeys], as of this snapshot */
+    /* per frame of the snapshot (parallel to pyf_snapshot.frames): the
+     * index of its key; a thread's are [first_frame, first_frame+nframes) */
+    const uint32_t *frame_keys;
+    uint32_t nrecords, nkeys;
+    uint32_t record_size, key_size; /* strides: PYF_RECORD_SIZE, PYF_FRAME_KEY_SIZE */
+} pyf_frame_table;
+#define PYF_FRAME_TABLE_SIZE_V0 56u
+
+/* The frame table as of snapshot s.  PYF_EINVAL for NULL arguments or a
+ * struct_size below PYF_FRAME_TABLE_SIZE_V0. */
+PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
 
 /* ==== Helpers for debuggers ============================================= */
 

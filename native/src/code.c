@@ -53,7 +53,9 @@ void pyf__code_cache_clear(pyf__code_cache *c)
         free(e);
     }
     pyf__addrmap_free(&c->index);
+    uint64_t clears = c->clears;
     memset(c, 0, sizeof *c);
+    c->clears = clears + 1;
 }
 
 void pyf__code_scratch_free(pyf_target *t)
@@ -369,6 +371,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
         *soft_err = rc;
         return NULL;
     }
+    fresh.serial = ++t->code_serial;
     if (retry) {
         /* Part of it could not be read this time: use it for this frame
          * only, so a later snapshot reads it again. */

@@ -175,8 +175,11 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         last = addr;
 
         if (owner == o->owner_cstack || owner == o->owner_interpreter) {
-            if (sink->mark_entry && emitted > 0)
-                sink->mark_entry(sink->ctx);
+            if (sink->mark_entry && emitted > 0) {
+                rc = sink->mark_entry(sink->ctx);
+                if (rc != PYF_OK)
+                    break;
+            }
         } else if (owner == o->owner_thread || owner == o->owner_generator ||
                    owner == o->owner_frame_object) {
             if (exe != 0) {
@@ -204,24 +207,13 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                                        "more)", (unsigned long long)max_depth);
                         break;
                     }
-                    pyf__location loc = {-1, -1, -1, -1};
+                    int64_t instr = INT64_MIN;
+                    if (code != NULL)
+                        instr = code_index(ip, exe + o->code.co_code_adaptive);
                     uint32_t flags = 0;
-                    if (code != NULL) {
-                        flags |= code->flags & (PYF_FRAME_NAME_TRUNCATED |
-                                                PYF_FRAME_CODE_UNREADABLE);
-                        uint64_t base = exe + o->code.co_code_adaptive;
-                        int64_t addrq = code_index(ip, base);
-                        if (!pyf__linetable_lookup(code->linetable,
-                                                   code->linetable_len,
-                                                   code->firstlineno, addrq,
-                                                   &loc))
-                            flags |= PYF_FRAME_NO_LOCATION;
-                    } else {
-                        flags |= PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION;
-                    }
                     if (owner == o->owner_generator)
                         flags |= PYF_FRAME_GENERATOR;
-                    rc = sink->frame(sink->ctx, addr, exe, code, &loc, flags);
+                    rc = sink->frame(sink->ctx, addr, exe, code, instr, flags);
                     if (rc != PYF_OK)
                         break;
                     emitted++;

@@ -175,10 +175,22 @@ typedef pyf__addrmap pyf__addrset;
 bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup);
 #define pyf__addrset_free pyf__addrmap_free
 
+/* ==== arenas (arena.c) ====================================================
+ * Bump allocation, 8-aligned, freed all at once.  Zero-initialise. */
+typedef struct pyf__arena_block pyf__arena_block;
+typedef struct pyf__arena {
+    pyf__arena_block *head;
+    uint64_t bytes;
+} pyf__arena;
+void *pyf__arena_alloc(pyf__arena *a, size_t len);
+char *pyf__arena_dup(pyf__arena *a, const char *str);
+void pyf__arena_free(pyf__arena *a);
+
 /* ==== the code-object cache (code.c) ===================================== */
 
 typedef struct pyf__code {
     uint64_t addr;           /* remote code object; 0 = empty slot */
+    uint64_t serial;         /* this decode, unique within the target */
     /* identity: what the entry was decoded from */
     uint64_t qualname_ptr, filename_ptr, linetable_ptr;
     int32_t firstlineno;
@@ -196,7 +208,58 @@ typedef struct pyf__code_cache {
     pyf__addrmap index;      /* code address -> (uintptr_t) pyf__code *, heap */
     uint32_t count;
     uint64_t bytes;          /* heap bytes held by entries */
+    uint64_t clears;         /* times the cache was emptied */
 } pyf__code_cache;
+
+/* ==== the frame table (table.c) ===========================================
+ * See "The frame table" in pyframes.h.  Records are interned by (the code
+ * decode's serial, or the address of an unreadable code object; the
+ * instruction; the frame's flags), keys by (frame address, record). */
+
+typedef struct pyf__tmap_slot {
+    uint64_t a, b;
+    uint32_t c, v;           /* v: the index, UINT32_MAX when the slot is empty */
+} pyf__tmap_slot;
+
+typedef struct pyf__tmap {
+    pyf__tmap_slot *slots;
+    uint32_t cap, n;
+} pyf__tmap;
+
+typedef struct pyf__rec_key {
+    uint64_t a;
+    uint32_t c;
+} pyf__rec_key;
+
+typedef struct pyf__table {
+    uint32_t refs;           /* the target's, and one per snapshot */
+    uint64_t id;
+    uint64_t code_clears;    /* pyf__code_cache.clears when it was made */
+    pyf_record *records;
+    pyf__rec_key *rec_keys;  /* per record: how it is interned */
+    uint32_t nrecords, cap_records;
+    pyf_frame_key *keys;
+    uint32_t nkeys, cap_keys;
+    void **retired;          /* arrays replaced while a snapshot held them */
+    uint32_t nretired, cap_retired;
+    pyf__tmap rec_index, key_index;
+    pyf__addrmap names;      /* code serial -> (uintptr_t) const char *[2] */
+    pyf__arena strings;
+} pyf__table;
+
+/* A table with one reference (NULL when out of memory). */
+pyf__table *pyf__table_new(uint64_t id, uint64_t code_clears);
+void pyf__table_ref(pyf__table *tb);
+void pyf__table_unref(pyf__table *tb); /* accepts NULL */
+/* The record of a frame running code (NULL: unreadable, shown as "???") at
+ * instruction instr with the frame's own flags (PYF_FRAME_GENERATOR,
+ * PYF_FRAME_ENTRY_FROM_C); its location is decoded when it is new. */
+int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
+                      int64_t instr, uint32_t flags, uint32_t *out);
+/* The record like rec with add_flags set too. */
+int pyf__table_record_with(pyf__table *tb, uint32_t rec, uint32_t add_flags,
+                           uint32_t *out);
+int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *out);
 
 /* ==== the target ========================================================= */
 
@@ -212,6 +275,9 @@ struct pyf_target {
 
     pyf__code_cache codes;
     pyf__code scratch;       /* a decode that hit read errors: not cached */
+    uint64_t code_serial;    /* the last pyf__code.serial given */
+    pyf__table *table;       /* NULL until the next snapshot makes one */
+    uint64_t table_ids;      /* the last table id given */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
@@ -291,12 +357,13 @@ bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno
 /* Where the walk delivers frames (implemented by snapshot.c). */
 typedef struct pyf__sink {
     void *ctx;
-    /* code may be NULL (unreadable code object: show "???") */
+    /* code may be NULL (unreadable code object: show "???"); instr is the
+     * code-unit index of the instruction; flags the frame's own
+     * (PYF_FRAME_GENERATOR) */
     int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
-                 const pyf__code *code, const pyf__location *loc,
-                 uint32_t flags);
+                 const pyf__code *code, int64_t instr, uint32_t flags);
     /* the most recently delivered frame was entered from C */
-    void (*mark_entry)(void *ctx);
+    int (*mark_entry)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
     int (*thread)(void *ctx, const pyf_thread *th);
     /* the current thread ended with rc (why in f when rc != 0) */

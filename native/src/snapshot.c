@@ -1,64 +1,33 @@
 /*
- * snapshot.c - pyf_snapshot_take: collect the walk into flat arrays whose
- * strings live in an arena owned by the snapshot, so a snapshot outlives
- * every cache and stays valid until pyf_snapshot_free.
+ * snapshot.c - pyf_snapshot_take: collect the walk into flat arrays.  Each
+ * frame is interned in the target's frame table (table.c), whose strings
+ * the frames point to; the snapshot holds a reference to the table, so it
+ * stays valid until pyf_snapshot_free whatever the target does.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define ARENA_BLOCK (64u * 1024u)
-
-typedef struct arena_block {
-    struct arena_block *next;
-    size_t used, cap;
-    char data[];
-} arena_block;
+/* Past these, the next snapshot starts a new table (the old one lives on
+ * while snapshots hold it). */
+#define TABLE_MAX_RECORDS (1u << 17)
+#define TABLE_MAX_KEYS (1u << 18)
+#define TABLE_MAX_STRING_BYTES (32u << 20)
 
 typedef struct snap {
     pyf_snapshot pub; /* first: the public pointer is the snap pointer */
     pyf_interp *interps;
     pyf_thread *threads;
     pyf_frame *frames;
-    uint32_t cap_i, cap_t, cap_f;
-    arena_block *arena;
-    /* per-snapshot strings of each code object: code_addr -> index in names */
-    pyf__addrmap name_index;
-    struct named { uint64_t code; const char *fn, *file; } *names;
-    uint32_t cap_n, nnames;
+    uint32_t *frame_keys;     /* per frame: its key in the table */
+    uint32_t cap_i, cap_t, cap_f, cap_k;
+    uint32_t last_record;     /* the record of the most recent frame */
+    pyf__arena arena;         /* failure copies */
+    pyf__table *table;        /* referenced once the snapshot is made */
+    uint32_t nrecords, nkeys; /* the table's counts when it was made */
     pyf_target *t;
 } snap;
-
-/* len bytes owned by the snapshot, 8-aligned. */
-static void *arena_alloc(snap *s, size_t len)
-{
-    len = (len + 7) & ~(size_t)7;
-    arena_block *b = s->arena;
-    if (b == NULL || b->cap - b->used < len) {
-        size_t cap = len > ARENA_BLOCK ? len : ARENA_BLOCK;
-        arena_block *nb = malloc(sizeof *nb + cap);
-        if (nb == NULL)
-            return NULL;
-        nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
-        s->arena = nb;
-        b = nb;
-    }
-    char *p = b->data + b->used;
-    b->used += len;
-    return p;
-}
-
-static char *arena_dup(snap *s, const char *str)
-{
-    size_t len = strlen(str) + 1;
-    char *p = arena_alloc(s, len);
-    if (p != NULL)
-        memcpy(p, str, len);
-    return p;
-}
 
 static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 {
@@ -78,29 +47,30 @@ static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
     return true;
 }
 
-static struct named *names_get(snap *s, uint64_t code, const pyf__code *c)
+/* The target's table, a new one when the old no longer serves: flushed,
+ * the code cache was emptied since it was made (its records name decodes
+ * that are gone), or it has grown past its bounds. */
+static pyf__table *current_table(pyf_target *t)
 {
-    bool added;
-    uint64_t *slot = pyf__addrmap_put(&s->name_index, code, &added);
-    if (slot == NULL)
-        return NULL;
-    if (!added)
-        return &s->names[*slot];
-    const char *fn = arena_dup(s, c->qualname);
-    const char *file = arena_dup(s, c->filename);
-    if (fn == NULL || file == NULL ||
-        !grow((void **)&s->names, &s->cap_n, s->nnames + 1, sizeof *s->names)) {
-        pyf__addrmap_remove(&s->name_index, code);
-        return NULL;
+    pyf__table *tb = t->table;
+    if (tb != NULL && (tb->code_clears != t->codes.clears ||
+                       tb->nrecords > TABLE_MAX_RECORDS ||
+                       tb->nkeys > TABLE_MAX_KEYS ||
+                       tb->strings.bytes > TABLE_MAX_STRING_BYTES)) {
+        pyf__table_unref(tb);
+        t->table = tb = NULL;
     }
-    *slot = s->nnames;
-    s->names[s->nnames] = (struct named){code, fn, file};
-    return &s->names[s->nnames++];
+    if (tb == NULL)
+        t->table = tb = pyf__table_new(++t->table_ids, t->codes.clears);
+    return tb;
 }
 
 static int on_interp(void *ctx, uint64_t addr, int64_t id)
 {
     snap *s = ctx;
+    /* the walk has just checked the code objects' generation */
+    if (s->pub.nframes == 0 && (s->table = current_table(s->t)) == NULL)
+        return PYF_ENOMEM;
     if (!grow((void **)&s->interps, &s->cap_i, s->pub.ninterps + 1,
               sizeof *s->interps))
         return PYF_ENOMEM;
@@ -135,7 +105,7 @@ static int on_thread_end(void *ctx, int rc, const pyf_failure *f)
         th->flags |= PYF_THREAD_COMPLETE;
         return PYF_OK;
     }
-    pyf_failure *copy = arena_alloc(s, sizeof *copy);
+    pyf_failure *copy = pyf__arena_alloc(&s->arena, sizeof *copy);
     if (copy == NULL)
         return PYF_ENOMEM;
     *copy = *f;
@@ -146,43 +116,48 @@ static int on_thread_end(void *ctx, int rc, const pyf_failure *f)
 }
 
 static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
-                    const pyf__code *code, const pyf__location *loc,
-                    uint32_t flags)
+                    const pyf__code *code, int64_t instr, uint32_t flags)
 {
     snap *s = ctx;
-    if (!grow((void **)&s->frames, &s->cap_f, s->pub.nframes + 1,
-              sizeof *s->frames))
+    uint32_t n = s->pub.nframes;
+    if (!grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
+        !grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
         return PYF_ENOMEM;
-    pyf_frame *f = &s->frames[s->pub.nframes];
-    memset(f, 0, sizeof *f);
-    f->frame_addr = frame_addr;
-    f->code_addr = code_addr;
-    if (code != NULL) {
-        struct named *nm = names_get(s, code_addr, code);
-        if (nm == NULL)
-            return PYF_ENOMEM;
-        f->function = nm->fn;
-        f->filename = nm->file;
-    } else {
-        f->function = "???";
-        f->filename = "???";
-    }
-    f->line = loc->line;
-    f->end_line = loc->end_line;
-    f->column = loc->column;
-    f->end_column = loc->end_column;
-    f->flags = flags;
-    s->pub.nframes++;
+    uint32_t rec, key;
+    int rc = pyf__table_record(s->table, code_addr, code, instr, flags, &rec);
+    if (rc == PYF_OK)
+        rc = pyf__table_key(s->table, frame_addr, rec, &key);
+    if (rc != PYF_OK)
+        return rc;
+    const pyf_record *r = &s->table->records[rec];
+    s->frames[n] = (pyf_frame){frame_addr, code_addr, r->function, r->filename,
+                               r->line, r->end_line, r->column, r->end_column,
+                               r->flags, 0};
+    s->frame_keys[n] = key;
+    s->last_record = rec;
+    s->pub.nframes = n + 1;
     s->threads[s->pub.nthreads - 1].nframes++;
     s->t->stats.frames++;
     return PYF_OK;
 }
 
-static void on_mark_entry(void *ctx)
+static int on_mark_entry(void *ctx)
 {
     snap *s = ctx;
-    if (s->pub.nframes > 0)
-        s->frames[s->pub.nframes - 1].flags |= PYF_FRAME_ENTRY_FROM_C;
+    if (s->pub.nframes == 0)
+        return PYF_OK;
+    pyf_frame *f = &s->frames[s->pub.nframes - 1];
+    uint32_t rec, key;
+    int rc = pyf__table_record_with(s->table, s->last_record,
+                                    PYF_FRAME_ENTRY_FROM_C, &rec);
+    if (rc == PYF_OK)
+        rc = pyf__table_key(s->table, f->frame_addr, rec, &key);
+    if (rc != PYF_OK)
+        return rc;
+    f->flags |= PYF_FRAME_ENTRY_FROM_C;
+    s->frame_keys[s->pub.nframes - 1] = key;
+    s->last_record = rec;
+    return PYF_OK;
 }
 
 void pyf_snapshot_free(pyf_snapshot *pub)
@@ -193,13 +168,9 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s->interps);
     free(s->threads);
     free(s->frames);
-    free(s->names);
-    pyf__addrmap_free(&s->name_index);
-    for (arena_block *b = s->arena; b != NULL;) {
-        arena_block *n = b->next;
-        free(b);
-        b = n;
-    }
+    free(s->frame_keys);
+    pyf__arena_free(&s->arena);
+    pyf__table_unref(s->table);
     free(s);
 }
 
@@ -229,16 +200,18 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     pyf__sink sink = {s, on_frame, on_mark_entry, on_thread, on_thread_end,
                       on_interp};
     int rc = pyf__walk_all(t, req, &sink);
+    if (rc == PYF_OK && s->table == NULL && (s->table = current_table(t)) == NULL)
+        rc = PYF_ENOMEM;
     if (rc != PYF_OK) {
+        s->table = NULL; /* not referenced yet */
         pyf_snapshot_free(&s->pub);
         if (rc == PYF_ENOMEM)
             pyf__fail(t, rc, "out of memory while building the snapshot");
         return rc;
     }
-    free(s->names);
-    s->names = NULL;
-    s->cap_n = s->nnames = 0;
-    pyf__addrmap_free(&s->name_index);
+    pyf__table_ref(s->table);
+    s->nrecords = s->table->nrecords;
+    s->nkeys = s->table->nkeys;
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
     s->pub.frames = s->frames;
@@ -247,4 +220,26 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     s->pub.frame_size = sizeof(pyf_frame);
     *out = &s->pub;
     return PYF_OK;
+}
+
+int pyf_snapshot_table(const pyf_snapshot *pub, pyf_frame_table *out)
+{
+    if (pub == NULL || out == NULL)
+        return PYF_EINVAL;
+    const snap *s = (const snap *)pub;
+    const pyf__table *tb = s->table;
+    /* the counts as of this snapshot: the table may have grown since */
+    pyf_frame_table ft = {
+        .struct_size = sizeof ft,
+        .nframes = pub->nframes,
+        .table_id = tb->id,
+        .records = tb->records,
+        .keys = tb->keys,
+        .frame_keys = s->frame_keys,
+        .nrecords = s->nrecords,
+        .nkeys = s->nkeys,
+        .record_size = sizeof(pyf_record),
+        .key_size = sizeof(pyf_frame_key),
+    };
+    return pyf__struct_out(out, PYF_FRAME_TABLE_SIZE_V0, &ft, sizeof ft);
 }

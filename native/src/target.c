@@ -135,6 +135,7 @@ void pyf_target_close(pyf_target *t)
         return;
     pyf__code_cache_clear(&t->codes);
     pyf__code_scratch_free(t);
+    pyf__table_unref(t->table); /* snapshots keep their references */
     if (t->owns_pid_reader)
         pyf__pid_reader_destroy(&t->reader);
     free(t);
@@ -161,6 +162,8 @@ void pyf_target_flush(pyf_target *t)
     if (t == NULL)
         return;
     pyf__code_cache_clear(&t->codes);
+    pyf__table_unref(t->table);
+    t->table = NULL;
     t->code_generation_known = false;
     t->code_type_addr = 0;
     t->not_code_type_addr = 0;

@@ -1196,6 +1196,31 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
         if (f->flags & ~0x1Fu)
             return "unknown frame flag";
     }
+    /* the frame table agrees with the frames, frame by frame */
+    pyf_frame_table tab;
+    tab.struct_size = sizeof tab;
+    if (pyf_snapshot_table(s, &tab) != 0)
+        return "pyf_snapshot_table failed";
+    if (tab.table_id == 0 || tab.nframes != s->nframes ||
+        tab.record_size != sizeof(pyf_record) || tab.key_size != sizeof(pyf_frame_key))
+        return "frame table header (id, nframes, strides) wrong";
+    if ((tab.nframes && tab.frame_keys == NULL) || (tab.nkeys && tab.keys == NULL) ||
+        (tab.nrecords && tab.records == NULL))
+        return "frame table array NULL";
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        const pyf_frame *f = &s->frames[i];
+        if (tab.frame_keys[i] >= tab.nkeys)
+            return "frame key out of bounds";
+        const pyf_frame_key *k = &tab.keys[tab.frame_keys[i]];
+        if (k->record >= tab.nrecords)
+            return "key's record out of bounds";
+        const pyf_record *r = &tab.records[k->record];
+        if (k->frame_addr != f->frame_addr || r->code_addr != f->code_addr ||
+            r->function != f->function || r->filename != f->filename ||
+            r->line != f->line || r->end_line != f->end_line || r->column != f->column ||
+            r->end_column != f->end_column || r->flags != f->flags)
+            return "frame differs from its key and record";
+    }
     return NULL;
 }
 

@@ -1,0 +1,317 @@
+/*
+ * test_table.c - the frame table of synthetic 3.13/3.14/3.15 images: every
+ * level of a recursion shares one record; an unchanged stack keeps its keys
+ * and makes no new record, key or string; a moved top frame changes only
+ * its own key; a code object freed and replaced at the same address never
+ * yields the old record; snapshots outlive a flush, a close and the table's
+ * growth (run under ASan); warm read counts.
+ */
+#include "fake_target.h"
+
+#include <string.h>
+
+#define DEPTH 300
+/* reader calls of a warm snapshot besides one per data-stack chunk (the
+ * runtime, interpreter and thread state reads of each version, as the
+ * walk has them; 3.13 also rechecks the header of each of the 2 code
+ * objects): the frame table adds none */
+#define WARM_READS(minor) ((minor) == 13 ? 6u : (minor) == 14 ? 4u : 5u)
+#define NL(a) (sizeof(a) / sizeof((a)[0]))
+
+static const fake_loc L_REC[] = {{3, 20, 20, 4, 18}, {5, 21, 22, 8, 1}, {2, 23, 23, 0, 6}};
+static const fake_loc L_TOP[] = {{2, 40, 40, 2, 9}, {2, 41, 41, 4, 12}, {2, 42, 42, 6, 15}};
+
+static pyf_frame_table table_of(const pyf_snapshot *s)
+{
+    pyf_frame_table tab;
+    memset(&tab, 0, sizeof tab);
+    tab.struct_size = sizeof tab;
+    int rc = pyf_snapshot_table(s, &tab);
+    CHECK_EQ_INT(rc, 0);
+    return tab;
+}
+
+static pyf_snapshot *take(pyf_target *t)
+{
+    pyf_snapshot *s = NULL;
+    fake_watchdog(30, "pyf_snapshot_take");
+    int rc = pyf_snapshot_take(t, NULL, &s);
+    fake_watchdog(0, NULL);
+    CHECK_MSG(rc == 0, "pyf_snapshot_take: %s (%s)", pyf_error_name(rc), fake_last_detail(t));
+    if (s != NULL) {
+        const char *why = fake_check_snapshot(s);
+        CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
+    }
+    return s;
+}
+
+typedef struct scene {
+    fake_target *ft;
+    uint64_t interp, rec_code, top_code, top_frame;
+    uint64_t frames[DEPTH + 1];
+    fake_thread *th;
+} scene;
+
+/* DEPTH levels of one recursion (all at instruction 3), a top frame. */
+static void build(scene *sc, int minor)
+{
+    sc->ft = fake_new(minor);
+    sc->rec_code = fake_code(sc->ft, "/app/rec.py", "walk", 20, L_REC, NL(L_REC));
+    sc->top_code = fake_code(sc->ft, "/app/top.py", "Top.leaf", 40, L_TOP, NL(L_TOP));
+    sc->interp = fake_add_interp(sc->ft, 0);
+    sc->th = fake_add_thread(sc->ft, sc->interp, 0x51, 7001, 1);
+    for (int i = 0; i < DEPTH; i++)
+        sc->frames[i] = fake_push_frame(sc->th, sc->rec_code, 3);
+    sc->top_frame = sc->frames[DEPTH] = fake_push_frame(sc->th, sc->top_code, 0);
+}
+
+static void move_top(scene *sc, int instr)
+{
+    fake_w64(sc->ft, sc->top_frame + fake_off(sc->ft, "interpreter_frame.instr_ptr"),
+             sc->top_code + fake_off(sc->ft, "code_object.co_code_adaptive") +
+                 2u * (uint64_t)instr);
+}
+
+static uint32_t record_of(const pyf_frame_table *tab, uint32_t frame)
+{
+    return tab->keys[tab->frame_keys[frame]].record;
+}
+
+static void test_unchanged(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d unchanged stack keeps its keys", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 1);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s1 = take(t);
+    REQUIRE(s1 != NULL && s1->nframes == DEPTH + 1);
+    pyf_frame_table a = table_of(s1);
+    /* the recursion: one record, a key per level (the outermost frame may
+     * be marked as entered from C: a record of its own) */
+    CHECK_MSG(a.nrecords == 2 || a.nrecords == 3, "%u records", a.nrecords);
+    CHECK_MSG(a.nkeys == DEPTH + 1 || a.nkeys == DEPTH + 2, "%u keys", a.nkeys);
+    for (uint32_t i = 2; i < DEPTH; i++) {
+        CHECK(record_of(&a, i) == record_of(&a, 1));
+        CHECK(a.frame_keys[i] != a.frame_keys[i - 1]);
+    }
+    CHECK_EQ_STR(a.records[record_of(&a, 1)].function, "walk");
+    CHECK_EQ_INT(a.records[record_of(&a, 1)].line, 21);
+    CHECK_EQ_INT(a.records[record_of(&a, 1)].instr, 3);
+
+    pyf_target_reset_stats(t);
+    pyf_snapshot *s2 = take(t);
+    pyf_stats st2;
+    pyf_target_stats(t, &st2);
+    REQUIRE(s2 != NULL && s2->nframes == DEPTH + 1);
+    pyf_frame_table b = table_of(s2);
+    CHECK(b.table_id == a.table_id);
+    CHECK_EQ_INT(b.nrecords, a.nrecords);
+    CHECK_EQ_INT(b.nkeys, a.nkeys);
+    CHECK(memcmp(a.frame_keys, b.frame_keys, (DEPTH + 1) * sizeof(uint32_t)) == 0);
+    for (uint32_t i = 0; i <= DEPTH; i++) /* no string made again */
+        CHECK(s1->frames[i].function == s2->frames[i].function &&
+              s1->frames[i].filename == s2->frames[i].filename);
+
+    /* warm snapshots read the same, and few: the thread's chunks and a
+     * constant (runtime, interpreter, thread state; 3.13 rechecks each
+     * code object's header once per snapshot) */
+    pyf_target_reset_stats(t);
+    pyf_snapshot *s3 = take(t);
+    pyf_stats st3;
+    pyf_target_stats(t, &st3);
+    CHECK_EQ_INT(st3.read_calls, st2.read_calls);
+    uint64_t bound = fake_thread_nchunks(sc.th) + WARM_READS(minor);
+    fprintf(stderr, "   warm: %llu reader calls, %zu chunks\n",
+            (unsigned long long)st3.read_calls, fake_thread_nchunks(sc.th));
+    CHECK_MSG(st3.read_calls == bound, "warm snapshot: %llu reader calls (bound %llu)",
+              (unsigned long long)st3.read_calls, (unsigned long long)bound);
+    CHECK_EQ_INT(st3.frames, DEPTH + 1);
+    CHECK_EQ_INT(st3.code_cache_misses, 0);
+    pyf_snapshot_free(s3);
+    pyf_snapshot_free(s2);
+    pyf_snapshot_free(s1);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+static void test_top_moves(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d top frame moves", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s1 = take(t);
+    REQUIRE(s1 != NULL && s1->nframes == DEPTH + 1);
+    pyf_frame_table a = table_of(s1);
+    move_top(&sc, 2);
+    pyf_snapshot *s2 = take(t);
+    REQUIRE(s2 != NULL && s2->nframes == DEPTH + 1);
+    pyf_frame_table b = table_of(s2);
+    CHECK(b.table_id == a.table_id);
+    CHECK(b.frame_keys[0] != a.frame_keys[0]);
+    CHECK(memcmp(a.frame_keys + 1, b.frame_keys + 1, DEPTH * sizeof(uint32_t)) == 0);
+    CHECK_EQ_INT(b.nrecords, a.nrecords + 1);
+    CHECK_EQ_INT(b.nkeys, a.nkeys + 1);
+    CHECK_EQ_INT(s2->frames[0].line, 41);
+    CHECK_EQ_INT(s1->frames[0].line, 40); /* the older snapshot is unchanged */
+    /* back where it was: the old key again */
+    move_top(&sc, 0);
+    pyf_snapshot *s3 = take(t);
+    REQUIRE(s3 != NULL);
+    pyf_frame_table c = table_of(s3);
+    CHECK(memcmp(a.frame_keys, c.frame_keys, (DEPTH + 1) * sizeof(uint32_t)) == 0);
+    CHECK_EQ_INT(c.nkeys, b.nkeys);
+    pyf_snapshot_free(s1);
+    pyf_snapshot_free(s2);
+    pyf_snapshot_free(s3);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+/* A code object freed and another made at its address, at the same
+ * instruction: a new record with the new names, never the old one. */
+static void test_code_replaced(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d code object replaced at its address", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s1 = take(t);
+    REQUIRE(s1 != NULL);
+    pyf_frame_table a = table_of(s1);
+    fake_target *ft = sc.ft;
+    static const fake_loc L_NEW[] = {{2, 90, 90, 1, 2}, {2, 91, 91, 3, 4}, {2, 92, 92, 5, 6}};
+    uint8_t lt[64];
+    size_t n = fake_encode_linetable(90, L_NEW, NL(L_NEW), lt, sizeof lt);
+    uint64_t c = sc.top_code;
+    fake_w64(ft, c + fake_off(ft, "code_object.qualname"), fake_str(ft, "other"));
+    fake_w64(ft, c + fake_off(ft, "code_object.name"), fake_str(ft, "other"));
+    fake_w64(ft, c + fake_off(ft, "code_object.filename"), fake_str(ft, "/app/other.py"));
+    fake_w64(ft, c + fake_off(ft, "code_object.linetable"), fake_bytes(ft, lt, n));
+    fake_w32(ft, c + fake_off(ft, "code_object.firstlineno"), 90);
+    if (minor >= 14) { /* code_dealloc moves the interpreter's generation */
+        uint64_t gen_at = sc.interp + fake_off(ft, "interpreter_state.code_object_generation");
+        fake_w64(ft, gen_at, fake_r64(ft, gen_at) + 1);
+    }
+    pyf_snapshot *s2 = take(t);
+    REQUIRE(s2 != NULL && s2->nframes == DEPTH + 1);
+    pyf_frame_table b = table_of(s2);
+    CHECK_EQ_STR(s2->frames[0].function, "other");
+    CHECK_EQ_STR(s2->frames[0].filename, "/app/other.py");
+    CHECK_EQ_INT(s2->frames[0].line, 90);
+    CHECK_EQ_STR(s1->frames[0].function, "Top.leaf"); /* kept as it was */
+    if (b.table_id == a.table_id) /* 3.13: the same table, a new record */
+        CHECK(record_of(&b, 0) != record_of(&a, 0) && record_of(&b, 0) >= a.nrecords);
+    else /* 3.14+: the cache was emptied, a new table */
+        CHECK(minor >= 14);
+    /* the unchanged code objects below keep their names */
+    CHECK_EQ_STR(s2->frames[1].function, "walk");
+    pyf_snapshot_free(s1);
+    pyf_snapshot_free(s2);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
+/* A snapshot stays valid after a flush, after its table grows and after
+ * the target is closed (ASan reports any use after free). */
+static void test_lifetime(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d snapshot outlives flush, growth, close", minor);
+    check_begin(name);
+    fake_target *ft = fake_new(minor);
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, in, 0x61, 7101, 1);
+    uint64_t codes[40];
+    for (int i = 0; i < 40; i++) {
+        char fn[32];
+        snprintf(fn, sizeof fn, "f%d", i);
+        codes[i] = fake_code(ft, "/app/many.py", fn, 20, L_REC, NL(L_REC));
+    }
+    for (int i = 0; i < 10; i++)
+        fake_push_frame(th, codes[i], i % 3);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s1 = take(t);
+    REQUIRE(s1 != NULL && s1->nframes == 10);
+    pyf_frame_table a = table_of(s1);
+    /* grow the table past its first arrays while s1 holds them */
+    for (int i = 0; i < 600; i++)
+        fake_push_frame(th, codes[i % 40], i % 3);
+    pyf_snapshot *s2 = take(t);
+    REQUIRE(s2 != NULL && s2->nframes == 610);
+    pyf_frame_table b = table_of(s2);
+    CHECK(b.table_id == a.table_id);
+    CHECK(b.nkeys >= 610 && b.nrecords >= 120 && b.nrecords <= 121);
+    pyf_target_flush(t);
+    pyf_snapshot *s3 = take(t);
+    REQUIRE(s3 != NULL);
+    pyf_frame_table c = table_of(s3);
+    CHECK(c.table_id != a.table_id);
+    pyf_target_close(t);
+    /* every snapshot, and what pyf_snapshot_table gave before, still reads */
+    for (uint32_t i = 0; i < 10; i++) {
+        const pyf_record *r = &a.records[a.keys[a.frame_keys[i]].record];
+        char fn[32];
+        snprintf(fn, sizeof fn, "f%u", 9 - i);
+        CHECK_EQ_STR(r->function, fn);
+        CHECK_EQ_STR(s1->frames[i].function, fn);
+        CHECK_EQ_STR(r->filename, "/app/many.py");
+    }
+    CHECK(fake_check_snapshot(s1) == NULL);
+    CHECK(fake_check_snapshot(s2) == NULL);
+    CHECK(fake_check_snapshot(s3) == NULL);
+    pyf_snapshot_free(s2);
+    pyf_snapshot_free(s1);
+    CHECK(fake_check_snapshot(s3) == NULL);
+    CHECK_EQ_STR(s3->frames[609].function, "f0");
+    pyf_snapshot_free(s3);
+    fake_free(ft);
+}
+
+static void test_api_edges(void)
+{
+    check_begin("pyf_snapshot_table arguments");
+    pyf_frame_table tab;
+    tab.struct_size = sizeof tab;
+    CHECK_EQ_INT(pyf_snapshot_table(NULL, &tab), PYF_EINVAL);
+    fake_target *ft = fake_new(15);
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_add_thread(ft, in, 0x71, 7201, 1);
+    pyf_target *t = fake_open(ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s = take(t);
+    REQUIRE(s != NULL);
+    CHECK_EQ_INT(pyf_snapshot_table(s, NULL), PYF_EINVAL);
+    tab.struct_size = PYF_FRAME_TABLE_SIZE_V0 - 1;
+    CHECK_EQ_INT(pyf_snapshot_table(s, &tab), PYF_EINVAL);
+    tab.struct_size = sizeof tab;
+    CHECK_EQ_INT(pyf_snapshot_table(s, &tab), 0);
+    CHECK_EQ_INT(tab.nframes, 0); /* a thread without frames */
+    CHECK(tab.table_id != 0);
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+int main(void)
+{
+    static const int minors[] = {13, 14, 15};
+    for (int i = 0; i < 3; i++) {
+        test_unchanged(minors[i]);
+        test_top_moves(minors[i]);
+        test_code_replaced(minors[i]);
+        test_lifetime(minors[i]);
+    }
+    test_api_edges();
+    return check_end();
+}
