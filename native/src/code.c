@@ -70,6 +70,7 @@ static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
 
 static void cache_remove(pyf__code_cache *c, pyf__code *e)
 {
+    c->last = NULL;
     c->bytes -= entry_bytes(e);
     c->count--;
     pyf__addrmap_remove(&c->index, e->addr);
@@ -334,10 +335,12 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
 const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
 {
     *soft_err = PYF_OK;
-    pyf__code *e = cache_find(&t->codes, addr);
+    pyf__code *e = t->codes.last != NULL && t->codes.last->addr == addr
+                       ? t->codes.last : cache_find(&t->codes, addr);
     bool need_check = !t->off.has_code_generation || !t->code_generation_known;
     if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
         t->stats.code_cache_hits++;
+        t->codes.last = e;
         return e;
     }
     code_head h;

@@ -19,83 +19,125 @@
 #define CHUNKS_MAX_COUNT 4096u
 #define CHUNK_DATA_OFFSET 24 /* offsetof(_PyStackChunk, data) */
 
-typedef struct chunk {
-    uint64_t addr, size;
-    uint8_t *data;
-} chunk;
+/* The copies live in t->chunks and their buffers are kept from one walk to
+ * the next (up to CHUNKS_KEEP_BYTES), so a warm walk allocates nothing. */
+#define CHUNKS_KEEP_BYTES (4u << 20)
 
-typedef struct chunk_list {
-    chunk *v;
-    uint32_t n, cap;
-} chunk_list;
-
-static void chunks_free(chunk_list *cl)
+void pyf__chunks_free(pyf__chunk_list *cl)
 {
-    for (uint32_t i = 0; i < cl->n; i++)
+    for (uint32_t i = 0; i < cl->cap; i++)
         free(cl->v[i].data);
     free(cl->v);
+    memset(cl, 0, sizeof *cl);
 }
 
-/* Copy what we can; a failure only means frames are read directly. */
-static void copy_chunks(pyf_target *t, uint64_t addr, chunk_list *cl)
+/* After a walk: keep the buffers unless they hold too much. */
+static void chunks_done(pyf__chunk_list *cl)
+{
+    uint64_t held = 0;
+    for (uint32_t i = 0; i < cl->cap; i++)
+        held += cl->v[i].cap;
+    if (held > CHUNKS_KEEP_BYTES)
+        pyf__chunks_free(cl);
+    cl->n = 0;
+}
+
+/* The next chunk slot, its buffer at least len bytes; NULL when out of
+ * memory. */
+static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
+{
+    if (cl->n == cl->cap) {
+        uint32_t ncap = cl->cap ? cl->cap * 2 : 8;
+        pyf__chunk *nv = realloc(cl->v, ncap * sizeof *nv);
+        if (nv == NULL)
+            return NULL;
+        memset(nv + cl->cap, 0, (ncap - cl->cap) * sizeof *nv);
+        cl->v = nv;
+        cl->cap = ncap;
+    }
+    pyf__chunk *c = &cl->v[cl->n];
+    if (c->cap < len) {
+        uint8_t *nb = realloc(c->data, len);
+        if (nb == NULL)
+            return NULL;
+        c->data = nb;
+        c->cap = len;
+    }
+    return c;
+}
+
+/* Copy what we can; a failure only means frames are read directly.  The
+ * newest chunk, which holds the top frame (top, fsize bytes), is copied
+ * only up to that frame's end: the rest of it is unused. */
+static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
+                        pyf__chunk_list *cl)
 {
     uint64_t total = 0;
+    cl->n = 0;
     while (addr != 0 && cl->n < CHUNKS_MAX_COUNT && addr % 8 == 0) {
         for (uint32_t i = 0; i < cl->n; i++)
             if (cl->v[i].addr == addr)
                 return; /* cycle */
-        uint8_t *buf = malloc(CHUNK_SPECULATIVE);
-        if (buf == NULL)
+        /* the newest chunk up to the top frame, others whole */
+        uint64_t want = CHUNK_SPECULATIVE, used = UINT64_MAX;
+        if (cl->n == 0 && top >= addr + CHUNK_DATA_OFFSET &&
+            top - addr <= CHUNK_MAX_BYTES) {
+            used = (top - addr + fsize + 7) & ~(uint64_t)7;
+            if (used < want)
+                want = used;
+        }
+        pyf__chunk *c = chunk_slot(cl, want);
+        if (c == NULL)
             return;
-        uint64_t have = CHUNK_SPECULATIVE;
-        int rc = pyf__raw_read(&t->reader, &t->stats, addr, buf, have);
+        uint64_t have = want;
+        int rc = pyf__read_quiet(t, addr, c->data, have);
         if (rc != PYF_OK) {
             have = CHUNK_DATA_OFFSET;
-            rc = pyf__raw_read(&t->reader, &t->stats, addr, buf, have);
+            rc = pyf__read_quiet(t, addr, c->data, have);
         }
-        uint64_t size = rc == PYF_OK ? pyf__ld64(buf + 8) : 0;
+        uint64_t size = rc == PYF_OK ? pyf__ld64(c->data + 8) : 0;
         if (rc != PYF_OK || size < CHUNK_DATA_OFFSET || size > CHUNK_MAX_BYTES ||
-            total + size > CHUNKS_MAX_TOTAL) {
-            free(buf);
+            total + size > CHUNKS_MAX_TOTAL)
             return;
-        }
+        if (used < size)
+            size = used;
+        if (have > size)
+            have = size;
         if (size > have) {
-            uint8_t *nb = realloc(buf, size);
-            if (nb == NULL) {
-                free(buf);
+            if ((c = chunk_slot(cl, size)) == NULL ||
+                pyf__read_quiet(t, addr + have, c->data + have,
+                              size - have) != PYF_OK)
                 return;
-            }
-            buf = nb;
-            if (pyf__raw_read(&t->reader, &t->stats, addr + have, buf + have,
-                              size - have) != PYF_OK) {
-                free(buf);
-                return;
-            }
         }
-        if (cl->n == cl->cap) {
-            uint32_t ncap = cl->cap ? cl->cap * 2 : 8;
-            chunk *nv = realloc(cl->v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                free(buf);
-                return;
-            }
-            cl->v = nv;
-            cl->cap = ncap;
-        }
-        cl->v[cl->n++] = (chunk){addr, size, buf};
+        c->addr = addr;
+        c->size = size;
+        cl->n++;
         total += size;
-        addr = pyf__ld64(buf); /* previous */
+        addr = pyf__ld64(c->data); /* previous */
     }
 }
 
-static const uint8_t *find_in_chunks(const chunk_list *cl, uint64_t addr,
-                                     uint64_t len)
+static const uint8_t *in_chunk(const pyf__chunk *c, uint64_t addr, uint64_t len)
 {
+    if (addr >= c->addr + CHUNK_DATA_OFFSET && addr - c->addr <= c->size &&
+        len <= c->size - (addr - c->addr))
+        return c->data + (addr - c->addr);
+    return NULL;
+}
+
+/* The copy of [addr, addr+len) in a chunk; *hint is the chunk of the last
+ * hit, tried first (a chain runs through its chunks in order). */
+static const uint8_t *find_in_chunks(const pyf__chunk_list *cl, uint64_t addr,
+                                     uint64_t len, uint32_t *hint)
+{
+    const uint8_t *p;
+    if (*hint < cl->n && (p = in_chunk(&cl->v[*hint], addr, len)) != NULL)
+        return p;
     for (uint32_t i = 0; i < cl->n; i++) {
-        const chunk *c = &cl->v[i];
-        if (addr >= c->addr + CHUNK_DATA_OFFSET && addr - c->addr <= c->size &&
-            len <= c->size - (addr - c->addr))
-            return c->data + (addr - c->addr);
+        if ((p = in_chunk(&cl->v[i], addr, len)) != NULL) {
+            *hint = i;
+            return p;
+        }
     }
     return NULL;
 }
@@ -121,9 +163,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
     if (fsize > sizeof direct)
         return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", fsize);
 
-    chunk_list cl = {0};
+    pyf__chunk_list *cl = &t->chunks;
+    uint32_t hint = 0;
     pyf__addrset seen = {0};
-    copy_chunks(t, w->datastack_chunk, &cl);
+    copy_chunks(t, w->datastack_chunk, w->current_frame & ~(uint64_t)7, fsize, cl);
 
     uint64_t max_depth = w->max_depth;
     uint64_t visit_limit = max_depth * 2 + 64;
@@ -138,8 +181,12 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                            (unsigned long long)addr, (unsigned long long)last);
             break;
         }
-        bool dup;
-        if (!pyf__addrset_add(&seen, addr, &dup)) {
+        /* A cycle has at least one step that does not go down (frames in a
+         * chunk point down to their callers): remembering the frames such
+         * steps reach finds every cycle by its second lap, and a plain
+         * stack only at its chunk, entry and generator frames. */
+        bool dup = false;
+        if (addr >= last && !pyf__addrset_add(&seen, addr, &dup)) {
             rc = PYF_ENOMEM;
             break;
         }
@@ -154,7 +201,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                            "entries", (unsigned long long)visit_limit);
             break;
         }
-        const uint8_t *f = find_in_chunks(&cl, addr, fsize);
+        const uint8_t *f = find_in_chunks(cl, addr, fsize, &hint);
         if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
             addr - w->extra_addr <= w->extra_len &&
             fsize <= w->extra_len - (addr - w->extra_addr))
@@ -235,6 +282,6 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                        (unsigned long long)last,
                        (unsigned long long)w->base_frame);
     pyf__addrset_free(&seen);
-    chunks_free(&cl);
+    chunks_done(cl);
     return rc;
 }

@@ -209,6 +209,8 @@ typedef struct pyf__code_cache {
     uint32_t count;
     uint64_t bytes;          /* heap bytes held by entries */
     uint64_t clears;         /* times the cache was emptied */
+    pyf__code *last;         /* the entry found last (consecutive frames often
+                                run the same code) */
 } pyf__code_cache;
 
 /* ==== the frame table (table.c) ===========================================
@@ -260,6 +262,46 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
 int pyf__table_record_with(pyf__table *tb, uint32_t rec, uint32_t add_flags,
                            uint32_t *out);
 int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *out);
+/* Whether key is the key pyf__table_record + pyf__table_key would give
+ * (a cheap check of a guess). */
+bool pyf__table_key_is(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
+                       uint64_t code_addr, const pyf__code *code, int64_t instr,
+                       uint32_t flags);
+/* Whether key is the key of frame_addr with the record like rec plus
+ * add_flags (pyf__table_record_with). */
+bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
+                            uint32_t rec, uint32_t add_flags);
+
+/* ==== copies of a thread's data-stack chunks (frames.c) ================== */
+typedef struct pyf__chunk {
+    uint64_t addr, size;     /* the chunk in the target */
+    uint64_t cap;            /* bytes of data */
+    uint8_t *data;
+} pyf__chunk;
+
+typedef struct pyf__chunk_list {
+    pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
+    uint32_t n, cap;
+} pyf__chunk_list;
+void pyf__chunks_free(pyf__chunk_list *cl);
+
+/* ==== prefetch (read.c) ================================================== */
+typedef struct pyf__prefetch {
+    /* the ranges read at the start of this snapshot, and their results */
+    pyf_iovec *iov;
+    int *status;             /* 0: not served yet */
+    uint32_t n, cap_iov;
+    uint8_t *buf;
+    uint64_t buf_cap;
+    /* the ranges this snapshot reads: the next one's prefetch */
+    struct pyf__range { uint64_t addr, len; } *plan;
+    uint32_t nplan, cap_plan;
+    uint64_t plan_bytes;
+    bool active;             /* within a snapshot */
+} pyf__prefetch;
+void pyf__prefetch_begin(pyf_target *t);
+void pyf__prefetch_end(pyf_target *t);
+void pyf__prefetch_free(pyf__prefetch *p);
 
 /* ==== the target ========================================================= */
 
@@ -277,7 +319,14 @@ struct pyf_target {
     pyf__code scratch;       /* a decode that hit read errors: not cached */
     uint64_t code_serial;    /* the last pyf__code.serial given */
     pyf__table *table;       /* NULL until the next snapshot makes one */
+    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
+    pyf__prefetch prefetch;
     uint64_t table_ids;      /* the last table id given */
+    /* the frame keys of the last snapshot (of table prev_table), the first
+     * guess for the frame at the same position in the next one */
+    uint32_t *prev_keys;
+    uint32_t prev_n, prev_cap;
+    uint64_t prev_table;
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
@@ -304,6 +353,9 @@ int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
 /* Set t->err and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A read without failure detail, served from the prefetch when it holds
+ * the range (the walk's speculative reads). */
+int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);

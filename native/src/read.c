@@ -1,8 +1,16 @@
 /*
  * read.c - every read of target memory goes through here: counting for
  * pyf_stats, and a detail message naming what was read where on failure.
+ *
+ * Prefetch: a snapshot remembers the ranges it read (the walk's reads of
+ * runtime, interpreters, thread states, chunks, code headers); when the
+ * reader can read several ranges in one call, the next snapshot reads them
+ * all first, in that one call, and its reads of the same ranges are served
+ * from that copy, once each.  An unchanged stack then costs one reader call;
+ * what moved is simply read again.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -73,10 +81,116 @@ int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
     return rc;
 }
 
+#define PLAN_MAX_RANGES 1024u   /* process_vm_readv takes up to IOV_MAX */
+#define PLAN_MAX_BYTES (8u << 20)
+#define PREFETCH_USED 1 /* a range's status once it has served its read */
+
+void pyf__prefetch_free(pyf__prefetch *p)
+{
+    free(p->iov);
+    free(p->status);
+    free(p->buf);
+    free(p->plan);
+    memset(p, 0, sizeof *p);
+}
+
+static bool ensure(void **v, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = *cap ? *cap : 32;
+    while (ncap < need)
+        ncap *= 2;
+    void *nv = realloc(*v, (size_t)ncap * elem);
+    if (nv == NULL)
+        return false;
+    *v = nv;
+    *cap = ncap;
+    return true;
+}
+
+void pyf__prefetch_begin(pyf_target *t)
+{
+    pyf__prefetch *p = &t->prefetch;
+    p->n = 0;
+    p->active = true;
+    uint32_t n = p->nplan;
+    p->nplan = 0;
+    p->plan_bytes = 0;
+    if (t->reader.readv == NULL || n == 0)
+        return;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += p->plan[i].len;
+    if (total > p->buf_cap) {
+        uint8_t *nb = realloc(p->buf, total);
+        if (nb == NULL)
+            return;
+        p->buf = nb;
+        p->buf_cap = total;
+    }
+    uint32_t cap_iov = p->cap_iov, cap_st = p->cap_iov;
+    if (!ensure((void **)&p->iov, &cap_iov, n, sizeof *p->iov) ||
+        !ensure((void **)&p->status, &cap_st, n, sizeof *p->status))
+        return;
+    p->cap_iov = cap_iov < cap_st ? cap_iov : cap_st;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        p->iov[i] = (pyf_iovec){p->plan[i].addr, p->buf + at, p->plan[i].len};
+        at += p->plan[i].len;
+    }
+    pyf__readv(t, p->iov, n, p->status);
+    p->n = n;
+}
+
+void pyf__prefetch_end(pyf_target *t)
+{
+    t->prefetch.active = false;
+    t->prefetch.n = 0;
+}
+
+/* Serve [addr, addr+len) from a prefetched range that holds it (each range
+ * serves one read). */
+static bool prefetched(pyf__prefetch *p, uint64_t addr, void *dst, size_t len)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        pyf_iovec *v = &p->iov[i];
+        if (p->status[i] == PYF_OK && addr >= v->addr && addr - v->addr <= v->len &&
+            len <= v->len - (addr - v->addr)) {
+            memcpy(dst, (uint8_t *)v->dst + (addr - v->addr), len);
+            p->status[i] = PREFETCH_USED;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
+{
+    if (p->nplan >= PLAN_MAX_RANGES || p->plan_bytes + len > PLAN_MAX_BYTES ||
+        !ensure((void **)&p->plan, &p->cap_plan, p->nplan + 1, sizeof *p->plan))
+        return;
+    p->plan[p->nplan].addr = addr;
+    p->plan[p->nplan].len = len;
+    p->nplan++;
+    p->plan_bytes += len;
+}
+
+int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
+{
+    pyf__prefetch *p = &t->prefetch;
+    int rc = PYF_OK;
+    if (p->n == 0 || !prefetched(p, addr, dst, len))
+        rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+    if (rc == PYF_OK && p->active && len > 0)
+        plan_add(p, addr, len); /* what failed is not read ahead */
+    return rc;
+}
+
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
               const char *what)
 {
-    int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+    int rc = pyf__read_quiet(t, addr, dst, len);
     if (rc != PYF_OK)
         pyf__read_failed(&t->fail, &t->reader, rc, what, addr, len);
     return rc;

@@ -26,6 +26,8 @@ typedef struct snap {
     pyf__arena arena;         /* failure copies */
     pyf__table *table;        /* referenced once the snapshot is made */
     uint32_t nrecords, nkeys; /* the table's counts when it was made */
+    const uint32_t *guess;    /* the last snapshot's keys, when of this table */
+    uint32_t nguess;
     pyf_target *t;
 } snap;
 
@@ -69,8 +71,19 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
 {
     snap *s = ctx;
     /* the walk has just checked the code objects' generation */
-    if (s->pub.nframes == 0 && (s->table = current_table(s->t)) == NULL)
-        return PYF_ENOMEM;
+    if (s->pub.nframes == 0) {
+        pyf_target *t = s->t;
+        if ((s->table = current_table(t)) == NULL)
+            return PYF_ENOMEM;
+        bool same = t->prev_table == s->table->id;
+        s->guess = same ? t->prev_keys : NULL;
+        s->nguess = same ? t->prev_n : 0;
+        /* room for as many frames as last time */
+        if (same && (!grow((void **)&s->frames, &s->cap_f, t->prev_n, sizeof *s->frames) ||
+                     !grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
+                           sizeof *s->frame_keys)))
+            return PYF_ENOMEM;
+    }
     if (!grow((void **)&s->interps, &s->cap_i, s->pub.ninterps + 1,
               sizeof *s->interps))
         return PYF_ENOMEM;
@@ -124,11 +137,17 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
         !grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
         return PYF_ENOMEM;
     uint32_t rec, key;
-    int rc = pyf__table_record(s->table, code_addr, code, instr, flags, &rec);
-    if (rc == PYF_OK)
-        rc = pyf__table_key(s->table, frame_addr, rec, &key);
-    if (rc != PYF_OK)
-        return rc;
+    if (s->guess != NULL && n < s->nguess &&
+        pyf__table_key_is(s->table, s->guess[n], frame_addr, code_addr, code, instr, flags)) {
+        key = s->guess[n]; /* the same frame as in the last snapshot */
+        rec = s->table->keys[key].record;
+    } else {
+        int rc = pyf__table_record(s->table, code_addr, code, instr, flags, &rec);
+        if (rc == PYF_OK)
+            rc = pyf__table_key(s->table, frame_addr, rec, &key);
+        if (rc != PYF_OK)
+            return rc;
+    }
     const pyf_record *r = &s->table->records[rec];
     s->frames[n] = (pyf_frame){frame_addr, code_addr, r->function, r->filename,
                                r->line, r->end_line, r->column, r->end_column,
@@ -146,18 +165,39 @@ static int on_mark_entry(void *ctx)
     snap *s = ctx;
     if (s->pub.nframes == 0)
         return PYF_OK;
-    pyf_frame *f = &s->frames[s->pub.nframes - 1];
+    uint32_t n = s->pub.nframes - 1;
+    pyf_frame *f = &s->frames[n];
     uint32_t rec, key;
-    int rc = pyf__table_record_with(s->table, s->last_record,
-                                    PYF_FRAME_ENTRY_FROM_C, &rec);
-    if (rc == PYF_OK)
-        rc = pyf__table_key(s->table, f->frame_addr, rec, &key);
-    if (rc != PYF_OK)
-        return rc;
+    if (s->guess != NULL && n < s->nguess &&
+        pyf__table_key_is_with(s->table, s->guess[n], f->frame_addr, s->last_record,
+                               PYF_FRAME_ENTRY_FROM_C)) {
+        key = s->guess[n];
+        rec = s->table->keys[key].record;
+    } else {
+        int rc = pyf__table_record_with(s->table, s->last_record,
+                                        PYF_FRAME_ENTRY_FROM_C, &rec);
+        if (rc == PYF_OK)
+            rc = pyf__table_key(s->table, f->frame_addr, rec, &key);
+        if (rc != PYF_OK)
+            return rc;
+    }
     f->flags |= PYF_FRAME_ENTRY_FROM_C;
-    s->frame_keys[s->pub.nframes - 1] = key;
+    s->frame_keys[n] = key;
     s->last_record = rec;
     return PYF_OK;
+}
+
+/* Keep this snapshot's keys as the guesses of the next one. */
+static void remember_keys(pyf_target *t, const snap *s)
+{
+    uint32_t n = s->pub.nframes;
+    t->prev_table = 0;
+    if (!grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys))
+        return; /* no guesses next time */
+    if (n > 0)
+        memcpy(t->prev_keys, s->frame_keys, n * sizeof *t->prev_keys);
+    t->prev_n = n;
+    t->prev_table = s->table->id;
 }
 
 void pyf_snapshot_free(pyf_snapshot *pub)
@@ -199,7 +239,9 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     pyf__fail(t, PYF_OK, "%s", "");
     pyf__sink sink = {s, on_frame, on_mark_entry, on_thread, on_thread_end,
                       on_interp};
+    pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
+    pyf__prefetch_end(t);
     if (rc == PYF_OK && s->table == NULL && (s->table = current_table(t)) == NULL)
         rc = PYF_ENOMEM;
     if (rc != PYF_OK) {
@@ -212,6 +254,7 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     pyf__table_ref(s->table);
     s->nrecords = s->table->nrecords;
     s->nkeys = s->table->nkeys;
+    remember_keys(t, s);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
     s->pub.frames = s->frames;

@@ -265,3 +265,28 @@ int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *
     *out = n;
     return PYF_OK;
 }
+
+bool pyf__table_key_is(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
+                       uint64_t code_addr, const pyf__code *code, int64_t instr,
+                       uint32_t flags)
+{
+    if (key >= tb->nkeys || tb->keys[key].frame_addr != frame_addr)
+        return false;
+    uint32_t rec = tb->keys[key].record;
+    const pyf__rec_key *k = &tb->rec_keys[rec];
+    if (code != NULL)
+        return k->a == code->serial && k->c == flags && tb->records[rec].instr == instr;
+    return k->a == code_addr && k->c == (flags | CODE_UNREADABLE_KEY) &&
+           tb->records[rec].instr == INT64_MIN;
+}
+
+bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
+                            uint32_t rec, uint32_t add_flags)
+{
+    if (key >= tb->nkeys || rec >= tb->nrecords || tb->keys[key].frame_addr != frame_addr)
+        return false;
+    uint32_t r = tb->keys[key].record;
+    return tb->rec_keys[r].a == tb->rec_keys[rec].a &&
+           tb->rec_keys[r].c == (tb->rec_keys[rec].c | add_flags) &&
+           tb->records[r].instr == tb->records[rec].instr;
+}

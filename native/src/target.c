@@ -136,6 +136,9 @@ void pyf_target_close(pyf_target *t)
     pyf__code_cache_clear(&t->codes);
     pyf__code_scratch_free(t);
     pyf__table_unref(t->table); /* snapshots keep their references */
+    free(t->prev_keys);
+    pyf__chunks_free(&t->chunks);
+    pyf__prefetch_free(&t->prefetch);
     if (t->owns_pid_reader)
         pyf__pid_reader_destroy(&t->reader);
     free(t);
@@ -164,6 +167,8 @@ void pyf_target_flush(pyf_target *t)
     pyf__code_cache_clear(&t->codes);
     pyf__table_unref(t->table);
     t->table = NULL;
+    t->prefetch.nplan = 0;
+    t->prefetch.plan_bytes = 0;
     t->code_generation_known = false;
     t->code_type_addr = 0;
     t->not_code_type_addr = 0;

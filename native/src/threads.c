@@ -111,7 +111,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         }
 
         size_t tlen = textra;
-        int rrc = pyf__raw_read(&t->reader, &t->stats, addr, buf, tlen);
+        int rrc = pyf__read_quiet(t, addr, buf, tlen);
         if (rrc != PYF_OK)
             rrc = pyf__read(t, addr, buf, tlen = tsize, "thread state");
         if (rrc != PYF_OK && one)

@@ -7,10 +7,12 @@ that depth (readiness by a pipe handshake), then in ONE gdb session:
   - py-bt warm: CPython's own command (from the -dbg package), run once to
     warm gdb's caches, then timed;
 and in one lldb session: pystack cold and warm.  Times are measured inside
-the debugger around the command (output captured, not printed).
+the debugger around the command, with its output printed to the debugger's
+stdout (a pipe, as `gdb --batch` writes it: what a user waits for), or with
+--captured, taken into a string instead.
 
     python3 tests/bench/bench_debuggers.py [--python python3.15] [--depths 10,100,1000,3000]
-        [--reader auto] [--no-py-bt]
+        [--reader auto] [--no-py-bt] [--captured]
 """
 import argparse
 import os
@@ -25,36 +27,47 @@ from bench_dump import start  # noqa: E402
 
 GDB_SCRIPT = r"""
 import gdb, time, statistics
-def timed(cmd):
+import sys
+def timed(cmd, captured={captured}):
     t0 = time.perf_counter()
-    out = gdb.execute(cmd, to_string=True)
+    out = gdb.execute(cmd, to_string=captured)
+    gdb.flush()
     return time.perf_counter() - t0, out
-cold, out = timed("py-bt-fast --reader {reader}")
-frames = out.count('  File "')
+def count(cmd):
+    return gdb.execute(cmd, to_string=True).count('  File "')
+cold = timed("py-bt-fast --reader {reader}")[0]
+frames = count("py-bt-fast --reader {reader}")
 warm = statistics.median(timed("py-bt-fast --reader {reader}")[0] for _ in range({repeat}))
-print("RESULT py-bt-fast frames=%d cold=%.6f warm=%.6f" % (frames, cold, warm))
+sys.stdout.write("RESULT py-bt-fast frames=%d cold=%.6f warm=%.6f\n" % (frames, cold, warm))
 if {py_bt}:
     timed("py-bt")
-    t, out = timed("py-bt")
-    print("RESULT py-bt frames=%d warm=%.6f" % (out.count('  File "'), t))
+    t = timed("py-bt")[0]
+    sys.stdout.write("RESULT py-bt frames=%d warm=%.6f\n" % (count("py-bt"), t))
+sys.stdout.flush()
 """
 
 LLDB_SCRIPT = r"""
 import lldb, time, statistics
-def timed(cmd):
+def captured(cmd):
     ro = lldb.SBCommandReturnObject()
-    t0 = time.perf_counter()
     lldb.debugger.GetCommandInterpreter().HandleCommand(cmd, ro)
-    return time.perf_counter() - t0, ro.GetOutput() or ""
-cold, out = timed("pystack --reader {reader}")
-frames = out.count('  File "')
-warm = statistics.median(timed("pystack --reader {reader}")[0] for _ in range({repeat}))
+    return ro.GetOutput() or ""
+def timed(cmd):
+    t0 = time.perf_counter()
+    if {captured}:
+        captured(cmd)
+    else:
+        lldb.debugger.HandleCommand(cmd)  # printed to lldb's stdout
+    return time.perf_counter() - t0
+cold = timed("pystack --reader {reader}")
+frames = captured("pystack --reader {reader}").count('  File "')
+warm = statistics.median(timed("pystack --reader {reader}") for _ in range({repeat}))
 print("RESULT pystack frames=%d cold=%.6f warm=%.6f" % (frames, cold, warm))
 """
 
 
-def run_gdb(pid, reader, repeat, py_bt):
-    script = GDB_SCRIPT.format(reader=reader, repeat=repeat, py_bt=py_bt)
+def run_gdb(pid, reader, repeat, py_bt, captured):
+    script = GDB_SCRIPT.format(reader=reader, repeat=repeat, py_bt=py_bt, captured=captured)
     path = f"/tmp/pyframes_bench_gdb_{os.getpid()}.py"
     with open(path, "w") as f:
         f.write(script)
@@ -65,8 +78,8 @@ def run_gdb(pid, reader, repeat, py_bt):
     return [l for l in out.splitlines() if l.startswith("RESULT")]
 
 
-def run_lldb(pid, reader, repeat):
-    script = LLDB_SCRIPT.format(reader=reader, repeat=repeat)
+def run_lldb(pid, reader, repeat, captured):
+    script = LLDB_SCRIPT.format(reader=reader, repeat=repeat, captured=captured)
     path = f"/tmp/pyframes_bench_lldb_{os.getpid()}.py"
     with open(path, "w") as f:
         f.write(script)
@@ -98,13 +111,16 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--no-py-bt", action="store_true")
     ap.add_argument("--no-lldb", action="store_true")
+    ap.add_argument("--captured", action="store_true",
+                    help="take the output into a string instead of printing it")
     a = ap.parse_args()
     for depth in (int(x) for x in a.depths.split(",")):
         proc = start(a.python, depth)
         try:
-            print(f"{a.python}, depth {depth}, reader {a.reader}:")
+            how = "captured" if a.captured else "printed"
+            print(f"{a.python}, depth {depth}, reader {a.reader}, output {how}:")
             res = {}
-            for line in run_gdb(proc.pid, a.reader, a.repeat, not a.no_py_bt):
+            for line in run_gdb(proc.pid, a.reader, a.repeat, not a.no_py_bt, a.captured):
                 text, d = fmt(line)
                 res[line.split()[1]] = d
                 print("  gdb  " + text)
@@ -112,7 +128,7 @@ def main():
                 ratio = float(res["py-bt"]["warm"]) / float(res["py-bt-fast"]["warm"])
                 print(f"  gdb  py-bt warm / py-bt-fast warm: {ratio:.0f}x")
             if not a.no_lldb:
-                for line in run_lldb(proc.pid, a.reader, a.repeat):
+                for line in run_lldb(proc.pid, a.reader, a.repeat, a.captured):
                     print("  lldb " + fmt(line)[0])
         finally:
             proc.kill()

@@ -18,6 +18,7 @@ if _PKG not in sys.path:
 
 import pyframes  # noqa: E402
 from pyframes import _abi, _loader, _readers, errors  # noqa: E402
+from pyframes import target as target_module  # noqa: E402
 
 HEADER = os.path.join(_REPO, "native", "include", "pyframes.h")
 
@@ -522,16 +523,39 @@ def _c_snapshot():
     snap.interps = ctypes.cast(interps, ctypes.POINTER(_abi.pyf_interp))
     snap.threads = ctypes.cast(threads, ctypes.POINTER(_abi.pyf_thread))
     snap.frames = ctypes.cast(frames, ctypes.POINTER(_abi.pyf_frame))
-    keep.extend([frames, threads, interps, errs])
-    return snap, keep
+    # its frame table: a record and a key per frame
+    records = (_abi.pyf_record * 4)()
+    keys = (_abi.pyf_frame_key * 4)()
+    frame_keys = (ctypes.c_uint32 * 4)(0, 1, 2, 3)
+    for i, f in enumerate(frames):
+        r = records[i]
+        r.code_addr, r.function, r.filename = f.code_addr, f.function, f.filename
+        r.line, r.end_line, r.column, r.end_column = (f.line, f.end_line, f.column,
+                                                      f.end_column)
+        r.flags = f.flags
+        keys[i].frame_addr, keys[i].record = f.frame_addr, i
+    table = _abi.pyf_frame_table(struct_size=ctypes.sizeof(_abi.pyf_frame_table),
+                                 nframes=4, table_id=1, nrecords=4, nkeys=4)
+    table.records = ctypes.cast(records, ctypes.POINTER(_abi.pyf_record))
+    table.keys = ctypes.cast(keys, ctypes.POINTER(_abi.pyf_frame_key))
+    table.frame_keys = ctypes.cast(frame_keys, ctypes.POINTER(ctypes.c_uint32))
+    keep.extend([frames, threads, interps, errs, records, keys, frame_keys])
+    return snap, table, keep
+
+
+def _bare_target(pid):
+    """A Target without a library: only its conversion is used."""
+    target = object.__new__(pyframes.Target)
+    target._abi, target.pid = _abi, pid
+    target._table = target_module.FrameTable()
+    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
+    return target
 
 
 def test_convert_c_snapshot_to_model():
-    snap, keep = _c_snapshot()
-    target = object.__new__(pyframes.Target)  # no library: only _convert
-    target._abi, target.pid = _abi, 77
-    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
-    result = target._convert(snap)
+    snap, table, keep = _c_snapshot()
+    target = _bare_target(77)  # no library: only _convert
+    result = target._convert(snap, table)
     assert result.pid == 77 and result.python.minor == 14
     assert [i.id for i in result.interpreters] == [0, 3]
     assert [i.addr for i in result.interpreters] == [0xA000, 0xB000]
@@ -570,16 +594,14 @@ def test_convert_c_snapshot_to_model():
 
 
 def test_convert_tolerates_out_of_range_indices():
-    snap, keep = _c_snapshot()
+    snap, table, keep = _c_snapshot()
     snap.threads[2].first_frame = 9   # beyond nframes
     snap.threads[0].nframes = 100     # runs past the end
     snap.interps[1].nthreads = 50
     for i in range(3):
         snap.threads[i].failure = None
-    target = object.__new__(pyframes.Target)
-    target._abi, target.pid = _abi, None
-    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
-    result = target._convert(snap)
+    target = _bare_target(None)
+    result = target._convert(snap, table)
     threads = list(result.threads())
     assert len(threads) == 3
     assert len(threads[0].frames) == 4

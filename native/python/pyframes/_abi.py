@@ -20,13 +20,16 @@ __all__ = [
     "pyf_interp",
     "pyf_snapshot",
     "pyf_snapshot_request",
+    "pyf_record",
+    "pyf_frame_key",
+    "pyf_frame_table",
     "STRUCTURES",
     "decode",
 ]
 
 # The library version this package was written against.
 PYF_VERSION_MAJOR = 0
-PYF_VERSION_MINOR = 2
+PYF_VERSION_MINOR = 3
 PYF_VERSION_PATCH = 0
 
 PYF_DEFAULT_MAX_DEPTH = 10000
@@ -200,6 +203,44 @@ class pyf_snapshot(ctypes.Structure):
     ]
 
 
+class pyf_record(ctypes.Structure):
+    _fields_ = [
+        ("code_addr", c_uint64),
+        ("instr", c_int64),
+        ("function", c_char_p),
+        ("filename", c_char_p),
+        ("line", c_int32),
+        ("end_line", c_int32),
+        ("column", c_int32),
+        ("end_column", c_int32),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_frame_key(ctypes.Structure):
+    _fields_ = [
+        ("frame_addr", c_uint64),
+        ("record", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_frame_table(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("nframes", c_uint32),
+        ("table_id", c_uint64),
+        ("records", POINTER(pyf_record)),
+        ("keys", POINTER(pyf_frame_key)),
+        ("frame_keys", POINTER(c_uint32)),
+        ("nrecords", c_uint32),
+        ("nkeys", c_uint32),
+        ("record_size", c_uint32),
+        ("key_size", c_uint32),
+    ]
+
+
 PYF_MAP_READ = 0x1
 PYF_MAP_WRITE = 0x2
 PYF_MAP_EXEC = 0x4
@@ -257,6 +298,7 @@ STRUCTURES = {
     cls.__name__: cls
     for cls in (pyf_failure, pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
                 pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
+                pyf_record, pyf_frame_key, pyf_frame_table,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location)
 }
@@ -282,6 +324,7 @@ _PROTOTYPES = {
     "pyf_snapshot_take": (c_int, [pyf_target_p, POINTER(pyf_snapshot_request),
                                   POINTER(POINTER(pyf_snapshot))]),
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
+    "pyf_snapshot_table": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_frame_table)]),
     "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
                                   POINTER(pyf_python_info)]),
     "pyf_runtime_locate": (c_int, [POINTER(pyf_reader), POINTER(pyf_locate_request),

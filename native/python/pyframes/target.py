@@ -7,6 +7,7 @@ callable.  Target.snapshot() copies the library's snapshot into the model
 elf_runtime_address are the library's runtime-location helpers.
 """
 
+import array
 import struct
 
 from . import _abi
@@ -91,74 +92,100 @@ def _failure_error(rc, failure):
     return error_from_code(rc, **_facts(failure))
 
 
-def _decoder():
-    """bytes -> str (UTF-8, undecodable bytes replaced), memoized."""
-    strings = {}
-
-    def text(raw):
-        if raw is None:
-            return ""
-        s = strings.get(raw)
-        if s is None:
-            s = strings[raw] = raw.decode("utf-8", "replace")
-        return s
-
-    return text
+# pyf_record and pyf_frame_key as the struct module sees them (native sizes
+# and alignment; the layout test checks them against the C structs).
+_RECORD_FORMAT = struct.Struct("@QqPPiiiiII")
+_KEY_FORMAT = struct.Struct("@QII")
+# pyf_snapshot, pyf_thread and pyf_interp likewise.  The model's frozen
+# dataclasses are filled without their __init__ (the same objects, faster).
+_SNAPSHOT_FORMAT = struct.Struct("@IIIIPPPIIII")
+_THREAD_FORMAT = struct.Struct("@QQQIIIIiIP")
+_INTERP_FORMAT = struct.Struct("@QqII")
 
 
-# pyf_frame as the struct module sees it (native sizes and alignment).
-_FRAME_FORMAT = struct.Struct("@QQPPiiiiII")
+class FrameTable:
+    """The Python side of a target's frame table (see pyframes.h): one
+    :class:`Frame` per key, made once and kept while the library keeps the
+    table, so an unchanged frame is the same object in every snapshot.
 
-
-def _copy_frames(ffi, cframes, n):
-    """The ``n`` pyf_frame at ``cframes`` as Frame objects.
-
-    Deep stacks make this the hot path: the array is copied in one go and
-    unpacked with struct, strings are decoded once per distinct pointer,
-    and the (frozen) Frame objects are filled without their __init__.
+    Records and keys are only appended and their indexes stay the same
+    while the table id does; a new table id drops everything.
     """
-    if n == 0:
-        return []
-    ctypes = ffi.ctypes
-    if _FRAME_FORMAT.size != ctypes.sizeof(ffi.pyf_frame):  # pragma: no cover
-        text = _decoder()
-        array = ctypes.cast(cframes, ctypes.POINTER(ffi.pyf_frame * n)).contents
-        return [Frame(text(f.function), text(f.filename),
-                      f.line if f.line >= 0 else None,
-                      f.end_line if f.end_line >= 0 else None,
-                      f.column if f.column >= 0 else None,
-                      f.end_column if f.end_column >= 0 else None,
-                      f.frame_addr, f.code_addr, f.flags) for f in array]
-    raw = ctypes.string_at(ctypes.cast(cframes, ctypes.c_void_p),
-                           n * _FRAME_FORMAT.size)
-    strings = {0: ""}
-    string_at = ctypes.string_at
 
-    def text(ptr):
-        s = strings.get(ptr)
+    def __init__(self):
+        self.table_id = 0
+        self.records = []   # per record: the Frame fields except frame_addr
+        self.frames = []    # per key: its Frame
+        self._strings = {0: ""}
+        self._lists = {}    # a thread's keys (bytes) -> its frames, last snapshot
+
+    def update(self, table):
+        """Convert what ``table`` (a pyf_frame_table) has that is new."""
+        if table.table_id != self.table_id:
+            self.__init__()
+            self.table_id = table.table_id
+        ctypes = _abi.ctypes
+        records = self.records
+        have, total = len(records), table.nrecords
+        if total > have and table.records:
+            size = _RECORD_FORMAT.size
+            raw = ctypes.string_at(ctypes.addressof(table.records.contents) + have * size,
+                                   (total - have) * size)
+            text = self._text
+            for (code_addr, _instr, fn, fname, line, end_line, column, end_column,
+                 flags, _) in _RECORD_FORMAT.iter_unpack(raw):
+                records.append(dict(
+                    function=text(fn),
+                    filename=text(fname),
+                    line=line if line >= 0 else None,
+                    end_line=end_line if end_line >= 0 else None,
+                    column=column if column >= 0 else None,
+                    end_column=end_column if end_column >= 0 else None,
+                    code_addr=code_addr,
+                    flags=flags,
+                ))
+        frames = self.frames
+        have, total = len(frames), table.nkeys
+        if total > have and table.keys:
+            size = _KEY_FORMAT.size
+            raw = ctypes.string_at(ctypes.addressof(table.keys.contents) + have * size,
+                                   (total - have) * size)
+            new = object.__new__
+            append = frames.append
+            for frame_addr, record, _ in _KEY_FORMAT.iter_unpack(raw):
+                f = new(Frame)
+                # frozen dataclass: fill its fields without __init__
+                f.__dict__.update(records[record], frame_addr=frame_addr)
+                append(f)
+
+    def _text(self, ptr):
+        s = self._strings.get(ptr)
         if s is None:
-            s = strings[ptr] = string_at(ptr).decode("utf-8", "replace")
+            s = self._strings[ptr] = _abi.ctypes.string_at(ptr).decode("utf-8", "replace")
         return s
 
-    new = object.__new__
-    frames = []
-    append = frames.append
-    for (frame_addr, code_addr, fn, fname, line, end_line, column, end_column,
-         flags, _) in _FRAME_FORMAT.iter_unpack(raw):
-        f = new(Frame)
-        f.__dict__.update(
-            function=text(fn),
-            filename=text(fname),
-            line=line if line >= 0 else None,
-            end_line=end_line if end_line >= 0 else None,
-            column=column if column >= 0 else None,
-            end_column=end_column if end_column >= 0 else None,
-            frame_addr=frame_addr,
-            code_addr=code_addr,
-            flags=flags,
-        )
-        append(f)
-    return frames
+    def thread_frames(self, table):
+        """A function (first, count) -> the list of Frame of those frames
+        of the snapshot of ``table``.  A thread whose keys are those it had
+        in the last snapshot gets a copy of the list made then."""
+        n = table.nframes
+        last, self._lists = self._lists, {}
+        if n == 0 or not table.frame_keys:
+            return lambda first, count: []
+        raw = _abi.ctypes.string_at(table.frame_keys, n * 4)
+        get = self.frames.__getitem__
+        lists = self._lists
+
+        def frames_of(first, count):
+            part = raw[first * 4:(first + count) * 4]
+            frames = last.get(part)
+            if frames is None:
+                keys = array.array("I")
+                keys.frombytes(part)
+                frames = list(map(get, keys))
+            lists[part] = frames
+            return frames.copy()
+        return frames_of
 
 
 class Target:
@@ -177,6 +204,7 @@ class Target:
         self._binding = binding  # keeps the C trampolines alive
         self.pid = pid
         self.cache = bool(cache)
+        self._table = FrameTable()
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -247,77 +275,106 @@ class Target:
         """
         ffi = self._abi
         handle = self._check_open()
-        req = ffi.pyf_snapshot_request()
-        req.struct_size = ffi.ctypes.sizeof(ffi.pyf_snapshot_request)
-        if native_tid is not None:
-            req.flags = ffi.PYF_SNAP_ONE_THREAD
-            req.native_tid = _address(native_tid, "native_tid")
-        req.max_depth = _depth(max_depth)
+        req = self._request(native_tid, max_depth)
         out = ffi.POINTER(ffi.pyf_snapshot)()
-        rc = self._lib.pyf_snapshot_take(handle, ffi.ctypes.byref(req),
-                                         ffi.ctypes.byref(out))
+        rc = self._lib.pyf_snapshot_take(handle, req, ffi.ctypes.byref(out))
         try:
             self._after_call()
             if rc != 0:
                 raise self._error(rc)
             if not out:
                 raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
-            return self._convert(out.contents)
+            table = ffi.pyf_frame_table()
+            table.struct_size = ffi.ctypes.sizeof(table)
+            rc = self._lib.pyf_snapshot_table(out, ffi.ctypes.byref(table))
+            if rc != 0:
+                raise error_from_code(rc, "pyf_snapshot_table")
+            return self._convert(out.contents, table)
         finally:
             if out:
                 self._lib.pyf_snapshot_free(out)
 
-    def _convert(self, snap):
-        """Copy a pyf_snapshot into model objects (it is freed afterwards)."""
+    def _request(self, native_tid, max_depth):
+        """A pyf_snapshot_request (by reference) for these arguments; the
+        few in use are kept."""
+        cache = self.__dict__.setdefault("_requests", {})
+        req = cache.get((native_tid, max_depth))
+        if req is not None:
+            return req
         ffi = self._abi
-        nframes, nthreads, ninterps = snap.nframes, snap.nthreads, snap.ninterps
-        if not snap.frames:
+        raw = ffi.pyf_snapshot_request()
+        raw.struct_size = ffi.ctypes.sizeof(ffi.pyf_snapshot_request)
+        if native_tid is not None:
+            raw.flags = ffi.PYF_SNAP_ONE_THREAD
+            raw.native_tid = _address(native_tid, "native_tid")
+        raw.max_depth = _depth(max_depth)
+        if len(cache) >= 16:
+            cache.clear()
+        req = cache[(native_tid, max_depth)] = ffi.ctypes.pointer(raw)
+        return req
+
+    def _convert(self, snap, table):
+        """Copy a pyf_snapshot and its pyf_frame_table into model objects
+        (the snapshot is freed afterwards; the Frame objects stay in the
+        target's FrameTable)."""
+        ffi = self._abi
+        ctypes = ffi.ctypes
+        # the header's counts and array addresses, in one copy
+        (ninterps, nthreads, nframes, _, cinterps_at, cthreads, cframes,
+         _, _, _, _) = _SNAPSHOT_FORMAT.unpack(
+            ctypes.string_at(ctypes.addressof(snap), _SNAPSHOT_FORMAT.size))
+        self._table.update(table)
+        frames_of = self._table.thread_frames(table)
+        if not cframes or not table.frame_keys:
             nframes = 0
-        if not snap.threads:
+        nframes = min(nframes, table.nframes)
+        if not cthreads:
             nthreads = 0
-        if not snap.interps:
+        if not cinterps_at:
             ninterps = 0
-        frames = _copy_frames(ffi, snap.frames, nframes)
-        cinterps = [snap.interps[i] for i in range(ninterps)]
+        cinterps = list(_INTERP_FORMAT.iter_unpack(
+            ctypes.string_at(cinterps_at, ninterps * _INTERP_FORMAT.size))) if ninterps else []
         threads = []
-        for i in range(nthreads):
-            t = snap.threads[i]
-            flags = t.flags
+        new = object.__new__
+        for (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
+             error_code, _, failure) in _THREAD_FORMAT.iter_unpack(
+                ctypes.string_at(cthreads, nthreads * _THREAD_FORMAT.size) if nthreads else b""):
             holds_gil = None
             if flags & ffi.PYF_THREAD_GIL_KNOWN:
                 holds_gil = bool(flags & ffi.PYF_THREAD_HOLDS_GIL)
-            interp_id = None
-            if t.interp_index < ninterps:
-                interp_id = cinterps[t.interp_index].id
             error = None
-            if t.error != 0:
-                error = (errors.failure_text(t.error, **_facts(t.failure.contents))
-                         if t.failure else errors.error_message(t.error))
-            first = t.first_frame
-            count = t.nframes
+            if error_code != 0:
+                error = (errors.failure_text(error_code, **_facts(
+                    ffi.pyf_failure.from_address(failure))) if failure
+                    else errors.error_message(error_code))
             if first > nframes:
                 first = count = 0
             elif first + count > nframes:
                 count = nframes - first
-            threads.append(Thread(
-                thread_id=t.thread_id or None,
-                native_thread_id=t.native_thread_id or None,
-                interpreter_id=interp_id,
+            t = new(Thread)
+            t.__dict__.update(
+                thread_id=thread_id or None,
+                native_thread_id=native_id or None,
+                interpreter_id=cinterps[interp_index][1] if interp_index < ninterps else None,
                 complete=bool(flags & ffi.PYF_THREAD_COMPLETE),
                 holds_gil=holds_gil,
                 is_main=bool(flags & ffi.PYF_THREAD_MAIN),
-                frames=frames[first:first + count],
+                frames=frames_of(first, count),
                 error=error,
-                error_code=t.error,
-                tstate_addr=t.tstate_addr,
-            ))
+                error_code=error_code,
+                tstate_addr=tstate_addr,
+            )
+            threads.append(t)
         interps = []
-        for ci in cinterps:
-            first = min(ci.first_thread, nthreads)
-            count = min(ci.nthreads, nthreads - first)
-            interps.append(Interpreter(id=ci.id, addr=ci.addr,
-                                       threads=threads[first:first + count]))
-        return Snapshot(pid=self.pid, python=self.python, interpreters=interps)
+        for addr, interp_id, first, count in cinterps:
+            first = min(first, nthreads)
+            count = min(count, nthreads - first)
+            i = new(Interpreter)
+            i.__dict__.update(id=interp_id, addr=addr, threads=threads[first:first + count])
+            interps.append(i)
+        snapshot = new(Snapshot)
+        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
+        return snapshot
 
     def stats(self):
         """Counters since open or :meth:`reset_stats`, as a dict."""

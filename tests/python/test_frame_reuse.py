@@ -1,0 +1,122 @@
+"""Frame objects kept across snapshots (the frame table, pyframes.h).
+
+Against live CPython 3.13/3.14/3.15 processes (targets/steps.py): two
+snapshots of an unchanged 1,000-deep stack return the same Frame objects;
+when the top frame moves to another line only its object changes; a code
+object freed and another made at the same address never shows the old
+function.  The expected names and lines come from the target itself (it
+reports the line it blocks on and its code object's address).
+"""
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import interpreter_params, require_interpreters
+from livetarget import target_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STEPS = os.path.join(HERE, "targets", "steps.py")
+READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+
+
+class Steps(object):
+    """targets/steps.py, stepped through its stops."""
+
+    def __init__(self, python, depth):
+        self.proc = subprocess.Popen([python, STEPS, str(depth)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=target_env())
+
+    def stop(self):
+        """Wait for the next stop: (function, code address, line), once the
+        target is blocked in its read(2)."""
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("steps.py ended: exit %r" % self.proc.poll())
+        name, code, lineno = line.split()
+        deadline = time.monotonic() + 60
+        path = "/proc/%d/task/%d/syscall" % (self.proc.pid, self.proc.pid)
+        while time.monotonic() < deadline:
+            with open(path) as f:
+                fields = f.read().split()
+            if fields and (fields[0] == READ_NR or (READ_NR is None and fields[0] != "running")):
+                return name.decode(), int(code), int(lineno)
+            time.sleep(0.001)  # a condition of the kernel's, not a guessed delay
+        raise AssertionError("steps.py did not block in read(2)")
+
+    def step(self):
+        self.proc.stdin.write(b"x")
+        self.proc.stdin.flush()
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(params=interpreter_params())
+def interp(request):
+    if request.param is None:
+        require_interpreters()
+    return request.param
+
+
+def main_frames(snapshot, pid):
+    [thread] = [t for t in snapshot.threads() if t.native_thread_id == pid]
+    return thread.frames
+
+
+def test_unchanged_stack_same_objects_and_moved_top(interp, pyframes):
+    steps = Steps(interp.path, 1000)
+    try:
+        name, code, line = steps.stop()
+        with pyframes.attach(steps.proc.pid) as target:
+            a = main_frames(target.snapshot(), steps.proc.pid)
+            b = main_frames(target.snapshot(), steps.proc.pid)
+            assert len(a) >= 1000
+            assert (a[0].function, a[0].line, a[0].code_addr) == (name, line, code)
+            assert a == b
+            assert all(x is y for x, y in zip(a, b)), "an unchanged frame was rebuilt"
+            assert a is not b  # each snapshot has its own list
+            # every level of the recursion is its own frame (its address)
+            assert len({f.frame_addr for f in a}) == len(a)
+
+            steps.step()
+            name2, code2, line2 = steps.stop()
+            assert (name2, code2) == (name, code) and line2 == line + 2
+            c = main_frames(target.snapshot(), steps.proc.pid)
+            assert len(c) == len(a)
+            assert (c[0].function, c[0].line) == (name, line2)
+            assert c[0] is not a[0]
+            assert all(x is y for x, y in zip(a[1:], c[1:])), \
+                "frames below the moved one were rebuilt"
+    finally:
+        steps.close()
+
+
+def test_code_object_reused_address(interp, pyframes):
+    """Rounds until a new code object takes a freed one's address (it
+    usually does at once); the snapshot must name the new function."""
+    steps = Steps(interp.path, 20)
+    seen = {}
+    reused = 0
+    try:
+        stop = steps.stop()  # the runtime is up: attach now
+        with pyframes.attach(steps.proc.pid) as target:
+            for _ in range(200):
+                name, code, line = stop
+                top = main_frames(target.snapshot(), steps.proc.pid)[0]
+                assert (top.function, top.filename, top.line, top.code_addr) == \
+                    (name, "<round-%s>" % name[1:], line, code)
+                if code in seen and seen[code] != name:
+                    reused += 1
+                    if reused >= 3:
+                        break
+                seen[code] = name
+                steps.step()
+                steps.stop()
+                steps.step()
+                stop = steps.stop()
+        assert reused >= 3, "no code object address was reused in 200 rounds"
+    finally:
+        steps.close()
