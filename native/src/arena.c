@@ -1,7 +1,8 @@
 /*
- * arena.c - bump allocation in 64 KiB blocks, all freed at once: the strings
- * of the frame table and the failure copies of a snapshot.  Nothing
- * allocated here moves or is freed before the arena itself.
+ * arena.c - memory helpers: bump allocation in 64 KiB blocks, all freed at
+ * once (the strings of the frame table, the failure copies of a snapshot;
+ * nothing allocated there moves or is freed before the arena itself), and
+ * the growth of the library's arrays.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,4 +56,30 @@ void pyf__arena_free(pyf__arena *a)
     }
     a->head = NULL;
     a->bytes = 0;
+}
+
+bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = pyf__grown_cap(*cap, need);
+    if (ncap == 0)
+        return false;
+    void *nv = realloc(*v, (size_t)ncap * elem);
+    if (nv == NULL)
+        return false;
+    *v = nv;
+    *cap = ncap;
+    return true;
+}
+
+uint32_t pyf__grown_cap(uint32_t cap, uint32_t need)
+{
+    uint32_t ncap = cap ? cap : 16;
+    while (ncap < need) {
+        if (ncap > UINT32_MAX / 2)
+            return 0;
+        ncap *= 2;
+    }
+    return ncap;
 }

@@ -46,15 +46,10 @@ static void chunks_done(pyf__chunk_list *cl)
  * memory. */
 static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
 {
-    if (cl->n == cl->cap) {
-        uint32_t ncap = cl->cap ? cl->cap * 2 : 8;
-        pyf__chunk *nv = realloc(cl->v, ncap * sizeof *nv);
-        if (nv == NULL)
-            return NULL;
-        memset(nv + cl->cap, 0, (ncap - cl->cap) * sizeof *nv);
-        cl->v = nv;
-        cl->cap = ncap;
-    }
+    uint32_t had = cl->cap;
+    if (!pyf__grow((void **)&cl->v, &cl->cap, cl->n + 1, sizeof *cl->v))
+        return NULL;
+    memset(cl->v + had, 0, (cl->cap - had) * sizeof *cl->v); /* no buffers yet */
     pyf__chunk *c = &cl->v[cl->n];
     if (c->cap < len) {
         uint8_t *nb = realloc(c->data, len);

@@ -186,6 +186,12 @@ void *pyf__arena_alloc(pyf__arena *a, size_t len);
 char *pyf__arena_dup(pyf__arena *a, const char *str);
 void pyf__arena_free(pyf__arena *a);
 
+/* Room for need elements of elem bytes in the heap array *v of *cap
+ * (doubling); false when out of memory or past 2^31 elements. */
+bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem);
+/* The capacity pyf__grow would give (0: too large). */
+uint32_t pyf__grown_cap(uint32_t cap, uint32_t need);
+
 /* ==== the code-object cache (code.c) ===================================== */
 
 typedef struct pyf__code {
@@ -239,7 +245,7 @@ typedef struct pyf__table {
     uint64_t code_clears;    /* pyf__code_cache.clears when it was made */
     pyf_record *records;
     pyf__rec_key *rec_keys;  /* per record: how it is interned */
-    uint32_t nrecords, cap_records;
+    uint32_t nrecords, cap_records, cap_rec_keys;
     pyf_frame_key *keys;
     uint32_t nkeys, cap_keys;
     void **retired;          /* arrays replaced while a snapshot held them */
@@ -290,7 +296,7 @@ typedef struct pyf__prefetch {
     /* the ranges read at the start of this snapshot, and their results */
     pyf_iovec *iov;
     int *status;             /* 0: not served yet */
-    uint32_t n, cap_iov;
+    uint32_t n, cap_iov, cap_status;
     uint8_t *buf;
     uint64_t buf_cap;
     /* the ranges this snapshot reads: the next one's prefetch */

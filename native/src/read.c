@@ -94,21 +94,6 @@ void pyf__prefetch_free(pyf__prefetch *p)
     memset(p, 0, sizeof *p);
 }
 
-static bool ensure(void **v, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    uint32_t ncap = *cap ? *cap : 32;
-    while (ncap < need)
-        ncap *= 2;
-    void *nv = realloc(*v, (size_t)ncap * elem);
-    if (nv == NULL)
-        return false;
-    *v = nv;
-    *cap = ncap;
-    return true;
-}
-
 void pyf__prefetch_begin(pyf_target *t)
 {
     pyf__prefetch *p = &t->prefetch;
@@ -129,11 +114,9 @@ void pyf__prefetch_begin(pyf_target *t)
         p->buf = nb;
         p->buf_cap = total;
     }
-    uint32_t cap_iov = p->cap_iov, cap_st = p->cap_iov;
-    if (!ensure((void **)&p->iov, &cap_iov, n, sizeof *p->iov) ||
-        !ensure((void **)&p->status, &cap_st, n, sizeof *p->status))
+    if (!pyf__grow((void **)&p->iov, &p->cap_iov, n, sizeof *p->iov) ||
+        !pyf__grow((void **)&p->status, &p->cap_status, n, sizeof *p->status))
         return;
-    p->cap_iov = cap_iov < cap_st ? cap_iov : cap_st;
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         p->iov[i] = (pyf_iovec){p->plan[i].addr, p->buf + at, p->plan[i].len};
@@ -168,7 +151,7 @@ static bool prefetched(pyf__prefetch *p, uint64_t addr, void *dst, size_t len)
 static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
 {
     if (p->nplan >= PLAN_MAX_RANGES || p->plan_bytes + len > PLAN_MAX_BYTES ||
-        !ensure((void **)&p->plan, &p->cap_plan, p->nplan + 1, sizeof *p->plan))
+        !pyf__grow((void **)&p->plan, &p->cap_plan, p->nplan + 1, sizeof *p->plan))
         return;
     p->plan[p->nplan].addr = addr;
     p->plan[p->nplan].len = len;

@@ -31,24 +31,6 @@ typedef struct snap {
     pyf_target *t;
 } snap;
 
-static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    uint32_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return false;
-        ncap *= 2;
-    }
-    void *nv = realloc(*v, (size_t)ncap * elem);
-    if (nv == NULL)
-        return false;
-    *v = nv;
-    *cap = ncap;
-    return true;
-}
-
 /* The target's table, a new one when the old no longer serves: flushed,
  * the code cache was emptied since it was made (its records name decodes
  * that are gone), or it has grown past its bounds. */
@@ -79,12 +61,12 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
         s->guess = same ? t->prev_keys : NULL;
         s->nguess = same ? t->prev_n : 0;
         /* room for as many frames as last time */
-        if (same && (!grow((void **)&s->frames, &s->cap_f, t->prev_n, sizeof *s->frames) ||
-                     !grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
+        if (same && (!pyf__grow((void **)&s->frames, &s->cap_f, t->prev_n, sizeof *s->frames) ||
+                     !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
                            sizeof *s->frame_keys)))
             return PYF_ENOMEM;
     }
-    if (!grow((void **)&s->interps, &s->cap_i, s->pub.ninterps + 1,
+    if (!pyf__grow((void **)&s->interps, &s->cap_i, s->pub.ninterps + 1,
               sizeof *s->interps))
         return PYF_ENOMEM;
     s->interps[s->pub.ninterps++] =
@@ -95,7 +77,7 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
 static int on_thread(void *ctx, const pyf_thread *th)
 {
     snap *s = ctx;
-    if (!grow((void **)&s->threads, &s->cap_t, s->pub.nthreads + 1,
+    if (!pyf__grow((void **)&s->threads, &s->cap_t, s->pub.nthreads + 1,
               sizeof *s->threads))
         return PYF_ENOMEM;
     pyf_thread *nt = &s->threads[s->pub.nthreads];
@@ -133,8 +115,8 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
 {
     snap *s = ctx;
     uint32_t n = s->pub.nframes;
-    if (!grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
-        !grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
+    if (!pyf__grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
+        !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
         return PYF_ENOMEM;
     uint32_t rec, key;
     if (s->guess != NULL && n < s->nguess &&
@@ -192,7 +174,7 @@ static void remember_keys(pyf_target *t, const snap *s)
 {
     uint32_t n = s->pub.nframes;
     t->prev_table = 0;
-    if (!grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys))
+    if (!pyf__grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys))
         return; /* no guesses next time */
     if (n > 0)
         memcpy(t->prev_keys, s->frame_keys, n * sizeof *t->prev_keys);

@@ -113,30 +113,16 @@ void pyf__table_unref(pyf__table *tb)
 static bool grow(pyf__table *tb, void **v, uint32_t *cap, uint32_t need,
                  size_t elem, bool shared)
 {
+    if (!shared || tb->refs <= 1 || *v == NULL)
+        return pyf__grow(v, cap, need, elem);
     if (need <= *cap)
         return true;
-    uint32_t ncap = *cap ? *cap : 256;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return false;
-        ncap *= 2;
-    }
-    if (!shared || tb->refs <= 1 || *v == NULL) {
-        void *nv = realloc(*v, (size_t)ncap * elem);
-        if (nv == NULL)
-            return false;
-        *v = nv;
-        *cap = ncap;
-        return true;
-    }
-    if (tb->nretired == tb->cap_retired) {
-        uint32_t nr = tb->cap_retired ? tb->cap_retired * 2 : 8;
-        void **rv = realloc(tb->retired, nr * sizeof *rv);
-        if (rv == NULL)
-            return false;
-        tb->retired = rv;
-        tb->cap_retired = nr;
-    }
+    uint32_t ncap = pyf__grown_cap(*cap, need);
+    if (ncap == 0)
+        return false;
+    if (!pyf__grow((void **)&tb->retired, &tb->cap_retired, tb->nretired + 1,
+                   sizeof *tb->retired))
+        return false;
     void *nv = malloc((size_t)ncap * elem);
     if (nv == NULL)
         return false;
@@ -173,11 +159,9 @@ static int append_record(pyf__table *tb, pyf__tmap_slot *slot, const pyf_record 
                          uint32_t *out)
 {
     uint32_t n = tb->nrecords;
-    uint32_t cap = tb->cap_records, cap2 = tb->cap_records;
-    if (!grow(tb, (void **)&tb->records, &cap, n + 1, sizeof *tb->records, true) ||
-        !grow(tb, (void **)&tb->rec_keys, &cap2, n + 1, sizeof *tb->rec_keys, false))
+    if (!grow(tb, (void **)&tb->records, &tb->cap_records, n + 1, sizeof *tb->records, true) ||
+        !pyf__grow((void **)&tb->rec_keys, &tb->cap_rec_keys, n + 1, sizeof *tb->rec_keys))
         return PYF_ENOMEM;
-    tb->cap_records = cap < cap2 ? cap : cap2;
     tb->records[n] = *r;
     tb->rec_keys[n] = (pyf__rec_key){slot->a, slot->c};
     slot->v = n;
