@@ -14,37 +14,13 @@ without its frame cache (cache_frames=False), and, for reference, with it.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "native", "python"))
-import pyframes  # noqa: E402
-
-TARGET = r"""
-import os, sys
-sys.setrecursionlimit(100000)
-fd = int(sys.argv[2])
-def rec(n):
-    if n == 0:
-        os.write(fd, b"ready\n"); os.read(0, 1)
-        return
-    rec(n - 1)
-rec(int(sys.argv[1]) - 1)
-"""
-
-
-def start(depth):
-    r, w = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-c", TARGET, str(depth), str(w)],
-                            stdin=subprocess.PIPE, pass_fds=(w,))
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        if f.readline() != b"ready\n":
-            proc.kill()
-            raise SystemExit("target did not start")
-    return proc
+sys.path.insert(0, HERE)
+from bench_dump import start  # noqa: E402
+import pyframes  # noqa: E402  (bench_dump put it on the path)
 
 
 def per_call(fn, repeat):
@@ -89,7 +65,7 @@ def main():
     print("%6s %14s %14s %14s %8s" % ("depth", "pyframes us", "unwinder us",
                                        "cached us", "ratio"))
     for depth in [int(d) for d in args.depths.split(",")]:
-        proc = start(depth)
+        proc = start(sys.executable, depth)
         try:
             with pyframes.attach(proc.pid) as target:
                 plain = unwinder(proc.pid, False)

@@ -205,6 +205,7 @@ class Target:
         self.pid = pid
         self.cache = bool(cache)
         self._table = FrameTable()
+        self._requests = {}  # (native_tid, max_depth) -> pyf_snapshot_request *
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -297,7 +298,7 @@ class Target:
     def _request(self, native_tid, max_depth):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
-        cache = self.__dict__.setdefault("_requests", {})
+        cache = self._requests
         req = cache.get((native_tid, max_depth))
         if req is not None:
             return req
