@@ -72,7 +72,7 @@ extern "C" {
 
 #define PYF_VERSION_MAJOR 0
 #define PYF_VERSION_MINOR 3
-#define PYF_VERSION_PATCH 0
+#define PYF_VERSION_PATCH 1
 #define PYF_VERSION_NUMBER \
     (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)
 
@@ -280,7 +280,9 @@ typedef struct pyf_thread {
     uint32_t first_frame;       /* index into pyf_snapshot.frames */
     uint32_t nframes;           /* innermost first */
     int32_t error;              /* why the walk stopped early, else 0 */
-    uint32_t reserved;
+    /* frames of the chain past the request's keep_frames: walked and
+     * counted, not returned (0 without keep_frames) */
+    uint32_t more_frames;
     /* what failed, where and why; NULL when error == 0.  Owned by the
      * snapshot. */
     const pyf_failure *failure;
@@ -319,7 +321,11 @@ typedef struct pyf_snapshot_request {
     uint32_t flags;
     uint64_t native_tid;
     uint32_t max_depth;         /* 0 = the target's option */
-    uint32_t reserved;
+    /* 0, or return at most this many frames per thread: the rest of the
+     * chain (up to max_depth, with the same errors as a full walk) is
+     * stepped through and counted into pyf_thread.more_frames; no record,
+     * key or string is made for those frames. */
+    uint32_t keep_frames;
 } pyf_snapshot_request;
 #define PYF_SNAPSHOT_REQUEST_SIZE_V0 24u
 

@@ -150,7 +150,7 @@ static int64_t code_index(uint64_t ip, uint64_t base)
 }
 
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
-                     const pyf__sink *sink)
+                     const pyf__sink *sink, uint32_t *more)
 {
     const pyf__offsets *o = &t->off;
     size_t fsize = (size_t)o->frame.size;
@@ -164,8 +164,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
     copy_chunks(t, w->datastack_chunk, w->current_frame & ~(uint64_t)7, fsize, cl);
 
     uint64_t max_depth = w->max_depth;
+    uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
     uint64_t visit_limit = max_depth * 2 + 64;
-    uint64_t emitted = 0, visits = 0;
+    uint64_t emitted = 0, counted = 0, visits = 0;
+    *more = 0;
     uint64_t addr = w->current_frame, last = 0;
     int rc = PYF_OK;
 
@@ -217,7 +219,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         last = addr;
 
         if (owner == o->owner_cstack || owner == o->owner_interpreter) {
-            if (sink->mark_entry && emitted > 0) {
+            if (sink->mark_entry && emitted > 0 && counted == 0) {
                 rc = sink->mark_entry(sink->ctx);
                 if (rc != PYF_OK)
                     break;
@@ -243,11 +245,17 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                 bool shim = code != NULL && code->no_lines &&
                             owner != o->owner_generator;
                 if (!shim && (code != NULL || soft != PYF_ENOTSUP)) {
-                    if (emitted >= max_depth) {
+                    if (emitted + counted >= max_depth) {
                         rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python "
                                        "frames (raise the depth limit to see "
                                        "more)", (unsigned long long)max_depth);
                         break;
+                    }
+                    if (emitted >= keep) {
+                        /* past what the caller keeps: only counted */
+                        counted++;
+                        addr = prev;
+                        continue;
                     }
                     int64_t instr = INT64_MIN;
                     if (code != NULL)
@@ -278,5 +286,6 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                        (unsigned long long)w->base_frame);
     pyf__addrset_free(&seen);
     chunks_done(cl);
+    *more = (uint32_t)counted; /* counted < max_depth <= UINT32_MAX */
     return rc;
 }

@@ -424,8 +424,9 @@ typedef struct pyf__sink {
     int (*mark_entry)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
     int (*thread)(void *ctx, const pyf_thread *th);
-    /* the current thread ended with rc (why in f when rc != 0) */
-    int (*thread_end)(void *ctx, int rc, const pyf_failure *f);
+    /* the current thread ended with rc (why in f when rc != 0); more
+     * frames were counted past keep_frames */
+    int (*thread_end)(void *ctx, int rc, const pyf_failure *f, uint32_t more);
     int (*interp)(void *ctx, uint64_t addr, int64_t id);
 } pyf__sink;
 
@@ -435,6 +436,7 @@ typedef struct pyf__thread_walk {
     uint64_t base_frame;      /* 0 when the version has none */
     uint64_t datastack_chunk;
     uint32_t max_depth;
+    uint32_t keep_frames;     /* 0, or frames delivered before counting */
     /* an already-read copy of target memory that may hold frames (the
      * thread state: 3.15 embeds the base frame right after it) */
     const uint8_t *extra;
@@ -442,9 +444,10 @@ typedef struct pyf__thread_walk {
 } pyf__thread_walk;
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
- * (and, on 3.15, at base_frame), else the reason (detail in t->err). */
+ * (and, on 3.15, at base_frame), else the reason (detail in t->err).
+ * *more is the number of frames counted past w->keep_frames. */
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
-                     const pyf__sink *sink);
+                     const pyf__sink *sink, uint32_t *more);
 
 /* Walk interpreters and threads (threads.c). */
 int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,

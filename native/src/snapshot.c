@@ -91,11 +91,12 @@ static int on_thread(void *ctx, const pyf_thread *th)
     return PYF_OK;
 }
 
-static int on_thread_end(void *ctx, int rc, const pyf_failure *f)
+static int on_thread_end(void *ctx, int rc, const pyf_failure *f, uint32_t more)
 {
     snap *s = ctx;
     pyf_thread *th = &s->threads[s->pub.nthreads - 1];
     th->error = rc;
+    th->more_frames = more;
     if (rc == PYF_OK) {
         th->flags |= PYF_THREAD_COMPLETE;
         return PYF_OK;

@@ -106,7 +106,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             th.interp_index = index;
             rc = sink->thread(sink->ctx, &th);
             if (rc == PYF_OK)
-                rc = sink->thread_end(sink->ctx, why, &t->fail);
+                rc = sink->thread_end(sink->ctx, why, &t->fail, 0);
             break;
         }
 
@@ -122,7 +122,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             th.interp_index = index;
             rc = sink->thread(sink->ctx, &th);
             if (rc == PYF_OK)
-                rc = sink->thread_end(sink->ctx, rrc, &t->fail);
+                rc = sink->thread_end(sink->ctx, rrc, &t->fail, 0);
             break;
         }
         pyf_thread th = {0};
@@ -148,18 +148,20 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
                 w.base_frame = pyf__ld64(buf + o->tstate.base_frame);
             w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
             w.max_depth = max_depth;
+            w.keep_frames = req != NULL ? req->keep_frames : 0;
             w.extra = buf;
             w.extra_addr = addr;
             w.extra_len = tlen;
             rc = sink->thread(sink->ctx, &th);
             if (rc != PYF_OK)
                 break;
-            int wrc = pyf__walk_frames(t, &w, sink);
+            uint32_t more = 0;
+            int wrc = pyf__walk_frames(t, &w, sink, &more);
             if (wrc == PYF_ENOMEM) {
                 rc = wrc;
                 break;
             }
-            rc = sink->thread_end(sink->ctx, wrc, &t->fail);
+            rc = sink->thread_end(sink->ctx, wrc, &t->fail, more);
         }
         addr = next;
     }

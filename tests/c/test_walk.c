@@ -533,6 +533,79 @@ static void test_depth(int minor)
     fake_free(c.ft);
 }
 
+/* keep_frames: the innermost frames as a full walk gives them (entry flags
+ * too), the rest counted, the same end as a full walk, and no table key for
+ * a counted frame. */
+static void test_keep_frames(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d keep_frames", minor);
+    check_begin(name);
+    fake_target *ft = fake_new(minor);
+    code_info ci[2];
+    ci[0] = mkcode(ft, "/x/a.py", "fa", 7, L_A, 1);
+    ci[1] = mkcode(ft, "/x/b.py", "fb", 17, L_B, 1);
+    uint64_t in = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, in, 0x1111, 3001, 0);
+    stk st;
+    memset(&st, 0, sizeof st);
+    for (int i = 0; i < 30; i++) {
+        if (i % 4 == 0)
+            entry(th, &st, -1);
+        push(th, &st, &ci[i % 2], i % 3);
+    }
+    pyf_snapshot_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.struct_size = sizeof rq;
+    for (uint32_t keep = 1; keep <= 31; keep++) {
+        pyf_target *t = fake_open(ft, NULL, 0); /* a fresh table each time */
+        rq.keep_frames = keep;
+        pyf_snapshot *s = t ? take(t, &rq, 0) : NULL;
+        int ti = s ? fake_find_thread(s, 3001) : -1;
+        if (ti >= 0) {
+            const pyf_thread *pt = &s->threads[ti];
+            uint32_t shown = keep < 30 ? keep : 30;
+            char what[48];
+            snprintf(what, sizeof what, "keep_frames %u", keep);
+            CHECK_MSG(pt->error == 0, "%s: %s", what, pyf_error_name(pt->error));
+            CHECK(pt->flags & PYF_THREAD_COMPLETE);
+            CHECK_MSG(pt->more_frames == 30 - shown, "%s: more_frames %u", what,
+                      pt->more_frames);
+            check_frames(s, ti, &st, (int)shown, ~0u, what);
+            pyf_frame_table tab;
+            memset(&tab, 0, sizeof tab);
+            tab.struct_size = sizeof tab;
+            CHECK_EQ_INT(pyf_snapshot_table(s, &tab), PYF_OK);
+            /* a kept frame makes one key, two when it is marked entered
+             * from C afterwards (every 4th here); a counted one none */
+            CHECK_MSG(tab.nkeys <= shown + (shown + 3) / 4, "%s: %u keys", what,
+                      tab.nkeys);
+        } else {
+            CHECK_MSG(0, "keep_frames %u: no thread", keep);
+        }
+        pyf_snapshot_free(s);
+        pyf_target_close(t);
+    }
+    /* past max_depth: the error of a full walk, frames kept as asked */
+    pyf_target *t = fake_open(ft, NULL, 0);
+    rq.keep_frames = 5;
+    rq.max_depth = 20;
+    pyf_snapshot *s = t ? take(t, &rq, 0) : NULL;
+    int ti = s ? fake_find_thread(s, 3001) : -1;
+    if (ti >= 0) {
+        const pyf_thread *pt = &s->threads[ti];
+        CHECK_EQ_INT(pt->error, PYF_EDEPTH);
+        CHECK(!(pt->flags & PYF_THREAD_COMPLETE));
+        CHECK_EQ_INT(pt->more_frames, 15);
+        check_frames(s, ti, &st, 5, ~0u, "keep 5 of max_depth 20");
+    } else {
+        CHECK_MSG(0, "keep 5 of max_depth 20: no thread");
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
 static void test_unreadable_previous(int minor)
 {
     char name[64];
@@ -1126,6 +1199,7 @@ int main(void)
         test_entry_flag(m);
         test_idle_threads(m);
         test_depth(m);
+        test_keep_frames(m);
         for (g_readv = 0; g_readv < 2; g_readv++) {
             test_cycles(m);
             test_unreadable_previous(m);

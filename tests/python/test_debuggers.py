@@ -145,6 +145,16 @@ def test_limit(live):
     for block in blocks:
         assert block.count('  File "') <= 2, s.describe("limit")
         assert "    return" not in block  # --no-source
+        # the two innermost frames of the target's own view, then how many
+        # more it has (counted, not read, by the library)
+        tid = int(re.search(r"^Thread 0x[0-9a-f]+ \(native (\d+)", block, re.M).group(1))
+        own = live.target.threads[tid]
+        got = [(m.group(3), m.group(1), int(m.group(2))) for m in re.finditer(
+            r'^  File "(.*)", line (\d+), in (.+?)(?: \[generator\])?$', block, re.M)]
+        assert got == own[:2], s.describe("limit")
+        more = re.findall(r"^  \.\.\. (\d+) more frames?$", block, re.M)
+        assert [int(n) for n in more] == ([len(own) - 2] if len(own) > 2 else []), \
+            s.describe("limit")
     assert "more frame" in text
 
 

@@ -80,6 +80,12 @@ def test_unchanged_stack_same_objects_and_moved_top(interp, pyframes):
             assert a is not b  # each snapshot has its own list
             # every level of the recursion is its own frame (its address)
             assert len({f.frame_addr for f in a}) == len(a)
+            # limit: the innermost frames (the same objects), the rest counted
+            [t10] = [t for t in target.snapshot(limit=10).threads()
+                     if t.native_thread_id == steps.proc.pid]
+            assert t10.complete and t10.error is None
+            assert len(t10.frames) == 10 and t10.more_frames == len(a) - 10
+            assert all(x is y for x, y in zip(a, t10.frames))
 
             steps.step()
             name2, code2, line2 = steps.stop()

@@ -30,7 +30,7 @@ __all__ = [
 # The library version this package was written against.
 PYF_VERSION_MAJOR = 0
 PYF_VERSION_MINOR = 3
-PYF_VERSION_PATCH = 0
+PYF_VERSION_PATCH = 1
 
 PYF_DEFAULT_MAX_DEPTH = 10000
 PYF_DEFAULT_MAX_THREADS = 4096
@@ -173,7 +173,7 @@ class pyf_thread(ctypes.Structure):
         ("first_frame", c_uint32),
         ("nframes", c_uint32),
         ("error", c_int32),
-        ("reserved", c_uint32),
+        ("more_frames", c_uint32),
         ("failure", POINTER(pyf_failure)),
     ]
 
@@ -289,7 +289,7 @@ class pyf_snapshot_request(ctypes.Structure):
         ("flags", c_uint32),
         ("native_tid", c_uint64),
         ("max_depth", c_uint32),
-        ("reserved", c_uint32),
+        ("keep_frames", c_uint32),
     ]
 
 

@@ -48,10 +48,12 @@ def _dump(args, out):
 
     with api.attach(args.pid, runtime_addr=args.runtime_addr or 0,
                     max_depth=args.max_depth) as target:
+        # text keeps --limit frames per thread and has the rest counted
+        walk = {} if args.json or args.collapsed else {"limit": args.limit}
         if args.thread is None:
-            snap = target.snapshot()
+            snap = target.snapshot(**walk)
         else:
-            snap, threads, _ = select_thread(target, args.thread)
+            snap, threads, _ = select_thread(target, args.thread, **walk)
             if not threads:
                 raise errors.NoSuchThread(
                     errors.PYF_ENOTHREAD, "no Python thread has native thread "

@@ -157,6 +157,9 @@ class Thread:
     error_code: int = 0
     #: Remote address of the PyThreadState.
     tstate_addr: int = 0
+    #: Frames of the chain past a snapshot's ``limit``: walked and counted,
+    #: not read (0 without a limit).  Not part of the JSON.
+    more_frames: int = 0
 
     def to_dict(self):
         return {

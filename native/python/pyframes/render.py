@@ -219,7 +219,7 @@ def format_thread(thread, *, limit=None, show_source=True, source=None,
             lines = memo[key] = list(format_frame(frame, show_source=show_source,
                                                   source=source))
         yield from lines
-    rest = len(frames) - len(shown)
+    rest = len(frames) - len(shown) + thread.more_frames
     if rest > 0:
         yield "  ... %d more frame%s" % (rest, "" if rest == 1 else "s")
 

@@ -220,16 +220,17 @@ class Session(object):
         if options.info:
             return self._info(cached, kind)
         # JSON carries every frame read, so --limit bounds the walk; text
-        # output walks everything and lets the renderer say how many more.
-        max_depth = options.limit if options.json else None
+        # keeps --limit frames and has the rest counted, for "... N more".
+        walk = ({"max_depth": options.limit} if options.json
+                else {"limit": options.limit})
 
         if options.all:
-            snapshot = target.snapshot(max_depth=max_depth)
+            snapshot = target.snapshot(**walk)
             threads = list(snapshot.threads())
             if not threads:
                 raise CommandError(errors.NO_THREADS)
         else:
-            snapshot, threads = self._one_thread(target, adapter, options, max_depth)
+            snapshot, threads = self._one_thread(target, adapter, options, walk)
 
         if options.json:
             return render.format_json(snapshot).rstrip("\n") + "\n"
@@ -257,7 +258,7 @@ class Session(object):
                 major, minor, patch, _loader.library_path())),
         ])
 
-    def _one_thread(self, target, adapter, options, max_depth):
+    def _one_thread(self, target, adapter, options, walk):
         if options.thread is not None:
             wanted, how = options.thread, "--thread %d" % options.thread
         else:
@@ -266,7 +267,7 @@ class Session(object):
                 raise CommandError(errors.NO_SELECTED_THREAD)
             how = None
         found = select_thread(target, wanted, by_python_id=options.thread is not None,
-                              max_depth=max_depth)
+                              **walk)
         if found[1]:
             return found[0], found[1]
         label = ask(adapter.debugger_thread_label, wanted) if how is None else None
@@ -276,14 +277,14 @@ class Session(object):
             wanted, how, label, rows, adapter.debugger_name, self.command_name))
 
 
-def _snapshot_native(target, native_tid, max_depth):
+def _snapshot_native(target, native_tid, walk):
     """(snapshot holding only that OS thread's Python threads, those
     threads) or None.  An OS thread running a subinterpreter has a thread
     state in each interpreter it entered: all are shown."""
     if not native_tid:
         return None
     try:
-        snap = target.snapshot(native_tid=native_tid, max_depth=max_depth)
+        snap = target.snapshot(native_tid=native_tid, **walk)
     except errors.NoSuchThread:
         return None
     threads = list(snap.threads())
@@ -295,14 +296,15 @@ def _snapshot_native(target, native_tid, max_depth):
     return snap, matching
 
 
-def select_thread(target, wanted, by_python_id=True, max_depth=None):
+def select_thread(target, wanted, by_python_id=True, **walk):
     """The Python threads of the OS thread ``wanted`` (a native id) or, with
     by_python_id, of the Python thread whose threading.get_ident() it is.
+    ``walk`` (max_depth, limit) goes to Target.snapshot.
 
     Returns (snapshot, threads, []) when found, else (None, [], every
     Python thread, each read one frame deep) for the message."""
     # Fast path: the number is a native thread id (one walk of one thread).
-    found = _snapshot_native(target, wanted, max_depth)
+    found = _snapshot_native(target, wanted, walk)
     if found is not None:
         return found + ([],)
     full = target.snapshot(max_depth=1)
@@ -312,10 +314,10 @@ def select_thread(target, wanted, by_python_id=True, max_depth=None):
             if t.thread_id != wanted:
                 continue
             if t.native_thread_id:
-                found = _snapshot_native(target, t.native_thread_id, max_depth)
+                found = _snapshot_native(target, t.native_thread_id, walk)
                 if found is not None:
                     return found + ([],)
-            snap = target.snapshot(max_depth=max_depth)
+            snap = target.snapshot(**walk)
             for t2 in snap.threads():
                 if t2.thread_id == wanted:
                     return model.only_threads(snap, [t2]), [t2], []

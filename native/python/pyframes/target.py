@@ -205,7 +205,7 @@ class Target:
         self.pid = pid
         self.cache = bool(cache)
         self._table = FrameTable()
-        self._requests = {}  # (native_tid, max_depth) -> pyf_snapshot_request *
+        self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -267,16 +267,19 @@ class Target:
         return self._failure().detail.decode("utf-8", "replace")
 
     # -- operations --
-    def snapshot(self, *, native_tid=None, max_depth=None):
+    def snapshot(self, *, native_tid=None, max_depth=None, limit=None):
         """Walk every interpreter, thread and frame; a :class:`Snapshot`.
 
         ``native_tid`` restricts it to the thread with that OS thread id
         (:class:`NoSuchThread` when the target has none); ``max_depth``
-        overrides the frame limit per thread for this call.
+        overrides the frame limit per thread for this call.  ``limit``
+        keeps at most that many frames per thread, innermost first: the
+        rest of each chain is walked to its end as usual (same errors) but
+        only counted, in :attr:`Thread.more_frames`.
         """
         ffi = self._abi
         handle = self._check_open()
-        req = self._request(native_tid, max_depth)
+        req = self._request(native_tid, max_depth, limit)
         out = ffi.POINTER(ffi.pyf_snapshot)()
         rc = self._lib.pyf_snapshot_take(handle, req, ffi.ctypes.byref(out))
         try:
@@ -295,11 +298,11 @@ class Target:
             if out:
                 self._lib.pyf_snapshot_free(out)
 
-    def _request(self, native_tid, max_depth):
+    def _request(self, native_tid, max_depth, limit):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
         cache = self._requests
-        req = cache.get((native_tid, max_depth))
+        req = cache.get((native_tid, max_depth, limit))
         if req is not None:
             return req
         ffi = self._abi
@@ -309,9 +312,10 @@ class Target:
             raw.flags = ffi.PYF_SNAP_ONE_THREAD
             raw.native_tid = _address(native_tid, "native_tid")
         raw.max_depth = _depth(max_depth)
+        raw.keep_frames = _depth(limit, "limit")
         if len(cache) >= 16:
             cache.clear()
-        req = cache[(native_tid, max_depth)] = ffi.ctypes.pointer(raw)
+        req = cache[(native_tid, max_depth, limit)] = ffi.ctypes.pointer(raw)
         return req
 
     def _convert(self, snap, table):
@@ -338,7 +342,7 @@ class Target:
         threads = []
         new = object.__new__
         for (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
-             error_code, _, failure) in _THREAD_FORMAT.iter_unpack(
+             error_code, more, failure) in _THREAD_FORMAT.iter_unpack(
                 ctypes.string_at(cthreads, nthreads * _THREAD_FORMAT.size) if nthreads else b""):
             holds_gil = None
             if flags & ffi.PYF_THREAD_GIL_KNOWN:
@@ -364,6 +368,7 @@ class Target:
                 error=error,
                 error_code=error_code,
                 tstate_addr=tstate_addr,
+                more_frames=more,
             )
             threads.append(t)
         interps = []
