@@ -270,6 +270,10 @@ typedef struct pyf_frame {
 #define PYF_THREAD_HOLDS_GIL 0x02u       /* only meaningful with GIL_KNOWN */
 #define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15: holds_gil was read */
 #define PYF_THREAD_MAIN 0x08u            /* the interpreter's main thread (3.14+) */
+/* The thread's frames are the same keys (pyf_frame_table) as this thread
+ * state's in the target's previous snapshot, which had the same table_id:
+ * nothing in its stack changed that the snapshot shows. */
+#define PYF_THREAD_SAME_FRAMES 0x10u
 
 typedef struct pyf_thread {
     uint64_t tstate_addr;

@@ -58,7 +58,7 @@ void pyf__arena_free(pyf__arena *a)
     a->bytes = 0;
 }
 
-bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
+bool pyf__grow_slow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap)
         return true;

@@ -187,8 +187,13 @@ char *pyf__arena_dup(pyf__arena *a, const char *str);
 void pyf__arena_free(pyf__arena *a);
 
 /* Room for need elements of elem bytes in the heap array *v of *cap
- * (doubling); false when out of memory or past 2^31 elements. */
-bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem);
+ * (doubling); false when out of memory or past 2^31 elements.  Inline for
+ * the common case, called per frame. */
+bool pyf__grow_slow(void **v, uint32_t *cap, uint32_t need, size_t elem);
+static inline bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
+{
+    return need <= *cap || pyf__grow_slow(v, cap, need, elem);
+}
 /* The capacity pyf__grow would give (0: too large). */
 uint32_t pyf__grown_cap(uint32_t cap, uint32_t need);
 
@@ -234,6 +239,13 @@ typedef struct pyf__tmap {
     uint32_t cap, n;
 } pyf__tmap;
 
+/* A thread of the last snapshot: its frames' keys are
+ * prev_keys[first, first + n). */
+typedef struct pyf__prev_thread {
+    uint64_t tstate_addr;
+    uint32_t first, n;
+} pyf__prev_thread;
+
 typedef struct pyf__rec_key {
     uint64_t a;
     uint32_t c;
@@ -268,11 +280,23 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
 int pyf__table_record_with(pyf__table *tb, uint32_t rec, uint32_t add_flags,
                            uint32_t *out);
 int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *out);
+/* in pyf__rec_key.c (with the flags): the record of an unreadable code object */
+#define PYF__CODE_UNREADABLE_KEY 0x80000000u
 /* Whether key is the key pyf__table_record + pyf__table_key would give
- * (a cheap check of a guess). */
-bool pyf__table_key_is(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
-                       uint64_t code_addr, const pyf__code *code, int64_t instr,
-                       uint32_t flags);
+ * (a cheap check of a guess, made per frame: inline). */
+static inline bool pyf__table_key_is(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
+                                     uint64_t code_addr, const pyf__code *code,
+                                     int64_t instr, uint32_t flags)
+{
+    if (key >= tb->nkeys || tb->keys[key].frame_addr != frame_addr)
+        return false;
+    uint32_t rec = tb->keys[key].record;
+    const pyf__rec_key *k = &tb->rec_keys[rec];
+    if (code != NULL)
+        return k->a == code->serial && k->c == flags && tb->records[rec].instr == instr;
+    return k->a == code_addr && k->c == (flags | PYF__CODE_UNREADABLE_KEY) &&
+           tb->records[rec].instr == INT64_MIN;
+}
 /* Whether key is the key of frame_addr with the record like rec plus
  * add_flags (pyf__table_record_with). */
 bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
@@ -328,11 +352,14 @@ struct pyf_target {
     pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
     pyf__prefetch prefetch;
     uint64_t table_ids;      /* the last table id given */
-    /* the frame keys of the last snapshot (of table prev_table), the first
-     * guess for the frame at the same position in the next one */
+    /* the frame keys of the last snapshot (of table prev_table) and where
+     * each thread state's frames were in them: the first guess for a frame
+     * is the key at the same depth of the same thread last time */
     uint32_t *prev_keys;
     uint32_t prev_n, prev_cap;
     uint64_t prev_table;
+    pyf__prev_thread *prev_threads;
+    uint32_t prev_nthreads, prev_cap_threads;
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;

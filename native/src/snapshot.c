@@ -27,7 +27,10 @@ typedef struct snap {
     pyf__table *table;        /* referenced once the snapshot is made */
     uint32_t nrecords, nkeys; /* the table's counts when it was made */
     const uint32_t *guess;    /* the last snapshot's keys, when of this table */
-    uint32_t nguess;
+    /* the current thread: its first frame, and where its frames' keys were
+     * in the last snapshot (guess[g_first, g_first + g_n)) */
+    uint32_t t_first, g_first, g_n;
+    bool g_found;             /* the thread state was in the last snapshot */
     pyf_target *t;
 } snap;
 
@@ -59,7 +62,6 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
             return PYF_ENOMEM;
         bool same = t->prev_table == s->table->id;
         s->guess = same ? t->prev_keys : NULL;
-        s->nguess = same ? t->prev_n : 0;
         /* room for as many frames as last time */
         if (same && (!pyf__grow((void **)&s->frames, &s->cap_f, t->prev_n, sizeof *s->frames) ||
                      !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
@@ -74,6 +76,34 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
     return PYF_OK;
 }
 
+/* Where the thread state at tstate_addr, the index-th thread of this
+ * snapshot, had its frames last time: the same index first (threads come
+ * in the same order while none starts or ends), else a short search. */
+#define GUESS_SEARCH_MAX 256u
+static void find_guesses(snap *s, uint64_t tstate_addr, uint32_t index)
+{
+    const pyf_target *t = s->t;
+    s->t_first = s->pub.nframes;
+    s->g_first = s->g_n = 0;
+    s->g_found = false;
+    if (s->guess == NULL)
+        return;
+    const pyf__prev_thread *p = t->prev_threads;
+    uint32_t n = t->prev_nthreads, i = index;
+    if (i >= n || p[i].tstate_addr != tstate_addr) {
+        for (i = 0; i < n && i < GUESS_SEARCH_MAX; i++)
+            if (p[i].tstate_addr == tstate_addr)
+                break;
+        if (i == n || i == GUESS_SEARCH_MAX)
+            return;
+    }
+    if (p[i].first > t->prev_n || p[i].n > t->prev_n - p[i].first)
+        return; /* cannot happen: remember_keys wrote both */
+    s->g_first = p[i].first;
+    s->g_n = p[i].n;
+    s->g_found = true;
+}
+
 static int on_thread(void *ctx, const pyf_thread *th)
 {
     snap *s = ctx;
@@ -85,6 +115,8 @@ static int on_thread(void *ctx, const pyf_thread *th)
     nt->first_frame = s->pub.nframes;
     nt->nframes = 0;
     nt->failure = NULL;
+    nt->flags &= ~PYF_THREAD_SAME_FRAMES;
+    find_guesses(s, th->tstate_addr, s->pub.nthreads);
     s->pub.nthreads++;
     if (s->pub.ninterps > 0)
         s->interps[s->pub.ninterps - 1].nthreads++;
@@ -97,6 +129,10 @@ static int on_thread_end(void *ctx, int rc, const pyf_failure *f, uint32_t more)
     pyf_thread *th = &s->threads[s->pub.nthreads - 1];
     th->error = rc;
     th->more_frames = more;
+    if (s->g_found && th->nframes == s->g_n &&
+        (th->nframes == 0 || memcmp(s->frame_keys + th->first_frame, s->guess + s->g_first,
+                                    th->nframes * sizeof *s->frame_keys) == 0))
+        th->flags |= PYF_THREAD_SAME_FRAMES;
     if (rc == PYF_OK) {
         th->flags |= PYF_THREAD_COMPLETE;
         return PYF_OK;
@@ -119,10 +155,11 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     if (!pyf__grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
         !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
         return PYF_ENOMEM;
-    uint32_t rec, key;
-    if (s->guess != NULL && n < s->nguess &&
-        pyf__table_key_is(s->table, s->guess[n], frame_addr, code_addr, code, instr, flags)) {
-        key = s->guess[n]; /* the same frame as in the last snapshot */
+    uint32_t rec, key, depth = n - s->t_first;
+    if (depth < s->g_n &&
+        pyf__table_key_is(s->table, s->guess[s->g_first + depth], frame_addr, code_addr,
+                          code, instr, flags)) {
+        key = s->guess[s->g_first + depth]; /* the same frame as last time */
         rec = s->table->keys[key].record;
     } else {
         int rc = pyf__table_record(s->table, code_addr, code, instr, flags, &rec);
@@ -150,11 +187,11 @@ static int on_mark_entry(void *ctx)
         return PYF_OK;
     uint32_t n = s->pub.nframes - 1;
     pyf_frame *f = &s->frames[n];
-    uint32_t rec, key;
-    if (s->guess != NULL && n < s->nguess &&
-        pyf__table_key_is_with(s->table, s->guess[n], f->frame_addr, s->last_record,
-                               PYF_FRAME_ENTRY_FROM_C)) {
-        key = s->guess[n];
+    uint32_t rec, key, depth = n - s->t_first;
+    if (depth < s->g_n &&
+        pyf__table_key_is_with(s->table, s->guess[s->g_first + depth], f->frame_addr,
+                               s->last_record, PYF_FRAME_ENTRY_FROM_C)) {
+        key = s->guess[s->g_first + depth];
         rec = s->table->keys[key].record;
     } else {
         int rc = pyf__table_record_with(s->table, s->last_record,
@@ -173,13 +210,20 @@ static int on_mark_entry(void *ctx)
 /* Keep this snapshot's keys as the guesses of the next one. */
 static void remember_keys(pyf_target *t, const snap *s)
 {
-    uint32_t n = s->pub.nframes;
+    uint32_t n = s->pub.nframes, nt = s->pub.nthreads;
     t->prev_table = 0;
-    if (!pyf__grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys))
+    if (!pyf__grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys) ||
+        !pyf__grow((void **)&t->prev_threads, &t->prev_cap_threads, nt,
+                   sizeof *t->prev_threads))
         return; /* no guesses next time */
     if (n > 0)
         memcpy(t->prev_keys, s->frame_keys, n * sizeof *t->prev_keys);
+    for (uint32_t i = 0; i < nt; i++)
+        t->prev_threads[i] = (pyf__prev_thread){s->threads[i].tstate_addr,
+                                                s->threads[i].first_frame,
+                                                s->threads[i].nframes};
     t->prev_n = n;
+    t->prev_nthreads = nt;
     t->prev_table = s->table->id;
 }
 

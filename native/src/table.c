@@ -17,7 +17,6 @@
 #include "internal.h"
 
 #define NO_SLOT UINT32_MAX
-#define CODE_UNREADABLE_KEY 0x80000000u /* in c: the record of an unreadable code object */
 
 /* ---- a hash map from (a, b, c) to an index -------------------------------- */
 
@@ -176,7 +175,7 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
 {
     /* a decoded code object by its serial; an unreadable one by address */
     uint64_t a = code != NULL ? code->serial : code_addr;
-    uint32_t c = flags | (code != NULL ? 0 : CODE_UNREADABLE_KEY);
+    uint32_t c = flags | (code != NULL ? 0 : PYF__CODE_UNREADABLE_KEY);
     int64_t b = code != NULL ? instr : INT64_MIN;
     pyf__tmap_slot *slot = tmap_slot(&tb->rec_index, a, (uint64_t)b, c);
     if (slot == NULL)
@@ -248,20 +247,6 @@ int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *
     tb->nkeys = n + 1;
     *out = n;
     return PYF_OK;
-}
-
-bool pyf__table_key_is(const pyf__table *tb, uint32_t key, uint64_t frame_addr,
-                       uint64_t code_addr, const pyf__code *code, int64_t instr,
-                       uint32_t flags)
-{
-    if (key >= tb->nkeys || tb->keys[key].frame_addr != frame_addr)
-        return false;
-    uint32_t rec = tb->keys[key].record;
-    const pyf__rec_key *k = &tb->rec_keys[rec];
-    if (code != NULL)
-        return k->a == code->serial && k->c == flags && tb->records[rec].instr == instr;
-    return k->a == code_addr && k->c == (flags | CODE_UNREADABLE_KEY) &&
-           tb->records[rec].instr == INT64_MIN;
 }
 
 bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_addr,

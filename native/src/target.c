@@ -137,6 +137,7 @@ void pyf_target_close(pyf_target *t)
     pyf__code_scratch_free(t);
     pyf__table_unref(t->table); /* snapshots keep their references */
     free(t->prev_keys);
+    free(t->prev_threads);
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);
     if (t->owns_pid_reader)

@@ -1184,7 +1184,7 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
             return "failure's code differs from error, or it has no detail";
         if ((t->flags & PYF_THREAD_COMPLETE) && t->error != 0)
             return "thread COMPLETE with an error";
-        if (t->flags & ~0x0Fu)
+        if (t->flags & ~0x1Fu)
             return "unknown thread flag";
     }
     for (uint32_t i = 0; i < s->nframes; i++) {

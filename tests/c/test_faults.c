@@ -92,7 +92,8 @@ static char *snap_text(const pyf_snapshot *s)
         const pyf_thread *t = &s->threads[i];
         sb_printf(&b, "T %llx %llx %llu %u %x %d %u\n", (unsigned long long)t->tstate_addr,
                   (unsigned long long)t->thread_id, (unsigned long long)t->native_thread_id,
-                  t->interp_index, t->flags, t->error, t->nframes);
+                  t->interp_index, t->flags & ~PYF_THREAD_SAME_FRAMES, /* history */
+                  t->error, t->nframes);
         for (uint32_t k = 0; k < t->nframes; k++) {
             const pyf_frame *f = &s->frames[t->first_frame + k];
             sb_printf(&b, "  F %llx %llx %s|%s %d %d %d %d %x\n",

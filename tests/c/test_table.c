@@ -175,6 +175,65 @@ static void test_top_moves(int minor)
     fake_free(sc.ft);
 }
 
+static int same_frames(const pyf_snapshot *s, uint64_t native_tid)
+{
+    int i = fake_find_thread(s, native_tid);
+    CHECK_MSG(i >= 0, "thread %llu missing", (unsigned long long)native_tid);
+    return i >= 0 && (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) != 0;
+}
+
+/* PYF_THREAD_SAME_FRAMES: set on a thread whose keys are those it had in
+ * the previous snapshot, found by its thread state when the thread list
+ * changed; never on the first snapshot of a table. */
+static void test_same_frames(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d threads with the same frames", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    fake_thread *other = fake_add_thread(sc.ft, sc.interp, 0x52, 7002, 1);
+    for (int i = 0; i < 5; i++)
+        fake_push_frame(other, sc.rec_code, 3);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s = take(t);
+    REQUIRE(s != NULL);
+    CHECK(!same_frames(s, 7001) && !same_frames(s, 7002));
+    pyf_snapshot_free(s);
+    s = take(t);
+    REQUIRE(s != NULL);
+    CHECK(same_frames(s, 7001) && same_frames(s, 7002));
+    pyf_snapshot_free(s);
+    /* the top frame of one thread moves: only that thread changed */
+    move_top(&sc, 2);
+    s = take(t);
+    REQUIRE(s != NULL);
+    CHECK(!same_frames(s, 7001) && same_frames(s, 7002));
+    pyf_snapshot_free(s);
+    /* one more frame on the other thread: it changed, the first did not */
+    fake_push_frame(other, sc.top_code, 1);
+    s = take(t);
+    REQUIRE(s != NULL);
+    CHECK(same_frames(s, 7001) && !same_frames(s, 7002));
+    pyf_snapshot_free(s);
+    /* a new thread: the others are found again where they were */
+    fake_thread *third = fake_add_thread(sc.ft, sc.interp, 0x53, 7003, 1);
+    fake_push_frame(third, sc.top_code, 0);
+    s = take(t);
+    REQUIRE(s != NULL && s->nthreads == 3);
+    CHECK(same_frames(s, 7001) && same_frames(s, 7002) && !same_frames(s, 7003));
+    pyf_snapshot_free(s);
+    /* a flush starts a new table: nothing is the same as before it */
+    pyf_target_flush(t);
+    s = take(t);
+    REQUIRE(s != NULL);
+    CHECK(!same_frames(s, 7001) && !same_frames(s, 7002) && !same_frames(s, 7003));
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
 /* A code object freed and another made at its address, at the same
  * instruction: a new record with the new names, never the old one. */
 static void test_code_replaced(int minor)
@@ -311,6 +370,7 @@ int main(void)
         test_unchanged(minors[i], 0);
         test_unchanged(minors[i], 1);
         test_top_moves(minors[i]);
+        test_same_frames(minors[i]);
         test_code_replaced(minors[i]);
         test_lifetime(minors[i]);
     }
