@@ -101,6 +101,11 @@ _KEY_FORMAT = struct.Struct("@QII")
 _SNAPSHOT_FORMAT = struct.Struct("@IIIIPPPIIII")
 _THREAD_FORMAT = struct.Struct("@QQQIIIIiIP")
 _INTERP_FORMAT = struct.Struct("@QqII")
+_COMPLETE = _abi.PYF_THREAD_COMPLETE
+_GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
+_HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
+_MAIN = _abi.PYF_THREAD_MAIN
+_SAME_FRAMES = _abi.PYF_THREAD_SAME_FRAMES
 
 
 class FrameTable:
@@ -117,7 +122,7 @@ class FrameTable:
         self.records = []   # per record: the Frame fields except frame_addr
         self.frames = []    # per key: its Frame
         self._strings = {0: ""}
-        self._lists = {}    # a thread's keys (bytes) -> its frames, last snapshot
+        self._lists = {}    # tstate address -> its frames in the last snapshot
 
     def update(self, table):
         """Convert what ``table`` (a pyf_frame_table) has that is new."""
@@ -165,27 +170,35 @@ class FrameTable:
         return s
 
     def thread_frames(self, table):
-        """A function (first, count) -> the list of Frame of those frames
-        of the snapshot of ``table``.  A thread whose keys are those it had
-        in the last snapshot gets a copy of the list made then."""
-        n = table.nframes
+        """A function (first, count, tstate_addr, same) -> a new list of the
+        Frame of those frames of the snapshot of ``table``.  A thread the
+        library marks as unchanged (``same``: PYF_THREAD_SAME_FRAMES) gets a
+        copy of the list its thread state had in the last snapshot; the
+        others are built from their keys in one step."""
         last, self._lists = self._lists, {}
-        if n == 0 or not table.frame_keys:
-            return lambda first, count: []
-        raw = _abi.ctypes.string_at(table.frame_keys, n * 4)
-        get = self.frames.__getitem__
         lists = self._lists
+        get = self.frames.__getitem__
+        keys_at = []  # the frame_keys array's address, once needed
+        string_at = _abi.ctypes.string_at
 
-        def frames_of(first, count):
-            part = raw[first * 4:(first + count) * 4]
-            frames = last.get(part)
+        def frames_of(first, count, tstate_addr, same):
+            frames = last.get(tstate_addr) if same else None
             if frames is None:
-                keys = array.array("I")
-                keys.frombytes(part)
-                frames = list(map(get, keys))
-            lists[part] = frames
+                if count == 0 or not table.frame_keys:
+                    frames = []
+                else:
+                    if not keys_at:
+                        keys_at.append(_abi.ctypes.addressof(table.frame_keys.contents))
+                    keys = array.array("I")
+                    keys.frombytes(string_at(keys_at[0] + first * 4, count * 4))
+                    frames = list(map(get, keys))
+            lists[tstate_addr] = frames
             return frames.copy()
         return frames_of
+
+    def forget_lists(self):
+        """The last snapshot was not converted: no list may be reused."""
+        self._lists = {}
 
 
 class Target:
@@ -206,6 +219,12 @@ class Target:
         self.cache = bool(cache)
         self._table = FrameTable()
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
+        # the out-parameters of snapshot(), made once (a Target is used by one
+        # thread at a time): the snapshot pointer and the frame table
+        out = _abi.POINTER(_abi.pyf_snapshot)()
+        table = _abi.pyf_frame_table()
+        table.struct_size = _abi.ctypes.sizeof(table)
+        self._outs = (out, _abi.ctypes.byref(out), table, _abi.ctypes.byref(table))
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -277,26 +296,31 @@ class Target:
         rest of each chain is walked to its end as usual (same errors) but
         only counted, in :attr:`Thread.more_frames`.
         """
-        ffi = self._abi
         handle = self._check_open()
-        req = self._request(native_tid, max_depth, limit)
-        out = ffi.POINTER(ffi.pyf_snapshot)()
-        rc = self._lib.pyf_snapshot_take(handle, req, ffi.ctypes.byref(out))
+        req = self._requests.get((native_tid, max_depth, limit))
+        if req is None:
+            req = self._request(native_tid, max_depth, limit)
+        lib = self._lib
+        out, out_ref, table, table_ref = self._outs
+        # pyf_snapshot_take sets out (NULL on failure) before anything else
+        rc = lib.pyf_snapshot_take(handle, req, out_ref)
         try:
-            self._after_call()
+            if self._binding is not None:
+                self._binding.raise_pending()
             if rc != 0:
                 raise self._error(rc)
             if not out:
                 raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
-            table = ffi.pyf_frame_table()
-            table.struct_size = ffi.ctypes.sizeof(table)
-            rc = self._lib.pyf_snapshot_table(out, ffi.ctypes.byref(table))
+            rc = lib.pyf_snapshot_table(out, table_ref)
             if rc != 0:
                 raise error_from_code(rc, "pyf_snapshot_table")
-            return self._convert(out.contents, table)
+            return self._convert(out, table)
+        except BaseException:
+            self._table.forget_lists()
+            raise
         finally:
             if out:
-                self._lib.pyf_snapshot_free(out)
+                lib.pyf_snapshot_free(out)
 
     def _request(self, native_tid, max_depth, limit):
         """A pyf_snapshot_request (by reference) for these arguments; the
@@ -319,15 +343,15 @@ class Target:
         return req
 
     def _convert(self, snap, table):
-        """Copy a pyf_snapshot and its pyf_frame_table into model objects
-        (the snapshot is freed afterwards; the Frame objects stay in the
-        target's FrameTable)."""
+        """Copy a pyf_snapshot (by pointer) and its pyf_frame_table into
+        model objects (the snapshot is freed afterwards; the Frame objects
+        stay in the target's FrameTable)."""
         ffi = self._abi
         ctypes = ffi.ctypes
         # the header's counts and array addresses, in one copy
         (ninterps, nthreads, nframes, _, cinterps_at, cthreads, cframes,
          _, _, _, _) = _SNAPSHOT_FORMAT.unpack(
-            ctypes.string_at(ctypes.addressof(snap), _SNAPSHOT_FORMAT.size))
+            ctypes.string_at(snap, _SNAPSHOT_FORMAT.size))
         self._table.update(table)
         frames_of = self._table.thread_frames(table)
         if not cframes or not table.frame_keys:
@@ -345,8 +369,8 @@ class Target:
              error_code, more, failure) in _THREAD_FORMAT.iter_unpack(
                 ctypes.string_at(cthreads, nthreads * _THREAD_FORMAT.size) if nthreads else b""):
             holds_gil = None
-            if flags & ffi.PYF_THREAD_GIL_KNOWN:
-                holds_gil = bool(flags & ffi.PYF_THREAD_HOLDS_GIL)
+            if flags & _GIL_KNOWN:
+                holds_gil = bool(flags & _HOLDS_GIL)
             error = None
             if error_code != 0:
                 error = (errors.failure_text(error_code, **_facts(
@@ -361,10 +385,10 @@ class Target:
                 thread_id=thread_id or None,
                 native_thread_id=native_id or None,
                 interpreter_id=cinterps[interp_index][1] if interp_index < ninterps else None,
-                complete=bool(flags & ffi.PYF_THREAD_COMPLETE),
+                complete=bool(flags & _COMPLETE),
                 holds_gil=holds_gil,
-                is_main=bool(flags & ffi.PYF_THREAD_MAIN),
-                frames=frames_of(first, count),
+                is_main=bool(flags & _MAIN),
+                frames=frames_of(first, count, tstate_addr, flags & _SAME_FRAMES),
                 error=error,
                 error_code=error_code,
                 tstate_addr=tstate_addr,
