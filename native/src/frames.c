@@ -81,16 +81,23 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
             if (used < want)
                 want = used;
         }
-        pyf__chunk *c = chunk_slot(cl, want);
+        uint64_t have = want;
+        /* what the last snapshot read here is used in place, else copied */
+        const uint8_t *mem = pyf__read_view(t, addr, have);
+        pyf__chunk *c = chunk_slot(cl, mem != NULL ? 0 : want);
         if (c == NULL)
             return;
-        uint64_t have = want;
-        int rc = pyf__read_quiet(t, addr, c->data, have);
-        if (rc != PYF_OK) {
-            have = CHUNK_DATA_OFFSET;
+        int rc = PYF_OK;
+        bool copied = mem == NULL;
+        if (copied) {
             rc = pyf__read_quiet(t, addr, c->data, have);
+            if (rc != PYF_OK) {
+                have = CHUNK_DATA_OFFSET;
+                rc = pyf__read_quiet(t, addr, c->data, have);
+            }
+            mem = c->data;
         }
-        uint64_t size = rc == PYF_OK ? pyf__ld64(c->data + 8) : 0;
+        uint64_t size = rc == PYF_OK ? pyf__ld64(mem + 8) : 0;
         if (rc != PYF_OK || size < CHUNK_DATA_OFFSET || size > CHUNK_MAX_BYTES ||
             total + size > CHUNKS_MAX_TOTAL)
             return;
@@ -99,16 +106,20 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
         if (have > size)
             have = size;
         if (size > have) {
-            if ((c = chunk_slot(cl, size)) == NULL ||
-                pyf__read_quiet(t, addr + have, c->data + have,
-                              size - have) != PYF_OK)
+            if ((c = chunk_slot(cl, size)) == NULL) /* may move c->data */
                 return;
+            if (!copied)
+                memcpy(c->data, mem, have);
+            if (pyf__read_quiet(t, addr + have, c->data + have, size - have) != PYF_OK)
+                return;
+            mem = c->data;
         }
+        c->mem = mem;
         c->addr = addr;
         c->size = size;
         cl->n++;
         total += size;
-        addr = pyf__ld64(c->data); /* previous */
+        addr = pyf__ld64(c->mem); /* previous */
     }
 }
 
@@ -116,7 +127,7 @@ static const uint8_t *in_chunk(const pyf__chunk *c, uint64_t addr, uint64_t len)
 {
     if (addr >= c->addr + CHUNK_DATA_OFFSET && addr - c->addr <= c->size &&
         len <= c->size - (addr - c->addr))
-        return c->data + (addr - c->addr);
+        return c->mem + (addr - c->addr);
     return NULL;
 }
 

@@ -306,7 +306,8 @@ bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_a
 typedef struct pyf__chunk {
     uint64_t addr, size;     /* the chunk in the target */
     uint64_t cap;            /* bytes of data */
-    uint8_t *data;
+    uint8_t *data;           /* our copy, when mem is not a prefetch view */
+    const uint8_t *mem;      /* the chunk's bytes: data or a prefetched range */
 } pyf__chunk;
 
 typedef struct pyf__chunk_list {
@@ -332,6 +333,10 @@ typedef struct pyf__prefetch {
 void pyf__prefetch_begin(pyf_target *t);
 void pyf__prefetch_end(pyf_target *t);
 void pyf__prefetch_free(pyf__prefetch *p);
+/* The bytes of [addr, addr+len) where the prefetch already holds them, without
+ * copying (the range then counts as read, and is planned for the next
+ * snapshot); NULL otherwise.  Valid until the snapshot ends. */
+const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len);
 
 /* ==== the target ========================================================= */
 

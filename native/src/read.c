@@ -132,20 +132,19 @@ void pyf__prefetch_end(pyf_target *t)
     t->prefetch.n = 0;
 }
 
-/* Serve [addr, addr+len) from a prefetched range that holds it (each range
- * serves one read). */
-static bool prefetched(pyf__prefetch *p, uint64_t addr, void *dst, size_t len)
+/* The prefetched copy of [addr, addr+len), from a range that holds it
+ * (each range serves one read), or NULL. */
+static const uint8_t *prefetched(pyf__prefetch *p, uint64_t addr, size_t len)
 {
     for (uint32_t i = 0; i < p->n; i++) {
         pyf_iovec *v = &p->iov[i];
         if (p->status[i] == PYF_OK && addr >= v->addr && addr - v->addr <= v->len &&
             len <= v->len - (addr - v->addr)) {
-            memcpy(dst, (uint8_t *)v->dst + (addr - v->addr), len);
             p->status[i] = PREFETCH_USED;
-            return true;
+            return (const uint8_t *)v->dst + (addr - v->addr);
         }
     }
-    return false;
+    return NULL;
 }
 
 static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
@@ -159,11 +158,23 @@ static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
     p->plan_bytes += len;
 }
 
+const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len)
+{
+    pyf__prefetch *p = &t->prefetch;
+    const uint8_t *v = p->n != 0 && len > 0 ? prefetched(p, addr, len) : NULL;
+    if (v != NULL && p->active)
+        plan_add(p, addr, len);
+    return v;
+}
+
 int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
     pyf__prefetch *p = &t->prefetch;
     int rc = PYF_OK;
-    if (p->n == 0 || !prefetched(p, addr, dst, len))
+    const uint8_t *v = p->n != 0 ? prefetched(p, addr, len) : NULL;
+    if (v != NULL)
+        memcpy(dst, v, len);
+    else
         rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
     if (rc == PYF_OK && p->active && len > 0)
         plan_add(p, addr, len); /* what failed is not read ahead */
