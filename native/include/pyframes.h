@@ -25,8 +25,9 @@
  *     read, where, how much and the reader's own words.
  *
  * Thread safety: a pyf_target is not thread-safe; use one per thread.
- * Nothing is ever written to the target: this release has no frame cache
- * (CPython 3.15's last_profiled_frame protocol), the one feature that would.
+ * Nothing is written to the target except, with PYF_CACHE_ON on CPython
+ * 3.15, the last_profiled_frame field of its thread states (see "The 3.15
+ * frame cache").
  *
  * ABI policy (0.x):
  *   - Function names are pyf_<noun>_<verb>; only pyf_ symbols are exported.
@@ -233,14 +234,46 @@ typedef struct pyf_stats {
     uint64_t frames;          /* frames produced */
     uint64_t chunk_frames;    /* frames resolved from copied stack chunks */
     uint64_t direct_frames;   /* frames read one by one */
-    /* reserved for the frame cache */
-    uint64_t frame_cache_hits;
-    uint64_t frame_cache_partial_hits;
-    uint64_t frame_cache_misses;
-    uint64_t reserved[7];
+    /* the 3.15 frame cache, per thread walked with it (pyf_target_set_cache) */
+    uint64_t frame_cache_hits;         /* the whole stack from the cache but its top */
+    uint64_t frame_cache_partial_hits; /* the frames below the anchor from it */
+    uint64_t frame_cache_misses;       /* walked in full */
+    uint64_t frames_from_cache;        /* frames taken from cache entries */
+    uint64_t frames_from_memory;       /* frames decoded from target memory */
+    uint64_t anchor_writes;            /* last_profiled_frame written */
+    uint64_t reserved[4];
 } pyf_stats;
 
 PYF_API void pyf_target_stats(const pyf_target *t, pyf_stats *out);
+
+/* ==== The 3.15 frame cache ================================================
+ * CPython 3.15 keeps, per thread state, last_profiled_frame (an anchor a
+ * profiler sets to the frame on top) and last_profiled_frame_seq (+1 each
+ * time the interpreter pops the anchor frame and moves the anchor to its
+ * caller).  With PYF_CACHE_ON a target remembers each thread's complete
+ * stack from the anchor down; a later snapshot walks from the top frame
+ * only down to the anchor and takes the rest from the cache when the anchor
+ * is found in it at index i and seq == the stored seq + i (every frame
+ * above it was popped exactly once: no frame at a reused address is taken
+ * for the old one), re-reading the anchor after the walk.  The anchor frame
+ * itself is always read again (its line moves).
+ *
+ * Writes: the cache stores a stack only after writing the anchor (the 8
+ * bytes of last_profiled_frame, never the seq) through the reader's write
+ * and copying the stack after that write, validated by reading the anchor
+ * back; this is the one write the library ever makes to a target.
+ * PYF_CACHE_READ_ONLY never writes (frames are still matched against the
+ * last snapshot, so unchanged frames cost no code-object read).  ON falls
+ * back to READ_ONLY on 3.13/3.14 and when the reader cannot write (a core
+ * file).  Entries are dropped for threads gone from a snapshot of every
+ * thread, on pyf_target_flush and when the frame table is replaced; the
+ * cache holds at most 64 threads and 1M frames. */
+#define PYF_CACHE_OFF 0u
+#define PYF_CACHE_ON 1u
+#define PYF_CACHE_READ_ONLY 2u
+
+/* Set the cache mode; *effective (may be NULL) receives the mode in force. */
+PYF_API int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective);
 PYF_API void pyf_target_reset_stats(pyf_target *t);
 
 /* ==== Snapshots ========================================================= */

@@ -61,6 +61,33 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return c;
 }
 
+/* Only [from, the top frame's end) of the newest chunk at addr: the
+ * frames above a cache anchor at from.  False when from is not there. */
+static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
+                     uint64_t from, pyf__chunk_list *cl)
+{
+    from &= ~(uint64_t)7;
+    if (addr == 0 || addr % 8 != 0 || from < addr + CHUNK_DATA_OFFSET || from > top ||
+        top - addr > CHUNK_MAX_BYTES)
+        return false;
+    uint64_t end = (top + fsize + 7) & ~(uint64_t)7, len = end - from;
+    const uint8_t *mem = pyf__read_view(t, from, len);
+    pyf__chunk *c = chunk_slot(cl, mem != NULL ? 0 : len);
+    if (c == NULL)
+        return false;
+    if (mem == NULL) {
+        if (pyf__read_quiet(t, from, c->data, len) != PYF_OK)
+            return false;
+        mem = c->data;
+    }
+    c->addr = addr;
+    c->size = end - addr;
+    c->lo = from;
+    c->mem = mem;
+    cl->n = 1;
+    return true;
+}
+
 /* Copy what we can; a failure only means frames are read directly.  The
  * newest chunk, which holds the top frame (top, fsize bytes), is copied
  * only up to that frame's end: the rest of it is unused. */
@@ -69,6 +96,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
 {
     uint64_t total = 0;
     cl->n = 0;
+    cl->partial = false;
     while (addr != 0 && cl->n < CHUNKS_MAX_COUNT && addr % 8 == 0) {
         for (uint32_t i = 0; i < cl->n; i++)
             if (cl->v[i].addr == addr)
@@ -115,7 +143,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
             mem = c->data;
         }
         c->mem = mem;
-        c->addr = addr;
+        c->addr = c->lo = addr;
         c->size = size;
         cl->n++;
         total += size;
@@ -125,9 +153,9 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
 
 static const uint8_t *in_chunk(const pyf__chunk *c, uint64_t addr, uint64_t len)
 {
-    if (addr >= c->addr + CHUNK_DATA_OFFSET && addr - c->addr <= c->size &&
-        len <= c->size - (addr - c->addr))
-        return c->mem + (addr - c->addr);
+    if (addr >= c->addr + CHUNK_DATA_OFFSET && addr >= c->lo &&
+        addr - c->addr <= c->size && len <= c->size - (addr - c->addr))
+        return c->mem + (addr - c->lo);
     return NULL;
 }
 
@@ -172,7 +200,14 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
     pyf__chunk_list *cl = &t->chunks;
     uint32_t hint = 0;
     pyf__addrset seen = {0};
-    copy_chunks(t, w->datastack_chunk, w->current_frame & ~(uint64_t)7, fsize, cl);
+    uint64_t top = w->current_frame & ~(uint64_t)7;
+    cl->n = 0;
+    cl->partial = true;
+    if (w->chunks == PYF__CHUNKS_ALL ||
+        (w->chunks == PYF__CHUNKS_FROM_STOP &&
+         !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, cl)))
+        copy_chunks(t, w->datastack_chunk, top, fsize, cl);
+    bool stopped = false;
 
     uint64_t max_depth = w->max_depth;
     uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
@@ -210,6 +245,14 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             break;
         }
         const uint8_t *f = find_in_chunks(cl, addr, fsize, &hint);
+        if (f == NULL && cl->partial &&
+            !(w->chunks == PYF__CHUNKS_NONE && addr == w->stop_at) &&
+            !(w->extra != NULL && addr >= w->extra_addr &&
+              addr - w->extra_addr < w->extra_len)) {
+            /* past what was copied first: every chunk now */
+            copy_chunks(t, w->datastack_chunk, top, fsize, cl);
+            f = find_in_chunks(cl, addr, fsize, &hint);
+        }
         if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
             addr - w->extra_addr <= w->extra_len &&
             fsize <= w->extra_len - (addr - w->extra_addr))
@@ -278,6 +321,17 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     if (rc != PYF_OK)
                         break;
                     emitted++;
+                    if (addr == w->stop_at && sink->at_anchor != NULL) {
+                        int took = sink->at_anchor(sink->ctx);
+                        if (took < 0) {
+                            rc = took;
+                            break;
+                        }
+                        if (took > 0) {
+                            stopped = true;
+                            break;
+                        }
+                    }
                 }
             }
         } else {
@@ -288,7 +342,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         addr = prev;
     }
 
-    if (rc == PYF_OK && w->base_frame != 0 && w->current_frame != 0 &&
+    if (rc == PYF_OK && !stopped && w->base_frame != 0 && w->current_frame != 0 &&
         last != w->base_frame)
         rc = pyf__fail(t, PYF_ECORRUPT, "frame chain ended at 0x%llx, not at "
                        "the thread's base frame 0x%llx (the thread was "

@@ -305,16 +305,45 @@ bool pyf__table_key_is_with(const pyf__table *tb, uint32_t key, uint64_t frame_a
 /* ==== copies of a thread's data-stack chunks (frames.c) ================== */
 typedef struct pyf__chunk {
     uint64_t addr, size;     /* the chunk in the target */
+    uint64_t lo;             /* the first address held (addr, or more) */
     uint64_t cap;            /* bytes of data */
     uint8_t *data;           /* our copy, when mem is not a prefetch view */
-    const uint8_t *mem;      /* the chunk's bytes: data or a prefetched range */
+    const uint8_t *mem;      /* the bytes from lo: data or a prefetched range */
 } pyf__chunk;
 
 typedef struct pyf__chunk_list {
     pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
     uint32_t n, cap;
+    bool partial;            /* not every chunk copied: copy them on a miss */
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
+
+/* ==== the 3.15 frame cache (cache.c) ===================================== */
+typedef struct pyf__cache_entry {
+    uint64_t tstate_addr, thread_id;
+    uint64_t seq;            /* last_profiled_frame_seq once the anchor was ours */
+    uint64_t table_id;       /* the table its keys index */
+    uint32_t *keys;          /* the stack from the anchor down, innermost first */
+    uint32_t n, cap;
+    bool seen;               /* its thread was in the current snapshot */
+} pyf__cache_entry;
+
+typedef struct pyf__frame_cache {
+    uint32_t mode;           /* PYF_CACHE_* in effect */
+    pyf__cache_entry *v;
+    uint32_t n, cap;
+    uint64_t nkeys;          /* keys held by all entries */
+    /* the thread being walked */
+    pyf__cache_entry *cur;
+    uint64_t tstate_addr, anchor, seq;
+    uint32_t walked;         /* frames delivered before the anchor was reached */
+    uint64_t calls_before;   /* read_calls when the thread's walk began */
+    int outcome;             /* 0 miss, 1 full hit, 2 partial hit */
+    /* the keys of a walk made to store an entry */
+    uint32_t *tmp;
+    uint32_t ntmp, cap_tmp;
+    bool tmp_failed;
+} pyf__frame_cache;
 
 /* ==== prefetch (read.c) ================================================== */
 typedef struct pyf__prefetch {
@@ -356,6 +385,7 @@ struct pyf_target {
     pyf__table *table;       /* NULL until the next snapshot makes one */
     pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
     pyf__prefetch prefetch;
+    pyf__frame_cache cache;
     uint64_t table_ids;      /* the last table id given */
     /* the frame keys of the last snapshot (of table prev_table) and where
      * each thread state's frames were in them: the first guess for a frame
@@ -394,6 +424,9 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
 /* A read without failure detail, served from the prefetch when it holds
  * the range (the walk's speculative reads). */
 int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* A read made now, never served from the prefetch (planned for the next
+ * one like any other). */
+int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);
@@ -454,6 +487,10 @@ typedef struct pyf__sink {
                  const pyf__code *code, int64_t instr, uint32_t flags);
     /* the most recently delivered frame was entered from C */
     int (*mark_entry)(void *ctx);
+    /* the frame just delivered is the walk's stop_at: 1 when the sink took
+     * the rest of the chain from the cache (the walk ends), 0 to walk on,
+     * or a PYF_E* code */
+    int (*at_anchor)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
     int (*thread)(void *ctx, const pyf_thread *th);
     /* the current thread ended with rc (why in f when rc != 0); more
@@ -473,16 +510,37 @@ typedef struct pyf__thread_walk {
      * thread state: 3.15 embeds the base frame right after it) */
     const uint8_t *extra;
     uint64_t extra_addr, extra_len;
+    /* the frame cache (cache.c): stop_at is a frame at which the sink's
+     * at_anchor decides whether the rest comes from the cache; chunks says
+     * what is copied first (the rest is copied when a frame is not found) */
+    uint64_t stop_at;
+    enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
 } pyf__thread_walk;
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
- * (and, on 3.15, at base_frame), else the reason (detail in t->err).
- * *more is the number of frames counted past w->keep_frames. */
+ * (and, on 3.15, at base_frame) or the sink took the rest at stop_at, else
+ * the reason (detail in t->err).  *more is the number of frames counted
+ * past w->keep_frames. */
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      const pyf__sink *sink, uint32_t *more);
 
 /* Walk interpreters and threads (threads.c). */
 int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,
                   const pyf__sink *sink);
+
+/* The 3.15 frame cache (cache.c). */
+void pyf__cache_clear(pyf__frame_cache *fc);
+/* Whether a thread is walked with the anchor protocol (3.15, PYF_CACHE_ON). */
+bool pyf__cache_protocol(const pyf_target *t);
+/* Walk one thread with the protocol; tsbuf is its thread state as read. */
+int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
+                    uint64_t thread_id, const pyf__sink *sink, uint32_t *more);
+/* At the anchor (the sink's at_anchor): 1 and the cached keys that follow
+ * the anchor (*entry_from_c: the anchor itself was entered from C) when the
+ * cache holds the rest of the stack, 0 when not, or a PYF_E* code. */
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
+                        bool *entry_from_c);
+/* After a snapshot of every thread: entries of threads not seen are dropped. */
+void pyf__cache_sweep(pyf_target *t);
 
 #endif /* PYFRAMES_INTERNAL_H */

@@ -181,6 +181,15 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return rc;
 }
 
+int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
+{
+    pyf__prefetch *p = &t->prefetch;
+    int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+    if (rc == PYF_OK && p->active && len > 0)
+        plan_add(p, addr, len);
+    return rc;
+}
+
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
               const char *what)
 {

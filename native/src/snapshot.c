@@ -177,7 +177,50 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     s->pub.nframes = n + 1;
     s->threads[s->pub.nthreads - 1].nframes++;
     s->t->stats.frames++;
+    s->t->stats.frames_from_memory++;
     return PYF_OK;
+}
+
+/* A frame known by its key (from the frame cache). */
+static int append_key(snap *s, uint32_t key)
+{
+    const pyf__table *tb = s->table;
+    uint32_t n = s->pub.nframes;
+    if (key >= tb->nkeys || tb->keys[key].record >= tb->nrecords)
+        return PYF_ECORRUPT; /* cannot happen: entries hold this table's keys */
+    if (!pyf__grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
+        !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
+        return PYF_ENOMEM;
+    uint32_t rec = tb->keys[key].record;
+    const pyf_record *r = &tb->records[rec];
+    s->frames[n] = (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function,
+                               r->filename, r->line, r->end_line, r->column,
+                               r->end_column, r->flags, 0};
+    s->frame_keys[n] = key;
+    s->last_record = rec;
+    s->pub.nframes = n + 1;
+    s->threads[s->pub.nthreads - 1].nframes++;
+    s->t->stats.frames++;
+    return PYF_OK;
+}
+
+static int on_mark_entry(void *ctx);
+
+static int on_at_anchor(void *ctx)
+{
+    snap *s = ctx;
+    pyf_target *t = s->t;
+    const uint32_t *keys;
+    uint32_t n;
+    bool entry_from_c;
+    t->cache.walked = s->threads[s->pub.nthreads - 1].nframes;
+    int took = pyf__cache_continue(t, &keys, &n, &entry_from_c);
+    if (took <= 0)
+        return took;
+    int rc = entry_from_c ? on_mark_entry(s) : PYF_OK;
+    for (uint32_t i = 0; i < n && rc == PYF_OK; i++)
+        rc = append_key(s, keys[i]);
+    return rc == PYF_OK ? 1 : rc;
 }
 
 static int on_mark_entry(void *ctx)
@@ -264,8 +307,8 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     t->epoch++;
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
-    pyf__sink sink = {s, on_frame, on_mark_entry, on_thread, on_thread_end,
-                      on_interp};
+    pyf__sink sink = {s, on_frame, on_mark_entry, on_at_anchor, on_thread,
+                      on_thread_end, on_interp};
     pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
     pyf__prefetch_end(t);
@@ -282,6 +325,8 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     s->nrecords = s->table->nrecords;
     s->nkeys = s->table->nkeys;
     remember_keys(t, s);
+    if (t->cache.n > 0 && (req == NULL || !(req->flags & PYF_SNAP_ONE_THREAD)))
+        pyf__cache_sweep(t);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
     s->pub.frames = s->frames;

@@ -138,6 +138,7 @@ void pyf_target_close(pyf_target *t)
     pyf__table_unref(t->table); /* snapshots keep their references */
     free(t->prev_keys);
     free(t->prev_threads);
+    pyf__cache_clear(&t->cache);
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);
     if (t->owns_pid_reader)
@@ -168,6 +169,7 @@ void pyf_target_flush(pyf_target *t)
     pyf__code_cache_clear(&t->codes);
     pyf__table_unref(t->table);
     t->table = NULL;
+    pyf__cache_clear(&t->cache);
     t->prefetch.nplan = 0;
     t->prefetch.plan_bytes = 0;
     t->code_generation_known = false;

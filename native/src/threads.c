@@ -24,15 +24,21 @@ static uint64_t field_end(uint64_t off, uint64_t width, uint64_t end)
     return (off != PYF__ABSENT && off + width > end) ? off + width : end;
 }
 
+/* The interpreter's fields.  With a batching reader each group of nearby
+ * fields is its own range (3.15 keeps the thread list 7 KB and the code
+ * generation 8 KB into the state: a few bytes each instead of the pages in
+ * between; one reader call either way); otherwise one range up to the last
+ * field, one call. */
+#define INTERP_GAP_MAX 256u
+#define INTERP_FIELDS 5
 static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
 {
     const pyf__offsets *o = &t->off;
+    uint64_t off[INTERP_FIELDS] = {o->interp.id, o->interp.next, o->interp.threads_head,
+                                   o->interp.threads_main, o->interp.code_object_generation};
     uint64_t end = 0;
-    end = field_end(o->interp.id, 8, end);
-    end = field_end(o->interp.next, 8, end);
-    end = field_end(o->interp.threads_head, 8, end);
-    end = field_end(o->interp.threads_main, 8, end);
-    end = field_end(o->interp.code_object_generation, 8, end);
+    for (int i = 0; i < INTERP_FIELDS; i++)
+        end = field_end(off[i], 8, end);
     if (end > INTERP_READ_MAX)
         return pyf__fail(t, PYF_EOFFSETS, "interpreter fields lie beyond %u "
                          "bytes", INTERP_READ_MAX);
@@ -42,7 +48,30 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
     uint8_t *buf = malloc((size_t)end);
     if (buf == NULL)
         return PYF_ENOMEM;
-    int rc = pyf__read(t, addr, buf, (size_t)end, "interpreter state");
+    int rc = PYF_OK;
+    if (t->reader.readv == NULL) {
+        rc = pyf__read(t, addr, buf, (size_t)end, "interpreter state");
+    } else {
+        /* fields in address order, grouped */
+        uint64_t sorted[INTERP_FIELDS];
+        int n = 0;
+        for (int i = 0; i < INTERP_FIELDS; i++) {
+            if (off[i] == PYF__ABSENT)
+                continue;
+            int j = n++;
+            while (j > 0 && sorted[j - 1] > off[i]) {
+                sorted[j] = sorted[j - 1];
+                j--;
+            }
+            sorted[j] = off[i];
+        }
+        for (int i = 0; i < n && rc == PYF_OK;) {
+            uint64_t lo = sorted[i], hi = sorted[i] + 8;
+            while (++i < n && sorted[i] <= hi + INTERP_GAP_MAX)
+                hi = sorted[i] + 8 > hi ? sorted[i] + 8 : hi;
+            rc = pyf__read(t, addr + lo, buf + lo, (size_t)(hi - lo), "interpreter state");
+        }
+    }
     if (rc == PYF_OK) {
         memset(ii, 0, sizeof *ii);
         ii->addr = addr;
@@ -52,8 +81,7 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
         if (o->interp.threads_main != PYF__ABSENT)
             ii->threads_main = pyf__ld64(buf + o->interp.threads_main);
         if (o->interp.code_object_generation != PYF__ABSENT)
-            ii->code_generation =
-                pyf__ld64(buf + o->interp.code_object_generation);
+            ii->code_generation = pyf__ld64(buf + o->interp.code_object_generation);
     }
     free(buf);
     return rc;
@@ -156,7 +184,9 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             if (rc != PYF_OK)
                 break;
             uint32_t more = 0;
-            int wrc = pyf__walk_frames(t, &w, sink, &more);
+            int wrc = pyf__cache_protocol(t)
+                          ? pyf__cache_walk(t, &w, buf, th.thread_id, sink, &more)
+                          : pyf__walk_frames(t, &w, sink, &more);
             if (wrc == PYF_ENOMEM) {
                 rc = wrc;
                 break;

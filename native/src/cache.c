@@ -1,0 +1,330 @@
+/*
+ * cache.c - CPython 3.15's frame cache protocol (last_profiled_frame and
+ * last_profiled_frame_seq), as described in pyframes.h.
+ *
+ * A thread is walked from its top frame with the anchor as the walk's
+ * stop_at.  At the anchor the cache entry of the thread state is consulted:
+ * the anchor must be in it at index i with seq == entry seq + i, and the
+ * anchor must still read the same afterwards; then the frames below come
+ * from the entry.  Otherwise the walk goes on (a miss).
+ *
+ * An entry is stored only this way: write the anchor (the top frame),
+ * read the thread state back (the anchor must be ours, its seq is the
+ * entry's), copy and walk the stack from the anchor down with reads made
+ * after the write, read the anchor again (unchanged: the anchor frame was
+ * not popped, so nothing below it changed while it was copied).  A frame
+ * that died and was replaced at the same address before the write is
+ * therefore never stored as the old one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CACHE_MAX_ENTRIES 64u
+#define CACHE_MAX_KEYS (1u << 20)
+/* a partial hit that walked more than this above the anchor moves it up */
+#define CACHE_REFRESH_WALKED 32u
+
+static void entry_drop(pyf__frame_cache *fc, uint32_t i)
+{
+    fc->nkeys -= fc->v[i].n;
+    free(fc->v[i].keys);
+    fc->v[i] = fc->v[--fc->n];
+    fc->cur = NULL;
+}
+
+void pyf__cache_clear(pyf__frame_cache *fc)
+{
+    for (uint32_t i = 0; i < fc->n; i++)
+        free(fc->v[i].keys);
+    free(fc->v);
+    free(fc->tmp);
+    uint32_t mode = fc->mode;
+    memset(fc, 0, sizeof *fc);
+    fc->mode = mode;
+}
+
+bool pyf__cache_protocol(const pyf_target *t)
+{
+    return t->cache.mode == PYF_CACHE_ON;
+}
+
+static bool can_write(const pyf_target *t)
+{
+    return t->reader.write != NULL && t->off.tstate.last_profiled_frame != PYF__ABSENT &&
+           t->off.tstate.last_profiled_frame_seq != PYF__ABSENT;
+}
+
+int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
+{
+    if (t == NULL || mode > PYF_CACHE_READ_ONLY)
+        return PYF_EINVAL;
+    if (mode == PYF_CACHE_ON && !can_write(t))
+        mode = PYF_CACHE_READ_ONLY;
+    if (mode != t->cache.mode) {
+        pyf__cache_clear(&t->cache);
+        t->cache.mode = mode;
+    }
+    if (effective != NULL)
+        *effective = mode;
+    return PYF_OK;
+}
+
+/* The entry of this thread state, valid for the current table; a stale one
+ * (another thread now at that address, another table) is dropped. */
+static pyf__cache_entry *entry_find(pyf_target *t, uint64_t tstate, uint64_t thread_id)
+{
+    pyf__frame_cache *fc = &t->cache;
+    for (uint32_t i = 0; i < fc->n; i++) {
+        pyf__cache_entry *e = &fc->v[i];
+        if (e->tstate_addr != tstate)
+            continue;
+        if (e->thread_id != thread_id || t->table == NULL || e->table_id != t->table->id) {
+            entry_drop(fc, i);
+            return NULL;
+        }
+        return e;
+    }
+    return NULL;
+}
+
+/* The anchor and its seq, read after what the walk read.  The copy the
+ * prefetch made may serve only when the walk took everything from that
+ * same batch (its ranges are copied in order, the anchor's last); after a
+ * read of its own the anchor is read again now. */
+static int read_anchor(pyf_target *t, uint64_t tstate, uint64_t *frame, uint64_t *seq)
+{
+    const pyf__offsets *o = &t->off;
+    uint8_t b[16];
+    uint64_t fa = tstate + o->tstate.last_profiled_frame;
+    uint64_t sa = tstate + o->tstate.last_profiled_frame_seq;
+    bool batched = t->stats.read_calls == t->cache.calls_before && t->prefetch.active;
+    int (*rd)(pyf_target *, uint64_t, void *, size_t) =
+        batched ? pyf__read_quiet : pyf__read_fresh;
+    int rc;
+    if (sa == fa + 8) {
+        rc = rd(t, fa, b, 16);
+    } else {
+        rc = rd(t, fa, b, 8);
+        if (rc == PYF_OK)
+            rc = rd(t, sa, b + 8, 8);
+    }
+    if (rc == PYF_OK) {
+        *frame = pyf__ld64(b);
+        *seq = pyf__ld64(b + 8);
+    }
+    return rc;
+}
+
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
+                        bool *entry_from_c)
+{
+    pyf__frame_cache *fc = &t->cache;
+    pyf__cache_entry *e = fc->cur;
+    if (e == NULL || t->table == NULL || e->table_id != t->table->id)
+        return 0;
+    const pyf__table *tb = t->table;
+    uint32_t i = 0;
+    while (i < e->n && (e->keys[i] >= tb->nkeys || tb->keys[e->keys[i]].frame_addr != fc->anchor))
+        i++;
+    if (i == e->n || fc->seq != e->seq + i)
+        return 0;
+    uint64_t frame, seq;
+    if (read_anchor(t, fc->tstate_addr, &frame, &seq) != PYF_OK || frame != fc->anchor ||
+        seq != fc->seq)
+        return 0;
+    uint32_t rec = tb->keys[e->keys[i]].record;
+    *entry_from_c = rec < tb->nrecords && (tb->records[rec].flags & PYF_FRAME_ENTRY_FROM_C);
+    *keys = e->keys + i + 1;
+    *n = e->n - i - 1;
+    fc->outcome = i == 0 && fc->walked == 1 ? 1 : 2;
+    t->stats.frames_from_cache += *n;
+    return 1;
+}
+
+/* ---- storing: the keys of a walk made after the anchor write ------------- */
+
+static int tmp_push(pyf__frame_cache *fc, uint32_t key)
+{
+    if (!pyf__grow((void **)&fc->tmp, &fc->cap_tmp, fc->ntmp + 1, sizeof *fc->tmp))
+        return PYF_ENOMEM;
+    fc->tmp[fc->ntmp++] = key;
+    return PYF_OK;
+}
+
+static int tmp_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
+                     const pyf__code *code, int64_t instr, uint32_t flags)
+{
+    pyf_target *t = ctx;
+    uint32_t rec, key;
+    int rc = pyf__table_record(t->table, code_addr, code, instr, flags, &rec);
+    if (rc == PYF_OK)
+        rc = pyf__table_key(t->table, frame_addr, rec, &key);
+    if (rc == PYF_OK)
+        rc = tmp_push(&t->cache, key);
+    return rc;
+}
+
+static int tmp_mark_entry(void *ctx)
+{
+    pyf_target *t = ctx;
+    pyf__frame_cache *fc = &t->cache;
+    if (fc->ntmp == 0)
+        return PYF_OK;
+    uint32_t *last = &fc->tmp[fc->ntmp - 1];
+    uint32_t rec, key;
+    int rc = pyf__table_record_with(t->table, t->table->keys[*last].record,
+                                    PYF_FRAME_ENTRY_FROM_C, &rec);
+    if (rc == PYF_OK)
+        rc = pyf__table_key(t->table, t->table->keys[*last].frame_addr, rec, &key);
+    if (rc == PYF_OK)
+        *last = key;
+    return rc;
+}
+
+/* Room for one more entry within the bounds (the oldest entries go). */
+static pyf__cache_entry *entry_slot(pyf__frame_cache *fc, uint64_t tstate, uint32_t n)
+{
+    for (uint32_t i = 0; i < fc->n; i++)
+        if (fc->v[i].tstate_addr == tstate)
+            entry_drop(fc, i);
+    if (n > CACHE_MAX_KEYS)
+        return NULL;
+    while (fc->n > 0 && (fc->n >= CACHE_MAX_ENTRIES || fc->nkeys + n > CACHE_MAX_KEYS))
+        entry_drop(fc, 0);
+    if (!pyf__grow((void **)&fc->v, &fc->cap, fc->n + 1, sizeof *fc->v))
+        return NULL;
+    pyf__cache_entry *e = &fc->v[fc->n];
+    memset(e, 0, sizeof *e);
+    if (n > 0 && (e->keys = malloc(n * sizeof *e->keys)) == NULL)
+        return NULL;
+    fc->n++;
+    e->cap = n;
+    return e;
+}
+
+/* Make the top frame C the anchor and store the stack below it.  Any
+ * failure only means nothing is stored. */
+static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
+{
+    const pyf__offsets *o = &t->off;
+    pyf__frame_cache *fc = &t->cache;
+    uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
+    uint8_t v[8];
+    for (int k = 0; k < 8; k++)
+        v[k] = (uint8_t)(c >> (8 * k));
+    if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
+        return PYF_OK;
+    t->stats.write_calls++;
+    t->stats.anchor_writes++;
+
+    /* the thread state as it is after the write: the anchor must be ours */
+    size_t textra = (size_t)o->tstate.size + (size_t)o->frame.size;
+    uint8_t *buf = malloc(textra);
+    if (buf == NULL)
+        return PYF_ENOMEM;
+    int rc = PYF_OK;
+    pyf__prefetch *p = &t->prefetch;
+    uint32_t pn = p->n;
+    bool active = p->active;
+    p->n = 0; /* what follows reads the target as it is now */
+    p->active = false;
+    if (pyf__raw_read(&t->reader, &t->stats, tstate, buf, textra) != PYF_OK ||
+        pyf__ld64(buf + o->tstate.last_profiled_frame) != c)
+        goto out;
+    uint64_t seq = pyf__ld64(buf + o->tstate.last_profiled_frame_seq);
+    pyf__thread_walk w = *w0;
+    w.current_frame = c;
+    w.base_frame = o->tstate.base_frame != PYF__ABSENT ? pyf__ld64(buf + o->tstate.base_frame) : 0;
+    w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+    w.extra = buf;
+    w.extra_len = textra;
+    w.stop_at = 0;
+    w.chunks = PYF__CHUNKS_ALL;
+    w.keep_frames = 0;
+    pyf__sink sink = {t, tmp_frame, tmp_mark_entry, NULL, NULL, NULL, NULL};
+    fc->ntmp = 0;
+    uint32_t more = 0;
+    int wrc = pyf__walk_frames(t, &w, &sink, &more);
+    if (wrc == PYF_ENOMEM) {
+        rc = wrc;
+        goto out;
+    }
+    uint64_t frame2, seq2;
+    if (wrc != PYF_OK || fc->ntmp == 0 || t->table->keys[fc->tmp[0]].frame_addr != c ||
+        read_anchor(t, tstate, &frame2, &seq2) != PYF_OK || frame2 != c || seq2 != seq)
+        goto out;
+    pyf__cache_entry *e = entry_slot(fc, tstate, fc->ntmp);
+    if (e == NULL)
+        goto out;
+    e->tstate_addr = tstate;
+    e->thread_id = thread_id;
+    e->seq = seq;
+    e->table_id = t->table->id;
+    e->n = fc->ntmp;
+    e->seen = true;
+    memcpy(e->keys, fc->tmp, fc->ntmp * sizeof *e->keys);
+    fc->nkeys += fc->ntmp;
+out:
+    p->n = pn;
+    p->active = active;
+    free(buf);
+    return rc;
+}
+
+/* ---- one thread ----------------------------------------------------------- */
+
+int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
+                    uint64_t thread_id, const pyf__sink *sink, uint32_t *more)
+{
+    const pyf__offsets *o = &t->off;
+    pyf__frame_cache *fc = &t->cache;
+    fc->cur = entry_find(t, w->tstate_addr, thread_id);
+    fc->tstate_addr = w->tstate_addr;
+    fc->anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame);
+    fc->seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq);
+    fc->walked = 0;
+    fc->outcome = 0;
+    fc->calls_before = t->stats.read_calls;
+    if (fc->cur != NULL) {
+        fc->cur->seen = true;
+        if (fc->anchor != 0 && w->current_frame != 0 && w->keep_frames == 0) {
+            w->stop_at = fc->anchor;
+            w->chunks = fc->anchor == w->current_frame ? PYF__CHUNKS_NONE
+                                                       : PYF__CHUNKS_FROM_STOP;
+        }
+    }
+    int rc = pyf__walk_frames(t, w, sink, more);
+    fc->cur = NULL;
+    if (fc->outcome == 1)
+        t->stats.frame_cache_hits++;
+    else if (fc->outcome == 2)
+        t->stats.frame_cache_partial_hits++;
+    else
+        t->stats.frame_cache_misses++;
+    if (rc == PYF_ENOMEM)
+        return rc;
+    /* store the stack after a miss, or move the anchor up when the walk
+     * above it grows long */
+    if (rc == PYF_OK && w->current_frame != 0 && w->keep_frames == 0 &&
+        (fc->outcome == 0 || fc->walked > CACHE_REFRESH_WALKED)) {
+        int src = store(t, w, thread_id);
+        if (src == PYF_ENOMEM)
+            return src;
+    }
+    return rc;
+}
+
+void pyf__cache_sweep(pyf_target *t)
+{
+    pyf__frame_cache *fc = &t->cache;
+    for (uint32_t i = 0; i < fc->n;) {
+        if (!fc->v[i].seen) {
+            entry_drop(fc, i);
+            continue;
+        }
+        fc->v[i].seen = false;
+        i++;
+    }
+}
