@@ -29,8 +29,8 @@ __all__ = [
 
 # The library version this package was written against.
 PYF_VERSION_MAJOR = 0
-PYF_VERSION_MINOR = 3
-PYF_VERSION_PATCH = 1
+PYF_VERSION_MINOR = 4
+PYF_VERSION_PATCH = 0
 
 PYF_DEFAULT_MAX_DEPTH = 10000
 PYF_DEFAULT_MAX_THREADS = 4096
@@ -50,6 +50,10 @@ PYF_THREAD_MAIN = 0x08
 PYF_THREAD_SAME_FRAMES = 0x10
 
 PYF_SNAP_ONE_THREAD = 0x01
+
+PYF_CACHE_OFF = 0
+PYF_CACHE_ON = 1
+PYF_CACHE_READ_ONLY = 2
 
 c_int = ctypes.c_int
 c_int32 = ctypes.c_int32
@@ -145,7 +149,10 @@ class pyf_stats(ctypes.Structure):
         ("frame_cache_hits", c_uint64),
         ("frame_cache_partial_hits", c_uint64),
         ("frame_cache_misses", c_uint64),
-        ("reserved", c_uint64 * 7),
+        ("frames_from_cache", c_uint64),
+        ("frames_from_memory", c_uint64),
+        ("anchor_writes", c_uint64),
+        ("reserved", c_uint64 * 4),
     ]
 
 
@@ -322,6 +329,7 @@ _PROTOTYPES = {
     "pyf_target_flush": (None, [pyf_target_p]),
     "pyf_target_stats": (None, [pyf_target_p, POINTER(pyf_stats)]),
     "pyf_target_reset_stats": (None, [pyf_target_p]),
+    "pyf_target_set_cache": (c_int, [pyf_target_p, c_uint32, POINTER(c_uint32)]),
     "pyf_snapshot_take": (c_int, [pyf_target_p, POINTER(pyf_snapshot_request),
                                   POINTER(POINTER(pyf_snapshot))]),
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),

@@ -106,6 +106,8 @@ _GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
 _HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
 _MAIN = _abi.PYF_THREAD_MAIN
 _SAME_FRAMES = _abi.PYF_THREAD_SAME_FRAMES
+_CACHE_NAMES = {_abi.PYF_CACHE_OFF: "off", _abi.PYF_CACHE_ON: "on",
+                _abi.PYF_CACHE_READ_ONLY: "read-only"}
 
 
 class FrameTable:
@@ -206,7 +208,8 @@ class Target:
 
     Use as a context manager or call :meth:`close`.  Not thread-safe: use one
     Target per thread.  Attributes: ``python`` (:class:`PythonInfo`), ``pid``
-    (int or None), ``cache`` (reserved for the 3.15 frame cache).
+    (int or None), ``cache`` (the frame-cache mode in force: "off", "on" or
+    "read-only"; see :meth:`set_cache`).
     """
 
     def __init__(self, handle, binding, pid, cache=False):
@@ -216,7 +219,7 @@ class Target:
         self._handle = handle
         self._binding = binding  # keeps the C trampolines alive
         self.pid = pid
-        self.cache = bool(cache)
+        self.cache = "off"
         self._table = FrameTable()
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
         # the out-parameters of snapshot(), made once (a Target is used by one
@@ -232,6 +235,12 @@ class Target:
             self.close()
             raise err
         self.python = _python_info(info)
+        if cache:
+            try:
+                self.set_cache(cache)
+            except BaseException:
+                self.close()
+                raise
 
     # -- lifetime --
     def close(self):
@@ -406,13 +415,43 @@ class Target:
         snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
         return snapshot
 
+    def set_cache(self, mode):
+        """Set the frame cache: False or "off"; True or "on" (CPython 3.15:
+        the last_profiled_frame protocol, which writes that field of the
+        target's thread states; "read-only" elsewhere and when the reader
+        cannot write); "read-only" (never writes).  Returns the mode in
+        force, also in :attr:`cache`."""
+        modes = {False: _abi.PYF_CACHE_OFF, "off": _abi.PYF_CACHE_OFF,
+                 True: _abi.PYF_CACHE_ON, "on": _abi.PYF_CACHE_ON,
+                 "read-only": _abi.PYF_CACHE_READ_ONLY}
+        try:
+            wanted = modes[mode]
+        except (KeyError, TypeError):
+            raise ValueError("cache must be False, True, 'off', 'on' or 'read-only', "
+                             "not %r" % (mode,)) from None
+        got = self._abi.ctypes.c_uint32()
+        rc = self._lib.pyf_target_set_cache(self._check_open(), wanted,
+                                            self._abi.ctypes.byref(got))
+        if rc != 0:
+            raise self._error(rc)
+        self.cache = _CACHE_NAMES.get(got.value, "off")
+        return self.cache
+
     def stats(self):
-        """Counters since open or :meth:`reset_stats`, as a dict."""
+        """Counters since open or :meth:`reset_stats`, as a dict: the
+        library's (pyf_stats) and, under the names of the sampling profile,
+        ``samples``, ``full_hits``, ``partial_hits``, ``misses``,
+        ``frames_from_cache``, ``frames_from_memory``, ``read_calls``,
+        ``bytes_read``, ``anchor_writes``."""
         ffi = self._abi
         out = ffi.pyf_stats()
         self._lib.pyf_target_stats(self._check_open(), ffi.ctypes.byref(out))
-        return {name: getattr(out, name)
-                for name, _ in ffi.pyf_stats._fields_ if name != "reserved"}
+        stats = {name: getattr(out, name)
+                 for name, _ in ffi.pyf_stats._fields_ if name != "reserved"}
+        stats.update(samples=out.snapshots, full_hits=out.frame_cache_hits,
+                     partial_hits=out.frame_cache_partial_hits,
+                     misses=out.frame_cache_misses)
+        return stats
 
     def reset_stats(self):
         self._lib.pyf_target_reset_stats(self._check_open())
@@ -427,7 +466,7 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
 
     ``runtime_addr`` 0 finds _PyRuntime from /proc/PID/maps and the ELF files.
     ``max_depth`` caps frames per thread (None: the library default).
-    ``cache`` is reserved for the CPython 3.15 frame cache (stored only).
+    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).
     """
     ffi = _abi
     lib = _loader.load()
@@ -449,7 +488,7 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
 
 
 def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
-                pid=None):
+                pid=None, cache=False):
     """Open a target over Python callables (a debugger's memory access).
 
     ``read(addr, size)`` returns exactly ``size`` bytes (any bytes-like
@@ -458,6 +497,7 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     ``(addr, size)`` and returns one bytes-or-None per range.  ``write(addr,
     data)`` is only used by the 3.15 frame-cache mode.  ``runtime_addr`` is
     the address of _PyRuntime.  ``pid`` is only recorded in snapshots.
+    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).
     """
     ffi = _abi
     lib = _loader.load()
@@ -479,7 +519,7 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     except BaseException:
         lib.pyf_target_close(handle)
         raise
-    return Target(handle, binding, pid)
+    return Target(handle, binding, pid, cache)
 
 
 def probe_runtime(read, addr):

@@ -1,0 +1,295 @@
+"""The 3.15 frame cache (pyframes.h "The 3.15 frame cache") against live
+CPython 3.15 processes.
+
+- targets/cache_steps.py reports its own stack (sys._getframe) before each
+  command and blocks; the behaviours CPython tests for its own cache are
+  driven through it: a hit on an unchanged stack, a line change in the same
+  frame, calls and returns, partial reuse, recursion, another thread, an
+  anchor left behind by another profiler, a stack deeper than the depth
+  limit.  Every cached snapshot must equal the target's own view and an
+  uncached snapshot taken at the same stop; the counters must say which
+  path was taken.
+- targets/aba_chains.py alternates two disjoint call chains in a tight loop;
+  10,000 cached samples of it while it runs must never mix them.
+- With the cache on, the only bytes that change in a stopped target are the
+  anchor words of its thread states; read-only mode changes nothing.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import INTERPRETERS, in_sandbox
+from livetarget import target_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = os.path.join(HERE, "targets")
+READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+
+
+def _python315():
+    for i in INTERPRETERS:
+        if i.minor == "3.15" and i.kind == "release":
+            return i.path
+    if in_sandbox():
+        pytest.fail("python3.15 not found inside the sandbox")
+    pytest.skip("python3.15 not found")
+
+
+def _blocked_in_read(pid, tid, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    path = "/proc/%d/task/%d/syscall" % (pid, tid)
+    while time.monotonic() < deadline:
+        with open(path) as f:
+            fields = f.read().split()
+        if fields and (fields[0] == READ_NR or (READ_NR is None and fields[0] != "running")):
+            return
+        if proc.poll() is not None:
+            raise AssertionError("target exited: %r" % proc.returncode)
+        time.sleep(0.001)  # a condition of the kernel's, not a guessed delay
+    raise AssertionError("target did not block in read(2)")
+
+
+class Steps(object):
+    """targets/cache_steps.py, one command at a time."""
+
+    def __init__(self, python):
+        self.proc = subprocess.Popen([python, os.path.join(TARGETS, "cache_steps.py")],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=target_env())
+        self.pid = self.proc.pid
+        self.view = self._stop()
+
+    def _stop(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("cache_steps.py ended: exit %r" % self.proc.poll())
+        _blocked_in_read(self.pid, self.pid, self.proc)
+        return [tuple(x) for x in json.loads(line)]
+
+    def do(self, commands):
+        for c in commands:
+            self.proc.stdin.write(c.encode())
+            self.proc.stdin.flush()
+            self.view = self._stop()
+        return self.view
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _frames(thread):
+    return [(f.function, f.filename, f.line, f.frame_addr) for f in thread.frames]
+
+
+def _by_tid(snapshot):
+    return {t.native_thread_id: t for t in snapshot.threads()}
+
+
+class Checker(object):
+    """A cached and an uncached target on the same process."""
+
+    def __init__(self, pyframes, steps):
+        self.steps = steps
+        self.cached = pyframes.attach(steps.pid, cache=True)
+        self.plain = pyframes.attach(steps.pid)
+        assert self.cached.cache == "on"
+        self.last = self.cached.stats()
+
+    def check(self, what):
+        """Snapshot both ways; compare with each other and with the target's
+        own view; the counters' change since the last check."""
+        cached = _by_tid(self.cached.snapshot())
+        plain = _by_tid(self.plain.snapshot())
+        assert set(cached) == set(plain), what
+        for tid in plain:
+            assert _frames(cached[tid]) == _frames(plain[tid]), "%s: thread %d" % (what, tid)
+            assert (cached[tid].complete, cached[tid].error) == \
+                (plain[tid].complete, plain[tid].error), what
+        main = cached[self.steps.pid]
+        assert [(f.function, f.line) for f in main.frames] == self.steps.view, what
+        now = self.cached.stats()
+        delta = {k: now[k] - self.last[k] for k in now}
+        self.last = now
+        return delta
+
+    def close(self):
+        self.cached.close()
+        self.plain.close()
+
+
+def _outcome(delta):
+    return (delta["full_hits"], delta["partial_hits"], delta["misses"])
+
+
+def _write_anchor(pid, tstate_addr, value, offset=88):
+    # 3.15's PyThreadState.last_profiled_frame (reference layout; the test
+    # only needs some profiler to have left a value there)
+    with open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+        mem.seek(tstate_addr + offset)
+        mem.write(value.to_bytes(8, "little"))
+
+
+def test_cache_behaviours(pyframes):
+    steps = Steps(_python315())
+    checker = None
+    try:
+        checker = Checker(pyframes, steps)
+        assert _outcome(checker.check("first")) == (0, 0, 1)
+        d = checker.check("unchanged")
+        assert _outcome(d) == (1, 0, 0) and d["frames_from_cache"] == len(steps.view) - 1
+        assert d["anchor_writes"] == 0
+        steps.do("s")
+        assert _outcome(checker.check("line moved in the top frame")) == (1, 0, 0)
+        steps.do("a")
+        d = checker.check("a call above the anchor")
+        assert _outcome(d) == (0, 1, 0) and d["frames_from_cache"] > 0
+        steps.do("a" * 20 + "b" * 20)
+        d = checker.check("recursion 40 deeper")
+        assert _outcome(d) == (0, 1, 0) and d["anchor_writes"] == 1  # anchor moved up
+        assert _outcome(checker.check("deep, unchanged")) == (1, 0, 0)
+        steps.do("r")
+        assert _outcome(checker.check("return below the anchor")) == (0, 1, 0)
+        steps.do("rr")
+        assert _outcome(checker.check("two more returns")) == (0, 1, 0)
+        steps.do("b")
+        assert _outcome(checker.check("a call after returns")) == (0, 1, 0)
+
+        # another profiler moved the anchor to a frame lower down, without
+        # the pops the seq would count: never taken as ours
+        tstate = _by_tid(checker.plain.snapshot())[steps.pid].tstate_addr
+        low = _by_tid(checker.plain.snapshot())[steps.pid].frames[10].frame_addr
+        _write_anchor(steps.pid, tstate, low)
+        assert _outcome(checker.check("anchor left by another profiler")) == (0, 0, 1)
+        assert _outcome(checker.check("ours again")) == (1, 0, 0)
+        _write_anchor(steps.pid, tstate, 0x7ff0deadbee8)
+        assert _outcome(checker.check("a garbage anchor")) == (0, 0, 1)
+
+        # another thread: each keeps its own entry
+        steps.do("t")
+        checker.check("a second thread")
+        d = checker.check("both unchanged")
+        assert _outcome(d) == (2, 0, 0)
+        steps.do("a")
+        d = checker.check("main moved, the other did not")
+        assert _outcome(d) == (1, 1, 0)
+    finally:
+        if checker is not None:
+            checker.close()
+        steps.close()
+
+
+def test_deeper_than_the_limit(pyframes):
+    steps = Steps(_python315())
+    try:
+        steps.do("a" * 30)
+        with pyframes.attach(steps.pid, cache=True, max_depth=20) as cached, \
+                pyframes.attach(steps.pid, max_depth=20) as plain:
+            for _ in range(3):
+                c = _by_tid(cached.snapshot())[steps.pid]
+                p = _by_tid(plain.snapshot())[steps.pid]
+                assert not c.complete and c.error_code == p.error_code != 0
+                assert _frames(c) == _frames(p) and len(c.frames) == 20
+            stats = cached.stats()
+            assert stats["full_hits"] == stats["partial_hits"] == 0
+            assert stats["anchor_writes"] == 0  # an incomplete stack is not stored
+    finally:
+        steps.close()
+
+
+def test_chains_never_mix(pyframes):
+    proc = subprocess.Popen([_python315(), os.path.join(TARGETS, "aba_chains.py")],
+                            stdout=subprocess.PIPE, env=target_env())
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        with pyframes.attach(proc.pid, cache=True) as target:
+            mixed, failed, seen = [], 0, set()
+            for _ in range(10000):
+                [thread] = list(target.snapshot().threads())
+                if not thread.complete:
+                    failed += 1
+                    continue
+                names = [f.function for f in thread.frames]
+                leaf = [n for n in names if n.endswith("_leaf")]
+                parent = [n for n in names if n.endswith("_parent")]
+                if leaf and parent and leaf[0][0] != parent[0][0]:
+                    mixed.append(names)
+                seen.add(tuple(names))
+            stats = target.stats()
+        assert not mixed, mixed[:5]
+        assert failed < 500, failed
+        assert ("a_leaf", "a_parent", "main", "<module>") in seen
+        assert ("b_leaf", "b_parent", "main", "<module>") in seen
+        assert stats["full_hits"] + stats["partial_hits"] > 1000, stats
+        assert stats["frames_from_cache"] > 0 and stats["anchor_writes"] > 0, stats
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _writable_memory(pid):
+    """{start: bytes} of the stopped process's writable private mappings."""
+    out = {}
+    with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for line in maps:
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            if "w" not in fields[1] or (len(fields) > 5 and fields[5] in ("[vvar]", "[vsyscall]")):
+                continue
+            try:
+                mem.seek(lo)
+                out[lo] = mem.read(hi - lo)
+            except OSError:
+                pass
+    return out
+
+
+def _word(memory, addr):
+    lo = max(start for start in memory if start <= addr)
+    return int.from_bytes(memory[lo][addr - lo:addr - lo + 8], "little")
+
+
+def _changed_words(before, after):
+    changed = set()
+    for lo, old in before.items():
+        new = after.get(lo)
+        if new is None or new == old:
+            continue
+        for i in range(0, min(len(old), len(new)), 8):
+            if old[i:i + 8] != new[i:i + 8]:
+                changed.add(lo + i)
+    return changed
+
+
+@pytest.mark.parametrize("mode", ["on", "read-only"])
+def test_writes_only_the_anchor(pyframes, mode):
+    steps = Steps(_python315())
+    try:
+        steps.do("t" + "a" * 5)
+        os.kill(steps.pid, signal.SIGSTOP)
+        try:
+            before = _writable_memory(steps.pid)
+            with pyframes.attach(steps.pid, cache=mode) as target:
+                for _ in range(5):
+                    snap = target.snapshot()
+                stats = target.stats()
+            after = _writable_memory(steps.pid)
+        finally:
+            os.kill(steps.pid, signal.SIGCONT)
+        changed = _changed_words(before, after)
+        if mode == "read-only":
+            assert changed == set() and stats["anchor_writes"] == 0
+            return
+        # one word per thread state, holding that thread's top frame
+        threads = list(snap.threads())
+        assert stats["anchor_writes"] == len(threads)
+        assert len(changed) == len(threads), sorted(hex(a) for a in changed)
+        for addr in changed:
+            [t] = [t for t in threads if 0 <= addr - t.tstate_addr < 256]
+            assert _word(after, addr) == t.frames[0].frame_addr
+    finally:
+        steps.close()
