@@ -243,7 +243,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     w.stop_at = 0;
     w.chunks = PYF__CHUNKS_ALL;
     w.keep_frames = 0;
-    pyf__sink sink = {t, tmp_frame, tmp_mark_entry, NULL, NULL, NULL, NULL};
+    pyf__sink sink = {.ctx = t, .frame = tmp_frame, .mark_entry = tmp_mark_entry};
     fc->ntmp = 0;
     uint32_t more = 0;
     int wrc = pyf__walk_frames(t, &w, &sink, &more);

@@ -208,6 +208,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
          !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, cl)))
         copy_chunks(t, w->datastack_chunk, top, fsize, cl);
     bool stopped = false;
+    bool from_c = false; /* an entry frame since the last frame delivered */
 
     uint64_t max_depth = w->max_depth;
     uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
@@ -273,6 +274,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         last = addr;
 
         if (owner == o->owner_cstack || owner == o->owner_interpreter) {
+            from_c = true;
             if (sink->mark_entry && emitted > 0 && counted == 0) {
                 rc = sink->mark_entry(sink->ctx);
                 if (rc != PYF_OK)
@@ -320,7 +322,26 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     rc = sink->frame(sink->ctx, addr, exe, code, instr, flags);
                     if (rc != PYF_OK)
                         break;
+                    /* In a live process a frame at no instruction of its
+                     * code with a location is one being set up (its
+                     * instruction pointer, even its link, may still be the
+                     * last frame's at that address): on top, its caller is
+                     * not known yet; below, it called nothing, so the frame
+                     * above is a dead one.  Either way the copy was made
+                     * while the stack changed.  (A caller that entered C
+                     * first, e.g. a signal handler from its first
+                     * instruction, is left alone.) */
+                    if (w->live && (emitted == 0 || !from_c) && code != NULL &&
+                        owner != o->owner_generator && code->linetable != NULL &&
+                        (instr <= 0 || (sink->located != NULL && !sink->located(sink->ctx)))) {
+                        t->torn = true;
+                        rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx is being set up "
+                                       "(the stack changed while it was read)",
+                                       (unsigned long long)addr);
+                        break;
+                    }
                     emitted++;
+                    from_c = false;
                     if (addr == w->stop_at && sink->at_anchor != NULL) {
                         int took = sink->at_anchor(sink->ctx);
                         if (took < 0) {

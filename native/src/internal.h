@@ -342,7 +342,6 @@ typedef struct pyf__frame_cache {
     /* the keys of a walk made to store an entry */
     uint32_t *tmp;
     uint32_t ntmp, cap_tmp;
-    bool tmp_failed;
 } pyf__frame_cache;
 
 /* ==== prefetch (read.c) ================================================== */
@@ -395,6 +394,7 @@ struct pyf_target {
     uint64_t prev_table;
     pyf__prev_thread *prev_threads;
     uint32_t prev_nthreads, prev_cap_threads;
+    bool torn;               /* the last walk saw a stack changing under it */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
@@ -491,6 +491,12 @@ typedef struct pyf__sink {
      * the rest of the chain from the cache (the walk ends), 0 to walk on,
      * or a PYF_E* code */
     int (*at_anchor)(void *ctx);
+    /* forget the current thread's frames (a walk to be made again) */
+    void (*rollback)(void *ctx);
+    /* the current thread's frame keys so far */
+    const uint32_t *(*thread_keys)(void *ctx, uint32_t *n);
+    /* whether the frame just delivered has a source location */
+    bool (*located)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
     int (*thread)(void *ctx, const pyf_thread *th);
     /* the current thread ended with rc (why in f when rc != 0); more
@@ -515,6 +521,7 @@ typedef struct pyf__thread_walk {
      * what is copied first (the rest is copied when a frame is not found) */
     uint64_t stop_at;
     enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
+    bool live;               /* the process runs while it is read */
 } pyf__thread_walk;
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
@@ -537,7 +544,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
                     uint64_t thread_id, const pyf__sink *sink, uint32_t *more);
 /* At the anchor (the sink's at_anchor): 1 and the cached keys that follow
  * the anchor (*entry_from_c: the anchor itself was entered from C) when the
- * cache holds the rest of the stack, 0 when not, or a PYF_E* code. */
+ * cache holds the rest of the stack, 0 when not. */
 int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
                         bool *entry_from_c);
 /* After a snapshot of every thread: entries of threads not seen are dropped. */

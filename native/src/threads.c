@@ -87,6 +87,37 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
     return rc;
 }
 
+/* One thread's frames.  A walk of a live process that saw the stack change
+ * under it is made again from a fresh read of the thread state (the walk's
+ * copies are then never from the prefetch), a bounded number of times. */
+#define WALK_TRIES 3
+static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t tlen,
+                       uint64_t thread_id, const pyf__sink *sink, uint32_t *more)
+{
+    const pyf__offsets *o = &t->off;
+    pyf__thread_walk first = *w;
+    int rc = PYF_OK;
+    for (int try = 0; try < WALK_TRIES; try++) {
+        t->torn = false;
+        rc = pyf__cache_protocol(t) ? pyf__cache_walk(t, w, buf, thread_id, sink, more)
+                                    : pyf__walk_frames(t, w, sink, more);
+        if (!t->torn || try + 1 == WALK_TRIES)
+            break;
+        t->stats.retried_walks++;
+        sink->rollback(sink->ctx);
+        pyf__prefetch *p = &t->prefetch;
+        p->n = 0; /* from now on this snapshot reads the target as it is */
+        if (pyf__read_fresh(t, w->tstate_addr, buf, tlen) != PYF_OK)
+            break;
+        *w = first;
+        w->current_frame = pyf__ld64(buf + o->tstate.current_frame);
+        if (o->tstate.base_frame != PYF__ABSENT)
+            w->base_frame = pyf__ld64(buf + o->tstate.base_frame);
+        w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+    }
+    return rc;
+}
+
 static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
                         const pyf_snapshot_request *req, uint32_t max_depth,
                         const pyf__sink *sink, bool *found)
@@ -180,13 +211,12 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             w.extra = buf;
             w.extra_addr = addr;
             w.extra_len = tlen;
+            w.live = t->owns_pid_reader;
             rc = sink->thread(sink->ctx, &th);
             if (rc != PYF_OK)
                 break;
             uint32_t more = 0;
-            int wrc = pyf__cache_protocol(t)
-                          ? pyf__cache_walk(t, &w, buf, th.thread_id, sink, &more)
-                          : pyf__walk_frames(t, &w, sink, &more);
+            int wrc = walk_thread(t, &w, buf, tlen, th.thread_id, sink, &more);
             if (wrc == PYF_ENOMEM) {
                 rc = wrc;
                 break;

@@ -201,12 +201,15 @@ def test_deeper_than_the_limit(pyframes):
         steps.close()
 
 
-def test_chains_never_mix(pyframes):
+@pytest.mark.parametrize("cache", [True, False], ids=["cached", "uncached"])
+def test_chains_never_mix(pyframes, cache):
+    """A frame being set up, or a stack copied while it changed, is read
+    again (the library's retry), never shown as a mixed chain."""
     proc = subprocess.Popen([_python315(), os.path.join(TARGETS, "aba_chains.py")],
                             stdout=subprocess.PIPE, env=target_env())
     try:
         assert proc.stdout.readline() == b"ready\n"
-        with pyframes.attach(proc.pid, cache=True) as target:
+        with pyframes.attach(proc.pid, cache=cache) as target:
             mixed, failed, seen = [], 0, set()
             for _ in range(10000):
                 [thread] = list(target.snapshot().threads())
@@ -224,8 +227,9 @@ def test_chains_never_mix(pyframes):
         assert failed < 500, failed
         assert ("a_leaf", "a_parent", "main", "<module>") in seen
         assert ("b_leaf", "b_parent", "main", "<module>") in seen
-        assert stats["full_hits"] + stats["partial_hits"] > 1000, stats
-        assert stats["frames_from_cache"] > 0 and stats["anchor_writes"] > 0, stats
+        if cache:
+            assert stats["full_hits"] + stats["partial_hits"] > 1000, stats
+            assert stats["frames_from_cache"] > 0 and stats["anchor_writes"] > 0, stats
     finally:
         proc.kill()
         proc.wait()

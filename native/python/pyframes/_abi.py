@@ -152,7 +152,8 @@ class pyf_stats(ctypes.Structure):
         ("frames_from_cache", c_uint64),
         ("frames_from_memory", c_uint64),
         ("anchor_writes", c_uint64),
-        ("reserved", c_uint64 * 4),
+        ("retried_walks", c_uint64),
+        ("reserved", c_uint64 * 3),
     ]
 
 
