@@ -19,7 +19,7 @@ mirror, finding it, Python readers), and the debugger-command layer:
 options, adapter, locate, session.  cli is `python3 -m pyframes`.
 """
 
-from . import errors, model, render
+from . import errors, model, render, sampling
 from .errors import (BadOffsets, CorruptTarget, LibraryMismatch, LibraryNotFound,  # noqa: F401
                      NoSuchProcess, NoSuchThread, NotPython, PermissionDenied,
                      PyframesError, ReadFault, UnsupportedVersion, error_from_code)

@@ -1,4 +1,5 @@
-"""Command line: ``python3 -m pyframes dump PID`` and ``version``."""
+"""Command line: ``python3 -m pyframes dump PID``, ``sample PID`` and
+``version``."""
 
 import argparse
 import os
@@ -9,6 +10,7 @@ from .errors import PyframesError, UsageError
 from .options import add_stack_options, positive_int
 from .render import format_collapsed, format_json, format_text, process_source
 from .session import select_thread
+from . import report, sampling
 
 PROG = "pyframes"
 
@@ -40,8 +42,75 @@ def build_parser():
                       "process's mappings)")
     dump.add_argument("--addresses", action="store_true",
                       help="show frame and code object addresses")
+    sample = sub.add_parser(
+        "sample", help="sample the Python stacks of a running process",
+        description="Sample a running process without stopping it and print "
+        "the functions it spends its time in; write the profile as collapsed "
+        "stacks, JSON or a flame graph.")
+    sample.add_argument("pid", type=positive_int, metavar="PID")
+    sample.add_argument("--duration", type=_seconds, default=10.0, metavar="S",
+                        help="sample for S seconds (default 10; Ctrl-C stops "
+                        "early and keeps the profile)")
+    sample.add_argument("--rate", type=_rate, default=1000.0, metavar="HZ",
+                        help="samples per second (default 1000; 0: as fast as "
+                        "possible)")
+    sample.add_argument("--all", action="store_true",
+                        help="every thread, each its own root (default: the "
+                        "main thread)")
+    cache = sample.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true",
+                       help="do not use the CPython 3.15 frame cache")
+    cache.add_argument("--read-only", action="store_true",
+                       help="never write to the process (the 3.15 frame cache "
+                       "writes one word per thread state)")
+    report.add_output_options(sample)
+    sample.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
+                        help="address of _PyRuntime (default: found from the "
+                        "process's mappings)")
     sub.add_parser("version", help="print the package and library versions")
     return parser
+
+
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("%r must be more than 0 and at most 86400" % text)
+    return value
+
+
+def _rate(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a rate in Hz" % text)
+    if not 0 <= value <= 1000000:
+        raise argparse.ArgumentTypeError("%r must be between 0 and 1000000" % text)
+    return value
+
+
+def _sample(args, out):
+    cache = False if args.no_cache else ("read-only" if args.read_only else True)
+    with api.attach(args.pid, runtime_addr=args.runtime_addr or 0, cache=cache) as target:
+        sampler = sampling.Sampler(target, threads="all" if args.all else "main")
+        progress = report.progress_line(sys.stderr) if sys.stderr.isatty() else None
+        try:
+            try:
+                profile = sampling.run(sampler, duration=args.duration, rate=args.rate,
+                                     progress=progress)
+            except KeyboardInterrupt:
+                profile = sampler.profile()
+            if progress is not None:
+                progress.done()
+            report.write_outputs(profile, args, title="pid %d" % args.pid)
+            out.write(report.summary(profile, sampler, cache=target.cache,
+                                     top=args.top))
+        finally:
+            sampler.close()
+    out.flush()
+    return 0
 
 
 def _dump(args, out):
@@ -103,6 +172,8 @@ def main(argv=None):
     try:
         if args.command == "version":
             return _version(out)
+        if args.command == "sample":
+            return _sample(args, out)
         return _dump(args, out)
     except PyframesError as exc:
         return _fail(str(exc), 1)

@@ -1,0 +1,129 @@
+"""What a sampling profile becomes: files (collapsed stacks, JSON, counters,
+a flame graph), the top-functions table and the summary, and the progress
+line.  Shared by ``python3 -m pyframes sample`` and the debuggers'
+``py-sample``."""
+
+import json
+
+from .errors import UsageError
+
+
+def add_output_options(parser):
+    parser.add_argument("--collapsed", metavar="FILE",
+                        help="write the stacks in flamegraph.pl's collapsed format")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write the profile as JSON")
+    parser.add_argument("--stats-json", metavar="FILE",
+                        help="write the sampling counters as JSON")
+    parser.add_argument("--flamegraph", metavar="FILE.svg",
+                        help="write an interactive flame graph (SVG)")
+    parser.add_argument("--top", type=_top, default=15, metavar="K",
+                        help="functions in the summary table (default 15; 0: none)")
+
+
+def _top(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        import argparse
+        raise argparse.ArgumentTypeError("%r must be a whole number" % text)
+    return value
+
+
+def counters(profile):
+    """The sampling counters, under their documented names."""
+    stats = profile.stats
+    names = ("samples", "full_hits", "partial_hits", "misses", "frames_from_cache",
+             "frames_from_memory", "read_calls", "bytes_read", "anchor_writes")
+    out = {name: stats.get(name, 0) for name in names}
+    out["samples"] = profile.samples
+    out["failed_samples"] = profile.failed
+    out["thread_errors"] = profile.thread_errors
+    return out
+
+
+def _write(path, text):
+    try:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+    except OSError as e:
+        raise UsageError("cannot write %s: %s" % (path, e.strerror or e))
+
+
+def write_outputs(profile, args, title="pyframes"):
+    """The files the options ask for."""
+    if getattr(args, "collapsed", None):
+        _write(args.collapsed, "".join(line + "\n" for line in profile.collapsed()))
+    if getattr(args, "json", None):
+        doc = profile.to_dict()
+        doc["counters"] = counters(profile)
+        _write(args.json, json.dumps(doc, indent=1) + "\n")
+    if getattr(args, "stats_json", None):
+        _write(args.stats_json, json.dumps(counters(profile), indent=1, sort_keys=True) + "\n")
+    if getattr(args, "flamegraph", None):
+        from . import flamegraph
+        stacks = []
+        for (label, frames), count in profile.stacks.items():
+            if label is not None:
+                frames = ((label, "", None),) + tuple(frames)
+            stacks.append((frames, count))
+        _write(args.flamegraph, flamegraph.render_svg(
+            stacks, title="pyframes: %s" % title,
+            subtitle="%d samples in %.1f s" % (profile.total, profile.duration)))
+
+
+def summary(profile, sampler=None, cache="off", top=15, extra=()):
+    """The text printed at the end of a profile."""
+    lines = []
+    total = profile.total
+    rate = profile.samples / profile.duration if profile.duration > 0 else 0.0
+    failed = profile.failed + profile.thread_errors
+    lines.append("%d samples in %.2f s (%.0f/s); %d failed (%.1f%%)" % (
+        profile.samples, profile.duration, rate, failed,
+        100.0 * failed / max(profile.samples, 1)))
+    for message, count in sorted(profile.errors.items(), key=lambda kv: -kv[1])[:3]:
+        lines.append("  %d x %s" % (count, message))
+    c = counters(profile)
+    if cache != "off":
+        lines.append("frame cache (%s): %d full hits, %d partial hits, %d misses; "
+                     "%d frames from the cache, %d read; %d anchor writes" % (
+                         cache, c["full_hits"], c["partial_hits"], c["misses"],
+                         c["frames_from_cache"], c["frames_from_memory"],
+                         c["anchor_writes"]))
+    if sampler is not None and profile.samples:
+        lines.append("library: %.1f us per sample; %.1f reads, %.0f bytes per sample" % (
+            1e6 * sampler.library_time / profile.samples,
+            c["read_calls"] / profile.samples, c["bytes_read"] / profile.samples))
+    lines.extend(extra)
+    rows = profile.top(top) if top else []
+    if rows and total:
+        lines.append("")
+        lines.append("%7s %7s  %s" % ("self%", "total%", "function (file)"))
+        for function, filename, own, whole in rows:
+            lines.append("%6.1f%% %6.1f%%  %s (%s)" % (
+                100.0 * own / total, 100.0 * whole / total, function, filename))
+    elif not total:
+        lines.append("no Python stacks were sampled")
+    return "\n".join(lines) + "\n"
+
+
+class progress_line(object):
+    """A one-line progress display rewritten in place (for a terminal)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.width = 0
+
+    def __call__(self, samples, failed, elapsed):
+        rate = samples / elapsed if elapsed > 0 else 0.0
+        text = "sampling: %d samples, %.0f/s, %d failed" % (samples, rate, failed)
+        self.stream.write("\r" + text.ljust(self.width))
+        self.stream.flush()
+        self.width = len(text)
+
+    def done(self):
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()

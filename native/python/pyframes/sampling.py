@@ -1,0 +1,299 @@
+"""Sampling profiles: many snapshots of a target aggregated into stacks.
+
+A sample costs one library snapshot and, per thread, one slice of its
+frame-key array counted in a dict: no frame, record or string is looked at
+while sampling.  Names are resolved once, when the profile is made, from the
+frame table the keys belong to (the latest snapshot of each table is kept
+for that, which keeps the table alive).
+"""
+
+import array
+import struct
+import time
+
+from . import _abi, errors
+from .errors import PyframesError
+
+_SNAPSHOT = struct.Struct("@IIIIPPPIIII")
+_THREAD = struct.Struct("@QQQIIIIiIP")
+_RECORD = struct.Struct("@QqPPiiiiII")
+_KEY = struct.Struct("@QII")
+_MAX_TABLES = 16
+
+
+class Profile(object):
+    """Aggregated samples.
+
+    ``stacks``: {(thread label or None, frames root first): count}, each frame
+    ``(function, filename, line)``; ``samples`` taken, ``failed`` samples
+    (the snapshot failed), ``thread_errors`` (a thread whose stack could not
+    be read to the end: not counted in ``stacks``), ``duration`` in seconds,
+    ``stats`` the target's counters.
+    """
+
+    def __init__(self):
+        self.stacks = {}
+        self.samples = 0
+        self.failed = 0
+        self.thread_errors = 0
+        self.duration = 0.0
+        self.stats = {}
+        self.errors = {}  # message -> count, for the summary
+
+    @property
+    def total(self):
+        return sum(self.stacks.values())
+
+    def merge(self, other):
+        for key, count in other.stacks.items():
+            self.stacks[key] = self.stacks.get(key, 0) + count
+        self.samples += other.samples
+        self.failed += other.failed
+        self.thread_errors += other.thread_errors
+        self.duration += other.duration
+        for message, count in other.errors.items():
+            self.errors[message] = self.errors.get(message, 0) + count
+        for name, value in other.stats.items():
+            self.stats[name] = self.stats.get(name, 0) + value
+
+    def collapsed(self):
+        """Lines of flamegraph.pl's collapsed format, root first, frames
+        ``function (filename:line)``; a thread label, when kept, is the root."""
+        totals = {}
+        for (label, frames), count in self.stacks.items():
+            parts = [] if label is None else [label]
+            for function, filename, line in frames:
+                where = _clean(filename) + (":%d" % line if line is not None else "")
+                parts.append("%s (%s)" % (_clean(function), where))
+            key = ";".join(parts)
+            totals[key] = totals.get(key, 0) + count
+        return ["%s %d" % (key, count) for key, count in sorted(totals.items())]
+
+    def top(self, limit=20):
+        """[(function, filename, self count, total count)] by total, then
+        self; total counts a function once per stack it is in."""
+        own, total = {}, {}
+        for (_, frames), count in self.stacks.items():
+            if not frames:
+                continue
+            leaf = frames[-1][:2]
+            own[leaf] = own.get(leaf, 0) + count
+            for name in set(f[:2] for f in frames):
+                total[name] = total.get(name, 0) + count
+        rows = [(name[0], name[1], own.get(name, 0), n) for name, n in total.items()]
+        rows.sort(key=lambda r: (-r[3], -r[2], r[0], r[1]))
+        return rows[:limit]
+
+    def to_dict(self):
+        return {
+            "samples": self.samples,
+            "failed_samples": self.failed,
+            "thread_errors": self.thread_errors,
+            "duration": round(self.duration, 6),
+            "stacks": [
+                {"thread": label,
+                 "frames": [{"function": f, "filename": n, "line": l} for f, n, l in frames],
+                 "count": count}
+                for (label, frames), count in sorted(
+                    self.stacks.items(), key=lambda kv: (-kv[1], repr(kv[0])))],
+            "stats": dict(self.stats),
+        }
+
+
+def _clean(text):
+    return text.replace(";", ":").replace("\n", " ")
+
+
+class Sampler(object):
+    """Takes samples of a :class:`pyframes.Target`.
+
+    ``threads``: "main" (the main thread: the one whose OS id is the
+    process id, else the interpreter's main thread), or "all".
+    ``label_threads`` keeps each thread apart in the profile.
+    """
+
+    def __init__(self, target, threads="main", label_threads=None):
+        if threads not in ("main", "all"):
+            raise ValueError("threads must be 'main' or 'all'")
+        self.target = target
+        self.threads = threads
+        self.label_threads = threads == "all" if label_threads is None else label_threads
+        # the main thread of a process is the one whose OS id is its pid;
+        # without a pid it is picked from every thread's flags
+        native = target.pid if threads == "main" else None
+        self._request = target._request(native, None, None)
+        self._pick_main = threads == "main" and not native
+        self._counts = {}      # (table id, thread label, key bytes) -> count
+        self._holders = {}     # table id -> the latest snapshot of that table
+        self._profile = Profile()
+        self._started = None
+        self._elapsed = 0.0
+
+    def sample(self):
+        """One sample; False when it failed (counted, nothing added)."""
+        t = self.target
+        lib = t._lib
+        out, out_ref, table, table_ref = t._outs
+        started = time.perf_counter()
+        rc = lib.pyf_snapshot_take(t._check_open(), self._request, out_ref)
+        if t._binding is not None:
+            t._binding.raise_pending()
+        prof = self._profile
+        prof.samples += 1
+        if rc != 0 or not out:
+            prof.failed += 1
+            message = errors.error_message(rc) if rc else "no snapshot"
+            prof.errors[message] = prof.errors.get(message, 0) + 1
+            self._elapsed += time.perf_counter() - started
+            return False
+        keep = False
+        try:
+            if lib.pyf_snapshot_table(out, table_ref) != 0:
+                prof.failed += 1
+                return False
+            ctypes = _abi.ctypes
+            hdr = _SNAPSHOT.unpack(ctypes.string_at(out, _SNAPSHOT.size))
+            nthreads, nframes, cthreads = hdr[1], hdr[2], hdr[5]
+            table_id = table.table_id
+            keys_at = ctypes.addressof(table.frame_keys.contents) \
+                if table.frame_keys and nframes else 0
+            counts = self._counts
+            raw = ctypes.string_at(cthreads, nthreads * _THREAD.size) if nthreads and cthreads \
+                else b""
+            rows = list(_THREAD.iter_unpack(raw))
+            if self._pick_main:
+                rows = _main_thread(rows)
+            for (_, tid, native, _, flags, first, count, error, _, _) in rows:
+                if error != 0:
+                    prof.thread_errors += 1
+                    continue
+                if first + count > nframes:
+                    continue
+                label = self._label(tid, native) if self.label_threads else None
+                keys = ctypes.string_at(keys_at + first * 4, count * 4) if count else b""
+                k = (table_id, label, keys)
+                counts[k] = counts.get(k, 0) + 1
+            # the newest snapshot of each table keeps it for the names
+            old = self._holders.get(table_id)
+            self._holders[table_id] = ctypes.cast(out, type(out))  # a new pointer object
+            keep = True
+            if old is not None:
+                lib.pyf_snapshot_free(old)
+            elif len(self._holders) > _MAX_TABLES:
+                self._resolve(min(self._holders))
+            return True
+        finally:
+            if not keep:
+                lib.pyf_snapshot_free(out)
+            self._elapsed += time.perf_counter() - started
+
+    @staticmethod
+    def _label(tid, native):
+        if native:
+            return "thread-%d" % native
+        return "thread-0x%x" % tid if tid else "thread-unknown"
+
+    @property
+    def library_time(self):
+        """Seconds spent in sample() (the library and the counting)."""
+        return self._elapsed
+
+    def _resolve(self, table_id):
+        """Names for the stacks counted against table_id; the table is
+        then let go."""
+        holder = self._holders.pop(table_id)
+        lib = self.target._lib
+        try:
+            table = _abi.pyf_frame_table()
+            table.struct_size = _abi.ctypes.sizeof(table)
+            if lib.pyf_snapshot_table(holder, _abi.ctypes.byref(table)) != 0:
+                raise PyframesError(errors.PYF_EINVAL, "pyf_snapshot_table failed")
+            frames = _table_frames(table)
+            stacks = self._profile.stacks
+            for key in [k for k in self._counts if k[0] == table_id]:
+                count = self._counts.pop(key)
+                idx = array.array("I")
+                idx.frombytes(key[2])
+                stack = tuple(frames[i] for i in reversed(idx) if i < len(frames))
+                skey = (key[1], stack)
+                stacks[skey] = stacks.get(skey, 0) + count
+        finally:
+            lib.pyf_snapshot_free(holder)
+
+    def profile(self):
+        """The profile so far (names resolved); sampling may go on."""
+        for table_id in sorted(self._holders):
+            self._resolve(table_id)
+        self._counts = {k: v for k, v in self._counts.items() if k[0] in self._holders}
+        prof = self._profile
+        prof.stats = self.target.stats()
+        return prof
+
+    def close(self):
+        for table_id in list(self._holders):
+            self.target._lib.pyf_snapshot_free(self._holders.pop(table_id))
+
+
+def _main_thread(rows):
+    """The interpreter's main thread (flagged on 3.14+; on 3.13 the oldest
+    thread of the first interpreter, last in its list)."""
+    flagged = [r for r in rows if r[4] & _abi.PYF_THREAD_MAIN]
+    if flagged:
+        return flagged[:1]
+    first_interp = [r for r in rows if r[3] == 0]
+    return first_interp[-1:]
+
+
+def _table_frames(table):
+    """Per key of a pyf_frame_table: (function, filename, line)."""
+    ctypes = _abi.ctypes
+    records = []
+    if table.nrecords and table.records:
+        raw = ctypes.string_at(ctypes.addressof(table.records.contents),
+                               table.nrecords * _RECORD.size)
+        text = {}
+
+        def s(ptr):
+            v = text.get(ptr)
+            if v is None:
+                v = text[ptr] = ctypes.string_at(ptr).decode("utf-8", "replace") if ptr else ""
+            return v
+        for (_, _, fn, fname, line, _, _, _, _, _) in _RECORD.iter_unpack(raw):
+            records.append((s(fn), s(fname), line if line >= 0 else None))
+    frames = []
+    if table.nkeys and table.keys:
+        raw = ctypes.string_at(ctypes.addressof(table.keys.contents), table.nkeys * _KEY.size)
+        for (_, record, _) in _KEY.iter_unpack(raw):
+            frames.append(records[record] if record < len(records) else ("???", "", None))
+    return frames
+
+
+def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
+        clock=time.monotonic):
+    """Sample until ``duration`` seconds or ``count`` samples (at least one
+    of them); ``rate`` samples per second (0: as fast as possible).
+    ``progress(samples, failed, elapsed)`` is called about 4 times a second."""
+    start = clock()
+    interval = 1.0 / rate if rate else 0.0
+    next_at = start
+    last_report = start
+    n = 0
+    while True:
+        now = clock()
+        if duration is not None and now - start >= duration:
+            break
+        if count is not None and n >= count:
+            break
+        if interval and now < next_at:
+            time.sleep(next_at - now)
+        sampler.sample()
+        n += 1
+        next_at += interval
+        if interval and next_at < clock() - interval:
+            next_at = clock()  # fell behind: do not burst to catch up
+        if progress is not None and clock() - last_report >= 0.25:
+            last_report = clock()
+            progress(sampler._profile.samples, sampler._profile.failed, last_report - start)
+    prof = sampler.profile()
+    prof.duration = clock() - start
+    return prof

@@ -1,0 +1,138 @@
+"""Sampling profiles (pyframes.sampling, ``python3 -m pyframes sample``)
+against live processes that keep changing.
+
+- targets/churn.py compiles a new function each round in a file named
+  after it (f000123 in <round-000123>), calls it at varying depths, drops
+  it, and starts and ends threads all the time: sampled for a while, cached
+  and uncached, on every interpreter, no frame may pair one round's name
+  with another round's file (two code objects mixed, or a freed one taken
+  for its successor), and fewer than 5% of the samples may fail.
+- targets/aba_chains.py alternates two call chains: the command line's
+  profile may only hold stacks of one chain each, its files must agree with
+  each other, and the counters come under their documented names.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import interpreter_params, require_interpreters
+from livetarget import target_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = os.path.join(HERE, "targets")
+ROUND = re.compile(r"^f(\d+)$")
+COUNTERS = {"samples", "full_hits", "partial_hits", "misses", "frames_from_cache",
+            "frames_from_memory", "read_calls", "bytes_read", "anchor_writes"}
+
+
+@pytest.fixture(params=interpreter_params())
+def interp(request):
+    if request.param is None:
+        require_interpreters()
+    return request.param
+
+
+def _start(python, script):
+    proc = subprocess.Popen([python, os.path.join(TARGETS, script)],
+                            stdout=subprocess.PIPE, env=target_env())
+    if proc.stdout.readline() != b"ready\n":
+        proc.kill()
+        proc.wait()
+        raise AssertionError("%s did not start" % script)
+    return proc
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cached", "uncached"])
+def test_churn_never_mixes_code_objects(pyframes, interp, cache):
+    proc = _start(interp.path, "churn.py")
+    try:
+        with pyframes.attach(proc.pid, cache=cache) as target:
+            sampler = pyframes.sampling.Sampler(target, threads="all")
+            try:
+                profile = pyframes.sampling.run(sampler, duration=1.5, rate=0)
+            finally:
+                sampler.close()
+        mixed, rounds = [], 0
+        for (_, frames), count in profile.stacks.items():
+            for function, filename, _ in frames:
+                m = ROUND.match(function)
+                if m:
+                    rounds += count
+                    if filename != "<round-%s>" % m.group(1):
+                        mixed.append((function, filename))
+        assert not mixed, mixed[:5]
+        assert rounds > 0, "no sample caught a round's function"
+        failed = profile.failed + profile.thread_errors
+        assert failed < 0.05 * profile.samples, (failed, profile.samples, profile.errors)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _python315_or_skip():
+    from conftest import INTERPRETERS, in_sandbox
+    for i in INTERPRETERS:
+        if i.minor == "3.15" and i.kind == "release":
+            return i.path
+    if in_sandbox():
+        pytest.fail("python3.15 not found inside the sandbox")
+    pytest.skip("python3.15 not found")
+
+
+def test_command_line_profile(cli_env, tmp_path):
+    proc = _start(_python315_or_skip(), "aba_chains.py")
+    files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats")}
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "1",
+             "--rate", "0", "--collapsed", files["collapsed"], "--json", files["json"],
+             "--stats-json", files["stats"], "--top", "5"],
+            env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert run.returncode == 0, run.stderr.decode()
+    out = run.stdout.decode()
+    assert re.search(r"^\d+ samples in [\d.]+ s \(\d+/s\); \d+ failed", out, re.M), out
+    assert re.search(r"^frame cache \(on\): \d+ full hits, \d+ partial hits", out, re.M), out
+    assert re.search(r"^ *[\d.]+% +100\.0%  main \(.*aba_chains\.py\)$", out, re.M), out
+    assert run.stderr == b""  # no progress line when stderr is not a terminal
+
+    stats = json.load(open(files["stats"]))
+    assert COUNTERS <= set(stats), stats
+    doc = json.load(open(files["json"]))
+    total = 0
+    script = os.path.join(TARGETS, "aba_chains.py")
+    for stack in doc["stacks"]:
+        names = [f["function"] for f in stack["frames"]]
+        assert names[:2] == ["<module>", "main"], names
+        # one chain per stack: a_parent -> a_leaf or b_parent -> b_leaf
+        assert len({n[0] for n in names[2:]}) <= 1, names
+        assert all(f["filename"].endswith("aba_chains.py") for f in stack["frames"])
+        total += stack["count"]
+    assert total == stats["samples"] - stats["failed_samples"] - stats["thread_errors"]
+    assert total > 1000
+
+    lines = open(files["collapsed"]).read().splitlines()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in lines) == total
+    for line in lines:
+        stack, _ = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        assert frames[0].startswith("<module> (%s:" % script), line
+    assert any(";a_parent (" in line and ";a_leaf (" in line for line in lines)
+    assert any(";b_parent (" in line and ";b_leaf (" in line for line in lines)
+
+
+def test_command_line_errors(cli_env):
+    run = subprocess.run([sys.executable, "-m", "pyframes", "sample", "1", "--rate", "-1"],
+                         env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60)
+    assert run.returncode == 2 and b"--rate" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "pyframes", "sample", "1", "--no-cache",
+                          "--read-only"], env=cli_env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, timeout=60)
+    assert run.returncode == 2 and b"not allowed with" in run.stderr
