@@ -127,6 +127,7 @@ static int check_code_type(pyf_target *t, uint64_t type_addr)
 
 typedef struct code_head {
     uint64_t type, qualname, filename, linetable;
+    uint64_t units;          /* ob_size: the bytecode's length in code units */
     int32_t firstlineno;
 } code_head;
 
@@ -144,6 +145,7 @@ static int read_head(pyf_target *t, uint64_t addr, code_head *h)
     if (o->code.filename > maxoff) maxoff = o->code.filename;
     if (o->code.firstlineno > maxoff) maxoff = o->code.firstlineno;
     if (o->pyobject.ob_type > maxoff) maxoff = o->pyobject.ob_type;
+    if (o->bytes.ob_size > maxoff) maxoff = o->bytes.ob_size; /* any var object's */
     if (maxoff + 8 > len)
         return pyf__fail(t, PYF_EOFFSETS, "code object fields lie beyond %zu "
                          "bytes", len);
@@ -155,6 +157,7 @@ static int read_head(pyf_target *t, uint64_t addr, code_head *h)
     h->filename = pyf__ld64(buf + o->code.filename);
     h->linetable = pyf__ld64(buf + o->code.linetable);
     h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
+    h->units = pyf__ld64(buf + o->bytes.ob_size);
     return PYF_OK;
 }
 
@@ -255,6 +258,7 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     e->filename_ptr = h->filename;
     e->linetable_ptr = h->linetable;
     e->firstlineno = h->firstlineno;
+    e->units = h->units;
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;
     size_t bhdr = (size_t)o->bytes.ob_sval;

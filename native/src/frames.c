@@ -322,19 +322,23 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     rc = sink->frame(sink->ctx, addr, exe, code, instr, flags);
                     if (rc != PYF_OK)
                         break;
-                    /* In a live process a frame at no instruction of its
-                     * code with a location is one being set up (its
-                     * instruction pointer, even its link, may still be the
-                     * last frame's at that address): on top, its caller is
-                     * not known yet; below, it called nothing, so the frame
-                     * above is a dead one.  Either way the copy was made
-                     * while the stack changed.  (A caller that entered C
-                     * first, e.g. a signal handler from its first
-                     * instruction, is left alone.) */
-                    if (w->live && (emitted == 0 || !from_c) && code != NULL &&
-                        owner != o->owner_generator && code->linetable != NULL &&
-                        (instr <= 0 || (sink->located != NULL && !sink->located(sink->ctx)))) {
+                    /* In a live process: an instruction pointer outside the
+                     * frame's code, or at an instruction without a
+                     * location, is the last frame's at that address (the
+                     * frame is being set up, even its link may be stale;
+                     * or the frame is dead and its code object's memory
+                     * reused); a caller that has not run its first
+                     * instruction called nothing (unless through C, e.g. a
+                     * signal handler), so the frame above it is a dead one.
+                     * Either way the copy was probably made while the stack
+                     * changed: the thread is read again (walk_thread). */
+                    if (w->live && code != NULL && owner != o->owner_generator &&
+                        code->linetable != NULL &&
+                        (instr >= (int64_t)code->units || instr < -1 ||
+                         (emitted > 0 && !from_c && instr <= 0) ||
+                         (sink->located != NULL && !sink->located(sink->ctx)))) {
                         t->torn = true;
+                        t->torn_at = addr;
                         rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx is being set up "
                                        "(the stack changed while it was read)",
                                        (unsigned long long)addr);

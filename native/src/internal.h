@@ -205,6 +205,7 @@ typedef struct pyf__code {
     /* identity: what the entry was decoded from */
     uint64_t qualname_ptr, filename_ptr, linetable_ptr;
     int32_t firstlineno;
+    uint64_t units;          /* bytecode length in code units (ob_size) */
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
     char *qualname;          /* UTF-8, heap */
     char *filename;          /* UTF-8, heap (may be shared: see shared_filename) */
@@ -395,6 +396,7 @@ struct pyf_target {
     pyf__prev_thread *prev_threads;
     uint32_t prev_nthreads, prev_cap_threads;
     bool torn;               /* the last walk saw a stack changing under it */
+    uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;

@@ -89,7 +89,10 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
 
 /* One thread's frames.  A walk of a live process that saw the stack change
  * under it is made again from a fresh read of the thread state (the walk's
- * copies are then never from the prefetch), a bounded number of times. */
+ * copies are then never from the prefetch), a bounded number of times.
+ * When every read finds the same frame odd under the same top frame, the
+ * stack is not changing (a stopped process; a frame really at an
+ * instruction without a location): it is shown as it is. */
 #define WALK_TRIES 3
 static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t tlen,
                        uint64_t thread_id, const pyf__sink *sink, uint32_t *more)
@@ -97,12 +100,28 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
     const pyf__offsets *o = &t->off;
     pyf__thread_walk first = *w;
     int rc = PYF_OK;
+    uint64_t odd = 0, top = 0;
+    bool steady = true;
     for (int try = 0; try < WALK_TRIES; try++) {
         t->torn = false;
         rc = pyf__cache_protocol(t) ? pyf__cache_walk(t, w, buf, thread_id, sink, more)
                                     : pyf__walk_frames(t, w, sink, more);
-        if (!t->torn || try + 1 == WALK_TRIES)
+        if (!t->torn)
             break;
+        if (try > 0 && (t->torn_at != odd || w->current_frame != top))
+            steady = false;
+        odd = t->torn_at;
+        top = w->current_frame;
+        if (try + 1 == WALK_TRIES) {
+            if (!steady)
+                break;
+            sink->rollback(sink->ctx);
+            w->live = false;
+            w->stop_at = 0;
+            w->chunks = PYF__CHUNKS_ALL;
+            rc = pyf__walk_frames(t, w, sink, more);
+            break;
+        }
         t->stats.retried_walks++;
         sink->rollback(sink->ctx);
         pyf__prefetch *p = &t->prefetch;
