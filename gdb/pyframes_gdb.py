@@ -1,4 +1,4 @@
-"""gdb plugin of pyframes: the ``py-bt-fast`` command.
+"""gdb plugin of pyframes: the ``py-bt-fast`` and ``py-sample`` commands.
 
 Load it with ``source /path/to/pyframes_gdb.py`` (from the source tree or
 from <prefix>/share/pyframes/gdb/).  Only the gdb adapter lives here; the
@@ -8,6 +8,8 @@ command itself is pyframes.session, shared with the lldb plugin.
 import os
 import re
 import sys
+import threading
+import time
 
 import gdb
 
@@ -26,9 +28,10 @@ for _path in (os.path.join(_here, os.pardir, "native", "python"),
 try:
     from pyframes import adapter as _pyf_adapter, errors as _pyf_errors
     from pyframes import options as _pyf_options, session as _pyf_session
+    from pyframes import sample_command as _pyf_sample
     _PYF_IMPORT_ERROR = None
 except Exception as _e:  # keep gdb usable; the command reports the problem
-    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
+    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = _pyf_sample = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -91,6 +94,34 @@ class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.Debugg
             return self.inferior.read_memory(addr, size).tobytes()
         except gdb.MemoryError as e:
             raise OSError(str(e))
+
+    def write(self, addr, data):
+        try:
+            self.inferior.write_memory(addr, data)
+        except gdb.MemoryError as e:
+            raise OSError(str(e))
+
+    def resume_for(self, seconds):
+        """continue; an interrupt posted to gdb's event loop after
+        ``seconds`` stops it again."""
+        if not self.is_live():
+            return False
+
+        def stop():
+            try:
+                gdb.execute("interrupt", to_string=True)
+            except gdb.error:
+                pass
+        timer = threading.Timer(seconds, lambda: gdb.post_event(stop))
+        timer.start()
+        try:
+            gdb.execute("continue", to_string=True)
+        except gdb.error:
+            return False
+        finally:
+            timer.cancel()
+        return self.pid() is not None and any(
+            t.is_stopped() for t in self.inferior.threads())
 
     def lookup_symbol(self, name):
         try:
@@ -239,6 +270,41 @@ class PyBtFastCommand(gdb.Command):
         gdb.write(text)
 
 
+class PySampleCommand(gdb.Command):
+    __doc__ = (_pyf_sample.describe("py-sample") if _pyf_sample is not None else
+               "Sample the Python stacks of the inferior (pyframes).")
+
+    def __init__(self, session):
+        gdb.Command.__init__(self, "py-sample", gdb.COMMAND_STACK)
+        self.command = _pyf_sample.SampleCommand(session) if session is not None else None
+
+    def invoke(self, argument, from_tty):
+        self.dont_repeat()
+        if self.command is None:
+            raise gdb.GdbError(_PYF_IMPORT_ERROR)
+        shown = [0.0]
+
+        def progress(done, total):
+            now = time.monotonic()
+            if from_tty and total > 1 and (now - shown[0] > 0.25 or done == total):
+                shown[0] = now
+                gdb.write("\rpy-sample: %d/%d samples" % (done, total))
+                gdb.flush()
+        try:
+            text = self.command.run(argument, PyframesGdbAdapter(), progress)
+        except _pyf_errors.CommandError as e:
+            raise gdb.GdbError(str(e))
+        except gdb.GdbError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # never show a Python traceback
+            raise gdb.GdbError("py-sample: %s: %s" % (type(e).__name__, e))
+        if shown[0]:
+            gdb.write("\r")
+        gdb.write(text)
+
+
 def _pyframes_connect(session):
     """Flush caches when the inferior runs or changes; returns disconnectors."""
     if session is None:
@@ -275,6 +341,7 @@ def _pyframes_install():
     session = (_pyf_session.Session("py-bt-fast", _pyf_options.short_description("gdb"))
                if _pyf_session else None)
     PyBtFastCommand(session)
+    PySampleCommand(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 
 

@@ -1,4 +1,4 @@
-"""lldb plugin of pyframes: the ``pystack`` command.
+"""lldb plugin of pyframes: the ``pystack`` and ``py-sample`` commands.
 
 Load it with ``command script import /path/to/pyframes_lldb.py`` (from the
 source tree or from <prefix>/share/pyframes/lldb/).  Only the lldb adapter
@@ -9,6 +9,7 @@ to the command.
 
 import os
 import sys
+import threading
 
 import lldb
 
@@ -27,9 +28,10 @@ for _path in (os.path.join(_here, os.pardir, "native", "python"),
 try:
     from pyframes import adapter as _adapter, errors as _errors
     from pyframes import options as _options, session as _session
+    from pyframes import sample_command as _sample
     _IMPORT_ERROR = None
 except Exception as e:  # keep lldb usable; the command reports the problem
-    _adapter = _errors = _options = _session = None
+    _adapter = _errors = _options = _session = _sample = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -112,6 +114,43 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
                 return data
         raise OSError("cannot read %d bytes at 0x%x: %s"
                       % (size, addr, error.GetCString() or "short read"))
+
+    def write(self, addr, data):
+        error = lldb.SBError()
+        written = self.process.WriteMemory(addr, bytes(data), error)
+        if error.Fail() or written != len(data):
+            raise OSError("cannot write %d bytes at 0x%x: %s"
+                          % (len(data), addr, error.GetCString() or "short write"))
+
+    def resume_for(self, seconds):
+        """Continue synchronously (lldb then waits for the stop itself, and
+        prints nothing); a thread interrupts the process after ``seconds``,
+        and again every few milliseconds until it has stopped (an interrupt
+        that comes before the process runs is lost)."""
+        if not self.is_live():
+            return False
+        debugger = self.target.GetDebugger()
+        was_async = debugger.GetAsync()
+        done = threading.Event()
+        process = self.process
+
+        def interrupt():
+            if done.wait(seconds):
+                return
+            while not done.is_set():
+                process.SendAsyncInterrupt()
+                done.wait(0.005)
+        stopper = threading.Thread(target=interrupt, daemon=True)
+        debugger.SetAsync(False)
+        try:
+            stopper.start()
+            if process.Continue().Fail():
+                return False
+        finally:
+            done.set()
+            stopper.join()
+            debugger.SetAsync(was_async)
+        return process.GetState() == lldb.eStateStopped
 
     def _read_from_file(self, addr, size):
         address = self.target.ResolveLoadAddress(addr)
@@ -221,6 +260,34 @@ class PyStack(object):
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
+class PySample(object):
+    """Sample the Python stacks of the inferior (pyframes)."""
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return "Sample the Python stacks of the inferior: run, stop, sample, again."
+
+    def get_long_help(self):
+        return _sample.describe("py-sample") if _sample is not None else ""
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        if _SAMPLE is None:
+            result.SetError(_IMPORT_ERROR)
+            return
+        try:
+            text = _SAMPLE.run(command, LldbAdapter(exe_ctx))
+        except _errors.CommandError as e:
+            result.SetError(str(e))
+            return
+        except Exception as e:  # never show a Python traceback
+            result.SetError("py-sample: %s: %s" % (type(e).__name__, e))
+            return
+        result.AppendMessage(text.rstrip("\n"))
+        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+
+
 def _new_session():
     old = globals().get("_SESSION")
     if old is not None:  # imported again: release the previous targets
@@ -234,15 +301,18 @@ def _new_session():
 
 
 _SESSION = _new_session()
+_SAMPLE = _sample.SampleCommand(_SESSION) if _SESSION is not None else None
 
 
 def __lldb_init_module(debugger, internal_dict):
     interpreter = debugger.GetCommandInterpreter()
-    for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
-        result = lldb.SBCommandReturnObject()
-        interpreter.HandleCommand(
-            "command script add %s %s.PyStack pystack" % (flags, __name__), result)
-        if result.Succeeded():
-            return
-    sys.stderr.write("pyframes: could not register `pystack`: %s\n"
-                     % result.GetError())
+    for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample")):
+        for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
+            result = lldb.SBCommandReturnObject()
+            interpreter.HandleCommand(
+                "command script add %s %s.%s %s" % (flags, __name__, cls, name), result)
+            if result.Succeeded():
+                break
+        else:
+            sys.stderr.write("pyframes: could not register `%s`: %s\n"
+                             % (name, result.GetError()))

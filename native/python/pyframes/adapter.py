@@ -8,7 +8,7 @@ mandatory; every other method has a safe default.
 
 import os
 
-__all__ = ["DebuggerAdapter", "DebuggerRead", "local_process_matches",
+__all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
            "process_start_time", "ask"]
 
 
@@ -59,6 +59,10 @@ class DebuggerAdapter(object):
     def read(self, addr, size):
         raise NotImplementedError
 
+    #: write(addr, data): write the inferior's memory (the 3.15 frame cache's
+    #: one word per thread state); None when the debugger cannot.
+    write = None
+
     def lookup_symbol(self, name):
         """Load address of an (exported) symbol, or None.  No DWARF needed."""
         return None
@@ -88,6 +92,12 @@ class DebuggerAdapter(object):
     def identity(self):
         """Hashable identity of the inferior (process or core) for caching."""
         return (self.debugger_name, self.pid(), self.executable())
+
+    def resume_for(self, seconds):
+        """Let the stopped inferior run for about ``seconds`` and stop it
+        again (every thread); False when it cannot run (a core file) or did
+        not stop (it exited)."""
+        return False
 
     def generation(self):
         """A value that changes whenever the inferior may have changed
@@ -128,6 +138,19 @@ def local_process_matches(pid, executable):
     except OSError:
         return False
     return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+class DebuggerWrite(object):
+    """The write callable handed to the library, retargeted like
+    :class:`DebuggerRead`."""
+
+    __slots__ = ("adapter",)
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    def __call__(self, addr, data):
+        return self.adapter.write(addr, data)
 
 
 class DebuggerRead(object):

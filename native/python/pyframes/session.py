@@ -20,7 +20,7 @@ import collections
 import dataclasses
 
 from . import _loader, errors, model, render, target as api
-from .adapter import DebuggerRead, ask, process_start_time
+from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
 from .errors import CommandError
 from .locate import RUNTIME_SYMBOL, locate_runtime, unsupported_message
 from .options import HelpRequested, build_parser, parse_arguments
@@ -38,6 +38,7 @@ class _Cached(object):
     reader: object  # DebuggerRead, or None for the PID reader
     generation: object
     how: str        # how _PyRuntime was found
+    writer: object = None  # DebuggerWrite of a live process the debugger can write
 
 
 class Session(object):
@@ -51,12 +52,17 @@ class Session(object):
         self._runtimes = {}
         # Source files, kept across commands and checked once per command.
         self._source = render.SourceReader()
+        # True while py-sample runs the process between its samples: the
+        # library checks what changed, nothing is flushed for it
+        self.sampling = False
 
     # ---- cache management ------------------------------------------------
 
     def flush(self):
         """Forget decoded target data (call whenever the inferior ran or
         its memory changed).  Keeps the targets open."""
+        if self.sampling:
+            return
         for cached in self._targets.values():
             try:
                 cached.target.flush()
@@ -158,18 +164,22 @@ class Session(object):
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
                 cached.reader.adapter = adapter
+                if cached.writer is not None:
+                    cached.writer.adapter = adapter
                 return self._refresh(key, cached, generation)
         reader = DebuggerRead(adapter)
         runtime, how = self._runtimes.get(ident, (None, None))
         if runtime is None:
             runtime, _info, how = locate_runtime(adapter, reader)
+        live = bool(ask(adapter.is_live))
+        writer = DebuggerWrite(adapter) if live and getattr(adapter, "write", None) else None
         try:
-            target = api.open_reader(
-                reader, runtime, pid=adapter.pid() if adapter.is_live() else None)
+            target = api.open_reader(reader, runtime, write=writer,
+                                     pid=adapter.pid() if live else None)
         except errors.PyframesError as e:
             raise CommandError(self._describe_open_error(e, adapter, reader, runtime))
         self._runtimes[ident] = (runtime, how)
-        cached = _Cached(target, reader, generation, how)
+        cached = _Cached(target, reader, generation, how, writer)
         self._remember((ident, runtime, "debugger"), cached)
         return cached
 

@@ -1,0 +1,166 @@
+"""``py-sample`` in gdb and lldb: a sampling profile over a stopped session.
+
+Each sample lets the inferior run for the interval, stops it and samples
+every thread (or the main one); the inferior is left stopped.  The profile
+lives in the session until ``--reset``, so the command typed again and again
+keeps building one profile; without ``-n`` on a stopped process it adds one
+sample where the process stands.  On a core file there is one sample to take,
+and the summary says so.  The frame cache is on while sampling (off with
+--no-cache, never writing with --read-only) and off again afterwards, so
+that other commands never write to the process.
+"""
+
+import argparse
+import time
+
+from . import errors, report, sampling
+from .adapter import ask
+from .errors import CommandError
+from .options import HelpRequested, _Parser, parse_arguments, positive_int
+
+__all__ = ["SampleCommand", "describe"]
+
+_HELP = """\
+Sample the Python stacks of the inferior: let it run, stop it, sample, again.
+
+Each sample lets the process run for the interval, stops it and reads the
+Python stack of its main thread (--all: every thread); the process is left
+stopped.  Samples add up across invocations until --reset; without -n on a
+stopped process one sample is taken where it stands.  A core file gives one
+sample.
+
+  -n N             take N samples (letting the process run before each)
+  --interval MS    how long the process runs before each sample (default 10)
+  --all            every thread, each its own root
+  --collapsed FILE write the profile in flamegraph.pl's collapsed format
+  --json FILE      write the profile as JSON
+  --stats-json FILE  write the sampling counters as JSON
+  --flamegraph FILE.svg  write an interactive flame graph
+  --top K          functions in the summary (default 15; 0: none)
+  --reset          start a new profile
+  --no-cache       do not use the CPython 3.15 frame cache
+  --read-only      never write to the process (the 3.15 frame cache writes one
+                   word per thread state)
+
+Example: {cmd} -n 200 --interval 5 --flamegraph /tmp/profile.svg
+"""
+
+
+def describe(command_name):
+    return _HELP.format(cmd=command_name)
+
+
+def _interval(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of milliseconds" % text)
+    if not 0 <= value <= 60000:
+        raise argparse.ArgumentTypeError("%r must be between 0 and 60000" % text)
+    return value
+
+
+def build_parser(command_name):
+    kwargs = dict(prog=command_name, description=describe(command_name),
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    try:
+        parser = _Parser(exit_on_error=False, allow_abbrev=False, **kwargs)
+    except TypeError:  # Python < 3.9
+        parser = _Parser(allow_abbrev=False, **kwargs)
+    parser.add_argument("-n", type=positive_int, metavar="N", dest="count",
+                        help="number of samples")
+    parser.add_argument("--interval", type=_interval, default=10.0, metavar="MS",
+                        help="milliseconds the process runs before each sample")
+    parser.add_argument("--all", action="store_true", help="every thread")
+    report.add_output_options(parser)
+    parser.add_argument("--reset", action="store_true", help="start a new profile")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true",
+                       help="do not use the CPython 3.15 frame cache")
+    cache.add_argument("--read-only", action="store_true",
+                       help="never write to the process")
+    return parser
+
+
+class SampleCommand(object):
+    """The state of ``py-sample`` in one debugger session."""
+
+    def __init__(self, session, command_name="py-sample"):
+        self.session = session
+        self.command_name = command_name
+        self.parser = build_parser(command_name)
+        self.profile = sampling.Profile()
+        self.library_time = 0.0
+        self.debugger_time = 0.0
+        self.threads = None
+
+    def help_text(self):
+        return self.parser.format_help()
+
+    def run(self, argument_string, adapter, progress=None):
+        """One invocation; returns the summary text."""
+        try:
+            options = parse_arguments(self.parser, argument_string)
+        except HelpRequested as h:
+            return h.text if h.text.endswith("\n") else h.text + "\n"
+        try:
+            return self._run(options, adapter, progress)
+        except CommandError:
+            raise
+        except Exception as e:
+            raise CommandError(self.session._translate(e, adapter))
+
+    def _run(self, options, adapter, progress):
+        threads = "all" if options.all else "main"
+        if options.reset or (self.threads is not None and self.threads != threads):
+            self.profile = sampling.Profile()
+            self.library_time = self.debugger_time = 0.0
+        self.threads = threads
+        cached, kind = self.session._get_target(adapter, "auto")
+        target = cached.target
+        live = bool(ask(adapter.is_live))
+        mode = False if options.no_cache else ("read-only" if options.read_only else True)
+        count = options.count if live else 1
+        notes = []
+        if not live:
+            notes.append("a core file holds one moment: 1 sample taken")
+        elif options.count is None:
+            count = 1
+        effective = target.set_cache(mode)
+        sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all")
+        # the process is expected to run between samples: its changes are
+        # checked by the library, the session does not flush for them
+        self.session.sampling = True
+        before = target.stats()
+        started = time.monotonic()
+        try:
+            for i in range(count):
+                if live and options.count is not None:
+                    t0 = time.perf_counter()
+                    ran = adapter.resume_for(options.interval / 1000.0)
+                    self.debugger_time += time.perf_counter() - t0
+                    if not ran:
+                        notes.append("the process stopped running after %d samples" % i)
+                        break
+                sampler.sample()
+                if progress is not None:
+                    progress(i + 1, count)
+            profile = sampler.profile()
+        finally:
+            sampler.close()
+            self.session.sampling = False
+            target.set_cache(False)
+        profile.duration = time.monotonic() - started
+        after = profile.stats
+        profile.stats = {k: after[k] - before.get(k, 0) for k in after}
+        self.library_time += sampler.library_time
+        self.profile.merge(profile)
+        whole = self.profile
+        report.write_outputs(whole, options, title=self.command_name)
+        extra = []
+        if whole.samples:
+            extra.append("per sample: library %.1f us, %s stop/resume %.1f ms" % (
+                1e6 * self.library_time / whole.samples, adapter.debugger_name,
+                1e3 * self.debugger_time / whole.samples))
+        extra.extend(notes)
+        return report.summary(whole, None, cache=effective, top=options.top, extra=extra)

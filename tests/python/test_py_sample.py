@@ -1,0 +1,84 @@
+"""py-sample in gdb and lldb (pyframes.sample_command), one suite for every
+debugger driver (tests/python/drivers.py).
+
+The target, targets/aba_chains.py, alternates two call chains; each sample
+lets it run, stops it and reads its main thread.  Through the debugger's
+command, on 3.15 with the frame cache: at least 200 samples in one profile
+built over several invocations, no stack mixing the chains, the counters
+showing the cache was used, the read-only mode writing nothing, the session
+still usable afterwards.  On 3.13 the cache falls back to read-only.
+"""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+import debugger_util as du
+import drivers
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGET = os.path.join(HERE, "targets", "aba_chains.py")
+DRIVERS = drivers.selected()
+PAIRS = [(d, v) for d in DRIVERS for v in ("3.15", "3.13") if v in d.versions()]
+IDS = ["%s-%s" % (d.name, v) for d, v in PAIRS]
+
+
+def _stacks(path):
+    doc = json.load(open(path))
+    return doc, [([f["function"] for f in s["frames"]], s["count"]) for s in doc["stacks"]]
+
+
+@pytest.mark.parametrize("driver,version", PAIRS, ids=IDS)
+def test_py_sample_profile(driver, version, tmp_path):
+    driver.require(version)
+    proc = subprocess.Popen([du.python_for(version), TARGET], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        f = {k: str(tmp_path / k) for k in ("p1.json", "p2.json", "s2.json", "c2.txt",
+                                            "s3.json", "g.svg")}
+        n = 100 if version == "3.15" else 10
+        named = [
+            ("first", "py-sample -n %d --interval 1 --json %s" % (n, f["p1.json"])),
+            ("second", "py-sample -n %d --interval 1 --json %s --stats-json %s "
+             "--collapsed %s" % (n, f["p2.json"], f["s2.json"], f["c2.txt"])),
+            ("bare", "py-sample --top 3"),
+            ("readonly", "py-sample --reset -n 5 --interval 1 --read-only "
+             "--stats-json %s" % f["s3.json"]),
+            ("stack", "%s --all --json" % driver.command),
+            ("after", driver.echo(7)[0]),
+        ]
+        s = driver.run(named, pid=proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert re.search(r"^%d samples in " % n, s["first"], re.M), s.describe("first")
+    assert re.search(r"^%d samples in " % (2 * n), s["second"], re.M), s.describe("second")
+    assert re.search(r"^%d samples in " % (2 * n + 1), s["bare"], re.M), s.describe("bare")
+    assert re.search(r"^per sample: library [\d.]+ us, %s stop/resume [\d.]+ ms$"
+                     % driver.debugger, s["second"], re.M), s.describe("second")
+
+    doc, stacks = _stacks(f["p2.json"])
+    total = 0
+    for names, count in stacks:
+        assert names[:2] == ["<module>", "main"], names
+        assert len({name[0] for name in names[2:]}) <= 1, names  # one chain
+        total += count
+    assert total == doc["counters"]["samples"] - doc["counters"]["failed_samples"] - \
+        doc["counters"]["thread_errors"]
+    assert total >= 2 * n - 5
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
+
+    stats = json.load(open(f["s2.json"]))
+    readonly = json.load(open(f["s3.json"]))
+    assert readonly["anchor_writes"] == 0 and readonly["samples"] == 5
+    if version == "3.15":
+        assert stats["full_hits"] + stats["partial_hits"] > 0, stats
+        assert stats["anchor_writes"] > 0, stats
+        assert re.search(r"^frame cache \(on\): ", s["second"], re.M), s.describe("second")
+    else:
+        assert stats["anchor_writes"] == 0, stats
+        assert re.search(r"^frame cache \(read-only\): ", s["second"], re.M)
+    assert s.json("stack")["python"]["version"].startswith(version)
+    assert re.search(driver.echo(7)[1], s["after"]), s.describe("after")
