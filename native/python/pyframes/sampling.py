@@ -18,6 +18,7 @@ _SNAPSHOT = struct.Struct("@IIIIPPPIIII")
 _THREAD = struct.Struct("@QQQIIIIiIP")
 _RECORD = struct.Struct("@QqPPiiiiII")
 _KEY = struct.Struct("@QII")
+_TABLE = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layout
 _MAX_TABLES = 16
 
 
@@ -124,7 +125,12 @@ class Sampler(object):
         self._request = target._request(native, None, None)
         self._pick_main = threads == "main" and not native
         self._counts = {}      # (table id, thread label, key bytes) -> count
-        self._holders = {}     # table id -> the latest snapshot of that table
+        self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
+        self._spare = []       # (pointer, byref) pairs not holding a snapshot
+        self._table = _abi.pyf_frame_table()
+        self._table.struct_size = _abi.ctypes.sizeof(self._table)
+        self._table_ref = _abi.ctypes.byref(self._table)
+        self._table_view = memoryview(self._table).cast("B")
         self._profile = Profile()
         self._started = None
         self._elapsed = 0.0
@@ -133,7 +139,11 @@ class Sampler(object):
         """One sample; False when it failed (counted, nothing added)."""
         t = self.target
         lib = t._lib
-        out, out_ref, table, table_ref = t._outs
+        spare = self._spare
+        if not spare:
+            ptr = _abi.POINTER(_abi.pyf_snapshot)()
+            spare.append((ptr, _abi.ctypes.byref(ptr)))
+        out, out_ref = spare[-1]
         started = time.perf_counter()
         rc = lib.pyf_snapshot_take(t._check_open(), self._request, out_ref)
         if t._binding is not None:
@@ -148,19 +158,21 @@ class Sampler(object):
             return False
         keep = False
         try:
-            if lib.pyf_snapshot_table(out, table_ref) != 0:
+            if lib.pyf_snapshot_table(out, self._table_ref) != 0:
                 prof.failed += 1
                 return False
-            ctypes = _abi.ctypes
-            hdr = _SNAPSHOT.unpack(ctypes.string_at(out, _SNAPSHOT.size))
-            nthreads, nframes, cthreads = hdr[1], hdr[2], hdr[5]
-            table_id = table.table_id
-            keys_at = ctypes.addressof(table.frame_keys.contents) \
-                if table.frame_keys and nframes else 0
+            string_at = _abi.ctypes.string_at
+            _, nthreads, nframes, _, _, cthreads, _, _, _, _, _ = _SNAPSHOT.unpack(
+                string_at(out, _SNAPSHOT.size))
+            _, _, table_id, _, _, keys_at, _, _, _, _ = _TABLE.unpack_from(self._table_view)
+            if not keys_at:
+                nframes = 0
             counts = self._counts
-            raw = ctypes.string_at(cthreads, nthreads * _THREAD.size) if nthreads and cthreads \
-                else b""
-            rows = list(_THREAD.iter_unpack(raw))
+            if nthreads == 1 and cthreads:
+                rows = (_THREAD.unpack(string_at(cthreads, _THREAD.size)),)
+            else:
+                rows = list(_THREAD.iter_unpack(string_at(cthreads, nthreads * _THREAD.size))) \
+                    if nthreads and cthreads else []
             if self._pick_main:
                 rows = _main_thread(rows)
             for (_, tid, native, _, flags, first, count, error, _, _) in rows:
@@ -170,15 +182,18 @@ class Sampler(object):
                 if first + count > nframes:
                     continue
                 label = self._label(tid, native) if self.label_threads else None
-                keys = ctypes.string_at(keys_at + first * 4, count * 4) if count else b""
+                keys = string_at(keys_at + first * 4, count * 4) if count else b""
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
-            # the newest snapshot of each table keeps it for the names
-            old = self._holders.get(table_id)
-            self._holders[table_id] = ctypes.cast(out, type(out))  # a new pointer object
+            # the newest snapshot of each table is kept (with the table, for
+            # the names); the one it replaces goes
+            spare.pop()
             keep = True
+            old = self._holders.get(table_id)
+            self._holders[table_id] = (out, out_ref)
             if old is not None:
-                lib.pyf_snapshot_free(old)
+                lib.pyf_snapshot_free(old[0])
+                spare.append(old)
             elif len(self._holders) > _MAX_TABLES:
                 self._resolve(min(self._holders))
             return True
@@ -201,7 +216,7 @@ class Sampler(object):
     def _resolve(self, table_id):
         """Names for the stacks counted against table_id; the table is
         then let go."""
-        holder = self._holders.pop(table_id)
+        holder, holder_ref = self._holders.pop(table_id)
         lib = self.target._lib
         try:
             table = _abi.pyf_frame_table()
@@ -219,6 +234,7 @@ class Sampler(object):
                 stacks[skey] = stacks.get(skey, 0) + count
         finally:
             lib.pyf_snapshot_free(holder)
+            self._spare.append((holder, holder_ref))
 
     def profile(self):
         """The profile so far (names resolved); sampling may go on."""
@@ -231,7 +247,7 @@ class Sampler(object):
 
     def close(self):
         for table_id in list(self._holders):
-            self.target._lib.pyf_snapshot_free(self._holders.pop(table_id))
+            self.target._lib.pyf_snapshot_free(self._holders.pop(table_id)[0])
 
 
 def _main_thread(rows):
