@@ -325,6 +325,7 @@ typedef struct pyf__cache_entry {
     uint64_t seq;            /* last_profiled_frame_seq once the anchor was ours */
     uint64_t table_id;       /* the table its keys index */
     uint32_t *keys;          /* the stack from the anchor down, innermost first */
+    pyf_frame *frames;       /* the same frames as a snapshot shows them */
     uint32_t n, cap;
     bool seen;               /* its thread was in the current snapshot */
 } pyf__cache_entry;
@@ -479,6 +480,14 @@ bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno
 
 /* ==== walking (frames.c, threads.c) ===================================== */
 
+/* The pyf_frame of a key of the table (which must hold it). */
+static inline pyf_frame pyf__table_frame(const pyf__table *tb, uint32_t key)
+{
+    const pyf_record *r = &tb->records[tb->keys[key].record];
+    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function, r->filename,
+                       r->line, r->end_line, r->column, r->end_column, r->flags, 0};
+}
+
 /* Where the walk delivers frames (implemented by snapshot.c). */
 typedef struct pyf__sink {
     void *ctx;
@@ -544,11 +553,11 @@ bool pyf__cache_protocol(const pyf_target *t);
 /* Walk one thread with the protocol; tsbuf is its thread state as read. */
 int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
                     uint64_t thread_id, const pyf__sink *sink, uint32_t *more);
-/* At the anchor (the sink's at_anchor): 1 and the cached keys that follow
- * the anchor (*entry_from_c: the anchor itself was entered from C) when the
- * cache holds the rest of the stack, 0 when not. */
-int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
-                        bool *entry_from_c);
+/* At the anchor (the sink's at_anchor): 1 and the cached keys and frames
+ * that follow the anchor (*entry_from_c: the anchor itself was entered
+ * from C) when the cache holds the rest of the stack, 0 when not. */
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **frames,
+                        uint32_t *n, bool *entry_from_c);
 /* After a snapshot of every thread: entries of threads not seen are dropped. */
 void pyf__cache_sweep(pyf_target *t);
 

@@ -181,26 +181,22 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     return PYF_OK;
 }
 
-/* A frame known by its key (from the frame cache). */
-static int append_key(snap *s, uint32_t key)
+/* Frames known by their keys (from the frame cache), appended at once. */
+static int append_cached(snap *s, const uint32_t *keys, const pyf_frame *frames, uint32_t k)
 {
-    const pyf__table *tb = s->table;
     uint32_t n = s->pub.nframes;
-    if (key >= tb->nkeys || tb->keys[key].record >= tb->nrecords)
-        return PYF_ECORRUPT; /* cannot happen: entries hold this table's keys */
-    if (!pyf__grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
-        !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
+    if (k == 0)
+        return PYF_OK;
+    if (k > UINT32_MAX - n ||
+        !pyf__grow((void **)&s->frames, &s->cap_f, n + k, sizeof *s->frames) ||
+        !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + k, sizeof *s->frame_keys))
         return PYF_ENOMEM;
-    uint32_t rec = tb->keys[key].record;
-    const pyf_record *r = &tb->records[rec];
-    s->frames[n] = (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function,
-                               r->filename, r->line, r->end_line, r->column,
-                               r->end_column, r->flags, 0};
-    s->frame_keys[n] = key;
-    s->last_record = rec;
-    s->pub.nframes = n + 1;
-    s->threads[s->pub.nthreads - 1].nframes++;
-    s->t->stats.frames++;
+    memcpy(s->frames + n, frames, k * sizeof *frames);
+    memcpy(s->frame_keys + n, keys, k * sizeof *keys);
+    s->last_record = s->table->keys[keys[k - 1]].record;
+    s->pub.nframes = n + k;
+    s->threads[s->pub.nthreads - 1].nframes += k;
+    s->t->stats.frames += k;
     return PYF_OK;
 }
 
@@ -234,15 +230,16 @@ static int on_at_anchor(void *ctx)
     snap *s = ctx;
     pyf_target *t = s->t;
     const uint32_t *keys;
+    const pyf_frame *frames;
     uint32_t n;
     bool entry_from_c;
     t->cache.walked = s->threads[s->pub.nthreads - 1].nframes;
-    int took = pyf__cache_continue(t, &keys, &n, &entry_from_c);
+    int took = pyf__cache_continue(t, &keys, &frames, &n, &entry_from_c);
     if (took <= 0)
         return took;
     int rc = entry_from_c ? on_mark_entry(s) : PYF_OK;
-    for (uint32_t i = 0; i < n && rc == PYF_OK; i++)
-        rc = append_key(s, keys[i]);
+    if (rc == PYF_OK)
+        rc = append_cached(s, keys, frames, n);
     return rc == PYF_OK ? 1 : rc;
 }
 

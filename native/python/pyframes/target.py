@@ -101,6 +101,7 @@ _KEY_FORMAT = struct.Struct("@QII")
 _SNAPSHOT_FORMAT = struct.Struct("@IIIIPPPIIII")
 _THREAD_FORMAT = struct.Struct("@QQQIIIIiIP")
 _INTERP_FORMAT = struct.Struct("@QqII")
+_TABLE_FORMAT = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layout
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
 _GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
 _HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
@@ -127,17 +128,18 @@ class FrameTable:
         self._lists = {}    # tstate address -> its frames in the last snapshot
 
     def update(self, table):
-        """Convert what ``table`` (a pyf_frame_table) has that is new."""
-        if table.table_id != self.table_id:
+        """Convert what the table has that is new; ``table`` is the
+        pyf_frame_table's fields as _TABLE_FORMAT unpacks them."""
+        table_id, records_at, keys_at, _, nrecords, nkeys = table[2:8]
+        if table_id != self.table_id:
             self.__init__()
-            self.table_id = table.table_id
-        ctypes = _abi.ctypes
+            self.table_id = table_id
+        string_at = _abi.ctypes.string_at
         records = self.records
-        have, total = len(records), table.nrecords
-        if total > have and table.records:
+        have = len(records)
+        if nrecords > have and records_at:
             size = _RECORD_FORMAT.size
-            raw = ctypes.string_at(ctypes.addressof(table.records.contents) + have * size,
-                                   (total - have) * size)
+            raw = string_at(records_at + have * size, (nrecords - have) * size)
             text = self._text
             for (code_addr, _instr, fn, fname, line, end_line, column, end_column,
                  flags, _) in _RECORD_FORMAT.iter_unpack(raw):
@@ -152,11 +154,10 @@ class FrameTable:
                     flags=flags,
                 ))
         frames = self.frames
-        have, total = len(frames), table.nkeys
-        if total > have and table.keys:
+        have = len(frames)
+        if nkeys > have and keys_at:
             size = _KEY_FORMAT.size
-            raw = ctypes.string_at(ctypes.addressof(table.keys.contents) + have * size,
-                                   (total - have) * size)
+            raw = string_at(keys_at + have * size, (nkeys - have) * size)
             new = object.__new__
             append = frames.append
             for frame_addr, record, _ in _KEY_FORMAT.iter_unpack(raw):
@@ -171,32 +172,27 @@ class FrameTable:
             s = self._strings[ptr] = _abi.ctypes.string_at(ptr).decode("utf-8", "replace")
         return s
 
-    def thread_frames(self, table):
-        """A function (first, count, tstate_addr, same) -> a new list of the
-        Frame of those frames of the snapshot of ``table``.  A thread the
-        library marks as unchanged (``same``: PYF_THREAD_SAME_FRAMES) gets a
-        copy of the list its thread state had in the last snapshot; the
-        others are built from their keys in one step."""
+    def begin(self):
+        """Start a snapshot's lists: the last snapshot's, to reuse."""
         last, self._lists = self._lists, {}
-        lists = self._lists
-        get = self.frames.__getitem__
-        keys_at = []  # the frame_keys array's address, once needed
-        string_at = _abi.ctypes.string_at
+        return last
 
-        def frames_of(first, count, tstate_addr, same):
-            frames = last.get(tstate_addr) if same else None
-            if frames is None:
-                if count == 0 or not table.frame_keys:
-                    frames = []
-                else:
-                    if not keys_at:
-                        keys_at.append(_abi.ctypes.addressof(table.frame_keys.contents))
-                    keys = array.array("I")
-                    keys.frombytes(string_at(keys_at[0] + first * 4, count * 4))
-                    frames = list(map(get, keys))
-            lists[tstate_addr] = frames
-            return frames.copy()
-        return frames_of
+    def thread_list(self, last, keys_at, first, count, tstate_addr, same):
+        """A new list of the Frame of a thread's frames (keys_at: the
+        snapshot's frame_keys array).  A thread the library marks as
+        unchanged (``same``: PYF_THREAD_SAME_FRAMES) gets a copy of the list
+        its thread state had in the last snapshot; others are built from
+        their keys in one step."""
+        frames = last.get(tstate_addr) if same else None
+        if frames is None:
+            if count == 0 or not keys_at:
+                frames = []
+            else:
+                keys = array.array("I")
+                keys.frombytes(_abi.ctypes.string_at(keys_at + first * 4, count * 4))
+                frames = list(map(self.frames.__getitem__, keys))
+        self._lists[tstate_addr] = frames
+        return frames.copy()
 
     def forget_lists(self):
         """The last snapshot was not converted: no list may be reused."""
@@ -228,6 +224,7 @@ class Target:
         table = _abi.pyf_frame_table()
         table.struct_size = _abi.ctypes.sizeof(table)
         self._outs = (out, _abi.ctypes.byref(out), table, _abi.ctypes.byref(table))
+        self._table_view = memoryview(table).cast("B")
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -355,35 +352,45 @@ class Target:
         """Copy a pyf_snapshot (by pointer) and its pyf_frame_table into
         model objects (the snapshot is freed afterwards; the Frame objects
         stay in the target's FrameTable)."""
-        ffi = self._abi
-        ctypes = ffi.ctypes
+        string_at = _abi.ctypes.string_at
         # the header's counts and array addresses, in one copy
         (ninterps, nthreads, nframes, _, cinterps_at, cthreads, cframes,
-         _, _, _, _) = _SNAPSHOT_FORMAT.unpack(
-            ctypes.string_at(snap, _SNAPSHOT_FORMAT.size))
-        self._table.update(table)
-        frames_of = self._table.thread_frames(table)
-        if not cframes or not table.frame_keys:
-            nframes = 0
-        nframes = min(nframes, table.nframes)
+         _, _, _, _) = _SNAPSHOT_FORMAT.unpack(string_at(snap, _SNAPSHOT_FORMAT.size))
+        outs = self.__dict__.get("_outs")
+        fields = _TABLE_FORMAT.unpack_from(
+            self._table_view if outs is not None and table is outs[2]
+            else memoryview(table).cast("B"))
+        ft = self._table
+        ft.update(fields)
+        keys_at = fields[5]
+        nframes = min(nframes, fields[1]) if cframes and keys_at else 0
         if not cthreads:
             nthreads = 0
         if not cinterps_at:
             ninterps = 0
-        cinterps = list(_INTERP_FORMAT.iter_unpack(
-            ctypes.string_at(cinterps_at, ninterps * _INTERP_FORMAT.size))) if ninterps else []
+        last = ft.begin()
+        if ninterps == 1:
+            cinterps = [_INTERP_FORMAT.unpack(string_at(cinterps_at, _INTERP_FORMAT.size))]
+        else:
+            cinterps = list(_INTERP_FORMAT.iter_unpack(
+                string_at(cinterps_at, ninterps * _INTERP_FORMAT.size))) if ninterps else []
+        if nthreads == 1:
+            rows = [_THREAD_FORMAT.unpack(string_at(cthreads, _THREAD_FORMAT.size))]
+        else:
+            rows = _THREAD_FORMAT.iter_unpack(
+                string_at(cthreads, nthreads * _THREAD_FORMAT.size)) if nthreads else ()
         threads = []
         new = object.__new__
+        thread_list = ft.thread_list
         for (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
-             error_code, more, failure) in _THREAD_FORMAT.iter_unpack(
-                ctypes.string_at(cthreads, nthreads * _THREAD_FORMAT.size) if nthreads else b""):
+             error_code, more, failure) in rows:
             holds_gil = None
             if flags & _GIL_KNOWN:
                 holds_gil = bool(flags & _HOLDS_GIL)
             error = None
             if error_code != 0:
                 error = (errors.failure_text(error_code, **_facts(
-                    ffi.pyf_failure.from_address(failure))) if failure
+                    _abi.pyf_failure.from_address(failure))) if failure
                     else errors.error_message(error_code))
             if first > nframes:
                 first = count = 0
@@ -397,7 +404,8 @@ class Target:
                 complete=bool(flags & _COMPLETE),
                 holds_gil=holds_gil,
                 is_main=bool(flags & _MAIN),
-                frames=frames_of(first, count, tstate_addr, flags & _SAME_FRAMES),
+                frames=thread_list(last, keys_at, first, count, tstate_addr,
+                                   flags & _SAME_FRAMES),
                 error=error,
                 error_code=error_code,
                 tstate_addr=tstate_addr,
