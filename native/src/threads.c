@@ -106,8 +106,15 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         t->torn = false;
         rc = pyf__cache_protocol(t) ? pyf__cache_walk(t, w, buf, thread_id, sink, more)
                                     : pyf__walk_frames(t, w, sink, more);
-        if (!t->torn)
+        /* a broken chain in a running process is most often one read
+         * while it changed (a thread starting or ending): read it again */
+        bool broken = w->live && (rc == PYF_ECYCLE || rc == PYF_ECORRUPT || rc == PYF_EFAULT);
+        if (!t->torn && !(broken && try + 1 < WALK_TRIES))
             break;
+        if (!t->torn) {
+            t->torn_at = 0;
+            steady = false; /* a broken chain is never shown as steady */
+        }
         if (try > 0 && (t->torn_at != odd || w->current_frame != top))
             steady = false;
         odd = t->torn_at;
