@@ -93,6 +93,7 @@ typedef struct ft_offs {
         in_code_gen;
     uint64_t ts_size, ts_prev, ts_next, ts_interp, ts_current_frame,
         ts_base_frame, ts_thread_id, ts_native_thread_id, ts_datastack_chunk,
+        ts_anchor, ts_anchor_seq,
         ts_status, ts_holds_gil;
     uint64_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_localsplus,
         fr_owner, fr_stackpointer;
@@ -144,6 +145,7 @@ struct fake_target {
     int fail_sticky;
     size_t short_over;
     fake_counters cnt;
+    int writable;             /* readers from fake_reader() can write */
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -276,6 +278,8 @@ static void resolve_offsets(fake_target *ft)
     o->ts_interp = need_off(ft, "thread_state.interp");
     o->ts_current_frame = need_off(ft, "thread_state.current_frame");
     o->ts_base_frame = opt_off(ft, "thread_state.base_frame", UINT64_MAX);
+    o->ts_anchor = opt_off(ft, "thread_state.last_profiled_frame", UINT64_MAX);
+    o->ts_anchor_seq = opt_off(ft, "thread_state.last_profiled_frame_seq", UINT64_MAX);
     o->ts_thread_id = need_off(ft, "thread_state.thread_id");
     o->ts_native_thread_id = need_off(ft, "thread_state.native_thread_id");
     o->ts_datastack_chunk = need_off(ft, "thread_state.datastack_chunk");
@@ -848,6 +852,8 @@ fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
 }
 
 uint64_t fake_thread_addr(const fake_thread *th) { return th->addr; }
+
+void fake_set_writable(fake_target *ft, int writable) { ft->writable = writable; }
 uint64_t fake_thread_base_frame(const fake_thread *th) { return th->base_frame; }
 uint64_t fake_thread_current(const fake_thread *th) { return th->current; }
 size_t fake_thread_nchunks(const fake_thread *th) { return th->nchunks; }
@@ -914,6 +920,39 @@ uint64_t fake_push_frame(fake_thread *th, uint64_t code, int instr_index)
     record_obj(ft, f, (size_t)o->fr_size);
     thread_set_current(th, f);
     return f;
+}
+
+uint64_t fake_pop_frame(fake_thread *th)
+{
+    fake_target *ft = th->ft;
+    const ft_offs *o = &ft->o;
+    uint64_t f = th->current, prev = fake_frame_previous(ft, f);
+    size_t fsize = (size_t)align_up(o->fr_size + 8u * FRAME_SLOTS, 8);
+    /* CPython 3.15's _PyThreadState_UpdateLastProfiledFrame */
+    if (o->ts_anchor != UINT64_MAX && fake_r64(ft, th->addr + o->ts_anchor) == f) {
+        fake_w64(ft, th->addr + o->ts_anchor, prev);
+        fake_w64(ft, th->addr + o->ts_anchor_seq,
+                 fake_r64(ft, th->addr + o->ts_anchor_seq) + 1);
+    }
+    if (th->chunk != 0 && f == th->chunk + 24 + th->chunk_used - fsize)
+        th->chunk_used -= fsize;
+    thread_set_current(th, prev);
+    return prev;
+}
+
+uint64_t fake_thread_anchor(const fake_thread *th, uint64_t *seq)
+{
+    const ft_offs *o = &th->ft->o;
+    if (o->ts_anchor == UINT64_MAX)
+        return 0;
+    if (seq != NULL)
+        *seq = fake_r64(th->ft, th->addr + o->ts_anchor_seq);
+    return fake_r64(th->ft, th->addr + o->ts_anchor);
+}
+
+void fake_thread_set_anchor(fake_thread *th, uint64_t frame)
+{
+    fake_w64(th->ft, th->addr + th->ft->o.ts_anchor, frame);
 }
 
 uint64_t fake_gen_frame(fake_thread *th, uint64_t code, int instr_index,
@@ -1025,6 +1064,18 @@ static int fake_readv_cb(void *arg, const pyf_iovec *iov, size_t n, int *status)
     return first;
 }
 
+/* Writes land in the image where it is mapped (counted); EFAULT elsewhere. */
+static int fake_write_cb(void *arg, uint64_t addr, const void *src, size_t len)
+{
+    fake_target *ft = arg;
+    uint8_t probe[64];
+    if (len > sizeof probe || read_range(ft, addr, probe, len) != 0)
+        return PYF_EFAULT;
+    fake_write(ft, addr, src, len);
+    ft->cnt.writes++;
+    return PYF_OK;
+}
+
 pyf_reader fake_reader(fake_target *ft, int with_readv)
 {
     pyf_reader r;
@@ -1032,7 +1083,7 @@ pyf_reader fake_reader(fake_target *ft, int with_readv)
     r.struct_size = sizeof r;
     r.read = fake_read_cb;
     r.readv = with_readv ? fake_readv_cb : NULL;
-    r.write = NULL;
+    r.write = ft->writable ? fake_write_cb : NULL;
     r.arg = ft;
     return r;
 }

@@ -162,6 +162,15 @@ uint64_t fake_push_entry(fake_thread *th, int owner_override);
  * co_code_adaptive + 2*instr_index, owner THREAD, previous = current.
  * Becomes the current frame.  Returns its address. */
 uint64_t fake_push_frame(fake_thread *th, uint64_t code, int instr_index);
+/* Pop the top frame as CPython does, moving a 3.15 anchor that was on it
+ * to the caller (seq + 1); returns the new top. */
+uint64_t fake_pop_frame(fake_thread *th);
+/* The thread state's last_profiled_frame (and seq); 0 before 3.15. */
+uint64_t fake_thread_anchor(const fake_thread *th, uint64_t *seq);
+/* What another profiler would do: the anchor moved, the seq not. */
+void fake_thread_set_anchor(fake_thread *th, uint64_t frame);
+/* Readers made after this can write (the frame cache's anchor). */
+void fake_set_writable(fake_target *ft, int writable);
 
 /* Running generator: a gen object (outside the data stack) whose embedded
  * frame (owner GENERATOR, gi_frame_state EXECUTING) becomes the current
@@ -207,6 +216,7 @@ typedef struct fake_counters {
     uint64_t ranges;
     uint64_t bytes;  /* bytes successfully copied */
     uint64_t failures;
+    uint64_t writes; /* successful writes through the reader */
 } fake_counters;
 fake_counters fake_get_counters(const fake_target *ft);
 void fake_reset_counters(fake_target *ft);
