@@ -48,11 +48,19 @@ def test_py_sample_profile(driver, version, tmp_path):
              "--stats-json %s" % f["s3.json"]),
             ("stack", "%s --all --json" % driver.command),
             ("after", driver.echo(7)[0]),
+            ("save_core", driver.save_core(str(tmp_path / "core"))),
         ]
         s = driver.run(named, pid=proc.pid)
     finally:
         proc.kill()
         proc.wait()
+    # a core file: one sample, said so, nothing written
+    core = driver.run([("sample", "py-sample -n 5 --stats-json %s" % (tmp_path / "core.json"))],
+                      executable=du.python_for(version), core=str(tmp_path / "core"))
+    assert "a core file holds one moment: 1 sample taken" in core["sample"], \
+        core.describe("sample")
+    core_stats = json.load(open(str(tmp_path / "core.json")))
+    assert core_stats["samples"] == 1 and core_stats["anchor_writes"] == 0
     assert re.search(r"^%d samples in " % n, s["first"], re.M), s.describe("first")
     assert re.search(r"^%d samples in " % (2 * n), s["second"], re.M), s.describe("second")
     assert re.search(r"^%d samples in " % (2 * n + 1), s["bare"], re.M), s.describe("bare")
