@@ -10,6 +10,7 @@ to the command.
 import os
 import sys
 import threading
+import time
 
 import lldb
 
@@ -276,14 +277,28 @@ class PySample(object):
         if _SAMPLE is None:
             result.SetError(_IMPORT_ERROR)
             return
+        out = sys.stdout
+        tty = hasattr(out, "isatty") and out.isatty()
+        shown = [0.0]
+
+        def progress(done, total):
+            now = time.monotonic()
+            if tty and total > 1 and (now - shown[0] > 0.25 or done == total):
+                shown[0] = now
+                out.write("\rpy-sample: %d/%d samples" % (done, total))
+                out.flush()
         try:
-            text = _SAMPLE.run(command, LldbAdapter(exe_ctx))
+            text = _SAMPLE.run(command, LldbAdapter(exe_ctx), progress)
         except _errors.CommandError as e:
             result.SetError(str(e))
             return
         except Exception as e:  # never show a Python traceback
             result.SetError("py-sample: %s: %s" % (type(e).__name__, e))
             return
+        finally:
+            if shown[0]:
+                out.write("\r" + " " * 40 + "\r")
+                out.flush()
         result.AppendMessage(text.rstrip("\n"))
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
