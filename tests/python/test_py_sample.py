@@ -10,6 +10,7 @@ still usable afterwards.  On 3.13 the cache falls back to read-only.
 """
 import json
 import os
+from xml.etree import ElementTree
 import re
 import subprocess
 
@@ -42,7 +43,8 @@ def test_py_sample_profile(driver, version, tmp_path):
         named = [
             ("first", "py-sample -n %d --interval 1 --json %s" % (n, f["p1.json"])),
             ("second", "py-sample -n %d --interval 1 --json %s --stats-json %s "
-             "--collapsed %s" % (n, f["p2.json"], f["s2.json"], f["c2.txt"])),
+             "--collapsed %s --flamegraph %s" % (n, f["p2.json"], f["s2.json"], f["c2.txt"],
+                                                 f["g.svg"])),
             ("bare", "py-sample --top 3"),
             ("readonly", "py-sample --reset -n 5 --interval 1 --read-only "
              "--stats-json %s" % f["s3.json"]),
@@ -77,6 +79,10 @@ def test_py_sample_profile(driver, version, tmp_path):
         doc["counters"]["thread_errors"]
     assert total >= 2 * n - 5
     assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
+
+    svg = ElementTree.parse(f["g.svg"]).getroot()
+    titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]
+    assert any(t.startswith("main (") for t in titles), titles[:5]
 
     stats = json.load(open(f["s2.json"]))
     readonly = json.load(open(f["s3.json"]))

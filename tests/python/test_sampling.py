@@ -13,6 +13,7 @@ against live processes that keep changing.
 """
 import json
 import os
+from xml.etree import ElementTree
 import re
 import subprocess
 import sys
@@ -85,12 +86,12 @@ def _python315_or_skip():
 
 def test_command_line_profile(cli_env, tmp_path):
     proc = _start(_python315_or_skip(), "aba_chains.py")
-    files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats")}
+    files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats", "svg")}
     try:
         run = subprocess.run(
             [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "1",
              "--rate", "0", "--collapsed", files["collapsed"], "--json", files["json"],
-             "--stats-json", files["stats"], "--top", "5"],
+             "--stats-json", files["stats"], "--flamegraph", files["svg"], "--top", "5"],
             env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     finally:
         proc.kill()
@@ -125,6 +126,13 @@ def test_command_line_profile(cli_env, tmp_path):
         assert frames[0].startswith("<module> (%s:" % script), line
     assert any(";a_parent (" in line and ";a_leaf (" in line for line in lines)
     assert any(";b_parent (" in line and ";b_leaf (" in line for line in lines)
+
+    # the flame graph holds the same frames (the browser side is
+    # test_flamegraph.py's)
+    svg = ElementTree.parse(files["svg"]).getroot()
+    titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]
+    for name in ("main (", "a_leaf (", "b_leaf ("):
+        assert any(t.startswith(name) for t in titles), name
 
 
 def test_command_line_errors(cli_env):

@@ -16,6 +16,7 @@ PACKAGES=(
     python3.15 python3.15-dev python3.15-dbg
     gdb lldb python3-lldb python3-pytest
     cmake gcc make libc6-dbg procps binutils file
+    chromium fonts-dejavu-core
 )
 
 manifest_text() {

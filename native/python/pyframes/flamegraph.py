@@ -1,0 +1,390 @@
+"""An interactive flame graph as one self-contained SVG document.
+
+:func:`render_svg` merges stacks (root first) into a call tree and draws it
+the classic way: the total ("all") at the bottom, callees above their
+callers, widths proportional to samples, children ordered by name.  The
+document has no external references: an inline ``<style>`` and an inline
+``<script>`` give hover details, click-to-zoom, "Reset Zoom" and a search
+(the "Search" control, Ctrl-F or "/") that highlights matching frames and
+shows the share of samples they cover.  Without scripts (an image viewer)
+it is still a complete picture with native ``<title>`` tooltips.
+
+Standard library only, Python 3.9+ (it runs inside gdb's and lldb's
+embedded interpreters).
+"""
+
+import re
+import zlib
+
+__all__ = ["render_svg", "frame_label", "frame_color"]
+
+WIDTH = 1200              # px, the whole image
+XPAD = 10                 # px left and right of the frames
+FULL = WIDTH - 2 * XPAD   # px spanned by the "all" frame
+FRAME_HEIGHT = 16         # px per stack level (the rect is 1 px less)
+FONT_SIZE = 12
+CHAR_WIDTH = 7.08         # px per character of a label, estimated (0.59 em)
+MIN_WIDTH = 0.1           # px: narrower frames are left out
+MAX_FRAMES = 20000        # frames drawn at most (the widest are kept)
+TOP = 3 * FONT_SIZE       # px above the frames, without a subtitle
+BOTTOM = 2 * FONT_SIZE + 10   # px below the frames (the details line)
+NEUTRAL = "rgb(200,200,200)"
+HIGHLIGHT = "rgb(230,0,230)"
+
+# Characters XML 1.0 cannot hold (controls, lone surrogates, U+FFFE/FFFF).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text):
+    """``text`` with characters XML cannot hold written as escapes."""
+    return _NOT_XML.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100
+                        else "\\u%04x" % ord(m.group()), text)
+
+
+def _xml(text):
+    """Cleaned ``text`` escaped for element content and attribute values."""
+    return (_clean(text).replace("&", "&amp;").replace("<", "&lt;")
+            .replace(">", "&gt;").replace('"', "&quot;"))
+
+
+def frame_label(frame):
+    """``function (filename:line)``, as in the collapsed format; without
+    ``:line`` when the line is None, and just ``function`` when there is
+    neither a file name nor a line (a thread label)."""
+    function, filename, line = frame
+    if not filename and line is None:
+        return function
+    return "%s (%s%s)" % (function, filename, "" if line is None else ":%d" % line)
+
+
+def _crc(text):
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def frame_color(function, filename):
+    """The fill of a frame: a warm color whose family (red to yellow) comes
+    from a stable hash of the file name, varied slightly by the function;
+    grey for frames without a real file (empty, or ``<...>``)."""
+    jitter = (_crc(function) & 0xFF) / 255.0 - 0.5
+    if not filename or filename.startswith("<"):
+        grey = 200 + int(24 * jitter)
+        return "rgb(%d,%d,%d)" % (grey, grey, grey)
+    h = _crc(filename)
+    red = 205 + int(50 * (h & 0xFF) / 255.0)
+    green = 30 + int(170 * ((h >> 8) & 0xFF) / 255.0) + int(40 * jitter)
+    blue = int(55 * ((h >> 16) & 0xFF) / 255.0)
+    return "rgb(%d,%d,%d)" % (red, max(0, min(230, green)), blue)
+
+
+def fit_label(name, width):
+    """What fits of ``name`` in a frame ``width`` px wide: all of it, its
+    start and "..", or nothing (under three characters)."""
+    chars = int((width - 6) // CHAR_WIDTH)
+    if chars < 3:
+        return ""
+    return name if len(name) <= chars else name[:chars - 2] + ".."
+
+
+def _digits(width):
+    """Decimals for the geometry of a frame ``width`` px wide: enough to
+    place it within 1/10,000 of its width, so that zooming into a narrow
+    frame still lays its callees out to the pixel."""
+    digits = 2
+    while digits < 6 and 0.5 * 10.0 ** -digits > width * 1e-4:
+        digits += 1
+    return digits
+
+
+def _merge(stacks):
+    """The call tree of ``stacks``: a node is ``[count, {frame: node}]``."""
+    root = [0, {}]
+    for frames, count in stacks:
+        if count <= 0:
+            continue
+        node = root
+        node[0] += count
+        for frame in frames:
+            line = frame[2]
+            key = (str(frame[0]), str(frame[1] or ""), None if line is None else int(line))
+            child = node[1].get(key)
+            if child is None:
+                child = node[1][key] = [0, {}]
+            child[0] += count
+            node = child
+    return root
+
+
+def _order(item):
+    function, filename, line = item[0]
+    return (function, filename, -1 if line is None else line)
+
+
+def _layout(root):
+    """``[(frame or None for "all", count, depth, first sample)]`` in
+    depth-first order, children left to right by name, without frames
+    narrower than MIN_WIDTH and, past MAX_FRAMES, without the narrowest."""
+    least = MIN_WIDTH * root[0]    # a frame is drawn when count * FULL >= least
+    out = []
+    todo = [(None, root, 0, 0)]
+    while todo:
+        key, node, depth, start = todo.pop()
+        out.append((key, node[0], depth, start))
+        placed = []
+        pos = start
+        for child_key, child in sorted(node[1].items(), key=_order):
+            if child[0] * FULL >= least:
+                placed.append((child_key, child, depth + 1, pos))
+            pos += child[0]
+        placed.reverse()
+        todo.extend(placed)
+    if len(out) > MAX_FRAMES:
+        # A caller is at least as wide as its callees and shallower, so it
+        # sorts first: whatever is kept keeps its callers.
+        widest = sorted(range(len(out)), key=lambda i: (-out[i][1], out[i][2], i))
+        out = [out[i] for i in sorted(widest[:MAX_FRAMES])]
+    return out
+
+
+def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
+    """The flame graph of ``stacks`` as an SVG document (text).
+
+    ``stacks``: ``(frames, count)`` pairs, ``frames`` root first, each frame
+    ``(function, filename, line or None)``, ``count`` samples (pairs with
+    equal frames are summed; counts of 0 or less are ignored).  Frames merge when
+    the whole ``(function, filename, line)`` is equal, so each box is one
+    ``function (filename:line)`` of the collapsed format.  ``title`` and
+    ``subtitle`` head the image; ``unit`` names the counts in tooltips.
+    """
+    root = _merge(stacks)
+    total = root[0]
+    nodes = _layout(root) if total else []
+    depth = max(n[2] for n in nodes) + 1 if nodes else 4
+    top = TOP + (2 * FONT_SIZE if subtitle else 0)
+    height = top + depth * FRAME_HEIGHT + BOTTOM
+    base = height - BOTTOM
+    scale = FULL / total if total else 0.0
+
+    out = [
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+        '<svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+        'viewBox="0 0 %d %d" onload="init(evt)">\n' % (WIDTH, height, WIDTH, height),
+        '<defs><linearGradient id="background" y1="0" y2="1" x1="0" x2="0">'
+        '<stop stop-color="#eeeeee" offset="5%"/><stop stop-color="#eeeeb0" offset="95%"/>'
+        '</linearGradient></defs>\n',
+        _STYLE,
+        _SCRIPT % {"xpad": XPAD, "full": FULL, "charw": CHAR_WIDTH, "highlight": HIGHLIGHT},
+        '<rect x="0" y="0" width="%d" height="%d" fill="url(#background)"/>\n' % (WIDTH, height),
+        '<text id="title" x="%d" y="24">%s</text>\n' % (WIDTH // 2, _xml(title)),
+    ]
+    if subtitle:
+        out.append('<text id="subtitle" x="%d" y="%d">%s</text>\n'
+                   % (WIDTH // 2, 24 + 2 * FONT_SIZE, _xml(subtitle)))
+    out.append('<text id="unzoom" class="hide" x="%d" y="24">Reset Zoom</text>\n'
+               '<text id="search" x="%d" y="24">Search</text>\n'
+               '<text id="details" x="%d" y="%d">&#160;</text>\n'
+               '<text id="matched" class="hide" x="%d" y="%d">&#160;</text>\n'
+               % (XPAD, WIDTH - XPAD, XPAD, height - 17, WIDTH - XPAD, height - 17))
+    if not nodes:
+        out.append('<text id="empty" x="%d" y="%d">no samples</text>\n'
+                   % (WIDTH // 2, top + 2 * FRAME_HEIGHT))
+    out.append('<g id="frames">\n')
+    for key, count, level, start in nodes:
+        if key is None:
+            name, label, fill = "all", "all", NEUTRAL
+        else:
+            name, label = _clean(key[0]), _clean(frame_label(key))
+            fill = frame_color(key[0], key[1])
+        digits = _digits(count * scale)
+        x1 = round(XPAD + start * scale, digits)
+        x2 = round(XPAD + (start + count) * scale, digits)
+        y = base - (level + 1) * FRAME_HEIGHT
+        text = fit_label(name, x2 - x1)
+        out.append('<g%s><title>%s \u2014 %s %s, %.2f%%</title>'
+                   '<rect x="%.*f" y="%d" width="%.*f" height="%d" fill="%s"/>' % (
+                       "" if text == name else ' data-f="%s"' % _xml(name),
+                       _xml(label), "{:,}".format(count), _xml(unit), 100.0 * count / total,
+                       digits, x1, y, digits, x2 - x1, FRAME_HEIGHT - 1, fill))
+        if text:
+            out.append('<text x="%.2f" y="%d">%s</text>' % (x1 + 3, y + 11, _xml(text)))
+        out.append('</g>\n')
+    out.append('</g>\n</svg>\n')
+    return "".join(out)
+
+
+_STYLE = """<style type="text/css"><![CDATA[
+text { font-family: Verdana, "DejaVu Sans", sans-serif; font-size: 12px; fill: #000; }
+#title { text-anchor: middle; font-size: 17px; }
+#subtitle { text-anchor: middle; fill: #a0a0a0; }
+#empty { text-anchor: middle; font-size: 17px; fill: #a0a0a0; }
+#search, #matched { text-anchor: end; }
+#search, #unzoom { cursor: pointer; }
+#search:hover, #unzoom:hover { fill: #c00; }
+#frames > g { cursor: pointer; }
+#frames > g:hover > rect { stroke: #000; stroke-width: 0.5; }
+.hide { display: none; }
+.parent { opacity: 0.5; }
+]]></style>
+"""
+
+_SCRIPT = """<script type="text/ecmascript"><![CDATA[
+"use strict";
+var XPAD = %(xpad)d, FULL = %(full)d, CHARW = %(charw)r, EPS = 0.005;
+var HIGHLIGHT = "%(highlight)s", SVGNS = "http://www.w3.org/2000/svg";
+var nodes = [], hint = "", term = null, details, unzoomButton, searchButton, matched;
+
+function byId(id) { return document.getElementById(id); }
+
+function init() {
+    details = byId("details"); unzoomButton = byId("unzoom");
+    searchButton = byId("search"); matched = byId("matched");
+    var frames = byId("frames"), groups = frames.children;
+    for (var i = 0; i < groups.length; i++) {
+        var g = groups[i], rect = g.getElementsByTagName("rect")[0];
+        var text = g.getElementsByTagName("text")[0] || null;
+        var title = g.getElementsByTagName("title")[0].textContent;
+        var cut = title.lastIndexOf(" \\u2014 ");
+        g.pfIndex = i;
+        nodes.push({g: g, rect: rect, text: text, title: title,
+                    label: cut < 0 ? title : title.slice(0, cut),
+                    name: g.hasAttribute("data-f") ? g.getAttribute("data-f")
+                                                   : (text ? text.textContent : ""),
+                    xs: rect.getAttribute("x"), ws: rect.getAttribute("width"),
+                    x: +rect.getAttribute("x"), w: +rect.getAttribute("width"),
+                    y: +rect.getAttribute("y"), fill: rect.getAttribute("fill")});
+    }
+    hint = nodes.length + " frames: click one to zoom, Ctrl-F or / to search";
+    details.textContent = hint;
+    frames.addEventListener("click", function (e) {
+        var n = nodeOf(e.target);
+        if (n) zoom(n);
+    });
+    frames.addEventListener("mouseover", function (e) {
+        var n = nodeOf(e.target);
+        if (n) details.textContent = n.title;
+    });
+    frames.addEventListener("mouseout", function () { details.textContent = hint; });
+    unzoomButton.addEventListener("click", unzoom);
+    searchButton.addEventListener("click", function () {
+        if (term === null) promptSearch(); else resetSearch();
+    });
+    document.addEventListener("keydown", onKey);
+    applyQuery();
+}
+
+function nodeOf(el) {
+    while (el && el.pfIndex === undefined) el = el.parentNode;
+    return el ? nodes[el.pfIndex] : null;
+}
+
+function fit(name, w) {
+    var chars = Math.floor((w - 6) / CHARW);
+    if (chars < 3) return "";
+    return name.length <= chars ? name : name.slice(0, chars - 2) + "..";
+}
+
+function place(n, x, w, xs, ws) {
+    n.rect.setAttribute("x", xs || x.toFixed(2));
+    n.rect.setAttribute("width", ws || w.toFixed(2));
+    var s = fit(n.name, w);
+    if (!n.text) {
+        if (!s) return;
+        n.text = document.createElementNS(SVGNS, "text");
+        n.text.setAttribute("y", String(n.y + 11));
+        n.g.appendChild(n.text);
+    }
+    n.text.setAttribute("x", (x + 3).toFixed(2));
+    n.text.textContent = s;
+}
+
+function zoom(n) {
+    if (n === nodes[0]) { unzoom(); return; }
+    var x0 = n.x, x1 = n.x + n.w, ratio = FULL / n.w;
+    for (var i = 0; i < nodes.length; i++) {
+        var m = nodes[i], cls = m.g.classList;
+        if (m.y <= n.y && m.x >= x0 - EPS && m.x + m.w <= x1 + EPS) {
+            cls.remove("hide", "parent");
+            place(m, XPAD + (m.x - x0) * ratio, m.w * ratio);
+        } else if (m.y > n.y && m.x <= x0 + EPS && m.x + m.w >= x1 - EPS) {
+            cls.remove("hide");
+            cls.add("parent");
+            place(m, XPAD, FULL);
+        } else {
+            cls.add("hide");
+        }
+    }
+    unzoomButton.classList.remove("hide");
+}
+
+function unzoom() {
+    for (var i = 0; i < nodes.length; i++) {
+        var m = nodes[i];
+        m.g.classList.remove("hide", "parent");
+        place(m, m.x, m.w, m.xs, m.ws);
+    }
+    unzoomButton.classList.add("hide");
+}
+
+function matcher(s) {
+    try { return new RegExp(s); }
+    catch (e) { return new RegExp(s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&")); }
+}
+
+function search(s) {
+    var re = matcher(s), hits = [], covered = 0, end = -Infinity;
+    for (var i = 1; i < nodes.length; i++) {
+        var m = nodes[i];
+        if (re.test(m.label)) {
+            m.rect.setAttribute("fill", HIGHLIGHT);
+            hits.push(m);
+        } else {
+            m.rect.setAttribute("fill", m.fill);
+        }
+    }
+    hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });
+    for (var j = 0; j < hits.length; j++) {
+        var h = hits[j], stop = h.x + h.w;
+        if (stop > end) { covered += stop - Math.max(h.x, end); end = stop; }
+    }
+    term = s;
+    matched.textContent = "Matched: " + (100 * covered / FULL).toFixed(1) + "%%";
+    matched.classList.remove("hide");
+    searchButton.textContent = "Reset Search";
+}
+
+function resetSearch() {
+    for (var i = 0; i < nodes.length; i++) nodes[i].rect.setAttribute("fill", nodes[i].fill);
+    term = null;
+    matched.classList.add("hide");
+    searchButton.textContent = "Search";
+}
+
+function promptSearch() {
+    var s = prompt("Search function and file names (regular expression or text):",
+                   term === null ? "" : term);
+    if (s) search(s);
+}
+
+function onKey(e) {
+    var plain = !e.ctrlKey && !e.metaKey && !e.altKey;
+    if (((e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F")) || (e.key === "/" && plain)) {
+        e.preventDefault();
+        promptSearch();
+    } else if (e.key === "Escape") {
+        resetSearch();
+        unzoom();
+    }
+}
+
+function applyQuery() {
+    if (typeof URLSearchParams === "undefined" || !location.search) return;
+    var q = new URLSearchParams(location.search), s = q.get("s"), z = q.get("z");
+    if (s) search(s);
+    if (z) {
+        var re = matcher(z);
+        for (var i = 1; i < nodes.length; i++) {
+            if (re.test(nodes[i].label)) { zoom(nodes[i]); break; }
+        }
+    }
+}
+]]></script>
+"""
