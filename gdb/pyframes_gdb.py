@@ -9,7 +9,6 @@ import os
 import re
 import sys
 import threading
-import time
 
 import gdb
 
@@ -28,10 +27,11 @@ for _path in (os.path.join(_here, os.pardir, "native", "python"),
 try:
     from pyframes import adapter as _pyf_adapter, errors as _pyf_errors
     from pyframes import options as _pyf_options, session as _pyf_session
-    from pyframes import sample_command as _pyf_sample
+    from pyframes import report as _pyf_report, sample_command as _pyf_sample
     _PYF_IMPORT_ERROR = None
 except Exception as _e:  # keep gdb usable; the command reports the problem
-    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = _pyf_sample = None
+    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
+    _pyf_report = _pyf_sample = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -257,17 +257,26 @@ class PyBtFastCommand(gdb.Command):
         self.dont_repeat()
         if self.session is None:
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
-        try:
-            text = self.session.run(argument, PyframesGdbAdapter())
-        except _pyf_errors.CommandError as e:
-            raise gdb.GdbError(str(e))
-        except gdb.GdbError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # never show a Python traceback
-            raise gdb.GdbError("py-bt-fast: %s: %s" % (type(e).__name__, e))
-        gdb.write(text)
+        gdb.write(_pyframes_run("py-bt-fast",
+                                lambda: self.session.run(argument, PyframesGdbAdapter())))
+
+
+def _pyframes_run(name, command):
+    """command() -> the text to print; every failure becomes one gdb error,
+    never a Python traceback."""
+    try:
+        return command()
+    except _pyf_errors.CommandError as e:
+        raise gdb.GdbError(str(e))
+    except (gdb.GdbError, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        raise gdb.GdbError("%s: %s: %s" % (name, type(e).__name__, e))
+
+
+class _GdbStream(object):
+    write = staticmethod(gdb.write)
+    flush = staticmethod(gdb.flush)
 
 
 class PySampleCommand(gdb.Command):
@@ -282,26 +291,13 @@ class PySampleCommand(gdb.Command):
         self.dont_repeat()
         if self.command is None:
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
-        shown = [0.0]
-
-        def progress(done, total):
-            now = time.monotonic()
-            if from_tty and total > 1 and (now - shown[0] > 0.25 or done == total):
-                shown[0] = now
-                gdb.write("\rpy-sample: %d/%d samples" % (done, total))
-                gdb.flush()
+        progress = _pyf_report.count_line(_GdbStream, "py-sample") if from_tty else None
         try:
-            text = self.command.run(argument, PyframesGdbAdapter(), progress)
-        except _pyf_errors.CommandError as e:
-            raise gdb.GdbError(str(e))
-        except gdb.GdbError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # never show a Python traceback
-            raise gdb.GdbError("py-sample: %s: %s" % (type(e).__name__, e))
-        if shown[0]:
-            gdb.write("\r")
+            text = _pyframes_run("py-sample", lambda: self.command.run(
+                argument, PyframesGdbAdapter(), progress))
+        finally:
+            if progress is not None:
+                progress.done()
         gdb.write(text)
 
 

@@ -10,7 +10,6 @@ to the command.
 import os
 import sys
 import threading
-import time
 
 import lldb
 
@@ -29,10 +28,10 @@ for _path in (os.path.join(_here, os.pardir, "native", "python"),
 try:
     from pyframes import adapter as _adapter, errors as _errors
     from pyframes import options as _options, session as _session
-    from pyframes import sample_command as _sample
+    from pyframes import report as _report, sample_command as _sample
     _IMPORT_ERROR = None
 except Exception as e:  # keep lldb usable; the command reports the problem
-    _adapter = _errors = _options = _session = _sample = None
+    _adapter = _errors = _options = _session = _report = _sample = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -249,16 +248,22 @@ class PyStack(object):
         if _SESSION is None:
             result.SetError(_IMPORT_ERROR)
             return
-        try:
-            text = _SESSION.run(command, LldbAdapter(exe_ctx))
-        except _errors.CommandError as e:
-            result.SetError(str(e))
-            return
-        except Exception as e:  # never show a Python traceback
-            result.SetError("pystack: %s: %s" % (type(e).__name__, e))
-            return
-        result.AppendMessage(text.rstrip("\n"))
-        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+        _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter(exe_ctx)))
+
+
+def _finish(result, name, command):
+    """Run command() and put its text, or its one-line failure (never a
+    Python traceback), into the command's result."""
+    try:
+        text = command()
+    except _errors.CommandError as e:
+        result.SetError(str(e))
+        return
+    except Exception as e:
+        result.SetError("%s: %s: %s" % (name, type(e).__name__, e))
+        return
+    result.AppendMessage(text.rstrip("\n"))
+    result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
 class PySample(object):
@@ -279,28 +284,13 @@ class PySample(object):
             return
         out = sys.stdout
         tty = hasattr(out, "isatty") and out.isatty()
-        shown = [0.0]
-
-        def progress(done, total):
-            now = time.monotonic()
-            if tty and total > 1 and (now - shown[0] > 0.25 or done == total):
-                shown[0] = now
-                out.write("\rpy-sample: %d/%d samples" % (done, total))
-                out.flush()
+        progress = _report.count_line(out, "py-sample") if tty else None
         try:
-            text = _SAMPLE.run(command, LldbAdapter(exe_ctx), progress)
-        except _errors.CommandError as e:
-            result.SetError(str(e))
-            return
-        except Exception as e:  # never show a Python traceback
-            result.SetError("py-sample: %s: %s" % (type(e).__name__, e))
-            return
+            _finish(result, "py-sample",
+                    lambda: _SAMPLE.run(command, LldbAdapter(exe_ctx), progress))
         finally:
-            if shown[0]:
-                out.write("\r" + " " * 40 + "\r")
-                out.flush()
-        result.AppendMessage(text.rstrip("\n"))
-        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+            if progress is not None:
+                progress.done()
 
 
 def _new_session():

@@ -108,6 +108,17 @@ def start_scenario(param, tmp_path_factory, prefix=""):
     return LiveTarget(interp.path, scenario + ".py", workdir)
 
 
+def release_python(minor):
+    """Path of the release python<minor>; fails inside the sandbox, skips
+    elsewhere, when there is none."""
+    for i in INTERPRETERS:
+        if i.minor == minor and i.kind == "release":
+            return i.path
+    if in_sandbox():
+        pytest.fail("python%s not found inside the sandbox" % minor)
+    pytest.skip("python%s not found" % minor)
+
+
 def require_interpreters():
     """Fail inside the sandbox, skip elsewhere, when no 3.13/3.14/3.15."""
     release = [i for i in INTERPRETERS if i.kind == "release"]

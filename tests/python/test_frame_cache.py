@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import INTERPRETERS, in_sandbox
+from conftest import release_python
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,12 +31,7 @@ READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
 
 
 def _python315():
-    for i in INTERPRETERS:
-        if i.minor == "3.15" and i.kind == "release":
-            return i.path
-    if in_sandbox():
-        pytest.fail("python3.15 not found inside the sandbox")
-    pytest.skip("python3.15 not found")
+    return release_python("3.15")
 
 
 def _blocked_in_read(pid, tid, proc, timeout=60):

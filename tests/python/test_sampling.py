@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from conftest import interpreter_params, require_interpreters
+from conftest import interpreter_params, release_python, require_interpreters
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,18 +74,8 @@ def test_churn_never_mixes_code_objects(pyframes, interp, cache):
         proc.wait()
 
 
-def _python315_or_skip():
-    from conftest import INTERPRETERS, in_sandbox
-    for i in INTERPRETERS:
-        if i.minor == "3.15" and i.kind == "release":
-            return i.path
-    if in_sandbox():
-        pytest.fail("python3.15 not found inside the sandbox")
-    pytest.skip("python3.15 not found")
-
-
 def test_command_line_profile(cli_env, tmp_path):
-    proc = _start(_python315_or_skip(), "aba_chains.py")
+    proc = _start(release_python("3.15"), "aba_chains.py")
     files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats", "svg")}
     try:
         run = subprocess.run(

@@ -3,7 +3,9 @@ a flame graph), the top-functions table and the summary, and the progress
 line.  Shared by ``python3 -m pyframes sample`` and the debuggers'
 ``py-sample``."""
 
+import argparse
 import json
+import time
 
 from .errors import UsageError
 
@@ -27,7 +29,6 @@ def _top(text):
     except ValueError:
         value = -1
     if value < 0:
-        import argparse
         raise argparse.ArgumentTypeError("%r must be a whole number" % text)
     return value
 
@@ -107,6 +108,31 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
     elif not total:
         lines.append("no Python stacks were sampled")
     return "\n".join(lines) + "\n"
+
+
+class count_line(object):
+    """``label: i/n samples`` rewritten in place at most four times a
+    second (py-sample in a terminal); :meth:`done` clears it."""
+
+    def __init__(self, stream, label):
+        self.stream = stream
+        self.label = label
+        self.shown = 0.0
+        self.width = 0
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        if total > 1 and (now - self.shown > 0.25 or done == total):
+            self.shown = now
+            text = "%s: %d/%d samples" % (self.label, done, total)
+            self.width = max(self.width, len(text))
+            self.stream.write("\r" + text)
+            self.stream.flush()
+
+    def done(self):
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
 
 
 class progress_line(object):
