@@ -24,12 +24,12 @@ static uint64_t field_end(uint64_t off, uint64_t width, uint64_t end)
     return (off != PYF__ABSENT && off + width > end) ? off + width : end;
 }
 
-/* The interpreter's fields.  With a batching reader each group of nearby
- * fields is its own range (3.15 keeps the thread list 7 KB and the code
- * generation 8 KB into the state: a few bytes each instead of the pages in
- * between; one reader call either way); otherwise one range up to the last
- * field, one call. */
-#define INTERP_GAP_MAX 256u
+/* The interpreter's fields.  With a batching reader each group of fields
+ * within 2 KB of each other is its own range (3.15 keeps them 7-8 KB into
+ * the state: under a kilobyte instead of the pages before it; one reader
+ * call either way, and each range costs the kernel about as much as a
+ * kilobyte); otherwise one range up to the last field, one call. */
+#define INTERP_GAP_MAX 2048u
 #define INTERP_FIELDS 5
 static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
 {
