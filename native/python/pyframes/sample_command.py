@@ -148,8 +148,8 @@ class SampleCommand(object):
             profile = sampler.profile()
         finally:
             sampler.close()
-            self.session.sampling = False
             target.set_cache(False)
+            self.session.end_sampling()
         profile.duration = time.monotonic() - started
         after = profile.stats
         profile.stats = {k: after[k] - before.get(k, 0) for k in after}

@@ -53,8 +53,10 @@ class Session(object):
         # Source files, kept across commands and checked once per command.
         self._source = render.SourceReader()
         # True while py-sample runs the process between its samples: the
-        # library checks what changed, nothing is flushed for it
+        # library checks what changed, nothing is flushed for it, and a reset
+        # (the process exited) waits for the command to finish
         self.sampling = False
+        self._reset_pending = False
 
     # ---- cache management ------------------------------------------------
 
@@ -71,6 +73,9 @@ class Session(object):
 
     def reset(self):
         """Close every cached target (inferior exited, files changed)."""
+        if self.sampling:
+            self._reset_pending = True
+            return
         targets, self._targets = self._targets, collections.OrderedDict()
         self._runtimes = {}
         for cached in targets.values():
@@ -79,7 +84,16 @@ class Session(object):
             except Exception:
                 pass
 
+    def end_sampling(self):
+        """py-sample is done with its target: a reset asked for meanwhile
+        happens now."""
+        self.sampling = False
+        if self._reset_pending:
+            self._reset_pending = False
+            self.reset()
+
     def close(self):
+        self.sampling = False
         self.reset()
 
     def cached_readers(self):
