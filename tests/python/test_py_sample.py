@@ -96,3 +96,26 @@ def test_py_sample_profile(driver, version, tmp_path):
         assert re.search(r"^frame cache \(read-only\): ", s["second"], re.M)
     assert s.json("stack")["python"]["version"].startswith(version)
     assert re.search(driver.echo(7)[1], s["after"]), s.describe("after")
+
+
+@pytest.mark.parametrize("driver", [d for d in DRIVERS if "3.15" in d.versions()],
+                         ids=lambda d: d.name)
+def test_py_sample_process_exits(driver, tmp_path):
+    """The process ends while py-sample runs it: the profile so far is
+    reported, and the session goes on."""
+    driver.require("3.15")
+    script = tmp_path / "brief.py"
+    script.write_text("import os, time\nos.write(1, b'ready\\n')\nend = time.monotonic() + 2\n"
+                      "while time.monotonic() < end:\n    sum(range(100))\n")
+    proc = subprocess.Popen([du.python_for("3.15"), str(script)], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        s = driver.run([("sample", "py-sample -n 100000 --interval 5"),
+                        ("after", driver.echo(3)[0])], pid=proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert re.search(r"^the process stopped running after \d+ samples$", s["sample"], re.M), \
+        s.describe("sample")
+    assert re.search(r"^\d+ samples in ", s["sample"], re.M), s.describe("sample")
+    assert re.search(driver.echo(3)[1], s["after"]), s.describe("after")
