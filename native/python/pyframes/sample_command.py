@@ -13,7 +13,7 @@ that other commands never write to the process.
 import argparse
 import time
 
-from . import errors, report, sampling
+from . import report, sampling
 from .adapter import ask
 from .errors import CommandError
 from .options import HelpRequested, _Parser, parse_arguments, positive_int
