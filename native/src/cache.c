@@ -207,7 +207,6 @@ static pyf__cache_entry *entry_slot(pyf__frame_cache *fc, uint64_t tstate, uint3
         return NULL;
     }
     fc->n++;
-    e->cap = n;
     return e;
 }
 
@@ -242,9 +241,8 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
         goto out;
     uint64_t seq = pyf__ld64(buf + o->tstate.last_profiled_frame_seq);
     pyf__thread_walk w = *w0;
-    w.current_frame = c;
-    w.base_frame = o->tstate.base_frame != PYF__ABSENT ? pyf__ld64(buf + o->tstate.base_frame) : 0;
-    w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+    pyf__walk_from_tstate(o, &w, buf);
+    w.current_frame = c; /* the stack from the anchor down */
     w.extra = buf;
     w.extra_len = textra;
     w.stop_at = 0;

@@ -334,7 +334,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      * changed: the thread is read again (walk_thread). */
                     if (w->live && code != NULL && owner != o->owner_generator &&
                         code->linetable != NULL &&
-                        (instr >= (int64_t)code->units || instr < -1 ||
+                        (instr >= (int64_t)code->units ||
                          (emitted > 0 && !from_c && instr <= 0) ||
                          (sink->located != NULL && !sink->located(sink->ctx)))) {
                         t->torn = true;

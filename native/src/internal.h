@@ -281,7 +281,7 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
 int pyf__table_record_with(pyf__table *tb, uint32_t rec, uint32_t add_flags,
                            uint32_t *out);
 int pyf__table_key(pyf__table *tb, uint64_t frame_addr, uint32_t rec, uint32_t *out);
-/* in pyf__rec_key.c (with the flags): the record of an unreadable code object */
+/* set in pyf__rec_key.c beside the flags: the record of an unreadable code object */
 #define PYF__CODE_UNREADABLE_KEY 0x80000000u
 /* Whether key is the key pyf__table_record + pyf__table_key would give
  * (a cheap check of a guess, made per frame: inline). */
@@ -326,7 +326,7 @@ typedef struct pyf__cache_entry {
     uint64_t table_id;       /* the table its keys index */
     uint32_t *keys;          /* the stack from the anchor down, innermost first */
     pyf_frame *frames;       /* the same frames as a snapshot shows them */
-    uint32_t n, cap;
+    uint32_t n;
     bool seen;               /* its thread was in the current snapshot */
 } pyf__cache_entry;
 
@@ -504,8 +504,6 @@ typedef struct pyf__sink {
     int (*at_anchor)(void *ctx);
     /* forget the current thread's frames (a walk to be made again) */
     void (*rollback)(void *ctx);
-    /* the current thread's frame keys so far */
-    const uint32_t *(*thread_keys)(void *ctx, uint32_t *n);
     /* whether the frame just delivered has a source location */
     bool (*located)(void *ctx);
     /* a thread starts: its header is filled in by the walker */
@@ -534,6 +532,17 @@ typedef struct pyf__thread_walk {
     enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
     bool live;               /* the process runs while it is read */
 } pyf__thread_walk;
+
+/* The walk's fields that come from the thread state copied in buf:
+ * current frame, base frame (3.15), newest data-stack chunk. */
+static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk *w,
+                                         const uint8_t *buf)
+{
+    w->current_frame = pyf__ld64(buf + o->tstate.current_frame);
+    w->base_frame = o->tstate.base_frame != PYF__ABSENT
+                        ? pyf__ld64(buf + o->tstate.base_frame) : 0;
+    w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+}
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the sink took the rest at stop_at, else

@@ -211,14 +211,6 @@ static void on_rollback(void *ctx)
     th->nframes = 0;
 }
 
-static const uint32_t *on_thread_keys(void *ctx, uint32_t *n)
-{
-    snap *s = ctx;
-    const pyf_thread *th = &s->threads[s->pub.nthreads - 1];
-    *n = th->nframes;
-    return s->frame_keys + th->first_frame;
-}
-
 static bool on_located(void *ctx)
 {
     const snap *s = ctx;
@@ -328,7 +320,7 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
     pyf__sink sink = {s, on_frame, on_mark_entry, on_at_anchor, on_rollback,
-                      on_thread_keys, on_located, on_thread, on_thread_end, on_interp};
+                      on_located, on_thread, on_thread_end, on_interp};
     pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
     pyf__prefetch_end(t);

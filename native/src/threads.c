@@ -136,10 +136,7 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         if (pyf__read_fresh(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
         *w = first;
-        w->current_frame = pyf__ld64(buf + o->tstate.current_frame);
-        if (o->tstate.base_frame != PYF__ABSENT)
-            w->base_frame = pyf__ld64(buf + o->tstate.base_frame);
-        w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+        pyf__walk_from_tstate(o, w, buf);
     }
     return rc;
 }
@@ -228,10 +225,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             *found = true;
             pyf__thread_walk w = {0};
             w.tstate_addr = addr;
-            w.current_frame = pyf__ld64(buf + o->tstate.current_frame);
-            if (o->tstate.base_frame != PYF__ABSENT)
-                w.base_frame = pyf__ld64(buf + o->tstate.base_frame);
-            w.datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+            pyf__walk_from_tstate(o, &w, buf);
             w.max_depth = max_depth;
             w.keep_frames = req != NULL ? req->keep_frames : 0;
             w.extra = buf;
