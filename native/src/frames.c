@@ -62,9 +62,14 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
 }
 
 /* Only [from, the top frame's end) of the newest chunk at addr: the
- * frames above a cache anchor at from.  False when from is not there. */
+ * frames above a cache anchor at from.  False when from is not there.
+ * Unless the prefetch holds it (copied with the thread state, in one call),
+ * a live process's range is copied twice back to back: the walk compares
+ * the links of the frames in both copies, so a stack that changed while it
+ * was copied is not taken for one stack (frames above the anchor have no
+ * seq to say so). */
 static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
-                     uint64_t from, pyf__chunk_list *cl)
+                     uint64_t from, bool live, pyf__chunk_list *cl)
 {
     from &= ~(uint64_t)7;
     if (addr == 0 || addr % 8 != 0 || from < addr + CHUNK_DATA_OFFSET || from > top ||
@@ -72,18 +77,21 @@ static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
         return false;
     uint64_t end = (top + fsize + 7) & ~(uint64_t)7, len = end - from;
     const uint8_t *mem = pyf__read_view(t, from, len);
-    pyf__chunk *c = chunk_slot(cl, mem != NULL ? 0 : len);
+    pyf__chunk *c = chunk_slot(cl, mem != NULL ? 0 : live ? 2 * len : len);
     if (c == NULL)
         return false;
-    if (mem == NULL) {
-        if (pyf__read_quiet(t, from, c->data, len) != PYF_OK)
+    c->again = NULL;
+    if (mem == NULL && live) {
+        if (pyf__read_twice(t, from, c->data, c->data + len, len) != PYF_OK)
             return false;
-        mem = c->data;
+        c->again = c->data + len;
+    } else if (mem == NULL && pyf__read_quiet(t, from, c->data, len) != PYF_OK) {
+        return false;
     }
     c->addr = addr;
     c->size = end - addr;
     c->lo = from;
-    c->mem = mem;
+    c->mem = mem != NULL ? mem : c->data;
     cl->n = 1;
     return true;
 }
@@ -143,6 +151,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
             mem = c->data;
         }
         c->mem = mem;
+        c->again = NULL;
         c->addr = c->lo = addr;
         c->size = size;
         cl->n++;
@@ -205,7 +214,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
     cl->partial = true;
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
-         !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, cl)))
+         !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, w->live, cl)))
         copy_chunks(t, w->datastack_chunk, top, fsize, cl);
     bool stopped = false;
     bool from_c = false; /* an entry frame since the last frame delivered */
@@ -258,6 +267,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             addr - w->extra_addr <= w->extra_len &&
             fsize <= w->extra_len - (addr - w->extra_addr))
             f = w->extra + (addr - w->extra_addr);
+        const uint8_t *again = NULL; /* the same frame in the second copy */
+        if (f != NULL && hint < cl->n && cl->v[hint].again != NULL &&
+            f >= cl->v[hint].mem && f < cl->v[hint].again)
+            again = cl->v[hint].again + (f - cl->v[hint].mem);
         if (f != NULL) {
             t->stats.chunk_frames++;
         } else {
@@ -272,6 +285,19 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
         int owner = (int8_t)f[o->frame.owner];
         last = addr;
+        /* both copies must agree on the frame's link and code, and a
+         * caller's instruction (only the top frame runs) */
+        if (again != NULL &&
+            (pyf__ld64(again + o->frame.previous) != prev ||
+             (pyf__ld64(again + o->frame.executable) & o->tag_mask) != exe ||
+             (int8_t)again[o->frame.owner] != owner ||
+             (addr != w->current_frame && pyf__ld64(again + o->frame.instr_ptr) != ip))) {
+            t->torn = true;
+            t->torn_at = addr;
+            rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
+                           (unsigned long long)addr);
+            break;
+        }
 
         if (owner == o->owner_cstack || owner == o->owner_interpreter) {
             from_c = true;

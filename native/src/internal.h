@@ -310,6 +310,7 @@ typedef struct pyf__chunk {
     uint64_t cap;            /* bytes of data */
     uint8_t *data;           /* our copy, when mem is not a prefetch view */
     const uint8_t *mem;      /* the bytes from lo: data or a prefetched range */
+    const uint8_t *again;    /* NULL, or a second copy made right after mem */
 } pyf__chunk;
 
 typedef struct pyf__chunk_list {
@@ -430,6 +431,9 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A read made now, never served from the prefetch (planned for the next
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* [addr, addr+len) copied twice, back to back in one reader call when the
+ * reader batches, into a and then b (planned once for the next snapshot). */
+int pyf__read_twice(pyf_target *t, uint64_t addr, void *a, void *b, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);

@@ -10,7 +10,7 @@ CPython 3.15 processes.
   uncached snapshot taken at the same stop; the counters must say which
   path was taken.
 - targets/aba_chains.py alternates two disjoint call chains in a tight loop;
-  10,000 cached samples of it while it runs must never mix them.
+  30,000 samples, cached and uncached, of it while it runs must never mix them.
 - With the cache on, the only bytes that change in a stopped target are the
   anchor words of its thread states; read-only mode changes nothing.
 """
@@ -206,7 +206,7 @@ def test_chains_never_mix(pyframes, cache):
         assert proc.stdout.readline() == b"ready\n"
         with pyframes.attach(proc.pid, cache=cache) as target:
             mixed, failed, seen = [], 0, set()
-            for _ in range(10000):
+            for _ in range(30000):
                 [thread] = list(target.snapshot().threads())
                 if not thread.complete:
                     failed += 1
@@ -219,7 +219,7 @@ def test_chains_never_mix(pyframes, cache):
                 seen.add(tuple(names))
             stats = target.stats()
         assert not mixed, mixed[:5]
-        assert failed < 500, failed
+        assert failed < 1500, failed  # under 5 %
         assert ("a_leaf", "a_parent", "main", "<module>") in seen
         assert ("b_leaf", "b_parent", "main", "<module>") in seen
         if cache:
