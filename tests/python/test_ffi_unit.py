@@ -543,6 +543,10 @@ def _c_snapshot():
     return snap, table, keep
 
 
+def _table_fields(table):
+    return target_module._TABLE_FORMAT.unpack_from(memoryview(table).cast("B"))
+
+
 def _bare_target(pid):
     """A Target without a library: only its conversion is used."""
     target = object.__new__(pyframes.Target)
@@ -555,7 +559,7 @@ def _bare_target(pid):
 def test_convert_c_snapshot_to_model():
     snap, table, keep = _c_snapshot()
     target = _bare_target(77)  # no library: only _convert
-    result = target._convert(ctypes.pointer(snap), table)
+    result = target._convert(ctypes.pointer(snap), _table_fields(table))
     assert result.pid == 77 and result.python.minor == 14
     assert [i.id for i in result.interpreters] == [0, 3]
     assert [i.addr for i in result.interpreters] == [0xA000, 0xB000]
@@ -601,7 +605,7 @@ def test_convert_tolerates_out_of_range_indices():
     for i in range(3):
         snap.threads[i].failure = None
     target = _bare_target(None)
-    result = target._convert(ctypes.pointer(snap), table)
+    result = target._convert(ctypes.pointer(snap), _table_fields(table))
     threads = list(result.threads())
     assert len(threads) == 3
     assert len(threads[0].frames) == 4

@@ -97,11 +97,8 @@ def _sample(args, out):
         sampler = sampling.Sampler(target, threads="all" if args.all else "main")
         progress = report.progress_line(sys.stderr) if sys.stderr.isatty() else None
         try:
-            try:
-                profile = sampling.run(sampler, duration=args.duration, rate=args.rate,
-                                     progress=progress)
-            except KeyboardInterrupt:
-                profile = sampler.profile()
+            profile = sampling.run(sampler, duration=args.duration, rate=args.rate,
+                                   progress=progress)
             if progress is not None:
                 progress.done()
             report.write_outputs(profile, args, title="pid %d" % args.pid)

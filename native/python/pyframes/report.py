@@ -110,46 +110,43 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
     return "\n".join(lines) + "\n"
 
 
-class count_line(object):
-    """``label: i/n samples`` rewritten in place at most four times a
-    second (py-sample in a terminal); :meth:`done` clears it."""
-
-    def __init__(self, stream, label):
-        self.stream = stream
-        self.label = label
-        self.shown = 0.0
-        self.width = 0
-
-    def __call__(self, done, total):
-        now = time.monotonic()
-        if total > 1 and (now - self.shown > 0.25 or done == total):
-            self.shown = now
-            text = "%s: %d/%d samples" % (self.label, done, total)
-            self.width = max(self.width, len(text))
-            self.stream.write("\r" + text)
-            self.stream.flush()
-
-    def done(self):
-        if self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
-
-
-class progress_line(object):
-    """A one-line progress display rewritten in place (for a terminal)."""
+class _Line(object):
+    """One line of a terminal rewritten in place; :meth:`done` clears it."""
 
     def __init__(self, stream):
         self.stream = stream
         self.width = 0
 
-    def __call__(self, samples, failed, elapsed):
-        rate = samples / elapsed if elapsed > 0 else 0.0
-        text = "sampling: %d samples, %.0f/s, %d failed" % (samples, rate, failed)
+    def show(self, text):
         self.stream.write("\r" + text.ljust(self.width))
         self.stream.flush()
-        self.width = len(text)
+        self.width = max(self.width, len(text))
 
     def done(self):
         if self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
+
+
+class count_line(_Line):
+    """``label: i/n samples``, at most four times a second (py-sample)."""
+
+    def __init__(self, stream, label):
+        _Line.__init__(self, stream)
+        self.label = label
+        self.shown = 0.0
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        if total > 1 and (now - self.shown > 0.25 or done == total):
+            self.shown = now
+            self.show("%s: %d/%d samples" % (self.label, done, total))
+
+
+class progress_line(_Line):
+    """``sampling: N samples, R/s, F failed`` (python3 -m pyframes sample;
+    sampling.run calls it about four times a second)."""
+
+    def __call__(self, samples, failed, elapsed):
+        rate = samples / elapsed if elapsed > 0 else 0.0
+        self.show("sampling: %d samples, %.0f/s, %d failed" % (samples, rate, failed))

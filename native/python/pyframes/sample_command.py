@@ -15,8 +15,7 @@ import time
 
 from . import report, sampling
 from .adapter import ask
-from .errors import CommandError
-from .options import HelpRequested, _Parser, parse_arguments, positive_int
+from .options import _Parser, positive_int
 
 __all__ = ["SampleCommand", "describe"]
 
@@ -99,16 +98,8 @@ class SampleCommand(object):
 
     def run(self, argument_string, adapter, progress=None):
         """One invocation; returns the summary text."""
-        try:
-            options = parse_arguments(self.parser, argument_string)
-        except HelpRequested as h:
-            return h.text if h.text.endswith("\n") else h.text + "\n"
-        try:
-            return self._run(options, adapter, progress)
-        except CommandError:
-            raise
-        except Exception as e:
-            raise CommandError(self.session._translate(e, adapter))
+        return self.session.run_parsed(self.parser, argument_string, adapter,
+                                       lambda options: self._run(options, adapter, progress))
 
     def _run(self, options, adapter, progress):
         threads = "all" if options.all else "main"
@@ -116,7 +107,7 @@ class SampleCommand(object):
             self.profile = sampling.Profile()
             self.library_time = self.debugger_time = 0.0
         self.threads = threads
-        cached, kind = self.session._get_target(adapter, "auto")
+        cached, _ = self.session._get_target(adapter, "auto")
         target = cached.target
         live = bool(ask(adapter.is_live))
         mode = False if options.no_cache else ("read-only" if options.read_only else True)
@@ -130,7 +121,7 @@ class SampleCommand(object):
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all")
         # the process is expected to run between samples: its changes are
         # checked by the library, the session does not flush for them
-        self.session.sampling = True
+        self.session.begin_sampling()
         before = target.stats()
         started = time.monotonic()
         try:

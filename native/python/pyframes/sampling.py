@@ -8,17 +8,13 @@ for that, which keeps the table alive).
 """
 
 import array
-import struct
 import time
 
 from . import _abi, errors
 from .errors import PyframesError
+from .target import (FrameTable, _SNAPSHOT_FORMAT as _SNAPSHOT, _TABLE_FORMAT as _TABLE,
+                     _THREAD_FORMAT as _THREAD)
 
-_SNAPSHOT = struct.Struct("@IIIIPPPIIII")
-_THREAD = struct.Struct("@QQQIIIIiIP")
-_RECORD = struct.Struct("@QqPPiiiiII")
-_KEY = struct.Struct("@QII")
-_TABLE = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layout
 _MAX_TABLES = 16
 
 
@@ -219,11 +215,11 @@ class Sampler(object):
         holder, holder_ref = self._holders.pop(table_id)
         lib = self.target._lib
         try:
-            table = _abi.pyf_frame_table()
-            table.struct_size = _abi.ctypes.sizeof(table)
-            if lib.pyf_snapshot_table(holder, _abi.ctypes.byref(table)) != 0:
+            if lib.pyf_snapshot_table(holder, self._table_ref) != 0:
                 raise PyframesError(errors.PYF_EINVAL, "pyf_snapshot_table failed")
-            frames = _table_frames(table)
+            names = FrameTable()
+            names.update(_TABLE.unpack_from(self._table_view))
+            frames = [(f.function, f.filename, f.line) for f in names.frames]
             stacks = self._profile.stacks
             for key in [k for k in self._counts if k[0] == table_id]:
                 count = self._counts.pop(key)
@@ -260,56 +256,36 @@ def _main_thread(rows):
     return first_interp[-1:]
 
 
-def _table_frames(table):
-    """Per key of a pyf_frame_table: (function, filename, line)."""
-    ctypes = _abi.ctypes
-    records = []
-    if table.nrecords and table.records:
-        raw = ctypes.string_at(ctypes.addressof(table.records.contents),
-                               table.nrecords * _RECORD.size)
-        text = {}
-
-        def s(ptr):
-            v = text.get(ptr)
-            if v is None:
-                v = text[ptr] = ctypes.string_at(ptr).decode("utf-8", "replace") if ptr else ""
-            return v
-        for (_, _, fn, fname, line, _, _, _, _, _) in _RECORD.iter_unpack(raw):
-            records.append((s(fn), s(fname), line if line >= 0 else None))
-    frames = []
-    if table.nkeys and table.keys:
-        raw = ctypes.string_at(ctypes.addressof(table.keys.contents), table.nkeys * _KEY.size)
-        for (_, record, _) in _KEY.iter_unpack(raw):
-            frames.append(records[record] if record < len(records) else ("???", "", None))
-    return frames
-
-
 def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
         clock=time.monotonic):
     """Sample until ``duration`` seconds or ``count`` samples (at least one
-    of them); ``rate`` samples per second (0: as fast as possible).
+    of them), or Ctrl-C; ``rate`` samples per second (0: as fast as possible).
     ``progress(samples, failed, elapsed)`` is called about 4 times a second."""
     start = clock()
     interval = 1.0 / rate if rate else 0.0
     next_at = start
     last_report = start
     n = 0
-    while True:
-        now = clock()
-        if duration is not None and now - start >= duration:
-            break
-        if count is not None and n >= count:
-            break
-        if interval and now < next_at:
-            time.sleep(next_at - now)
-        sampler.sample()
-        n += 1
-        next_at += interval
-        if interval and next_at < clock() - interval:
-            next_at = clock()  # fell behind: do not burst to catch up
-        if progress is not None and clock() - last_report >= 0.25:
-            last_report = clock()
-            progress(sampler._profile.samples, sampler._profile.failed, last_report - start)
+    try:
+        while True:
+            now = clock()
+            if duration is not None and now - start >= duration:
+                break
+            if count is not None and n >= count:
+                break
+            if interval and now < next_at:
+                time.sleep(next_at - now)
+            sampler.sample()
+            n += 1
+            next_at += interval
+            if interval and next_at < clock() - interval:
+                next_at = clock()  # fell behind: do not burst to catch up
+            if progress is not None and clock() - last_report >= 0.25:
+                last_report = clock()
+                progress(sampler._profile.samples, sampler._profile.failed,
+                         last_report - start)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C ends the sampling; the profile so far is kept
     prof = sampler.profile()
     prof.duration = clock() - start
     return prof

@@ -84,6 +84,10 @@ class Session(object):
             except Exception:
                 pass
 
+    def begin_sampling(self):
+        """py-sample starts running the process between its samples."""
+        self.sampling = True
+
     def end_sampling(self):
         """py-sample is done with its target: a reset asked for meanwhile
         happens now."""
@@ -215,12 +219,19 @@ class Session(object):
 
         Raises CommandError (or UsageError) with the message to show.
         """
+        return self.run_parsed(self.parser, argument_string, adapter,
+                               lambda options: self._run(options, adapter))
+
+    def run_parsed(self, parser, argument_string, adapter, body):
+        """Parse argument_string with parser and return body(options), the
+        text to print; help is that text, and every failure a CommandError
+        (or UsageError) with the message to show (py-sample uses it too)."""
         try:
-            options = parse_arguments(self.parser, argument_string)
+            options = parse_arguments(parser, argument_string)
         except HelpRequested as h:
             return h.text if h.text.endswith("\n") else h.text + "\n"
         try:
-            return self._run(options, adapter)
+            return body(options)
         except CommandError:
             raise
         except Exception as e:

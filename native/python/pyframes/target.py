@@ -320,7 +320,7 @@ class Target:
             rc = lib.pyf_snapshot_table(out, table_ref)
             if rc != 0:
                 raise error_from_code(rc, "pyf_snapshot_table")
-            return self._convert(out, table)
+            return self._convert(out, _TABLE_FORMAT.unpack_from(self._table_view))
         except BaseException:
             self._table.forget_lists()
             raise
@@ -348,18 +348,15 @@ class Target:
         req = cache[(native_tid, max_depth, limit)] = ffi.ctypes.pointer(raw)
         return req
 
-    def _convert(self, snap, table):
-        """Copy a pyf_snapshot (by pointer) and its pyf_frame_table into
-        model objects (the snapshot is freed afterwards; the Frame objects
-        stay in the target's FrameTable)."""
+    def _convert(self, snap, fields):
+        """Copy a pyf_snapshot (by pointer) and its pyf_frame_table (its
+        fields, as _TABLE_FORMAT unpacks them) into model objects (the
+        snapshot is freed afterwards; the Frame objects stay in the
+        target's FrameTable)."""
         string_at = _abi.ctypes.string_at
         # the header's counts and array addresses, in one copy
         (ninterps, nthreads, nframes, _, cinterps_at, cthreads, cframes,
          _, _, _, _) = _SNAPSHOT_FORMAT.unpack(string_at(snap, _SNAPSHOT_FORMAT.size))
-        outs = self.__dict__.get("_outs")
-        fields = _TABLE_FORMAT.unpack_from(
-            self._table_view if outs is not None and table is outs[2]
-            else memoryview(table).cast("B"))
         ft = self._table
         ft.update(fields)
         keys_at = fields[5]
