@@ -353,6 +353,9 @@ typedef struct pyf_snapshot {
 
 /* pyf_snapshot_request.flags */
 #define PYF_SNAP_ONE_THREAD 0x01u /* only the thread whose native id is native_tid */
+/* also every asyncio task of every interpreter (CPython 3.14+; see
+ * "asyncio tasks"), whichever threads are walked */
+#define PYF_SNAP_TASKS 0x02u
 
 typedef struct pyf_snapshot_request {
     uint32_t struct_size;       /* = sizeof(pyf_snapshot_request) */
@@ -439,6 +442,85 @@ typedef struct pyf_frame_table {
  * struct_size below PYF_FRAME_TABLE_SIZE_V0. */
 PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
 
+/* ==== asyncio tasks (CPython 3.14+) =======================================
+ * CPython 3.14+ publishes the layout of its asyncio tasks in the section
+ * .AsyncioDebug (the symbol _AsyncioDebug): in the _asyncio extension
+ * module on 3.14 (mapped once asyncio is imported), in the python
+ * executable or libpython on 3.15.  A PID target finds it itself in
+ * /proc/PID/maps; a debugger gives its address (the symbol, or
+ * pyf_elf_find_asyncio on its loaded files) with pyf_target_set_asyncio.
+ * Every size and offset of that table is checked before use.
+ * A snapshot taken with PYF_SNAP_TASKS then holds every task: those on each
+ * thread state's list (tasks created in that thread), then those on each
+ * interpreter's list (tasks whose thread has exited).  Each task's
+ * coroutine stack is its coroutine's frame, then the frame of the
+ * coroutine (or async generator, through asend/athrow) it awaits, and so
+ * on: the frames are appended to pyf_snapshot.frames after the threads',
+ * as keys and records of the same frame table.  Lists, chains and sets
+ * are bounded and checked for cycles: a broken list ends with the tasks
+ * read so far and the list's error. */
+
+/* pyf_task.state: the future state, where the layout tells */
+#define PYF_TASK_PENDING 0u
+#define PYF_TASK_CANCELLED 1u
+#define PYF_TASK_FINISHED 2u
+#define PYF_TASK_STATE_UNKNOWN 3u
+
+/* pyf_task.flags */
+#define PYF_TASK_RUNNING 0x01u       /* the running task of its thread */
+#define PYF_TASK_THREAD_GONE 0x02u   /* on an interpreter's list: its thread exited */
+#define PYF_TASK_NAME_NOT_STR 0x04u  /* the name object is not a str (shown as str() would) */
+
+typedef struct pyf_task {
+    uint64_t task_addr;        /* the Task object (its id) */
+    uint64_t coro_addr;        /* its coroutine, 0 when none */
+    uint64_t tstate_addr;      /* the thread state whose list holds it, 0 if none */
+    uint64_t thread_id;        /* that thread's threading.get_ident(), 0 if none */
+    uint64_t native_thread_id; /* its OS thread id, 0 if none */
+    int64_t interp_id;         /* the interpreter whose state holds it */
+    const char *name;          /* UTF-8, never NULL; "Task-N" for unnamed tasks */
+    uint32_t state;            /* PYF_TASK_PENDING ... */
+    uint32_t flags;            /* PYF_TASK_* */
+    uint32_t first_frame;      /* its coroutine stack: pyf_snapshot.frames */
+    uint32_t nframes;          /* [first_frame, first_frame + nframes), innermost first */
+    uint32_t first_awaiter;    /* the tasks awaiting it: pyf_task_list.awaited_by */
+    uint32_t nawaiters;        /* [first_awaiter, first_awaiter + nawaiters) */
+    int32_t error;             /* why its stack or awaiters are cut short, else 0 */
+    uint32_t reserved;
+    const pyf_failure *failure; /* NULL when error == 0; owned by the snapshot */
+} pyf_task;
+#define PYF_TASK_SIZE 96u
+
+typedef struct pyf_task_list {
+    uint32_t struct_size;      /* = sizeof(pyf_task_list), set by the caller */
+    /* 0, or why no task could be read at all: PYF_ENOTSUP (CPython 3.13,
+     * asyncio never imported, its offsets not located), PYF_EOFFSETS (the
+     * table failed validation); also when the snapshot was not asked for
+     * tasks */
+    int32_t status;
+    const pyf_task *tasks;     /* [ntasks] */
+    const uint64_t *awaited_by; /* task addresses */
+    uint32_t ntasks, nawaited_by;
+    uint32_t task_size;        /* stride: PYF_TASK_SIZE */
+    /* the first list that was cut short (a broken link, a cycle, a bound),
+     * else 0; its tasks read before the break are there */
+    int32_t list_error;
+    /* why status or list_error; NULL when both are 0.  Owned by the
+     * snapshot. */
+    const pyf_failure *failure;
+} pyf_task_list;
+#define PYF_TASK_LIST_SIZE_V0 48u
+
+/* The tasks of snapshot s.  PYF_EINVAL for NULL arguments or a struct_size
+ * below PYF_TASK_LIST_SIZE_V0. */
+PYF_API int pyf_snapshot_tasks(const pyf_snapshot *s, pyf_task_list *out);
+
+/* Where the asyncio debug offsets of the target are (0 forgets them).
+ * Returns PYF_ENOTSUP on CPython 3.13, PYF_EFAULT when unreadable,
+ * PYF_EOFFSETS when the table fails validation (detail in
+ * pyf_target_failure). */
+PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
+
 /* ==== Helpers for debuggers ============================================= */
 
 /* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
@@ -516,6 +598,11 @@ PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
  * PYF_ECORRUPT for a malformed ELF. */
 PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
                                     uint64_t *found);
+/* The same for the section .AsyncioDebug (the asyncio debug offsets of
+ * CPython 3.14+: in the _asyncio module on 3.14, in python/libpython on
+ * 3.15). */
+PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
+                                 uint64_t *found);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /*
- * elf.c - find the .PyRuntime section of a python executable or libpython.
+ * elf.c - find a section (.PyRuntime, .AsyncioDebug) of a python
+ * executable, libpython or extension module.
  *
  * The file is untrusted: every header field is checked against the file size
  * with overflow-safe arithmetic, tables are read with pread into buffers of
@@ -16,8 +17,6 @@
 
 #include "elf.h"
 #include "internal.h"
-
-#define SECTION_NAME ".PyRuntime"
 
 #define EHDR_SIZE 64u
 #define SHDR_SIZE 64u
@@ -145,10 +144,10 @@ static int read_shdr0(const elf_file *f, shdr *s0)
     return rc;
 }
 
-static int find_section(elf_file *f, uint64_t *sh_addr)
+static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64_t *sh_size)
 {
     uint8_t *table = NULL, *names = NULL;
-    const size_t want = sizeof SECTION_NAME; /* includes the NUL */
+    const size_t want = strlen(name) + 1; /* includes the NUL */
     uint64_t bytes;
     shdr s, strtab;
     int rc;
@@ -205,8 +204,9 @@ static int find_section(elf_file *f, uint64_t *sh_addr)
         decode_shdr(table + i * f->shentsize, &s);
         if (s.name >= strtab.size || strtab.size - s.name < want)
             continue;
-        if (memcmp(names + s.name, SECTION_NAME, want) == 0) {
+        if (memcmp(names + s.name, name, want) == 0) {
             *sh_addr = s.addr;
+            *sh_size = s.size;
             rc = PYF_OK;
             break;
         }
@@ -254,14 +254,15 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     return PYF_ECORRUPT;
 }
 
-int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
+int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
+                             uint64_t *sh_size, uint64_t *load_vaddr)
 {
     elf_file f;
     struct stat st;
-    uint64_t addr = 0, load = 0;
+    uint64_t addr = 0, size = 0, load = 0;
     int rc;
 
-    if (fd < 0 || sh_addr == NULL || load_vaddr == NULL)
+    if (fd < 0 || name == NULL || sh_addr == NULL || load_vaddr == NULL)
         return PYF_EINVAL;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
         return PYF_EIO;
@@ -271,7 +272,7 @@ int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
     rc = read_header(&f);
     if (rc != PYF_OK)
         return rc;
-    rc = find_section(&f, &addr);
+    rc = find_section(&f, name, &addr, &size);
     if (rc != PYF_OK)
         return rc;
     rc = first_load(&f, &load);
@@ -280,11 +281,14 @@ int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
     if (addr < load)
         return PYF_ECORRUPT; /* the section lies below the image */
     *sh_addr = addr;
+    if (sh_size != NULL)
+        *sh_size = size;
     *load_vaddr = load;
     return PYF_OK;
 }
 
-int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_vaddr)
+int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
+                          uint64_t *sh_size, uint64_t *load_vaddr)
 {
     int fd, rc;
 
@@ -294,20 +298,31 @@ int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return PYF_EIO;
-    rc = pyf__elf_find_pyruntime_fd(fd, sh_addr, load_vaddr);
+    rc = pyf__elf_find_section_fd(fd, name, sh_addr, sh_size, load_vaddr);
     close(fd);
     return rc;
 }
 
-PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
-                                    uint64_t *found)
+int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
+{
+    return pyf__elf_find_section_fd(fd, PYF__SECTION_RUNTIME, sh_addr, NULL, load_vaddr);
+}
+
+int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_vaddr)
+{
+    return pyf__elf_find_section(path, PYF__SECTION_RUNTIME, sh_addr, NULL, load_vaddr);
+}
+
+/* map_start + the section's offset from the image's first PT_LOAD. */
+static int section_in_map(const char *path, const char *name, uint64_t map_start,
+                          uint64_t *found)
 {
     uint64_t sh_addr, load, delta;
     int rc;
 
     if (path == NULL || found == NULL)
         return PYF_EINVAL;
-    rc = pyf__elf_find_pyruntime(path, &sh_addr, &load);
+    rc = pyf__elf_find_section(path, name, &sh_addr, NULL, &load);
     if (rc != PYF_OK)
         return rc;
     delta = sh_addr - load;
@@ -315,4 +330,14 @@ PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
         return PYF_ECORRUPT;
     *found = map_start + delta;
     return PYF_OK;
+}
+
+PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start, uint64_t *found)
+{
+    return section_in_map(path, PYF__SECTION_RUNTIME, map_start, found);
+}
+
+PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start, uint64_t *found)
+{
+    return section_in_map(path, PYF__SECTION_ASYNCIO, map_start, found);
 }

@@ -19,6 +19,15 @@
  * (not ELF, truncated or inconsistent headers), PYF_EIO (cannot open or
  * read), PYF_ENOMEM.  Reads only bounded pieces with pread; never crashes on
  * malformed input. */
+#define PYF__SECTION_RUNTIME ".PyRuntime"
+#define PYF__SECTION_ASYNCIO ".AsyncioDebug"
+
+/* The section called name (see above; *sh_size, which may be NULL, gets
+ * its size). */
+int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
+                          uint64_t *sh_size, uint64_t *load_vaddr);
+int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
+                             uint64_t *sh_size, uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
                             uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);

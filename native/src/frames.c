@@ -187,16 +187,6 @@ static const uint8_t *find_in_chunks(const pyf__chunk_list *cl, uint64_t addr,
 
 /* ---- the walk ------------------------------------------------------------- */
 
-/* Index in code units of the instruction at ip, for bytecode at base; -1
- * just before the first instruction, INT64_MAX when ip is nowhere near. */
-static int64_t code_index(uint64_t ip, uint64_t base)
-{
-    if (ip < base)
-        return base - ip <= 2 ? -1 : INT64_MAX;
-    uint64_t d = (ip - base) / 2;
-    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
-}
-
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      const pyf__sink *sink, uint32_t *more)
 {
@@ -341,7 +331,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     }
                     int64_t instr = INT64_MIN;
                     if (code != NULL)
-                        instr = code_index(ip, exe + o->code.co_code_adaptive);
+                        instr = pyf__code_index(ip, exe + o->code.co_code_adaptive);
                     uint32_t flags = 0;
                     if (owner == o->owner_generator)
                         flags |= PYF_FRAME_GENERATOR;

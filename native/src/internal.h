@@ -29,6 +29,8 @@ _Static_assert(PYF_READER_SIZE_V0 == offsetof(pyf_reader, arg) + sizeof(void *),
 _Static_assert(PYF_OPTIONS_SIZE_V0 == sizeof(pyf_options), "pyf_options");
 _Static_assert(PYF_SNAPSHOT_REQUEST_SIZE_V0 == sizeof(pyf_snapshot_request),
                "pyf_snapshot_request");
+_Static_assert(sizeof(pyf_task) == PYF_TASK_SIZE, "pyf_task is frozen");
+_Static_assert(PYF_TASK_LIST_SIZE_V0 == sizeof(pyf_task_list), "pyf_task_list");
 _Static_assert(PYF_LOCATE_REQUEST_SIZE_V0 == sizeof(pyf_locate_request),
                "pyf_locate_request");
 _Static_assert(PYF_RUNTIME_LOCATION_SIZE_V0 == sizeof(pyf_runtime_location),
@@ -73,6 +75,10 @@ void pyf__pid_reader_destroy(pyf_reader *r);
  * pyf_runtime_probe. */
 int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                           char *err, size_t errlen);
+/* The .AsyncioDebug section of the first mapped python file (basename
+ * containing "python", which includes _asyncio.cpython-*.so) that has
+ * one.  PYF_ENOTSUP when none has. */
+int pyf__pid_find_asyncio(int pid, uint64_t *found, char *err, size_t errlen);
 
 /* ==== _Py_DebugOffsets (offsets.c) ======================================== */
 
@@ -114,6 +120,10 @@ typedef struct pyf__offsets {
             compactunicodeobject_size;
     } unicode;
     struct { uint64_t size, gi_name, gi_iframe, gi_frame_state; } gen;
+    /* used by the asyncio reader (tasks.c), which checks them itself */
+    struct { uint64_t size, used, table, mask; } set;
+    struct { uint64_t size, lv_tag, ob_digit; } lng;
+    struct { uint64_t next; } llist;
 
     /* Semantics that differ by version, decided once at decode. */
     uint64_t tag_mask;        /* ~0 (3.13) or ~3 (3.14+) */
@@ -369,6 +379,30 @@ void pyf__prefetch_free(pyf__prefetch *p);
  * snapshot); NULL otherwise.  Valid until the snapshot ends. */
 const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len);
 
+/* ==== asyncio tasks (tasks.c) ============================================ */
+typedef struct pyf__asyncio {
+    uint64_t addr;           /* the table, 0 until located */
+    struct {
+        uint64_t size, name, awaited_by, is_task, awaited_by_is_set, coro, node;
+        uint64_t state;      /* fut_state, PYF__ABSENT when the layout does not tell */
+    } task;
+    struct { uint64_t size, tasks_head; } interp;
+    struct { uint64_t size, running_loop, running_task, tasks_head; } thread;
+    pyf__addrmap kinds;      /* type address -> what it is (tasks.c) */
+} pyf__asyncio;
+
+/* A snapshot's tasks (held by the snapshot). */
+typedef struct pyf__tasks {
+    pyf_task *v;
+    uint32_t n, cap;
+    uint64_t *awaited;
+    uint32_t nawaited, cap_awaited;
+    int status, list_error;
+    const pyf_failure *failure;
+} pyf__tasks;
+void pyf__tasks_free(pyf__tasks *ts);
+void pyf__asyncio_free(pyf__asyncio *a);
+
 /* ==== the target ========================================================= */
 
 struct pyf_target {
@@ -404,6 +438,7 @@ struct pyf_target {
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
     uint64_t not_code_type_addr; /* last type found not to be "code" */
+    pyf__asyncio asyncio;
 };
 
 /* ==== reads (read.c) ======================================================
@@ -516,6 +551,8 @@ typedef struct pyf__sink {
      * frames were counted past keep_frames */
     int (*thread_end)(void *ctx, int rc, const pyf_failure *f, uint32_t more);
     int (*interp)(void *ctx, uint64_t addr, int64_t id);
+    /* reverse the order of the frames from index first to the last */
+    void (*reverse)(void *ctx, uint32_t first);
 } pyf__sink;
 
 typedef struct pyf__thread_walk {
@@ -548,6 +585,16 @@ static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk
     w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
 }
 
+/* Index in code units of the instruction at ip, for bytecode at base; -1
+ * just before the first instruction, INT64_MAX when ip is nowhere near. */
+static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
+{
+    if (ip < base)
+        return base - ip <= 2 ? -1 : INT64_MAX;
+    uint64_t d = (ip - base) / 2;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the sink took the rest at stop_at, else
  * the reason (detail in t->err).  *more is the number of frames counted
@@ -573,5 +620,13 @@ int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **
                         uint32_t *n, bool *entry_from_c);
 /* After a snapshot of every thread: entries of threads not seen are dropped. */
 void pyf__cache_sweep(pyf_target *t);
+
+/* asyncio tasks (tasks.c). */
+/* Read every task.  Coroutine frames go to sink->frame (the snapshot
+ * appends them; *nframes is its count of frames).  Strings and failures
+ * are allocated in arena.  Only PYF_ENOMEM fails the call: the rest is
+ * data (ts->status, list_error, each task's error). */
+int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframes,
+                    pyf__arena *arena, pyf__tasks *ts);
 
 #endif /* PYFRAMES_INTERNAL_H */

@@ -240,7 +240,14 @@ static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
     X(gen, size, "gen_object.size", NONE, 0)                                  \
     X(gen, gi_name, "gen_object.gi_name", NONE, 0)                            \
     X(gen, gi_iframe, "gen_object.gi_iframe", NONE, 0)                        \
-    X(gen, gi_frame_state, "gen_object.gi_frame_state", NONE, 0)
+    X(gen, gi_frame_state, "gen_object.gi_frame_state", NONE, 0)             \
+    X(set, size, "set_object.size", NONE, 0)                                  \
+    X(set, used, "set_object.used", NONE, 0)                                  \
+    X(set, table, "set_object.table", NONE, 0)                                \
+    X(set, mask, "set_object.mask", NONE, 0)                                  \
+    X(lng, size, "long_object.size", NONE, 0)                                 \
+    X(lng, lv_tag, "long_object.lv_tag", NONE, 0)                             \
+    X(lng, ob_digit, "long_object.ob_digit", NONE, 0)
 
 #define SECTION_MAX (1u << 20)
 
@@ -423,6 +430,7 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->sec.member = slot(l, raw, name);
     USED_FIELDS(DECODE)
 #undef DECODE
+    off->llist.next = slot(l, raw, "llist_node.next"); /* a section without a size */
 
     /* PyCompactUnicodeObject adds utf8_length and utf8 (16 bytes) to
      * PyASCIIObject; 3.15 publishes its size, earlier versions do not. */

@@ -657,3 +657,39 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
     maps_free(&m);
     return rc;
 }
+
+/* ==== the asyncio debug offsets of a PID ================================== */
+
+int pyf__pid_find_asyncio(int pid, uint64_t *found, char *err, size_t errlen)
+{
+    maps m;
+    int rc;
+
+    memset(&m, 0, sizeof m);
+    m.pid = pid;
+    rc = read_maps(pid, &m, err, errlen);
+    if (rc == PYF_OK) {
+        rc = PYF_ENOTSUP;
+        pyf__fmt(err, errlen, "no mapped file of process %d has a .AsyncioDebug "
+                 "section (asyncio not imported yet?)", pid);
+    }
+    for (size_t i = 0; rc == PYF_ENOTSUP && i < m.n; i++) {
+        const pyf_mapping *e = &m.v[i];
+        uint64_t sh_addr = 0, load = 0;
+        int r = PYF_EIO;
+
+        if (e->path == NULL || e->file_offset != 0 || e->open_path == NULL)
+            continue;
+        if (!ends_with(e->path, strlen(e->path), DELETED_SUFFIX))
+            r = pyf__elf_find_section(e->path, PYF__SECTION_ASYNCIO, &sh_addr, NULL, &load);
+        if (r == PYF_EIO)
+            r = pyf__elf_find_section(e->open_path, PYF__SECTION_ASYNCIO, &sh_addr, NULL,
+                                      &load);
+        if (r == PYF_OK && sh_addr - load <= UINT64_MAX - e->start) {
+            *found = e->start + (sh_addr - load);
+            rc = PYF_OK;
+        }
+    }
+    maps_free(&m);
+    return rc;
+}

@@ -31,6 +31,9 @@ typedef struct snap {
      * in the last snapshot (guess[g_first, g_first + g_n)) */
     uint32_t t_first, g_first, g_n;
     bool g_found;             /* the thread state was in the last snapshot */
+    bool in_tasks;            /* frames of asyncio tasks, not of a thread */
+    bool tasks_asked;         /* PYF_SNAP_TASKS */
+    pyf__tasks tasks;
     pyf_target *t;
 } snap;
 
@@ -175,7 +178,8 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     s->frame_keys[n] = key;
     s->last_record = rec;
     s->pub.nframes = n + 1;
-    s->threads[s->pub.nthreads - 1].nframes++;
+    if (!s->in_tasks)
+        s->threads[s->pub.nthreads - 1].nframes++;
     s->t->stats.frames++;
     s->t->stats.frames_from_memory++;
     return PYF_OK;
@@ -201,6 +205,19 @@ static int append_cached(snap *s, const uint32_t *keys, const pyf_frame *frames,
 }
 
 static int on_mark_entry(void *ctx);
+
+static void on_reverse(void *ctx, uint32_t first)
+{
+    snap *s = ctx;
+    for (uint32_t i = first, j = s->pub.nframes - 1; i < j; i++, j--) {
+        pyf_frame f = s->frames[i];
+        s->frames[i] = s->frames[j];
+        s->frames[j] = f;
+        uint32_t k = s->frame_keys[i];
+        s->frame_keys[i] = s->frame_keys[j];
+        s->frame_keys[j] = k;
+    }
+}
 
 static void on_rollback(void *ctx)
 {
@@ -292,6 +309,7 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s->frames);
     free(s->frame_keys);
     pyf__arena_free(&s->arena);
+    pyf__tasks_free(&s->tasks);
     pyf__table_unref(s->table);
     free(s);
 }
@@ -320,12 +338,22 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
     pyf__sink sink = {s, on_frame, on_mark_entry, on_at_anchor, on_rollback,
-                      on_located, on_thread, on_thread_end, on_interp};
+                      on_located, on_thread, on_thread_end, on_interp, on_reverse};
     pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
     pyf__prefetch_end(t);
     if (rc == PYF_OK && s->table == NULL && (s->table = current_table(t)) == NULL)
         rc = PYF_ENOMEM;
+    if (rc == PYF_OK && req != NULL && (req->flags & PYF_SNAP_TASKS)) {
+        /* after the threads (and outside their prefetch): every task */
+        s->tasks_asked = true;
+        s->in_tasks = true;
+        s->g_n = 0;
+        s->t_first = s->pub.nframes;
+        rc = pyf__tasks_read(t, &sink, &s->pub.nframes, &s->arena, &s->tasks);
+        if (rc != PYF_OK)
+            pyf__fail(t, rc, "out of memory while reading the asyncio tasks");
+    }
     if (rc != PYF_OK) {
         s->table = NULL; /* not referenced yet */
         pyf_snapshot_free(&s->pub);
@@ -369,4 +397,27 @@ int pyf_snapshot_table(const pyf_snapshot *pub, pyf_frame_table *out)
         .key_size = sizeof(pyf_frame_key),
     };
     return pyf__struct_out(out, PYF_FRAME_TABLE_SIZE_V0, &ft, sizeof ft);
+}
+
+int pyf_snapshot_tasks(const pyf_snapshot *pub, pyf_task_list *out)
+{
+    if (pub == NULL || out == NULL)
+        return PYF_EINVAL;
+    const snap *s = (const snap *)pub;
+    static const pyf_failure not_asked = {
+        .code = PYF_ENOTSUP,
+        .detail = "the snapshot was taken without PYF_SNAP_TASKS",
+    };
+    pyf_task_list tl = {
+        .struct_size = sizeof tl,
+        .status = s->tasks_asked ? s->tasks.status : PYF_ENOTSUP,
+        .tasks = s->tasks.v,
+        .awaited_by = s->tasks.awaited,
+        .ntasks = s->tasks.n,
+        .nawaited_by = s->tasks.nawaited,
+        .task_size = sizeof(pyf_task),
+        .list_error = s->tasks.list_error,
+        .failure = s->tasks_asked ? s->tasks.failure : &not_asked,
+    };
+    return pyf__struct_out(out, PYF_TASK_LIST_SIZE_V0, &tl, sizeof tl);
 }

@@ -141,6 +141,7 @@ void pyf_target_close(pyf_target *t)
     pyf__cache_clear(&t->cache);
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);
+    pyf__asyncio_free(&t->asyncio);
     if (t->owns_pid_reader)
         pyf__pid_reader_destroy(&t->reader);
     free(t);

@@ -23,6 +23,8 @@ __all__ = [
     "pyf_record",
     "pyf_frame_key",
     "pyf_frame_table",
+    "pyf_task",
+    "pyf_task_list",
     "STRUCTURES",
     "decode",
 ]
@@ -50,6 +52,15 @@ PYF_THREAD_MAIN = 0x08
 PYF_THREAD_SAME_FRAMES = 0x10
 
 PYF_SNAP_ONE_THREAD = 0x01
+PYF_SNAP_TASKS = 0x02
+
+PYF_TASK_PENDING = 0
+PYF_TASK_CANCELLED = 1
+PYF_TASK_FINISHED = 2
+PYF_TASK_STATE_UNKNOWN = 3
+PYF_TASK_RUNNING = 0x01
+PYF_TASK_THREAD_GONE = 0x02
+PYF_TASK_NAME_NOT_STR = 0x04
 
 PYF_CACHE_OFF = 0
 PYF_CACHE_ON = 1
@@ -302,6 +313,41 @@ class pyf_snapshot_request(ctypes.Structure):
     ]
 
 
+class pyf_task(ctypes.Structure):
+    _fields_ = [
+        ("task_addr", c_uint64),
+        ("coro_addr", c_uint64),
+        ("tstate_addr", c_uint64),
+        ("thread_id", c_uint64),
+        ("native_thread_id", c_uint64),
+        ("interp_id", c_int64),
+        ("name", c_char_p),
+        ("state", c_uint32),
+        ("flags", c_uint32),
+        ("first_frame", c_uint32),
+        ("nframes", c_uint32),
+        ("first_awaiter", c_uint32),
+        ("nawaiters", c_uint32),
+        ("error", c_int32),
+        ("reserved", c_uint32),
+        ("failure", POINTER(pyf_failure)),
+    ]
+
+
+class pyf_task_list(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("status", c_int32),
+        ("tasks", POINTER(pyf_task)),
+        ("awaited_by", POINTER(c_uint64)),
+        ("ntasks", c_uint32),
+        ("nawaited_by", c_uint32),
+        ("task_size", c_uint32),
+        ("list_error", c_int32),
+        ("failure", POINTER(pyf_failure)),
+    ]
+
+
 #: Every mirrored structure, by its C name (used by the layout test).
 STRUCTURES = {
     cls.__name__: cls
@@ -309,7 +355,7 @@ STRUCTURES = {
                 pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
                 pyf_record, pyf_frame_key, pyf_frame_table,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
-                pyf_runtime_location)
+                pyf_runtime_location, pyf_task, pyf_task_list)
 }
 
 pyf_target_p = c_void_p
@@ -343,6 +389,9 @@ _PROTOTYPES = {
                                           c_uint64, POINTER(c_uint64)]),
     "pyf_elf_find_runtime": (c_int, [c_char_p, c_uint64,
                                         POINTER(c_uint64)]),
+    "pyf_elf_find_asyncio": (c_int, [c_char_p, c_uint64, POINTER(c_uint64)]),
+    "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
+    "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
 }
 
 

@@ -10,6 +10,7 @@ from .errors import PyframesError, UsageError
 from .options import add_stack_options, positive_int
 from .render import format_collapsed, format_json, format_text, process_source
 from .session import select_thread
+from . import taskview
 from . import report, sampling
 
 PROG = "pyframes"
@@ -116,6 +117,14 @@ def _dump(args, out):
                     max_depth=args.max_depth) as target:
         # text keeps --limit frames per thread and has the rest counted
         walk = {} if args.json or args.collapsed else {"limit": args.limit}
+        tasks = args.tasks or args.table
+        # --tasks alone: the tasks only (the stacks too with --all, --thread
+        # or --json)
+        stacks = not tasks or args.all or args.thread is not None or args.json
+        if tasks:
+            walk["tasks"] = True
+            if not stacks:
+                walk["limit"] = 1
         if args.thread is None:
             snap = target.snapshot(**walk)
         else:
@@ -126,6 +135,12 @@ def _dump(args, out):
                     "id or Python thread id %d" % args.thread)
     if args.json:
         out.write(format_json(snap) + "\n")
+        out.flush()
+        return 0
+    if tasks and not stacks and taskview.tasks_unavailable(snap):
+        return _fail(taskview.tasks_unavailable(snap), 1)
+    if not stacks:
+        pass
     elif args.collapsed:
         for line in format_collapsed(snap):
             out.write(line + "\n")
@@ -134,6 +149,11 @@ def _dump(args, out):
         for line in format_text(snap, limit=args.limit,
                                 show_source=not args.no_source, source=source,
                                 addresses=args.addresses):
+            out.write(line + "\n")
+    if tasks:
+        if stacks:
+            out.write("\n")
+        for line in taskview.format_tasks(snap, table=args.table):
             out.write(line + "\n")
     out.flush()
     return 0

@@ -8,15 +8,17 @@ knows (the symbol, its objfiles and their load addresses, the writable
 ranges) and turns the outcome into a CommandError worded by errors.
 """
 
+import os
 import struct
 
 from . import errors, target
 from .adapter import ask
 from .errors import CommandError
 
-__all__ = ["RUNTIME_SYMBOL", "locate_runtime", "unsupported_message"]
+__all__ = ["RUNTIME_SYMBOL", "locate_asyncio", "locate_runtime", "unsupported_message"]
 
 RUNTIME_SYMBOL = "_PyRuntime"
+ASYNCIO_SYMBOL = "_AsyncioDebug"
 VERSION_SYMBOL = "Py_Version"
 
 
@@ -99,3 +101,23 @@ def locate_runtime(adapter, read=None):
         message = unsupported_message(read, 0, adapter)
         raise CommandError(message or errors.NOT_PYTHON)
     raise CommandError(str(error))
+
+
+def locate_asyncio(adapter):
+    """Where the asyncio debug offsets of CPython 3.14+ are, or None: the
+    .AsyncioDebug section of a loaded file (the _asyncio module on 3.14,
+    python or libpython on 3.15), else the symbol _AsyncioDebug.  The
+    library validates the table when it is given."""
+    for path, start in ask(adapter.objfiles) or []:
+        base = os.path.basename(path or "")
+        if not path or start is None or ("_asyncio" not in base and "python" not in base):
+            continue
+        try:
+            addr = target.elf_runtime_address(path, start, section="asyncio")
+        except errors.PyframesError:
+            addr = None
+        if addr:
+            return addr
+    if getattr(adapter, "cheap_symbol_lookup", True):
+        return ask(adapter.lookup_symbol, ASYNCIO_SYMBOL) or None
+    return None

@@ -16,6 +16,7 @@ __all__ = [
     "Thread",
     "Interpreter",
     "Snapshot",
+    "Task",
     "version_string",
     "FRAME_NAME_TRUNCATED",
     "FRAME_NO_LOCATION",
@@ -160,15 +161,65 @@ class Thread:
     #: Frames of the chain past a snapshot's ``limit``: walked and counted,
     #: not read (0 without a limit).  Not part of the JSON.
     more_frames: int = 0
+    #: The asyncio task the thread is running (snapshots taken with tasks).
+    running_task: Optional["Task"] = None
 
     def to_dict(self):
-        return {
+        d = {
             "thread_id": self.thread_id,
             "native_thread_id": self.native_thread_id,
             "complete": bool(self.complete),
             "holds_gil": self.holds_gil,
             "error": self.error,
             "frames": [f.to_dict() for f in self.frames],
+        }
+        if self.running_task is not None:
+            d["running_task"] = self.running_task.id
+        return d
+
+
+#: Task.state values, by pyf_task.state
+TASK_STATES = ("pending", "cancelled", "finished", "unknown")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One asyncio task (CPython 3.14+)."""
+
+    #: The task's id: the address of its Task object.
+    id: int
+    #: Task.get_name(): "Task-N" for unnamed tasks.
+    name: str
+    #: "pending", "cancelled", "finished", or "unknown".
+    state: str = "unknown"
+    #: The thread whose task list holds it (the thread that created it) as
+    #: threading.get_ident() and its OS id; None when that thread exited.
+    thread_id: Optional[int] = None
+    native_thread_id: Optional[int] = None
+    interpreter_id: Optional[int] = None
+    #: The running task of its thread.
+    running: bool = False
+    #: Its coroutine stack: the awaited coroutine innermost (first), down
+    #: to the task's own coroutine (last).
+    coroutine_stack: List[Frame] = field(default_factory=list)
+    #: Ids of the tasks awaiting it.
+    awaited_by: List[int] = field(default_factory=list)
+    #: Why its stack or awaiters are cut short, else None.
+    error: Optional[str] = None
+    #: Remote address of its coroutine object (0 when none).
+    coro_addr: int = 0
+
+    def to_dict(self):
+        return {
+            "id": self.id,
+            "name": self.name,
+            "thread_id": self.thread_id,
+            "native_thread_id": self.native_thread_id,
+            "state": self.state,
+            "running": bool(self.running),
+            "coroutine_stack": [f.to_dict() for f in self.coroutine_stack],
+            "awaited_by": list(self.awaited_by),
+            "error": self.error,
         }
 
 
@@ -196,6 +247,10 @@ class Snapshot:
     pid: Optional[int]
     python: PythonInfo
     interpreters: List[Interpreter] = field(default_factory=list)
+    #: Every asyncio task, when the snapshot was taken with tasks (else
+    #: None); tasks_error says why there are none or why a list was cut.
+    tasks: Optional[List[Task]] = None
+    tasks_error: Optional[str] = None
 
     def threads(self) -> Iterator[Thread]:
         """All threads of all interpreters, in order."""
@@ -204,11 +259,15 @@ class Snapshot:
 
     def to_dict(self):
         """The JSON document of docs/json-schema.md (``json.dumps``-ready)."""
-        return {
+        d = {
             "pid": self.pid,
             "python": self.python.to_dict(),
             "interpreters": [i.to_dict() for i in self.interpreters],
         }
+        if self.tasks is not None or self.tasks_error is not None:
+            d["tasks"] = [t.to_dict() for t in self.tasks or ()]
+            d["tasks_error"] = self.tasks_error
+        return d
 
 
 def only_threads(snapshot, threads):

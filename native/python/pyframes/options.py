@@ -46,6 +46,15 @@ def add_stack_options(parser, json_group=None):
     parser.add_argument(
         "--no-source", action="store_true",
         help="do not print source lines under the frames")
+    parser.add_argument(
+        "--tasks", action="store_true",
+        help="the asyncio tasks (CPython 3.14+) as a tree: each task, its "
+             "coroutine stack and the tasks it awaits (with --all or --thread "
+             "the thread stacks first; with --json a \"tasks\" list)")
+    parser.add_argument(
+        "--table", action="store_true",
+        help="the asyncio tasks as a table, one row per task and awaiter "
+             "(implies --tasks)")
     return parser
 
 
@@ -173,6 +182,11 @@ packages.  Without options it shows the thread selected in {dbg}.
   --limit N        at most N frames per thread, innermost first
   --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
   --no-source      no source lines
+  --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
+                   its coroutine stack and the tasks it awaits; with --all
+                   or --thread the thread stacks first, each header naming
+                   the task its thread runs; with --json a "tasks" list
+  --table          the asyncio tasks as a table (implies --tasks)
   --reader MODE    auto (default): read a live local process directly, else
                    through {dbg}; pid: force direct reads; debugger: force
                    reads through {dbg} (core files, remote targets)

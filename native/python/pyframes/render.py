@@ -159,6 +159,9 @@ def thread_header(thread):
         parts.append("holds the GIL")
     elif thread.holds_gil is False:
         parts.append("does not hold the GIL")
+    task = getattr(thread, "running_task", None)
+    if task is not None:
+        parts.append('running task "%s" (0x%x)' % (escape(task.name), task.id))
     if not thread.complete:
         reason = thread.error or "frame chain not read to the end"
         parts.append("incomplete: " + escape(reason))

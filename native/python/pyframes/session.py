@@ -19,10 +19,10 @@ debugger's reads.
 import collections
 import dataclasses
 
-from . import _loader, errors, model, render, target as api
+from . import _loader, errors, model, render, taskview, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
 from .errors import CommandError
-from .locate import RUNTIME_SYMBOL, locate_runtime, unsupported_message
+from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime, unsupported_message
 from .options import HelpRequested, build_parser, parse_arguments
 
 __all__ = ["Session"]
@@ -39,6 +39,7 @@ class _Cached(object):
     generation: object
     how: str        # how _PyRuntime was found
     writer: object = None  # DebuggerWrite of a live process the debugger can write
+    asyncio: int = 0       # where its asyncio debug offsets are, once known
 
 
 class Session(object):
@@ -258,8 +259,16 @@ class Session(object):
         # keeps --limit frames and has the rest counted, for "... N more".
         walk = ({"max_depth": options.limit} if options.json
                 else {"limit": options.limit})
+        tasks = options.tasks or options.table
+        if tasks:
+            walk["tasks"] = True
+            if kind == "debugger":
+                self._locate_asyncio(cached, adapter)
+        stacks = options.json or not tasks or options.all or options.thread is not None
 
-        if options.all:
+        if not stacks:
+            snapshot, threads = target.snapshot(limit=1, tasks=True), []
+        elif options.all:
             snapshot = target.snapshot(**walk)
             threads = list(snapshot.threads())
             if not threads:
@@ -269,16 +278,39 @@ class Session(object):
 
         if options.json:
             return render.format_json(snapshot).rstrip("\n") + "\n"
-        source = None
-        if not options.no_source:
-            self._source.refresh()
-            source = self._source
-            if kind == "pid":
-                source = render.process_source(adapter.pid(), fallback=self._source)
-        return render.format_threads_text(
-            threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
-            debugger=adapter.debugger_name, limit=options.limit,
-            show_source=not options.no_source, source=source)
+        if tasks and not stacks and taskview.tasks_unavailable(snapshot):
+            raise CommandError(taskview.tasks_unavailable(snapshot))
+        text = ""
+        if stacks:
+            source = None
+            if not options.no_source:
+                self._source.refresh()
+                source = self._source
+                if kind == "pid":
+                    source = render.process_source(adapter.pid(), fallback=self._source)
+            text = render.format_threads_text(
+                threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
+                debugger=adapter.debugger_name, limit=options.limit,
+                show_source=not options.no_source, source=source)
+        if tasks:
+            text += ("\n" if text else "") + "".join(
+                line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
+        return text
+
+    @staticmethod
+    def _locate_asyncio(cached, adapter):
+        """Tell a debugger-read target where its asyncio debug offsets are
+        (once found; until then each command looks again: 3.14 maps them
+        when asyncio is imported)."""
+        if getattr(cached, "asyncio", None):
+            return
+        addr = locate_asyncio(adapter)
+        if addr:
+            try:
+                cached.target.set_asyncio(addr)
+                cached.asyncio = addr
+            except errors.PyframesError:
+                pass
 
     def _info(self, cached, kind):
         py = cached.target.python

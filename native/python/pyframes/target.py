@@ -13,7 +13,7 @@ import struct
 from . import _abi
 from . import _loader, _readers, errors, model
 from .errors import PyframesError, error_from_code
-from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
+from .model import TASK_STATES, Frame, Interpreter, PythonInfo, Snapshot, Task, Thread
 
 __all__ = [
     "attach",
@@ -102,6 +102,8 @@ _SNAPSHOT_FORMAT = struct.Struct("@IIIIPPPIIII")
 _THREAD_FORMAT = struct.Struct("@QQQIIIIiIP")
 _INTERP_FORMAT = struct.Struct("@QqII")
 _TABLE_FORMAT = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layout
+_TASK_FORMAT = struct.Struct("@QQQQQqPIIIIIIiIP")  # pyf_task
+_TASK_LIST_FORMAT = struct.Struct("@IiPPIIIiP")  # pyf_task_list, its first layout
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
 _GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
 _HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
@@ -193,6 +195,14 @@ class FrameTable:
                 frames = list(map(self.frames.__getitem__, keys))
         self._lists[tstate_addr] = frames
         return frames.copy()
+
+    def key_list(self, keys_at, first, count):
+        """The Frame of each of count frames from index first (tasks)."""
+        if count == 0 or not keys_at:
+            return []
+        keys = array.array("I")
+        keys.frombytes(_abi.ctypes.string_at(keys_at + first * 4, count * 4))
+        return list(map(self.frames.__getitem__, keys))
 
     def forget_lists(self):
         """The last snapshot was not converted: no list may be reused."""
@@ -292,7 +302,7 @@ class Target:
         return self._failure().detail.decode("utf-8", "replace")
 
     # -- operations --
-    def snapshot(self, *, native_tid=None, max_depth=None, limit=None):
+    def snapshot(self, *, native_tid=None, max_depth=None, limit=None, tasks=False):
         """Walk every interpreter, thread and frame; a :class:`Snapshot`.
 
         ``native_tid`` restricts it to the thread with that OS thread id
@@ -300,12 +310,15 @@ class Target:
         overrides the frame limit per thread for this call.  ``limit``
         keeps at most that many frames per thread, innermost first: the
         rest of each chain is walked to its end as usual (same errors) but
-        only counted, in :attr:`Thread.more_frames`.
+        only counted, in :attr:`Thread.more_frames`.  ``tasks`` also reads
+        every asyncio task (CPython 3.14+) into :attr:`Snapshot.tasks`
+        (``tasks_error`` says why when there are none to read), whichever
+        threads are walked.
         """
         handle = self._check_open()
-        req = self._requests.get((native_tid, max_depth, limit))
+        req = self._requests.get((native_tid, max_depth, limit, tasks))
         if req is None:
-            req = self._request(native_tid, max_depth, limit)
+            req = self._request(native_tid, max_depth, limit, tasks)
         lib = self._lib
         out, out_ref, table, table_ref = self._outs
         # pyf_snapshot_take sets out (NULL on failure) before anything else
@@ -320,7 +333,11 @@ class Target:
             rc = lib.pyf_snapshot_table(out, table_ref)
             if rc != 0:
                 raise error_from_code(rc, "pyf_snapshot_table")
-            return self._convert(out, _TABLE_FORMAT.unpack_from(self._table_view))
+            fields = _TABLE_FORMAT.unpack_from(self._table_view)
+            snapshot = self._convert(out, fields)
+            if tasks:
+                self._convert_tasks(out, fields[5], snapshot)
+            return snapshot
         except BaseException:
             self._table.forget_lists()
             raise
@@ -328,11 +345,11 @@ class Target:
             if out:
                 lib.pyf_snapshot_free(out)
 
-    def _request(self, native_tid, max_depth, limit):
+    def _request(self, native_tid, max_depth, limit, tasks=False):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
         cache = self._requests
-        req = cache.get((native_tid, max_depth, limit))
+        req = cache.get((native_tid, max_depth, limit, tasks))
         if req is not None:
             return req
         ffi = self._abi
@@ -343,10 +360,74 @@ class Target:
             raw.native_tid = _address(native_tid, "native_tid")
         raw.max_depth = _depth(max_depth)
         raw.keep_frames = _depth(limit, "limit")
+        if tasks:
+            raw.flags |= ffi.PYF_SNAP_TASKS
         if len(cache) >= 16:
             cache.clear()
-        req = cache[(native_tid, max_depth, limit)] = ffi.ctypes.pointer(raw)
+        req = cache[(native_tid, max_depth, limit, tasks)] = ffi.ctypes.pointer(raw)
         return req
+
+    def _convert_tasks(self, snap, keys_at, snapshot):
+        """Snapshot.tasks (and each running task into its thread) from the
+        snapshot's pyf_task_list."""
+        ffi = self._abi
+        raw = ffi.pyf_task_list()
+        raw.struct_size = ffi.ctypes.sizeof(raw)
+        rc = self._lib.pyf_snapshot_tasks(snap, ffi.ctypes.byref(raw))
+        if rc != 0:
+            raise error_from_code(rc, "pyf_snapshot_tasks")
+        (_, status, tasks_at, awaited_at, ntasks, nawaited, _, list_error,
+         failure) = _TASK_LIST_FORMAT.unpack(ffi.ctypes.string_at(
+             ffi.ctypes.addressof(raw), _TASK_LIST_FORMAT.size))
+        code = status or list_error
+        error = None
+        if code:
+            error = (errors.failure_text(code, **_facts(ffi.pyf_failure.from_address(failure)))
+                     if failure else errors.error_message(code))
+        tasks = []
+        if status == 0 and ntasks and tasks_at:
+            string_at = ffi.ctypes.string_at
+            awaited = array.array("Q")
+            if nawaited and awaited_at:
+                awaited.frombytes(string_at(awaited_at, nawaited * 8))
+            text = self._table._text
+            key_list = self._table.key_list
+            nframes = self._table_frames
+            new = object.__new__
+            for (addr, coro, tstate, tid, native, interp, name, state, flags, first, count,
+                 first_aw, naw, err, _, tfail) in _TASK_FORMAT.iter_unpack(
+                    string_at(tasks_at, ntasks * _TASK_FORMAT.size)):
+                if first > nframes or first + count > nframes:
+                    first = count = 0
+                terror = None
+                if err:
+                    terror = (errors.failure_text(err, **_facts(
+                        ffi.pyf_failure.from_address(tfail))) if tfail
+                        else errors.error_message(err))
+                task = new(Task)
+                task.__dict__.update(
+                    id=addr, name=text(name), state=TASK_STATES[min(state, 3)],
+                    thread_id=tid or None, native_thread_id=native or None,
+                    interpreter_id=interp, running=bool(flags & ffi.PYF_TASK_RUNNING),
+                    coroutine_stack=key_list(keys_at, first, count),
+                    awaited_by=list(awaited[first_aw:first_aw + naw]),
+                    error=terror, coro_addr=coro, _tstate=tstate)
+                tasks.append(task)
+            running = {t._tstate: t for t in tasks if t.running}
+            if running:
+                for thread in snapshot.threads():
+                    task = running.get(thread.tstate_addr)
+                    if task is not None:
+                        thread.__dict__["running_task"] = task
+        snapshot.__dict__.update(tasks=tasks, tasks_error=error)
+
+    def set_asyncio(self, addr):
+        """Where the target's asyncio debug offsets are (the symbol
+        _AsyncioDebug or the .AsyncioDebug section); a PID target finds
+        them itself."""
+        rc = self._lib.pyf_target_set_asyncio(self._check_open(), _address(addr, "addr"))
+        if rc != 0:
+            raise self._error(rc)
 
     def _convert(self, snap, fields):
         """Copy a pyf_snapshot (by pointer) and its pyf_frame_table (its
@@ -361,6 +442,7 @@ class Target:
         ft.update(fields)
         keys_at = fields[5]
         nframes = min(nframes, fields[1]) if cframes and keys_at else 0
+        self._table_frames = nframes
         if not cthreads:
             nthreads = 0
         if not cinterps_at:
@@ -620,15 +702,17 @@ def find_runtime_in_range(read, start, end):
     return found.value
 
 
-def elf_runtime_address(path, map_start):
-    """Where the .PyRuntime section of the ELF file ``path`` lives when the
-    file is mapped at ``map_start``; None when the file has no such section,
-    cannot be read, or is not an ELF file the library understands."""
+def elf_runtime_address(path, map_start, section="runtime"):
+    """Where the .PyRuntime section (``section="asyncio"``: .AsyncioDebug)
+    of the ELF file ``path`` lives when the file is mapped at
+    ``map_start``; None when the file has no such section, cannot be read,
+    or is not an ELF file the library understands."""
     import os
     ffi = _abi
     lib = _loader.load()
     found = ffi.c_uint64(0)
-    rc = lib.pyf_elf_find_runtime(os.fsencode(path),
+    find = lib.pyf_elf_find_asyncio if section == "asyncio" else lib.pyf_elf_find_runtime
+    rc = find(os.fsencode(path),
                                      _address(map_start, "map_start"),
                                      ffi.ctypes.byref(found))
     if rc in (errors.PYF_ENOTPY, errors.PYF_EIO, errors.PYF_ECORRUPT,

@@ -1,0 +1,651 @@
+/*
+ * tasks.c - asyncio tasks of CPython 3.14+: the .AsyncioDebug table, the
+ * task lists of thread and interpreter states, each task's name, state,
+ * coroutine stack and awaiters.
+ *
+ * The table has no cookie and no version: every size and offset is checked
+ * against the structures it describes before use.  Lists, await chains and
+ * sets are bounded and checked for cycles; a broken list keeps the tasks
+ * read before the break.  Types are recognised by their tp_name, never by
+ * a heap type (a class of the program's own could carry any name).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ASYNCIO_TABLE_SIZE 104u  /* 13 uint64_t: task 7, interp 2, thread 4 */
+#define TASK_MAX_SIZE 4096u
+#define THREAD_MAX_SIZE 65536u
+#define INTERP_MAX_SIZE (1u << 20)
+#define MAX_TASKS (1u << 20)     /* tasks per snapshot */
+#define MAX_AWAITERS_SET (1u << 16) /* slots of an awaited_by set read */
+#define GEN_MAX_READ 4096u
+#define TYPE_NAME_MAX 40u
+#define Py_TPFLAGS_HEAPTYPE (1ull << 9)
+
+/* What a type is, as far as tasks go (pyf__asyncio.kinds values). */
+enum kind {
+    K_OTHER = 1, K_STR, K_INT, K_COROUTINE, K_GENERATOR, K_ASYNC_GEN, K_AWAIT_WRAPPER
+};
+
+void pyf__asyncio_free(pyf__asyncio *a)
+{
+    pyf__addrmap_free(&a->kinds);
+    memset(a, 0, sizeof *a);
+}
+
+void pyf__tasks_free(pyf__tasks *ts)
+{
+    free(ts->v);
+    free(ts->awaited);
+    memset(ts, 0, sizeof *ts);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static bool field_in(uint64_t off, uint64_t width, uint64_t size, uint64_t align)
+{
+    return off <= size && width <= size - off && off % align == 0;
+}
+
+int pyf_target_set_asyncio(pyf_target *t, uint64_t addr)
+{
+    if (t == NULL)
+        return PYF_EINVAL;
+    pyf__fail(t, PYF_OK, "%s", "");
+    pyf__addrmap kinds = t->asyncio.kinds; /* types stay what they are */
+    memset(&t->asyncio, 0, sizeof t->asyncio);
+    t->asyncio.kinds = kinds;
+    if (addr == 0)
+        return PYF_OK;
+    const pyf__offsets *o = &t->off;
+    if (o->minor < 14 || o->gen.gi_iframe == PYF__ABSENT || o->set.table == PYF__ABSENT ||
+        o->llist.next == PYF__ABSENT)
+        return pyf__fail(t, PYF_ENOTSUP, "CPython %u.%u publishes no asyncio task "
+                         "layout (3.14 and later do)", o->major, o->minor);
+    if (addr % 8 != 0)
+        return pyf__fail(t, PYF_EINVAL, "asyncio debug offsets address 0x%llx is "
+                         "not aligned", (unsigned long long)addr);
+    uint8_t raw[ASYNCIO_TABLE_SIZE];
+    int rc = pyf__read(t, addr, raw, sizeof raw, "asyncio debug offsets");
+    if (rc != PYF_OK)
+        return rc;
+    uint64_t v[ASYNCIO_TABLE_SIZE / 8];
+    for (unsigned i = 0; i < ASYNCIO_TABLE_SIZE / 8; i++)
+        v[i] = pyf__ld64(raw + 8 * i);
+    pyf__asyncio a = {0};
+    a.task.size = v[0];
+    a.task.name = v[1];
+    a.task.awaited_by = v[2];
+    a.task.is_task = v[3];
+    a.task.awaited_by_is_set = v[4];
+    a.task.coro = v[5];
+    a.task.node = v[6];
+    a.interp.size = v[7];
+    a.interp.tasks_head = v[8];
+    a.thread.size = v[9];
+    a.thread.running_loop = v[10];
+    a.thread.running_task = v[11];
+    a.thread.tasks_head = v[12];
+    const char *bad = NULL;
+    if (a.task.size < 32 || a.task.size > TASK_MAX_SIZE)
+        bad = "task size";
+    else if (!field_in(a.task.name, 8, a.task.size, 8) ||
+             !field_in(a.task.awaited_by, 8, a.task.size, 8) ||
+             !field_in(a.task.coro, 8, a.task.size, 8) ||
+             !field_in(a.task.node, 16, a.task.size, 8) ||
+             !field_in(a.task.is_task, 1, a.task.size, 1) ||
+             !field_in(a.task.awaited_by_is_set, 1, a.task.size, 1))
+        bad = "task field";
+    else if (a.interp.size < 16 || a.interp.size > INTERP_MAX_SIZE ||
+             !field_in(a.interp.tasks_head, 16, a.interp.size, 8))
+        bad = "interpreter field";
+    else if (a.thread.size < o->tstate.size || a.thread.size > THREAD_MAX_SIZE ||
+             !field_in(a.thread.running_loop, 8, a.thread.size, 8) ||
+             !field_in(a.thread.running_task, 8, a.thread.size, 8) ||
+             !field_in(a.thread.tasks_head, 16, a.thread.size, 8))
+        bad = "thread field";
+    else if (o->gen.gi_iframe + o->frame.size > GEN_MAX_READ ||
+             o->gen.gi_frame_state >= o->gen.gi_iframe || o->set.size > 4096 ||
+             o->set.used + 8 > o->set.size || o->set.mask + 8 > o->set.size ||
+             o->set.table + 8 > o->set.size || o->lng.ob_digit + 8 > 4096 ||
+             o->lng.lv_tag + 8 > o->lng.ob_digit || o->frame.stackpointer + 8 > o->frame.size)
+        bad = "generator, set or int layout";
+    if (bad != NULL)
+        return pyf__fail(t, PYF_EOFFSETS, "the asyncio debug offsets at 0x%llx are "
+                         "implausible (%s): not CPython's table, or a layout this "
+                         "version of pyframes does not know",
+                         (unsigned long long)addr, bad);
+    /* The future's state is not published, but FutureObj keeps it between
+     * awaited_by and is_task: trust that only where the layout shows it. */
+    a.task.state = PYF__ABSENT;
+    if (a.task.is_task == a.task.awaited_by + 12 &&
+        a.task.awaited_by_is_set == a.task.is_task + 1)
+        a.task.state = a.task.awaited_by + 8;
+    a.addr = addr;
+    a.kinds = t->asyncio.kinds;
+    t->asyncio = a;
+    return PYF_OK;
+}
+
+/* ---- objects -------------------------------------------------------------- */
+
+typedef struct walk {
+    pyf_target *t;
+    const pyf__sink *sink;
+    const uint32_t *nframes;
+    pyf__arena *arena;
+    pyf__tasks *ts;
+    pyf__addrset seen;       /* tasks listed so far */
+    uint8_t *task_buf;
+    /* the current thread (0s for an interpreter's list) */
+    uint64_t tstate_addr, thread_id, native_thread_id;
+    int64_t interp_id;
+    uint32_t flags;          /* PYF_TASK_THREAD_GONE for an interpreter's list */
+} walk;
+
+/* The kind of the type at type_addr (read once per type). */
+static int type_kind(pyf_target *t, uint64_t type_addr)
+{
+    uint64_t *slot = pyf__addrmap_get(&t->asyncio.kinds, type_addr);
+    if (slot != NULL)
+        return (int)*slot;
+    const pyf__offsets *o = &t->off;
+    uint64_t end = o->type.tp_flags + 8 > o->type.tp_name + 8 ? o->type.tp_flags + 8
+                                                                : o->type.tp_name + 8;
+    uint8_t buf[1024];
+    if (type_addr == 0 || type_addr % 8 != 0 || end > sizeof buf ||
+        pyf__read_quiet(t, type_addr, buf, (size_t)end) != PYF_OK)
+        return K_OTHER; /* not remembered: it may be readable next time */
+    int kind = K_OTHER;
+    if (!(pyf__ld64(buf + o->type.tp_flags) & Py_TPFLAGS_HEAPTYPE)) {
+        char name[TYPE_NAME_MAX + 1] = {0};
+        uint64_t np = pyf__ld64(buf + o->type.tp_name);
+        if (np != 0 && (pyf__read_quiet(t, np, name, TYPE_NAME_MAX) == PYF_OK ||
+                        pyf__read_quiet(t, np, name, 24) == PYF_OK)) {
+            static const struct { const char *name; int kind; } known[] = {
+                {"str", K_STR}, {"int", K_INT}, {"coroutine", K_COROUTINE},
+                {"generator", K_GENERATOR}, {"async_generator", K_ASYNC_GEN},
+                {"async_generator_asend", K_AWAIT_WRAPPER},
+                {"async_generator_athrow", K_AWAIT_WRAPPER},
+            };
+            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+                if (strcmp(name, known[i].name) == 0)
+                    kind = known[i].kind;
+        }
+    }
+    bool added;
+    uint64_t *put = pyf__addrmap_put(&t->asyncio.kinds, type_addr, &added);
+    if (put != NULL && t->asyncio.kinds.n <= 4096)
+        *put = (uint64_t)kind;
+    return kind;
+}
+
+/* The kind of the object at addr (K_OTHER when unreadable). */
+static int object_kind(pyf_target *t, uint64_t addr, uint64_t *type_addr)
+{
+    uint64_t ty = 0;
+    *type_addr = 0;
+    if (addr == 0 || addr % 8 != 0 ||
+        pyf__read_quiet(t, addr + t->off.pyobject.ob_type, &ty, 8) != PYF_OK)
+        return K_OTHER;
+    *type_addr = ty;
+    return type_kind(t, ty);
+}
+
+/* A failure of the walk (t->fail) kept for a task or a list. */
+static const pyf_failure *keep_failure(walk *w, int rc)
+{
+    pyf_failure *copy = pyf__arena_alloc(w->arena, sizeof *copy);
+    if (copy != NULL) {
+        *copy = w->t->fail;
+        copy->struct_size = 0;
+        copy->code = rc;
+    }
+    return copy;
+}
+
+/* prefix + the number (decimal, or hex after "0x") + suffix, in the arena */
+static const char *arena_num(walk *w, const char *prefix, unsigned long long v, bool hex,
+                             const char *suffix)
+{
+    char buf[96];
+    if (hex)
+        pyf__fmt(buf, sizeof buf, "%s0x%llx%s", prefix, v, suffix);
+    else
+        pyf__fmt(buf, sizeof buf, "%s%llu%s", prefix, v, suffix);
+    return pyf__arena_dup(w->arena, buf);
+}
+
+/* The task's name as Task.get_name() gives it: a str; the int of an
+ * unnamed task as "Task-N"; anything else as its type and address. */
+static const char *task_name(walk *w, uint64_t obj, uint32_t *flags)
+{
+    pyf_target *t = w->t;
+    const pyf__offsets *o = &t->off;
+    uint64_t ty;
+    int kind = object_kind(t, obj, &ty);
+    if (kind == K_STR) {
+        char *s = NULL;
+        bool truncated;
+        if (pyf__read_str(t, obj, t->opts.max_string, &s, &truncated, "task name") ==
+            PYF_OK) {
+            const char *kept = pyf__arena_dup(w->arena, s);
+            free(s);
+            return kept;
+        }
+        return arena_num(w, "<unreadable name at ", obj, true, ">");
+    }
+    *flags |= PYF_TASK_NAME_NOT_STR;
+    if (kind == K_INT) {
+        uint8_t buf[64];
+        size_t len = (size_t)o->lng.ob_digit + 8;
+        if (len <= sizeof buf && pyf__read_quiet(t, obj, buf, len) == PYF_OK) {
+            uint64_t tag = pyf__ld64(buf + o->lng.lv_tag);
+            uint64_t ndigits = tag >> 3, sign = tag & 3;
+            const uint8_t *d = buf + o->lng.ob_digit;
+            if (sign == 1) /* zero */
+                return pyf__arena_dup(w->arena, "Task-0");
+            if (sign == 0 && ndigits >= 1 && ndigits <= 2) {
+                uint64_t value = pyf__ld32(d) & 0x3fffffffu;
+                if (ndigits == 2)
+                    value |= (uint64_t)(pyf__ld32(d + 4) & 0x3fffffffu) << 30;
+                return arena_num(w, "Task-", value, false, "");
+            }
+        }
+    }
+    return arena_num(w, "<object at ", obj, true, ">");
+}
+
+/* Frame states of generators (they were renumbered in 3.15). */
+static void frame_states(const pyf__offsets *o, int *yield_from, int *cleared, int *completed)
+{
+    if (o->minor >= 15) {
+        *yield_from = 2;
+        *cleared = 5;
+        *completed = 5;
+    } else {
+        *yield_from = -1;
+        *cleared = 4;
+        *completed = 1;
+    }
+}
+
+/* The coroutine stack from coro down the await chain, innermost... as
+ * CPython shows it: each awaiting coroutine's frame, then what it awaits.
+ * The frames arrive outermost (the task's coroutine) first; the caller
+ * reverses them. */
+static int coro_stack(walk *w, uint64_t coro)
+{
+    pyf_target *t = w->t;
+    const pyf__offsets *o = &t->off;
+    int yield_from, cleared, completed;
+    frame_states(o, &yield_from, &cleared, &completed);
+    uint8_t buf[GEN_MAX_READ];
+    size_t len = (size_t)(o->gen.gi_iframe + o->frame.size);
+    uint64_t ty;
+    int kind = object_kind(t, coro, &ty);
+    if (kind != K_COROUTINE && kind != K_GENERATOR && kind != K_ASYNC_GEN)
+        return PYF_OK; /* not a coroutine we can follow: no stack */
+    pyf__addrset chain = {0};
+    int rc = PYF_OK;
+    for (uint32_t depth = 0;; depth++) {
+        bool dup = false;
+        if (!pyf__addrset_add(&chain, coro, &dup)) {
+            rc = PYF_ENOMEM;
+            break;
+        }
+        if (dup) {
+            rc = pyf__fail(t, PYF_ECYCLE, "await chain loops back to coroutine 0x%llx",
+                           (unsigned long long)coro);
+            break;
+        }
+        if (depth >= t->opts.max_depth) {
+            rc = pyf__fail(t, PYF_EDEPTH, "await chain longer than %u coroutines",
+                           t->opts.max_depth);
+            break;
+        }
+        rc = pyf__read(t, coro, buf, len, "coroutine");
+        if (rc != PYF_OK)
+            break;
+        int state = (int8_t)buf[o->gen.gi_frame_state];
+        if (state == cleared || state == completed)
+            break; /* finished: no frame */
+        const uint8_t *f = buf + o->gen.gi_iframe;
+        uint64_t frame_addr = coro + o->gen.gi_iframe;
+        if ((int8_t)f[o->frame.owner] != o->owner_generator) {
+            rc = pyf__fail(t, PYF_ECORRUPT, "the frame of coroutine 0x%llx is not "
+                           "owned by it (owner %d)", (unsigned long long)coro,
+                           (int8_t)f[o->frame.owner]);
+            break;
+        }
+        uint64_t exe = pyf__ld64(f + o->frame.executable) & o->tag_mask;
+        uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
+        int soft = PYF_OK;
+        const pyf__code *code = NULL;
+        if (exe != 0 && exe % 8 == 0)
+            code = pyf__code_get(t, exe, &soft);
+        if (soft == PYF_ENOMEM) {
+            rc = soft;
+            break;
+        }
+        int64_t instr = code != NULL ? pyf__code_index(ip, exe + o->code.co_code_adaptive)
+                                     : INT64_MIN;
+        rc = w->sink->frame(w->sink->ctx, frame_addr, exe, code, instr, PYF_FRAME_GENERATOR);
+        if (rc != PYF_OK)
+            break;
+        if (state != yield_from)
+            break;
+        /* what it awaits: the top of its value stack (3.14), the slot under
+         * it (3.15) */
+        uint64_t sp = pyf__ld64(f + o->frame.stackpointer);
+        uint64_t slot = sp - (o->minor >= 15 ? 16 : 8);
+        if (sp < frame_addr + o->frame.localsplus + (o->minor >= 15 ? 16 : 8) ||
+            sp - coro > (1u << 20))
+            break; /* no value stack to look at */
+        uint64_t awaited = 0;
+        if (pyf__read_quiet(t, slot, &awaited, 8) != PYF_OK)
+            break;
+        awaited &= o->tag_mask;
+        kind = object_kind(t, awaited, &ty);
+        if (kind == K_AWAIT_WRAPPER) {
+            uint64_t agen = 0; /* asend/athrow: the async generator they drive */
+            if (pyf__read_quiet(t, awaited + o->pyobject.size, &agen, 8) != PYF_OK ||
+                object_kind(t, agen, &ty) != K_ASYNC_GEN)
+                break;
+            awaited = agen;
+        } else if (kind != K_COROUTINE) {
+            break; /* a future, a task, another awaitable: the chain ends */
+        }
+        coro = awaited;
+    }
+    pyf__addrset_free(&chain);
+    return rc;
+}
+
+static bool push_awaiter(pyf__tasks *ts, uint64_t addr)
+{
+    if (!pyf__grow((void **)&ts->awaited, &ts->cap_awaited, ts->nawaited + 1,
+                   sizeof *ts->awaited))
+        return false;
+    ts->awaited[ts->nawaited++] = addr;
+    return true;
+}
+
+/* The tasks awaiting this one: one task, or a set of them (tombstones and
+ * empty slots skipped). */
+static int awaiters(walk *w, uint64_t obj, bool is_set)
+{
+    pyf_target *t = w->t;
+    const pyf__offsets *o = &t->off;
+    obj &= o->tag_mask;
+    if (obj == 0)
+        return PYF_OK;
+    if (!is_set)
+        return push_awaiter(w->ts, obj) ? PYF_OK : PYF_ENOMEM;
+    uint8_t hdr[4096];
+    int rc = pyf__read(t, obj, hdr, (size_t)o->set.size, "awaited_by set");
+    if (rc != PYF_OK)
+        return rc;
+    uint64_t used = pyf__ld64(hdr + o->set.used), mask = pyf__ld64(hdr + o->set.mask);
+    uint64_t table = pyf__ld64(hdr + o->set.table);
+    if (mask >= MAX_AWAITERS_SET || ((mask + 1) & mask) != 0 || used > mask + 1 ||
+        table == 0 || table % 8 != 0)
+        return pyf__fail(t, PYF_ECORRUPT, "awaited_by set 0x%llx is implausible "
+                         "(%llu used of %llu slots)", (unsigned long long)obj,
+                         (unsigned long long)used, (unsigned long long)mask + 1);
+    size_t bytes = (size_t)(mask + 1) * 16;
+    uint8_t *slots = malloc(bytes);
+    if (slots == NULL)
+        return PYF_ENOMEM;
+    rc = pyf__read(t, table, slots, bytes, "awaited_by set table");
+    uint64_t found = 0;
+    for (uint64_t i = 0; rc == PYF_OK && i <= mask && found < used; i++) {
+        uint64_t key = pyf__ld64(slots + 16 * i), hash = pyf__ld64(slots + 16 * i + 8);
+        if (key == 0 || hash == UINT64_MAX) /* empty, or a deleted entry */
+            continue;
+        found++;
+        if (!push_awaiter(w->ts, key & o->tag_mask))
+            rc = PYF_ENOMEM;
+    }
+    free(slots);
+    return rc;
+}
+
+/* One task, whose object is in buf. */
+static int read_task(walk *w, uint64_t addr, const uint8_t *buf, uint32_t flags)
+{
+    pyf_target *t = w->t;
+    const pyf__asyncio *a = &t->asyncio;
+    pyf__tasks *ts = w->ts;
+    if (!pyf__grow((void **)&ts->v, &ts->cap, ts->n + 1, sizeof *ts->v))
+        return PYF_ENOMEM;
+    pyf_task task = {0};
+    task.task_addr = addr;
+    task.tstate_addr = w->tstate_addr;
+    task.thread_id = w->thread_id;
+    task.native_thread_id = w->native_thread_id;
+    task.interp_id = w->interp_id;
+    task.flags = w->flags | flags;
+    task.name = task_name(w, pyf__ld64(buf + a->task.name) & t->off.tag_mask, &task.flags);
+    if (task.name == NULL)
+        return PYF_ENOMEM;
+    task.state = PYF_TASK_STATE_UNKNOWN;
+    if (a->task.state != PYF__ABSENT) {
+        uint32_t st = pyf__ld32(buf + a->task.state);
+        if (st <= PYF_TASK_FINISHED)
+            task.state = st;
+    }
+    task.coro_addr = pyf__ld64(buf + a->task.coro) & t->off.tag_mask;
+    task.first_frame = *w->nframes;
+    int rc = coro_stack(w, task.coro_addr);
+    task.nframes = *w->nframes - task.first_frame;
+    if (task.nframes > 1) /* innermost first, as thread stacks */
+        w->sink->reverse(w->sink->ctx, task.first_frame);
+    task.first_awaiter = ts->nawaited;
+    if (rc == PYF_OK || rc == PYF_EFAULT || rc == PYF_ECORRUPT || rc == PYF_ECYCLE ||
+        rc == PYF_EDEPTH) {
+        int rc2 = awaiters(w, pyf__ld64(buf + a->task.awaited_by),
+                           buf[a->task.awaited_by_is_set] != 0);
+        if (rc == PYF_OK)
+            rc = rc2;
+    }
+    task.nawaiters = ts->nawaited - task.first_awaiter;
+    if (rc == PYF_ENOMEM)
+        return rc;
+    if (rc != PYF_OK) {
+        task.error = rc;
+        task.failure = keep_failure(w, rc);
+        if (task.failure == NULL)
+            return PYF_ENOMEM;
+    }
+    ts->v[ts->n++] = task;
+    return PYF_OK;
+}
+
+/* The circular list whose head is at head_addr and whose first node is
+ * first.  A broken list keeps what was read and sets ts->list_error. */
+static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
+{
+    pyf_target *t = w->t;
+    const pyf__asyncio *a = &t->asyncio;
+    uint64_t node = first;
+    int rc = PYF_OK;
+    while (node != head_addr) {
+        if (node == 0 || node % 8 != 0 || node < a->task.node) {
+            rc = pyf__fail(t, PYF_ECORRUPT, "task list at 0x%llx is broken: link "
+                           "0x%llx", (unsigned long long)head_addr, (unsigned long long)node);
+            break;
+        }
+        uint64_t addr = node - a->task.node;
+        bool dup = false;
+        if (w->seen.n >= MAX_TASKS) {
+            rc = pyf__fail(t, PYF_EDEPTH, "more than %u asyncio tasks", MAX_TASKS);
+            break;
+        }
+        if (!pyf__addrset_add(&w->seen, addr, &dup))
+            return PYF_ENOMEM;
+        if (dup) {
+            rc = pyf__fail(t, PYF_ECYCLE, "task list at 0x%llx loops back to task "
+                           "0x%llx", (unsigned long long)head_addr,
+                           (unsigned long long)addr);
+            break;
+        }
+        rc = pyf__read(t, addr, w->task_buf, (size_t)a->task.size, "asyncio task");
+        if (rc != PYF_OK)
+            break;
+        uint64_t next = pyf__ld64(w->task_buf + a->task.node + t->off.llist.next);
+        rc = read_task(w, addr, w->task_buf, 0);
+        if (rc != PYF_OK)
+            return rc; /* out of memory */
+        node = next;
+    }
+    if (rc != PYF_OK && w->ts->list_error == PYF_OK) {
+        w->ts->list_error = rc;
+        if ((w->ts->failure = keep_failure(w, rc)) == NULL)
+            return PYF_ENOMEM;
+    }
+    return PYF_OK;
+}
+
+/* The running task of the current thread, when it is not on a list. */
+static int running_task(walk *w, uint64_t addr)
+{
+    pyf_target *t = w->t;
+    for (uint32_t i = 0; i < w->ts->n; i++) {
+        if (w->ts->v[i].task_addr == addr) {
+            w->ts->v[i].flags |= PYF_TASK_RUNNING;
+            return PYF_OK;
+        }
+    }
+    bool dup;
+    if (addr % 8 != 0 || pyf__read(t, addr, w->task_buf, (size_t)t->asyncio.task.size,
+                                   "running task") != PYF_OK)
+        return PYF_OK; /* not shown: it is not on any list either */
+    if (!pyf__addrset_add(&w->seen, addr, &dup))
+        return PYF_ENOMEM;
+    return read_task(w, addr, w->task_buf, PYF_TASK_RUNNING);
+}
+
+static int thread_tasks(walk *w, uint64_t tstate, uint8_t *tsbuf, uint64_t *next)
+{
+    pyf_target *t = w->t;
+    const pyf__offsets *o = &t->off;
+    const pyf__asyncio *a = &t->asyncio;
+    int rc = pyf__read(t, tstate, tsbuf, (size_t)a->thread.size, "thread state");
+    if (rc != PYF_OK)
+        return rc;
+    *next = pyf__ld64(tsbuf + o->tstate.next);
+    w->tstate_addr = tstate;
+    w->thread_id = pyf__ld64(tsbuf + o->tstate.thread_id);
+    w->native_thread_id = pyf__ld64(tsbuf + o->tstate.native_thread_id);
+    w->flags = 0;
+    uint32_t before = w->ts->n;
+    rc = walk_list(w, tstate + a->thread.tasks_head,
+                   pyf__ld64(tsbuf + a->thread.tasks_head + o->llist.next));
+    uint64_t loop = pyf__ld64(tsbuf + a->thread.running_loop);
+    uint64_t running = pyf__ld64(tsbuf + a->thread.running_task) & o->tag_mask;
+    if (rc == PYF_OK && loop != 0 && running != 0) {
+        /* look among this thread's tasks first, then add it */
+        pyf__tasks *ts = w->ts;
+        bool found = false;
+        for (uint32_t i = before; i < ts->n && !found; i++)
+            if (ts->v[i].task_addr == running) {
+                ts->v[i].flags |= PYF_TASK_RUNNING;
+                found = true;
+            }
+        if (!found)
+            rc = running_task(w, running);
+    }
+    return rc;
+}
+
+static int fail_all(walk *w, int rc)
+{
+    w->ts->status = rc;
+    w->ts->failure = keep_failure(w, rc);
+    return w->ts->failure != NULL ? PYF_OK : PYF_ENOMEM;
+}
+
+int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframes,
+                    pyf__arena *arena, pyf__tasks *ts)
+{
+    walk w = {t, sink, nframes, arena, ts, {0}, NULL, 0, 0, 0, 0, 0};
+    memset(ts, 0, sizeof *ts);
+    const pyf__offsets *o = &t->off;
+    if (o->minor < 14) {
+        pyf__fail(t, PYF_ENOTSUP, "CPython %u.%u publishes no asyncio task layout "
+                  "(3.14 and later do): tasks cannot be read", o->major, o->minor);
+        return fail_all(&w, PYF_ENOTSUP);
+    }
+    if (t->asyncio.addr == 0 && t->pid > 0) {
+        uint64_t found = 0;
+        char err[PYF__ERRBUF];
+        int rc = pyf__pid_find_asyncio(t->pid, &found, err, sizeof err);
+        if (rc == PYF_OK)
+            rc = pyf_target_set_asyncio(t, found);
+        else
+            pyf__fail(t, rc, "%s", err);
+        if (rc != PYF_OK)
+            return rc == PYF_ENOMEM ? rc : fail_all(&w, rc);
+    }
+    if (t->asyncio.addr == 0) {
+        pyf__fail(t, PYF_ENOTSUP, "the asyncio debug offsets were not located (the "
+                  "process has not imported asyncio, or its _asyncio module is not "
+                  "loaded)");
+        return fail_all(&w, PYF_ENOTSUP);
+    }
+    const pyf__asyncio *a = &t->asyncio;
+    uint8_t *tsbuf = malloc((size_t)a->thread.size);
+    w.task_buf = malloc((size_t)a->task.size);
+    int rc = tsbuf != NULL && w.task_buf != NULL ? PYF_OK : PYF_ENOMEM;
+    uint64_t interp = 0;
+    if (rc == PYF_OK)
+        rc = pyf__read(t, t->runtime_addr + o->runtime.interpreters_head, &interp, 8,
+                       "interpreters list");
+    for (uint32_t ni = 0; rc == PYF_OK && interp != 0; ni++) {
+        if (ni >= PYF_DEFAULT_MAX_INTERPRETERS || interp % 8 != 0) {
+            rc = pyf__fail(t, PYF_ECORRUPT, "interpreter list is broken or too long at "
+                           "0x%llx", (unsigned long long)interp);
+            break;
+        }
+        uint64_t id = 0, next = 0, tstate = 0, head[2] = {0, 0};
+        if ((rc = pyf__read(t, interp + o->interp.id, &id, 8, "interpreter id")) != PYF_OK ||
+            (rc = pyf__read(t, interp + o->interp.next, &next, 8, "interpreter")) != PYF_OK ||
+            (rc = pyf__read(t, interp + o->interp.threads_head, &tstate, 8,
+                            "interpreter's threads")) != PYF_OK ||
+            (rc = pyf__read(t, interp + a->interp.tasks_head, head, 16,
+                            "interpreter's task list")) != PYF_OK)
+            break;
+        w.interp_id = (int64_t)id;
+        pyf__addrset threads = {0};
+        for (uint32_t nt = 0; rc == PYF_OK && tstate != 0; nt++) {
+            bool dup = false;
+            if (nt >= t->opts.max_threads || tstate % 8 != 0 ||
+                !pyf__addrset_add(&threads, tstate, &dup) || dup) {
+                rc = pyf__fail(t, PYF_ECORRUPT, "thread list of interpreter %lld is "
+                               "broken at 0x%llx", (long long)id,
+                               (unsigned long long)tstate);
+                break;
+            }
+            rc = thread_tasks(&w, tstate, tsbuf, &tstate);
+        }
+        pyf__addrset_free(&threads);
+        if (rc != PYF_OK)
+            break;
+        w.tstate_addr = w.thread_id = w.native_thread_id = 0;
+        w.flags = PYF_TASK_THREAD_GONE;
+        rc = walk_list(&w, interp + a->interp.tasks_head, head[0]);
+        interp = next;
+    }
+    if (rc != PYF_OK && rc != PYF_ENOMEM && ts->status == PYF_OK && ts->list_error == PYF_OK) {
+        ts->list_error = rc;
+        ts->failure = keep_failure(&w, rc);
+        rc = ts->failure != NULL ? PYF_OK : PYF_ENOMEM;
+    }
+    free(tsbuf);
+    free(w.task_buf);
+    pyf__addrset_free(&w.seen);
+    return rc;
+}
