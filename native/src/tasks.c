@@ -22,6 +22,8 @@
 #define MAX_AWAITERS_SET (1u << 16) /* slots of an awaited_by set read */
 #define GEN_MAX_READ 4096u
 #define TYPE_NAME_MAX 40u
+#define NAME_READ 192u           /* a name's header and its first characters */
+#define GEN_SPECULATIVE 256u     /* read past a coroutine's frame: its value stack */
 #define Py_TPFLAGS_HEAPTYPE (1ull << 9)
 
 /* What a type is, as far as tasks go (pyf__asyncio.kinds values). */
@@ -182,16 +184,22 @@ static int type_kind(pyf_target *t, uint64_t type_addr)
     return kind;
 }
 
-/* The kind of the object at addr (K_OTHER when unreadable). */
-static int object_kind(pyf_target *t, uint64_t addr, uint64_t *type_addr)
+/* Read the object at addr into buf: want bytes when they are readable,
+ * else at least need (an object near the end of a mapping).  *have: how
+ * many.  Its type's kind, K_OTHER when unreadable (*have 0). */
+static int read_object(pyf_target *t, uint64_t addr, uint8_t *buf, size_t want,
+                       size_t need, size_t *have)
 {
-    uint64_t ty = 0;
-    *type_addr = 0;
-    if (addr == 0 || addr % 8 != 0 ||
-        pyf__read_quiet(t, addr + t->off.pyobject.ob_type, &ty, 8) != PYF_OK)
+    *have = 0;
+    if (addr == 0 || addr % 8 != 0)
         return K_OTHER;
-    *type_addr = ty;
-    return type_kind(t, ty);
+    if (pyf__read_quiet(t, addr, buf, want) == PYF_OK)
+        *have = want;
+    else if (need < want && pyf__read_quiet(t, addr, buf, need) == PYF_OK)
+        *have = need;
+    else
+        return K_OTHER;
+    return type_kind(t, pyf__ld64(buf + t->off.pyobject.ob_type));
 }
 
 /* A failure of the walk (t->fail) kept for a task or a list. */
@@ -224,13 +232,18 @@ static const char *task_name(walk *w, uint64_t obj, uint32_t *flags)
 {
     pyf_target *t = w->t;
     const pyf__offsets *o = &t->off;
-    uint64_t ty;
-    int kind = object_kind(t, obj, &ty);
+    uint8_t buf[NAME_READ];
+    size_t have;
+    /* the header and a short name in one read */
+    int kind = read_object(t, obj, buf, sizeof buf, (size_t)o->pyobject.size, &have);
     if (kind == K_STR) {
         char *s = NULL;
         bool truncated;
-        if (pyf__read_str(t, obj, t->opts.max_string, &s, &truncated, "task name") ==
-            PYF_OK) {
+        size_t need = 0;
+        int rc = pyf__decode_str(o, buf, have, t->opts.max_string, &s, &truncated, &need);
+        if (rc == PYF__EMORE)
+            rc = pyf__read_str(t, obj, t->opts.max_string, &s, &truncated, "task name");
+        if (rc == PYF_OK) {
             const char *kept = pyf__arena_dup(w->arena, s);
             free(s);
             return kept;
@@ -239,9 +252,8 @@ static const char *task_name(walk *w, uint64_t obj, uint32_t *flags)
     }
     *flags |= PYF_TASK_NAME_NOT_STR;
     if (kind == K_INT) {
-        uint8_t buf[64];
         size_t len = (size_t)o->lng.ob_digit + 8;
-        if (len <= sizeof buf && pyf__read_quiet(t, obj, buf, len) == PYF_OK) {
+        if (len <= have) {
             uint64_t tag = pyf__ld64(buf + o->lng.lv_tag);
             uint64_t ndigits = tag >> 3, sign = tag & 3;
             const uint8_t *d = buf + o->lng.ob_digit;
@@ -272,20 +284,20 @@ static void frame_states(const pyf__offsets *o, int *yield_from, int *cleared, i
     }
 }
 
-/* The coroutine stack from coro down the await chain, innermost... as
- * CPython shows it: each awaiting coroutine's frame, then what it awaits.
- * The frames arrive outermost (the task's coroutine) first; the caller
- * reverses them. */
+/* The coroutine stack from coro down its await chain: the task's
+ * coroutine's frame, then the frame of the coroutine it awaits, and so on
+ * (the caller reverses them: innermost first).  One read per coroutine:
+ * its object with the frame and, mostly, the value stack holding what it
+ * awaits. */
 static int coro_stack(walk *w, uint64_t coro)
 {
     pyf_target *t = w->t;
     const pyf__offsets *o = &t->off;
     int yield_from, cleared, completed;
     frame_states(o, &yield_from, &cleared, &completed);
-    uint8_t buf[GEN_MAX_READ];
-    size_t len = (size_t)(o->gen.gi_iframe + o->frame.size);
-    uint64_t ty;
-    int kind = object_kind(t, coro, &ty);
+    uint8_t buf[GEN_MAX_READ + GEN_SPECULATIVE];
+    size_t need = (size_t)(o->gen.gi_iframe + o->frame.size), have;
+    int kind = read_object(t, coro, buf, need + GEN_SPECULATIVE, need, &have);
     if (kind != K_COROUTINE && kind != K_GENERATOR && kind != K_ASYNC_GEN)
         return PYF_OK; /* not a coroutine we can follow: no stack */
     pyf__addrset chain = {0};
@@ -306,9 +318,12 @@ static int coro_stack(walk *w, uint64_t coro)
                            t->opts.max_depth);
             break;
         }
-        rc = pyf__read(t, coro, buf, len, "coroutine");
-        if (rc != PYF_OK)
-            break;
+        if (have < need) { /* read_object gave up on it */
+            rc = pyf__read(t, coro, buf, need, "coroutine");
+            if (rc != PYF_OK)
+                break;
+            have = need;
+        }
         int state = (int8_t)buf[o->gen.gi_frame_state];
         if (state == cleared || state == completed)
             break; /* finished: no frame */
@@ -333,28 +348,28 @@ static int coro_stack(walk *w, uint64_t coro)
         int64_t instr = code != NULL ? pyf__code_index(ip, exe + o->code.co_code_adaptive)
                                      : INT64_MIN;
         rc = w->sink->frame(w->sink->ctx, frame_addr, exe, code, instr, PYF_FRAME_GENERATOR);
-        if (rc != PYF_OK)
-            break;
-        if (state != yield_from)
+        if (rc != PYF_OK || state != yield_from)
             break;
         /* what it awaits: the top of its value stack (3.14), the slot under
-         * it (3.15) */
+         * it (3.15), inside the coroutine object */
         uint64_t sp = pyf__ld64(f + o->frame.stackpointer);
-        uint64_t slot = sp - (o->minor >= 15 ? 16 : 8);
-        if (sp < frame_addr + o->frame.localsplus + (o->minor >= 15 ? 16 : 8) ||
-            sp - coro > (1u << 20))
+        uint64_t back = o->minor >= 15 ? 16 : 8;
+        if (sp < frame_addr + o->frame.localsplus + back || sp - coro > (1u << 20))
             break; /* no value stack to look at */
-        uint64_t awaited = 0;
-        if (pyf__read_quiet(t, slot, &awaited, 8) != PYF_OK)
+        uint64_t slot = sp - back, awaited = 0;
+        if (slot + 8 <= coro + have)
+            awaited = pyf__ld64(buf + (slot - coro));
+        else if (pyf__read_quiet(t, slot, &awaited, 8) != PYF_OK)
             break;
         awaited &= o->tag_mask;
-        kind = object_kind(t, awaited, &ty);
+        kind = read_object(t, awaited, buf, need + GEN_SPECULATIVE, (size_t)o->pyobject.size + 8,
+                           &have);
         if (kind == K_AWAIT_WRAPPER) {
-            uint64_t agen = 0; /* asend/athrow: the async generator they drive */
-            if (pyf__read_quiet(t, awaited + o->pyobject.size, &agen, 8) != PYF_OK ||
-                object_kind(t, agen, &ty) != K_ASYNC_GEN)
+            /* asend/athrow: the async generator they drive */
+            awaited = pyf__ld64(buf + o->pyobject.size) & o->tag_mask;
+            kind = read_object(t, awaited, buf, need + GEN_SPECULATIVE, need, &have);
+            if (kind != K_ASYNC_GEN)
                 break;
-            awaited = agen;
         } else if (kind != K_COROUTINE) {
             break; /* a future, a task, another awaitable: the chain ends */
         }

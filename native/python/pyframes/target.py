@@ -196,14 +196,6 @@ class FrameTable:
         self._lists[tstate_addr] = frames
         return frames.copy()
 
-    def key_list(self, keys_at, first, count):
-        """The Frame of each of count frames from index first (tasks)."""
-        if count == 0 or not keys_at:
-            return []
-        keys = array.array("I")
-        keys.frombytes(_abi.ctypes.string_at(keys_at + first * 4, count * 4))
-        return list(map(self.frames.__getitem__, keys))
-
     def forget_lists(self):
         """The last snapshot was not converted: no list may be reused."""
         self._lists = {}
@@ -391,12 +383,17 @@ class Target:
             if nawaited and awaited_at:
                 awaited.frombytes(string_at(awaited_at, nawaited * 8))
             text = self._table._text
-            key_list = self._table.key_list
             nframes = self._table_frames
+            rows = list(_TASK_FORMAT.iter_unpack(string_at(tasks_at, ntasks * _TASK_FORMAT.size)))
+            # the tasks' frames follow the threads': their keys in one copy
+            base = min(min(r[9] for r in rows), nframes)
+            keys = array.array("I")
+            if keys_at and nframes > base:
+                keys.frombytes(string_at(keys_at + base * 4, (nframes - base) * 4))
+            frame_of = self._table.frames.__getitem__
             new = object.__new__
             for (addr, coro, tstate, tid, native, interp, name, state, flags, first, count,
-                 first_aw, naw, err, _, tfail) in _TASK_FORMAT.iter_unpack(
-                    string_at(tasks_at, ntasks * _TASK_FORMAT.size)):
+                 first_aw, naw, err, _, tfail) in rows:
                 if first > nframes or first + count > nframes:
                     first = count = 0
                 terror = None
@@ -409,7 +406,8 @@ class Target:
                     id=addr, name=text(name), state=TASK_STATES[min(state, 3)],
                     thread_id=tid or None, native_thread_id=native or None,
                     interpreter_id=interp, running=bool(flags & ffi.PYF_TASK_RUNNING),
-                    coroutine_stack=key_list(keys_at, first, count),
+                    coroutine_stack=list(map(frame_of, keys[first - base:first - base + count]))
+                    if count else [],
                     awaited_by=list(awaited[first_aw:first_aw + naw]),
                     error=terror, coro_addr=coro, _tstate=tstate)
                 tasks.append(task)
