@@ -670,8 +670,8 @@ int pyf__pid_find_asyncio(int pid, uint64_t *found, char *err, size_t errlen)
     rc = read_maps(pid, &m, err, errlen);
     if (rc == PYF_OK) {
         rc = PYF_ENOTSUP;
-        pyf__fmt(err, errlen, "no mapped file of process %d has a .AsyncioDebug "
-                 "section (asyncio not imported yet?)", pid);
+        pyf__fmt(err, errlen, "no file mapped by process %d has an .AsyncioDebug "
+                 "section: the process has not imported asyncio", pid);
     }
     for (size_t i = 0; rc == PYF_ENOTSUP && i < m.n; i++) {
         const pyf_mapping *e = &m.v[i];

@@ -606,9 +606,9 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
             return rc == PYF_ENOMEM ? rc : fail_all(&w, rc);
     }
     if (t->asyncio.addr == 0) {
-        pyf__fail(t, PYF_ENOTSUP, "the asyncio debug offsets were not located (the "
-                  "process has not imported asyncio, or its _asyncio module is not "
-                  "loaded)");
+        pyf__fail(t, PYF_ENOTSUP, "no .AsyncioDebug section among the files the debugger "
+                  "knows: the process has not imported asyncio (or its _asyncio module "
+                  "is not loaded)");
         return fail_all(&w, PYF_ENOTSUP);
     }
     const pyf__asyncio *a = &t->asyncio;
