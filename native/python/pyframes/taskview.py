@@ -136,6 +136,14 @@ def format_task_tree(tasks, *, error=None):
         names = [task_label(by_id[i]) for i in cycle] + [task_label(by_id[cycle[0]])]
         lines.append("await cycle: " + " awaits ".join(names))
     drawn = set()
+    where = {}  # (function, filename, line) -> its text: tasks share frames
+
+    def frame_text(frame):
+        key = (frame.function, frame.filename, frame.line)
+        text = where.get(key)
+        if text is None:
+            text = where[key] = _where(frame)
+        return text
 
     def draw(task_id, prefix, last, path):
         task = by_id[task_id]
@@ -151,9 +159,8 @@ def format_task_tree(tasks, *, error=None):
         lines.append("%s(T) %s %s" % (lead, task_label(task), _details(task)))
         kids = children[task_id]
         frames = list(reversed(task.coroutine_stack))
-        bar = _PIPE if kids else _SPACE
-        for frame in frames:
-            lines.append("%s%s%s" % (inner, bar, _where(frame)))
+        lead = inner + (_PIPE if kids else _SPACE)
+        lines.extend(lead + frame_text(frame) for frame in frames)
         for i, kid in enumerate(kids):
             draw(kid, inner, i == len(kids) - 1, path | {task_id})
 
