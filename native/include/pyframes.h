@@ -494,9 +494,10 @@ typedef struct pyf_task {
 typedef struct pyf_task_list {
     uint32_t struct_size;      /* = sizeof(pyf_task_list), set by the caller */
     /* 0, or why no task could be read at all: PYF_ENOTSUP (CPython 3.13,
-     * asyncio never imported, its offsets not located), PYF_EOFFSETS (the
-     * table failed validation); also when the snapshot was not asked for
-     * tasks */
+     * asyncio never imported, its offsets not located; also when the
+     * snapshot was not asked for tasks), or why the table last given to
+     * pyf_target_set_asyncio was refused (PYF_EOFFSETS: it failed
+     * validation; PYF_EFAULT, PYF_EINVAL) */
     int32_t status;
     const pyf_task *tasks;     /* [ntasks] */
     const uint64_t *awaited_by; /* task addresses */

@@ -389,6 +389,7 @@ typedef struct pyf__asyncio {
     struct { uint64_t size, tasks_head; } interp;
     struct { uint64_t size, running_loop, running_task, tasks_head; } thread;
     pyf__addrmap kinds;      /* type address -> what it is (tasks.c) */
+    pyf_failure refused;     /* why the last table given was refused (code 0: taken) */
 } pyf__asyncio;
 
 /* A snapshot's tasks (held by the snapshot). */

@@ -25,6 +25,7 @@
 #define NAME_READ 192u           /* a name's header and its first characters */
 #define GEN_SPECULATIVE 256u     /* read past a coroutine's frame: its value stack */
 #define Py_TPFLAGS_HEAPTYPE (1ull << 9)
+#define KINDS_MAX 4096u          /* types remembered */
 
 /* What a type is, as far as tasks go (pyf__asyncio.kinds values). */
 enum kind {
@@ -51,10 +52,19 @@ static bool field_in(uint64_t off, uint64_t width, uint64_t size, uint64_t align
     return off <= size && width <= size - off && off % align == 0;
 }
 
+static int load_table(pyf_target *t, uint64_t addr);
+
 int pyf_target_set_asyncio(pyf_target *t, uint64_t addr)
 {
     if (t == NULL)
         return PYF_EINVAL;
+    int rc = load_table(t, addr);
+    t->asyncio.refused = t->fail; /* code 0 when it was taken */
+    return rc;
+}
+
+static int load_table(pyf_target *t, uint64_t addr)
+{
     pyf__fail(t, PYF_OK, "%s", "");
     pyf__addrmap kinds = t->asyncio.kinds; /* types stay what they are */
     memset(&t->asyncio, 0, sizeof t->asyncio);
@@ -177,10 +187,12 @@ static int type_kind(pyf_target *t, uint64_t type_addr)
                     kind = known[i].kind;
         }
     }
-    bool added;
-    uint64_t *put = pyf__addrmap_put(&t->asyncio.kinds, type_addr, &added);
-    if (put != NULL && t->asyncio.kinds.n <= 4096)
-        *put = (uint64_t)kind;
+    if (t->asyncio.kinds.n < KINDS_MAX) { /* past it: looked up each time */
+        bool added;
+        uint64_t *put = pyf__addrmap_put(&t->asyncio.kinds, type_addr, &added);
+        if (put != NULL)
+            *put = (uint64_t)kind;
+    }
     return kind;
 }
 
@@ -480,12 +492,15 @@ static int read_task(walk *w, uint64_t addr, const uint8_t *buf, uint32_t flags)
 }
 
 /* The circular list whose head is at head_addr and whose first node is
- * first.  A broken list keeps what was read and sets ts->list_error. */
+ * first.  A task already listed (the running task of a thread read
+ * before, or a task on two lists) is not listed again.  A broken list
+ * keeps what was read and sets ts->list_error. */
 static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
 {
     pyf_target *t = w->t;
     const pyf__asyncio *a = &t->asyncio;
     uint64_t node = first;
+    pyf__addrset here = {0}; /* this list's nodes: its cycles */
     int rc = PYF_OK;
     while (node != head_addr) {
         if (node == 0 || node % 8 != 0 || node < a->task.node) {
@@ -494,13 +509,15 @@ static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
             break;
         }
         uint64_t addr = node - a->task.node;
-        bool dup = false;
-        if (w->seen.n >= MAX_TASKS) {
+        bool dup = false, listed = false;
+        if (w->seen.n >= MAX_TASKS || here.n >= MAX_TASKS) {
             rc = pyf__fail(t, PYF_EDEPTH, "more than %u asyncio tasks", MAX_TASKS);
             break;
         }
-        if (!pyf__addrset_add(&w->seen, addr, &dup))
+        if (!pyf__addrset_add(&here, addr, &dup) || !pyf__addrset_add(&w->seen, addr, &listed)) {
+            pyf__addrset_free(&here);
             return PYF_ENOMEM;
+        }
         if (dup) {
             rc = pyf__fail(t, PYF_ECYCLE, "task list at 0x%llx loops back to task "
                            "0x%llx", (unsigned long long)head_addr,
@@ -511,11 +528,13 @@ static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
         if (rc != PYF_OK)
             break;
         uint64_t next = pyf__ld64(w->task_buf + a->task.node + t->off.llist.next);
-        rc = read_task(w, addr, w->task_buf, 0);
-        if (rc != PYF_OK)
+        if (!listed && (rc = read_task(w, addr, w->task_buf, 0)) != PYF_OK) {
+            pyf__addrset_free(&here);
             return rc; /* out of memory */
+        }
         node = next;
     }
+    pyf__addrset_free(&here);
     if (rc != PYF_OK && w->ts->list_error == PYF_OK) {
         w->ts->list_error = rc;
         if ((w->ts->failure = keep_failure(w, rc)) == NULL)
@@ -604,6 +623,10 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
             pyf__fail(t, rc, "%s", err);
         if (rc != PYF_OK)
             return rc == PYF_ENOMEM ? rc : fail_all(&w, rc);
+    }
+    if (t->asyncio.addr == 0 && t->asyncio.refused.code != PYF_OK) {
+        t->fail = t->asyncio.refused; /* the table given was refused: why */
+        return fail_all(&w, t->fail.code);
     }
     if (t->asyncio.addr == 0) {
         pyf__fail(t, PYF_ENOTSUP, "no .AsyncioDebug section among the files the debugger "
