@@ -25,8 +25,10 @@
 
 void pyf__chunks_free(pyf__chunk_list *cl)
 {
-    for (uint32_t i = 0; i < cl->cap; i++)
+    for (uint32_t i = 0; i < cl->cap; i++) {
         free(cl->v[i].data);
+        free(cl->v[i].again_data);
+    }
     free(cl->v);
     memset(cl, 0, sizeof *cl);
 }
@@ -36,7 +38,7 @@ static void chunks_done(pyf__chunk_list *cl)
 {
     uint64_t held = 0;
     for (uint32_t i = 0; i < cl->cap; i++)
-        held += cl->v[i].cap;
+        held += cl->v[i].cap + cl->v[i].again_cap;
     if (held > CHUNKS_KEEP_BYTES)
         pyf__chunks_free(cl);
     cl->n = 0;
@@ -61,13 +63,42 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return c;
 }
 
+/* Two copies of [lo, lo+len) for chunk c, made back to back: both from
+ * the prefetch (which read the range twice in its one call), else read
+ * now in one reader call.  False when they cannot be made. */
+static bool copy_pair(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
+{
+    const uint8_t *a = pyf__read_view(t, lo, (size_t)len);
+    const uint8_t *b = a != NULL ? pyf__read_view(t, lo, (size_t)len) : NULL;
+    if (a != NULL && b != NULL) {
+        c->mem = a;
+        c->again = b;
+        return true;
+    }
+    if (c->cap < len || c->again_cap < len) {
+        uint8_t *na = c->cap < len ? realloc(c->data, (size_t)len) : c->data;
+        if (na == NULL)
+            return false;
+        c->data = na;
+        c->cap = c->cap < len ? len : c->cap;
+        uint8_t *nb = c->again_cap < len ? realloc(c->again_data, (size_t)len) : c->again_data;
+        if (nb == NULL)
+            return false;
+        c->again_data = nb;
+        c->again_cap = c->again_cap < len ? len : c->again_cap;
+    }
+    if (pyf__read_pair(t, lo, c->data, c->again_data, (size_t)len) != PYF_OK)
+        return false;
+    c->mem = c->data;
+    c->again = c->again_data;
+    return true;
+}
+
 /* Only [from, the top frame's end) of the newest chunk at addr: the
- * frames above a cache anchor at from.  False when from is not there.
- * Unless the prefetch holds it (copied with the thread state, in one call),
- * a live process's range is copied twice back to back: the walk compares
- * the links of the frames in both copies, so a stack that changed while it
- * was copied is not taken for one stack (frames above the anchor have no
- * seq to say so). */
+ * frames above a cache anchor at from.  False when from is not there.  A
+ * live process's range is copied twice (copy_pair): the walk compares the
+ * frames of both copies, so a stack that changed while it was copied is not
+ * taken for one stack (frames above the anchor have no seq to say so). */
 static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
                      uint64_t from, bool live, pyf__chunk_list *cl)
 {
@@ -76,31 +107,29 @@ static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
         top - addr > CHUNK_MAX_BYTES)
         return false;
     uint64_t end = (top + fsize + 7) & ~(uint64_t)7, len = end - from;
-    const uint8_t *mem = pyf__read_view(t, from, len);
-    pyf__chunk *c = chunk_slot(cl, mem != NULL ? 0 : live ? 2 * len : len);
+    pyf__chunk *c = chunk_slot(cl, 0);
     if (c == NULL)
         return false;
     c->again = NULL;
-    if (mem == NULL && live) {
-        if (pyf__read_twice(t, from, c->data, c->data + len, len) != PYF_OK)
+    if (live) {
+        if (!copy_pair(t, c, from, len))
             return false;
-        c->again = c->data + len;
-    } else if (mem == NULL && pyf__read_quiet(t, from, c->data, len) != PYF_OK) {
-        return false;
+    } else {
+        const uint8_t *mem = pyf__read_view(t, from, len);
+        if (mem == NULL && ((c = chunk_slot(cl, len)) == NULL ||
+                            pyf__read_quiet(t, from, c->data, len) != PYF_OK))
+            return false;
+        c->mem = mem != NULL ? mem : c->data;
     }
     c->addr = addr;
     c->size = end - addr;
     c->lo = from;
-    c->mem = mem != NULL ? mem : c->data;
     cl->n = 1;
     return true;
 }
 
-/* Copy what we can; a failure only means frames are read directly.  The
- * newest chunk, which holds the top frame (top, fsize bytes), is copied
- * only up to that frame's end: the rest of it is unused. */
 static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
-                        pyf__chunk_list *cl)
+                        bool live, pyf__chunk_list *cl)
 {
     uint64_t total = 0;
     cl->n = 0;
@@ -116,6 +145,25 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
             used = (top - addr + fsize + 7) & ~(uint64_t)7;
             if (used < want)
                 want = used;
+        }
+        if (live && cl->n == 0 && used != UINT64_MAX) {
+            /* The newest chunk of a running process changes while it is
+             * copied: its frames must agree in two copies made back to
+             * back (a copy made while a call returned and another was made
+             * in its place would show the new callee over the old caller). */
+            pyf__chunk *c = chunk_slot(cl, 0);
+            if (c != NULL && copy_pair(t, c, addr, used)) {
+                uint64_t size = pyf__ld64(c->mem + 8);
+                if (size >= used && size <= CHUNK_MAX_BYTES) {
+                    c->addr = c->lo = addr;
+                    c->size = used;
+                    cl->n++;
+                    total += used;
+                    addr = pyf__ld64(c->mem); /* previous */
+                    continue;
+                }
+            }
+            live = false; /* not a chunk we can copy twice: as any other */
         }
         uint64_t have = want;
         /* what the last snapshot read here is used in place, else copied */
@@ -205,7 +253,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, w->live, cl)))
-        copy_chunks(t, w->datastack_chunk, top, fsize, cl);
+        copy_chunks(t, w->datastack_chunk, top, fsize, w->live, cl);
     bool stopped = false;
     bool from_c = false; /* an entry frame since the last frame delivered */
 
@@ -250,7 +298,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             !(w->extra != NULL && addr >= w->extra_addr &&
               addr - w->extra_addr < w->extra_len)) {
             /* past what was copied first: every chunk now */
-            copy_chunks(t, w->datastack_chunk, top, fsize, cl);
+            copy_chunks(t, w->datastack_chunk, top, fsize, w->live, cl);
             f = find_in_chunks(cl, addr, fsize, &hint);
         }
         if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
@@ -258,9 +306,11 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             fsize <= w->extra_len - (addr - w->extra_addr))
             f = w->extra + (addr - w->extra_addr);
         const uint8_t *again = NULL; /* the same frame in the second copy */
-        if (f != NULL && hint < cl->n && cl->v[hint].again != NULL &&
-            f >= cl->v[hint].mem && f < cl->v[hint].again)
-            again = cl->v[hint].again + (f - cl->v[hint].mem);
+        if (f != NULL && hint < cl->n && cl->v[hint].again != NULL) {
+            const pyf__chunk *c = &cl->v[hint];
+            if (f >= c->mem && (uint64_t)(f - c->mem) < c->addr + c->size - c->lo)
+                again = c->again + (f - c->mem);
+        }
         if (f != NULL) {
             t->stats.chunk_frames++;
         } else {
@@ -275,14 +325,15 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
         int owner = (int8_t)f[o->frame.owner];
         last = addr;
-        /* both copies must agree on the frame's link and code, and a
-         * caller's instruction (only the top frame runs) */
+        /* both copies must agree on the frame's link, code and owner: the
+         * chain is one the thread had (a caller's line may be a moment
+         * older than its callee's, as in any copy of a running stack) */
         if (again != NULL &&
             (pyf__ld64(again + o->frame.previous) != prev ||
              (pyf__ld64(again + o->frame.executable) & o->tag_mask) != exe ||
-             (int8_t)again[o->frame.owner] != owner ||
-             (addr != w->current_frame && pyf__ld64(again + o->frame.instr_ptr) != ip))) {
+             (int8_t)again[o->frame.owner] != owner)) {
             t->torn = true;
+            t->torn_moved = true;
             t->torn_at = addr;
             rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                            (unsigned long long)addr);

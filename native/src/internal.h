@@ -321,6 +321,8 @@ typedef struct pyf__chunk {
     uint8_t *data;           /* our copy, when mem is not a prefetch view */
     const uint8_t *mem;      /* the bytes from lo: data or a prefetched range */
     const uint8_t *again;    /* NULL, or a second copy made right after mem */
+    uint8_t *again_data;     /* our buffer for again, when it is not a view */
+    uint64_t again_cap;
 } pyf__chunk;
 
 typedef struct pyf__chunk_list {
@@ -433,6 +435,7 @@ struct pyf_target {
     pyf__prev_thread *prev_threads;
     uint32_t prev_nthreads, prev_cap_threads;
     bool torn;               /* the last walk saw a stack changing under it */
+    bool torn_moved;         /* ... in two copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t code_generation;/* last interp code_object_generation seen */
@@ -468,8 +471,9 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* [addr, addr+len) copied twice, back to back in one reader call when the
- * reader batches, into a and then b (planned once for the next snapshot). */
-int pyf__read_twice(pyf_target *t, uint64_t addr, void *a, void *b, size_t len);
+ * reader batches, into a and then b (planned twice for the next snapshot:
+ * its prefetch makes both copies in its one call). */
+int pyf__read_pair(pyf_target *t, uint64_t addr, void *a, void *b, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);

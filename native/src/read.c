@@ -190,14 +190,16 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return rc;
 }
 
-int pyf__read_twice(pyf_target *t, uint64_t addr, void *a, void *b, size_t len)
+int pyf__read_pair(pyf_target *t, uint64_t addr, void *a, void *b, size_t len)
 {
     pyf__prefetch *p = &t->prefetch;
     pyf_iovec iov[2] = {{addr, a, len}, {addr, b, len}};
     int status[2];
     int rc = pyf__readv(t, iov, 2, status);
-    if (rc == PYF_OK && p->active && len > 0)
+    if (rc == PYF_OK && p->active && len > 0) {
         plan_add(p, addr, len);
+        plan_add(p, addr, len);
+    }
     return rc;
 }
 

@@ -94,6 +94,9 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
  * stack is not changing (a stopped process; a frame really at an
  * instruction without a location): it is shown as it is. */
 #define WALK_TRIES 3
+/* A stack seen in two copies that differ is changing right now, often
+ * (a loop of short calls): it gets more tries, each a few microseconds. */
+#define WALK_TRIES_MOVING 8
 static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t tlen,
                        uint64_t thread_id, const pyf__sink *sink, uint32_t *more)
 {
@@ -102,24 +105,28 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
     int rc = PYF_OK;
     uint64_t odd = 0, top = 0;
     bool steady = true;
-    for (int try = 0; try < WALK_TRIES; try++) {
+    int tries = WALK_TRIES;
+    for (int try = 0; try < tries; try++) {
         t->torn = false;
+        t->torn_moved = false;
         rc = pyf__cache_protocol(t) ? pyf__cache_walk(t, w, buf, thread_id, sink, more)
                                     : pyf__walk_frames(t, w, sink, more);
         /* a broken chain in a running process is most often one read
          * while it changed (a thread starting or ending): read it again */
         bool broken = w->live && (rc == PYF_ECYCLE || rc == PYF_ECORRUPT || rc == PYF_EFAULT);
-        if (!t->torn && !(broken && try + 1 < WALK_TRIES))
+        if (!t->torn && !(broken && try + 1 < tries))
             break;
         if (!t->torn) {
             t->torn_at = 0;
             steady = false; /* a broken chain is never shown as steady */
         }
-        if (try > 0 && (t->torn_at != odd || w->current_frame != top))
+        if (t->torn_moved || (try > 0 && (t->torn_at != odd || w->current_frame != top)))
             steady = false;
+        if (t->torn_moved)
+            tries = WALK_TRIES_MOVING;
         odd = t->torn_at;
         top = w->current_frame;
-        if (try + 1 == WALK_TRIES) {
+        if (try + 1 >= tries) {
             if (!steady)
                 break;
             sink->rollback(sink->ctx);
