@@ -28,10 +28,11 @@ try:
     from pyframes import adapter as _pyf_adapter, errors as _pyf_errors
     from pyframes import options as _pyf_options, session as _pyf_session
     from pyframes import report as _pyf_report, sample_command as _pyf_sample
+    from pyframes import mixed as _pyf_mixed
     _PYF_IMPORT_ERROR = None
 except Exception as _e:  # keep gdb usable; the command reports the problem
     _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
-    _pyf_report = _pyf_sample = None
+    _pyf_report = _pyf_sample = _pyf_mixed = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -230,11 +231,215 @@ class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.Debugg
                 return "thread %d" % thread.num
         return None
 
+    def native_frames(self, native_tid):
+        """gdb's backtrace of the thread (selected for the walk, then the
+        user's thread and frame selected again)."""
+        thread = None
+        for t in self._thread_list():
+            pid, lwp, _tid = t.ptid
+            if (lwp or pid) == native_tid:
+                thread = t
+        if thread is None:
+            return None
+        selected = gdb.selected_thread()
+        try:
+            frame = gdb.selected_frame()
+        except gdb.error:
+            frame = None
+        try:
+            thread.switch()
+            return _pyframes_native(gdb.newest_frame())
+        finally:
+            if selected is not None and selected.is_valid():
+                selected.switch()
+                if frame is not None and frame.is_valid():
+                    frame.select()
+
 
 if _pyf_session is not None:
     _PYF_DESCRIPTION = _pyf_options.describe("py-bt-fast", "gdb")
 else:
     _PYF_DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
+
+
+_PYF_MAX_NATIVE = 65536  # native frames looked at, at most
+
+
+def _pyframes_native_frame(frame):
+    """A gdb.Frame as pyframes.mixed.NativeFrame."""
+    inline = frame.type() == gdb.INLINE_FRAME
+    sp = None
+    if not inline:
+        try:
+            sp = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
+        except (gdb.error, ValueError):
+            sp = None
+    pc = frame.pc()
+    module = None
+    try:
+        module = gdb.solib_name(pc)
+        if module is None:
+            objfile = gdb.current_progspace().objfile_for_address(pc)
+            module = objfile.filename if objfile is not None else None
+    except (gdb.error, AttributeError):
+        pass
+    return _pyf_mixed.NativeFrame(frame.level(), pc, sp, frame.name(), module, inline)
+
+
+def _pyframes_native(frame):
+    out = []
+    while frame is not None and len(out) < _PYF_MAX_NATIVE:
+        out.append(_pyframes_native_frame(frame))
+        try:
+            frame = frame.older()
+        except gdb.error:
+            break
+    return out
+
+
+class _PyframesPythonFrame(object):
+    """A Python frame shown under the eval-loop frame that runs it (an
+    elided frame of its decorator: gdb takes arch and level from it)."""
+
+    def __init__(self, eval_frame, frame, function=None):
+        self._eval = eval_frame
+        self._frame = frame
+        self._function = function
+
+    def function(self):
+        if self._function is not None:
+            return self._function
+        return "[python] " + self._frame.function
+
+    def filename(self):
+        return self._frame.filename if self._frame is not None else None
+
+    def line(self):
+        return self._frame.line if self._frame is not None else None
+
+    def address(self):
+        return None
+
+    def frame_args(self):
+        return None
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        return None
+
+    def inferior_frame(self):
+        return self._eval
+
+
+class _PyframesEvalFrame(object):
+    """A native frame's decorator with the Python frames it runs as elided
+    frames (after any it already had); everything else is the original's."""
+
+    def __init__(self, base, extra):
+        self._base = base
+        self._extra = extra
+
+    def __getattr__(self, name):
+        return getattr(self._base, name)
+
+    def elided(self):
+        had = self._base.elided()
+        return list(had or ()) + self._extra
+
+
+class PyframesFrameFilter(object):
+    """The frame filter "pyframes": in `bt`, each eval-loop frame is
+    followed by the Python frames it runs (`bt -hide` leaves them out,
+    `bt -no-filters` or `set pyframes frame-filter off` turns it off)."""
+
+    name = "pyframes"
+    priority = 100
+    enabled = True
+
+    def __init__(self, session):
+        self.session = session
+
+    def filter(self, frame_iter):
+        if self.session is None or not _PYF_FILTER_ON[0]:
+            return frame_iter
+        frames = []
+        try:
+            for d in frame_iter:
+                frames.append(d)
+                if len(frames) >= _PYF_MAX_NATIVE:
+                    break
+            return iter(self._decorate(frames))
+        except Exception as e:  # never break bt: the native frames alone
+            gdb.write("pyframes: Python frames not shown: %s\n" % (
+                e if isinstance(e, _pyf_errors.CommandError) else
+                "%s: %s" % (type(e).__name__, e)))
+            return iter(frames)
+
+    def _decorate(self, frames):
+        if not frames:
+            return frames
+        thread = gdb.selected_thread()
+        if thread is None:
+            return frames
+        pid, lwp, _tid = thread.ptid
+        adapter = PyframesGdbAdapter()
+        if not adapter.has_process():
+            return frames
+        runs = self.session.thread_runs(adapter, lwp or pid)
+        if not runs:
+            return frames
+        native = [_pyframes_native_frame(d.inferior_frame()) for d in frames]
+        placement = _pyf_mixed.place(native, runs)
+        out = []
+        for i, d in enumerate(frames):
+            here = placement.at.get(i)
+            if here:
+                eval_frame = d.inferior_frame()
+                d = _PyframesEvalFrame(d, [_PyframesPythonFrame(eval_frame, f)
+                                           for run in here for f in run.frames])
+            out.append(d)
+        if placement.unplaced:
+            last = frames[-1].inferior_frame()
+            count = sum(len(r.frames) for r in placement.unplaced)
+            marker = _PyframesPythonFrame(last, None, "[python] %d frame%s not placed: %s" % (
+                count, "" if count == 1 else "s", placement.reason))
+            out.append(_PyframesEvalFrame(marker, [_PyframesPythonFrame(last, f)
+                                                   for run in placement.unplaced
+                                                   for f in run.frames]))
+        return out
+
+
+_PYF_FILTER_ON = [True]
+
+
+class _PyframesPrefix(gdb.Command):
+    """pyframes settings."""
+
+    def __init__(self, name):
+        gdb.Command.__init__(self, name, gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
+
+
+class PyframesFilterParameter(gdb.Parameter):
+    """Whether `bt` shows the Python frames under the eval-loop frames
+    that run them (the frame filter "pyframes"; also `disable frame-filter
+    global pyframes`, or `bt -no-filters` for one backtrace)."""
+
+    set_doc = "Set whether bt shows Python frames (pyframes frame filter)."
+    show_doc = "Show whether bt shows Python frames (pyframes frame filter)."
+
+    def __init__(self):
+        gdb.Parameter.__init__(self, "pyframes frame-filter", gdb.COMMAND_DATA,
+                               gdb.PARAM_BOOLEAN)
+        self.value = True
+
+    def get_set_string(self):
+        _PYF_FILTER_ON[0] = bool(self.value)
+        return ""
+
+    def get_show_string(self, svalue):
+        return "Python frames in bt (pyframes frame filter): %s" % svalue
 
 
 class PyBtFastCommand(gdb.Command):
@@ -338,6 +543,14 @@ def _pyframes_install():
                if _pyf_session else None)
     PyBtFastCommand(session)
     PySampleCommand(session)
+    if session is not None:
+        try:
+            _PyframesPrefix("set pyframes")
+            _PyframesPrefix("show pyframes")
+            PyframesFilterParameter()
+        except RuntimeError:
+            pass  # sourced again: the settings exist
+        gdb.frame_filters["pyframes"] = PyframesFrameFilter(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 
 

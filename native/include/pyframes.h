@@ -356,6 +356,8 @@ typedef struct pyf_snapshot {
 /* also every asyncio task of every interpreter (CPython 3.14+; see
  * "asyncio tasks"), whichever threads are walked */
 #define PYF_SNAP_TASKS 0x02u
+/* also where each Python frame's eval call is: see pyf_snapshot_entries */
+#define PYF_SNAP_ENTRIES 0x04u
 
 typedef struct pyf_snapshot_request {
     uint32_t struct_size;       /* = sizeof(pyf_snapshot_request) */
@@ -378,6 +380,16 @@ PYF_API int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
                               pyf_snapshot **out);
 /* Accepts NULL. */
 PYF_API void pyf_snapshot_free(pyf_snapshot *s);
+
+/* Per frame of a snapshot taken with PYF_SNAP_ENTRIES (parallel to
+ * pyf_snapshot.frames; *out is NULL for a snapshot without the flag, then
+ * PYF_ENOTSUP): for a frame entered from C (PYF_FRAME_ENTRY_FROM_C), the
+ * address of the entry frame its eval call pushed on the C stack, which
+ * lies inside that call's native stack frame: a debugger places the
+ * Python frames on its own native backtrace by it.  0 for other frames,
+ * and where it is not known (frames taken from the 3.15 frame cache).
+ * Valid until pyf_snapshot_free. */
+PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
 
 /* ==== The frame table =====================================================
  * A target keeps one table of what its snapshots saw, shared by them:

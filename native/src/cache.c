@@ -170,8 +170,9 @@ static int tmp_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     return rc;
 }
 
-static int tmp_mark_entry(void *ctx)
+static int tmp_mark_entry(void *ctx, uint64_t entry_addr)
 {
+    (void)entry_addr; /* the cache keeps keys only */
     pyf_target *t = ctx;
     pyf__frame_cache *fc = &t->cache;
     if (fc->ntmp == 0)

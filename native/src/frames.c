@@ -343,7 +343,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         if (owner == o->owner_cstack || owner == o->owner_interpreter) {
             from_c = true;
             if (sink->mark_entry && emitted > 0 && counted == 0) {
-                rc = sink->mark_entry(sink->ctx);
+                rc = sink->mark_entry(sink->ctx, addr);
                 if (rc != PYF_OK)
                     break;
             }

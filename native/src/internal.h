@@ -540,8 +540,9 @@ typedef struct pyf__sink {
      * (PYF_FRAME_GENERATOR) */
     int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
                  const pyf__code *code, int64_t instr, uint32_t flags);
-    /* the most recently delivered frame was entered from C */
-    int (*mark_entry)(void *ctx);
+    /* the most recently delivered frame was entered from C: entry_addr is
+     * the entry frame (on the C stack) below it, 0 when unknown */
+    int (*mark_entry)(void *ctx, uint64_t entry_addr);
     /* the frame just delivered is the walk's stop_at: 1 when the sink took
      * the rest of the chain from the cache (the walk ends), 0 to walk on,
      * or a PYF_E* code */

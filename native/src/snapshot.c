@@ -33,6 +33,9 @@ typedef struct snap {
     bool g_found;             /* the thread state was in the last snapshot */
     bool in_tasks;            /* frames of asyncio tasks, not of a thread */
     bool tasks_asked;         /* PYF_SNAP_TASKS */
+    uint64_t *entries;        /* PYF_SNAP_ENTRIES: per frame, its entry frame or 0 */
+    uint32_t cap_e;
+    bool want_entries;
     pyf__tasks tasks;
     pyf_target *t;
 } snap;
@@ -177,6 +180,11 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
                                r->flags, 0};
     s->frame_keys[n] = key;
     s->last_record = rec;
+    if (s->want_entries) {
+        if (!pyf__grow((void **)&s->entries, &s->cap_e, n + 1, sizeof *s->entries))
+            return PYF_ENOMEM;
+        s->entries[n] = 0;
+    }
     s->pub.nframes = n + 1;
     if (!s->in_tasks)
         s->threads[s->pub.nthreads - 1].nframes++;
@@ -197,6 +205,11 @@ static int append_cached(snap *s, const uint32_t *keys, const pyf_frame *frames,
         return PYF_ENOMEM;
     memcpy(s->frames + n, frames, k * sizeof *frames);
     memcpy(s->frame_keys + n, keys, k * sizeof *keys);
+    if (s->want_entries) { /* not kept by the cache: unknown */
+        if (!pyf__grow((void **)&s->entries, &s->cap_e, n + k, sizeof *s->entries))
+            return PYF_ENOMEM;
+        memset(s->entries + n, 0, k * sizeof *s->entries);
+    }
     s->last_record = s->table->keys[keys[k - 1]].record;
     s->pub.nframes = n + k;
     s->threads[s->pub.nthreads - 1].nframes += k;
@@ -204,7 +217,7 @@ static int append_cached(snap *s, const uint32_t *keys, const pyf_frame *frames,
     return PYF_OK;
 }
 
-static int on_mark_entry(void *ctx);
+static int on_mark_entry(void *ctx, uint64_t entry_addr);
 
 static void on_reverse(void *ctx, uint32_t first)
 {
@@ -246,19 +259,25 @@ static int on_at_anchor(void *ctx)
     int took = pyf__cache_continue(t, &keys, &frames, &n, &entry_from_c);
     if (took <= 0)
         return took;
-    int rc = entry_from_c ? on_mark_entry(s) : PYF_OK;
+    int rc = entry_from_c ? on_mark_entry(s, 0) : PYF_OK;
     if (rc == PYF_OK)
         rc = append_cached(s, keys, frames, n);
     return rc == PYF_OK ? 1 : rc;
 }
 
-static int on_mark_entry(void *ctx)
+static int on_mark_entry(void *ctx, uint64_t entry_addr)
 {
     snap *s = ctx;
     if (s->pub.nframes == 0)
         return PYF_OK;
     uint32_t n = s->pub.nframes - 1;
     pyf_frame *f = &s->frames[n];
+    /* the first entry under the frame: the one its eval call pushed (3.15
+     * then has the thread's base frame, in no C frame) */
+    if (s->want_entries && s->entries[n] == 0)
+        s->entries[n] = entry_addr;
+    if (f->flags & PYF_FRAME_ENTRY_FROM_C)
+        return PYF_OK; /* marked already */
     uint32_t rec, key, depth = n - s->t_first;
     if (depth < s->g_n &&
         pyf__table_key_is_with(s->table, s->guess[s->g_first + depth], f->frame_addr,
@@ -308,6 +327,7 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s->threads);
     free(s->frames);
     free(s->frame_keys);
+    free(s->entries);
     pyf__arena_free(&s->arena);
     pyf__tasks_free(&s->tasks);
     pyf__table_unref(s->table);
@@ -334,6 +354,7 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     if (s == NULL)
         return PYF_ENOMEM;
     s->t = t;
+    s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
     t->epoch++;
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
@@ -420,4 +441,16 @@ int pyf_snapshot_tasks(const pyf_snapshot *pub, pyf_task_list *out)
         .failure = s->tasks_asked ? s->tasks.failure : &not_asked,
     };
     return pyf__struct_out(out, PYF_TASK_LIST_SIZE_V0, &tl, sizeof tl);
+}
+
+int pyf_snapshot_entries(const pyf_snapshot *pub, const uint64_t **out)
+{
+    if (pub == NULL || out == NULL)
+        return PYF_EINVAL;
+    const snap *s = (const snap *)pub;
+    *out = NULL;
+    if (!s->want_entries)
+        return PYF_ENOTSUP;
+    *out = s->entries;
+    return PYF_OK;
 }

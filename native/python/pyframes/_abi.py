@@ -53,6 +53,7 @@ PYF_THREAD_SAME_FRAMES = 0x10
 
 PYF_SNAP_ONE_THREAD = 0x01
 PYF_SNAP_TASKS = 0x02
+PYF_SNAP_ENTRIES = 0x04
 
 PYF_TASK_PENDING = 0
 PYF_TASK_CANCELLED = 1
@@ -392,6 +393,7 @@ _PROTOTYPES = {
     "pyf_elf_find_asyncio": (c_int, [c_char_p, c_uint64, POINTER(c_uint64)]),
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
+    "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
 }
 
 

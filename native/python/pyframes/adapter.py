@@ -104,6 +104,11 @@ class DebuggerAdapter(object):
         (e.g. lldb's stop id), or None when the plugin flushes on events."""
         return None
 
+    def native_frames(self, native_tid):
+        """The debugger's own backtrace of that thread, innermost first, as
+        pyframes.mixed.NativeFrame; None when it cannot give one."""
+        return None
+
 
 def process_start_time(pid):
     """Start time of /proc/PID in clock ticks (tells a reused PID apart), or None."""

@@ -296,6 +296,9 @@ NOT_PYTHON = ("not a Python process (no _PyRuntime symbol, no .PyRuntime "
 NO_THREADS = ("the CPython runtime has no threads (the interpreter is "
               "starting or finalizing)")
 
+NO_NATIVE_BACKTRACE = ("--native needs the native backtrace of the thread, which "
+                       "%s did not give")
+
 NO_SELECTED_THREAD = ("no thread is selected: select one, or use --all or "
                       "--thread N")
 

@@ -163,6 +163,10 @@ class Thread:
     more_frames: int = 0
     #: The asyncio task the thread is running (snapshots taken with tasks).
     running_task: Optional["Task"] = None
+    #: Snapshots taken with entries: per frame, the address of the C-stack
+    #: entry frame of the eval call that runs it (frames entered from C),
+    #: else 0.  Not part of the JSON.
+    entries: Optional[List[int]] = None
 
     def to_dict(self):
         d = {

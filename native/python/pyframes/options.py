@@ -128,6 +128,11 @@ def build_parser(command_name, description=None):
              "core files and remote targets), 'auto' (default) picks 'pid' "
              "when the process is live and local")
     parser.add_argument(
+        "--native", action="store_true",
+        help="the debugger's native backtrace with the Python frames placed "
+             "under the eval-loop frames that run them (with --json: native "
+             "and Python frames in one list, each with its \"kind\")")
+    parser.add_argument(
         "--info", action="store_true",
         help="instead of a stack, print what pyframes knows of the target: "
              "CPython version, _PyRuntime and how it was found, the reader")
@@ -187,6 +192,8 @@ packages.  Without options it shows the thread selected in {dbg}.
                    or --thread the thread stacks first, each header naming
                    the task its thread runs; with --json a "tasks" list
   --table          the asyncio tasks as a table (implies --tasks)
+  --native         {dbg}'s own backtrace with the Python frames placed under
+                   the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else
                    through {dbg}; pid: force direct reads; debugger: force
                    reads through {dbg} (core files, remote targets)

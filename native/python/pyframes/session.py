@@ -18,8 +18,9 @@ debugger's reads.
 
 import collections
 import dataclasses
+import json
 
-from . import _loader, errors, model, render, taskview, target as api
+from . import _loader, errors, mixed, model, render, taskview, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
 from .errors import CommandError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime, unsupported_message
@@ -58,12 +59,15 @@ class Session(object):
         # (the process exited) waits for the command to finish
         self.sampling = False
         self._reset_pending = False
+        # per (inferior, OS thread): its Python frames in runs, until flush()
+        self._runs = {}
 
     # ---- cache management ------------------------------------------------
 
     def flush(self):
         """Forget decoded target data (call whenever the inferior ran or
         its memory changed).  Keeps the targets open."""
+        self._runs = {}
         if self.sampling:
             return
         for cached in self._targets.values():
@@ -79,6 +83,7 @@ class Session(object):
             return
         targets, self._targets = self._targets, collections.OrderedDict()
         self._runtimes = {}
+        self._runs = {}
         for cached in targets.values():
             try:
                 cached.target.close()
@@ -259,6 +264,8 @@ class Session(object):
         # keeps --limit frames and has the rest counted, for "... N more".
         walk = ({"max_depth": options.limit} if options.json
                 else {"limit": options.limit})
+        if options.native:
+            walk["entries"] = True
         tasks = options.tasks or options.table
         if tasks:
             walk["tasks"] = True
@@ -276,6 +283,8 @@ class Session(object):
         else:
             snapshot, threads = self._one_thread(target, adapter, options, walk)
 
+        if options.native:
+            return self._native(snapshot, threads, adapter, options, kind)
         if options.json:
             return render.format_json(snapshot).rstrip("\n") + "\n"
         if tasks and not stacks and taskview.tasks_unavailable(snapshot):
@@ -296,6 +305,62 @@ class Session(object):
             text += ("\n" if text else "") + "".join(
                 line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
         return text
+
+    def _native(self, snapshot, threads, adapter, options, kind):
+        """--native: each thread's native backtrace with its Python frames
+        placed in it (text, or the JSON document with mixed frame lists)."""
+        placed = []
+        for t in threads:
+            native = ask(adapter.native_frames, t.native_thread_id) \
+                if t.native_thread_id else None
+            if native is None:
+                raise CommandError(errors.NO_NATIVE_BACKTRACE % adapter.debugger_name)
+            placed.append((t, native, mixed.place(native, mixed.python_runs(t))))
+        if options.json:
+            doc = snapshot.to_dict()
+            by_tstate = {t.tstate_addr: (n, p) for t, n, p in placed}
+            flat = [t for t in snapshot.threads()]
+            rows = [th for i in doc["interpreters"] for th in i["threads"]]
+            for thread, row in zip(flat, rows):
+                if thread.tstate_addr in by_tstate:
+                    row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
+            return json.dumps(doc) + "\n"
+        source = None
+        if not options.no_source:
+            self._source.refresh()
+            source = self._source
+            if kind == "pid":
+                source = render.process_source(adapter.pid(), fallback=self._source)
+        out = []
+        for i, (t, native, placement) in enumerate(placed):
+            if i:
+                out.append("")
+            header = render.thread_header(t)
+            label = ask(adapter.debugger_thread_label, t.native_thread_id)
+            if label:
+                header = "%s [%s %s]:" % (header[:-1], adapter.debugger_name, label)
+            out.append(header)
+            out.extend(mixed.format_mixed(native, placement, source=source))
+        return "".join(line + "\n" for line in out)
+
+    def thread_runs(self, adapter, native_tid):
+        """The Python frames of an OS thread cut into runs by their eval
+        calls (pyframes.mixed.python_runs), for a frame filter or provider:
+        read once per stop (kept until flush()), [] for a thread without
+        Python."""
+        key = (ask(adapter.identity), native_tid)
+        runs = self._runs.get(key)
+        if runs is None:
+            cached, _kind = self._get_target(adapter, "auto")
+            found = _snapshot_native(cached.target, native_tid, {"entries": True})
+            runs = []
+            if found is not None:
+                for thread in found[1]:
+                    runs.extend(mixed.python_runs(thread))
+            if len(self._runs) > 64:
+                self._runs.clear()
+            self._runs[key] = runs
+        return runs
 
     @staticmethod
     def _locate_asyncio(cached, adapter):

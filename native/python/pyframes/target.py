@@ -294,7 +294,8 @@ class Target:
         return self._failure().detail.decode("utf-8", "replace")
 
     # -- operations --
-    def snapshot(self, *, native_tid=None, max_depth=None, limit=None, tasks=False):
+    def snapshot(self, *, native_tid=None, max_depth=None, limit=None, tasks=False,
+                 entries=False):
         """Walk every interpreter, thread and frame; a :class:`Snapshot`.
 
         ``native_tid`` restricts it to the thread with that OS thread id
@@ -305,12 +306,14 @@ class Target:
         only counted, in :attr:`Thread.more_frames`.  ``tasks`` also reads
         every asyncio task (CPython 3.14+) into :attr:`Snapshot.tasks`
         (``tasks_error`` says why when there are none to read), whichever
-        threads are walked.
+        threads are walked.  ``entries`` fills each thread's
+        :attr:`Thread.entries` (see pyf_snapshot_entries).
         """
         handle = self._check_open()
-        req = self._requests.get((native_tid, max_depth, limit, tasks))
+        key = (native_tid, max_depth, limit, tasks, entries)
+        req = self._requests.get(key)
         if req is None:
-            req = self._request(native_tid, max_depth, limit, tasks)
+            req = self._request(*key)
         lib = self._lib
         out, out_ref, table, table_ref = self._outs
         # pyf_snapshot_take sets out (NULL on failure) before anything else
@@ -329,6 +332,8 @@ class Target:
             snapshot = self._convert(out, fields)
             if tasks:
                 self._convert_tasks(out, fields[5], snapshot)
+            if entries:
+                self._convert_entries(out, snapshot)
             return snapshot
         except BaseException:
             self._table.forget_lists()
@@ -337,11 +342,12 @@ class Target:
             if out:
                 lib.pyf_snapshot_free(out)
 
-    def _request(self, native_tid, max_depth, limit, tasks=False):
+    def _request(self, native_tid, max_depth, limit, tasks=False, entries=False):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
         cache = self._requests
-        req = cache.get((native_tid, max_depth, limit, tasks))
+        key = (native_tid, max_depth, limit, tasks, entries)
+        req = cache.get(key)
         if req is not None:
             return req
         ffi = self._abi
@@ -354,10 +360,28 @@ class Target:
         raw.keep_frames = _depth(limit, "limit")
         if tasks:
             raw.flags |= ffi.PYF_SNAP_TASKS
+        if entries:
+            raw.flags |= ffi.PYF_SNAP_ENTRIES
         if len(cache) >= 16:
             cache.clear()
-        req = cache[(native_tid, max_depth, limit, tasks)] = ffi.ctypes.pointer(raw)
+        req = cache[key] = ffi.ctypes.pointer(raw)
         return req
+
+    def _convert_entries(self, snap, snapshot):
+        """Each thread's entries: per frame, the C-stack entry frame of the
+        eval call that runs it (pyf_snapshot_entries), else 0."""
+        ffi = self._abi
+        ptr = ffi.POINTER(ffi.c_uint64)()
+        rc = self._lib.pyf_snapshot_entries(snap, ffi.ctypes.byref(ptr))
+        if rc != 0 or not ptr:
+            return
+        raw = array.array("Q")
+        raw.frombytes(ffi.ctypes.string_at(ptr, self._table_frames * 8))
+        first = 0
+        for thread in snapshot.threads():
+            n = len(thread.frames)
+            thread.__dict__["entries"] = raw[first:first + n].tolist()
+            first += n
 
     def _convert_tasks(self, snap, keys_at, snapshot):
         """Snapshot.tasks (and each running task into its thread) from the

@@ -1,0 +1,161 @@
+"""Python frames placed on a debugger's native backtrace.
+
+Every eval-loop call pushes an entry frame on the C stack, inside its own
+native stack frame; the Python frames it runs are those from the frame
+entered from C (whose entry it is) up to the next entry.  So a run of Python
+frames belongs to the physical native frame ``p`` with
+``sp(p) <= entry < sp(p + 1)`` (the stack grows down): no symbol is needed,
+and names only serve as a cross-check.  Where the native unwind stops short
+(JIT code, a core missing stack memory) the runs whose entries lie beyond
+its last frame are not placed: they are reported after it, with the reason,
+never dropped.
+
+Pure functions over plain data: the debugger plugins turn their frames
+into :class:`NativeFrame` and print what :func:`place` returns.
+"""
+
+import bisect
+import collections
+
+from .render import escape
+
+__all__ = ["NativeFrame", "Run", "Placement", "python_runs", "place",
+           "format_mixed", "mixed_json_frames"]
+
+#: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
+#: (None when the debugger has none); ``inline``: a frame the debugger made
+#: for inlined code, sharing the registers of the next physical frame.
+NativeFrame = collections.namedtuple(
+    "NativeFrame", "level pc sp function module inline")
+
+#: A run of Python frames (innermost first) run by one eval call, whose
+#: entry frame is at ``entry`` (0: not known).
+Run = collections.namedtuple("Run", "frames entry")
+
+
+class Placement(object):
+    """Where the runs go: ``at[i]`` lists the runs placed under native
+    frame ``i`` (an index into the native list, the physical frame of its
+    inline group); ``unplaced`` the runs that no native frame holds, and
+    ``reason`` why."""
+
+    def __init__(self):
+        self.at = {}
+        self.unplaced = []
+        self.reason = None
+
+    @property
+    def placed_frames(self):
+        return sum(len(r.frames) for runs in self.at.values() for r in runs)
+
+
+def python_runs(thread):
+    """The thread's frames cut into runs, innermost first: each ends at a
+    frame entered from C (its entry from ``thread.entries``)."""
+    runs, current = [], []
+    entries = thread.entries or [0] * len(thread.frames)
+    for frame, entry in zip(thread.frames, entries):
+        current.append(frame)
+        if frame.entry_from_c:
+            runs.append(Run(current, entry))
+            current = []
+    if current:
+        runs.append(Run(current, 0))
+    return runs
+
+
+def place(native, runs):
+    """A :class:`Placement` of ``runs`` (innermost first) on ``native``
+    (the debugger's frames, innermost first)."""
+    result = Placement()
+    # the physical frames, with the stack pointer of each
+    physical = [i for i, f in enumerate(native) if not f.inline and f.sp is not None]
+    sps = [native[i].sp for i in physical]
+    floor = 0  # runs go outward: never above the last one placed
+    for n, run in enumerate(runs):
+        owner = None
+        if run.entry:
+            k = bisect.bisect_right(sps, run.entry) - 1
+            # inside a physical frame that has a caller in the backtrace
+            if 0 <= k < len(sps) - 1 and sps[k] <= run.entry < sps[k + 1] and k >= floor:
+                owner = k
+        if owner is None:
+            result.unplaced = list(runs[n:])
+            if not run.entry:
+                result.reason = "the walk did not find where they were entered from C"
+            elif sps and run.entry >= sps[-1]:
+                result.reason = ("their eval frames are beyond the end of the native "
+                                 "backtrace (its unwinding stopped at frame #%d)"
+                                 % native[physical[-1]].level)
+            else:
+                result.reason = "their entry frame 0x%x is in no native frame" % run.entry
+            break
+        floor = owner
+        result.at.setdefault(physical[owner], []).append(run)
+    return result
+
+
+def _native_line(f, first_of_group):
+    """As bt prints it: the address only on the first (innermost) frame of
+    an inline group, the frames inlined into a physical one sharing it."""
+    text = "#%-3d" % f.level
+    if f.pc is not None and first_of_group:
+        text += " 0x%016x in" % f.pc
+    text += " %s ()" % escape(f.function or "??")
+    if f.module:
+        text += " from %s" % escape(f.module)
+    return text
+
+
+def _python_line(frame):
+    text = '    [python] File "%s"' % escape(frame.filename)
+    if frame.line is not None:
+        text += ", line %d" % frame.line
+    return text + ", in %s" % escape(frame.function)
+
+
+def format_mixed(native, placement, *, source=None):
+    """Lines of the interleaved stack: each native frame as ``bt`` shows it,
+    the Python frames its eval call runs under it (most recent first), the
+    frames that could not be placed at the end under a marker."""
+    lines = []
+
+    def python(frames):
+        for frame in frames:
+            lines.append(_python_line(frame))
+            if source is not None and frame.line is not None:
+                try:
+                    text = source(frame.filename, frame.line)
+                except Exception:
+                    text = None
+                if text and text.strip():
+                    lines.append("        " + escape(text.strip()))
+
+    for i, f in enumerate(native):
+        lines.append(_native_line(f, i == 0 or not native[i - 1].inline))
+        for run in placement.at.get(i, ()):
+            python(run.frames)
+    if placement.unplaced:
+        count = sum(len(r.frames) for r in placement.unplaced)
+        lines.append("[%d Python frame%s not placed: %s]" % (
+            count, "" if count == 1 else "s", placement.reason))
+        for run in placement.unplaced:
+            python(run.frames)
+    return lines
+
+
+def mixed_json_frames(native, placement):
+    """The thread's frames for --native --json: native and Python frames
+    innermost first, each Python frame just before (above) the native eval
+    frame that runs it; unplaced ones at the end."""
+    out = []
+    for i, f in enumerate(native):
+        for run in placement.at.get(i, ()):
+            for frame in run.frames:
+                out.append(dict(frame.to_dict(), kind="python"))
+        out.append({"kind": "native", "function": f.function, "address": f.pc,
+                    "module": f.module})
+    for run in placement.unplaced:
+        for frame in run.frames:
+            out.append(dict(frame.to_dict(), kind="python", placed=False))
+    return out
