@@ -108,11 +108,13 @@ def scenario(request, tmp_path_factory):
             "py-bt-fast --tasks --json",
         ], pid=target.pid)
         sc.lldb = None
+        sc.lldb_core = os.path.join(workdir, "lldb.minidump")
         if du.lldb_usable():
             sc.lldb = du.run_lldb([
                 "pystack --tasks --json",
                 "pystack --tasks --json --reader debugger",
                 "pystack --tasks --reader debugger",
+                "process save-core " + sc.lldb_core,
             ], pid=target.pid)
         yield sc
     finally:
@@ -192,18 +194,20 @@ def test_stopped_session_after_continue(scenario):
     assert ours(s.json(8)) == want, s.describe(8)
 
 
-@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
-def test_core_file_equals_live(scenario, debugger):
-    assert os.path.exists(scenario.core), scenario.gdb.describe(5)
+@pytest.mark.parametrize("debugger,core", [("gdb", "gdb"), ("lldb", "gdb"), ("lldb", "lldb")])
+def test_core_file_equals_live(scenario, debugger, core):
+    """gdb's core (gcore) in gdb and lldb, lldb's own (a minidump) in lldb."""
+    path = scenario.core if core == "gdb" else scenario.lldb_core
     exe = scenario.target.view["executable"]
+    if debugger == "lldb" and scenario.lldb is None:
+        pytest.skip("no lldb")
+    assert os.path.exists(path), (scenario.gdb if core == "gdb" else scenario.lldb).describe()
     if debugger == "gdb":
         s = du.run_gdb(["py-bt-fast --tasks --json", "py-bt-fast --table"],
-                       executable=exe, core=scenario.core)
+                       executable=exe, core=path)
     else:
-        if not du.lldb_usable():
-            pytest.skip("no lldb")
         s = du.run_lldb(["pystack --tasks --json", "pystack --table"],
-                        executable=exe, core=scenario.core)
+                        executable=exe, core=path)
     assert ours(s.json(0)) == ours(scenario.cli), s.describe(0)
     assert "12345" in s[1] and "tg-child-0" in s[1], s.describe(1)
 
