@@ -29,9 +29,10 @@ try:
     from pyframes import adapter as _adapter, errors as _errors
     from pyframes import options as _options, session as _session
     from pyframes import report as _report, sample_command as _sample
+    from pyframes import mixed as _mixed
     _IMPORT_ERROR = None
 except Exception as e:  # keep lldb usable; the command reports the problem
-    _adapter = _errors = _options = _session = _report = _sample = None
+    _adapter = _errors = _options = _session = _report = _sample = _mixed = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -225,6 +226,258 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
                 return "thread #%d" % thread.GetIndexID()
         return None
 
+    def native_frames(self, native_tid):
+        if not self._process_ok():
+            return None
+        thread = self.process.GetThreadByID(native_tid)
+        if thread is None or not thread.IsValid():
+            return None
+        frames = [thread.GetFrameAtIndex(i)
+                  for i in range(min(thread.GetNumFrames(), _MAX_NATIVE))]
+        # a frame provider's own (PC-less) frames are not native frames
+        return _native_list([f for f in frames if f.GetPC() != lldb.LLDB_INVALID_ADDRESS])
+
+
+_MAX_NATIVE = 65536  # native frames looked at, at most
+
+
+def _native_list(frames):
+    """SBFrames (innermost first) as pyframes.mixed.NativeFrame."""
+    out = []
+    for level, f in enumerate(frames):
+        inline = f.IsInlined()
+        module = f.GetModule()
+        spec = module.GetFileSpec() if module.IsValid() else None
+        name = f.GetFunctionName()
+        if not name and f.GetSymbol().IsValid():
+            name = f.GetSymbol().GetName()
+        out.append(_mixed.NativeFrame(level, f.GetPC(), None if inline else f.GetSP(),
+                                      name, spec.fullpath if spec else None, inline))
+    return out
+
+
+def _thread_placement(thread, frames):
+    """(native frames, placement) of an SBThread whose real frames are
+    ``frames``; None when it runs no Python (or pyframes cannot tell)."""
+    if _SESSION is None or not thread.IsValid():
+        return None
+    adapter = LldbAdapter(lldb.SBExecutionContext(thread))
+    if not adapter.has_process():
+        return None
+    runs = _SESSION.thread_runs(adapter, thread.GetThreadID())
+    if not runs:
+        return None
+    native = _native_list(frames)
+    return native, _mixed.place(native, runs)
+
+
+# ---- lldb 22+: a frame provider inserts the Python frames into bt -----------
+
+try:
+    from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider as _FrameProvider
+    from lldb.plugins.scripted_process import ScriptedFrame as _ScriptedFrame
+except Exception:  # lldb 21 and older: no frame providers
+    _FrameProvider = _ScriptedFrame = None
+
+if _FrameProvider is not None:
+    class PythonFrame(_ScriptedFrame):
+        """A Python frame (no pc, no registers) in lldb's backtrace."""
+
+        def __init__(self, thread, index, name, filename, line):
+            _ScriptedFrame.__init__(self, thread, lldb.SBStructuredData())
+            self._index = index
+            self._name = name
+            self._filename = filename
+            self._line = line
+
+        def get_id(self):
+            return self._index
+
+        def get_register_context(self):
+            return None
+
+        def get_pc(self):
+            return None
+
+        def get_function_name(self):
+            return self._name
+
+        def get_display_function_name(self):
+            return self._name
+
+        def get_symbol_context(self):
+            sc = lldb.SBSymbolContext()
+            if self._filename:
+                entry = lldb.SBLineEntry()
+                entry.SetFileSpec(lldb.SBFileSpec(self._filename, False))
+                if self._line is not None:
+                    entry.SetLine(self._line)
+                sc.SetLineEntry(entry)
+            return sc
+
+        def is_artificial(self):
+            return False
+
+    class PyframesFrameProvider(_FrameProvider):
+        """pyframes: each eval-loop frame followed by the Python frames it
+        runs (`target frame-provider list`; remove it to turn it off)."""
+
+        @staticmethod
+        def get_description():
+            return "pyframes: Python frames under the eval-loop frames that run them"
+
+        def __init__(self, input_frames, args):
+            _FrameProvider.__init__(self, input_frames, args)
+            self._items = None
+
+        def _build(self):
+            items = list(range(self.input_frames.GetSize()))
+            try:
+                frames = [self.input_frames.GetFrameAtIndex(i) for i in items]
+                got = _thread_placement(self.thread, frames)
+            except Exception as e:  # never break bt: the native frames alone
+                sys.stderr.write("pyframes: Python frames not shown: %s\n" % (e,))
+                got = None
+            if got is None:
+                return items
+            native, placement = got
+            out = []
+            for i in items:
+                out.append(i)
+                for run in placement.at.get(i, ()):
+                    for f in run.frames:
+                        out.append(("[python] " + f.function, f.filename, f.line))
+            if placement.unplaced:
+                count = sum(len(r.frames) for r in placement.unplaced)
+                out.append(("[python] %d frame%s not placed: %s" % (
+                    count, "" if count == 1 else "s", placement.reason), None, None))
+                for run in placement.unplaced:
+                    for f in run.frames:
+                        out.append(("[python] " + f.function, f.filename, f.line))
+            return out
+
+        def get_frame_at_index(self, index):
+            try:
+                if self._items is None:
+                    self._items = self._build()
+                if index >= len(self._items):
+                    return None
+                item = self._items[index]
+                if isinstance(item, int):
+                    return item
+                return PythonFrame(self.thread, index, *item)
+            except Exception:
+                # fall back to the real frames, one for one
+                return index if index < self.input_frames.GetSize() else None
+else:
+    PyframesFrameProvider = None
+
+_PROVIDER_CLASS = __name__ + ".PyframesFrameProvider"
+_REGISTERED = {}  # target's unique id (its index in the debugger) -> provider id
+
+
+def _register_provider(target):
+    """The frame provider on target (once); False where lldb has none."""
+    if PyframesFrameProvider is None or not hasattr(target, "RegisterScriptedFrameProvider"):
+        return False
+    if target is None or not target.IsValid():
+        return False
+    key = target.GetGlobalID() if hasattr(target, "GetGlobalID") else id(target)
+    if key in _REGISTERED:
+        return True
+    error = lldb.SBError()
+    pid = target.RegisterScriptedFrameProvider(_PROVIDER_CLASS, lldb.SBStructuredData(), error)
+    if error.Fail() or not pid:
+        return False
+    _REGISTERED[key] = pid
+    return True
+
+
+def _watch_new_targets(debugger):
+    """Register the provider on targets created after the plugin loaded
+    (lldb 22 broadcasts their creation)."""
+    bit = getattr(lldb.SBTarget, "eBroadcastBitNewTargetCreated", None)
+    if bit is None or PyframesFrameProvider is None:
+        return
+    listener = lldb.SBListener("pyframes-new-targets")
+    listener.StartListeningForEventClass(debugger, lldb.SBTarget.GetBroadcasterClassName(), bit)
+
+    def run():
+        event = lldb.SBEvent()
+        while True:
+            try:
+                if listener.WaitForEvent(3600, event) and event.IsValid():
+                    _register_provider(lldb.SBTarget.GetTargetFromEvent(event))
+            except Exception:
+                return
+
+    threading.Thread(target=run, name="pyframes-new-targets", daemon=True).start()
+
+
+# ---- lldb 21: Python frames through the frame format (opt-in) ------------
+
+_FORMAT_HOOK = "${script.frame:%s.frame_python_lines}" % __name__
+_PLACED = {}  # (stop id, thread id) -> {native frame index: runs}
+
+
+def frame_python_lines(frame, unused):
+    """frame-format hook: the Python frames the eval frame ``frame`` runs,
+    one line each (empty for other frames)."""
+    try:
+        thread = frame.GetThread()
+        process = thread.GetProcess()
+        key = (process.GetUniqueID(), process.GetStopID(), thread.GetThreadID())
+        at = _PLACED.get(key)
+        if at is None:
+            if len(_PLACED) > 256:
+                _PLACED.clear()
+            frames = [thread.GetFrameAtIndex(i)
+                      for i in range(min(thread.GetNumFrames(), _MAX_NATIVE))]
+            got = _thread_placement(thread, frames)
+            at = _PLACED[key] = {}
+            if got is not None:
+                at.update(got[1].at)
+        runs = at.get(frame.GetFrameID())
+        if not runs:
+            return ""
+        return "".join('    [python] File "%s", line %s, in %s\n' % (
+            f.filename, "?" if f.line is None else f.line, f.function)
+            for run in runs for f in run.frames)
+    except Exception as e:
+        return "    [python] frames not shown: %s\n" % (e,)
+
+
+class PyBt(object):
+    """pyframes-bt on|off: Python frames in lldb's bt through the frame format."""
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return ("pyframes-bt on|off: show each eval-loop frame's Python frames in bt "
+                "(lldb 21: through frame-format; lldb 22+ uses a frame provider)")
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        word = command.strip()
+        name = debugger.GetInstanceName()
+        current = debugger.GetInternalVariableValue("frame-format", name)
+        value = current.GetStringAtIndex(0) if current and current.GetSize() else ""
+        value = value.strip('"')
+        if word == "on":
+            if _FORMAT_HOOK not in value:
+                value += _FORMAT_HOOK
+        elif word == "off":
+            value = value.replace(_FORMAT_HOOK, "")
+        else:
+            result.SetError("usage: pyframes-bt on|off")
+            return
+        error = debugger.SetInternalVariable("frame-format", value, name)
+        if error.Fail():
+            result.SetError("pyframes-bt: %s" % error.GetCString())
+            return
+        result.AppendMessage("Python frames in bt: %s" % word)
+        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+
 
 if _session is not None:
     _DESCRIPTION = _options.describe("pystack", "lldb")
@@ -248,6 +501,7 @@ class PyStack(object):
         if _SESSION is None:
             result.SetError(_IMPORT_ERROR)
             return
+        _register_provider(exe_ctx.GetTarget())
         _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter(exe_ctx)))
 
 
@@ -311,7 +565,13 @@ _SAMPLE = _sample.SampleCommand(_SESSION) if _SESSION is not None else None
 
 def __lldb_init_module(debugger, internal_dict):
     interpreter = debugger.GetCommandInterpreter()
-    for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample")):
+    for i in range(debugger.GetNumTargets()):
+        _register_provider(debugger.GetTargetAtIndex(i))
+    try:
+        _watch_new_targets(debugger)
+    except Exception:
+        pass
+    for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample"), ("PyBt", "pyframes-bt")):
         for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
             result = lldb.SBCommandReturnObject()
             interpreter.HandleCommand(

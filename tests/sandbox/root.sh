@@ -18,11 +18,32 @@ PACKAGES=(
     cmake gcc make libc6-dbg procps binutils file
     chromium fonts-dejavu-core
 )
+# lldb 22 (frame providers) beside lldb 21: Debian's packages of the two
+# conflict, so lldb 22's are unpacked into a prefix of their own and run by
+# the wrapper /usr/local/bin/lldb-22 (LD_LIBRARY_PATH, PYTHONPATH).
+LLDB22_PACKAGES=(lldb-22 liblldb-22 python3-lldb-22 libclang-cpp22)
+LLDB22_PREFIX=/opt/lldb-22
 
 manifest_text() {
     printf 'pyframes-sandbox format %s\n' "$SANDBOX_FORMAT"
     printf 'suite %s\n' "$SUITE"
     printf 'packages %s\n' "${PACKAGES[*]}"
+    printf 'unpacked %s into %s\n' "${LLDB22_PACKAGES[*]}" "$LLDB22_PREFIX"
+}
+
+# lldb 22 unpacked into $LLDB22_PREFIX of the root being built, and its
+# wrapper (tests/sandbox/lldb-22).
+unpack_lldb22() {
+    local debs=$BUILD_DIR/var/cache/pyframes-lldb22 deb
+    mkdir -p "$debs"
+    run_logged "apt-get download (lldb 22)" "${ROOT_ARGV[@]}" bash -c \
+        "cd /var/cache/pyframes-lldb22 && apt-get download ${LLDB22_PACKAGES[*]}"
+    for deb in "$debs"/*.deb; do
+        dpkg-deb -x "$deb" "$BUILD_DIR$LLDB22_PREFIX" >>"$BUILD_LOG" 2>&1 ||
+            fail_build "unpacking $deb"
+    done
+    rm -rf "$debs" "$BUILD_DIR$LLDB22_PREFIX/usr/share"
+    install -m 755 "$SANDBOX_DIR/lldb-22" "$BUILD_DIR/usr/local/bin/lldb-22"
 }
 
 # ---------------------------------------------------------------- build
@@ -146,6 +167,7 @@ EOF
     # shellcheck disable=SC2016
     in_root "$BUILD_DIR" dpkg-query -W -f '${Package} ${Version}\n' "${PACKAGES[@]}" \
         >"$BUILD_DIR/etc/pyframes-sandbox.versions" 2>>"$BUILD_LOG" || fail_build dpkg-query
+    unpack_lldb22
     run_logged "apt-get clean" "${ROOT_ARGV[@]}" apt-get clean
     terminate list_root "$BUILD_DIR" || true
     umount_under "$BUILD_DIR" || die "cannot unmount below $BUILD_DIR"

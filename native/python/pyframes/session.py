@@ -348,7 +348,7 @@ class Session(object):
         calls (pyframes.mixed.python_runs), for a frame filter or provider:
         read once per stop (kept until flush()), [] for a thread without
         Python."""
-        key = (ask(adapter.identity), native_tid)
+        key = (ask(adapter.identity), ask(adapter.generation), native_tid)
         runs = self._runs.get(key)
         if runs is None:
             cached, _kind = self._get_target(adapter, "auto")
