@@ -241,10 +241,16 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
 _MAX_NATIVE = 65536  # native frames looked at, at most
 
 
-def _native_list(frames):
-    """SBFrames (innermost first) as pyframes.mixed.NativeFrame."""
+def _native_list(frames, skip_first=False):
+    """SBFrames (innermost first) as pyframes.mixed.NativeFrame.  With
+    skip_first the innermost is not asked anything (in a frame provider
+    every call on it aborts lldb 22): it holds whatever lies below the
+    next frame's stack pointer."""
     out = []
     for level, f in enumerate(frames):
+        if level == 0 and skip_first:
+            out.append(_mixed.NativeFrame(0, None, 0, None, None, False))
+            continue
         inline = f.IsInlined()
         module = f.GetModule()
         spec = module.GetFileSpec() if module.IsValid() else None
@@ -256,19 +262,62 @@ def _native_list(frames):
     return out
 
 
-def _thread_placement(thread, frames):
+def _thread_placement(thread, frames, adapter=None, skip_first=False):
     """(native frames, placement) of an SBThread whose real frames are
     ``frames``; None when it runs no Python (or pyframes cannot tell)."""
-    if _SESSION is None or not thread.IsValid():
+    if _SESSION is None:
         return None
-    adapter = LldbAdapter(lldb.SBExecutionContext(thread))
+    if adapter is None:
+        if not thread.IsValid():
+            return None
+        adapter = LldbAdapter(lldb.SBExecutionContext(thread))
     if not adapter.has_process():
         return None
     runs = _SESSION.thread_runs(adapter, thread.GetThreadID())
     if not runs:
         return None
-    native = _native_list(frames)
+    native = _native_list(frames, skip_first)
     return native, _mixed.place(native, runs)
+
+
+if _session is not None:
+    class _ProviderAdapter(_adapter.DebuggerAdapter):
+        """What a frame provider may ask of lldb: only calls that take no
+        lock of the target (a provider runs while lldb holds them: an SB
+        call that locks deadlocks, or aborts lldb).  So only a live local
+        process, read by its PID; the Python stack is read afresh for each
+        backtrace the provider makes."""
+
+        debugger_name = "lldb"
+        cheap_symbol_lookup = False
+
+        def __init__(self, process, target):
+            self.process = process
+            self.target = target
+
+        def pid(self):
+            pid = self.process.GetProcessID()
+            return pid if pid and pid != lldb.LLDB_INVALID_PROCESS_ID else None
+
+        def is_live(self):
+            return self.process.GetPluginName() not in _CORE_PLUGINS
+
+        def is_live_local(self):
+            return self.is_live() and _adapter.DebuggerAdapter.is_live_local(self)
+
+        def executable(self):
+            spec = self.target.GetExecutable()
+            return spec.fullpath if spec and spec.IsValid() else None
+
+        def identity(self):
+            return ("lldb", self.process.GetUniqueID(), self.pid(),
+                    self.process.GetPluginName(), self.executable())
+
+        def generation(self):
+            return object()  # never the last one: the target is flushed
+
+        def read(self, addr, size):
+            raise PermissionError("a frame provider reads only by PID")
 
 
 # ---- lldb 22+: a frame provider inserts the Python frames into bt -----------
@@ -333,8 +382,11 @@ if _FrameProvider is not None:
         def _build(self):
             items = list(range(self.input_frames.GetSize()))
             try:
-                frames = [self.input_frames.GetFrameAtIndex(i) for i in items]
-                got = _thread_placement(self.thread, frames)
+                adapter = _ProviderAdapter(self.process, self.target)
+                got = None
+                if adapter.is_live_local():
+                    frames = [self.input_frames.GetFrameAtIndex(i) for i in items]
+                    got = _thread_placement(self.thread, frames, adapter, skip_first=True)
             except Exception as e:  # never break bt: the native frames alone
                 sys.stderr.write("pyframes: Python frames not shown: %s\n" % (e,))
                 got = None
@@ -359,6 +411,13 @@ if _FrameProvider is not None:
         def get_frame_at_index(self, index):
             try:
                 if self._items is None:
+                    if _on_event_thread():
+                        # lldb's event thread (a stop or selection banner)
+                        # waits on a lock the command thread holds: the SB
+                        # calls reading the Python stack would deadlock.
+                        # The real frames now; bt, on the command thread,
+                        # gets the Python frames.
+                        return index if index < self.input_frames.GetSize() else None
                     self._items = self._build()
                 if index >= len(self._items):
                     return None
@@ -371,6 +430,15 @@ if _FrameProvider is not None:
                 return index if index < self.input_frames.GetSize() else None
 else:
     PyframesFrameProvider = None
+
+def _on_event_thread():
+    """Whether this is lldb's event-handler thread (named by lldb)."""
+    try:
+        with open("/proc/self/task/%d/comm" % threading.get_native_id()) as f:
+            return f.read().strip().startswith("dbg.evt")
+    except (OSError, AttributeError):
+        return False
+
 
 _PROVIDER_CLASS = __name__ + ".PyframesFrameProvider"
 _REGISTERED = {}  # target's unique id (its index in the debugger) -> provider id

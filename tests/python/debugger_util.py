@@ -93,6 +93,14 @@ def gdb_usable():
                           "python import sys; print('py%d' % sys.version_info[0])"], "py3")
 
 
+def lldb22_usable():
+    """lldb 22 (frame providers), beside lldb 21 in the sandbox root."""
+    return shutil.which("lldb-22") is not None and _probe(
+        "lldb-22", ["lldb-22", "-x", "-b", "-o",
+                    "script print(hasattr(lldb.SBTarget, 'RegisterScriptedFrameProvider'))"],
+        "True")
+
+
 def lldb_usable():
     return _probe("lldb", ["lldb", "--batch", "-o",
                            "script import sys; print('py%d' % sys.version_info[0])"], "py3")
@@ -229,10 +237,11 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
 
 
 def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
-             debuginfo=True, timeout=SESSION_TIMEOUT):
-    """lldb reading commands from stdin (so a failing command does not end
-    the session, as --batch would); a Session."""
-    argv = ["lldb", "-x"]  # -x: no ~/.lldbinit
+             debuginfo=True, timeout=SESSION_TIMEOUT, lldb="lldb"):
+    """lldb (``lldb``: the binary, e.g. "lldb-22") reading commands from
+    stdin (so a failing command does not end the session, as --batch
+    would); a Session."""
+    argv = [lldb, "-x"]  # -x: no ~/.lldbinit
     if not debuginfo:  # no /usr/lib/debug, no debuginfod
         argv += ["-O", "settings set symbols.enable-external-lookup false"]
     if executable:

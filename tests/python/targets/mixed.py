@@ -23,10 +23,15 @@ import ctypes.util
 import os
 import sys
 
-import _common
+JIT_LOOP = int(sys.argv[sys.argv.index("--jit-loop") + 1]) if "--jit-loop" in sys.argv else 0
+if JIT_LOOP and os.environ.get("PYTHON_JIT") != "1":
+    # the JIT is chosen at startup: start again with it (same process)
+    os.execve(sys.executable, [sys.executable] + sys.argv,
+              dict(os.environ, PYTHON_JIT="1"))
+
+import _common  # noqa: E402
 
 H = _common.Harness.from_argv()
-JIT_LOOP = int(sys.argv[sys.argv.index("--jit-loop") + 1]) if "--jit-loop" in sys.argv else 0
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 _CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))

@@ -1,0 +1,271 @@
+"""Python frames on the debuggers' own backtraces: gdb's frame filter,
+lldb 22's frame provider, lldb 21's frame-format hook, and `--native`.
+
+The target (targets/mixed.py) has a thread whose Python stack is entered
+from C six times (map, sorted's key, a class's __init__, a generator's
+send, a ctypes callback through qsort) and blocks at a known line.
+
+Oracles, never our own output:
+* the target's own view of that thread's Python stack: every Python frame
+  appears once, in order;
+* with debug info, the debugger's own name of the native frame that runs
+  each run of Python frames: the eval loop, `_PyEval_EvalFrameDefault`;
+* without debug info, the placement (which native frame, by address) is the
+  one found with it, on the same stopped process;
+* the native frames with the Python frames removed are exactly the
+  debugger's unfiltered backtrace (`bt -no-filters`, or the backtrace with
+  the provider cleared or the hook off).
+"""
+
+import os
+import re
+
+import pytest
+
+import debugger_util as du
+
+VERSIONS = [v for v in du.VERSIONS]
+EVAL = "_PyEval_EvalFrameDefault"
+
+
+def _own(target, name):
+    tid = int([k for k, v in target.view["thread_info"].items() if v["name"] == name][0])
+    return tid, [tuple(f) for f in target.threads[tid]]
+
+
+def _mixed_thread(doc, tid):
+    for interp in doc["interpreters"]:
+        for th in interp["threads"]:
+            if th["native_thread_id"] == tid:
+                return th["frames"]
+    raise AssertionError("thread %d not in the document" % tid)
+
+
+def _python_of(frames):
+    return [(f["function"], f["filename"], f["line"]) for f in frames if f["kind"] == "python"]
+
+
+def _placement(frames):
+    """For each Python frame, the address of the native frame after it
+    (the eval frame that runs it), None for frames not placed."""
+    out, pending = [], 0
+    for f in frames:
+        if f["kind"] == "python":
+            if f.get("placed", True):
+                pending += 1
+            else:
+                out.append(None)
+        else:
+            out.extend([f["address"]] * pending)
+            pending = 0
+    return out + [None] * pending
+
+
+def _eval_names(frames):
+    """The debugger's names of the native frames that run Python frames."""
+    names, after_python = [], False
+    for f in frames:
+        if f["kind"] == "python":
+            after_python = True
+        elif after_python:
+            names.append(f["function"])
+            after_python = False
+    return names
+
+
+def _check_mixed(doc, tid, own, debuginfo, context):
+    frames = _mixed_thread(doc, tid)
+    assert _python_of(frames) == own, context
+    assert all(f.get("placed", True) for f in frames if f["kind"] == "python"), context
+    if debuginfo:
+        assert _eval_names(frames) and set(_eval_names(frames)) == {EVAL}, (
+            _eval_names(frames), context)
+    return frames
+
+
+_GDB_NATIVE = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?(\S+)")
+_GDB_PYTHON = re.compile(r"^\s+\[python\] (\S+) \(\) at (.*):(\d+)$")
+
+
+def _gdb_bt(text):
+    """(native frames as (level, function), Python frames) of a bt.  A frame
+    without a symbol is "??" in gdb's own bt and "???" once any frame filter
+    runs (gdb's FrameDecorator): the same here."""
+    native, python = [], []
+    for line in text.splitlines():
+        m = _GDB_NATIVE.match(line)
+        if m:
+            name = m.group(2)
+            native.append((int(m.group(1)), "??" if name == "???" else name))
+            continue
+        m = _GDB_PYTHON.match(line)
+        if m:
+            python.append((m.group(1), m.group(2), int(m.group(3))))
+    return native, python
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def stopped(request, tmp_path_factory):
+    version = request.param
+    du.require("gdb", version)
+    workdir = str(tmp_path_factory.mktemp("mixed-%s" % version))
+    target = du.LiveTarget(du.python_for(version), "mixed.py", workdir=workdir)
+    target.start()
+    try:
+        target.tid, target.own = _own(target, "through-c")
+        target.version = version
+        target.core = os.path.join(workdir, "gdb.core")
+        yield target
+    finally:
+        target.stop()
+
+
+def _gdb_session(target, debuginfo, core=None):
+    select = ("python [t.switch() for t in gdb.selected_inferior().threads() "
+              "if t.ptid[1] == %d]" % target.tid)
+    commands = [select, "bt", "bt -no-filters", "py-bt-fast --native --json",
+                "bt -hide", "info frame-filter"]
+    if core is None:
+        commands.append("gcore " + target.core)
+        return du.run_gdb(commands, pid=target.pid, debuginfo=debuginfo)
+    return du.run_gdb(commands, executable=target.view["executable"], core=core,
+                      debuginfo=debuginfo)
+
+
+def test_gdb_bt_places_python_frames(stopped):
+    """bt with the filter: each run of Python frames under the eval frame
+    that runs it, in order; the native frames are bt -no-filters's."""
+    with_info = _gdb_session(stopped, True)
+    frames = _check_mixed(with_info.json(3), stopped.tid, stopped.own, True,
+                          with_info.describe(3))
+    native, python = _gdb_bt(with_info[1])
+    assert python == stopped.own, with_info.describe(1)
+    plain_native, plain_python = _gdb_bt(with_info[2])
+    assert not plain_python and [n for n, _ in native] == [n for n, _ in plain_native], \
+        with_info.describe(2)
+    assert native == plain_native, with_info.describe(1)
+    hidden_native, hidden_python = _gdb_bt(with_info[4])
+    assert not hidden_python and hidden_native == native, with_info.describe(4)
+    assert "pyframes" in with_info[5], with_info.describe(5)
+    # without debug info: the same native frames hold the same Python frames
+    without = _gdb_session(stopped, False)
+    bare = _check_mixed(without.json(3), stopped.tid, stopped.own, False, without.describe(3))
+    assert _placement(bare) == _placement(frames), without.describe(3)
+
+
+def test_gdb_core_file(stopped):
+    """The same from the core gdb wrote, through gdb's reads."""
+    if not os.path.exists(stopped.core):
+        _gdb_session(stopped, True)
+    s = _gdb_session(stopped, True, core=stopped.core)
+    _check_mixed(s.json(3), stopped.tid, stopped.own, True, s.describe(3))
+    _native, python = _gdb_bt(s[1])
+    assert python == stopped.own, s.describe(1)
+
+
+def test_gdb_filter_off_and_failure(stopped):
+    """set pyframes frame-filter off: plain bt; a filter that fails (the
+    inferior unreadable) still prints every native frame, and says why."""
+    if not os.path.exists(stopped.core):
+        _gdb_session(stopped, True)
+    select = ("python [t.switch() for t in gdb.selected_inferior().threads() "
+              "if t.ptid[1] == %d]" % stopped.tid)
+    s = du.run_gdb([
+        select, "set pyframes frame-filter off", "bt", "set pyframes frame-filter on",
+        "python PyframesGdbAdapter.read = lambda self, addr, size: 1 / 0",
+        "bt", "bt -no-filters", "print 1+1",
+    ], executable=stopped.view["executable"], core=stopped.core)
+    native, python = _gdb_bt(s[2])
+    assert native and not python, s.describe(2)
+    failed_native, failed_python = _gdb_bt(s[5])
+    plain_native, _ = _gdb_bt(s[6])
+    assert not failed_python and [n for n, _ in failed_native] == [n for n, _ in plain_native], \
+        s.describe(5)
+    assert "pyframes: Python frames not shown" in s[5], s.describe(5)
+    assert "$1 = 2" in s[7], s.describe(7)
+
+
+_LLDB_HOOK = re.compile(r'^\s+\[python\] File "(.*)", line (\d+), in (\S+)$')
+_LLDB_FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): 0x[0-9a-f]+ ([^`\s]+`[^(\s]+)")
+_LLDB_SYNTHETIC = re.compile(r"^\s*\*?\s*frame #\d+: \[python\] (\S+) at (\S+):(\d+)")
+
+
+def _lldb_bt(text):
+    """(native frames as module`function, hook lines, synthetic frames) of
+    the selected thread's backtrace ("* thread #N" up to the next thread:
+    lldb's event thread may print another thread's stop banner into the
+    output meanwhile)."""
+    native, hook, synthetic = [], [], []
+    lines, inside = [], False
+    for line in text.splitlines():
+        if re.match(r"^\s*\*?\s*thread #\d+", line):
+            inside = line.startswith("* thread #")
+            continue
+        if inside:
+            lines.append(line)
+    for line in lines:
+        m = _LLDB_FRAME.match(line)
+        if m:
+            native.append(m.group(2))  # module`function (inline frames' pcs may differ)
+            continue
+        m = _LLDB_HOOK.match(line)
+        if m:
+            hook.append((m.group(3), m.group(1), int(m.group(2))))
+            continue
+        m = _LLDB_SYNTHETIC.match(line)
+        if m:
+            synthetic.append((m.group(1), os.path.basename(m.group(2)), int(m.group(3))))
+    return native, hook, synthetic
+
+
+def test_lldb21_native_and_frame_format(stopped):
+    if not du.lldb_usable():
+        pytest.skip("no lldb")
+    s = du.run_lldb([
+        "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
+        "pystack --native --json", "pyframes-bt on", "bt", "pyframes-bt off", "bt",
+    ], pid=stopped.pid)
+    _check_mixed(s.json(1), stopped.tid, stopped.own, True, s.describe(1))
+    native_on, hook, _ = _lldb_bt(s[3])
+    native_off, hook_off, _ = _lldb_bt(s[5])
+    assert hook == stopped.own, s.describe(3)
+    assert not hook_off and native_on == native_off, s.describe(5)
+
+
+def test_lldb22_frame_provider(stopped):
+    if not du.lldb22_usable():
+        pytest.skip("no lldb 22")
+    s = du.run_lldb([
+        "target frame-provider list",
+        "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
+        "bt", "pystack --native --json", "target frame-provider clear", "bt",
+    ], pid=stopped.pid, lldb="lldb-22")
+    assert "pyframes" in s[0], s.describe(0)
+    native, _hook, synthetic = _lldb_bt(s[2])
+    own = [(f, os.path.basename(path), line) for f, path, line in stopped.own]
+    assert synthetic == own, s.describe(2)
+    plain, _, plain_synthetic = _lldb_bt(s[5])
+    assert not plain_synthetic and native == plain, s.describe(5)
+    _check_mixed(s.json(3), stopped.tid, stopped.own, True, s.describe(3))
+
+
+@pytest.mark.parametrize("version", ["3.14", "3.15"])
+def test_jit_loses_no_frame(version, tmp_path):
+    """With the JIT on, after a hot loop: every Python frame is shown,
+    placed where the native unwind reaches, the rest under a marker."""
+    du.require("gdb", version)
+    with du.LiveTarget(du.python_for(version), "mixed.py", workdir=str(tmp_path),
+                       args=["--jit-loop", "60000"]) as target:
+        tid, own = _own(target, "through-c")
+        select = ("python [t.switch() for t in gdb.selected_inferior().threads() "
+                  "if t.ptid[1] == %d]" % tid)
+        s = du.run_gdb([select, "py-bt-fast --native --json", "py-bt-fast --native --no-source",
+                        "bt"], pid=target.pid)
+        frames = _mixed_thread(s.json(1), tid)
+        assert _python_of(frames) == own, s.describe(1)
+        unplaced = [f for f in frames if f["kind"] == "python" and not f.get("placed", True)]
+        if unplaced:
+            assert re.search(r"^\[%d Python frames? not placed: " % len(unplaced), s[2], re.M), \
+                s.describe(2)
+            assert re.search(r"\[python\] %d frames? not placed" % len(unplaced), s[3]), \
+                s.describe(3)
