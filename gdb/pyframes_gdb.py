@@ -286,6 +286,19 @@ def _pyframes_native_frame(frame):
     return _pyf_mixed.NativeFrame(frame.level(), pc, sp, frame.name(), module, inline)
 
 
+def _pyframes_sp_frame(frame):
+    """Only what placing Python frames needs (no names or modules: bt
+    prints those itself)."""
+    inline = frame.type() == gdb.INLINE_FRAME
+    sp = None
+    if not inline:
+        try:
+            sp = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
+        except (gdb.error, ValueError):
+            sp = None
+    return _pyf_mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
+
+
 def _pyframes_native(frame):
     out = []
     while frame is not None and len(out) < _PYF_MAX_NATIVE:
@@ -390,7 +403,7 @@ class PyframesFrameFilter(object):
         runs = self.session.thread_runs(adapter, lwp or pid)
         if not runs:
             return frames
-        native = [_pyframes_native_frame(d.inferior_frame()) for d in frames]
+        native = [_pyframes_sp_frame(d.inferior_frame()) for d in frames]
         placement = _pyf_mixed.place(native, runs)
         out = []
         for i, d in enumerate(frames):

@@ -441,7 +441,8 @@ def _on_event_thread():
 
 
 _PROVIDER_CLASS = __name__ + ".PyframesFrameProvider"
-_REGISTERED = {}  # target's unique id (its index in the debugger) -> provider id
+_PROVIDER_ON = []  # non-empty after `pyframes-bt on` where lldb has providers
+_REGISTERED = []  # [(SBTarget, provider id)]: SBTargets compare equal by target
 
 
 def _register_provider(target):
@@ -450,23 +451,42 @@ def _register_provider(target):
         return False
     if target is None or not target.IsValid():
         return False
-    key = target.GetGlobalID() if hasattr(target, "GetGlobalID") else id(target)
-    if key in _REGISTERED:
+    if any(t == target for t, _ in _REGISTERED):
         return True
     error = lldb.SBError()
     pid = target.RegisterScriptedFrameProvider(_PROVIDER_CLASS, lldb.SBStructuredData(), error)
     if error.Fail() or not pid:
         return False
-    _REGISTERED[key] = pid
+    _REGISTERED.append((target, pid))
     return True
+
+
+def _remove_provider(debugger, target):
+    """Remove it as `target frame-provider remove` does (which also drops
+    the frames lldb made with it, unlike the bare SB call)."""
+    found = [(t, p) for t, p in _REGISTERED if t == target]
+    if not found:
+        return
+    _REGISTERED.remove(found[0])
+    pid = found[0][1]
+    result = lldb.SBCommandReturnObject()
+    debugger.SetSelectedTarget(target)
+    debugger.GetCommandInterpreter().HandleCommand(
+        "target frame-provider remove %d" % pid, result)
+    if not result.Succeeded():
+        target.RemoveScriptedFrameProvider(pid)
+
+
+_WATCHING = []
 
 
 def _watch_new_targets(debugger):
     """Register the provider on targets created after the plugin loaded
     (lldb 22 broadcasts their creation)."""
     bit = getattr(lldb.SBTarget, "eBroadcastBitNewTargetCreated", None)
-    if bit is None or PyframesFrameProvider is None:
+    if bit is None or PyframesFrameProvider is None or _WATCHING:
         return
+    _WATCHING.append(True)
     listener = lldb.SBListener("pyframes-new-targets")
     listener.StartListeningForEventClass(debugger, lldb.SBTarget.GetBroadcasterClassName(), bit)
 
@@ -474,7 +494,7 @@ def _watch_new_targets(debugger):
         event = lldb.SBEvent()
         while True:
             try:
-                if listener.WaitForEvent(3600, event) and event.IsValid():
+                if listener.WaitForEvent(3600, event) and event.IsValid() and _PROVIDER_ON:
                     _register_provider(lldb.SBTarget.GetTargetFromEvent(event))
             except Exception:
                 return
@@ -516,17 +536,50 @@ def frame_python_lines(frame, unused):
 
 
 class PyBt(object):
-    """pyframes-bt on|off: Python frames in lldb's bt through the frame format."""
+    """pyframes-bt on|off: Python frames in lldb's bt."""
 
     def __init__(self, debugger, internal_dict):
         pass
 
     def get_short_help(self):
         return ("pyframes-bt on|off: show each eval-loop frame's Python frames in bt "
-                "(lldb 21: through frame-format; lldb 22+ uses a frame provider)")
+                "(lldb 22+: a frame provider; lldb 21: through frame-format)")
+
+    def get_long_help(self):
+        return (self.get_short_help() + "\n\nWith lldb 22 and later `on` registers the frame "
+                "provider pyframes_lldb.PyframesFrameProvider on every target, present "
+                "and future: the Python frames are frames of their own in bt and thread "
+                "backtrace (live local processes). lldb 22.1 aborts when a provider "
+                "reads frames the backtrace is still unwinding (llvm-project #194108), "
+                "which is why it is not on by default. With lldb 21 `on` appends a "
+                "${script.frame:...} hook to frame-format that prints the Python frames "
+                "under each eval frame.")
 
     def __call__(self, debugger, command, exe_ctx, result):
         word = command.strip()
+        if word not in ("on", "off"):
+            result.SetError("usage: pyframes-bt on|off")
+            return
+        if PyframesFrameProvider is not None:
+            targets = [debugger.GetTargetAtIndex(i) for i in range(debugger.GetNumTargets())]
+            if word == "on":
+                _PROVIDER_ON[:] = [True]
+                for target in targets:
+                    _register_provider(target)
+                try:
+                    _watch_new_targets(debugger)
+                except Exception:
+                    pass
+            else:
+                del _PROVIDER_ON[:]
+                selected = debugger.GetSelectedTarget()
+                for target in targets:
+                    _remove_provider(debugger, target)
+                if selected.IsValid():
+                    debugger.SetSelectedTarget(selected)
+            result.AppendMessage("Python frames in bt (frame provider): %s" % word)
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+            return
         name = debugger.GetInstanceName()
         current = debugger.GetInternalVariableValue("frame-format", name)
         value = current.GetStringAtIndex(0) if current and current.GetSize() else ""
@@ -534,11 +587,8 @@ class PyBt(object):
         if word == "on":
             if _FORMAT_HOOK not in value:
                 value += _FORMAT_HOOK
-        elif word == "off":
-            value = value.replace(_FORMAT_HOOK, "")
         else:
-            result.SetError("usage: pyframes-bt on|off")
-            return
+            value = value.replace(_FORMAT_HOOK, "")
         error = debugger.SetInternalVariable("frame-format", value, name)
         if error.Fail():
             result.SetError("pyframes-bt: %s" % error.GetCString())
@@ -569,7 +619,6 @@ class PyStack(object):
         if _SESSION is None:
             result.SetError(_IMPORT_ERROR)
             return
-        _register_provider(exe_ctx.GetTarget())
         _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter(exe_ctx)))
 
 
@@ -633,12 +682,6 @@ _SAMPLE = _sample.SampleCommand(_SESSION) if _SESSION is not None else None
 
 def __lldb_init_module(debugger, internal_dict):
     interpreter = debugger.GetCommandInterpreter()
-    for i in range(debugger.GetNumTargets()):
-        _register_provider(debugger.GetTargetAtIndex(i))
-    try:
-        _watch_new_targets(debugger)
-    except Exception:
-        pass
     for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample"), ("PyBt", "pyframes-bt")):
         for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
             result = lldb.SBCommandReturnObject()

@@ -233,20 +233,24 @@ def test_lldb21_native_and_frame_format(stopped):
 
 
 def test_lldb22_frame_provider(stopped):
+    """pyframes-bt on registers the frame provider: the Python frames are
+    frames of their own in bt; off removes it."""
     if not du.lldb22_usable():
         pytest.skip("no lldb 22")
     s = du.run_lldb([
-        "target frame-provider list",
+        "pyframes-bt on", "target frame-provider list",
         "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
-        "bt", "pystack --native --json", "target frame-provider clear", "bt",
+        "bt", "pystack --native --json", "pyframes-bt off", "target frame-provider list",
+        "target frame-provider clear", "bt",
     ], pid=stopped.pid, lldb="lldb-22")
-    assert "pyframes" in s[0], s.describe(0)
-    native, _hook, synthetic = _lldb_bt(s[2])
+    assert "pyframes" in s[1], s.describe(1)
+    assert "PyframesFrameProvider" not in s[6], s.describe(6)
+    native, _hook, synthetic = _lldb_bt(s[3])
     own = [(f, os.path.basename(path), line) for f, path, line in stopped.own]
-    assert synthetic == own, s.describe(2)
-    plain, _, plain_synthetic = _lldb_bt(s[5])
-    assert not plain_synthetic and native == plain, s.describe(5)
-    _check_mixed(s.json(3), stopped.tid, stopped.own, True, s.describe(3))
+    assert synthetic == own, s.describe(3)
+    plain, _, plain_synthetic = _lldb_bt(s[8])
+    assert not plain_synthetic and native == plain, s.describe(8)
+    _check_mixed(s.json(4), stopped.tid, stopped.own, True, s.describe(4))
 
 
 @pytest.mark.parametrize("version", ["3.14", "3.15"])
