@@ -124,6 +124,7 @@ def main():
                       "-ex", "source " + _script(GDB_SCRIPT.format(repeat=a.repeat), "gdb")])
         ll = _results(["lldb-22", "--batch", "-x", "-p", str(proc.pid),
                        "-o", "command script import %s/lldb/pyframes_lldb.py" % REPO,
+                       "-o", "pyframes-bt on",
                        "-o", "command script import " + _script(
                            LLDB_SCRIPT.format(repeat=a.repeat), "lldb"),
                        "-o", "process detach"])
@@ -141,7 +142,9 @@ def main():
         print("| gdb 18 | %s | %s | %s (%s) | %.1f ms | %s | %s |" % (
             g["python"], ms(g, "plain"), ms(g, "warm"), ms(g, "cold"),
             (float(g["warm"]) - float(g["plain"])) * 1e3, ms(g, "hide"), ms(g, "pybt")))
-    if ll:
+    if not ll:
+        print("| lldb 22 | - | - | lldb aborted (see docs/debuggers.md) | - | - | - |")
+    else:
         print("| lldb 22 | %s | %s | %s (%s) | %.1f ms | - | - |" % (
             ll["python"], ms(ll, "plain"), ms(ll, "warm"), ms(ll, "cold"),
             (float(ll["warm"]) - float(ll["plain"])) * 1e3))
