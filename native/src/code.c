@@ -333,6 +333,22 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
         entry_free(e);
         return PYF_ENOMEM;
     }
+    /* In a process running while it is read, a name read from a code
+     * object whose other name could not be read may be a freed object's,
+     * or another's at the same address: the code is shown as unreadable as
+     * a whole, never half of it.  (A stopped process or a core keeps the
+     * part that reads.) */
+    if (t->owns_pid_reader && (e->flags & PYF_FRAME_CODE_UNREADABLE) &&
+        (strcmp(e->qualname, "???") != 0 || strcmp(e->filename, "???") != 0)) {
+        free(e->qualname);
+        free(e->filename);
+        e->qualname = strdup("???");
+        e->filename = strdup("???");
+        if (e->qualname == NULL || e->filename == NULL) {
+            entry_free(e);
+            return PYF_ENOMEM;
+        }
+    }
     return PYF_OK;
 }
 

@@ -218,8 +218,7 @@ typedef struct pyf__code {
     uint64_t units;          /* bytecode length in code units (ob_size) */
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
     char *qualname;          /* UTF-8, heap */
-    char *filename;          /* UTF-8, heap (may be shared: see shared_filename) */
-    bool shared_filename;
+    char *filename;          /* UTF-8, heap */
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
     uint32_t linetable_len;
     bool no_lines;           /* table read, but no entry has a line: a shim */
