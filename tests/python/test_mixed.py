@@ -48,8 +48,10 @@ def _python_of(frames):
 
 
 def _placement(frames):
-    """For each Python frame, the address of the native frame after it
-    (the eval frame that runs it), None for frames not placed."""
+    """For each Python frame, the stack pointer of the native frame after
+    it (the eval frame that runs it: its physical frame, which lldb shows
+    with another pc when debug info splits it into inlined frames), None
+    for frames not placed."""
     out, pending = [], 0
     for f in frames:
         if f["kind"] == "python":
@@ -58,7 +60,7 @@ def _placement(frames):
             else:
                 out.append(None)
         else:
-            out.extend([f["address"]] * pending)
+            out.extend([f["sp"]] * pending)
             pending = 0
     return out + [None] * pending
 
@@ -242,13 +244,16 @@ def test_lldb22_frame_provider(stopped):
     frames of their own in bt; off removes it."""
     if not du.lldb22_usable():
         pytest.skip("no lldb 22")
+    # the thread is selected first: selecting it with the provider on
+    # makes lldb 22.1's event thread (the stop banner) ask the provider
+    # while the command thread holds lldb's locks (docs/debuggers.md)
     s = du.run_lldb([
-        "pyframes-bt on", "target frame-provider list",
         "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
+        "pyframes-bt on", "target frame-provider list",
         "bt", "pystack --native --json", "pyframes-bt off", "target frame-provider list",
         "target frame-provider clear", "bt",
     ], pid=stopped.pid, lldb="lldb-22")
-    assert "pyframes" in s[1], s.describe(1)
+    assert "pyframes" in s[2], s.describe(2)
     assert "PyframesFrameProvider" not in s[6], s.describe(6)
     native, _hook, synthetic = _lldb_bt(s[3])
     own = [(f, os.path.basename(path), line) for f, path, line in stopped.own]
@@ -278,3 +283,34 @@ def test_jit_loses_no_frame(version, tmp_path):
                 s.describe(2)
             assert re.search(r"\[python\] %d frames? not placed" % len(unplaced), s[3]), \
                 s.describe(3)
+
+
+def test_lldb_core_without_debug_info_and_failing(stopped):
+    """lldb on gdb's core: --native with and without debug info (the same
+    placement), the frame-format hook, and reads that fail: pystack says
+    why and bt still prints every native frame."""
+    if not du.lldb_usable():
+        pytest.skip("no lldb")
+    if not os.path.exists(stopped.core):
+        _gdb_session(stopped, True)
+    exe = stopped.view["executable"]
+    select = "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid
+    s = du.run_lldb([select, "pystack --native --json", "pyframes-bt on", "bt"],
+                    executable=exe, core=stopped.core)
+    frames = _check_mixed(s.json(1), stopped.tid, stopped.own, True, s.describe(1))
+    _native, hook, _ = _lldb_bt(s[3])
+    assert hook == stopped.own, s.describe(3)
+    bare = du.run_lldb([select, "pystack --native --json"], executable=exe,
+                       core=stopped.core, debuginfo=False)
+    assert _placement(_check_mixed(bare.json(1), stopped.tid, stopped.own, False,
+                                   bare.describe(1))) == _placement(frames), bare.describe(1)
+    failing = du.run_lldb([
+        select, "bt", "script pyframes_lldb.LldbAdapter.read = lambda self, addr, size: 1 / 0",
+        "pystack --native", "pyframes-bt on", "bt", "script print(2 + 2)",
+    ], executable=exe, core=stopped.core)
+    plain, _, _ = _lldb_bt(failing[1])
+    native, hook, _ = _lldb_bt(failing[5])
+    assert "error:" in failing[3], failing.describe(3)
+    assert plain and native == plain and not hook, failing.describe(5)
+    assert "frames not shown" in failing[5], failing.describe(5)
+    assert "4" in failing[6], failing.describe(6)

@@ -154,7 +154,7 @@ def mixed_json_frames(native, placement):
             for frame in run.frames:
                 out.append(dict(frame.to_dict(), kind="python"))
         out.append({"kind": "native", "function": f.function, "address": f.pc,
-                    "module": f.module})
+                    "module": f.module, "sp": f.sp})
     for run in placement.unplaced:
         for frame in run.frames:
             out.append(dict(frame.to_dict(), kind="python", placed=False))
