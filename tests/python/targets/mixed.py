@@ -14,8 +14,9 @@ so its Python stack is entered from C about six times, each by an eval-loop
 call of its own.  The thread "plain" blocks in a pure Python recursion (one
 eval call).  The main thread blocks in the handshake.
 
-``--jit-loop N``: before blocking, the "through-c" leaf first runs a hot
-loop N times (for the JIT, with PYTHON_JIT=1).
+``--jit-loop N``: the "through-c" leaf runs a hot loop N times (the target
+restarts itself with PYTHON_JIT=1) and blocks in its last iteration, called
+from sorted() in JIT-compiled code.
 """
 
 import ctypes
@@ -37,10 +38,24 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 _CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
 
 
+_calls = [0, 0]  # key calls so far, the one that blocks
+
+
+def _key(v):
+    _calls[0] += 1
+    if _calls[0] == _calls[1]:
+        H.record(); os.read(H.fd(), 1)
+    return -v
+
+
 def hot(n):
+    """A loop hot enough for the JIT, which blocks in its last iteration
+    inside the same call as every other (so JIT code is on the native
+    stack when the process is read)."""
+    _calls[1] = 3 * n
     total = 0
     for i in range(n):
-        total += sorted((i, 2, 1), key=lambda v: -v)[0]
+        total += sorted((i, 2, 1), key=_key)[0]
     return total
 
 
