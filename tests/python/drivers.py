@@ -11,12 +11,14 @@ Drivers:
   gdb       the sandbox's gdb (18), against python3.13/3.14/3.15 (and the
             host's CPython when PYFRAMES_PYENV_PYTHON names one)
   lldb      the sandbox's lldb (21), against the same interpreters
+  lldb22    lldb 22 (frame providers), unpacked beside it in the root
+            (lldb-22), against the same interpreters
   host-gdb  the host's own gdb (Debian 12: gdb 13 embedding Python 3.11),
             outside the sandbox, against the host CPython named by
             PYFRAMES_PYENV_PYTHON (a PIE with a shared libpython)
 
-PYFRAMES_DEBUGGERS (comma list) chooses them; by default gdb and lldb inside
-the sandbox root and host-gdb outside it.  With PYFRAMES_REQUIRE_HOST_GDB=1 a
+PYFRAMES_DEBUGGERS (comma list) chooses them; by default gdb, lldb and
+lldb22 inside the sandbox root and host-gdb outside it.  With PYFRAMES_REQUIRE_HOST_GDB=1 a
 host-gdb driver that cannot run fails instead of skipping.
 """
 
@@ -193,6 +195,23 @@ class Lldb(Driver):
                 "-o", "pystack --all --json", "-o", "process detach"]
 
 
+class Lldb22(Lldb):
+    """lldb 22 (frame providers), unpacked beside lldb 21 in the sandbox
+    root and run as lldb-22."""
+
+    name = "lldb22"
+
+    def _run(self, commands, **kw):
+        return du.run_lldb(commands, lldb="lldb-22", **kw)
+
+    def require(self, version=None):
+        du.require(None, version)
+        if not du.lldb22_usable():
+            if du.in_sandbox():
+                pytest.fail("lldb-22 is not usable in the sandbox root")
+            pytest.skip("lldb 22 not found (lldb-22)")
+
+
 class HostGdb(Gdb):
     """The host's gdb, run outside the sandbox root (tests/sandbox/host_gdb.sh)."""
 
@@ -217,14 +236,14 @@ class HostGdb(Gdb):
             pytest.skip("; ".join(problems))
 
 
-_DRIVERS = {d.name: d for d in (Gdb(), Lldb(), HostGdb())}
+_DRIVERS = {d.name: d for d in (Gdb(), Lldb(), Lldb22(), HostGdb())}
 
 
 def selected():
     """The drivers PYFRAMES_DEBUGGERS names (see the module docstring)."""
     names = os.environ.get("PYFRAMES_DEBUGGERS")
     if not names:
-        names = "gdb,lldb" if du.in_sandbox() else "host-gdb"
+        names = "gdb,lldb,lldb22" if du.in_sandbox() else "host-gdb"
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in wanted if n not in _DRIVERS]
     if unknown:

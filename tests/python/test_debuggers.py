@@ -309,6 +309,24 @@ def _xfail_if_core_lost_memory(cores, document, core):
                              "fails there too): %s" % (m.group(1), s[0].strip()[:200]))
 
 
+def _xfail_if_core_stale(cores, session, core):
+    """lldb 22 writes minidumps of pyenv's shared-libpython 3.13 whose
+    libpython data pages hold the file's bytes, not the process's: the
+    runtime then has no thread.  When gdb's ELF core of the same moment,
+    read by the same lldb, has them, the minidump lost them: lldb's
+    problem, not ours."""
+    if core != cores.files.get("minidump") or "runtime has no threads" not in session["all"]:
+        return
+    elf = cores.files.get("elf")
+    if elf is None:
+        return
+    check = cores.driver.run([("all", "%s --all --json" % cores.driver.command)],
+                             executable=cores.target.view["executable"], core=elf)
+    if "runtime has no threads" not in check["all"] and check.json("all")["interpreters"]:
+        pytest.xfail("%s's minidump holds stale data where gdb's core of the same moment "
+                     "has the runtime's threads" % cores.driver.name)
+
+
 @pytest.mark.parametrize("kind", ["minidump", "elf"])
 def test_core_file(cores, kind):
     """DEBUGGER EXECUTABLE CORE for the debugger's own core and gdb's ELF core."""
@@ -329,6 +347,7 @@ def test_core_file(cores, kind):
         ("info", "%s --info" % cmd),
         ("worker", "%s --thread %d --no-source" % (cmd, cores.worker)),
     ], executable=target.view["executable"], core=core)
+    _xfail_if_core_stale(cores, s, core)
     _xfail_if_core_lost_memory(cores, s.json("all"), core)
     _assert_own_view(s.json("all"), target, s.describe("all"))
     assert "--reader pid needs a live process" in s["pid"], s.describe("pid")
