@@ -77,6 +77,13 @@ class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.Debugg
         target = target.lower()
         return "core file" not in target and "core dump" not in target
 
+    def is_live_local(self):
+        # A remote target (gdbserver) is another machine's process as far
+        # as gdb can tell, even over loopback: its reads go through gdb.
+        if self._connection_type() in ("remote", "extended-remote"):
+            return False
+        return _pyf_adapter.DebuggerAdapter.is_live_local(self)
+
     def executable(self):
         try:
             name = self.inferior.progspace.filename

@@ -79,6 +79,13 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
         plugin = self._plugin()
         return not (plugin in _CORE_PLUGINS or "core" in plugin)
 
+    def is_live_local(self):
+        # lldb debugs a local process through an lldb-server it starts
+        # itself; a gdb-remote connection (even over loopback) is another
+        # machine's process as far as lldb can tell: read through lldb.
+        return (_adapter.DebuggerAdapter.is_live_local(self) and
+                _adapter.traced_by_this_debugger(self.pid()))
+
     def executable(self):
         if not self.target or not self.target.IsValid():
             return None
@@ -303,7 +310,8 @@ if _session is not None:
             return self.process.GetPluginName() not in _CORE_PLUGINS
 
         def is_live_local(self):
-            return self.is_live() and _adapter.DebuggerAdapter.is_live_local(self)
+            return (self.is_live() and _adapter.DebuggerAdapter.is_live_local(self) and
+                    _adapter.traced_by_this_debugger(self.pid()))
 
         def executable(self):
             spec = self.target.GetExecutable()

@@ -216,8 +216,9 @@ def extract_json(text, context=""):
 
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
-            debuginfo=True, timeout=SESSION_TIMEOUT):
-    """gdb --batch -nx over commands; a Session."""
+            debuginfo=True, timeout=SESSION_TIMEOUT, remote=None):
+    """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
+    reaches through gdbserver (target extended-remote over a pipe)."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
     if not debuginfo:
@@ -228,6 +229,8 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
         argv.append(core)
     if pid:
         argv += ["-p", str(pid)]
+    if remote:
+        argv += ["-ex", "target extended-remote | gdbserver - --attach %d" % remote]
     if plugin:
         argv += ["-ex", "source " + GDB_PLUGIN]
     for i, cmd in enumerate(commands):

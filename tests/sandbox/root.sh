@@ -14,7 +14,7 @@ PACKAGES=(
     python3.13 python3.13-dev python3.13-dbg
     python3.14 python3.14-dev python3.14-dbg
     python3.15 python3.15-dev python3.15-dbg
-    gdb lldb python3-lldb python3-pytest
+    gdb gdbserver lldb python3-lldb python3-pytest
     cmake gcc make libc6-dbg procps binutils file
     chromium fonts-dejavu-core
 )

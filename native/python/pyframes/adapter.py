@@ -169,3 +169,26 @@ class DebuggerRead(object):
 
     def __call__(self, addr, size):
         return self.adapter.read(addr, size)
+
+
+def _status_field(pid, name):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def traced_by_this_debugger(pid):
+    """True when /proc/PID here is traced by this process (the debugger) or
+    by one of its children (lldb's own lldb-server): the debugger's
+    inferior is this machine's process PID, not a remote one that happens
+    to have the same number and executable."""
+    tracer = _status_field(pid, "TracerPid")
+    if not tracer:
+        return False
+    me = os.getpid()
+    return tracer == me or _status_field(tracer, "PPid") == me
