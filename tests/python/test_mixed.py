@@ -321,3 +321,19 @@ def test_lldb_core_without_debug_info_and_failing(stopped):
     assert plain and native == plain and not hook, failing.describe(5)
     assert "frames not shown" in failing[5], failing.describe(5)
     assert "4" in failing[6], failing.describe(6)
+
+
+def test_bt_of_a_process_without_python():
+    """With the plugin loaded, bt of a process that runs no Python is gdb's
+    own, without a word from pyframes, every time."""
+    du.require("gdb")
+    proc = du.sleeper()
+    try:
+        s = du.run_gdb(["bt", "bt", "bt -no-filters"], pid=proc.pid)
+        native, python = _gdb_bt(s[0])
+        plain, _ = _gdb_bt(s[2])
+        assert native and not python and native == plain, s.describe(0)
+        assert "pyframes" not in s[0] and "pyframes" not in s[1], s.describe(1)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -61,6 +61,8 @@ class Session(object):
         self._reset_pending = False
         # per (inferior, OS thread): its Python frames in runs, until flush()
         self._runs = {}
+        # inferiors found to run no (supported) Python, until reset()
+        self._not_python = set()
 
     # ---- cache management ------------------------------------------------
 
@@ -84,6 +86,7 @@ class Session(object):
         targets, self._targets = self._targets, collections.OrderedDict()
         self._runtimes = {}
         self._runs = {}
+        self._not_python = set()
         for cached in targets.values():
             try:
                 cached.target.close()
@@ -348,10 +351,22 @@ class Session(object):
         calls (pyframes.mixed.python_runs), for a frame filter or provider:
         read once per stop (kept until flush()), [] for a thread without
         Python."""
-        key = (ask(adapter.identity), ask(adapter.generation), native_tid)
+        identity = ask(adapter.identity)
+        if identity in self._not_python:
+            return []
+        key = (identity, ask(adapter.generation), native_tid)
         runs = self._runs.get(key)
         if runs is None:
-            cached, _kind = self._get_target(adapter, "auto")
+            try:
+                cached, _kind = self._get_target(adapter, "auto")
+            except CommandError as e:
+                # not a Python process (or an unsupported one): bt stays
+                # native, quietly, and the search is not made again until
+                # the inferior's files change (reset)
+                if str(e) == errors.NOT_PYTHON or str(e).startswith("unsupported CPython"):
+                    self._not_python.add(identity)
+                    return []
+                raise
             found = _snapshot_native(cached.target, native_tid, {"entries": True})
             runs = []
             if found is not None:
