@@ -320,6 +320,17 @@ static int validate(const pyf__offsets *o, char *err, size_t errlen)
                  (unsigned long long)o->tstate.size);
         return PYF_EOFFSETS;
     }
+    /* The flavour is the table's word, cross-checked by the object header:
+     * 16 bytes in a default build, 32 in a free-threaded one (ob_tid, the
+     * shared refcount, the mutex and gc bits come first). */
+    if ((o->free_threaded && o->pyobject.size < 24) ||
+        (!o->free_threaded && o->pyobject.size != 16)) {
+        pyf__fmt(err, errlen,
+                 "_Py_DebugOffsets says %s build but its objects have a %llu-byte "
+                 "header", o->free_threaded ? "a free-threaded" : "a default (GIL)",
+                 (unsigned long long)o->pyobject.size);
+        return PYF_EOFFSETS;
+    }
     /* Variable-size payloads start at or after their header fields. */
     if (o->bytes.ob_sval > o->bytes.size ||
         o->unicode.asciiobject_size > o->unicode.size ||
