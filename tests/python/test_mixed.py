@@ -247,12 +247,18 @@ def test_lldb22_frame_provider(stopped):
     # the thread is selected first: selecting it with the provider on
     # makes lldb 22.1's event thread (the stop banner) ask the provider
     # while the command thread holds lldb's locks (docs/debuggers.md)
-    s = du.run_lldb([
+    commands = [
         "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
         "pyframes-bt on", "target frame-provider list",
         "bt", "pystack --native --json", "pyframes-bt off", "target frame-provider list",
         "target frame-provider clear", "bt",
-    ], pid=stopped.pid, lldb="lldb-22")
+    ]
+    s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22")
+    if not _lldb_bt(s[3])[2]:
+        # lldb 22.1 sometimes keeps the frames its event thread made for
+        # the selection banner (without the provider: docs/debuggers.md);
+        # a second session must show them
+        s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22")
     assert "pyframes" in s[2], s.describe(2)
     assert "PyframesFrameProvider" not in s[6], s.describe(6)
     native, _hook, synthetic = _lldb_bt(s[3])
