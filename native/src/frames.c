@@ -44,6 +44,19 @@ static void chunks_done(pyf__chunk_list *cl)
     cl->n = 0;
 }
 
+/* *buf (of *cap bytes) holds at least len bytes; false when out of memory. */
+static bool buf_room(uint8_t **buf, uint64_t *cap, uint64_t len)
+{
+    if (*cap >= len)
+        return true;
+    uint8_t *nb = realloc(*buf, (size_t)len);
+    if (nb == NULL)
+        return false;
+    *buf = nb;
+    *cap = len;
+    return true;
+}
+
 /* The next chunk slot, its buffer at least len bytes; NULL when out of
  * memory. */
 static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
@@ -53,14 +66,7 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
         return NULL;
     memset(cl->v + had, 0, (cl->cap - had) * sizeof *cl->v); /* no buffers yet */
     pyf__chunk *c = &cl->v[cl->n];
-    if (c->cap < len) {
-        uint8_t *nb = realloc(c->data, len);
-        if (nb == NULL)
-            return NULL;
-        c->data = nb;
-        c->cap = len;
-    }
-    return c;
+    return buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
 /* Two copies of [lo, lo+len) for chunk c, made back to back: both from
@@ -75,18 +81,8 @@ static bool copy_pair(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
         c->again = b;
         return true;
     }
-    if (c->cap < len || c->again_cap < len) {
-        uint8_t *na = c->cap < len ? realloc(c->data, (size_t)len) : c->data;
-        if (na == NULL)
-            return false;
-        c->data = na;
-        c->cap = c->cap < len ? len : c->cap;
-        uint8_t *nb = c->again_cap < len ? realloc(c->again_data, (size_t)len) : c->again_data;
-        if (nb == NULL)
-            return false;
-        c->again_data = nb;
-        c->again_cap = c->again_cap < len ? len : c->again_cap;
-    }
+    if (!buf_room(&c->data, &c->cap, len) || !buf_room(&c->again_data, &c->again_cap, len))
+        return false;
     if (pyf__read_pair(t, lo, c->data, c->again_data, (size_t)len) != PYF_OK)
         return false;
     c->mem = c->data;
