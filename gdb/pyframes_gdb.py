@@ -272,8 +272,9 @@ else:
 _PYF_MAX_NATIVE = 65536  # native frames looked at, at most
 
 
-def _pyframes_native_frame(frame):
-    """A gdb.Frame as pyframes.mixed.NativeFrame."""
+def _pyframes_sp_frame(frame):
+    """A gdb.Frame as pyframes.mixed.NativeFrame with only what placing
+    Python frames needs (bt prints names and modules itself)."""
     inline = frame.type() == gdb.INLINE_FRAME
     sp = None
     if not inline:
@@ -281,6 +282,11 @@ def _pyframes_native_frame(frame):
             sp = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
         except (gdb.error, ValueError):
             sp = None
+    return _pyf_mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
+
+
+def _pyframes_native_frame(frame):
+    """A gdb.Frame as pyframes.mixed.NativeFrame, with its name and module."""
     pc = frame.pc()
     module = None
     try:
@@ -290,20 +296,7 @@ def _pyframes_native_frame(frame):
             module = objfile.filename if objfile is not None else None
     except (gdb.error, AttributeError):
         pass
-    return _pyf_mixed.NativeFrame(frame.level(), pc, sp, frame.name(), module, inline)
-
-
-def _pyframes_sp_frame(frame):
-    """Only what placing Python frames needs (no names or modules: bt
-    prints those itself)."""
-    inline = frame.type() == gdb.INLINE_FRAME
-    sp = None
-    if not inline:
-        try:
-            sp = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
-        except (gdb.error, ValueError):
-            sp = None
-    return _pyf_mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
+    return _pyframes_sp_frame(frame)._replace(pc=pc, function=frame.name(), module=module)
 
 
 def _pyframes_native(frame):
@@ -329,7 +322,7 @@ class _PyframesPythonFrame(object):
     def function(self):
         if self._function is not None:
             return self._function
-        return "[python] " + self._frame.function
+        return _pyf_mixed.python_name(self._frame)
 
     def filename(self):
         return self._frame.filename if self._frame is not None else None
@@ -414,20 +407,17 @@ class PyframesFrameFilter(object):
         placement = _pyf_mixed.place(native, runs)
         out = []
         for i, d in enumerate(frames):
-            here = placement.at.get(i)
+            here = placement.frames_at(i)
             if here:
                 eval_frame = d.inferior_frame()
-                d = _PyframesEvalFrame(d, [_PyframesPythonFrame(eval_frame, f)
-                                           for run in here for f in run.frames])
+                d = _PyframesEvalFrame(d, [_PyframesPythonFrame(eval_frame, f) for f in here])
             out.append(d)
-        if placement.unplaced:
+        marker = placement.frame_marker()
+        if marker is not None:
             last = frames[-1].inferior_frame()
-            count = sum(len(r.frames) for r in placement.unplaced)
-            marker = _PyframesPythonFrame(last, None, "[python] %d frame%s not placed: %s" % (
-                count, "" if count == 1 else "s", placement.reason))
-            out.append(_PyframesEvalFrame(marker, [_PyframesPythonFrame(last, f)
-                                                   for run in placement.unplaced
-                                                   for f in run.frames]))
+            out.append(_PyframesEvalFrame(
+                _PyframesPythonFrame(last, None, marker),
+                [_PyframesPythonFrame(last, f) for f in placement.unplaced_frames()]))
         return out
 
 

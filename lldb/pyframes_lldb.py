@@ -400,20 +400,16 @@ if _FrameProvider is not None:
                 got = None
             if got is None:
                 return items
-            native, placement = got
+            _native, placement = got
             out = []
+            python = _mixed.python_name
             for i in items:
                 out.append(i)
-                for run in placement.at.get(i, ()):
-                    for f in run.frames:
-                        out.append(("[python] " + f.function, f.filename, f.line))
-            if placement.unplaced:
-                count = sum(len(r.frames) for r in placement.unplaced)
-                out.append(("[python] %d frame%s not placed: %s" % (
-                    count, "" if count == 1 else "s", placement.reason), None, None))
-                for run in placement.unplaced:
-                    for f in run.frames:
-                        out.append(("[python] " + f.function, f.filename, f.line))
+                out.extend((python(f), f.filename, f.line) for f in placement.frames_at(i))
+            marker = placement.frame_marker()
+            if marker is not None:
+                out.append((marker, None, None))
+                out.extend((python(f), f.filename, f.line) for f in placement.unplaced_frames())
             return out
 
         def get_frame_at_index(self, index):
@@ -513,7 +509,7 @@ def _watch_new_targets(debugger):
 # ---- lldb 21: Python frames through the frame format (opt-in) ------------
 
 _FORMAT_HOOK = "${script.frame:%s.frame_python_lines}" % __name__
-_PLACED = {}  # (stop id, thread id) -> {native frame index: runs}
+_PLACED = {}  # (process, stop id, thread id) -> {native frame index: its Python frames}
 
 
 def frame_python_lines(frame, unused):
@@ -532,15 +528,10 @@ def frame_python_lines(frame, unused):
             got = _thread_placement(thread, frames)
             at = _PLACED[key] = {}
             if got is not None:
-                at.update(got[1].at)
-        runs = at.get(frame.GetFrameID())
-        if not runs:
-            return ""
-        return "".join('    [python] File "%s", line %s, in %s\n' % (
-            f.filename, "?" if f.line is None else f.line, f.function)
-            for run in runs for f in run.frames)
+                at.update((i, got[1].frames_at(i)) for i in got[1].at)
+        return "".join(_mixed.python_line(f) + "\n" for f in at.get(frame.GetFrameID(), ()))
     except Exception as e:
-        return "    [python] frames not shown: %s\n" % (e,)
+        return "    %sframes not shown: %s\n" % (_mixed.PYTHON_MARK, e)
 
 
 class PyBt(object):

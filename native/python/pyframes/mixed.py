@@ -19,8 +19,8 @@ import collections
 
 from .render import escape
 
-__all__ = ["NativeFrame", "Run", "Placement", "python_runs", "place",
-           "format_mixed", "mixed_json_frames"]
+__all__ = ["NativeFrame", "Run", "Placement", "python_runs", "place", "python_name",
+           "python_line", "format_mixed", "mixed_json_frames"]
 
 #: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
 #: (None when the debugger has none); ``inline``: a frame the debugger made
@@ -44,9 +44,33 @@ class Placement(object):
         self.unplaced = []
         self.reason = None
 
-    @property
-    def placed_frames(self):
-        return sum(len(r.frames) for runs in self.at.values() for r in runs)
+    def frames_at(self, i):
+        """The Python frames placed under native frame i, most recent first."""
+        return [f for run in self.at.get(i, ()) for f in run.frames]
+
+    def unplaced_frames(self):
+        return [f for run in self.unplaced for f in run.frames]
+
+    def marker(self, what="Python frame"):
+        """``N Python frames not placed: why``, or None when all are placed."""
+        count = sum(len(r.frames) for r in self.unplaced)
+        if not count:
+            return None
+        return "%d %s%s not placed: %s" % (count, what, "" if count == 1 else "s", self.reason)
+
+    def frame_marker(self):
+        """The marker as a frame's name among native ones
+        (``[python] N frames not placed: why``), or None."""
+        marker = self.marker("frame")
+        return None if marker is None else PYTHON_MARK + marker
+
+
+#: How a Python frame is named among native ones (bt, lldb's frames).
+PYTHON_MARK = "[python] "
+
+
+def python_name(frame):
+    return PYTHON_MARK + escape(frame.function)
 
 
 def python_runs(thread):
@@ -107,8 +131,10 @@ def _native_line(f, first_of_group):
     return text
 
 
-def _python_line(frame):
-    text = '    [python] File "%s"' % escape(frame.filename)
+def python_line(frame):
+    """``    [python] File "f.py", line 3, in func``: a Python frame under its
+    eval frame."""
+    text = '    %sFile "%s"' % (PYTHON_MARK, escape(frame.filename))
     if frame.line is not None:
         text += ", line %d" % frame.line
     return text + ", in %s" % escape(frame.function)
@@ -122,7 +148,7 @@ def format_mixed(native, placement, *, source=None):
 
     def python(frames):
         for frame in frames:
-            lines.append(_python_line(frame))
+            lines.append(python_line(frame))
             if source is not None and frame.line is not None:
                 try:
                     text = source(frame.filename, frame.line)
@@ -133,14 +159,10 @@ def format_mixed(native, placement, *, source=None):
 
     for i, f in enumerate(native):
         lines.append(_native_line(f, i == 0 or not native[i - 1].inline))
-        for run in placement.at.get(i, ()):
-            python(run.frames)
+        python(placement.frames_at(i))
     if placement.unplaced:
-        count = sum(len(r.frames) for r in placement.unplaced)
-        lines.append("[%d Python frame%s not placed: %s]" % (
-            count, "" if count == 1 else "s", placement.reason))
-        for run in placement.unplaced:
-            python(run.frames)
+        lines.append("[%s]" % placement.marker())
+        python(placement.unplaced_frames())
     return lines
 
 
@@ -150,12 +172,9 @@ def mixed_json_frames(native, placement):
     frame that runs it; unplaced ones at the end."""
     out = []
     for i, f in enumerate(native):
-        for run in placement.at.get(i, ()):
-            for frame in run.frames:
-                out.append(dict(frame.to_dict(), kind="python"))
+        out.extend(dict(frame.to_dict(), kind="python") for frame in placement.frames_at(i))
         out.append({"kind": "native", "function": f.function, "address": f.pc,
                     "module": f.module, "sp": f.sp})
-    for run in placement.unplaced:
-        for frame in run.frames:
-            out.append(dict(frame.to_dict(), kind="python", placed=False))
+    out.extend(dict(frame.to_dict(), kind="python", placed=False)
+               for frame in placement.unplaced_frames())
     return out

@@ -25,6 +25,7 @@ __all__ = [
     "format_json",
     "format_collapsed",
     "thread_header",
+    "labelled_header",
     "thread_table",
     "format_threads_text",
     "format_target_info",
@@ -332,6 +333,15 @@ def thread_table(threads, label_of):
     return rows
 
 
+def labelled_header(thread, label=None, debugger=None):
+    """thread_header, naming the debugger's own label for the thread
+    (``Thread 0x7f... (native 12345) [gdb thread 2]:``) when there is one."""
+    header = thread_header(thread)
+    if label and header.endswith(":"):
+        header = "%s [%s %s]:" % (header[:-1], debugger, label)
+    return header
+
+
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
                         show_source=True, source=None):
     """The text of a debugger command: each thread as format_text shows it,
@@ -345,8 +355,8 @@ def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
         label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
         lines = format_text([t], limit=limit, show_source=show_source, source=source)
         for n, line in enumerate(lines):
-            if n == 0 and label and line == header and header.endswith(":"):
-                line = "%s [%s %s]:" % (header[:-1], debugger, label)
+            if n == 0 and line == header:
+                line = labelled_header(t, label, debugger)
             out.write(line)
             out.write("\n")
     return out.getvalue()

@@ -294,12 +294,7 @@ class Session(object):
             raise CommandError(taskview.tasks_unavailable(snapshot))
         text = ""
         if stacks:
-            source = None
-            if not options.no_source:
-                self._source.refresh()
-                source = self._source
-                if kind == "pid":
-                    source = render.process_source(adapter.pid(), fallback=self._source)
+            source = self._source_for(options, adapter, kind)
             text = render.format_threads_text(
                 threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
                 debugger=adapter.debugger_name, limit=options.limit,
@@ -328,23 +323,26 @@ class Session(object):
                 if thread.tstate_addr in by_tstate:
                     row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
             return json.dumps(doc) + "\n"
-        source = None
-        if not options.no_source:
-            self._source.refresh()
-            source = self._source
-            if kind == "pid":
-                source = render.process_source(adapter.pid(), fallback=self._source)
+        source = self._source_for(options, adapter, kind)
         out = []
         for i, (t, native, placement) in enumerate(placed):
             if i:
                 out.append("")
-            header = render.thread_header(t)
-            label = ask(adapter.debugger_thread_label, t.native_thread_id)
-            if label:
-                header = "%s [%s %s]:" % (header[:-1], adapter.debugger_name, label)
-            out.append(header)
+            out.append(render.labelled_header(
+                t, ask(adapter.debugger_thread_label, t.native_thread_id),
+                adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
         return "".join(line + "\n" for line in out)
+
+    def _source_for(self, options, adapter, kind):
+        """The source-line reader of this command (None with --no-source):
+        the files as the process sees them when it is read by PID."""
+        if options.no_source:
+            return None
+        self._source.refresh()
+        if kind == "pid":
+            return render.process_source(adapter.pid(), fallback=self._source)
+        return self._source
 
     def thread_runs(self, adapter, native_tid):
         """The Python frames of an OS thread cut into runs by their eval
