@@ -14,11 +14,12 @@ clear`).  Output printed to the debugger's stdout (a pipe); medians.
 """
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from bench_dump import debugger_results, start_source, write_script  # noqa: E402
 
 TARGET = r"""
 import os, sys
@@ -80,53 +81,21 @@ print("RESULT lldb python=%d cold=%.6f warm=%.6f plain=%.6f" % (python_frames, c
 """
 
 
-def start(python):
-    r, w = os.pipe()
-    proc = subprocess.Popen([python, "-c", TARGET, str(w)], stdin=subprocess.PIPE,
-                            pass_fds=(w,))
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        if f.readline() != b"ready\n":
-            proc.kill()
-            raise SystemExit("target did not start")
-    return proc
-
-
-def _script(text, name):
-    path = "/tmp/pyframes_bench_bt_%d_%s.py" % (os.getpid(), name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def _results(argv):
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=1800)
-    out = done.stdout
-    if "RESULT" not in out:
-        sys.stderr.write("%s gave no result:\n%s\n%s\n" % (argv[0], out[-2000:],
-                                                          done.stderr[-2000:]))
-    for line in out.splitlines():
-        if line.startswith("RESULT"):
-            return dict(item.split("=") for item in line.split()[2:])
-    return {}
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default="python3.14")
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
-    proc = start(a.python)
+    proc = start_source(a.python, TARGET)
     try:
-        g = _results(["gdb", "--batch", "-nx", "-p", str(proc.pid),
+        g = debugger_results(["gdb", "--batch", "-nx", "-p", str(proc.pid),
                       "-ex", "source %s/gdb/pyframes_gdb.py" % REPO,
-                      "-ex", "source " + _script(GDB_SCRIPT.format(repeat=a.repeat), "gdb")])
-        ll = _results(["lldb-22", "--batch", "-x", "-p", str(proc.pid),
+                      "-ex", "source " + write_script(GDB_SCRIPT.format(repeat=a.repeat), "bt_gdb")])
+        ll = debugger_results(["lldb-22", "--batch", "-x", "-p", str(proc.pid),
                        "-o", "command script import %s/lldb/pyframes_lldb.py" % REPO,
                        "-o", "pyframes-bt on",
-                       "-o", "command script import " + _script(
-                           LLDB_SCRIPT.format(repeat=a.repeat), "lldb"),
+                       "-o", "command script import " + write_script(
+                           LLDB_SCRIPT.format(repeat=a.repeat), "bt_lldb"),
                        "-o", "process detach"])
     finally:
         proc.kill()

@@ -31,9 +31,11 @@ rec(int(sys.argv[1]) - 1)
 """
 
 
-def start(python, depth):
+def start_source(python, source, *args):
+    """`python -c source ARGS... FD`: a target that writes "ready" to the
+    pipe FD once it is in place (the handshake); the process."""
     r, w = os.pipe()
-    proc = subprocess.Popen([python, "-c", TARGET, str(depth), str(w)],
+    proc = subprocess.Popen([python, "-c", source] + [str(a) for a in args] + [str(w)],
                             stdin=subprocess.PIPE, pass_fds=(w,))
     os.close(w)
     with os.fdopen(r, "rb") as f:
@@ -41,6 +43,31 @@ def start(python, depth):
             proc.kill()
             raise SystemExit("target did not start")
     return proc
+
+
+def start(python, depth):
+    return start_source(python, TARGET, depth)
+
+
+def write_script(text, name):
+    """A debugger script of the benchmark in /tmp; its path."""
+    path = "/tmp/pyframes_bench_%d_%s.py" % (os.getpid(), name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def debugger_results(argv):
+    """Run a debugger; the fields of the line "RESULT <who> key=value ..."
+    it printed, as a dict of strings ({} when none, with its output shown)."""
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=1800)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT"):
+            return dict(item.split("=", 1) for item in line.split()[2:])
+    sys.stderr.write("%s gave no result:\n%s\n%s\n" % (argv[0], done.stdout[-2000:],
+                                                      done.stderr[-2000:]))
+    return {}
 
 
 def measure(pid, repeat):

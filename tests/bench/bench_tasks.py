@@ -21,6 +21,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from bench_dump import debugger_results, start_source, write_script  # noqa: E402
 
 TARGET = r"""
 import asyncio, os, sys
@@ -78,40 +80,15 @@ print("RESULT lldb tasks=%d cold=%.6f warm=%.6f" % (lines, cold, warm))
 """
 
 
-def start(python, n):
-    r, w = os.pipe()
-    proc = subprocess.Popen([python, "-c", TARGET, str(n), str(w)],
-                            stdin=subprocess.PIPE, pass_fds=(w,))
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        if f.readline() != b"ready\n":
-            proc.kill()
-            raise SystemExit("target did not start")
-    return proc
-
-
-def _script(text, suffix):
-    path = "/tmp/pyframes_bench_tasks_%d_%s.py" % (os.getpid(), suffix)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def _results(argv):
-    out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True, timeout=1800).stdout
-    return [line.split() for line in out.splitlines() if line.startswith("RESULT")]
-
-
 def run_gdb(pid, reader, repeat):
-    path = _script(GDB_SCRIPT.format(reader=reader, repeat=repeat), "gdb")
-    return _results(["gdb", "--batch", "-nx", "-p", str(pid),
+    path = write_script(GDB_SCRIPT.format(reader=reader, repeat=repeat), "tasks_gdb")
+    return debugger_results(["gdb", "--batch", "-nx", "-p", str(pid),
                      "-ex", "source %s/gdb/pyframes_gdb.py" % REPO, "-ex", "source " + path])
 
 
 def run_lldb(pid, reader, repeat):
-    path = _script(LLDB_SCRIPT.format(reader=reader, repeat=repeat), "lldb")
-    return _results(["lldb", "--batch", "-x", "-p", str(pid),
+    path = write_script(LLDB_SCRIPT.format(reader=reader, repeat=repeat), "tasks_lldb")
+    return debugger_results(["lldb", "--batch", "-x", "-p", str(pid),
                      "-o", "command script import %s/lldb/pyframes_lldb.py" % REPO,
                      "-o", "command script import " + path, "-o", "process detach"])
 
@@ -131,10 +108,7 @@ def run_pstree(python, pid, repeat):
 
 
 def _field(row, name):
-    for item in row:
-        if item.startswith(name + "="):
-            return float(item.split("=", 1)[1])
-    return None
+    return float(row[name]) if name in row else None
 
 
 def main():
@@ -148,7 +122,7 @@ def main():
           "| %s -m asyncio pstree | pstree / gdb |" % a.python)
     print("|---|---|---|---|---|")
     for n in [int(x) for x in a.tasks.split(",")]:
-        proc = start(a.python, n)
+        proc = start_source(a.python, TARGET, n)
         try:
             gdb = run_gdb(proc.pid, a.reader, a.repeat)
             lldb = run_lldb(proc.pid, a.reader, a.repeat)
@@ -156,8 +130,7 @@ def main():
         finally:
             proc.kill()
             proc.wait()
-        g = gdb[0] if gdb else []
-        ll = lldb[0] if lldb else []
+        g, ll = gdb, lldb
         gw, gc = _field(g, "warm"), _field(g, "cold")
         lw, lc = _field(ll, "warm"), _field(ll, "cold")
         sys.stderr.write("tasks shown: gdb %s, lldb %s, pstree %d\n"
