@@ -16,6 +16,7 @@ PACKAGES=(
     python3.15 python3.15-dev python3.15-dbg
     gdb gdbserver lldb python3-lldb python3-pytest
     cmake gcc make libc6-dbg procps binutils file
+    clang libclang-rt-dev
     chromium fonts-dejavu-core
 )
 # lldb 22 (frame providers) beside lldb 21: Debian's packages of the two
