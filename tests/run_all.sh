@@ -52,7 +52,8 @@ run_ctest() {
     # A tree without tests is an error, not a pass.
     local dir=$1
     shift
-    ctest --test-dir "$dir" --output-on-failure --no-tests=error -L c -j "$JOBS" "$@"
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error -L c -j "$JOBS" \
+        --output-junit ctest-junit.xml "$@"
 }
 
 run_pytest() {

@@ -153,3 +153,23 @@ def cli_env(library_path):
     env["PYFRAMES_LIBRARY"] = library_path
     env["PYTHONPATH"] = PACKAGE_DIR + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+# ---- the compatibility matrix (tests/python/compat.py) ----
+
+import compat  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "readers(*names): the readers of the compatibility matrix a test "
+        "exercises, when its parameters do not tell (tests/python/compat.py)")
+    path = os.environ.get("PYFRAMES_COMPAT_JSON")
+    if path:
+        config.pluginmanager.register(compat.Recorder(path), "pyframes-compat")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().compat_cells = compat.cells(item)

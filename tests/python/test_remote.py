@@ -1,15 +1,22 @@
 """Remote targets as users reach them: gdb over gdbserver (`target
-extended-remote | gdbserver - --attach PID`, loopback).  Memory is read
-through gdb (the PID reader is never chosen for a remote target, and
-refused when asked for); the stacks are the target's own view.
+extended-remote | gdbserver - --attach PID`, loopback) and lldb over
+lldb-server (gdbserver mode, loopback).  Memory is read through the
+debugger (the PID reader is never chosen for a remote target, and refused
+when asked for); the stacks are the target's own view, for a plain deep
+stack and for the scenario programs of tests/python/targets/ (threads,
+generators and coroutines, names of every kind).
 """
 
+import os
 import shutil
+import subprocess
 
 import pytest
 
 import debugger_util as du
+from oracle import compare_views
 
+SCENARIOS = ("threads", "generators", "names")
 VERSIONS = list(du.VERSIONS) if du.in_sandbox() else []
 
 
@@ -21,10 +28,7 @@ def _assert_own_view(document, target, context):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_gdbserver(version, tmp_path):
     du.require("gdb", version)
-    if shutil.which("gdbserver") is None:
-        if du.in_sandbox():
-            pytest.fail("gdbserver is missing from the sandbox root")
-        pytest.skip("no gdbserver")
+    _require_gdbserver()
     with du.LiveTarget(du.python_for(version), depth=5, workdir=str(tmp_path)) as target:
         s = du.run_gdb([
             "py-bt-fast --all --json",
@@ -39,37 +43,85 @@ def test_gdbserver(version, tmp_path):
         assert "$" in s[4] and "= 4" in s[4], s.describe(4)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_lldb_server(version, tmp_path):
-    """lldb over `gdb-remote` to an lldb-server attached to the target
-    (loopback; the port comes through a named pipe): read through lldb."""
-    import os
-    import subprocess
-    du.require("lldb", version)
+def _require_gdbserver():
+    if shutil.which("gdbserver") is None:
+        if du.in_sandbox():
+            pytest.fail("gdbserver is missing from the sandbox root")
+        pytest.skip("no gdbserver")
+
+
+def _lldb_server():
     server = shutil.which("lldb-server")
     if server is None:
         if du.in_sandbox():
             pytest.fail("lldb-server is missing from the sandbox root")
         pytest.skip("no lldb-server")
+    return server
+
+
+def _run_lldb_remote(target, commands, tmp_path):
+    """lldb connected with `gdb-remote` to an lldb-server attached to the
+    target (loopback; the port comes through a named pipe); the session's
+    outputs, `gdb-remote` first."""
+    fifo = str(tmp_path / "port")
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([_lldb_server(), "gdbserver", "--named-pipe", fifo, "127.0.0.1:0",
+                             "--attach", str(target.pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with open(fifo) as f:  # lldb-server writes its port once it listens
+            port = f.read().strip("\0\n ")
+        assert port.isdigit(), port
+        return du.run_lldb(["gdb-remote 127.0.0.1:%s" % port] + commands,
+                           executable=target.view["executable"])
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lldb_server(version, tmp_path):
+    du.require("lldb", version)
+    _lldb_server()
     with du.LiveTarget(du.python_for(version), depth=5, workdir=str(tmp_path)) as target:
-        fifo = str(tmp_path / "port")
-        os.mkfifo(fifo)
-        proc = subprocess.Popen([server, "gdbserver", "--named-pipe", fifo, "127.0.0.1:0",
-                                 "--attach", str(target.pid)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            with open(fifo) as f:  # lldb-server writes its port once it listens
-                port = f.read().strip("\0\n ")
-            assert port.isdigit(), port
-            s = du.run_lldb([
-                "gdb-remote 127.0.0.1:%s" % port,
-                "pystack --all --json",
-                "pystack --info",
-                "pystack --reader pid",
-            ], executable=target.view["executable"])
-            _assert_own_view(s.json(1), target, s.describe(1))
-            assert "reader: debugger" in s[2], s.describe(2)
-            assert "needs a live process" in s[3], s.describe(3)
-        finally:
-            proc.kill()
-            proc.wait()
+        s = _run_lldb_remote(target, [
+            "pystack --all --json",
+            "pystack --info",
+            "pystack --reader pid",
+        ], tmp_path)
+        _assert_own_view(s.json(1), target, s.describe(1))
+        assert "reader: debugger" in s[2], s.describe(2)
+        assert "needs a live process" in s[3], s.describe(3)
+
+
+def _scenario_target(version, name, tmp_path):
+    return du.LiveTarget(du.python_for(version), script=os.path.join(du.TARGETS, name + ".py"),
+                         workdir=str(tmp_path))
+
+
+def _assert_scenario(document, target, version, context):
+    assert document["python"]["version"].startswith(du.minor_of(version) + "."), context
+    names = {int(tid): info["name"] for tid, info in target.view["thread_info"].items()}
+    problems = compare_views(target.threads, du.frames_of(document), "target's view",
+                             "remote", names)
+    assert not problems, "\n".join(problems) + "\n" + context
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_gdbserver_scenario(version, name, tmp_path):
+    du.require("gdb", version)
+    _require_gdbserver()
+    with _scenario_target(version, name, tmp_path) as target:
+        s = du.run_gdb(["py-bt-fast --all --json"], executable=target.view["executable"],
+                       remote=target.pid)
+        _assert_scenario(s.json(0), target, version, s.describe(0))
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lldb_server_scenario(version, name, tmp_path):
+    du.require("lldb", version)
+    with _scenario_target(version, name, tmp_path) as target:
+        s = _run_lldb_remote(target, ["pystack --all --json"], tmp_path)
+        _assert_scenario(s.json(1), target, version, s.describe(1))

@@ -89,7 +89,7 @@ main() {
         exec env -u PYTHONPATH -u PYTHONHOME -u PYTHONSTARTUP -u PYFRAMES_IN_SANDBOX \
             LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYFRAMES_DEBUGGERS=host-gdb \
             PYFRAMES_LIBRARY="$HOST_BUILD/native/libpyframes.so" PYFRAMES_REQUIRE_HOST_GDB=1 \
-            PYFRAMES_PYENV_PYTHON="$target" \
+            PYFRAMES_PYENV_PYTHON="$target" PYFRAMES_COMPAT_JSON="$HOST_BUILD/compat.json" \
             "$HOST_PYTHON" -m pytest -v -p no:cacheprovider tests/python/test_debuggers.py \
             tests/python/test_mixed.py
     ) </dev/null 2>&1 | tee "$out" || rc=$?

@@ -52,10 +52,22 @@ cmd_test() {
     host_note=$(sed -n 's/^host-gdb: //p' "$log_file" | tail -n 1)
     rm -f "$log_file"
     ((host_rc == 0)) || verdict=FAIL
+    compatibility_table
     printf '\nsandbox test: %s (root: %s; host: %s) in %d s\n' \
         "$verdict" "$root_note" "${host_note:-no verdict}" $((SECONDS - t0))
     [[ $verdict == PASS ]] || exit 1
     exit 0
+}
+
+# The compatibility matrix of this run (docs/compatibility.md is a copy of
+# one): the records both phases' pytest runs wrote, and ctest's C tests.
+compatibility_table() {
+    local out=$REPO/build/compatibility.md
+    printf '\n=== compatibility: %s\n' "$out"
+    python3 "$REPO/tests/compat_table.py" -o "$out" \
+        --ctest-junit "$REPO/build/sandbox/ctest-junit.xml" \
+        "$REPO/build/sandbox/compat.json" "$REPO/build/host/compat.json" </dev/null || true
+    if [[ -f $out ]]; then cat "$out"; fi
 }
 
 usage() {
