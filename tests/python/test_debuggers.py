@@ -360,6 +360,46 @@ def test_core_file(cores, kind):
         s.describe("worker")
 
 
+@pytest.mark.parametrize("driver,version", PAIRS, ids=IDS)
+def test_core_from_another_machine(driver, version, tmp_path):
+    """A core opened where the target's files are not, as on a developer's
+    machine with a core from a server: the program's source directory is
+    gone and the interpreter is opened from another path.  Frames are
+    exact, no source line is shown, nothing fails."""
+    import shutil
+    driver.require(version)
+    if not du.gdb_usable():
+        pytest.skip("no gdb to write a complete ELF core")
+    app = tmp_path / "srv" / "app"
+    app.mkdir(parents=True)
+    for name in ("scenario.py", "_common.py"):
+        shutil.copy(os.path.join(du.TARGETS, name), str(app / name))
+    core = str(tmp_path / "server.core")
+    with du.LiveTarget(du.python_for(version), script=str(app / "scenario.py"),
+                       workdir=str(tmp_path / "run"), args=["6", "0"]) as target:
+        du.run_gdb(["gcore " + core], pid=target.pid, plugin=False)
+        assert os.path.exists(core), "gdb wrote no core"
+        executable = target.view["executable"]
+        (tmp_path / "srv").rename(tmp_path / "elsewhere")
+        local = tmp_path / "local-bin"
+        local.mkdir()
+        copy = str(local / os.path.basename(executable))
+        shutil.copy2(executable, copy)
+        cmd = driver.command
+        echo, echoed = driver.echo(5)
+        s = driver.run([("json", "%s --all --json" % cmd), ("text", "%s --all" % cmd),
+                        ("after", echo)], executable=copy, core=core)
+        _assert_own_view(s.json("json"), target, s.describe("json"))
+        lines = s["text"].splitlines()
+        shown = [i for i, line in enumerate(lines) if str(app) in line and "File" in line]
+        assert shown, s.describe("text")
+        for i in shown:
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            assert not following.startswith("    ") or following.lstrip().startswith("File"), \
+                "source line shown for a file that does not exist here:\n" + s.describe("text")
+        assert re.search(echoed, s["after"], re.M), s.describe("after")
+
+
 # Each way of finding _PyRuntime alone, then a reader that fails, in ONE
 # session on a core file: the adapter class is patched between commands, and
 # a new identity per way makes the plugin open (and locate) a new target.
