@@ -428,16 +428,26 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
                        int64_t *size)
 {
     if (e->tlbc_epoch != t->epoch || e->tlbc_epoch == 0) {
+        /* what was read is kept for this snapshot; a failed read is not
+         * (a later walk in it, e.g. the frame cache's, reads again) */
         uint64_t a = 0, n = 0;
         e->tlbc_arr = 0;
         e->tlbc_size = 0;
-        e->tlbc_epoch = t->epoch;
-        if (pyf__read_quiet(t, exe + t->off.code.co_tlbc, &a, 8) == PYF_OK && a != 0 &&
-            a % 8 == 0 && pyf__read_quiet(t, a, &n, 8) == PYF_OK && (int64_t)n > 0 &&
-            n <= TLBC_MAX_ENTRIES) {
-            e->tlbc_arr = a;
-            e->tlbc_size = (int64_t)n;
+        if (pyf__read_quiet(t, exe + t->off.code.co_tlbc, &a, 8) != PYF_OK) {
+            t->tlbc_failures++;
+            return false;
         }
+        if (a != 0 && a % 8 == 0) {
+            if (pyf__read_quiet(t, a, &n, 8) != PYF_OK) {
+                t->tlbc_failures++;
+                return false;
+            }
+            if ((int64_t)n > 0 && n <= TLBC_MAX_ENTRIES) {
+                e->tlbc_arr = a;
+                e->tlbc_size = (int64_t)n;
+            }
+        }
+        e->tlbc_epoch = t->epoch;
     }
     *arr = e->tlbc_arr;
     *size = e->tlbc_size;
@@ -457,11 +467,15 @@ int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
         int64_t size;
         /* code entries are the target's own (the cache's or its scratch) */
         if (tlbc_array(t, (pyf__code *)(uintptr_t)code, exe, &arr, &size) && idx > 0 &&
-            idx < size &&
-            pyf__read_quiet(t, arr + TLBC_ENTRIES_OFFSET + 8 * (uint64_t)idx, &entry, 8) ==
-                PYF_OK &&
-            entry != 0)
-            base = entry;
+            idx < size) {
+            if (pyf__read_quiet(t, arr + TLBC_ENTRIES_OFFSET + 8 * (uint64_t)idx, &entry, 8) !=
+                PYF_OK) {
+                t->tlbc_failures++;
+                entry = 0;
+            }
+            if (entry != 0)
+                base = entry;
+        }
     }
     int64_t instr = pyf__code_index(ip, base);
     /* outside the copy taken (a copy we could not name, or corruption):

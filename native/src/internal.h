@@ -444,6 +444,8 @@ struct pyf_target {
     bool torn_moved;         /* ... in two copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
+    uint64_t tlbc_failures;  /* failed reads of thread-local bytecode arrays:
+                                a frame shows no location, no walk fails */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
