@@ -168,9 +168,14 @@ static const layout *layout_for(int minor)
 /* Value of a named slot, or PYF__ABSENT. */
 static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
 {
-    for (size_t i = 0; i < l->nfields; i++)
-        if (strcmp(l->fields[i], name) == 0)
-            return pyf__ld64(raw + i * 8);
+    for (size_t i = 0; i < l->nfields; i++) {
+        if (strcmp(l->fields[i], name) == 0) {
+            /* a field the version has never reads as "absent" (which the
+             * checks skip): all ones is out of every structure's bounds */
+            uint64_t v = pyf__ld64(raw + i * 8);
+            return v == PYF__ABSENT ? PYF__ABSENT - 1 : v;
+        }
+    }
     return PYF__ABSENT;
 }
 
