@@ -73,6 +73,7 @@ typedef struct image {
     /* TLBC scenario: the thread of the grow/fill step and its frames */
     fake_thread *t_grow;
     uint64_t grow_code, grow_frame, fill_frame;
+    uint64_t interp0;
 } image;
 
 static int line_at(int instr)
@@ -114,8 +115,10 @@ static fake_target *build(image *im, const ft_layout *l, int clean)
     fake_target *ft = im->ft = fake_new_layout(l);
     for (size_t i = 0; i < N_CODES; i++)
         im->code[i] = fake_code(ft, CODES[i].file, CODES[i].qual, 10, L_DISTINCT, N_DISTINCT);
-    uint64_t in0 = fake_add_interp(ft, 0);
+    uint64_t in0 = im->interp0 = fake_add_interp(ft, 0);
     uint64_t in1 = fake_add_interp(ft, 3);
+    if (l->has_tlbc) /* some threads came and went */
+        fake_w32(ft, in0 + fake_off(ft, "interpreter_state.tlbc_generation"), 5);
 
     /* thread 1: a short stack over an entry frame, names of every kind */
     exp_thread *e1 = &im->th[im->nth++];
@@ -320,13 +323,21 @@ static void check_flavour(const ft_layout *l)
     pyf_python_info info;
     CHECK_EQ_INT(pyf_target_python(t, &info), 0);
     CHECK_EQ_INT(info.free_threaded, (uint32_t)l->free_threaded);
-    for (int rep = 0; rep < 2; rep++) { /* cold, then warm caches */
+    for (int rep = 0; rep < 3; rep++) { /* cold, then warm caches */
+        if (rep == 2)
+            pyf_target_reset_stats(t);
         pyf_snapshot *s = take(t, what);
         if (s == NULL)
             break;
         check_image(s, &im, what);
         pyf_snapshot_free(s);
     }
+    /* warm: everything the last snapshot read (thread-local bytecode
+     * arrays and entries included) in one readv call */
+    pyf_stats st;
+    pyf_target_stats(t, &st);
+    CHECK_MSG(st.read_calls == 1, "warm snapshot: %llu reader calls",
+              (unsigned long long)st.read_calls);
     pyf_target_close(t);
     fake_free(ft);
 }
@@ -347,6 +358,8 @@ static void grow_and_fill(const ft_layout *l, int cache)
     REQUIRE(t != NULL);
     if (cache)
         CHECK_EQ_INT(pyf_target_set_cache(t, PYF_CACHE_ON, NULL), 0);
+    uint64_t gen_at = im.interp0 + fake_off(ft, "interpreter_state.tlbc_generation");
+    uint32_t gen = fake_r32(ft, gen_at);
     pyf_snapshot *s = take(t, what);
     uint32_t fl = 0;
     if (s != NULL) {
@@ -386,6 +399,8 @@ static void grow_and_fill(const ft_layout *l, int cache)
         CHECK_EQ_INT(frame_line(s, 205, 0, &fl), line_at(1));
         pyf_snapshot_free(s);
     }
+    CHECK_EQ_INT(fake_r32(ft, gen_at), gen); /* never moved */
+    CHECK_EQ_INT(gen, 5);
     pyf_target_close(t);
     fake_free(ft);
 }
