@@ -314,7 +314,8 @@ static pyf_snapshot *take(pyf_target *t, const char *what)
 static void check_flavour(const ft_layout *l)
 {
     char what[96];
-    snprintf(what, sizeof what, "%s: threads, generators, names, thread-local bytecode", l->name);
+    snprintf(what, sizeof what, "%s: threads, generators, names%s", l->name,
+             l->has_tlbc ? ", thread-local bytecode" : "");
     check_begin(what);
     image im;
     fake_target *ft = build(&im, l, 0);
