@@ -252,7 +252,10 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     pyf__sink sink = {.ctx = t, .frame = tmp_frame, .mark_entry = tmp_mark_entry};
     fc->ntmp = 0;
     uint32_t more = 0;
+    uint64_t tlbc_failures = t->tlbc_failures;
     int wrc = pyf__walk_frames(t, &w, &sink, &more);
+    if (t->tlbc_failures != tlbc_failures) /* a frame without its line: not kept */
+        wrc = PYF_EFAULT;
     if (wrc == PYF_ENOMEM) {
         rc = wrc;
         goto out;

@@ -412,6 +412,79 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
     return e;
 }
 
+/* ---- thread-local bytecode (free-threaded 3.14+) ---------------------------
+ * co_tlbc points at a _PyCodeArray { Py_ssize_t size; char *entries[]; }
+ * whose entries[0] is the main copy (co_code_adaptive).  The array is
+ * replaced when it grows and its slots fill, neither of which moves
+ * tlbc_generation (CPython gh-157660), so it is read afresh in every
+ * snapshot: the pointer and size once per code object, an entry per use. */
+
+#define TLBC_MAX_ENTRIES 2048 /* as CPython's _remote_debugging */
+#define TLBC_ENTRIES_OFFSET 8 /* offsetof(_PyCodeArray, entries) */
+
+/* The array of code e (at exe) in this snapshot: *arr and its size, false
+ * when unreadable or implausible. */
+static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
+                       int64_t *size)
+{
+    if (e->tlbc_epoch != t->epoch || e->tlbc_epoch == 0) {
+        /* what was read is kept for this snapshot; a failed read is not
+         * (a later walk in it, e.g. the frame cache's, reads again) */
+        uint64_t a = 0, n = 0;
+        e->tlbc_arr = 0;
+        e->tlbc_size = 0;
+        if (pyf__read_quiet(t, exe + t->off.code.co_tlbc, &a, 8) != PYF_OK) {
+            t->tlbc_failures++;
+            return false;
+        }
+        if (a != 0 && a % 8 == 0) {
+            if (pyf__read_quiet(t, a, &n, 8) != PYF_OK) {
+                t->tlbc_failures++;
+                return false;
+            }
+            if ((int64_t)n > 0 && n <= TLBC_MAX_ENTRIES) {
+                e->tlbc_arr = a;
+                e->tlbc_size = (int64_t)n;
+            }
+        }
+        e->tlbc_epoch = t->epoch;
+    }
+    *arr = e->tlbc_arr;
+    *size = e->tlbc_size;
+    return *arr != 0;
+}
+
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
+                         const pyf__code *code, uint64_t ip)
+{
+    const pyf__offsets *o = &t->off;
+    uint64_t base = exe + o->code.co_code_adaptive;
+    if (!o->has_tlbc)
+        return pyf__code_index(ip, base);
+    int32_t idx = (int32_t)pyf__ld32(f + o->frame.tlbc_index);
+    if (idx != 0) { /* entries[0] is the main copy: no reads */
+        uint64_t arr, entry = 0;
+        int64_t size;
+        /* code entries are the target's own (the cache's or its scratch) */
+        if (tlbc_array(t, (pyf__code *)(uintptr_t)code, exe, &arr, &size) && idx > 0 &&
+            idx < size) {
+            if (pyf__read_quiet(t, arr + TLBC_ENTRIES_OFFSET + 8 * (uint64_t)idx, &entry, 8) !=
+                PYF_OK) {
+                t->tlbc_failures++;
+                entry = 0;
+            }
+            if (entry != 0)
+                base = entry;
+        }
+    }
+    int64_t instr = pyf__code_index(ip, base);
+    /* outside the copy taken (a copy we could not name, or corruption):
+     * no location rather than a line of some other instruction */
+    if (code->units != 0 && instr >= (int64_t)code->units)
+        return INT64_MAX;
+    return instr;
+}
+
 /* ---- location table ------------------------------------------------------- */
 
 typedef struct lt_reader {

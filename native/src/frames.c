@@ -378,7 +378,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     }
                     int64_t instr = INT64_MIN;
                     if (code != NULL)
-                        instr = pyf__code_index(ip, exe + o->code.co_code_adaptive);
+                        instr = pyf__frame_instr(t, f, exe, code, ip);
                     uint32_t flags = 0;
                     if (owner == o->owner_generator)
                         flags |= PYF_FRAME_GENERATOR;

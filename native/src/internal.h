@@ -134,6 +134,9 @@ typedef struct pyf__offsets {
     int owner_cstack;         /* 3.13: 3; 3.14: 4; 3.15: -1 (none) */
     unsigned str_kind_shift, str_compact_bit, str_ascii_bit; /* str state bits */
     bool has_code_generation; /* interp.code_object_generation exists (3.14+) */
+    /* free-threaded 3.14+: frames run thread-local bytecode copies
+     * (frame.tlbc_index into the code object's co_tlbc array) */
+    bool has_tlbc;
 } pyf__offsets;
 
 /* Decode raw bytes read at _PyRuntime (len >= what the version needs) into
@@ -222,6 +225,10 @@ typedef struct pyf__code {
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
     uint32_t linetable_len;
     bool no_lines;           /* table read, but no entry has a line: a shim */
+    /* free-threaded 3.14+: the co_tlbc array as read in snapshot tlbc_epoch
+     * (never trusted across snapshots: it grows and fills without notice) */
+    uint64_t tlbc_epoch, tlbc_arr;
+    int64_t tlbc_size;       /* entries, 0 when unreadable or implausible */
     uint64_t checked_epoch;  /* snapshot epoch of the last identity check */
 } pyf__code;
 
@@ -437,6 +444,8 @@ struct pyf_target {
     bool torn_moved;         /* ... in two copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
+    uint64_t tlbc_failures;  /* failed reads of thread-local bytecode arrays:
+                                a frame shows no location, no walk fails */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
@@ -599,6 +608,16 @@ static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
     uint64_t d = (ip - base) / 2;
     return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
 }
+
+/* The instruction index (code units) of a frame f (its copy) running
+ * decoded code at exe with instruction pointer ip: against the main
+ * bytecode (co_code_adaptive), or on free-threaded 3.14+ against the
+ * thread-local copy its tlbc_index names (read afresh each snapshot; a
+ * bad index, NULL slot or failed read falls back to the main copy, and an
+ * ip outside the copy used gives INT64_MAX: no location, never a wrong
+ * line).  (code.c) */
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
+                         const pyf__code *code, uint64_t ip);
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the sink took the rest at stop_at, else

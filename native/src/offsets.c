@@ -168,9 +168,14 @@ static const layout *layout_for(int minor)
 /* Value of a named slot, or PYF__ABSENT. */
 static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
 {
-    for (size_t i = 0; i < l->nfields; i++)
-        if (strcmp(l->fields[i], name) == 0)
-            return pyf__ld64(raw + i * 8);
+    for (size_t i = 0; i < l->nfields; i++) {
+        if (strcmp(l->fields[i], name) == 0) {
+            /* a field the version has never reads as "absent" (which the
+             * checks skip): all ones is out of every structure's bounds */
+            uint64_t v = pyf__ld64(raw + i * 8);
+            return v == PYF__ABSENT ? PYF__ABSENT - 1 : v;
+        }
+    }
     return PYF__ABSENT;
 }
 
@@ -223,7 +228,7 @@ static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
     X(code, linetable, "code_object.linetable", PTR, 8)                       \
     X(code, firstlineno, "code_object.firstlineno", OFF, 4)                   \
     X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2)         \
-    X(code, co_tlbc, "code_object.co_tlbc", NONE, 0)                          \
+    X(code, co_tlbc, "code_object.co_tlbc", PTR, 8)                           \
     X(pyobject, size, "pyobject.size", SIZE, 0)                               \
     X(pyobject, ob_type, "pyobject.ob_type", PTR, 8)                          \
     X(type, size, "type_object.size", SIZE, 0)                                \
@@ -470,6 +475,11 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
      * so a cached decode needs no re-check while it is unchanged; 3.13 has
      * no such counter: re-check each code object once per snapshot. */
     off->has_code_generation = off->interp.code_object_generation != PYF__ABSENT;
+    /* Thread-local bytecode: free-threaded 3.14+, where the table gives
+     * both the frame's index and the code object's array (0: absent). */
+    off->has_tlbc = off->free_threaded && minor >= 14 &&
+                    off->frame.tlbc_index != PYF__ABSENT && off->frame.tlbc_index != 0 &&
+                    off->code.co_tlbc != PYF__ABSENT && off->code.co_tlbc != 0;
 
     return validate(off, err, errlen);
 }

@@ -357,8 +357,7 @@ static int coro_stack(walk *w, uint64_t coro)
             rc = soft;
             break;
         }
-        int64_t instr = code != NULL ? pyf__code_index(ip, exe + o->code.co_code_adaptive)
-                                     : INT64_MIN;
+        int64_t instr = code != NULL ? pyf__frame_instr(t, f, exe, code, ip) : INT64_MIN;
         rc = w->sink->frame(w->sink->ctx, frame_addr, exe, code, instr, PYF_FRAME_GENERATOR);
         if (rc != PYF_OK || state != yield_from)
             break;

@@ -221,7 +221,8 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
         th.native_thread_id = pyf__ld64(buf + o->tstate.native_thread_id);
         if (ii->threads_main != 0 && ii->threads_main == addr)
             th.flags |= PYF_THREAD_MAIN;
-        if (o->tstate.holds_gil != PYF__ABSENT) {
+        /* a free-threaded build has no one GIL holder: not known */
+        if (o->tstate.holds_gil != PYF__ABSENT && !o->free_threaded) {
             th.flags |= PYF_THREAD_GIL_KNOWN;
             if (pyf__ld32(buf + o->tstate.holds_gil) != 0)
                 th.flags |= PYF_THREAD_HOLDS_GIL;

@@ -104,10 +104,16 @@ typedef struct ft_offs {
     uint64_t by_ob_size, by_ob_sval;
     uint64_t un_state, un_length, un_ascii_size, un_compact_size;
     uint64_t gen_size, gen_gi_name, gen_gi_iframe, gen_gi_frame_state;
+    /* the object header, free-threaded layouts (0 when absent) */
+    uint64_t ob_size, str_hash, bytes_shash;
+    uint64_t fr_tlbc_index, co_tlbc;
+    uint32_t str_kind_shift_mul[5], str_compact, str_ascii, str_interned;
+    uint8_t owner_entry, gen_executing;
 } ft_offs;
 
 struct fake_target {
     int minor;
+    const ft_layout *layout; /* NULL: fake_offsets' default table */
     uint64_t hexversion;
     uint8_t table[1024];
     size_t table_size;
@@ -314,14 +320,55 @@ static void resolve_offsets(fake_target *ft)
     o->gen_gi_name = opt_off(ft, "gen_object.gi_name", 24);
     o->gen_gi_iframe = opt_off(ft, "gen_object.gi_iframe", 72);
     o->gen_gi_frame_state = opt_off(ft, "gen_object.gi_frame_state", 67);
+    o->str_hash = o->bytes_shash = 24;
+    o->str_kind_shift_mul[1] = 1u << 2;
+    o->str_kind_shift_mul[2] = 2u << 2;
+    o->str_kind_shift_mul[4] = 4u << 2;
+    o->str_compact = 1u << 5;
+    o->str_ascii = 1u << 6;
+    o->str_interned = 1u;
+    o->owner_entry = 3;
+    o->gen_executing = ft->minor >= 15 ? 4 : 0;
+    const ft_layout *l = ft->layout;
+    if (l != NULL) { /* what CPython's headers say, not what we assume */
+        if (opt_off(ft, "gen_object.size", UINT64_MAX) == UINT64_MAX) {
+            o->gen_size = l->gen_size;
+            o->gen_gi_name = l->gen_gi_name;
+            o->gen_gi_iframe = l->gen_gi_iframe;
+            o->gen_gi_frame_state = l->gen_gi_frame_state;
+        }
+        o->ob_size = l->var_ob_size;
+        o->str_hash = l->str_hash;
+        o->bytes_shash = l->bytes_shash;
+        o->str_kind_shift_mul[1] = l->str_kind1;
+        o->str_kind_shift_mul[2] = l->str_kind2;
+        o->str_kind_shift_mul[4] = l->str_kind4;
+        o->str_compact = l->str_compact;
+        o->str_ascii = l->str_ascii;
+        o->str_interned = l->str_interned;
+        o->owner_entry = (uint8_t)l->owner_entry;
+        o->gen_executing = (uint8_t)l->frame_executing;
+        if (l->has_tlbc) {
+            o->fr_tlbc_index = l->frame_tlbc_index;
+            o->co_tlbc = l->co_tlbc;
+        }
+    }
 }
 
-fake_target *fake_new_hex(int minor, uint64_t hexversion)
+static fake_target *new_image(int minor, uint64_t hexversion, const ft_layout *l)
 {
     fake_target *ft = xcalloc(1, sizeof *ft);
     ft->minor = minor;
     ft->hexversion = hexversion;
-    ft->table_size = pyf_test_fill_offsets(ft->table, sizeof ft->table, minor, hexversion);
+    ft->layout = l;
+    if (l != NULL) {
+        if (l->table_len > sizeof ft->table)
+            die("layout %s: table of %zu bytes", l->name, l->table_len);
+        memcpy(ft->table, l->table, l->table_len);
+        ft->table_size = l->table_len;
+    } else {
+        ft->table_size = pyf_test_fill_offsets(ft->table, sizeof ft->table, minor, hexversion);
+    }
     if (ft->table_size == 0)
         die("unknown minor %d", minor);
     resolve_offsets(ft);
@@ -335,12 +382,26 @@ fake_target *fake_new_hex(int minor, uint64_t hexversion)
     record_obj(ft, RUNTIME_BASE, ft->table_size);
     record_obj(ft, RUNTIME_BASE + ft->o.rt_interps_head, 8);
 
-    ft->none_obj = fake_alloc(ft, 16);
+    ft->none_obj = fake_alloc(ft, ft->o.ob_type + 8);
     fake_w64(ft, ft->none_obj, 1);
     fake_w64(ft, ft->none_obj + ft->o.ob_type, fake_type(ft, "NoneType"));
     ft->trampoline = fake_alloc(ft, 16);
     return ft;
 }
+
+fake_target *fake_new_hex(int minor, uint64_t hexversion)
+{
+    return new_image(minor, hexversion, NULL);
+}
+
+fake_target *fake_new_layout(const ft_layout *l)
+{
+    uint64_t hex;
+    memcpy(&hex, l->table + 8, 8);
+    return new_image(l->minor, hex, l);
+}
+
+const ft_layout *fake_layout(const fake_target *ft) { return ft->layout; }
 
 fake_target *fake_new(int minor)
 {
@@ -543,9 +604,14 @@ static uint64_t make_str_cp(fake_target *ft, const uint32_t *cp, size_t n,
     fake_w64(ft, s, 1);
     fake_w64(ft, s + ft->o.ob_type, str_type);
     fake_w64(ft, s + ft->o.un_length, n);
-    fake_w64(ft, s + 24, UINT64_MAX); /* hash = -1 */
-    uint32_t state = (interned & 3u) | (uint32_t)kind << 2 | 1u << 5 |
-                     (uint32_t)ascii << 6 | (statically_allocated ? 1u << 7 : 0u);
+    fake_w64(ft, s + ft->o.str_hash, UINT64_MAX); /* hash = -1 */
+    uint32_t state;
+    if (ft->layout == NULL)
+        state = (interned & 3u) | (uint32_t)kind << 2 | 1u << 5 | (uint32_t)ascii << 6 |
+                (statically_allocated ? 1u << 7 : 0u);
+    else /* the bits CPython's headers put there (statically_allocated unused) */
+        state = ft->o.str_kind_shift_mul[kind] | ft->o.str_compact |
+                (ascii ? ft->o.str_ascii : 0u) | (interned ? ft->o.str_interned : 0u);
     fake_w32(ft, s + ft->o.un_state, state);
     uint8_t *data = fake_host(ft, s + hdr, (n + 1) * (size_t)kind);
     for (size_t i = 0; i < n; i++) {
@@ -603,7 +669,7 @@ uint64_t fake_bytes(fake_target *ft, const void *data, size_t len)
     fake_w64(ft, b, 1);
     fake_w64(ft, b + ft->o.ob_type, fake_type(ft, "bytes"));
     fake_w64(ft, b + ft->o.by_ob_size, len);
-    fake_w64(ft, b + 24, UINT64_MAX); /* ob_shash = -1 */
+    fake_w64(ft, b + ft->o.bytes_shash, UINT64_MAX); /* ob_shash = -1 */
     if (len)
         fake_write(ft, b + ft->o.by_ob_sval, data, len);
     return b;
@@ -742,6 +808,12 @@ uint64_t fake_code_raw(fake_target *ft, uint64_t filename, uint64_t qualname,
     /* Some recognisable bytecode: NOP-like opcode pairs. */
     for (int i = 0; i < ncu; i++)
         fake_w16(ft, c + o->co_code_adaptive + 2u * (uint64_t)i, 0x011b);
+    if (ft->layout != NULL) {
+        fake_w64(ft, c + o->ob_size, (uint64_t)(ncu > 0 ? ncu : 0));
+        /* as CPython's init_code: an array of one, the main copy */
+        if (o->co_tlbc != 0)
+            fake_code_tlbc(ft, c, 1);
+    }
     return c;
 }
 
@@ -841,7 +913,7 @@ fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
 
     if (o->ts_base_frame != UINT64_MAX) {
         uint64_t bf = ts + align_up(o->ts_size, 16);
-        make_frame(ft, bf, ft->none_obj | ft->exec_tag, 0, ft->trampoline, 3);
+        make_frame(ft, bf, ft->none_obj | ft->exec_tag, 0, ft->trampoline, o->owner_entry);
         fake_w64(ft, ts + o->ts_base_frame, bf);
         th->base_frame = bf;
         thread_set_current(th, bf);
@@ -882,7 +954,7 @@ uint64_t fake_push_entry(fake_thread *th, int owner_override)
         die("C stack region full");
     uint64_t f = th->cstack + th->cstack_used;
     th->cstack_used += fsize;
-    uint8_t owner = owner_override >= 0 ? (uint8_t)owner_override : 3;
+    uint8_t owner = owner_override >= 0 ? (uint8_t)owner_override : ft->o.owner_entry;
     make_frame(ft, f, ft->none_obj | ft->exec_tag, th->current, ft->trampoline, owner);
     record_obj(ft, f, (size_t)ft->o.fr_size);
     thread_set_current(th, f);
@@ -967,7 +1039,7 @@ uint64_t fake_gen_frame(fake_thread *th, uint64_t code, int instr_index,
     fake_w64(ft, g, 1);
     fake_w64(ft, g + o->ob_type, fake_type(ft, "generator"));
     fake_w64(ft, g + o->gen_gi_name, fake_str(ft, "gen"));
-    fake_w8(ft, g + o->gen_gi_frame_state, ft->minor >= 15 ? 4 : 0); /* EXECUTING */
+    fake_w8(ft, g + o->gen_gi_frame_state, o->gen_executing); /* FRAME_EXECUTING */
     uint64_t f = g + o->gen_gi_iframe;
     uint64_t ip = code + o->co_code_adaptive + 2u * (uint64_t)instr_index;
     make_frame(ft, f, code | ft->exec_tag, th->current, ip, 1);
@@ -1351,4 +1423,83 @@ const char *fake_last_detail(const pyf_target *t)
     if (pyf_target_failure(t, &f) != PYF_OK)
         return "(pyf_target_failure failed)";
     return f.detail;
+}
+
+/* ==== thread-local bytecode (free-threaded 3.14+) ======================== */
+
+static void need_tlbc(const fake_target *ft)
+{
+    if (ft->o.co_tlbc == 0)
+        die("thread-local bytecode needs a free-threaded 3.14+ layout");
+}
+
+static int code_units(const fake_target *ft, uint64_t code)
+{
+    return (int)fake_r64(ft, code + ft->o.ob_size);
+}
+
+uint64_t fake_code_tlbc(fake_target *ft, uint64_t code, int size)
+{
+    need_tlbc(ft);
+    const ft_layout *l = ft->layout;
+    if (size < 1)
+        die("a _PyCodeArray holds at least the main copy");
+    uint64_t a = fake_alloc(ft, l->codearray_entries + (size_t)size * l->codearray_entry_size);
+    fake_w64(ft, a + l->codearray_size, (uint64_t)size);
+    fake_w64(ft, a + l->codearray_entries, code + ft->o.co_code_adaptive);
+    fake_w64(ft, code + ft->o.co_tlbc, a);
+    return a;
+}
+
+uint64_t fake_code_tlbc_array(const fake_target *ft, uint64_t code)
+{
+    need_tlbc(ft);
+    return fake_r64(ft, code + ft->o.co_tlbc);
+}
+
+uint64_t fake_code_tlbc_entry(const fake_target *ft, uint64_t code, int idx)
+{
+    const ft_layout *l = ft->layout;
+    uint64_t a = fake_code_tlbc_array(ft, code);
+    if (idx < 0 || (uint64_t)idx >= fake_r64(ft, a + l->codearray_size))
+        die("tlbc index %d outside the array", idx);
+    return fake_r64(ft, a + l->codearray_entries + (uint64_t)idx * l->codearray_entry_size);
+}
+
+uint64_t fake_code_tlbc_fill(fake_target *ft, uint64_t code, int idx)
+{
+    const ft_layout *l = ft->layout;
+    uint64_t a = fake_code_tlbc_array(ft, code);
+    if (idx < 1 || (uint64_t)idx >= fake_r64(ft, a + l->codearray_size))
+        die("tlbc slot %d outside the array", idx);
+    int ncu = code_units(ft, code);
+    uint64_t copy = fake_alloc(ft, 2u * (size_t)(ncu > 0 ? ncu : 1));
+    for (int i = 0; i < ncu; i++) /* a thread's specialized copy */
+        fake_w16(ft, copy + 2u * (uint64_t)i, (uint16_t)(0x2200 + idx));
+    fake_w64(ft, a + l->codearray_entries + (uint64_t)idx * l->codearray_entry_size, copy);
+    return copy;
+}
+
+uint64_t fake_code_tlbc_grow(fake_target *ft, uint64_t code, int size)
+{
+    const ft_layout *l = ft->layout;
+    uint64_t old = fake_code_tlbc_array(ft, code);
+    int64_t had = (int64_t)fake_r64(ft, old + l->codearray_size);
+    if (size < had)
+        die("a _PyCodeArray only grows");
+    /* CPython's resize_array: a new array, the old one freed later (QSBR) */
+    uint64_t a = fake_alloc(ft, l->codearray_entries + (size_t)size * l->codearray_entry_size);
+    fake_w64(ft, a + l->codearray_size, (uint64_t)size);
+    for (int64_t i = 0; i < had; i++)
+        fake_w64(ft, a + l->codearray_entries + (uint64_t)i * l->codearray_entry_size,
+                 fake_r64(ft, old + l->codearray_entries + (uint64_t)i * l->codearray_entry_size));
+    fake_w64(ft, code + ft->o.co_tlbc, a);
+    return a;
+}
+
+void fake_frame_set_tlbc(fake_target *ft, uint64_t frame, int32_t idx, uint64_t instr_ptr)
+{
+    need_tlbc(ft);
+    fake_w32(ft, frame + ft->o.fr_tlbc_index, (uint32_t)idx);
+    fake_w64(ft, frame + ft->o.fr_instr_ptr, instr_ptr);
 }

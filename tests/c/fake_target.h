@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "fake_offsets.h"
+#include "ft_layout.h"
 #include "pyframes.h"
 
 /* ==== test assertions: check.h ======================================== */
@@ -42,6 +43,14 @@ uint64_t fake_default_hexversion(int minor);
 fake_target *fake_new(int minor);
 fake_target *fake_new_hex(int minor, uint64_t hexversion);
 void fake_free(fake_target *ft);
+/* New image laid out from a layout CPython's own headers gave (ft_layout.h,
+ * e.g. a free-threaded build): its _Py_DebugOffsets table, and for what the
+ * table lacks its facts (str state bits, hash slots, 3.13's generator
+ * layout, frame owners, the _PyCodeArray).  Its code objects carry ob_size
+ * and, free-threaded 3.14+, a co_tlbc array holding the main copy. */
+fake_target *fake_new_layout(const ft_layout *l);
+/* The layout of an image made by fake_new_layout, else NULL. */
+const ft_layout *fake_layout(const fake_target *ft);
 
 int fake_minor(const fake_target *ft);
 uint64_t fake_runtime_addr(const fake_target *ft);
@@ -187,6 +196,21 @@ void fake_frame_set_previous(fake_target *ft, uint64_t frame, uint64_t prev);
 uint64_t fake_frame_previous(const fake_target *ft, uint64_t frame);
 void fake_frame_set_executable(fake_target *ft, uint64_t frame, uint64_t v);
 void fake_frame_set_owner(fake_target *ft, uint64_t frame, uint8_t owner);
+
+/* ==== thread-local bytecode (free-threaded 3.14+ layouts only) ========= */
+
+/* A new co_tlbc array of size slots for code (entries[0] = the main copy,
+ * the rest NULL), installed; returns it. */
+uint64_t fake_code_tlbc(fake_target *ft, uint64_t code, int size);
+uint64_t fake_code_tlbc_array(const fake_target *ft, uint64_t code);
+uint64_t fake_code_tlbc_entry(const fake_target *ft, uint64_t code, int idx);
+/* A thread's copy of the bytecode in slot idx (>= 1); returns the copy. */
+uint64_t fake_code_tlbc_fill(fake_target *ft, uint64_t code, int idx);
+/* Replace the array by a larger one holding the same entries (CPython's
+ * resize_array); returns it. */
+uint64_t fake_code_tlbc_grow(fake_target *ft, uint64_t code, int size);
+/* A frame's tlbc_index and instruction pointer. */
+void fake_frame_set_tlbc(fake_target *ft, uint64_t frame, int32_t idx, uint64_t instr_ptr);
 
 /* ==== the reader ======================================================= */
 

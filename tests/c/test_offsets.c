@@ -294,6 +294,14 @@ static void test_bad_offsets(void)
         check_offsets_refused(m, "unicode_object.state", un_size, "state");
         if (m == 15)
             check_offsets_refused(m, "thread_state.base_frame", ts_size + 8, "base_frame");
+        /* all ones is no "field this version lacks" (those are unchecked) */
+        check_offsets_refused(m, "interpreter_frame.previous", UINT64_MAX, "previous");
+        check_offsets_refused(m, "interpreter_frame.owner", UINT64_MAX, "owner");
+        check_offsets_refused(m, "code_object.filename", UINT64_MAX, "filename");
+        if (m >= 14)
+            check_offsets_refused(m, "interpreter_frame.tlbc_index", UINT64_MAX, "tlbc_index");
+        if (m >= 14)
+            check_offsets_refused(m, "code_object.co_tlbc", co_size, "co_tlbc");
     }
 }
 

@@ -148,7 +148,9 @@ class SourceReader:
 
 def thread_header(thread):
     """``Thread 0x7f12... (native 12345, interpreter 0, main, holds the
-    GIL):``, leaving out what is unknown (the GIL state is known on 3.15)."""
+    GIL):``, leaving out what is unknown (the GIL state is known on 3.15
+    default builds; a free-threaded build has no GIL holder, so none is
+    named)."""
     parts = []
     if thread.native_thread_id is not None:
         parts.append("native %d" % thread.native_thread_id)

@@ -1,0 +1,49 @@
+/*
+ * ft_layout.h - one CPython build's layout, as its own headers give it:
+ * the _Py_DebugOffsets table (_Py_DebugOffsets_INIT, or 3.13's
+ * _PyRuntimeState_INIT) and the facts a synthetic image needs that the
+ * table does not carry.  Filled by ft/emit_layout.c, compiled against the
+ * installed -dev headers of 3.13, 3.14 and 3.15, with and without
+ * Py_GIL_DISABLED, at build time (tests/c/CMakeLists.txt); the results are
+ * listed by ft_layouts.c.  Test data only: never pyframes' own values.
+ */
+#ifndef PYF_TEST_FT_LAYOUT_H
+#define PYF_TEST_FT_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ft_layout {
+    const char *name;             /* "3.14t", "3.14" */
+    const char *include_dir;      /* the headers it was made from */
+    int minor, free_threaded;     /* Py_GIL_DISABLED */
+    const uint8_t *table;         /* the _Py_DebugOffsets bytes */
+    size_t table_len;
+    uint64_t pyobject_size;       /* sizeof(PyObject) */
+    uint64_t var_ob_size;         /* offsetof(PyVarObject, ob_size) */
+    /* PyASCIIObject.state words with one bitfield set, read back from a
+     * real object: kind 1/2/4, compact, ascii, interned = 1 (mortal) */
+    uint32_t str_kind1, str_kind2, str_kind4, str_compact, str_ascii, str_interned;
+    uint64_t str_hash;            /* offsetof(PyASCIIObject, hash) */
+    uint64_t bytes_shash;         /* offsetof(PyBytesObject, ob_shash) */
+    uint64_t gen_size, gen_gi_name, gen_gi_iframe, gen_gi_frame_state;
+    int frame_executing;          /* FRAME_EXECUTING */
+    int owner_thread, owner_generator, owner_entry; /* CSTACK (3.13) / INTERPRETER */
+    uint64_t chunk_data;          /* offsetof(_PyStackChunk, data) */
+    uint64_t tag_bits;            /* Py_TAG_BITS (0 on 3.13) */
+    /* thread-local bytecode (free-threaded 3.14+; has_tlbc 0 otherwise) */
+    int has_tlbc;
+    uint64_t co_tlbc;             /* offsetof(PyCodeObject, co_tlbc) */
+    uint64_t frame_tlbc_index, frame_tlbc_index_size;
+    uint64_t codearray_size, codearray_entries, codearray_entry_size;
+} ft_layout;
+
+/* Every layout made at build time (the last one's name is NULL), and the
+ * headers that were missing at configure time ("" when none). */
+extern const ft_layout ft_layouts[];
+extern const char ft_layouts_missing[];
+
+/* The layout of 3.<minor>, free-threaded or not; NULL when not made. */
+const ft_layout *ft_layout_find(int minor, int free_threaded);
+
+#endif
