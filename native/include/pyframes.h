@@ -302,7 +302,9 @@ typedef struct pyf_frame {
 /* pyf_thread.flags */
 #define PYF_THREAD_COMPLETE 0x01u        /* the whole chain was read */
 #define PYF_THREAD_HOLDS_GIL 0x02u       /* only meaningful with GIL_KNOWN */
-#define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15: holds_gil was read */
+#define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15 default builds: holds_gil was read;
+                                            never set for a free-threaded build,
+                                            which has no GIL */
 #define PYF_THREAD_MAIN 0x08u            /* the interpreter's main thread (3.14+) */
 /* The thread's frames are the same keys (pyf_frame_table) as this thread
  * state's in the target's previous snapshot, which had the same table_id:

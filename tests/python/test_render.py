@@ -138,6 +138,12 @@ def test_header_leaves_out_unknowns():
         render.thread_header(t)
 
 
+def test_header_of_a_free_threaded_thread_names_no_gil_holder():
+    t = Thread(thread_id=0x10, native_thread_id=7, interpreter_id=None, free_threaded=True)
+    assert render.thread_header(t) == "Thread 0x10 (native 7, free-threaded: no GIL):"
+    assert "GIL" not in json.dumps(t.to_dict()).replace("holds_gil", "")
+
+
 def test_no_source_prints_no_source_lines():
     calls = []
 

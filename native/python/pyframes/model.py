@@ -146,7 +146,8 @@ class Thread:
     interpreter_id: Optional[int] = None
     #: False when the frame chain could not be read to the end.
     complete: bool = True
-    #: Whether the thread holds the GIL; None when the target does not say.
+    #: Whether the thread holds the GIL; None when the target does not say
+    #: (and always for a free-threaded build, which has no GIL).
     holds_gil: Optional[bool] = None
     #: The interpreter's main thread (known on 3.14+; False otherwise).
     is_main: bool = False
@@ -167,6 +168,9 @@ class Thread:
     #: entry frame of the eval call that runs it (frames entered from C),
     #: else 0.  Not part of the JSON.
     entries: Optional[List[int]] = None
+    #: The thread belongs to a free-threaded (Py_GIL_DISABLED) build: no
+    #: thread holds a GIL.  Not part of the JSON (see python.free_threaded).
+    free_threaded: bool = False
 
     def to_dict(self):
         d = {

@@ -149,8 +149,8 @@ class SourceReader:
 def thread_header(thread):
     """``Thread 0x7f12... (native 12345, interpreter 0, main, holds the
     GIL):``, leaving out what is unknown (the GIL state is known on 3.15
-    default builds; a free-threaded build has no GIL holder, so none is
-    named)."""
+    default builds; a free-threaded build has no GIL holder: "free-threaded:
+    no GIL")."""
     parts = []
     if thread.native_thread_id is not None:
         parts.append("native %d" % thread.native_thread_id)
@@ -162,6 +162,8 @@ def thread_header(thread):
         parts.append("holds the GIL")
     elif thread.holds_gil is False:
         parts.append("does not hold the GIL")
+    elif getattr(thread, "free_threaded", False):
+        parts.append("free-threaded: no GIL")
     task = getattr(thread, "running_task", None)
     if task is not None:
         parts.append('running task "%s" (0x%x)' % (escape(task.name), task.id))

@@ -513,6 +513,9 @@ class Target:
                 more_frames=more,
             )
             threads.append(t)
+        if self.python.free_threaded:
+            for t in threads:
+                t.__dict__["free_threaded"] = True  # frozen: as built above
         interps = []
         for addr, interp_id, first, count in cinterps:
             first = min(first, nthreads)
