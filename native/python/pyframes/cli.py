@@ -7,6 +7,7 @@ import sys
 
 from . import __version__, _loader, errors, target as api
 from .errors import PyframesError, UsageError
+from .escaping import escape_lines
 from .options import add_stack_options, positive_int
 from .render import format_collapsed, format_json, format_text, process_source
 from .session import select_thread
@@ -168,8 +169,22 @@ def _version(out):
     return 0
 
 
+class _Guarded(object):
+    """stdout as the commands write it, each write escaped line by line
+    (escaping.escape_lines): the last guard against target text."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        return self.stream.write(escape_lines(text))
+
+    def flush(self):
+        self.stream.flush()
+
+
 def _fail(message, code):
-    sys.stderr.write("%s: error: %s\n" % (PROG, message))
+    sys.stderr.write("%s: error: %s\n" % (PROG, escape_lines(message)))
     sys.stderr.flush()
     return code
 
@@ -186,6 +201,7 @@ def main(argv=None):
         out.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass
+    out = _Guarded(out)
     try:
         if args.command == "version":
             return _version(out)

@@ -31,6 +31,8 @@ __all__ = [
     "error_message",
 ]
 
+from .escaping import escape
+
 # (name without the PYF_ prefix, value, message) exactly as in PYF_ERRORS.
 _ERROR_TABLE = (
     ("OK", 0, "success"),
@@ -85,9 +87,7 @@ def error_message(code):
 
 def _one_line(text):
     """Make ``text`` a single printable line (details can quote the target)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escape(text)
 
 
 class PyframesError(Exception):

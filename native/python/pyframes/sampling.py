@@ -12,6 +12,7 @@ import time
 
 from . import _abi, errors
 from .errors import PyframesError
+from .escaping import collapsed_name
 from .target import (FrameTable, _SNAPSHOT_FORMAT as _SNAPSHOT, _TABLE_FORMAT as _TABLE,
                      _THREAD_FORMAT as _THREAD)
 
@@ -60,8 +61,8 @@ class Profile(object):
         for (label, frames), count in self.stacks.items():
             parts = [] if label is None else [label]
             for function, filename, line in frames:
-                where = _clean(filename) + (":%d" % line if line is not None else "")
-                parts.append("%s (%s)" % (_clean(function), where))
+                where = collapsed_name(filename) + (":%d" % line if line is not None else "")
+                parts.append("%s (%s)" % (collapsed_name(function), where))
             key = ";".join(parts)
             totals[key] = totals.get(key, 0) + count
         return ["%s %d" % (key, count) for key, count in sorted(totals.items())]
@@ -97,8 +98,6 @@ class Profile(object):
         }
 
 
-def _clean(text):
-    return text.replace(";", ":").replace("\n", " ")
 
 
 class Sampler(object):

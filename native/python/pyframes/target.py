@@ -171,7 +171,7 @@ class FrameTable:
     def _text(self, ptr):
         s = self._strings.get(ptr)
         if s is None:
-            s = self._strings[ptr] = _abi.ctypes.string_at(ptr).decode("utf-8", "replace")
+            s = self._strings[ptr] = _abi.decode(_abi.ctypes.string_at(ptr))
         return s
 
     def begin(self):
