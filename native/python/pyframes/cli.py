@@ -109,6 +109,10 @@ def _sample(args, out):
         finally:
             sampler.close()
     out.flush()
+    if sampler.exited:
+        return _fail(errors.process_exited(args.pid, "it was being sampled: the profile "
+                                           "holds the %d samples taken before"
+                                           % profile.samples), 1)
     return 0
 
 
@@ -126,14 +130,19 @@ def _dump(args, out):
             walk["tasks"] = True
             if not stacks:
                 walk["limit"] = 1
-        if args.thread is None:
-            snap = target.snapshot(**walk)
-        else:
-            snap, threads, _ = select_thread(target, args.thread, **walk)
-            if not threads:
-                raise errors.NoSuchThread(
-                    errors.PYF_ENOTHREAD, "no Python thread has native thread "
-                    "id or Python thread id %d" % args.thread)
+        try:
+            if args.thread is None:
+                snap = target.snapshot(**walk)
+            else:
+                snap, threads, _ = select_thread(target, args.thread, **walk)
+        except PyframesError as exc:
+            if sampling.process_gone(args.pid):
+                return _fail(errors.process_exited(args.pid, "it was being read", exc), 1)
+            raise
+        if args.thread is not None and not threads:
+            raise errors.NoSuchThread(
+                errors.PYF_ENOTHREAD, "no Python thread has native thread "
+                "id or Python thread id %d" % args.thread)
     if args.json:
         out.write(format_json(snap) + "\n")
         out.flush()
