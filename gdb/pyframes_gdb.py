@@ -29,10 +29,11 @@ try:
     from pyframes import options as _pyf_options, session as _pyf_session
     from pyframes import report as _pyf_report, sample_command as _pyf_sample
     from pyframes import mixed as _pyf_mixed
+    from pyframes.escaping import escape as _pyf_escape, escape_lines as _pyf_escape_lines
     _PYF_IMPORT_ERROR = None
 except Exception as _e:  # keep gdb usable; the command reports the problem
     _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
-    _pyf_report = _pyf_sample = _pyf_mixed = None
+    _pyf_report = _pyf_sample = _pyf_mixed = _pyf_escape = _pyf_escape_lines = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -325,7 +326,7 @@ class _PyframesPythonFrame(object):
         return _pyf_mixed.python_name(self._frame)
 
     def filename(self):
-        return self._frame.filename if self._frame is not None else None
+        return _pyf_escape(self._frame.filename) if self._frame is not None else None
 
     def line(self):
         return self._frame.line if self._frame is not None else None
@@ -385,8 +386,8 @@ class PyframesFrameFilter(object):
                     break
             return iter(self._decorate(frames))
         except Exception as e:  # never break bt: the native frames alone
-            gdb.write("pyframes: Python frames not shown: %s\n" % (
-                e if isinstance(e, _pyf_errors.CommandError) else
+            gdb.write("pyframes: Python frames not shown: %s\n" % _pyf_escape(
+                str(e) if isinstance(e, _pyf_errors.CommandError) else
                 "%s: %s" % (type(e).__name__, e)))
             return iter(frames)
 
@@ -480,13 +481,13 @@ def _pyframes_run(name, command):
     """command() -> the text to print; every failure becomes one gdb error,
     never a Python traceback."""
     try:
-        return command()
+        return _pyf_escape_lines(command())
     except _pyf_errors.CommandError as e:
-        raise gdb.GdbError(str(e))
+        raise gdb.GdbError(_pyf_escape_lines(str(e)))
     except (gdb.GdbError, KeyboardInterrupt):
         raise
     except Exception as e:
-        raise gdb.GdbError("%s: %s: %s" % (name, type(e).__name__, e))
+        raise gdb.GdbError(_pyf_escape_lines("%s: %s: %s" % (name, type(e).__name__, e)))
 
 
 class _GdbStream(object):

@@ -30,9 +30,11 @@ try:
     from pyframes import options as _options, session as _session
     from pyframes import report as _report, sample_command as _sample
     from pyframes import mixed as _mixed
+    from pyframes.escaping import escape as _escape, escape_lines as _escape_lines
     _IMPORT_ERROR = None
 except Exception as e:  # keep lldb usable; the command reports the problem
     _adapter = _errors = _options = _session = _report = _sample = _mixed = None
+    _escape = _escape_lines = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -396,7 +398,7 @@ if _FrameProvider is not None:
                     frames = [self.input_frames.GetFrameAtIndex(i) for i in items]
                     got = _thread_placement(self.thread, frames, adapter, skip_first=True)
             except Exception as e:  # never break bt: the native frames alone
-                sys.stderr.write("pyframes: Python frames not shown: %s\n" % (e,))
+                sys.stderr.write("pyframes: Python frames not shown: %s\n" % _escape(str(e)))
                 got = None
             if got is None:
                 return items
@@ -405,11 +407,13 @@ if _FrameProvider is not None:
             python = _mixed.python_name
             for i in items:
                 out.append(i)
-                out.extend((python(f), f.filename, f.line) for f in placement.frames_at(i))
+                out.extend((python(f), _escape(f.filename), f.line)
+                           for f in placement.frames_at(i))
             marker = placement.frame_marker()
             if marker is not None:
                 out.append((marker, None, None))
-                out.extend((python(f), f.filename, f.line) for f in placement.unplaced_frames())
+                out.extend((python(f), _escape(f.filename), f.line)
+                           for f in placement.unplaced_frames())
             return out
 
         def get_frame_at_index(self, index):
@@ -531,7 +535,7 @@ def frame_python_lines(frame, unused):
                 at.update((i, got[1].frames_at(i)) for i in got[1].at)
         return "".join(_mixed.python_line(f) + "\n" for f in at.get(frame.GetFrameID(), ()))
     except Exception as e:
-        return "    %sframes not shown: %s\n" % (_mixed.PYTHON_MARK, e)
+        return "    %sframes not shown: %s\n" % (_mixed.PYTHON_MARK, _escape(str(e)))
 
 
 class PyBt(object):
@@ -627,12 +631,12 @@ def _finish(result, name, command):
     try:
         text = command()
     except _errors.CommandError as e:
-        result.SetError(str(e))
+        result.SetError(_escape_lines(str(e)))
         return
     except Exception as e:
-        result.SetError("%s: %s: %s" % (name, type(e).__name__, e))
+        result.SetError(_escape_lines("%s: %s: %s" % (name, type(e).__name__, e)))
         return
-    result.AppendMessage(text.rstrip("\n"))
+    result.AppendMessage(_escape_lines(text.rstrip("\n")))
     result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 

@@ -289,6 +289,7 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 typedef struct pyf_frame {
     uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
     uint64_t code_addr;    /* remote code object */
+    /* Strings of the target are UTF-8 with U+0000 written C0 80. */
     const char *function;  /* co_qualname, UTF-8, never NULL */
     const char *filename;  /* co_filename, UTF-8, never NULL */
     int32_t line;          /* -1 when unknown */

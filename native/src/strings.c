@@ -4,7 +4,9 @@
  * Compact ASCII strings keep their characters right after PyASCIIObject;
  * other compact strings (Latin-1, UCS-2, UCS-4) after
  * PyCompactUnicodeObject.  Lengths come from the target and are capped;
- * invalid code points become U+FFFD.  Nothing here trusts the target.
+ * invalid code points become U+FFFD; U+0000 is written C0 80 (as in
+ * modified UTF-8) so that a name holding NUL is not cut short at it.
+ * Nothing here trusts the target.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,11 @@ static size_t put_utf8(char *dst, uint32_t cp)
         cp = 0xFFFD; /* lone surrogate */
     if (cp > 0x10FFFF)
         cp = 0xFFFD;
+    if (cp == 0) { /* U+0000 as C0 80, so a string ends at its only NUL */
+        dst[0] = (char)0xC0;
+        dst[1] = (char)0x80;
+        return 2;
+    }
     if (cp < 0x80) {
         dst[0] = (char)cp;
         return 1;

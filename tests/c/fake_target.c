@@ -1246,6 +1246,9 @@ int fake_valid_utf8(const char *s)
         if (*p < 0x80) {
             p++;
             continue;
+        } else if (p[0] == 0xC0 && p[1] == 0x80) {
+            p += 2; /* U+0000, as pyframes.h writes it */
+            continue;
         } else if ((*p & 0xE0) == 0xC0) {
             c = *p & 0x1F;
             n = 1;

@@ -264,6 +264,8 @@ static void test_odd_strings(int minor)
     const uint32_t big[] = {'z', 0x7FFFFFFF, 0x110000};
     mini_push(&m, code_named(m.ft, fake_str_cp(m.ft, big, 3, 4), ok), 0); /* 4 */
     mini_push(&m, code_named(m.ft, ok, ok), 0);                          /* 5 */
+    const uint32_t nul[] = {'a', 0, 'b', 0x1B, 0};                      /* U+0000 inside */
+    mini_push(&m, code_named(m.ft, fake_str_cp(m.ft, nul, 5, 0), ok), 0); /* 6 */
     if (mini_run(&m, NULL) == 0) {
         const pyf_frame *f = mini_frame(&m, 0);
         CHECK_EQ_STR(f->function, "fine");
@@ -275,6 +277,10 @@ static void test_odd_strings(int minor)
         CHECK_EQ_INT(f->line, 1);
         CHECK_EQ_STR(mini_frame(&m, 5)->function, "fine");
         CHECK_EQ_INT(mini_frame(&m, 5)->line, 1);
+        /* U+0000 written C0 80: the name is not cut short at it */
+        f = mini_frame(&m, 6);
+        CHECK_EQ_STR(f->function, "a\xC0\x80" "b\x1B\xC0\x80");
+        CHECK_EQ_INT(f->flags & PYF_FRAME_NAME_TRUNCATED, 0);
     }
     mini_free(&m);
 }

@@ -459,7 +459,7 @@ def test_unreadable_memory_message(core_session):
     text = s["unreadable"]
     assert re.search(r"memory unreadable at 0x[0-9a-f]+ while reading \S.*: "
                      r"Cannot access memory at address 0x[0-9a-f]+", text), s.describe("unreadable")
-    assert "the core file may not contain this memory" in text, s.describe("unreadable")
+    assert "the core file does not contain this memory" in text, s.describe("unreadable")
     assert "Traceback" not in text
     assert drivers.matches(cores.driver.echo(3)[1], s["after"]), s.describe("after")
 

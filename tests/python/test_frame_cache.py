@@ -24,6 +24,8 @@ import pytest
 
 from conftest import release_python
 from livetarget import target_env
+from target_memory import changed_words as _changed_words, word as _word, \
+    writable_memory as _writable_memory
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
@@ -234,40 +236,6 @@ def test_chains_never_mix(pyframes, cache):
     finally:
         proc.kill()
         proc.wait()
-
-
-def _writable_memory(pid):
-    """{start: bytes} of the stopped process's writable private mappings."""
-    out = {}
-    with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
-        for line in maps:
-            fields = line.split()
-            lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            if "w" not in fields[1] or (len(fields) > 5 and fields[5] in ("[vvar]", "[vsyscall]")):
-                continue
-            try:
-                mem.seek(lo)
-                out[lo] = mem.read(hi - lo)
-            except OSError:
-                pass
-    return out
-
-
-def _word(memory, addr):
-    lo = max(start for start in memory if start <= addr)
-    return int.from_bytes(memory[lo][addr - lo:addr - lo + 8], "little")
-
-
-def _changed_words(before, after):
-    changed = set()
-    for lo, old in before.items():
-        new = after.get(lo)
-        if new is None or new == old:
-            continue
-        for i in range(0, min(len(old), len(new)), 8):
-            if old[i:i + 8] != new[i:i + 8]:
-                changed.add(lo + i)
-    return changed
 
 
 @pytest.mark.parametrize("mode", ["on", "read-only"])

@@ -398,7 +398,10 @@ _PROTOTYPES = {
 
 
 def decode(raw):
-    """Text from a C string of the target (UTF-8, never raises)."""
+    """Text from a C string of the target (UTF-8 with U+0000 written as the
+    bytes C0 80, which UTF-8 never uses; never raises)."""
     if raw is None:
         return ""
+    if b"\xc0\x80" in raw:
+        raw = raw.replace(b"\xc0\x80", b"\x00")
     return raw.decode("utf-8", "replace")

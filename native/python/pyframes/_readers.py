@@ -91,6 +91,11 @@ class ReaderBinding:
             return _EFAULT
         return _code_for(exc)
 
+    def last_words(self):
+        """One line of the last exception a callable raised ("" if none)."""
+        exc = self.last_exception
+        return " ".join(str(exc).split())[:200] if exc is not None else ""
+
     def _message_tramp(self, arg):
         """The reader's own words for its latest failure (the debugger's
         memory error), for the library's failure detail."""

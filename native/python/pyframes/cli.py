@@ -7,6 +7,7 @@ import sys
 
 from . import __version__, _loader, errors, target as api
 from .errors import PyframesError, UsageError
+from .escaping import escape_lines
 from .options import add_stack_options, positive_int
 from .render import format_collapsed, format_json, format_text, process_source
 from .session import select_thread
@@ -108,6 +109,10 @@ def _sample(args, out):
         finally:
             sampler.close()
     out.flush()
+    if sampler.exited:
+        return _fail(errors.process_exited(args.pid, "it was being sampled: the profile "
+                                           "holds the %d samples taken before"
+                                           % profile.samples), 1)
     return 0
 
 
@@ -125,14 +130,19 @@ def _dump(args, out):
             walk["tasks"] = True
             if not stacks:
                 walk["limit"] = 1
-        if args.thread is None:
-            snap = target.snapshot(**walk)
-        else:
-            snap, threads, _ = select_thread(target, args.thread, **walk)
-            if not threads:
-                raise errors.NoSuchThread(
-                    errors.PYF_ENOTHREAD, "no Python thread has native thread "
-                    "id or Python thread id %d" % args.thread)
+        try:
+            if args.thread is None:
+                snap = target.snapshot(**walk)
+            else:
+                snap, threads, _ = select_thread(target, args.thread, **walk)
+        except PyframesError as exc:
+            if sampling.process_gone(args.pid):
+                return _fail(errors.process_exited(args.pid, "it was being read", exc), 1)
+            raise
+        if args.thread is not None and not threads:
+            raise errors.NoSuchThread(
+                errors.PYF_ENOTHREAD, "no Python thread has native thread "
+                "id or Python thread id %d" % args.thread)
     if args.json:
         out.write(format_json(snap) + "\n")
         out.flush()
@@ -168,8 +178,22 @@ def _version(out):
     return 0
 
 
+class _Guarded(object):
+    """stdout as the commands write it, each write escaped line by line
+    (escaping.escape_lines): the last guard against target text."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        return self.stream.write(escape_lines(text))
+
+    def flush(self):
+        self.stream.flush()
+
+
 def _fail(message, code):
-    sys.stderr.write("%s: error: %s\n" % (PROG, message))
+    sys.stderr.write("%s: error: %s\n" % (PROG, escape_lines(message)))
     sys.stderr.flush()
     return code
 
@@ -186,6 +210,7 @@ def main(argv=None):
         out.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass
+    out = _Guarded(out)
     try:
         if args.command == "version":
             return _version(out)

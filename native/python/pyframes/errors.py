@@ -31,6 +31,8 @@ __all__ = [
     "error_message",
 ]
 
+from .escaping import escape
+
 # (name without the PYF_ prefix, value, message) exactly as in PYF_ERRORS.
 _ERROR_TABLE = (
     ("OK", 0, "success"),
@@ -85,9 +87,7 @@ def error_message(code):
 
 def _one_line(text):
     """Make ``text`` a single printable line (details can quote the target)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escape(text)
 
 
 class PyframesError(Exception):
@@ -305,8 +305,33 @@ NO_SELECTED_THREAD = ("no thread is selected: select one, or use --all or "
 NO_PROCESS = ("no process or core file: start, attach to or load a CPython "
               "process first")
 
-CORE_HINT = ("the core file may not contain this memory; a core written with "
-             "all mappings (gdb gcore, coredump_filter) helps")
+CORE_HINT = ("the core file does not contain this memory: write a complete core "
+             "with gdb's gcore, or have the kernel write it (ulimit -c unlimited, "
+             "/proc/PID/coredump_filter 0x7f); lldb's process save-core can leave "
+             "out parts of thread stacks")
+
+CORE_MAYBE = ("on a core file this can mean that the core lacks the process's "
+              "memory: write a complete core with gdb's gcore, or have the kernel "
+              "write it (ulimit -c unlimited, /proc/PID/coredump_filter 0x7f)")
+
+
+def process_exited(pid, while_doing, error=None):
+    """The failure of a CLI command whose process exited under it."""
+    text = "process %d exited while %s" % (pid, while_doing)
+    return text + (" (%s)" % error if error else "")
+
+
+def core_note(count):
+    """The line after a core file's stacks or tasks when ``count`` of them
+    could not be read to the end because a read failed."""
+    return "note: %d %s stopped at memory the core file lacks; %s" % (
+        count, "stack or task list" if count == 1 else "stacks or task lists",
+        CORE_HINT[CORE_HINT.index("write"):])
+
+
+def is_read_failure(text):
+    """Whether a thread's or task's error text is a failed read."""
+    return bool(text) and error_message(PYF_EFAULT) in text
 
 
 def unsupported_version(hexversion):

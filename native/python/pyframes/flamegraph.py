@@ -13,8 +13,9 @@ Standard library only, Python 3.9+ (it runs inside gdb's and lldb's
 embedded interpreters).
 """
 
-import re
 import zlib
+
+from .escaping import escape
 
 __all__ = ["render_svg", "frame_label", "frame_color"]
 
@@ -31,14 +32,10 @@ BOTTOM = 2 * FONT_SIZE + 10   # px below the frames (the details line)
 NEUTRAL = "rgb(200,200,200)"
 HIGHLIGHT = "rgb(230,0,230)"
 
-# Characters XML 1.0 cannot hold (controls, lone surrogates, U+FFFE/FFFF).
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
 def _clean(text):
-    """``text`` with characters XML cannot hold written as escapes."""
-    return _NOT_XML.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100
-                        else "\\u%04x" % ord(m.group()), text)
+    """``text`` with characters XML cannot hold, and every other control
+    or bidi character, written as escapes (pyframes.escaping)."""
+    return escape(text)
 
 
 def _xml(text):

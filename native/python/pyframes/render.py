@@ -4,8 +4,8 @@ Pure functions: they take model objects and yield lines (without newlines).
 The only I/O is reading source lines, through an injectable callable
 ``source(filename, line) -> Optional[str]``; :class:`SourceReader` is the
 default.  Everything that comes from the target (names, file names, error
-details, source text) goes through :func:`escape`, so a hostile process
-cannot send control sequences to the terminal.
+details, source text) goes through :func:`escape` (pyframes.escaping), so a
+hostile process cannot send control sequences to the terminal.
 """
 
 import io
@@ -15,6 +15,7 @@ import stat
 import tokenize
 from typing import Callable, Iterable, Iterator, Optional, Union
 
+from .escaping import collapsed_name as _collapsed_name, escape
 from .model import Snapshot, Thread
 
 __all__ = [
@@ -34,33 +35,6 @@ __all__ = [
 ]
 
 SourceFn = Callable[[str, int], Optional[str]]
-
-_SIMPLE = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def escape(s):
-    """``s`` with control and other non-printable characters escaped as
-    ``\\t``, ``\\n``, ``\\r``, ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` (as
-    repr() does, without quotes); printable non-ASCII text is kept."""
-    if s.isprintable():
-        return s
-    out = []
-    for c in s:
-        if c.isprintable():
-            out.append(c)
-            continue
-        simple = _SIMPLE.get(c)
-        if simple:
-            out.append(simple)
-            continue
-        n = ord(c)
-        if n < 0x100:
-            out.append("\\x%02x" % n)
-        elif n < 0x10000:
-            out.append("\\u%04x" % n)
-        else:
-            out.append("\\U%08x" % n)
-    return "".join(out)
 
 
 class SourceReader:
@@ -266,11 +240,6 @@ def format_json(snapshot: Snapshot, *, indent: Optional[int] = None) -> str:
     """Exactly one JSON document: ``json.dumps(snapshot.to_dict())``
     (ASCII-only; see docs/json-schema.md)."""
     return json.dumps(snapshot.to_dict(), indent=indent)
-
-
-def _collapsed_name(text):
-    # ';' separates frames and the last ' ' the count: keep both unambiguous.
-    return escape(text).replace(";", "\\x3b")
 
 
 def format_collapsed(snapshot_or_threads) -> Iterator[str]:

@@ -8,6 +8,7 @@ import json
 import time
 
 from .errors import UsageError
+from .escaping import escape
 
 
 def add_output_options(parser):
@@ -85,7 +86,7 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
         profile.samples, profile.duration, rate, failed,
         100.0 * failed / max(profile.samples, 1)))
     for message, count in sorted(profile.errors.items(), key=lambda kv: -kv[1])[:3]:
-        lines.append("  %d x %s" % (count, message))
+        lines.append("  %d x %s" % (count, escape(message)))
     c = counters(profile)
     if cache != "off":
         lines.append("frame cache (%s): %d full hits, %d partial hits, %d misses; "
@@ -104,7 +105,8 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
         lines.append("%7s %7s  %s" % ("self%", "total%", "function (file)"))
         for function, filename, own, whole in rows:
             lines.append("%6.1f%% %6.1f%%  %s (%s)" % (
-                100.0 * own / total, 100.0 * whole / total, function, filename))
+                100.0 * own / total, 100.0 * whole / total, escape(function),
+                escape(filename)))
     elif not total:
         lines.append("no Python stacks were sampled")
     return "\n".join(lines) + "\n"
@@ -140,7 +142,7 @@ class count_line(_Line):
         now = time.monotonic()
         if total > 1 and (now - self.shown > 0.25 or done == total):
             self.shown = now
-            self.show("%s: %d/%d samples" % (self.label, done, total))
+            self.show("%s: %d/%d samples" % (escape(self.label), done, total))
 
 
 class progress_line(_Line):

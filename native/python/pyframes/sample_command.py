@@ -13,7 +13,7 @@ that other commands never write to the process.
 import argparse
 import time
 
-from . import report, sampling
+from . import errors, report, sampling
 from .adapter import ask
 from .options import _Parser, positive_int
 
@@ -154,4 +154,8 @@ class SampleCommand(object):
                 1e6 * self.library_time / whole.samples, adapter.debugger_name,
                 1e3 * self.debugger_time / whole.samples))
         extra.extend(notes)
+        if not live:
+            failed = sum(n for m, n in whole.errors.items() if errors.is_read_failure(m))
+            if failed:
+                extra.append(errors.core_note(failed))
         return report.summary(whole, None, cache=effective, top=options.top, extra=extra)

@@ -12,6 +12,7 @@ import time
 
 from . import _abi, errors
 from .errors import PyframesError
+from .escaping import collapsed_name
 from .target import (FrameTable, _SNAPSHOT_FORMAT as _SNAPSHOT, _TABLE_FORMAT as _TABLE,
                      _THREAD_FORMAT as _THREAD)
 
@@ -60,8 +61,8 @@ class Profile(object):
         for (label, frames), count in self.stacks.items():
             parts = [] if label is None else [label]
             for function, filename, line in frames:
-                where = _clean(filename) + (":%d" % line if line is not None else "")
-                parts.append("%s (%s)" % (_clean(function), where))
+                where = collapsed_name(filename) + (":%d" % line if line is not None else "")
+                parts.append("%s (%s)" % (collapsed_name(function), where))
             key = ";".join(parts)
             totals[key] = totals.get(key, 0) + count
         return ["%s %d" % (key, count) for key, count in sorted(totals.items())]
@@ -97,8 +98,6 @@ class Profile(object):
         }
 
 
-def _clean(text):
-    return text.replace(";", ":").replace("\n", " ")
 
 
 class Sampler(object):
@@ -130,6 +129,8 @@ class Sampler(object):
         self._profile = Profile()
         self._started = None
         self._elapsed = 0.0
+        #: True once a sample failed because the process exited.
+        self.exited = False
 
     def sample(self):
         """One sample; False when it failed (counted, nothing added)."""
@@ -148,6 +149,8 @@ class Sampler(object):
         prof.samples += 1
         if rc != 0 or not out:
             prof.failed += 1
+            if rc in (errors.PYF_ENOPROC, errors.PYF_EFAULT) and t.pid and process_gone(t.pid):
+                self.exited = True
             message = errors.error_message(rc) if rc else "no snapshot"
             prof.errors[message] = prof.errors.get(message, 0) + 1
             self._elapsed += time.perf_counter() - started
@@ -174,6 +177,8 @@ class Sampler(object):
             for (_, tid, native, _, flags, first, count, error, _, _) in rows:
                 if error != 0:
                     prof.thread_errors += 1
+                    message = "stack not read to the end: " + errors.error_message(error)
+                    prof.errors[message] = prof.errors.get(message, 0) + 1
                     continue
                 if first + count > nframes:
                     continue
@@ -246,6 +251,20 @@ class Sampler(object):
             self.target._lib.pyf_snapshot_free(self._holders.pop(table_id)[0])
 
 
+def process_gone(pid):
+    """Whether process ``pid`` has exited (no longer there, or a zombie
+    whose memory is gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            data = f.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    state = data[data.rfind(")") + 2:][:1]
+    return state in ("Z", "X")
+
+
 def _main_thread(rows):
     """The interpreter's main thread (flagged on 3.14+; on 3.13 the oldest
     thread of the first interpreter, last in its list)."""
@@ -259,7 +278,7 @@ def _main_thread(rows):
 def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
         clock=time.monotonic):
     """Sample until ``duration`` seconds or ``count`` samples (at least one
-    of them), or Ctrl-C; ``rate`` samples per second (0: as fast as possible).
+    of them), Ctrl-C, or the process exits (``sampler.exited``); ``rate`` samples per second (0: as fast as possible).
     ``progress(samples, failed, elapsed)`` is called about 4 times a second."""
     start = clock()
     interval = 1.0 / rate if rate else 0.0
@@ -277,6 +296,8 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 time.sleep(next_at - now)
             sampler.sample()
             n += 1
+            if getattr(sampler, "exited", False):
+                break  # nothing more to sample
             next_at += interval
             if interval and next_at < clock() - interval:
                 next_at = clock()  # fell behind: do not burst to catch up

@@ -248,9 +248,11 @@ class Session(object):
 
     @staticmethod
     def _translate(e, adapter=None):
+        live = adapter is None or ask(adapter.is_live)
         if isinstance(e, errors.ReadFault):
-            live = adapter is None or ask(adapter.is_live)
             return errors.read_fault(e, None if live else errors.CORE_HINT)
+        if isinstance(e, (errors.NotPython, errors.CorruptTarget)) and not live:
+            return "%s; %s" % (e, errors.CORE_MAYBE)
         if isinstance(e, errors.PyframesError):
             return str(e)
         if isinstance(e, PermissionError):
@@ -302,7 +304,20 @@ class Session(object):
         if tasks:
             text += ("\n" if text else "") + "".join(
                 line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
-        return text
+        return text + self._core_note(adapter, threads, snapshot if tasks else None)
+
+    @staticmethod
+    def _core_note(adapter, threads, snapshot=None):
+        """On a core file, a note naming what to do when stacks or task
+        lists stopped at a failed read (the core lacks that memory)."""
+        if ask(adapter.is_live):
+            return ""
+        failed = sum(1 for t in threads if not t.complete and errors.is_read_failure(t.error))
+        if snapshot is not None:
+            failed += errors.is_read_failure(getattr(snapshot, "tasks_error", None))
+            failed += sum(1 for task in getattr(snapshot, "tasks", None) or ()
+                          if errors.is_read_failure(task.error))
+        return errors.core_note(failed) + "\n" if failed else ""
 
     def _native(self, snapshot, threads, adapter, options, kind):
         """--native: each thread's native backtrace with its Python frames
@@ -332,7 +347,7 @@ class Session(object):
                 t, ask(adapter.debugger_thread_label, t.native_thread_id),
                 adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
-        return "".join(line + "\n" for line in out)
+        return "".join(line + "\n" for line in out) + self._core_note(adapter, threads)
 
     def _source_for(self, options, adapter, kind):
         """The source-line reader of this command (None with --no-source):

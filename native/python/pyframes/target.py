@@ -171,7 +171,7 @@ class FrameTable:
     def _text(self, ptr):
         s = self._strings.get(ptr)
         if s is None:
-            s = self._strings[ptr] = _abi.ctypes.string_at(ptr).decode("utf-8", "replace")
+            s = self._strings[ptr] = _abi.decode(_abi.ctypes.string_at(ptr))
         return s
 
     def begin(self):
@@ -701,7 +701,11 @@ def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section
     info = _python_info(out.python) if out.python.hexversion else None
     if rc == 0:
         return out.addr, info, out.detail.decode("utf-8", "replace"), None
-    error = error_from_code(rc, out.detail.decode("utf-8", "replace"))
+    detail = out.detail.decode("utf-8", "replace")
+    words = binding.last_words()
+    if words and words not in detail:  # the reader's own words for a failed read
+        detail += " [reader: %s]" % words
+    error = error_from_code(rc, detail)
     if rc in (errors.PYF_EPERM, errors.PYF_ENOPROC):
         raise error
     return None, info, None, error
