@@ -1,0 +1,59 @@
+/*
+ * test_fuzz_regressions.c - one named case per finding of the fuzzers
+ * (tests/fuzz), on images built like the fuzz input that found it.  The
+ * input itself is in tests/fuzz/corpus/<target>/ as a regression input.
+ */
+#include "fake_target.h"
+
+#include <string.h>
+
+#define NL(a) (sizeof(a) / sizeof((a)[0]))
+
+static const fake_loc L[] = {{4, 10, 10, 0, 5}, {4, 12, 12, 4, 9}};
+
+static int failure_code(const pyf_target *t)
+{
+    pyf_failure f;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    REQUIRE(pyf_target_failure(t, &f) == PYF_OK);
+    return f.code;
+}
+
+/* pyf_target_failure after a successful snapshot whose thread walk broke:
+ * the thread's failure stayed the target's, so the call that succeeded
+ * read as failed (fuzz_walk, crash-23eda49a). */
+static void test_failure_cleared_after_success(void)
+{
+    for (int minor = 13; minor <= 15; minor++) {
+        static char name[80];
+        snprintf(name, sizeof name, "3.%d: a snapshot with a broken thread succeeds, failure 0",
+                 minor);
+        check_begin(name);
+        fake_target *ft = fake_new(minor);
+        uint64_t code = fake_code(ft, "/app/a.py", "walk", 10, L, NL(L));
+        uint64_t in = fake_add_interp(ft, 0);
+        fake_thread *th = fake_add_thread(ft, in, 0x77, 4242, 0);
+        fake_push_frame(th, code, 1);
+        uint64_t top = fake_push_frame(th, code, 2);
+        fake_frame_set_previous(ft, top, fake_unmapped_addr(ft));
+        pyf_target *t = fake_open(ft, NULL, 1);
+        REQUIRE(t != NULL);
+        pyf_snapshot *s = NULL;
+        CHECK_RC(pyf_snapshot_take(t, NULL, &s), PYF_OK);
+        REQUIRE(s != NULL && s->nthreads == 1);
+        CHECK_RC(s->threads[0].error, PYF_EFAULT);
+        CHECK(s->threads[0].failure != NULL && s->threads[0].failure->code == PYF_EFAULT);
+        CHECK_RC(failure_code(t), PYF_OK);
+        CHECK_EQ_STR(fake_last_detail(t), "");
+        pyf_snapshot_free(s);
+        pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
+int main(void)
+{
+    test_failure_cleared_after_success();
+    return check_end();
+}
