@@ -52,8 +52,41 @@ static void test_failure_cleared_after_success(void)
     }
 }
 
+/* A _Py_DebugOffsets field of 2^64-1 read as "a field this version lacks"
+ * (the same value): its checks were skipped and the walk added it to its
+ * buffers' addresses (fuzz_walk crash-d977fc58: interpreter_state.id;
+ * fuzz_cache crash-0fb7db3c: interpreter_frame.previous). */
+static void test_all_ones_offset(void)
+{
+    static const char *const fields[] = {"interpreter_state.id", "interpreter_frame.previous",
+                                         "thread_state.native_thread_id", "code_object.qualname",
+                                         "unicode_object.asciiobject_size", "llist_node.next"};
+    for (int minor = 13; minor <= 15; minor++) {
+        static char name[80];
+        snprintf(name, sizeof name, "3.%d: a _Py_DebugOffsets field of 2^64-1 is refused", minor);
+        check_begin(name);
+        for (size_t i = 0; i < NL(fields); i++) {
+            if (minor == 13 && strcmp(fields[i], "llist_node.next") == 0)
+                continue;
+            fake_target *ft = fake_new(minor);
+            fake_set_offset(ft, fields[i], UINT64_MAX);
+            pyf_reader r = fake_reader(ft, 1);
+            pyf_target *t = NULL;
+            char err[512] = "";
+            int rc = fake_open_detail(&r, fake_runtime_addr(ft), NULL, &t, err, sizeof err);
+            CHECK_MSG(rc == PYF_EOFFSETS, "%s: %s (%s)", fields[i], pyf_error_name(rc), err);
+            CHECK_MSG(strstr(err, fields[i]) != NULL, "detail does not name %s: %s", fields[i],
+                      err);
+            CHECK_RC(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
+            pyf_target_close(t);
+            fake_free(ft);
+        }
+    }
+}
+
 int main(void)
 {
     test_failure_cleared_after_success();
+    test_all_ones_offset();
     return check_end();
 }
