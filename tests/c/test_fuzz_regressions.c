@@ -84,9 +84,59 @@ static void test_all_ones_offset(void)
     }
 }
 
+/* llist_node.next (the only field of a section without a size) was not
+ * checked: a task list's next link was read from anywhere past the thread
+ * state's copy (fuzz_tasks crash-802ea80d). */
+static void test_list_node_offset(void)
+{
+    static const uint64_t V[2][13] = {
+        {168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880},
+        {168, 136, 96, 108, 109, 128, 152, 226240, 10856, 1104, 1024, 1032, 1048}};
+    static const uint64_t bad[] = {16, 4, 1ull << 40};
+    for (int minor = 14; minor <= 15; minor++) {
+        static char name[80];
+        snprintf(name, sizeof name, "3.%d: llist_node.next outside a list node is refused",
+                 minor);
+        check_begin(name);
+        for (size_t i = 0; i < NL(bad); i++) {
+            fake_target *ft = fake_new(minor);
+            uint64_t table = fake_alloc(ft, sizeof V[0]);
+            fake_write(ft, table, V[minor - 14], sizeof V[0]);
+            uint64_t in = fake_add_interp(ft, 0);
+            fake_add_thread(ft, in, 0x77, 4242, 1);
+            fake_set_offset(ft, "llist_node.next", bad[i]);
+            pyf_target *t = fake_open(ft, NULL, 1);
+            REQUIRE(t != NULL);
+            CHECK_RC(pyf_target_set_asyncio(t, table), PYF_EOFFSETS);
+            CHECK_MSG(strstr(fake_last_detail(t), "list node") != NULL, "detail: %s",
+                      fake_last_detail(t));
+            pyf_snapshot *s = NULL;
+            pyf_snapshot_request req = {sizeof req, PYF_SNAP_TASKS, 0, 0, 0};
+            CHECK_RC(pyf_snapshot_take(t, &req, &s), PYF_OK);
+            pyf_task_list tl = {.struct_size = sizeof tl};
+            CHECK_RC(pyf_snapshot_tasks(s, &tl), PYF_OK);
+            CHECK_RC(tl.status, PYF_EOFFSETS);
+            CHECK_EQ_INT(tl.ntasks, 0);
+            pyf_snapshot_free(s);
+            pyf_target_close(t);
+            fake_free(ft);
+        }
+        /* the real value is still accepted */
+        fake_target *ft = fake_new(minor);
+        uint64_t table = fake_alloc(ft, sizeof V[0]);
+        fake_write(ft, table, V[minor - 14], sizeof V[0]);
+        pyf_target *t = fake_open(ft, NULL, 1);
+        REQUIRE(t != NULL);
+        CHECK_RC(pyf_target_set_asyncio(t, table), PYF_OK);
+        pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
 int main(void)
 {
     test_failure_cleared_after_success();
     test_all_ones_offset();
+    test_list_node_offset();
     return check_end();
 }
