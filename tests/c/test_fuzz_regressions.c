@@ -133,8 +133,52 @@ static void test_list_node_offset(void)
     }
 }
 
+/* The 3.15 frame cache took an entry's frames below the anchor without the
+ * depth limit: a stack that grew above a stored one came back deeper than
+ * max_depth, where an uncached walk stops with PYF_EDEPTH (fuzz_cache
+ * crash-65e63574). */
+static void test_cache_depth_limit(void)
+{
+    check_begin("3.15 frame cache: the depth limit holds for frames from the cache");
+    static const uint32_t modes[] = {PYF_CACHE_ON, PYF_CACHE_READ_ONLY};
+    for (size_t m = 0; m < NL(modes); m++) {
+        fake_target *ft = fake_new(15);
+        uint64_t code = fake_code(ft, "/app/a.py", "walk", 10, L, NL(L));
+        uint64_t in = fake_add_interp(ft, 0);
+        fake_thread *th = fake_add_thread(ft, in, 0x77, 4242, 1);
+        for (int i = 0; i < 3; i++)
+            fake_push_frame(th, code, 1);
+        fake_set_writable(ft, 1);
+        pyf_options o = {sizeof o, 4, 0, 0};
+        pyf_target *cached = fake_open(ft, &o, 1), *plain = fake_open(ft, &o, 1);
+        REQUIRE(cached != NULL && plain != NULL);
+        uint32_t mode = 0;
+        CHECK_RC(pyf_target_set_cache(cached, modes[m], &mode), PYF_OK);
+        for (int round = 0; round < 4; round++) {
+            pyf_snapshot *a = NULL, *b = NULL;
+            CHECK_RC(pyf_snapshot_take(cached, NULL, &a), PYF_OK);
+            CHECK_RC(pyf_snapshot_take(plain, NULL, &b), PYF_OK);
+            REQUIRE(a != NULL && b != NULL && a->nthreads == 1 && b->nthreads == 1);
+            CHECK_MSG(a->threads[0].nframes <= 4, "mode %u round %d: %u frames, max_depth 4",
+                      modes[m], round, a->threads[0].nframes);
+            CHECK_MSG(a->threads[0].nframes == b->threads[0].nframes &&
+                          a->threads[0].error == b->threads[0].error,
+                      "mode %u round %d: cached %u frames (%s), uncached %u (%s)", modes[m],
+                      round, a->threads[0].nframes, pyf_error_name(a->threads[0].error),
+                      b->threads[0].nframes, pyf_error_name(b->threads[0].error));
+            pyf_snapshot_free(a);
+            pyf_snapshot_free(b);
+            fake_push_frame(th, code, 1); /* 4, 5, 6 frames: past the limit */
+        }
+        pyf_target_close(cached);
+        pyf_target_close(plain);
+        fake_free(ft);
+    }
+}
+
 int main(void)
 {
+    test_cache_depth_limit();
     test_failure_cleared_after_success();
     test_all_ones_offset();
     test_list_node_offset();
