@@ -22,7 +22,7 @@ PLAIN=build/sandbox
 ASAN=build/sandbox-asan
 FUZZ=build/sandbox-fuzz
 # seconds of fuzzing, split between the targets (docs/fuzzing.md: longer runs)
-FUZZ_SECONDS=${PYFRAMES_FUZZ_SECONDS:-36}
+FUZZ_SECONDS=${PYFRAMES_FUZZ_SECONDS:-48}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 PASSED=()
