@@ -249,17 +249,18 @@ static void gen_await(fz_image *im, uint64_t g, uint64_t awaited)
             (uint8_t)(im->minor >= 15 ? 2 : -1)); /* suspended in yield from */
 }
 
-/* A coroutine chain of depth 0-3 (0: no coroutine). */
+/* A coroutine chain of depth 0-3 (0: no coroutine): each coroutine awaits
+ * the one made before it, directly or through an asend wrapper; the last
+ * one made is the task's. */
 static uint64_t make_coro(fz_image *im, fz_aio *a, fz_in *in)
 {
-    uint8_t b = fz_u8(in);
-    unsigned depth = b % 4u;
-    uint64_t inner = 0, outer = 0;
+    unsigned depth = fz_u8(in) % 4u;
+    uint64_t inner = 0;
     for (unsigned d = 0; d < depth; d++) {
         uint8_t c = fz_u8(in);
         size_t ci = c % im->ncodes;
         uint64_t type = a->coro_type;
-        if (c & 0x80) /* an async generator behind an asend wrapper */
+        if (c & 0x80) /* an async generator */
             type = fake_type(im->ft, "async_generator");
         uint64_t g = new_gen(im, type, ci, im->code_ncu[ci] ? (c >> 2) % im->code_ncu[ci] : 0);
         uint64_t awaited = inner;
@@ -270,9 +271,8 @@ static uint64_t make_coro(fz_image *im, fz_aio *a, fz_in *in)
         if (awaited != 0)
             gen_await(im, g, awaited);
         inner = g;
-        outer = g;
     }
-    return outer;
+    return inner;
 }
 
 static uint64_t make_name(fz_image *im, fz_in *in)
