@@ -4,7 +4,8 @@
  *
  *   probe, open (options from the input), python info, the asyncio table,
  *   the cache mode, then 1-4 rounds of: CPython's own changes (cache
- *   profile), mutations, a snapshot (threads, one thread, tasks, entries,
+ *   profile), mutations, reader failures (the n-th call, reads past a
+ *   length), a snapshot (threads, one thread, tasks, entries,
  *   depth and keep_frames from the input), every string of it read, the
  *   frame table, tasks and entries checked; stats, a flush now and then, a
  *   runtime scan; one snapshot is kept past pyf_target_close and read
@@ -241,6 +242,22 @@ static void scan(const pyf_reader *r, uint64_t rt)
         fz_die("pyf_runtime_locate: found nothing at 0");
 }
 
+/* The n-th reader call of the snapshot fails (once or from then on) with
+ * one of a reader's codes, or reads longer than a bound fail (a reader that
+ * cannot read that much at once).  Not a change CPython makes: the cache
+ * profile's cached = uncached check is off from here. */
+static void reader_faults(fz_image *im, fz_in *in)
+{
+    static const int codes[] = {PYF_EFAULT, PYF_EPERM, PYF_EIO, PYF_ENOPROC};
+    uint8_t b = fz_u8(in);
+    if (b & 1)
+        fake_fail_nth(im->ft, 1 + fz_u8(in) % 48u, codes[(b >> 1) & 3u], (b >> 3) & 1);
+    if (b & 0x10)
+        fake_short_reads_over(im->ft, (size_t)8 << ((b >> 5) & 7u));
+    if (b & 0x11)
+        im->corrupted = 1;
+}
+
 void fz_run(const uint8_t *data, size_t size, int profile)
 {
     fz_in in = {data, size};
@@ -316,8 +333,12 @@ void fz_run(const uint8_t *data, size_t size, int profile)
         if (profile == FZ_CACHE && !im.corrupted) /* the differential check: whole walks */
             req.flags &= ~(uint32_t)PYF_SNAP_ONE_THREAD, req.keep_frames = 0, req.max_depth = 0;
 
+        if (opt & 0x80) /* the reader fails now and then */
+            reader_faults(&im, &in);
         pyf_snapshot *s = NULL;
         int rc = pyf_snapshot_take(t, &req, &s);
+        fake_fail_nth(im.ft, 0, 0, 0);
+        fake_short_reads_over(im.ft, 0);
         check_rc(rc, "pyf_snapshot_take");
         target_failure(t, rc, "pyf_snapshot_take");
         if ((rc == 0) != (s != NULL))

@@ -93,6 +93,13 @@ def walk_seeds():
             + thread(1, 0, frames) + thread(0, 1, frames[:4]) + thread(1, 1, [(6, 0), (0, 5)])
             + thread(1, 0, frames[3:]) + thread(0, 0, []) + thread(1, 1, frames)
             + run_part(0x13, 3, (9, 40), [[0, 0x04], [0x10, 0x80 | 0x04, 3], [0, 0x40, 2]]))
+        # the reader fails: its 2nd call once, every call from the 3rd
+        # (sticky), reads over 64 bytes
+        seeds["seed-%d-reader-faults" % minor] = (
+            [v, shape(2, 1, 2)] + codes_plain(2) + thread(1, 0, [(0, 1), (5, 2), (0, 3)])
+            + thread(0, 0, [(0, 0), (0, 1)])
+            + [0x90, 2, 0]
+            + [0, 0, 1, 1] + [0, 0, 1 | 1 << 1 | 1 << 3, 2] + [0, 0x04, 0x10 | 3 << 5])
         seeds["seed-%d-one-thread" % minor] = (
             [v, shape(2, 1, 2)] + codes_plain(2) + thread(1, 0, [(0, 1), (0, 2), (5, 3)])
             + thread(1, 0, [(0, 4), (6, 0), (0, 1)])
