@@ -4,7 +4,12 @@
 # Meant to run inside the sandbox (tests/sandbox/sandbox.sh test), where the
 # clone is /src, but works on any machine with the same tools.
 #   build/sandbox       RelWithDebInfo, -Werror        -> ctest: C tests, then pytest
-#   build/sandbox-asan  Debug, -Werror, ASan + UBSan   -> ctest: C tests
+#   build/sandbox-asan  Debug, -Werror, ASan + UBSan   -> ctest: C tests, then the
+#                       live CLI, sampling and frame-cache pytest files against
+#                       this library with the sanitizer runtimes preloaded
+#                       (readers only: the target processes run without them)
+#   build/sandbox-fuzz  clang, libFuzzer + ASan + UBSan -> each fuzzer for a
+#                       bounded time over a copy of its corpus (tests/fuzz)
 # pytest is registered with ctest (tests/CMakeLists.txt, label "python").
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # shellcheck disable=SC2317  # functions are called through step()
@@ -15,6 +20,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 JOBS=$(nproc 2>/dev/null || echo 2)
 PLAIN=build/sandbox
 ASAN=build/sandbox-asan
+FUZZ=build/sandbox-fuzz
+# seconds of fuzzing, split between the targets (docs/fuzzing.md: longer runs)
+FUZZ_SECONDS=${PYFRAMES_FUZZ_SECONDS:-48}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 PASSED=()
@@ -61,10 +69,52 @@ run_pytest() {
     ctest --test-dir "$PLAIN" --no-tests=error -L python -V
 }
 
+# The pytest files (or tests) run against the sanitized library: the CLI on
+# live targets, sampling, the frame cache and the task CLI (not the debugger
+# tests: see docs/fuzzing.md).
+ASAN_PYTEST=(test_cli.py test_live_stacks.py test_sampling.py test_frame_cache.py
+             test_tasks.py::test_thousand_idle_tasks test_tasks.py::test_no_tasks_to_read)
+
+run_pytest_asan() {
+    # The runtimes are preloaded into the python3 that runs pytest (the
+    # library is used in-process too) and, through conftest.py, into every
+    # `python3 -m pyframes` it starts; conftest keeps them out of targets.
+    # Every report goes to a file of $logs: any file there fails the step,
+    # whatever the test made of the exit code (86).
+    local preload logs rc=0
+    preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/pyframes-asan-logs.XXXXXX") || return 1
+    (
+        cd tests/python &&
+        LD_PRELOAD="$preload" PYFRAMES_SANITIZER_PRELOAD="$preload" \
+        PYFRAMES_LIBRARY="$PWD/../../$ASAN/native/libpyframes.so" \
+        ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86:log_path=$logs/asan" \
+        LSAN_OPTIONS="suppressions=$PWD/lsan.supp:print_suppressions=0" \
+        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan" \
+        python3 -m pytest -v -p no:cacheprovider "${ASAN_PYTEST[@]}"
+    ) || rc=$?
+    if compgen -G "$logs/*" >/dev/null; then
+        echo "sanitizer reports:"
+        for f in "$logs"/*; do
+            printf -- '--- %s\n' "$f"
+            cat "$f"
+        done
+        ((rc != 0)) || rc=1
+    fi
+    rm -rf "$logs"
+    return "$rc"
+}
+
+run_fuzz() {
+    FUZZ_BUILD=$FUZZ tests/fuzz/run_fuzz.sh "$FUZZ_SECONDS"
+}
+
 if step build-asan configure_and_build "$ASAN" -DCMAKE_BUILD_TYPE=Debug -DPYFRAMES_SANITIZE=ON; then
     step ctest-asan run_ctest "$ASAN"
+    step pytest-asan run_pytest_asan
 else
     skip ctest-asan "build-asan failed"
+    skip pytest-asan "build-asan failed"
 fi
 
 if step build configure_and_build "$PLAIN" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
@@ -74,6 +124,8 @@ else
     skip ctest "build failed"
     skip pytest "build failed"
 fi
+
+step fuzz run_fuzz
 
 echo
 if ((${#FAILED[@]} == 0 && ${#SKIPPED[@]} == 0)); then

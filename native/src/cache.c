@@ -133,6 +133,9 @@ int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **
         i++;
     if (i == e->n || fc->seq != e->seq + i)
         return 0;
+    /* a stack deeper than the limit is walked on, to fail like any walk */
+    if ((uint64_t)fc->walked + (e->n - i - 1) > fc->max_depth)
+        return 0;
     uint64_t frame, seq;
     if (read_anchor(t, fc->tstate_addr, &frame, &seq) != PYF_OK || frame != fc->anchor ||
         seq != fc->seq)
@@ -296,6 +299,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
     fc->anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame);
     fc->seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq);
     fc->walked = 0;
+    fc->max_depth = w->max_depth;
     fc->outcome = 0;
     fc->calls_before = t->stats.read_calls;
     if (fc->cur != NULL) {

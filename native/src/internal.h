@@ -358,6 +358,7 @@ typedef struct pyf__frame_cache {
     pyf__cache_entry *cur;
     uint64_t tstate_addr, anchor, seq;
     uint32_t walked;         /* frames delivered before the anchor was reached */
+    uint32_t max_depth;      /* the walk's frame limit: no entry takes it past */
     uint64_t calls_before;   /* read_calls when the thread's walk began */
     int outcome;             /* 0 miss, 1 full hit, 2 partial hit */
     /* the keys of a walk made to store an entry */

@@ -165,17 +165,19 @@ static const layout *layout_for(int minor)
     return NULL;
 }
 
-/* Value of a named slot, or PYF__ABSENT. */
-static uint64_t slot(const layout *l, const uint8_t *raw, const char *name)
+/* Value of a named slot, or PYF__ABSENT when the layout has no such slot.
+ * A slot whose value is all ones (PYF__ABSENT too) names it in *all_ones:
+ * it would pass for a field the version lacks and skip its checks. */
+static uint64_t slot(const layout *l, const uint8_t *raw, const char *name,
+                     const char **all_ones)
 {
-    for (size_t i = 0; i < l->nfields; i++) {
+    for (size_t i = 0; i < l->nfields; i++)
         if (strcmp(l->fields[i], name) == 0) {
-            /* a field the version has never reads as "absent" (which the
-             * checks skip): all ones is out of every structure's bounds */
             uint64_t v = pyf__ld64(raw + i * 8);
-            return v == PYF__ABSENT ? PYF__ABSENT - 1 : v;
+            if (v == PYF__ABSENT && *all_ones == NULL)
+                *all_ones = name;
+            return v;
         }
-    }
     return PYF__ABSENT;
 }
 
@@ -442,11 +444,16 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
 
     off->free_threaded = ft == 1;
 
+    const char *all_ones = NULL;
 #define DECODE(sec, member, name, kind, width) \
-    off->sec.member = slot(l, raw, name);
+    off->sec.member = slot(l, raw, name, &all_ones);
     USED_FIELDS(DECODE)
 #undef DECODE
-    off->llist.next = slot(l, raw, "llist_node.next"); /* a section without a size */
+    off->llist.next = slot(l, raw, "llist_node.next", &all_ones); /* a section without a size */
+    if (all_ones != NULL) {
+        pyf__fmt(err, errlen, "_Py_DebugOffsets field %s is 2^64-1", all_ones);
+        return PYF_EOFFSETS;
+    }
 
     /* PyCompactUnicodeObject adds utf8_length and utf8 (16 bytes) to
      * PyASCIIObject; 3.15 publishes its size, earlier versions do not. */

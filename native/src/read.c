@@ -37,6 +37,8 @@ int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
 }
 
 static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
 {
     f->code = code;
     f->addr = f->len = 0;

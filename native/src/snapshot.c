@@ -394,6 +394,9 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     s->pub.interp_size = sizeof(pyf_interp);
     s->pub.thread_size = sizeof(pyf_thread);
     s->pub.frame_size = sizeof(pyf_frame);
+    /* a broken thread's failure is its own (pyf_thread.failure): the call
+     * succeeded, and pyf_target_failure says so */
+    pyf__fail(t, PYF_OK, "%s", "");
     *out = &s->pub;
     return PYF_OK;
 }

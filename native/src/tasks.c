@@ -124,6 +124,8 @@ static int load_table(pyf_target *t, uint64_t addr)
              o->set.table + 8 > o->set.size || o->lng.ob_digit + 8 > 4096 ||
              o->lng.lv_tag + 8 > o->lng.ob_digit || o->frame.stackpointer + 8 > o->frame.size)
         bad = "generator, set or int layout";
+    else if (o->llist.next > 8 || o->llist.next % 8 != 0) /* inside the 16-byte node */
+        bad = "list node layout";
     if (bad != NULL)
         return pyf__fail(t, PYF_EOFFSETS, "the asyncio debug offsets at 0x%llx are "
                          "implausible (%s): not CPython's table, or a layout this "

@@ -28,6 +28,42 @@ if PACKAGE_DIR not in sys.path:
 MAIN_VERSIONS = ("3.13", "3.14", "3.15")
 
 
+def _sanitizer_plumbing():
+    """Under tests/run_all.sh's pytest-asan step (PYFRAMES_SANITIZER_PRELOAD
+    set, this process started with the ASan/UBSan runtimes in LD_PRELOAD and
+    PYFRAMES_LIBRARY the instrumented library) only the readers run under
+    the sanitizers: this process and every ``python -m pyframes`` it starts.
+    LD_PRELOAD is taken out of the environment the targets and debuggers
+    inherit, and sys.executable becomes a wrapper that puts it back for
+    ``-m pyframes`` only (a target started with sys.executable runs without
+    it)."""
+    preload = os.environ.get("PYFRAMES_SANITIZER_PRELOAD")
+    if not preload:
+        return
+    os.environ.pop("LD_PRELOAD", None)
+    import atexit
+    import tempfile
+    real = sys.executable
+    wrapdir = tempfile.mkdtemp(prefix="pyframes-asan-")
+    atexit.register(shutil.rmtree, wrapdir, True)
+    wrapper = os.path.join(wrapdir, "python3")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\n'
+                'if [ "$1" = -m ] && [ "$2" = pyframes ]; then\n'
+                '    LD_PRELOAD=%s; export LD_PRELOAD\n'
+                'fi\n'
+                'exec %s "$@"\n' % (_sh_quote(preload), _sh_quote(real)))
+    os.chmod(wrapper, 0o755)
+    sys.executable = wrapper
+
+
+def _sh_quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+_sanitizer_plumbing()
+
+
 def in_sandbox():
     return os.environ.get("PYFRAMES_IN_SANDBOX") == "1" or os.path.isdir("/src/native")
 
