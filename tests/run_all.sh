@@ -70,10 +70,12 @@ run_pytest() {
 }
 
 # The pytest files (or tests) run against the sanitized library: the CLI on
-# live targets, sampling, the frame cache and the task CLI (not the debugger
+# live targets, sampling, the frame cache, the task CLI and the CLI's dumps of
+# a churning target (not the debugger
 # tests: see docs/fuzzing.md).
 ASAN_PYTEST=(test_cli.py test_live_stacks.py test_sampling.py test_frame_cache.py
-             test_tasks.py::test_thousand_idle_tasks test_tasks.py::test_no_tasks_to_read)
+             test_tasks.py::test_thousand_idle_tasks test_tasks.py::test_no_tasks_to_read
+             test_churn.py::test_cli_dumps_under_churn)
 
 run_pytest_asan() {
     # The runtimes are preloaded into the python3 that runs pytest (the
