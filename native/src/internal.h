@@ -20,6 +20,8 @@
 
 _Static_assert(sizeof(pyf_frame) == PYF_FRAME_SIZE, "pyf_frame is frozen");
 _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
+_Static_assert(sizeof(pyf_snapshot_copy) == PYF_SNAPSHOT_COPY_SIZE,
+               "pyf_snapshot_copy is frozen");
 _Static_assert(sizeof(pyf_interp) == PYF_INTERP_SIZE, "pyf_interp is frozen");
 _Static_assert(sizeof(pyf_python_info) == 40, "pyf_python_info is frozen");
 _Static_assert(sizeof(pyf_stats) == 176, "pyf_stats is frozen");
@@ -337,7 +339,6 @@ typedef struct pyf__cache_entry {
     uint64_t seq;            /* last_profiled_frame_seq once the anchor was ours */
     uint64_t table_id;       /* the table its keys index */
     uint32_t *keys;          /* the stack from the anchor down, innermost first */
-    pyf_frame *frames;       /* the same frames as a snapshot shows them */
     uint32_t n;
     bool seen;               /* its thread was in the current snapshot */
 } pyf__cache_entry;
@@ -437,6 +438,7 @@ struct pyf_target {
     bool torn_moved;         /* ... in two copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
+    uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
@@ -618,11 +620,11 @@ bool pyf__cache_protocol(const pyf_target *t);
 /* Walk one thread with the protocol; tsbuf is its thread state as read. */
 int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
                     uint64_t thread_id, const pyf__sink *sink, uint32_t *more);
-/* At the anchor (the sink's at_anchor): 1 and the cached keys and frames
- * that follow the anchor (*entry_from_c: the anchor itself was entered
- * from C) when the cache holds the rest of the stack, 0 when not. */
-int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **frames,
-                        uint32_t *n, bool *entry_from_c);
+/* At the anchor (the sink's at_anchor): 1 and the cached keys of the
+ * frames that follow the anchor (*entry_from_c: the anchor itself was
+ * entered from C) when the cache holds the rest of the stack, 0 when not. */
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
+                        bool *entry_from_c);
 /* After a snapshot of every thread: entries of threads not seen are dropped. */
 void pyf__cache_sweep(pyf_target *t);
 
