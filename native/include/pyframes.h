@@ -467,7 +467,10 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * library fills the rest and, when they fit (PYF_COPY_ARRAYS), puts
  * pyf_interp[ninterps] right after the struct and pyf_thread[nthreads]
  * right after them; c->size is the bytes the whole takes.  Without
- * PYF_COPY_ARRAYS the arrays are read through the snapshot as usual.
+ * PYF_COPY_ARRAYS the arrays are read through the snapshot as usual;
+ * PYF_COPY_SAME_ARRAYS says they are, byte for byte, what the buffer held
+ * there before the call (a caller that converted the last copy in the
+ * same buffer can reuse what it made of it).
  *
  * serial numbers the target's snapshots (1, 2, ...); same_as is the serial
  * of the snapshot PYF_THREAD_SAME_FRAMES compares with (the target's last
@@ -487,6 +490,7 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * target.  On failure nothing but c->out (NULL) is written. */
 #define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
 #define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */
+#define PYF_COPY_SAME_ARRAYS 0x04u /* the arrays were in the buffer already */
 
 typedef struct pyf_snapshot_copy {
     uint32_t cap;                          /* in: bytes of the buffer */

@@ -439,6 +439,7 @@ struct pyf_target {
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
+    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
@@ -608,6 +609,9 @@ static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
  * past w->keep_frames. */
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      const pyf__sink *sink, uint32_t *more);
+
+/* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
+void pyf__snapshot_spare_free(pyf_target *t);
 
 /* Walk interpreters and threads (threads.c). */
 int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,

@@ -335,6 +335,39 @@ static int make_frames(snap *s)
     return PYF_OK;
 }
 
+/* A snapshot freed by pyf_snapshot_take_copy, which had no failure and no
+ * task: its arrays are kept for the next snapshot of the target (one
+ * spare at most), the rest is released. */
+static void recycle(pyf_target *t, snap *s)
+{
+    pyf__table_unref(s->table);
+    pyf__arena_free(&s->arena);
+    pyf__tasks_free(&s->tasks);
+    pyf__snapshot_spare_free(t);
+    snap keep = *s;
+    memset(s, 0, sizeof *s);
+    s->interps = keep.interps;
+    s->threads = keep.threads;
+    s->frames = keep.frames;
+    s->frame_keys = keep.frame_keys;
+    s->entries = keep.entries;
+    s->cap_i = keep.cap_i;
+    s->cap_t = keep.cap_t;
+    s->cap_f = keep.cap_f;
+    s->cap_k = keep.cap_k;
+    s->cap_e = keep.cap_e;
+    t->spare_snap = s;
+}
+
+void pyf__snapshot_spare_free(pyf_target *t)
+{
+    if (t->spare_snap != NULL) {
+        snap *s = t->spare_snap;
+        t->spare_snap = NULL;
+        pyf_snapshot_free(&s->pub);
+    }
+}
+
 /* pyf_snapshot_take but the frames (make_frames). */
 static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
 {
@@ -348,8 +381,9 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
             return pyf__fail(t, rc, "%s", t->fail.detail);
         req = &local;
     }
-    snap *s = calloc(1, sizeof *s);
-    if (s == NULL)
+    snap *s = t->spare_snap;
+    t->spare_snap = NULL;
+    if (s == NULL && (s = calloc(1, sizeof *s)) == NULL)
         return PYF_ENOMEM;
     s->t = t;
     s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
@@ -501,11 +535,16 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     if (!done && (rc = finish(t, s, &out)) != PYF_OK)
         return rc; /* s is freed */
     uint8_t *dst = (uint8_t *)c;
-    if (arrays && ai > 0)
+    /* the size field still says how much the buffer held */
+    bool same = arrays && c->size == size &&
+                (ai == 0 || memcmp(dst + sizeof *c, s->interps, ai) == 0) &&
+                (at == 0 || memcmp(dst + sizeof *c + ai, s->threads, at) == 0);
+    if (arrays && !same && ai > 0)
         memcpy(dst + sizeof *c, s->interps, ai);
-    if (arrays && at > 0)
+    if (arrays && !same && at > 0)
         memcpy(dst + sizeof *c + ai, s->threads, at);
-    c->flags = (arrays ? PYF_COPY_ARRAYS : 0u) | (done ? PYF_COPY_FREED : 0u);
+    c->flags = (arrays ? PYF_COPY_ARRAYS : 0u) | (done ? PYF_COPY_FREED : 0u) |
+               (same ? PYF_COPY_SAME_ARRAYS : 0u);
     c->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
     c->reserved = 0;
     c->serial = t->epoch;
@@ -518,7 +557,7 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
         c->snapshot.interps = NULL;
         c->snapshot.threads = NULL;
         c->table.frame_keys = NULL;
-        pyf_snapshot_free(&s->pub); /* its frames never made */
+        recycle(t, s); /* its frames never made */
     }
     c->out = out;
     return PYF_OK;

@@ -482,6 +482,30 @@ static void test_take_copy(int minor)
     pyf_snapshot_free(c->out);
     kept = c->kept;
 
+    /* the same buffer again: the arrays it holds are the same */
+    c->cap = sizeof copy_buf;
+    c->kept = kept;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED) && c->out == NULL);
+    kept = c->kept;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_SAME_ARRAYS));
+    CHECK(c->same_as == kept && c->out == NULL);
+    kept = c->kept;
+    /* one byte of a thread's row changed in the buffer: copied again */
+    th = (const pyf_thread *)((const uint8_t *)c + sizeof *c + sizeof(pyf_interp));
+    ((pyf_thread *)th)[1].more_frames = 99;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED) && th[1].more_frames == 0);
+    kept = c->kept;
+    /* a thread moved: its row (SAME_FRAMES) is not the same */
+    move_top(&sc, 0);
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == PYF_COPY_ARRAYS && c->out != NULL);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    kept = c->kept;
+
     /* entries asked: the snapshot is the caller's even when nothing moved */
     pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_ENTRIES};
     c->cap = sizeof copy_buf;
