@@ -106,6 +106,10 @@ _TABLE_FORMAT = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layou
 _COPY_FORMAT = struct.Struct("@IIPQPIIQQ" + _SNAPSHOT_FORMAT.format[1:] +
                              _TABLE_FORMAT.format[1:])
 _COPY_INPUTS = struct.Struct("@IIPQ")  # cap, flags, request, kept
+_COPY_BRIEF = struct.Struct("@4xI32xQQ")  # flags, serial, same_as
+# the library freed the snapshot (every thread the same as in the last one)
+# and the interps and threads it copied are what the buffer held
+_COPY_UNCHANGED = _abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARRAYS
 _KEPT = struct.Struct("@Q")
 _KEPT_AT = 16
 _COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
@@ -244,6 +248,7 @@ class Target:
         self._kept = 0
         self._copy_grow(_COPY_CAP)
         self._thread_fields = {}  # see _build
+        self._recipe = None  # see _convert_copy
         # pyf_snapshot_take_copy and pyf_snapshot_free without argtypes
         # (each argument a ctypes object already: ctypes converts nothing),
         # the cheapest calls
@@ -336,26 +341,34 @@ class Target:
         :attr:`Thread.entries` (see pyf_snapshot_entries).
         """
         handle = self._check_open()
-        key = (native_tid, max_depth, limit, tasks, entries)
-        req = self._requests.get(key)
+        req = self._requests.get((native_tid, max_depth, limit, tasks, entries))
         if req is None:
-            req = self._request(*key)
-        try:
-            return self._snapshot(handle, req, tasks, entries)
-        except _ListsLost:
-            # cannot happen while this Target alone takes its snapshots
-            return self._snapshot(handle, req, tasks, entries)
-
-    def _snapshot(self, handle, req, tasks, entries):
-        """One pyf_snapshot_take_copy, converted; the snapshot is freed."""
+            req = self._request(native_tid, max_depth, limit, tasks, entries)
         view = self._copy_view
         if req is not self._copy_req:
             self._copy_req = req
             _COPY_INPUTS.pack_into(view, 0, self._copy_cap, 0,
-                                   _abi.ctypes.cast(req, _abi.c_void_p).value or 0,
-                                   self._kept)
+                                   _abi.ctypes.cast(req, _abi.c_void_p).value, self._kept)
         rc = self._take_copy(handle, self._copy_ref)
-        head = _COPY_FORMAT.unpack_from(view)
+        if rc == 0 and self._recipe is not None and self._binding is None:
+            flags, serial, same_as = _COPY_BRIEF.unpack_from(view)
+            if flags == _COPY_UNCHANGED and same_as == self._kept:
+                # the last snapshot's fields, with new lists
+                self._kept = serial
+                return self._rebuild(self._recipe)
+        try:
+            return self._convert_head(rc, _COPY_FORMAT.unpack_from(view), tasks, entries)
+        except _ListsLost:
+            # cannot happen while this Target alone takes its snapshots:
+            # again without lists kept (the snapshot is not freed then)
+            return self.snapshot(native_tid=native_tid, max_depth=max_depth, limit=limit,
+                                 tasks=tasks, entries=entries)
+
+    def _convert_head(self, rc, head, tasks, entries):
+        """The model of what pyf_snapshot_take_copy returned (rc) and
+        copied (head: the buffer's pyf_snapshot_copy unpacked); the
+        snapshot, when the library left one, is freed."""
+        view = self._copy_view
         out = head[4]  # NULL on failure and when the library freed it
         try:
             if self._binding is not None:
@@ -382,6 +395,7 @@ class Target:
         except BaseException:
             self._table.forget_lists()
             self._kept = 0
+            self._recipe = None
             _KEPT.pack_into(view, _KEPT_AT, 0)
             raise
         finally:
@@ -534,7 +548,9 @@ class Target:
             rows = _THREAD_FORMAT.iter_unpack(
                 string_at(cthreads, nthreads * _THREAD_FORMAT.size)) if nthreads else ()
         nframes = min(nframes, fields[1]) if cframes and fields[5] else 0
-        return self._build(fields, cinterps, rows, nthreads, nframes, same)
+        snapshot = self._build(fields, cinterps, rows, nthreads, nframes, same)
+        self._recipe = None
+        return snapshot
 
     def _convert_copy(self, head, fields, same):
         """The model objects from pyf_snapshot_take_copy's buffer (its
@@ -555,7 +571,37 @@ class Target:
             rows = _THREAD_FORMAT.iter_unpack(view[at:at + nthreads * _THREAD_FORMAT.size])
         if fields[5]:
             nframes = min(nframes, fields[1])
-        return self._build(fields, cinterps, rows, nthreads, nframes, same)
+        snapshot = self._build(fields, cinterps, rows, nthreads, nframes, same)
+        # what _rebuild makes the next snapshot from when it reads the same
+        # (only threads without errors: a failure's text is of its snapshot)
+        threads, interps = self._built
+        self._recipe = None
+        if all(fields_of["error_code"] == 0 for fields_of, _ in threads):
+            self._recipe = (threads, interps)
+        return snapshot
+
+    def _rebuild(self, recipe):
+        """A snapshot like the last one (_convert_copy's recipe): the same
+        fields, each thread's frames a new copy of the list kept."""
+        lists = self._table._lists
+        new = object.__new__
+        threads = []
+        for fields_of, tstate_addr in recipe[0]:
+            t = new(Thread)
+            d = t.__dict__
+            d.update(fields_of)
+            d["frames"] = lists[tstate_addr].copy()
+            threads.append(t)
+        interps = []
+        for fields_of, first, count in recipe[1]:
+            i = new(Interpreter)
+            d = i.__dict__
+            d.update(fields_of)
+            d["threads"] = threads if count < 0 else threads[first:first + count]
+            interps.append(i)
+        snapshot = new(Snapshot)
+        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
+        return snapshot
 
     def _build(self, fields, cinterps, rows, nthreads, nframes, same):
         """Snapshot, Interpreter and Thread objects from the unpacked
@@ -572,6 +618,7 @@ class Target:
         # row did not change takes them from the last snapshot
         known, self._thread_fields = self._thread_fields, {}
         kept = self._thread_fields
+        built = []  # (fields, tstate_addr) of each thread
         threads = []
         new = object.__new__
         thread_list = ft.thread_list
@@ -614,15 +661,20 @@ class Target:
             d.update(fields_of)
             d["frames"] = frames
             threads.append(t)
+            built.append((fields_of, tstate_addr))
         interps = []
+        built_interps = []  # (fields, first, count; -1: all the threads)
         for addr, interp_id, first, count in cinterps:
             first = min(first, nthreads)
             count = min(count, nthreads - first)
+            if count == len(threads) and ninterps == 1:
+                count = -1
             i = new(Interpreter)
             i.__dict__.update(id=interp_id, addr=addr,
-                              threads=threads if count == len(threads) and ninterps == 1
-                              else threads[first:first + count])
+                              threads=threads if count < 0 else threads[first:first + count])
             interps.append(i)
+            built_interps.append(({"id": interp_id, "addr": addr}, first, count))
+        self._built = (built, built_interps)
         snapshot = new(Snapshot)
         snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
         return snapshot
