@@ -340,7 +340,9 @@ class Target:
         threads are walked.  ``entries`` fills each thread's
         :attr:`Thread.entries` (see pyf_snapshot_entries).
         """
-        handle = self._check_open()
+        handle = self._handle
+        if not handle:
+            self._check_open()  # raises
         req = self._requests.get((native_tid, max_depth, limit, tasks, entries))
         if req is None:
             req = self._request(native_tid, max_depth, limit, tasks, entries)
@@ -577,20 +579,22 @@ class Target:
         threads, interps = self._built
         self._recipe = None
         if all(fields_of["error_code"] == 0 for fields_of, _ in threads):
-            self._recipe = (threads, interps)
+            # each thread's fields and the list kept of its frames
+            lists = self._table._lists
+            self._recipe = ([(fields_of, lists[tstate_addr])
+                             for fields_of, tstate_addr in threads], interps)
         return snapshot
 
     def _rebuild(self, recipe):
         """A snapshot like the last one (_convert_copy's recipe): the same
         fields, each thread's frames a new copy of the list kept."""
-        lists = self._table._lists
         new = object.__new__
         threads = []
-        for fields_of, tstate_addr in recipe[0]:
+        for fields_of, frames in recipe[0]:
             t = new(Thread)
             d = t.__dict__
             d.update(fields_of)
-            d["frames"] = lists[tstate_addr].copy()
+            d["frames"] = frames.copy()
             threads.append(t)
         interps = []
         for fields_of, first, count in recipe[1]:
