@@ -491,6 +491,7 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
 #define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
 #define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */
 #define PYF_COPY_SAME_ARRAYS 0x04u /* the arrays were in the buffer already */
+#define PYF_COPY_KEPT 0x08u     /* kept was same_as (set with FREED, too) */
 
 typedef struct pyf_snapshot_copy {
     uint32_t cap;                          /* in: bytes of the buffer */

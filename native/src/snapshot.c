@@ -544,7 +544,8 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     if (arrays && !same && at > 0)
         memcpy(dst + sizeof *c + ai, s->threads, at);
     c->flags = (arrays ? PYF_COPY_ARRAYS : 0u) | (done ? PYF_COPY_FREED : 0u) |
-               (same ? PYF_COPY_SAME_ARRAYS : 0u);
+               (same ? PYF_COPY_SAME_ARRAYS : 0u) |
+               (c->kept != 0 && c->kept == same_as ? PYF_COPY_KEPT : 0u);
     c->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
     c->reserved = 0;
     c->serial = t->epoch;

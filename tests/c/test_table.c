@@ -437,7 +437,7 @@ static void test_take_copy(int minor)
     /* nothing moved and the caller keeps the first: freed at once */
     c = take_copy(t, sizeof copy_buf, first);
     REQUIRE(c != NULL);
-    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED) && c->out == NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) && c->out == NULL);
     CHECK(c->serial == first + 1 && c->same_as == first && c->kept == first + 1);
     CHECK(c->snapshot.interps == NULL && c->snapshot.threads == NULL &&
           c->snapshot.frames == NULL && c->table.frame_keys == NULL);
@@ -469,7 +469,7 @@ static void test_take_copy(int minor)
     move_top(&sc, 2);
     c = take_copy(t, sizeof copy_buf, kept);
     REQUIRE(c != NULL);
-    CHECK(c->flags == PYF_COPY_ARRAYS && c->out != NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
     check_copy(c);
     pyf_snapshot_free(c->out);
     kept = c->kept;
@@ -477,7 +477,7 @@ static void test_take_copy(int minor)
     /* the arrays do not fit: the snapshot is the caller's */
     c = take_copy(t, sizeof *c, kept);
     REQUIRE(c != NULL);
-    CHECK(c->flags == 0 && c->out != NULL && c->size > sizeof *c);
+    CHECK(c->flags == PYF_COPY_KEPT && c->out != NULL && c->size > sizeof *c);
     check_copy(c);
     pyf_snapshot_free(c->out);
     kept = c->kept;
@@ -486,22 +486,24 @@ static void test_take_copy(int minor)
     c->cap = sizeof copy_buf;
     c->kept = kept;
     CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
-    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED) && c->out == NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) && c->out == NULL);
     kept = c->kept;
     CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
-    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_SAME_ARRAYS));
+    CHECK(c->flags ==
+          (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_SAME_ARRAYS | PYF_COPY_KEPT));
     CHECK(c->same_as == kept && c->out == NULL);
     kept = c->kept;
     /* one byte of a thread's row changed in the buffer: copied again */
     th = (const pyf_thread *)((const uint8_t *)c + sizeof *c + sizeof(pyf_interp));
     ((pyf_thread *)th)[1].more_frames = 99;
     CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
-    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED) && th[1].more_frames == 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) &&
+          th[1].more_frames == 0);
     kept = c->kept;
     /* a thread moved: its row (SAME_FRAMES) is not the same */
     move_top(&sc, 0);
     CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
-    CHECK(c->flags == PYF_COPY_ARRAYS && c->out != NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
     check_copy(c);
     pyf_snapshot_free(c->out);
     kept = c->kept;
@@ -512,7 +514,7 @@ static void test_take_copy(int minor)
     c->request = &req;
     c->kept = kept;
     CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
-    CHECK(c->flags == PYF_COPY_ARRAYS && c->out != NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
     pyf_snapshot_free(c->out);
     pyf_target_close(t);
     fake_free(sc.ft);

@@ -9,6 +9,7 @@ elf_runtime_address are the library's runtime-location helpers.
 
 import array
 import struct
+import sys
 
 from . import _abi
 from . import _loader, _readers, errors, model
@@ -105,11 +106,14 @@ _TABLE_FORMAT = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layou
 # pyf_snapshot_copy: its own fields, then a pyf_snapshot and a pyf_frame_table
 _COPY_FORMAT = struct.Struct("@IIPQPIIQQ" + _SNAPSHOT_FORMAT.format[1:] +
                              _TABLE_FORMAT.format[1:])
-_COPY_INPUTS = struct.Struct("@IIPQ")  # cap, flags, request, kept
-_COPY_BRIEF = struct.Struct("@4xI32xQQ")  # flags, serial, same_as
-# the library freed the snapshot (every thread the same as in the last one)
-# and the interps and threads it copied are what the buffer held
-_COPY_UNCHANGED = _abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARRAYS
+_COPY_INPUTS = struct.Struct("@IIP")  # cap, flags, request (kept stays)
+# the library freed the snapshot (every thread the same as in the last one,
+# whose lists are kept here) and the interps and threads it copied are what
+# the buffer held
+_COPY_UNCHANGED = (_abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARRAYS |
+                   _abi.PYF_COPY_KEPT)
+_COPY_KEPT = _abi.PYF_COPY_KEPT
+_FLAGS_BYTE = 4 if sys.byteorder == "little" else 7  # the low byte of flags
 _KEPT = struct.Struct("@Q")
 _KEPT_AT = 16
 _COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
@@ -242,10 +246,9 @@ class Target:
         self.cache = "off"
         self._table = FrameTable()
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
-        # pyf_snapshot_take_copy's buffer (made once: a Target is used by one
-        # thread at a time), and the serial of the snapshot whose thread
+        # pyf_snapshot_take_copy's buffer, made once (a Target is used by one
+        # thread at a time); its kept field says which snapshot's thread
         # lists self._table keeps (0: none)
-        self._kept = 0
         self._copy_grow(_COPY_CAP)
         self._thread_fields = {}  # see _build
         self._recipe = None  # see _convert_copy
@@ -350,14 +353,12 @@ class Target:
         if req is not self._copy_req:
             self._copy_req = req
             _COPY_INPUTS.pack_into(view, 0, self._copy_cap, 0,
-                                   _abi.ctypes.cast(req, _abi.c_void_p).value, self._kept)
+                                   _abi.ctypes.cast(req, _abi.c_void_p).value)
         rc = self._take_copy(handle, self._copy_ref)
-        if rc == 0 and self._recipe is not None and self._binding is None:
-            flags, serial, same_as = _COPY_BRIEF.unpack_from(view)
-            if flags == _COPY_UNCHANGED and same_as == self._kept:
-                # the last snapshot's fields, with new lists
-                self._kept = serial
-                return self._rebuild(self._recipe)
+        if (rc == 0 and view[_FLAGS_BYTE] == _COPY_UNCHANGED and self._recipe is not None and
+                self._binding is None):
+            # the last snapshot's fields, with new lists
+            return self._rebuild(self._recipe)
         try:
             return self._convert_head(rc, _COPY_FORMAT.unpack_from(view), tasks, entries)
         except _ListsLost:
@@ -383,7 +384,7 @@ class Target:
             fields = head[20:]  # the pyf_frame_table
             # SAME_FRAMES speaks of the library's last snapshot: the lists
             # kept here must be of that one (kept was, before the call)
-            same = _SAME_FRAMES if head[8] and head[8] == self._kept else 0
+            same = _SAME_FRAMES if flags & _COPY_KEPT else 0
             if flags & _COPY_ARRAYS:
                 snapshot = self._convert_copy(head, fields, same)
             else:
@@ -392,11 +393,9 @@ class Target:
                 self._convert_tasks(_abi.ctypes.cast(out, _SNAPSHOT_P), fields[5], snapshot)
             if entries:
                 self._convert_entries(_abi.ctypes.cast(out, _SNAPSHOT_P), snapshot)
-            self._kept = head[7]  # the library's kept, too
-            return snapshot
+            return snapshot  # the library set kept to this one
         except BaseException:
             self._table.forget_lists()
-            self._kept = 0
             self._recipe = None
             _KEPT.pack_into(view, _KEPT_AT, 0)
             raise
