@@ -118,8 +118,8 @@ _KEPT = struct.Struct("@Q")
 _KEPT_AT = 16
 _COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
 _COPY_FREED = _abi.PYF_COPY_FREED
-_COPY_CAP = 4096
-_SNAPSHOT_P = _abi.POINTER(_abi.pyf_snapshot)  # the first copy buffer: the interps and threads of most targets
+_COPY_CAP = 4096  # the first copy buffer: the interps and threads of most targets
+_SNAPSHOT_P = _abi.POINTER(_abi.pyf_snapshot)
 _TASK_FORMAT = struct.Struct("@QQQQQqPIIIIIIiIP")  # pyf_task
 _TASK_LIST_FORMAT = struct.Struct("@IiPPIIIiP")  # pyf_task_list, its first layout
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
@@ -619,6 +619,7 @@ class Target:
         last = ft.begin()
         # each thread's fields but its frames, by its row: a thread whose
         # row did not change takes them from the last snapshot
+        free_threaded = self.python.free_threaded
         known, self._thread_fields = self._thread_fields, {}
         kept = self._thread_fields
         built = []  # (fields, tstate_addr) of each thread
@@ -657,6 +658,8 @@ class Target:
                     tstate_addr=tstate_addr,
                     more_frames=more,
                 )
+                if free_threaded:  # Thread.free_threaded, default False
+                    fields_of["free_threaded"] = True
             if error_code == 0:  # a failure's text is of its snapshot only
                 kept[row] = fields_of
             t = new(Thread)
