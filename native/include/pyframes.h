@@ -469,8 +469,9 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * right after them; c->size is the bytes the whole takes.  Without
  * PYF_COPY_ARRAYS the arrays are read through the snapshot as usual;
  * PYF_COPY_SAME_ARRAYS says they are, byte for byte, what the buffer held
- * there before the call (a caller that converted the last copy in the
- * same buffer can reuse what it made of it).
+ * there before the call, whose size field had the same size (a caller that
+ * converted the last copy in the same buffer can reuse what it made of
+ * it).
  *
  * serial numbers the target's snapshots (1, 2, ...); same_as is the serial
  * of the snapshot PYF_THREAD_SAME_FRAMES compares with (the target's last
