@@ -457,6 +457,63 @@ typedef struct pyf_frame_table {
  * struct_size below PYF_FRAME_TABLE_SIZE_V0. */
 PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
 
+/* ==== One call for a binding ==============================================
+ * pyf_snapshot_take, and what a binding reads of the snapshot (its header,
+ * pyf_snapshot_table's answer, the interps and threads) copied into one
+ * buffer of the caller, in one call with two arguments: for bindings that
+ * pay for each call, each argument and each read of library memory
+ * (Python's ctypes).
+ *
+ * c points to a buffer of c->cap bytes (8-byte aligned, at least
+ * sizeof(pyf_snapshot_copy)) that starts with a pyf_snapshot_copy whose
+ * inputs the caller sets: cap, request (NULL: everything) and kept.  The
+ * library fills the rest and, when they fit (PYF_COPY_ARRAYS), puts
+ * pyf_interp[ninterps] right after the struct and pyf_thread[nthreads]
+ * right after them; c->size is the bytes the whole takes.  Without
+ * PYF_COPY_ARRAYS the arrays are read through the snapshot as usual;
+ * PYF_COPY_SAME_ARRAYS says they are, byte for byte, what the buffer held
+ * there before the call, whose size field had the same size (a caller that
+ * converted the last copy in the same buffer can reuse what it made of
+ * it).
+ *
+ * serial numbers the target's snapshots (1, 2, ...); same_as is the serial
+ * of the snapshot PYF_THREAD_SAME_FRAMES compares with (the target's last
+ * successful one; 0 when none).  kept is the serial of the snapshot whose
+ * frames, thread by thread, the caller keeps (0: none); on success the
+ * library sets it to this snapshot's serial, the caller sets it back to 0
+ * when it does not keep this one's.
+ *
+ * c->out is the snapshot, to free with pyf_snapshot_free, unless nothing
+ * else of it can be needed: kept was same_as, the arrays were copied,
+ * every thread has PYF_THREAD_SAME_FRAMES and no failure, and the request
+ * asks neither PYF_SNAP_TASKS nor PYF_SNAP_ENTRIES.  Then the snapshot is
+ * freed at once (its frames never made), c->out is NULL and PYF_COPY_FREED
+ * is set: the copy's pointers into the snapshot (snapshot.interps,
+ * .threads, .frames, table.frame_keys) are NULL, and table.records,
+ * table.keys and their strings stay valid only until the next call on the
+ * target.  On failure nothing but c->out (NULL) is written. */
+#define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
+#define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */
+#define PYF_COPY_SAME_ARRAYS 0x04u /* the arrays were in the buffer already */
+#define PYF_COPY_KEPT 0x08u     /* kept was same_as (set with FREED, too) */
+
+typedef struct pyf_snapshot_copy {
+    uint32_t cap;                          /* in: bytes of the buffer */
+    uint32_t flags;                        /* PYF_COPY_* */
+    const pyf_snapshot_request *request;   /* in */
+    uint64_t kept;                         /* in and out */
+    pyf_snapshot *out;
+    uint32_t size;                         /* bytes of the whole copy */
+    uint32_t reserved;
+    uint64_t serial;
+    uint64_t same_as;
+    pyf_snapshot snapshot;                 /* the header */
+    pyf_frame_table table;                 /* as pyf_snapshot_table fills it */
+} pyf_snapshot_copy;
+#define PYF_SNAPSHOT_COPY_SIZE 168u /* frozen within 0.x, like the arrays' */
+
+PYF_API int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c);
+
 /* ==== asyncio tasks (CPython 3.14+) =======================================
  * CPython 3.14+ publishes the layout of its asyncio tasks in the section
  * .AsyncioDebug (the symbol _AsyncioDebug): in the _asyncio extension

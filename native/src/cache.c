@@ -30,17 +30,14 @@ static void entry_drop(pyf__frame_cache *fc, uint32_t i)
 {
     fc->nkeys -= fc->v[i].n;
     free(fc->v[i].keys);
-    free(fc->v[i].frames);
     fc->v[i] = fc->v[--fc->n];
     fc->cur = NULL;
 }
 
 void pyf__cache_clear(pyf__frame_cache *fc)
 {
-    for (uint32_t i = 0; i < fc->n; i++) {
+    for (uint32_t i = 0; i < fc->n; i++)
         free(fc->v[i].keys);
-        free(fc->v[i].frames);
-    }
     free(fc->v);
     free(fc->tmp);
     uint32_t mode = fc->mode;
@@ -120,8 +117,8 @@ static int read_anchor(pyf_target *t, uint64_t tstate, uint64_t *frame, uint64_t
     return rc;
 }
 
-int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **frames,
-                        uint32_t *n, bool *entry_from_c)
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
+                        bool *entry_from_c)
 {
     pyf__frame_cache *fc = &t->cache;
     pyf__cache_entry *e = fc->cur;
@@ -143,7 +140,6 @@ int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **
     uint32_t rec = tb->keys[e->keys[i]].record;
     *entry_from_c = rec < tb->nrecords && (tb->records[rec].flags & PYF_FRAME_ENTRY_FROM_C);
     *keys = e->keys + i + 1;
-    *frames = e->frames + i + 1;
     *n = e->n - i - 1;
     fc->outcome = i == 0 && fc->walked == 1 ? 1 : 2;
     t->stats.frames_from_cache += *n;
@@ -205,11 +201,8 @@ static pyf__cache_entry *entry_slot(pyf__frame_cache *fc, uint64_t tstate, uint3
         return NULL;
     pyf__cache_entry *e = &fc->v[fc->n];
     memset(e, 0, sizeof *e);
-    if (n > 0 && ((e->keys = malloc(n * sizeof *e->keys)) == NULL ||
-                  (e->frames = malloc(n * sizeof *e->frames)) == NULL)) {
-        free(e->keys);
+    if (n > 0 && (e->keys = malloc(n * sizeof *e->keys)) == NULL)
         return NULL;
-    }
     fc->n++;
     return e;
 }
@@ -277,8 +270,6 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     e->n = fc->ntmp;
     e->seen = true;
     memcpy(e->keys, fc->tmp, fc->ntmp * sizeof *e->keys);
-    for (uint32_t i = 0; i < fc->ntmp; i++)
-        e->frames[i] = pyf__table_frame(t->table, fc->tmp[i]);
     fc->nkeys += fc->ntmp;
 out:
     p->n = pn;

@@ -20,6 +20,8 @@
 
 _Static_assert(sizeof(pyf_frame) == PYF_FRAME_SIZE, "pyf_frame is frozen");
 _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
+_Static_assert(sizeof(pyf_snapshot_copy) == PYF_SNAPSHOT_COPY_SIZE,
+               "pyf_snapshot_copy is frozen");
 _Static_assert(sizeof(pyf_interp) == PYF_INTERP_SIZE, "pyf_interp is frozen");
 _Static_assert(sizeof(pyf_python_info) == 40, "pyf_python_info is frozen");
 _Static_assert(sizeof(pyf_stats) == 176, "pyf_stats is frozen");
@@ -344,7 +346,6 @@ typedef struct pyf__cache_entry {
     uint64_t seq;            /* last_profiled_frame_seq once the anchor was ours */
     uint64_t table_id;       /* the table its keys index */
     uint32_t *keys;          /* the stack from the anchor down, innermost first */
-    pyf_frame *frames;       /* the same frames as a snapshot shows them */
     uint32_t n;
     bool seen;               /* its thread was in the current snapshot */
 } pyf__cache_entry;
@@ -447,6 +448,8 @@ struct pyf_target {
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t tlbc_failures;  /* failed reads of thread-local bytecode arrays:
                                 a frame shows no location, no walk fails */
+    uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
+    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
     uint64_t code_generation;/* last interp code_object_generation seen */
     bool code_generation_known;
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
@@ -627,6 +630,9 @@ int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                      const pyf__sink *sink, uint32_t *more);
 
+/* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
+void pyf__snapshot_spare_free(pyf_target *t);
+
 /* Walk interpreters and threads (threads.c). */
 int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,
                   const pyf__sink *sink);
@@ -638,11 +644,11 @@ bool pyf__cache_protocol(const pyf_target *t);
 /* Walk one thread with the protocol; tsbuf is its thread state as read. */
 int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
                     uint64_t thread_id, const pyf__sink *sink, uint32_t *more);
-/* At the anchor (the sink's at_anchor): 1 and the cached keys and frames
- * that follow the anchor (*entry_from_c: the anchor itself was entered
- * from C) when the cache holds the rest of the stack, 0 when not. */
-int pyf__cache_continue(pyf_target *t, const uint32_t **keys, const pyf_frame **frames,
-                        uint32_t *n, bool *entry_from_c);
+/* At the anchor (the sink's at_anchor): 1 and the cached keys of the
+ * frames that follow the anchor (*entry_from_c: the anchor itself was
+ * entered from C) when the cache holds the rest of the stack, 0 when not. */
+int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
+                        bool *entry_from_c);
 /* After a snapshot of every thread: entries of threads not seen are dropped. */
 void pyf__cache_sweep(pyf_target *t);
 

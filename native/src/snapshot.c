@@ -19,7 +19,7 @@ typedef struct snap {
     pyf_snapshot pub; /* first: the public pointer is the snap pointer */
     pyf_interp *interps;
     pyf_thread *threads;
-    pyf_frame *frames;
+    pyf_frame *frames;        /* made from frame_keys once the walk is done */
     uint32_t *frame_keys;     /* per frame: its key in the table */
     uint32_t cap_i, cap_t, cap_f, cap_k;
     uint32_t last_record;     /* the record of the most recent frame */
@@ -69,9 +69,8 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
         bool same = t->prev_table == s->table->id;
         s->guess = same ? t->prev_keys : NULL;
         /* room for as many frames as last time */
-        if (same && (!pyf__grow((void **)&s->frames, &s->cap_f, t->prev_n, sizeof *s->frames) ||
-                     !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
-                           sizeof *s->frame_keys)))
+        if (same && !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
+                               sizeof *s->frame_keys))
             return PYF_ENOMEM;
     }
     if (!pyf__grow((void **)&s->interps, &s->cap_i, s->pub.ninterps + 1,
@@ -158,8 +157,7 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
 {
     snap *s = ctx;
     uint32_t n = s->pub.nframes;
-    if (!pyf__grow((void **)&s->frames, &s->cap_f, n + 1, sizeof *s->frames) ||
-        !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
+    if (!pyf__grow((void **)&s->frame_keys, &s->cap_k, n + 1, sizeof *s->frame_keys))
         return PYF_ENOMEM;
     uint32_t rec, key, depth = n - s->t_first;
     if (depth < s->g_n &&
@@ -174,10 +172,6 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
         if (rc != PYF_OK)
             return rc;
     }
-    const pyf_record *r = &s->table->records[rec];
-    s->frames[n] = (pyf_frame){frame_addr, code_addr, r->function, r->filename,
-                               r->line, r->end_line, r->column, r->end_column,
-                               r->flags, 0};
     s->frame_keys[n] = key;
     s->last_record = rec;
     if (s->want_entries) {
@@ -194,16 +188,14 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
 }
 
 /* Frames known by their keys (from the frame cache), appended at once. */
-static int append_cached(snap *s, const uint32_t *keys, const pyf_frame *frames, uint32_t k)
+static int append_cached(snap *s, const uint32_t *keys, uint32_t k)
 {
     uint32_t n = s->pub.nframes;
     if (k == 0)
         return PYF_OK;
     if (k > UINT32_MAX - n ||
-        !pyf__grow((void **)&s->frames, &s->cap_f, n + k, sizeof *s->frames) ||
         !pyf__grow((void **)&s->frame_keys, &s->cap_k, n + k, sizeof *s->frame_keys))
         return PYF_ENOMEM;
-    memcpy(s->frames + n, frames, k * sizeof *frames);
     memcpy(s->frame_keys + n, keys, k * sizeof *keys);
     if (s->want_entries) { /* not kept by the cache: unknown */
         if (!pyf__grow((void **)&s->entries, &s->cap_e, n + k, sizeof *s->entries))
@@ -223,9 +215,6 @@ static void on_reverse(void *ctx, uint32_t first)
 {
     snap *s = ctx;
     for (uint32_t i = first, j = s->pub.nframes - 1; i < j; i++, j--) {
-        pyf_frame f = s->frames[i];
-        s->frames[i] = s->frames[j];
-        s->frames[j] = f;
         uint32_t k = s->frame_keys[i];
         s->frame_keys[i] = s->frame_keys[j];
         s->frame_keys[j] = k;
@@ -252,16 +241,15 @@ static int on_at_anchor(void *ctx)
     snap *s = ctx;
     pyf_target *t = s->t;
     const uint32_t *keys;
-    const pyf_frame *frames;
     uint32_t n;
     bool entry_from_c;
     t->cache.walked = s->threads[s->pub.nthreads - 1].nframes;
-    int took = pyf__cache_continue(t, &keys, &frames, &n, &entry_from_c);
+    int took = pyf__cache_continue(t, &keys, &n, &entry_from_c);
     if (took <= 0)
         return took;
     int rc = entry_from_c ? on_mark_entry(s, 0) : PYF_OK;
     if (rc == PYF_OK)
-        rc = append_cached(s, keys, frames, n);
+        rc = append_cached(s, keys, n);
     return rc == PYF_OK ? 1 : rc;
 }
 
@@ -271,16 +259,17 @@ static int on_mark_entry(void *ctx, uint64_t entry_addr)
     if (s->pub.nframes == 0)
         return PYF_OK;
     uint32_t n = s->pub.nframes - 1;
-    pyf_frame *f = &s->frames[n];
+    const pyf_frame_key *f = &s->table->keys[s->frame_keys[n]];
     /* the first entry under the frame: the one its eval call pushed (3.15
      * then has the thread's base frame, in no C frame) */
     if (s->want_entries && s->entries[n] == 0)
         s->entries[n] = entry_addr;
-    if (f->flags & PYF_FRAME_ENTRY_FROM_C)
+    if (s->table->records[f->record].flags & PYF_FRAME_ENTRY_FROM_C)
         return PYF_OK; /* marked already */
+    uint64_t frame_addr = f->frame_addr; /* f moves when the table grows */
     uint32_t rec, key, depth = n - s->t_first;
     if (depth < s->g_n &&
-        pyf__table_key_is_with(s->table, s->guess[s->g_first + depth], f->frame_addr,
+        pyf__table_key_is_with(s->table, s->guess[s->g_first + depth], frame_addr,
                                s->last_record, PYF_FRAME_ENTRY_FROM_C)) {
         key = s->guess[s->g_first + depth];
         rec = s->table->keys[key].record;
@@ -288,11 +277,10 @@ static int on_mark_entry(void *ctx, uint64_t entry_addr)
         int rc = pyf__table_record_with(s->table, s->last_record,
                                         PYF_FRAME_ENTRY_FROM_C, &rec);
         if (rc == PYF_OK)
-            rc = pyf__table_key(s->table, f->frame_addr, rec, &key);
+            rc = pyf__table_key(s->table, frame_addr, rec, &key);
         if (rc != PYF_OK)
             return rc;
     }
-    f->flags |= PYF_FRAME_ENTRY_FROM_C;
     s->frame_keys[n] = key;
     s->last_record = rec;
     return PYF_OK;
@@ -316,6 +304,7 @@ static void remember_keys(pyf_target *t, const snap *s)
     t->prev_n = n;
     t->prev_nthreads = nt;
     t->prev_table = s->table->id;
+    t->prev_epoch = t->epoch;
 }
 
 void pyf_snapshot_free(pyf_snapshot *pub)
@@ -334,13 +323,55 @@ void pyf_snapshot_free(pyf_snapshot *pub)
     free(s);
 }
 
-int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
-                      pyf_snapshot **out)
+/* The frames of the snapshot, from its keys. */
+static int make_frames(snap *s)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (t == NULL || out == NULL)
-        return PYF_EINVAL;
+    uint32_t n = s->pub.nframes;
+    if (n > 0 && !pyf__grow((void **)&s->frames, &s->cap_f, n, sizeof *s->frames))
+        return PYF_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        s->frames[i] = pyf__table_frame(s->table, s->frame_keys[i]);
+    s->pub.frames = s->frames;
+    return PYF_OK;
+}
+
+/* A snapshot freed by pyf_snapshot_take_copy, which had no failure and no
+ * task: its arrays are kept for the next snapshot of the target (one
+ * spare at most), the rest is released. */
+static void recycle(pyf_target *t, snap *s)
+{
+    pyf__table_unref(s->table);
+    pyf__arena_free(&s->arena);
+    pyf__tasks_free(&s->tasks);
+    pyf__snapshot_spare_free(t);
+    snap keep = *s;
+    memset(s, 0, sizeof *s);
+    s->interps = keep.interps;
+    s->threads = keep.threads;
+    s->frames = keep.frames;
+    s->frame_keys = keep.frame_keys;
+    s->entries = keep.entries;
+    s->cap_i = keep.cap_i;
+    s->cap_t = keep.cap_t;
+    s->cap_f = keep.cap_f;
+    s->cap_k = keep.cap_k;
+    s->cap_e = keep.cap_e;
+    t->spare_snap = s;
+}
+
+void pyf__snapshot_spare_free(pyf_target *t)
+{
+    if (t->spare_snap != NULL) {
+        snap *s = t->spare_snap;
+        t->spare_snap = NULL;
+        pyf_snapshot_free(&s->pub);
+    }
+}
+
+/* pyf_snapshot_take but the frames (make_frames). */
+static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
+{
+    *out = NULL;
     pyf_snapshot_request local;
     if (req != NULL) {
         int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, &local,
@@ -350,8 +381,9 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
             return pyf__fail(t, rc, "%s", t->fail.detail);
         req = &local;
     }
-    snap *s = calloc(1, sizeof *s);
-    if (s == NULL)
+    snap *s = t->spare_snap;
+    t->spare_snap = NULL;
+    if (s == NULL && (s = calloc(1, sizeof *s)) == NULL)
         return PYF_ENOMEM;
     s->t = t;
     s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
@@ -390,15 +422,36 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
         pyf__cache_sweep(t);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
-    s->pub.frames = s->frames;
     s->pub.interp_size = sizeof(pyf_interp);
     s->pub.thread_size = sizeof(pyf_thread);
     s->pub.frame_size = sizeof(pyf_frame);
     /* a broken thread's failure is its own (pyf_thread.failure): the call
      * succeeded, and pyf_target_failure says so */
     pyf__fail(t, PYF_OK, "%s", "");
+    *out = s;
+    return PYF_OK;
+}
+
+static int finish(pyf_target *t, snap *s, pyf_snapshot **out)
+{
+    if (make_frames(s) != PYF_OK) {
+        pyf_snapshot_free(&s->pub);
+        return pyf__fail(t, PYF_ENOMEM, "out of memory while building the snapshot");
+    }
     *out = &s->pub;
     return PYF_OK;
+}
+
+int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
+                      pyf_snapshot **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (t == NULL || out == NULL)
+        return PYF_EINVAL;
+    snap *s;
+    int rc = take(t, req, &s);
+    return rc == PYF_OK ? finish(t, s, out) : rc;
 }
 
 int pyf_snapshot_table(const pyf_snapshot *pub, pyf_frame_table *out)
@@ -455,5 +508,61 @@ int pyf_snapshot_entries(const pyf_snapshot *pub, const uint64_t **out)
     if (!s->want_entries)
         return PYF_ENOTSUP;
     *out = s->entries;
+    return PYF_OK;
+}
+
+/* ---- one call for a binding ---------------------------------------------- */
+
+int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
+{
+    if (c == NULL || ((uintptr_t)c & 7u) != 0)
+        return PYF_EINVAL;
+    c->out = NULL;
+    if (t == NULL || c->cap < sizeof *c)
+        return PYF_EINVAL;
+    uint64_t same_as = t->prev_table != 0 ? t->prev_epoch : 0;
+    snap *s;
+    int rc = take(t, c->request, &s);
+    if (rc != PYF_OK)
+        return rc;
+    uint32_t ni = s->pub.ninterps, nt = s->pub.nthreads;
+    size_t ai = (size_t)ni * sizeof(pyf_interp), at = (size_t)nt * sizeof(pyf_thread);
+    size_t size = sizeof *c + ai + at;
+    bool arrays = size <= c->cap;
+    /* nothing left in the snapshot for the caller? */
+    bool done = arrays && c->kept != 0 && c->kept == same_as && !s->tasks_asked &&
+                !s->want_entries;
+    for (uint32_t i = 0; i < nt && done; i++)
+        done = (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) && s->threads[i].failure == NULL;
+    pyf_snapshot *out = NULL;
+    if (!done && (rc = finish(t, s, &out)) != PYF_OK)
+        return rc; /* s is freed */
+    uint8_t *dst = (uint8_t *)c;
+    /* the size field still says how much the buffer held */
+    bool same = arrays && c->size == size &&
+                (ai == 0 || memcmp(dst + sizeof *c, s->interps, ai) == 0) &&
+                (at == 0 || memcmp(dst + sizeof *c + ai, s->threads, at) == 0);
+    if (arrays && !same && ai > 0)
+        memcpy(dst + sizeof *c, s->interps, ai);
+    if (arrays && !same && at > 0)
+        memcpy(dst + sizeof *c + ai, s->threads, at);
+    c->flags = (arrays ? PYF_COPY_ARRAYS : 0u) | (done ? PYF_COPY_FREED : 0u) |
+               (same ? PYF_COPY_SAME_ARRAYS : 0u) |
+               (c->kept != 0 && c->kept == same_as ? PYF_COPY_KEPT : 0u);
+    c->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+    c->reserved = 0;
+    c->serial = t->epoch;
+    c->same_as = same_as;
+    c->kept = t->epoch;
+    c->snapshot = s->pub;
+    c->table.struct_size = sizeof c->table;
+    pyf_snapshot_table(&s->pub, &c->table);
+    if (done) {
+        c->snapshot.interps = NULL;
+        c->snapshot.threads = NULL;
+        c->table.frame_keys = NULL;
+        recycle(t, s); /* its frames never made */
+    }
+    c->out = out;
     return PYF_OK;
 }

@@ -138,6 +138,7 @@ void pyf_target_close(pyf_target *t)
     pyf__table_unref(t->table); /* snapshots keep their references */
     free(t->prev_keys);
     free(t->prev_threads);
+    pyf__snapshot_spare_free(t);
     pyf__cache_clear(&t->cache);
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);

@@ -2,7 +2,8 @@
 
 Starts `python3.X` on a recursion of the given depth (pipe handshake) and
 measures, warm, each layer of what py-bt-fast does with the PID reader:
-the library's walk alone (pyf_snapshot_take + free through ctypes),
+the library's walk alone (pyf_snapshot_take_copy as Target.snapshot calls
+it, with a buffer of its own, + free when the library left a snapshot),
 Target.snapshot() (walk + conversion into model objects), and rendering the
 main thread's text with source lines (render.format_threads_text, source
 files kept between commands as the session keeps them).  What a debugger
@@ -75,11 +76,15 @@ def main():
     try:
         with pyframes.attach(proc.pid) as target:
             lib, handle = target._lib, target._handle
-            out = _abi.POINTER(_abi.pyf_snapshot)()
+            buf = (ctypes.c_uint64 * 512)()
+            copy = _abi.pyf_snapshot_copy.from_buffer(buf)
+            copy.cap = ctypes.sizeof(buf)
+            copy_ref = ctypes.byref(copy)
 
             def walk():
-                lib.pyf_snapshot_take(handle, None, ctypes.byref(out))
-                lib.pyf_snapshot_free(out)
+                lib.pyf_snapshot_take_copy(handle, copy_ref)
+                if copy.out:
+                    lib.pyf_snapshot_free(copy.out)
 
             source = render.SourceReader()
             snap = target.snapshot()
@@ -95,7 +100,7 @@ def main():
             r = median_us(text, a.repeat)
             print("%s, depth %d (%d frames), warm medians:" % (
                 a.python, a.depth, len(threads[0].frames)))
-            print("  library walk (pyf_snapshot_take)   %8.1f us" % w)
+            print("  library walk (take_copy)           %8.1f us" % w)
             print("  Target.snapshot (walk + binding)   %8.1f us  (binding %.1f us)" % (s, s - w))
             print("  rendering with source lines        %8.1f us  (%d bytes of text)" % (
                 r, len(text())))

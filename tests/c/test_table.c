@@ -4,7 +4,7 @@
  * and makes no new record, key or string; a moved top frame changes only
  * its own key; a code object freed and replaced at the same address never
  * yields the old record; snapshots outlive a flush, a close and the table's
- * growth (run under ASan); warm read counts.
+ * growth (run under ASan); warm read counts; pyf_snapshot_take_copy.
  */
 #include "fake_target.h"
 
@@ -363,6 +363,163 @@ static void test_api_edges(void)
     fake_free(ft);
 }
 
+/* pyf_snapshot_take_copy: the header, table, interps and threads of the
+ * snapshot in the caller's buffer; the snapshot freed at once only when the
+ * caller keeps the frames of the snapshot its threads are the same as. */
+static uint64_t copy_buf[512];
+
+static pyf_snapshot_copy *take_copy(pyf_target *t, uint32_t cap, uint64_t kept)
+{
+    pyf_snapshot_copy *c = (pyf_snapshot_copy *)copy_buf;
+    memset(copy_buf, 0xA5, sizeof copy_buf);
+    c->cap = cap;
+    c->request = NULL;
+    c->kept = kept;
+    int rc = pyf_snapshot_take_copy(t, c);
+    CHECK_MSG(rc == 0, "pyf_snapshot_take_copy: %s (%s)", pyf_error_name(rc),
+              fake_last_detail(t));
+    return rc == 0 ? c : NULL;
+}
+
+/* The copy says what the snapshot says. */
+static void check_copy(const pyf_snapshot_copy *c)
+{
+    const pyf_snapshot *s = c->out;
+    REQUIRE(s != NULL);
+    const char *why = fake_check_snapshot(s);
+    CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
+    CHECK(c->snapshot.ninterps == s->ninterps && c->snapshot.nthreads == s->nthreads &&
+          c->snapshot.nframes == s->nframes && c->snapshot.frames == s->frames &&
+          c->snapshot.threads == s->threads);
+    pyf_frame_table tab = table_of(s);
+    CHECK(memcmp(&tab, &c->table, sizeof tab) == 0);
+    if (c->flags & PYF_COPY_ARRAYS) {
+        const uint8_t *at = (const uint8_t *)c + sizeof *c;
+        CHECK(memcmp(at, s->interps, s->ninterps * sizeof *s->interps) == 0);
+        at += s->ninterps * sizeof *s->interps;
+        CHECK(memcmp(at, s->threads, s->nthreads * sizeof *s->threads) == 0);
+    }
+}
+
+static void test_take_copy(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d pyf_snapshot_take_copy", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    fake_thread *other = fake_add_thread(sc.ft, sc.interp, 0x52, 7002, 1);
+    fake_push_frame(other, sc.rec_code, 3);
+    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    REQUIRE(t != NULL);
+    pyf_snapshot_copy *c = (pyf_snapshot_copy *)copy_buf;
+    /* refused arguments */
+    CHECK_RC(pyf_snapshot_take_copy(t, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_snapshot_take_copy(t, (pyf_snapshot_copy *)((char *)copy_buf + 4)),
+             PYF_EINVAL);
+    c->cap = sizeof *c - 8;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), PYF_EINVAL);
+    c->cap = sizeof copy_buf;
+    CHECK_RC(pyf_snapshot_take_copy(NULL, c), PYF_EINVAL);
+    CHECK(c->out == NULL);
+
+    /* the first: kept nothing, so the snapshot is the caller's */
+    c = take_copy(t, sizeof copy_buf, 0);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == PYF_COPY_ARRAYS && c->same_as == 0 && c->serial > 0);
+    CHECK(c->kept == c->serial);
+    CHECK_EQ_INT(c->size, sizeof *c + 1 * sizeof(pyf_interp) + 2 * sizeof(pyf_thread));
+    check_copy(c);
+    CHECK(c->snapshot.nframes == DEPTH + 2);
+    uint64_t first = c->serial;
+    pyf_snapshot_free(c->out);
+
+    /* nothing moved and the caller keeps the first: freed at once */
+    c = take_copy(t, sizeof copy_buf, first);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) && c->out == NULL);
+    CHECK(c->serial == first + 1 && c->same_as == first && c->kept == first + 1);
+    CHECK(c->snapshot.interps == NULL && c->snapshot.threads == NULL &&
+          c->snapshot.frames == NULL && c->table.frame_keys == NULL);
+    CHECK(c->snapshot.nthreads == 2 && c->snapshot.nframes == DEPTH + 2);
+    const pyf_thread *th = (const pyf_thread *)((const uint8_t *)c + sizeof *c +
+                                                sizeof(pyf_interp));
+    CHECK(th[0].flags & th[1].flags & PYF_THREAD_SAME_FRAMES);
+    CHECK(c->table.records != NULL && c->table.nkeys >= DEPTH + 2);
+
+    /* the caller keeps another snapshot than the last: not freed */
+    c = take_copy(t, sizeof copy_buf, first);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == PYF_COPY_ARRAYS && c->same_as == first + 1);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    uint64_t kept = c->kept;
+
+    /* a plain snapshot between: the next copy compares with it */
+    pyf_snapshot *s = take(t);
+    pyf_snapshot_free(s);
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == PYF_COPY_ARRAYS && c->same_as == kept + 1 && c->out != NULL);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    kept = c->kept;
+
+    /* a thread moved: its frames are needed */
+    move_top(&sc, 2);
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    kept = c->kept;
+
+    /* the arrays do not fit: the snapshot is the caller's */
+    c = take_copy(t, sizeof *c, kept);
+    REQUIRE(c != NULL);
+    CHECK(c->flags == PYF_COPY_KEPT && c->out != NULL && c->size > sizeof *c);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    kept = c->kept;
+
+    /* the same buffer again: the arrays it holds are the same */
+    c->cap = sizeof copy_buf;
+    c->kept = kept;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) && c->out == NULL);
+    kept = c->kept;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags ==
+          (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_SAME_ARRAYS | PYF_COPY_KEPT));
+    CHECK(c->same_as == kept && c->out == NULL);
+    kept = c->kept;
+    /* one byte of a thread's row changed in the buffer: copied again */
+    th = (const pyf_thread *)((const uint8_t *)c + sizeof *c + sizeof(pyf_interp));
+    ((pyf_thread *)th)[1].more_frames = 99;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT) &&
+          th[1].more_frames == 0);
+    kept = c->kept;
+    /* a thread moved: its row (SAME_FRAMES) is not the same */
+    move_top(&sc, 0);
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
+    check_copy(c);
+    pyf_snapshot_free(c->out);
+    kept = c->kept;
+
+    /* entries asked: the snapshot is the caller's even when nothing moved */
+    pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_ENTRIES};
+    c->cap = sizeof copy_buf;
+    c->request = &req;
+    c->kept = kept;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), 0);
+    CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_KEPT) && c->out != NULL);
+    pyf_snapshot_free(c->out);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
 int main(void)
 {
     static const int minors[] = {13, 14, 15};
@@ -373,6 +530,7 @@ int main(void)
         test_same_frames(minors[i]);
         test_code_replaced(minors[i]);
         test_lifetime(minors[i]);
+        test_take_copy(minors[i]);
     }
     test_api_edges();
     return check_end();

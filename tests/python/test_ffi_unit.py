@@ -33,6 +33,9 @@ CONSTANTS = [
     "PYF_FRAME_CODE_UNREADABLE", "PYF_FRAME_GENERATOR",
     "PYF_FRAME_ENTRY_FROM_C", "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
     "PYF_THREAD_GIL_KNOWN", "PYF_THREAD_MAIN", "PYF_SNAP_ONE_THREAD",
+    "PYF_THREAD_SAME_FRAMES", "PYF_COPY_ARRAYS", "PYF_COPY_FREED", "PYF_COPY_SAME_ARRAYS",
+    "PYF_COPY_KEPT",
+    "PYF_SNAPSHOT_COPY_SIZE",
 ]
 
 
@@ -552,6 +555,8 @@ def _bare_target(pid):
     target = object.__new__(pyframes.Target)
     target._abi, target.pid = _abi, pid
     target._table = target_module.FrameTable()
+    target._thread_fields = {}
+    target._recipe = None
     target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
     return target
 

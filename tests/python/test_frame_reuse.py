@@ -126,3 +126,45 @@ def test_code_object_reused_address(interp, pyframes):
         assert reused >= 3, "no code object address was reused in 200 rounds"
     finally:
         steps.close()
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["uncached", "cached"])
+def test_unchanged_snapshots_are_new_objects(interp, pyframes, cache):
+    """Snapshots of an unchanged stack (which the binding makes from the
+    last one's fields: pyf_snapshot_take_copy freed the snapshot) are new
+    objects with their own lists, equal to the last; a snapshot that the
+    library compared with one taken on the same target outside
+    Target.snapshot (as the sampler does) is not made from stale lists."""
+    from pyframes import _abi
+    steps = Steps(interp.path, 200)
+    try:
+        name, code, line = steps.stop()
+        with pyframes.attach(steps.proc.pid, cache=cache) as target:
+            snaps = [target.snapshot() for _ in range(4)]
+            firsts = [main_frames(s, steps.proc.pid) for s in snaps]
+            for s, frames in zip(snaps, firsts):
+                assert (frames[0].function, frames[0].line, frames[0].code_addr) == \
+                    (name, line, code)
+                assert s == snaps[0] and frames == firsts[0]
+            threads = [next(iter(s.threads())) for s in snaps]
+            assert len({id(t) for t in threads}) == 4
+            assert len({id(f) for f in firsts}) == 4
+            assert len({id(s.interpreters) for s in snaps}) == 4
+            firsts[2].clear()  # the caller's list: no later snapshot shares it
+            later = main_frames(target.snapshot(), steps.proc.pid)
+            assert later == firsts[0] and later is not firsts[2]
+
+            # the stack moves; a snapshot is taken on the same handle
+            # outside Target.snapshot; then Target.snapshot again
+            steps.step()
+            name2, code2, line2 = steps.stop()
+            assert line2 == line + 2
+            out = _abi.POINTER(_abi.pyf_snapshot)()
+            assert target._lib.pyf_snapshot_take(target._handle, None,
+                                                 _abi.ctypes.byref(out)) == 0
+            target._lib.pyf_snapshot_free(out)
+            for _ in range(3):
+                top = main_frames(target.snapshot(), steps.proc.pid)[0]
+                assert (top.function, top.line, top.code_addr) == (name2, line2, code2)
+    finally:
+        steps.close()

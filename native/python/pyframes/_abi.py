@@ -67,6 +67,12 @@ PYF_CACHE_OFF = 0
 PYF_CACHE_ON = 1
 PYF_CACHE_READ_ONLY = 2
 
+PYF_COPY_ARRAYS = 0x01
+PYF_COPY_FREED = 0x02
+PYF_COPY_SAME_ARRAYS = 0x04
+PYF_COPY_KEPT = 0x08
+PYF_SNAPSHOT_COPY_SIZE = 168
+
 c_int = ctypes.c_int
 c_int32 = ctypes.c_int32
 c_int64 = ctypes.c_int64
@@ -349,12 +355,28 @@ class pyf_task_list(ctypes.Structure):
     ]
 
 
+class pyf_snapshot_copy(ctypes.Structure):
+    _fields_ = [
+        ("cap", c_uint32),
+        ("flags", c_uint32),
+        ("request", POINTER(pyf_snapshot_request)),
+        ("kept", c_uint64),
+        ("out", POINTER(pyf_snapshot)),
+        ("size", c_uint32),
+        ("reserved", c_uint32),
+        ("serial", c_uint64),
+        ("same_as", c_uint64),
+        ("snapshot", pyf_snapshot),
+        ("table", pyf_frame_table),
+    ]
+
+
 #: Every mirrored structure, by its C name (used by the layout test).
 STRUCTURES = {
     cls.__name__: cls
     for cls in (pyf_failure, pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
                 pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
-                pyf_record, pyf_frame_key, pyf_frame_table,
+                pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list)
 }
@@ -382,6 +404,7 @@ _PROTOTYPES = {
                                   POINTER(POINTER(pyf_snapshot))]),
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
     "pyf_snapshot_table": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_frame_table)]),
+    "pyf_snapshot_take_copy": (c_int, [pyf_target_p, POINTER(pyf_snapshot_copy)]),
     "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
                                   POINTER(pyf_python_info)]),
     "pyf_runtime_locate": (c_int, [POINTER(pyf_reader), POINTER(pyf_locate_request),

@@ -9,6 +9,7 @@ elf_runtime_address are the library's runtime-location helpers.
 
 import array
 import struct
+import sys
 
 from . import _abi
 from . import _loader, _readers, errors, model
@@ -102,6 +103,23 @@ _SNAPSHOT_FORMAT = struct.Struct("@IIIIPPPIIII")
 _THREAD_FORMAT = struct.Struct("@QQQIIIIiIP")
 _INTERP_FORMAT = struct.Struct("@QqII")
 _TABLE_FORMAT = struct.Struct("@IIQPPPIIII")  # pyf_frame_table, its first layout
+# pyf_snapshot_copy: its own fields, then a pyf_snapshot and a pyf_frame_table
+_COPY_FORMAT = struct.Struct("@IIPQPIIQQ" + _SNAPSHOT_FORMAT.format[1:] +
+                             _TABLE_FORMAT.format[1:])
+_COPY_INPUTS = struct.Struct("@IIP")  # cap, flags, request (kept stays)
+# the library freed the snapshot (every thread the same as in the last one,
+# whose lists are kept here) and the interps and threads it copied are what
+# the buffer held
+_COPY_UNCHANGED = (_abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARRAYS |
+                   _abi.PYF_COPY_KEPT)
+_COPY_KEPT = _abi.PYF_COPY_KEPT
+_FLAGS_BYTE = 4 if sys.byteorder == "little" else 7  # the low byte of flags
+_KEPT = struct.Struct("@Q")
+_KEPT_AT = 16
+_COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
+_COPY_FREED = _abi.PYF_COPY_FREED
+_COPY_CAP = 4096  # the first copy buffer: the interps and threads of most targets
+_SNAPSHOT_P = _abi.POINTER(_abi.pyf_snapshot)
 _TASK_FORMAT = struct.Struct("@QQQQQqPIIIIIIiIP")  # pyf_task
 _TASK_LIST_FORMAT = struct.Struct("@IiPPIIIiP")  # pyf_task_list, its first layout
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
@@ -187,8 +205,12 @@ class FrameTable:
         their keys in one step."""
         frames = last.get(tstate_addr) if same else None
         if frames is None:
-            if count == 0 or not keys_at:
+            if count == 0:
                 frames = []
+            elif not keys_at:
+                # a freed snapshot (pyf_snapshot_take_copy) has no keys: only
+                # threads with a list kept from the last one
+                raise _ListsLost()
             else:
                 keys = array.array("I")
                 keys.frombytes(_abi.ctypes.string_at(keys_at + first * 4, count * 4))
@@ -199,6 +221,10 @@ class FrameTable:
     def forget_lists(self):
         """The last snapshot was not converted: no list may be reused."""
         self._lists = {}
+
+
+class _ListsLost(Exception):
+    """A thread's frames were to come from a list this side no longer has."""
 
 
 class Target:
@@ -220,13 +246,21 @@ class Target:
         self.cache = "off"
         self._table = FrameTable()
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
-        # the out-parameters of snapshot(), made once (a Target is used by one
-        # thread at a time): the snapshot pointer and the frame table
-        out = _abi.POINTER(_abi.pyf_snapshot)()
-        table = _abi.pyf_frame_table()
-        table.struct_size = _abi.ctypes.sizeof(table)
-        self._outs = (out, _abi.ctypes.byref(out), table, _abi.ctypes.byref(table))
-        self._table_view = memoryview(table).cast("B")
+        # pyf_snapshot_take_copy's buffer, made once (a Target is used by one
+        # thread at a time); its kept field says which snapshot's thread
+        # lists self._table keeps (0: none)
+        self._copy_grow(_COPY_CAP)
+        self._thread_fields = {}  # see _build
+        self._recipe = None  # see _convert_copy
+        # pyf_snapshot_take_copy and pyf_snapshot_free without argtypes
+        # (each argument a ctypes object already: ctypes converts nothing),
+        # the cheapest calls
+        take = self._lib._FuncPtr(("pyf_snapshot_take_copy", self._lib))
+        take.restype = _abi.ctypes.c_int
+        free = self._lib._FuncPtr(("pyf_snapshot_free", self._lib))
+        free.restype = None
+        self._take_copy = take
+        self._free = free
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -309,38 +343,77 @@ class Target:
         threads are walked.  ``entries`` fills each thread's
         :attr:`Thread.entries` (see pyf_snapshot_entries).
         """
-        handle = self._check_open()
-        key = (native_tid, max_depth, limit, tasks, entries)
-        req = self._requests.get(key)
+        handle = self._handle
+        if not handle:
+            self._check_open()  # raises
+        req = self._requests.get((native_tid, max_depth, limit, tasks, entries))
         if req is None:
-            req = self._request(*key)
-        lib = self._lib
-        out, out_ref, table, table_ref = self._outs
-        # pyf_snapshot_take sets out (NULL on failure) before anything else
-        rc = lib.pyf_snapshot_take(handle, req, out_ref)
+            req = self._request(native_tid, max_depth, limit, tasks, entries)
+        view = self._copy_view
+        if req is not self._copy_req:
+            self._copy_req = req
+            _COPY_INPUTS.pack_into(view, 0, self._copy_cap, 0,
+                                   _abi.ctypes.cast(req, _abi.c_void_p).value)
+        rc = self._take_copy(handle, self._copy_ref)
+        if (rc == 0 and view[_FLAGS_BYTE] == _COPY_UNCHANGED and self._recipe is not None and
+                self._binding is None):
+            # the last snapshot's fields, with new lists
+            return self._rebuild(self._recipe)
+        try:
+            return self._convert_head(rc, _COPY_FORMAT.unpack_from(view), tasks, entries)
+        except _ListsLost:
+            # cannot happen while this Target alone takes its snapshots:
+            # again without lists kept (the snapshot is not freed then)
+            return self.snapshot(native_tid=native_tid, max_depth=max_depth, limit=limit,
+                                 tasks=tasks, entries=entries)
+
+    def _convert_head(self, rc, head, tasks, entries):
+        """The model of what pyf_snapshot_take_copy returned (rc) and
+        copied (head: the buffer's pyf_snapshot_copy unpacked); the
+        snapshot, when the library left one, is freed."""
+        view = self._copy_view
+        out = head[4]  # NULL on failure and when the library freed it
         try:
             if self._binding is not None:
                 self._binding.raise_pending()
             if rc != 0:
                 raise self._error(rc)
-            if not out:
+            flags = head[1]
+            if not out and not flags & _COPY_FREED:
                 raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
-            rc = lib.pyf_snapshot_table(out, table_ref)
-            if rc != 0:
-                raise error_from_code(rc, "pyf_snapshot_table")
-            fields = _TABLE_FORMAT.unpack_from(self._table_view)
-            snapshot = self._convert(out, fields)
+            fields = head[20:]  # the pyf_frame_table
+            # SAME_FRAMES speaks of the library's last snapshot: the lists
+            # kept here must be of that one (kept was, before the call)
+            same = _SAME_FRAMES if flags & _COPY_KEPT else 0
+            if flags & _COPY_ARRAYS:
+                snapshot = self._convert_copy(head, fields, same)
+            else:
+                snapshot = self._convert(_abi.ctypes.cast(out, _SNAPSHOT_P), fields, same)
             if tasks:
-                self._convert_tasks(out, fields[5], snapshot)
+                self._convert_tasks(_abi.ctypes.cast(out, _SNAPSHOT_P), fields[5], snapshot)
             if entries:
-                self._convert_entries(out, snapshot)
-            return snapshot
+                self._convert_entries(_abi.ctypes.cast(out, _SNAPSHOT_P), snapshot)
+            return snapshot  # the library set kept to this one
         except BaseException:
             self._table.forget_lists()
+            self._recipe = None
+            _KEPT.pack_into(view, _KEPT_AT, 0)
             raise
         finally:
             if out:
-                lib.pyf_snapshot_free(out)
+                self._free(_abi.c_void_p(out))
+            if head[5] > self._copy_cap:
+                self._copy_grow(head[5])
+
+    def _copy_grow(self, size):
+        """A copy buffer of at least size bytes (8-byte aligned)."""
+        n = (max(size, _COPY_CAP) + 7) // 8
+        buf = (_abi.c_uint64 * n)()
+        self._copy_buf = buf
+        self._copy_ref = _abi.ctypes.byref(buf)
+        self._copy_cap = n * 8
+        self._copy_view = memoryview(buf).cast("B")
+        self._copy_req = None  # the inputs are written again
 
     def _request(self, native_tid, max_depth, limit, tasks=False, entries=False):
         """A pyf_snapshot_request (by reference) for these arguments; the
@@ -451,25 +524,20 @@ class Target:
         if rc != 0:
             raise self._error(rc)
 
-    def _convert(self, snap, fields):
+    def _convert(self, snap, fields, same=_SAME_FRAMES):
         """Copy a pyf_snapshot (by pointer) and its pyf_frame_table (its
         fields, as _TABLE_FORMAT unpacks them) into model objects (the
         snapshot is freed afterwards; the Frame objects stay in the
-        target's FrameTable)."""
+        target's FrameTable).  ``same``: _SAME_FRAMES when the thread lists
+        kept are of the snapshot the library compared with, else 0."""
         string_at = _abi.ctypes.string_at
         # the header's counts and array addresses, in one copy
         (ninterps, nthreads, nframes, _, cinterps_at, cthreads, cframes,
          _, _, _, _) = _SNAPSHOT_FORMAT.unpack(string_at(snap, _SNAPSHOT_FORMAT.size))
-        ft = self._table
-        ft.update(fields)
-        keys_at = fields[5]
-        nframes = min(nframes, fields[1]) if cframes and keys_at else 0
-        self._table_frames = nframes
         if not cthreads:
             nthreads = 0
         if not cinterps_at:
             ninterps = 0
-        last = ft.begin()
         if ninterps == 1:
             cinterps = [_INTERP_FORMAT.unpack(string_at(cinterps_at, _INTERP_FORMAT.size))]
         else:
@@ -480,49 +548,139 @@ class Target:
         else:
             rows = _THREAD_FORMAT.iter_unpack(
                 string_at(cthreads, nthreads * _THREAD_FORMAT.size)) if nthreads else ()
+        nframes = min(nframes, fields[1]) if cframes and fields[5] else 0
+        snapshot = self._build(fields, cinterps, rows, nthreads, nframes, same)
+        self._recipe = None
+        return snapshot
+
+    def _convert_copy(self, head, fields, same):
+        """The model objects from pyf_snapshot_take_copy's buffer (its
+        header ``head`` as _COPY_FORMAT unpacks it, the interps and threads
+        after it)."""
+        view = self._copy_view
+        ninterps, nthreads, nframes = head[9:12]
+        at = _COPY_FORMAT.size
+        if ninterps == 1:
+            cinterps = [_INTERP_FORMAT.unpack_from(view, at)]
+        else:
+            cinterps = list(_INTERP_FORMAT.iter_unpack(
+                view[at:at + ninterps * _INTERP_FORMAT.size]))
+        at += ninterps * _INTERP_FORMAT.size
+        if nthreads == 1:
+            rows = [_THREAD_FORMAT.unpack_from(view, at)]
+        else:
+            rows = _THREAD_FORMAT.iter_unpack(view[at:at + nthreads * _THREAD_FORMAT.size])
+        if fields[5]:
+            nframes = min(nframes, fields[1])
+        snapshot = self._build(fields, cinterps, rows, nthreads, nframes, same)
+        # what _rebuild makes the next snapshot from when it reads the same
+        # (only threads without errors: a failure's text is of its snapshot)
+        threads, interps = self._built
+        self._recipe = None
+        if all(fields_of["error_code"] == 0 for fields_of, _ in threads):
+            # each thread's fields and the list kept of its frames
+            lists = self._table._lists
+            self._recipe = ([(fields_of, lists[tstate_addr])
+                             for fields_of, tstate_addr in threads], interps)
+        return snapshot
+
+    def _rebuild(self, recipe):
+        """A snapshot like the last one (_convert_copy's recipe): the same
+        fields, each thread's frames a new copy of the list kept."""
+        new = object.__new__
+        threads = []
+        for fields_of, frames in recipe[0]:
+            t = new(Thread)
+            d = t.__dict__
+            d.update(fields_of)
+            d["frames"] = frames.copy()
+            threads.append(t)
+        interps = []
+        for fields_of, first, count in recipe[1]:
+            i = new(Interpreter)
+            d = i.__dict__
+            d.update(fields_of)
+            d["threads"] = threads if count < 0 else threads[first:first + count]
+            interps.append(i)
+        snapshot = new(Snapshot)
+        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
+        return snapshot
+
+    def _build(self, fields, cinterps, rows, nthreads, nframes, same):
+        """Snapshot, Interpreter and Thread objects from the unpacked
+        interps and threads; frames by keys from the frame table."""
+        ft = self._table
+        if fields[2] != ft.table_id or fields[6] != len(ft.records) or \
+                fields[7] != len(ft.frames):
+            ft.update(fields)
+        keys_at = fields[5]
+        self._table_frames = nframes
+        ninterps = len(cinterps)
+        last = ft.begin()
+        # each thread's fields but its frames, by its row: a thread whose
+        # row did not change takes them from the last snapshot
+        free_threaded = self.python.free_threaded
+        known, self._thread_fields = self._thread_fields, {}
+        kept = self._thread_fields
+        built = []  # (fields, tstate_addr) of each thread
         threads = []
         new = object.__new__
         thread_list = ft.thread_list
-        for (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
-             error_code, more, failure) in rows:
-            holds_gil = None
-            if flags & _GIL_KNOWN:
-                holds_gil = bool(flags & _HOLDS_GIL)
-            error = None
-            if error_code != 0:
-                error = (errors.failure_text(error_code, **_facts(
-                    _abi.pyf_failure.from_address(failure))) if failure
-                    else errors.error_message(error_code))
+        for row in rows:
+            (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
+             error_code, more, failure) = row
             if first > nframes:
                 first = count = 0
             elif first + count > nframes:
                 count = nframes - first
+            frames = thread_list(last, keys_at, first, count, tstate_addr, flags & same)
+            interp_id = cinterps[interp_index][1] if interp_index < ninterps else None
+            fields_of = known.get(row)
+            if fields_of is None or fields_of["interpreter_id"] != interp_id:
+                holds_gil = None
+                if flags & _GIL_KNOWN:
+                    holds_gil = bool(flags & _HOLDS_GIL)
+                error = None
+                if error_code != 0:
+                    error = (errors.failure_text(error_code, **_facts(
+                        _abi.pyf_failure.from_address(failure))) if failure
+                        else errors.error_message(error_code))
+                fields_of = dict(
+                    thread_id=thread_id or None,
+                    native_thread_id=native_id or None,
+                    interpreter_id=interp_id,
+                    complete=bool(flags & _COMPLETE),
+                    holds_gil=holds_gil,
+                    is_main=bool(flags & _MAIN),
+                    frames=None,
+                    error=error,
+                    error_code=error_code,
+                    tstate_addr=tstate_addr,
+                    more_frames=more,
+                )
+                if free_threaded:  # Thread.free_threaded, default False
+                    fields_of["free_threaded"] = True
+            if error_code == 0:  # a failure's text is of its snapshot only
+                kept[row] = fields_of
             t = new(Thread)
-            t.__dict__.update(
-                thread_id=thread_id or None,
-                native_thread_id=native_id or None,
-                interpreter_id=cinterps[interp_index][1] if interp_index < ninterps else None,
-                complete=bool(flags & _COMPLETE),
-                holds_gil=holds_gil,
-                is_main=bool(flags & _MAIN),
-                frames=thread_list(last, keys_at, first, count, tstate_addr,
-                                   flags & _SAME_FRAMES),
-                error=error,
-                error_code=error_code,
-                tstate_addr=tstate_addr,
-                more_frames=more,
-            )
+            d = t.__dict__
+            d.update(fields_of)
+            d["frames"] = frames
             threads.append(t)
-        if self.python.free_threaded:
-            for t in threads:
-                t.__dict__["free_threaded"] = True  # frozen: as built above
+            built.append((fields_of, tstate_addr))
         interps = []
+        built_interps = []  # (fields, first, count; -1: all the threads)
         for addr, interp_id, first, count in cinterps:
             first = min(first, nthreads)
             count = min(count, nthreads - first)
+            if count == len(threads) and ninterps == 1:
+                count = -1
             i = new(Interpreter)
-            i.__dict__.update(id=interp_id, addr=addr, threads=threads[first:first + count])
+            i.__dict__.update(id=interp_id, addr=addr,
+                              threads=threads if count < 0 else threads[first:first + count])
             interps.append(i)
+            built_interps.append(({"id": interp_id, "addr": addr}, first, count))
+        self._built = (built, built_interps)
         snapshot = new(Snapshot)
         snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
         return snapshot
