@@ -27,7 +27,8 @@ void pyf__chunks_free(pyf__chunk_list *cl)
 {
     for (uint32_t i = 0; i < cl->cap; i++) {
         free(cl->v[i].data);
-        free(cl->v[i].again_data);
+        for (int k = 0; k < PYF__COPIES - 1; k++)
+            free(cl->v[i].again_data[k]);
     }
     free(cl->v);
     memset(cl, 0, sizeof *cl);
@@ -37,8 +38,11 @@ void pyf__chunks_free(pyf__chunk_list *cl)
 static void chunks_done(pyf__chunk_list *cl)
 {
     uint64_t held = 0;
-    for (uint32_t i = 0; i < cl->cap; i++)
-        held += cl->v[i].cap + cl->v[i].again_cap;
+    for (uint32_t i = 0; i < cl->cap; i++) {
+        held += cl->v[i].cap;
+        for (int k = 0; k < PYF__COPIES - 1; k++)
+            held += cl->v[i].again_cap[k];
+    }
     if (held > CHUNKS_KEEP_BYTES)
         pyf__chunks_free(cl);
     cl->n = 0;
@@ -69,30 +73,43 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
-/* Two copies of [lo, lo+len) for chunk c, made back to back: both from
- * the prefetch (which read the range twice in its one call), else read
- * now in one reader call.  False when they cannot be made. */
-static bool copy_pair(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
+/* n (2 or PYF__COPIES) copies of [lo, lo+len) for chunk c, made back to
+ * back: all from the prefetch (which read the range as often in its one
+ * call), else read now in one reader call.  False when they cannot be
+ * made. */
+static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len, int n)
 {
-    const uint8_t *a = pyf__read_view(t, lo, (size_t)len);
-    const uint8_t *b = a != NULL ? pyf__read_view(t, lo, (size_t)len) : NULL;
-    if (a != NULL && b != NULL) {
-        c->mem = a;
-        c->again = b;
+    const uint8_t *v[PYF__COPIES];
+    int got = 0;
+    memset(c->again, 0, sizeof c->again);
+    while (got < n && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
+        got++;
+    if (got == n) {
+        c->mem = v[0];
+        for (int k = 1; k < n; k++)
+            c->again[k - 1] = v[k];
         return true;
     }
-    if (!buf_room(&c->data, &c->cap, len) || !buf_room(&c->again_data, &c->again_cap, len))
+    void *dst[PYF__COPIES];
+    if (!buf_room(&c->data, &c->cap, len))
         return false;
-    if (pyf__read_pair(t, lo, c->data, c->again_data, (size_t)len) != PYF_OK)
+    dst[0] = c->data;
+    for (int k = 1; k < n; k++) {
+        if (!buf_room(&c->again_data[k - 1], &c->again_cap[k - 1], len))
+            return false;
+        dst[k] = c->again_data[k - 1];
+    }
+    if (pyf__read_copies(t, lo, dst, n, (size_t)len) != PYF_OK)
         return false;
     c->mem = c->data;
-    c->again = c->again_data;
+    for (int k = 1; k < n; k++)
+        c->again[k - 1] = c->again_data[k - 1];
     return true;
 }
 
 /* Only [from, the top frame's end) of the newest chunk at addr: the
  * frames above a cache anchor at from.  False when from is not there.  A
- * live process's range is copied twice (copy_pair): the walk compares the
+ * live process's range is copied twice (copy_live): the walk compares the
  * frames of both copies, so a stack that changed while it was copied is not
  * taken for one stack (frames above the anchor have no seq to say so). */
 static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
@@ -106,9 +123,10 @@ static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
     pyf__chunk *c = chunk_slot(cl, 0);
     if (c == NULL)
         return false;
-    c->again = NULL;
+    memset(c->again, 0, sizeof c->again);
     if (live) {
-        if (!copy_pair(t, c, from, len))
+        /* the frames above an anchor, as the newest chunk: PYF__COPIES times */
+        if (!copy_live(t, c, from, len, PYF__COPIES))
             return false;
     } else {
         const uint8_t *mem = pyf__read_view(t, from, len);
@@ -148,7 +166,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
              * back (a copy made while a call returned and another was made
              * in its place would show the new callee over the old caller). */
             pyf__chunk *c = chunk_slot(cl, 0);
-            if (c != NULL && copy_pair(t, c, addr, used)) {
+            if (c != NULL && copy_live(t, c, addr, used, PYF__COPIES)) {
                 uint64_t size = pyf__ld64(c->mem + 8);
                 if (size >= used && size <= CHUNK_MAX_BYTES) {
                     c->addr = c->lo = addr;
@@ -195,7 +213,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
             mem = c->data;
         }
         c->mem = mem;
-        c->again = NULL;
+        memset(c->again, 0, sizeof c->again);
         c->addr = c->lo = addr;
         c->size = size;
         cl->n++;
@@ -301,11 +319,12 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             addr - w->extra_addr <= w->extra_len &&
             fsize <= w->extra_len - (addr - w->extra_addr))
             f = w->extra + (addr - w->extra_addr);
-        const uint8_t *again = NULL; /* the same frame in the second copy */
-        if (f != NULL && hint < cl->n && cl->v[hint].again != NULL) {
+        const uint8_t *again[PYF__COPIES - 1] = {NULL}; /* the frame in the other copies */
+        if (f != NULL && hint < cl->n && cl->v[hint].again[0] != NULL) {
             const pyf__chunk *c = &cl->v[hint];
             if (f >= c->mem && (uint64_t)(f - c->mem) < c->addr + c->size - c->lo)
-                again = c->again + (f - c->mem);
+                for (int k = 0; k < PYF__COPIES - 1 && c->again[k] != NULL; k++)
+                    again[k] = c->again[k] + (f - c->mem);
         }
         if (f != NULL) {
             t->stats.chunk_frames++;
@@ -321,13 +340,15 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
         uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
         int owner = (int8_t)f[o->frame.owner];
         last = addr;
-        /* both copies must agree on the frame's link, code and owner: the
+        /* every copy must agree on the frame's link, code and owner: the
          * chain is one the thread had (a caller's line may be a moment
          * older than its callee's, as in any copy of a running stack) */
-        if (again != NULL &&
-            (pyf__ld64(again + o->frame.previous) != prev ||
-             (pyf__ld64(again + o->frame.executable) & o->tag_mask) != exe ||
-             (int8_t)again[o->frame.owner] != owner)) {
+        bool moved = false;
+        for (int k = 0; k < PYF__COPIES - 1 && again[k] != NULL && !moved; k++)
+            moved = pyf__ld64(again[k] + o->frame.previous) != prev ||
+                    (pyf__ld64(again[k] + o->frame.executable) & o->tag_mask) != exe ||
+                    (int8_t)again[k][o->frame.owner] != owner;
+        if (moved) {
             t->torn = true;
             t->torn_moved = true;
             t->torn_at = addr;

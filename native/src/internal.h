@@ -328,10 +328,19 @@ typedef struct pyf__chunk {
     uint64_t cap;            /* bytes of data */
     uint8_t *data;           /* our copy, when mem is not a prefetch view */
     const uint8_t *mem;      /* the bytes from lo: data or a prefetched range */
-    const uint8_t *again;    /* NULL, or a second copy made right after mem */
-    uint8_t *again_data;     /* our buffer for again, when it is not a view */
-    uint64_t again_cap;
+    /* NULL, or more copies of the same bytes made right after mem: a
+     * running process's newest chunk (PYF__COPIES in all) */
+    const uint8_t *again[2];
+    uint8_t *again_data[2];  /* our buffers for again, when not views */
+    uint64_t again_cap[2];
 } pyf__chunk;
+
+/* Copies of a running process's newest data-stack chunk, made back to back:
+ * its frames must agree in all of them.  A copy made while the thread
+ * returned and called again shows the new callee over the old caller; two
+ * copies can still agree when the thread switched back and forth in step
+ * with them (a tight loop alternating two call chains), three very rarely. */
+#define PYF__COPIES 3
 
 typedef struct pyf__chunk_list {
     pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
@@ -482,10 +491,11 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A read made now, never served from the prefetch (planned for the next
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
-/* [addr, addr+len) copied twice, back to back in one reader call when the
- * reader batches, into a and then b (planned twice for the next snapshot:
- * its prefetch makes both copies in its one call). */
-int pyf__read_pair(pyf_target *t, uint64_t addr, void *a, void *b, size_t len);
+/* [addr, addr+len) copied n times (n <= PYF__COPIES), back to back in one
+ * reader call when the reader batches, into dst[0], dst[1], ... (planned n
+ * times for the next snapshot: its prefetch makes every copy in its one
+ * call). */
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, int n, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);

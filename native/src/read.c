@@ -192,16 +192,22 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return rc;
 }
 
-int pyf__read_pair(pyf_target *t, uint64_t addr, void *a, void *b, size_t len)
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, int n, size_t len)
 {
     pyf__prefetch *p = &t->prefetch;
-    pyf_iovec iov[2] = {{addr, a, len}, {addr, b, len}};
-    int status[2];
-    int rc = pyf__readv(t, iov, 2, status);
-    if (rc == PYF_OK && p->active && len > 0) {
-        plan_add(p, addr, len);
-        plan_add(p, addr, len);
+    pyf_iovec iov[PYF__COPIES];
+    int status[PYF__COPIES];
+    if (n < 1 || n > PYF__COPIES)
+        return PYF_EINVAL;
+    for (int i = 0; i < n; i++) {
+        iov[i].addr = addr;
+        iov[i].dst = dst[i];
+        iov[i].len = len;
     }
+    int rc = pyf__readv(t, iov, (size_t)n, status);
+    if (rc == PYF_OK && p->active && len > 0)
+        for (int i = 0; i < n; i++)
+            plan_add(p, addr, len);
     return rc;
 }
 

@@ -223,11 +223,12 @@ def test_chains_never_mix(pyframes, cache):
         assert not mixed, mixed[:5]
         # The target swaps its whole chain every few hundred nanoseconds at
         # the same addresses: a copy the library cannot take for one stack
-        # (its two copies differ, eight times in a row) is a failed sample,
-        # never a mixed one.  Cached samples copy less (the frames above the
-        # anchor) and fail less; under a loaded machine uncached ones fail
-        # up to about a quarter of the time.
-        assert failed < (1500 if cache else 12000), failed
+        # (its three copies differ, eight times in a row) is a failed
+        # sample, never a mixed one.  Cached samples copy less (the frames
+        # above the anchor) and fail less (6-10 % here, uncached 9-16 %);
+        # under a loaded machine uncached ones fail up to about a quarter of
+        # the time.
+        assert failed < (6000 if cache else 12000), failed
         assert ("a_leaf", "a_parent", "main", "<module>") in seen
         assert ("b_leaf", "b_parent", "main", "<module>") in seen
         if cache:
