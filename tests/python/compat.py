@@ -78,7 +78,7 @@ def cells(item):
             drivers.append(DRIVER_READERS[dname])
     if module == "test_free_threaded":
         flavour = params.get("free_threaded", True)
-        targets = [t + "t" if flavour else t for t in targets]
+        targets = [t + "t" if flavour and not t.endswith("t") else t for t in targets]
 
     mark = item.get_closest_marker("readers")
     if mark is not None:

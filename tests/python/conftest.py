@@ -2,7 +2,8 @@
 
 Live tests (test_live_stacks.py, test_cli.py) run real CPython processes.
 Interpreters are taken from PATH (python3.13, python3.14, python3.15 and
-their debug builds python3.13d/3.14d/3.15d) and from PYFRAMES_PYENV_PYTHON
+their debug builds python3.13d/3.14d/3.15d, and free-threaded builds
+python3.13t/3.14t/3.15t or PYFRAMES_FT_PYTHON where present) and from PYFRAMES_PYENV_PYTHON
 (a PIE with a shared libpython: a different memory layout).  Absent ones are
 skipped, but inside the sandbox (PYFRAMES_IN_SANDBOX=1, or /src present) the
 live tests fail when none of python3.13/3.14/3.15 exists, and when
@@ -75,7 +76,7 @@ class Interpreter:
         self.name = name          # test id: "3.13", "3.14d", "pyenv-3.13"
         self.path = path
         self.minor = minor        # "3.13"
-        self.kind = kind          # "release", "debug" or "pyenv"
+        self.kind = kind          # "release", "debug", "free-threaded" or "pyenv"
 
     @property
     def version(self):
@@ -102,13 +103,33 @@ def _probe(path):
     return fields[0]
 
 
+def _free_threaded(path):
+    """True when path is a Py_GIL_DISABLED build."""
+    try:
+        out = subprocess.run(
+            [path, "-E", "-s", "-c",
+             "import sysconfig; print(bool(sysconfig.get_config_var('Py_GIL_DISABLED')))"],
+            capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and out.stdout.strip() == "True"
+
+
 def discover_interpreters():
     found = []
     for minor in MAIN_VERSIONS:
-        for suffix, kind in (("", "release"), ("d", "debug")):
+        for suffix, kind in (("", "release"), ("d", "debug"), ("t", "free-threaded")):
             path = shutil.which("python%s%s" % (minor, suffix))
-            if path and _probe(path) == minor:
+            if path and _probe(path) == minor and (suffix != "t" or _free_threaded(path)):
                 found.append(Interpreter(minor + suffix, path, minor, kind))
+    # A free-threaded build named by path (none can be installed on the
+    # machines this project is tested on; see test_free_threaded.py).
+    ft = os.environ.get("PYFRAMES_FT_PYTHON")
+    if ft:
+        minor = _probe(ft)
+        if (minor in MAIN_VERSIONS and _free_threaded(ft)
+                and not any(i.path == ft for i in found)):
+            found.append(Interpreter(minor + "t", ft, minor, "free-threaded"))
     pyenv = os.environ.get("PYFRAMES_PYENV_PYTHON")
     if pyenv:
         minor = _probe(pyenv)

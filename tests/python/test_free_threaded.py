@@ -99,3 +99,44 @@ def test_flavour_must_match_the_object_header(version, tmp_path):
             api.open_reader(read, BASE).close()
         assert e.value.code == errors.PYF_EOFFSETS and "byte header" in str(e.value), \
             str(e.value)
+
+
+# ---- a real free-threaded interpreter, where the machine has one ----
+
+def _free_threaded_interpreters():
+    from conftest import INTERPRETERS
+    found = [i for i in INTERPRETERS if i.kind == "free-threaded"]
+    if found:
+        return [pytest.param(i, id=i.name) for i in found]
+    return [pytest.param(None, id="none")]
+
+
+@pytest.mark.parametrize("interp", _free_threaded_interpreters())
+def test_live_free_threaded_interpreter(interp, cli_env, tmp_path):
+    """`python3 -m pyframes dump --all --json` of a free-threaded process
+    (several threads) equals its own view of its stacks; the header says no
+    thread holds a GIL."""
+    import json
+    import subprocess
+    import sys
+    if interp is None:
+        pytest.skip("no free-threaded CPython here (python3.13t/3.14t/3.15t on PATH, or "
+                    "PYFRAMES_FT_PYTHON): Debian has no such package and no source package "
+                    "to build one; the synthetic images of tests/c/test_free_threaded.c "
+                    "stand in")
+    with du.LiveTarget(interp.path, depth=7, workdir=str(tmp_path)) as target:
+        out = subprocess.run([sys.executable, "-m", "pyframes", "dump", "--all", "--json",
+                              str(target.pid)], env=cli_env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        document = json.loads(out.stdout)
+        assert document["python"]["free_threaded"] is True, document["python"]
+        problems = du.own_view_mismatches(document, target)
+        assert not problems, "\n".join(problems)
+        for interp_doc in document["interpreters"]:
+            for thread in interp_doc["threads"]:
+                assert thread["holds_gil"] is None, thread
+        text = subprocess.run([sys.executable, "-m", "pyframes", "dump", "--all",
+                               str(target.pid)], env=cli_env, capture_output=True, text=True,
+                              timeout=120).stdout
+        assert "free-threaded: no GIL" in text, text
