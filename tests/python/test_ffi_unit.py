@@ -614,6 +614,6 @@ def test_convert_tolerates_out_of_range_indices():
     threads = list(result.threads())
     assert len(threads) == 3
     assert len(threads[0].frames) == 4
-    assert threads[2].frames == []
+    assert threads[2].frames == ()
     assert threads[1].error == errors.error_message(errors.PYF_ECYCLE)
     del keep

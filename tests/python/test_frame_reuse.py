@@ -77,7 +77,7 @@ def test_unchanged_stack_same_objects_and_moved_top(interp, pyframes):
             assert (a[0].function, a[0].line, a[0].code_addr) == (name, line, code)
             assert a == b
             assert all(x is y for x, y in zip(a, b)), "an unchanged frame was rebuilt"
-            assert a is not b  # each snapshot has its own list
+            assert isinstance(a, tuple)  # immutable: shared between snapshots
             # every level of the recursion is its own frame (its address)
             assert len({f.frame_addr for f in a}) == len(a)
             # limit: the innermost frames (the same objects), the rest counted
@@ -129,12 +129,13 @@ def test_code_object_reused_address(interp, pyframes):
 
 
 @pytest.mark.parametrize("cache", [False, True], ids=["uncached", "cached"])
-def test_unchanged_snapshots_are_new_objects(interp, pyframes, cache):
-    """Snapshots of an unchanged stack (which the binding makes from the
-    last one's fields: pyf_snapshot_take_copy freed the snapshot) are new
-    objects with their own lists, equal to the last; a snapshot that the
-    library compared with one taken on the same target outside
-    Target.snapshot (as the sampler does) is not made from stale lists."""
+def test_unchanged_snapshots_are_the_same_object(interp, pyframes, cache):
+    """Snapshots of an unchanged stack (pyf_snapshot_take_copy freed the
+    snapshot: nothing changed) are the last Snapshot again, immutable
+    (tuples all the way down); a snapshot that asked for more (tasks) or
+    that the library compared with one taken on the same target outside
+    Target.snapshot (as the sampler does) is not served from stale
+    objects."""
     from pyframes import _abi
     steps = Steps(interp.path, 200)
     try:
@@ -146,13 +147,21 @@ def test_unchanged_snapshots_are_new_objects(interp, pyframes, cache):
                 assert (frames[0].function, frames[0].line, frames[0].code_addr) == \
                     (name, line, code)
                 assert s == snaps[0] and frames == firsts[0]
-            threads = [next(iter(s.threads())) for s in snaps]
-            assert len({id(t) for t in threads}) == 4
-            assert len({id(f) for f in firsts}) == 4
-            assert len({id(s.interpreters) for s in snaps}) == 4
-            firsts[2].clear()  # the caller's list: no later snapshot shares it
-            later = main_frames(target.snapshot(), steps.proc.pid)
-            assert later == firsts[0] and later is not firsts[2]
+            # the first is converted; from the second on nothing changed
+            assert all(s is snaps[1] for s in snaps[2:])
+            assert isinstance(snaps[1].interpreters, tuple)
+            assert isinstance(snaps[1].interpreters[0].threads, tuple)
+            assert isinstance(firsts[1], tuple)
+            with pytest.raises(AttributeError):
+                firsts[1].clear()
+            # a request with tasks is its own snapshot, and the next plain
+            # one is not that one
+            if interp.version >= (3, 14):
+                with_tasks = target.snapshot(tasks=True)
+                assert with_tasks is not snaps[1]
+                plain = target.snapshot()
+                assert plain is not with_tasks and plain.tasks is None
+                assert main_frames(plain, steps.proc.pid) == firsts[0]
 
             # the stack moves; a snapshot is taken on the same handle
             # outside Target.snapshot; then Target.snapshot again

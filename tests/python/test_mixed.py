@@ -254,22 +254,37 @@ def test_lldb22_frame_provider(stopped):
         "bt", "pystack --native --json", "pyframes-bt off", "target frame-provider list",
         "target frame-provider clear", "bt",
     ]
-    try:
-        s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22", timeout=90)
-    except subprocess.TimeoutExpired:
-        s = None  # lldb 22.1 deadlocked between its event and command threads
-    if s is None or not _lldb_bt(s[3])[2]:
-        # lldb 22.1 sometimes keeps the frames its event thread made for
-        # the selection banner (without the provider), or deadlocks there
-        # (docs/debuggers.md); a second session must show them
-        s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22")
-    assert "pyframes" in s[2], s.describe(2)
-    assert "PyframesFrameProvider" not in s[6], s.describe(6)
-    native, _hook, synthetic = _lldb_bt(s[3])
     own = [(f, os.path.basename(path), line) for f, path, line in stopped.own]
-    assert synthetic == own, s.describe(3)
-    plain, _, plain_synthetic = _lldb_bt(s[8])
-    assert not plain_synthetic and native == plain, s.describe(8)
+
+    def problems(s):
+        """What is wrong with session s (empty: nothing)."""
+        if "pyframes" not in s[2]:
+            return ["provider not listed: " + s.describe(2)]
+        if "PyframesFrameProvider" in s[6]:
+            return ["provider still listed: " + s.describe(6)]
+        native, _hook, synthetic = _lldb_bt(s[3])
+        if synthetic != own:
+            return ["bt with the provider: %r != %r\n%s" % (synthetic, own, s.describe(3))]
+        plain, _, plain_synthetic = _lldb_bt(s[8])
+        if plain_synthetic or native != plain:
+            return ["bt after clear: %r, %r\n%s" % (plain_synthetic, plain, s.describe(8))]
+        return []
+
+    # lldb 22.1 sometimes keeps the frames its event thread made for the
+    # selection banner (without the provider, or with it after a clear), or
+    # deadlocks there (docs/debuggers.md): up to three sessions, one of
+    # which must be right in every respect
+    found = []
+    for _ in range(3):
+        try:
+            s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22", timeout=90)
+        except subprocess.TimeoutExpired:
+            found.append("lldb 22.1 deadlocked between its event and command threads")
+            continue
+        found = problems(s)
+        if not found:
+            break
+    assert not found, "\n".join(found)
     _check_mixed(s.json(4), stopped.tid, stopped.own, True, s.describe(4))
 
 

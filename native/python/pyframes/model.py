@@ -8,7 +8,7 @@ described in docs/json-schema.md.
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 __all__ = [
     "PythonInfo",
@@ -152,7 +152,7 @@ class Thread:
     #: The interpreter's main thread (known on 3.14+; False otherwise).
     is_main: bool = False
     #: Frames, innermost (most recent call) first.
-    frames: List[Frame] = field(default_factory=list)
+    frames: Tuple[Frame, ...] = ()
     #: Why the walk stopped early (the library's detail), else None.
     error: Optional[str] = None
     #: PYF_E* code of that failure, 0 when none.
@@ -238,7 +238,7 @@ class Interpreter:
     id: int
     #: Remote address of the PyInterpreterState.
     addr: int = 0
-    threads: List[Thread] = field(default_factory=list)
+    threads: Tuple[Thread, ...] = ()
 
     def to_dict(self):
         return {
@@ -254,7 +254,7 @@ class Snapshot:
     #: PID of a live local process, else None (core file, remote, ...).
     pid: Optional[int]
     python: PythonInfo
-    interpreters: List[Interpreter] = field(default_factory=list)
+    interpreters: Tuple[Interpreter, ...] = ()
     #: Every asyncio task, when the snapshot was taken with tasks (else
     #: None); tasks_error says why there are none or why a list was cut.
     tasks: Optional[List[Task]] = None

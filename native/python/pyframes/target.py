@@ -198,25 +198,25 @@ class FrameTable:
         return last
 
     def thread_list(self, last, keys_at, first, count, tstate_addr, same):
-        """A new list of the Frame of a thread's frames (keys_at: the
+        """The tuple of the Frame of a thread's frames (keys_at: the
         snapshot's frame_keys array).  A thread the library marks as
-        unchanged (``same``: PYF_THREAD_SAME_FRAMES) gets a copy of the list
-        its thread state had in the last snapshot; others are built from
-        their keys in one step."""
+        unchanged (``same``: PYF_THREAD_SAME_FRAMES) gets the tuple its
+        thread state had in the last snapshot; others are built from their
+        keys in one step."""
         frames = last.get(tstate_addr) if same else None
         if frames is None:
             if count == 0:
-                frames = []
+                frames = ()
             elif not keys_at:
                 # a freed snapshot (pyf_snapshot_take_copy) has no keys: only
-                # threads with a list kept from the last one
+                # threads with a tuple kept from the last one
                 raise _ListsLost()
             else:
                 keys = array.array("I")
                 keys.frombytes(_abi.ctypes.string_at(keys_at + first * 4, count * 4))
-                frames = list(map(self.frames.__getitem__, keys))
+                frames = tuple(map(self.frames.__getitem__, keys))
         self._lists[tstate_addr] = frames
-        return frames.copy()
+        return frames
 
     def forget_lists(self):
         """The last snapshot was not converted: no list may be reused."""
@@ -252,6 +252,7 @@ class Target:
         self._copy_grow(_COPY_CAP)
         self._thread_fields = {}  # see _build
         self._recipe = None  # see _convert_copy
+        self._recipe_snapshot = None  # the snapshot the recipe is of
         # pyf_snapshot_take_copy and pyf_snapshot_free without argtypes
         # (each argument a ctypes object already: ctypes converts nothing),
         # the cheapest calls
@@ -357,8 +358,12 @@ class Target:
         rc = self._take_copy(handle, self._copy_ref)
         if (rc == 0 and view[_FLAGS_BYTE] == _COPY_UNCHANGED and self._recipe is not None and
                 self._binding is None):
-            # the last snapshot's fields, with new lists
-            return self._rebuild(self._recipe)
+            # what the last snapshot read: the model is immutable (frozen
+            # objects, tuples), so the same objects serve again
+            snapshot = self._recipe_snapshot
+            if snapshot is None:
+                snapshot = self._recipe_snapshot = self._rebuild(self._recipe)
+            return snapshot
         try:
             return self._convert_head(rc, _COPY_FORMAT.unpack_from(view), tasks, entries)
         except _ListsLost:
@@ -393,10 +398,13 @@ class Target:
                 self._convert_tasks(_abi.ctypes.cast(out, _SNAPSHOT_P), fields[5], snapshot)
             if entries:
                 self._convert_entries(_abi.ctypes.cast(out, _SNAPSHOT_P), snapshot)
+            # an unchanged snapshot is this one again, unless it holds what
+            # only its own request asked for (tasks, entries)
+            self._recipe_snapshot = snapshot if not (tasks or entries) else None
             return snapshot  # the library set kept to this one
         except BaseException:
             self._table.forget_lists()
-            self._recipe = None
+            self._recipe = self._recipe_snapshot = None
             _KEPT.pack_into(view, _KEPT_AT, 0)
             raise
         finally:
@@ -550,7 +558,7 @@ class Target:
                 string_at(cthreads, nthreads * _THREAD_FORMAT.size)) if nthreads else ()
         nframes = min(nframes, fields[1]) if cframes and fields[5] else 0
         snapshot = self._build(fields, cinterps, rows, nthreads, nframes, same)
-        self._recipe = None
+        self._recipe = self._recipe_snapshot = None
         return snapshot
 
     def _convert_copy(self, head, fields, same):
@@ -586,15 +594,16 @@ class Target:
 
     def _rebuild(self, recipe):
         """A snapshot like the last one (_convert_copy's recipe): the same
-        fields, each thread's frames a new copy of the list kept."""
+        fields, each thread's frames the tuple kept."""
         new = object.__new__
         threads = []
         for fields_of, frames in recipe[0]:
             t = new(Thread)
             d = t.__dict__
             d.update(fields_of)
-            d["frames"] = frames.copy()
+            d["frames"] = frames
             threads.append(t)
+        threads = tuple(threads)
         interps = []
         for fields_of, first, count in recipe[1]:
             i = new(Interpreter)
@@ -603,7 +612,7 @@ class Target:
             d["threads"] = threads if count < 0 else threads[first:first + count]
             interps.append(i)
         snapshot = new(Snapshot)
-        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
+        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=tuple(interps))
         return snapshot
 
     def _build(self, fields, cinterps, rows, nthreads, nframes, same):
@@ -668,6 +677,7 @@ class Target:
             d["frames"] = frames
             threads.append(t)
             built.append((fields_of, tstate_addr))
+        threads = tuple(threads)
         interps = []
         built_interps = []  # (fields, first, count; -1: all the threads)
         for addr, interp_id, first, count in cinterps:
@@ -682,7 +692,7 @@ class Target:
             built_interps.append(({"id": interp_id, "addr": addr}, first, count))
         self._built = (built, built_interps)
         snapshot = new(Snapshot)
-        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=interps)
+        snapshot.__dict__.update(pid=self.pid, python=self.python, interpreters=tuple(interps))
         return snapshot
 
     def set_cache(self, mode):
