@@ -86,18 +86,23 @@ class Interpreter:
         return "Interpreter(%s, %s)" % (self.name, self.path)
 
 
-def _probe(path):
-    """'3.X' if path runs as CPython 3.X, else None."""
+def _ask(path, code):
+    """What path prints running code (-E -s), or None when it fails."""
     try:
-        out = subprocess.run(
-            [path, "-E", "-s", "-c",
-             "import sys; print('%d.%d' % sys.version_info[:2], sys.implementation.name)"],
-            capture_output=True, text=True, timeout=60)
+        out = subprocess.run([path, "-E", "-s", "-c", code],
+                             capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if out.returncode != 0:
+    return out.stdout if out.returncode == 0 else None
+
+
+def _probe(path):
+    """'3.X' if path runs as CPython 3.X, else None."""
+    out = _ask(path, "import sys; print('%d.%d' % sys.version_info[:2], "
+                     "sys.implementation.name)")
+    if out is None:
         return None
-    fields = out.stdout.split()
+    fields = out.split()
     if len(fields) != 2 or fields[1] != "cpython":
         return None
     return fields[0]
@@ -105,14 +110,9 @@ def _probe(path):
 
 def _free_threaded(path):
     """True when path is a Py_GIL_DISABLED build."""
-    try:
-        out = subprocess.run(
-            [path, "-E", "-s", "-c",
-             "import sysconfig; print(bool(sysconfig.get_config_var('Py_GIL_DISABLED')))"],
-            capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and out.stdout.strip() == "True"
+    out = _ask(path, "import sysconfig; "
+                     "print(bool(sysconfig.get_config_var('Py_GIL_DISABLED')))")
+    return out is not None and out.strip() == "True"
 
 
 def discover_interpreters():
@@ -185,6 +185,15 @@ def require_interpreters():
     if in_sandbox():
         pytest.fail(msg + " inside the sandbox")
     pytest.skip(msg)
+
+
+@pytest.fixture(params=interpreter_params())
+def interp(request):
+    """Each interpreter of INTERPRETERS in turn (fails inside the sandbox,
+    skips elsewhere, when there is none)."""
+    if request.param is None:
+        require_interpreters()
+    return request.param
 
 
 @pytest.fixture(scope="session")

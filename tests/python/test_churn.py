@@ -26,7 +26,6 @@ import pytest
 
 import debugger_util as du
 import drivers
-from conftest import interpreter_params, require_interpreters
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,13 +131,6 @@ def test_debugger_churn(driver, version, mode, tmp_path):
     else:
         assert counters["full_hits"] + counters["partial_hits"] == 0, counters
         assert counters["anchor_writes"] == 0, counters
-
-
-@pytest.fixture(params=interpreter_params())
-def interp(request):
-    if request.param is None:
-        require_interpreters()
-    return request.param
 
 
 def test_cli_dumps_under_churn(interp, pyframes):

@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from conftest import interpreter_params, require_interpreters
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,13 +51,6 @@ class Steps(object):
     def close(self):
         self.proc.kill()
         self.proc.wait()
-
-
-@pytest.fixture(params=interpreter_params())
-def interp(request):
-    if request.param is None:
-        require_interpreters()
-    return request.param
 
 
 def main_frames(snapshot, pid):

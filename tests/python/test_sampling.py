@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from conftest import interpreter_params, release_python, require_interpreters
+from conftest import release_python
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,13 +28,6 @@ TARGETS = os.path.join(HERE, "targets")
 ROUND = re.compile(r"^f(\d+)$")
 COUNTERS = {"samples", "full_hits", "partial_hits", "misses", "frames_from_cache",
             "frames_from_memory", "read_calls", "bytes_read", "anchor_writes"}
-
-
-@pytest.fixture(params=interpreter_params())
-def interp(request):
-    if request.param is None:
-        require_interpreters()
-    return request.param
 
 
 def _start(python, script):
