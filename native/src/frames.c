@@ -73,20 +73,19 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
-/* n (2 or PYF__COPIES) copies of [lo, lo+len) for chunk c, made back to
- * back: all from the prefetch (which read the range as often in its one
- * call), else read now in one reader call.  False when they cannot be
- * made. */
-static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len, int n)
+/* PYF__COPIES copies of [lo, lo+len) for chunk c, made back to back: all
+ * from the prefetch (which read the range as often in its one call), else
+ * read now in one reader call.  False when they cannot be made. */
+static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
 {
     const uint8_t *v[PYF__COPIES];
     int got = 0;
     memset(c->again, 0, sizeof c->again);
-    while (got < n && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
+    while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
-    if (got == n) {
+    if (got == PYF__COPIES) {
         c->mem = v[0];
-        for (int k = 1; k < n; k++)
+        for (int k = 1; k < PYF__COPIES; k++)
             c->again[k - 1] = v[k];
         return true;
     }
@@ -94,24 +93,25 @@ static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len, i
     if (!buf_room(&c->data, &c->cap, len))
         return false;
     dst[0] = c->data;
-    for (int k = 1; k < n; k++) {
+    for (int k = 1; k < PYF__COPIES; k++) {
         if (!buf_room(&c->again_data[k - 1], &c->again_cap[k - 1], len))
             return false;
         dst[k] = c->again_data[k - 1];
     }
-    if (pyf__read_copies(t, lo, dst, n, (size_t)len) != PYF_OK)
+    if (pyf__read_copies(t, lo, dst, (size_t)len) != PYF_OK)
         return false;
     c->mem = c->data;
-    for (int k = 1; k < n; k++)
+    for (int k = 1; k < PYF__COPIES; k++)
         c->again[k - 1] = c->again_data[k - 1];
     return true;
 }
 
 /* Only [from, the top frame's end) of the newest chunk at addr: the
  * frames above a cache anchor at from.  False when from is not there.  A
- * live process's range is copied twice (copy_live): the walk compares the
- * frames of both copies, so a stack that changed while it was copied is not
- * taken for one stack (frames above the anchor have no seq to say so). */
+ * live process's range is copied PYF__COPIES times (copy_live): the walk
+ * compares the frames of every copy, so a stack that changed while it was
+ * copied is not taken for one stack (frames above the anchor have no seq
+ * to say so). */
 static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
                      uint64_t from, bool live, pyf__chunk_list *cl)
 {
@@ -125,8 +125,7 @@ static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
         return false;
     memset(c->again, 0, sizeof c->again);
     if (live) {
-        /* the frames above an anchor, as the newest chunk: PYF__COPIES times */
-        if (!copy_live(t, c, from, len, PYF__COPIES))
+        if (!copy_live(t, c, from, len))
             return false;
     } else {
         const uint8_t *mem = pyf__read_view(t, from, len);
@@ -162,11 +161,12 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
         }
         if (live && cl->n == 0 && used != UINT64_MAX) {
             /* The newest chunk of a running process changes while it is
-             * copied: its frames must agree in two copies made back to
-             * back (a copy made while a call returned and another was made
-             * in its place would show the new callee over the old caller). */
+             * copied: its frames must agree in PYF__COPIES copies made back
+             * to back (a copy made while a call returned and another was
+             * made in its place would show the new callee over the old
+             * caller; two copies can still agree on that, PYF__COPIES). */
             pyf__chunk *c = chunk_slot(cl, 0);
-            if (c != NULL && copy_live(t, c, addr, used, PYF__COPIES)) {
+            if (c != NULL && copy_live(t, c, addr, used)) {
                 uint64_t size = pyf__ld64(c->mem + 8);
                 if (size >= used && size <= CHUNK_MAX_BYTES) {
                     c->addr = c->lo = addr;
@@ -177,7 +177,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
                     continue;
                 }
             }
-            live = false; /* not a chunk we can copy twice: as any other */
+            live = false; /* not a chunk we can copy again: as any other */
         }
         uint64_t have = want;
         /* what the last snapshot read here is used in place, else copied */

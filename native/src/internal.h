@@ -452,7 +452,7 @@ struct pyf_target {
     pyf__prev_thread *prev_threads;
     uint32_t prev_nthreads, prev_cap_threads;
     bool torn;               /* the last walk saw a stack changing under it */
-    bool torn_moved;         /* ... in two copies that differ: never steady */
+    bool torn_moved;         /* ... in copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so */
     uint64_t epoch;          /* incremented per snapshot */
     uint64_t tlbc_failures;  /* failed reads of thread-local bytecode arrays:
@@ -491,11 +491,10 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A read made now, never served from the prefetch (planned for the next
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
-/* [addr, addr+len) copied n times (n <= PYF__COPIES), back to back in one
- * reader call when the reader batches, into dst[0], dst[1], ... (planned n
- * times for the next snapshot: its prefetch makes every copy in its one
- * call). */
-int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, int n, size_t len);
+/* [addr, addr+len) copied PYF__COPIES times, back to back in one reader
+ * call when the reader batches, into dst[0], dst[1], ... (planned as often
+ * for the next snapshot: its prefetch makes every copy in its one call). */
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len);
 /* A reader's raw call with counting only (used by pyf__offsets_load). */
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len);

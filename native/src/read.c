@@ -192,21 +192,19 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return rc;
 }
 
-int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, int n, size_t len)
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len)
 {
     pyf__prefetch *p = &t->prefetch;
     pyf_iovec iov[PYF__COPIES];
     int status[PYF__COPIES];
-    if (n < 1 || n > PYF__COPIES)
-        return PYF_EINVAL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < PYF__COPIES; i++) {
         iov[i].addr = addr;
         iov[i].dst = dst[i];
         iov[i].len = len;
     }
-    int rc = pyf__readv(t, iov, (size_t)n, status);
+    int rc = pyf__readv(t, iov, PYF__COPIES, status);
     if (rc == PYF_OK && p->active && len > 0)
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < PYF__COPIES; i++)
             plan_add(p, addr, len);
     return rc;
 }

@@ -94,7 +94,7 @@ static int read_interp(pyf_target *t, uint64_t addr, interp_info *ii)
  * stack is not changing (a stopped process; a frame really at an
  * instruction without a location): it is shown as it is. */
 #define WALK_TRIES 3
-/* A stack seen in two copies that differ is changing right now, often
+/* A stack seen in copies that differ is changing right now, often
  * (a loop of short calls): it gets more tries, each a few microseconds. */
 #define WALK_TRIES_MOVING 8
 static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t tlen,
