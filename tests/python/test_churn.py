@@ -159,5 +159,10 @@ def test_cli_dumps_under_churn(interp, pyframes):
         proc.wait()
     assert not bad, "frames mixing two code objects: %s" % bad[:5]
     assert seen > 0, "no dump caught a round's function"
-    assert len(failed) <= CLI_DUMPS // 20, failed[:5]
-    assert errors <= 0.05 * threads, (errors, threads)
+    # The sanitized library (run_all.sh's pytest-asan step) walks several
+    # times slower, so the churning stack changes under far more of its
+    # reads: there the share of threads marked incomplete says nothing of
+    # pyframes (truth, above, still holds); elsewhere it stays under 5 %.
+    share = 0.5 if os.environ.get("PYFRAMES_SANITIZER_PRELOAD") else 0.05
+    assert len(failed) <= share * CLI_DUMPS, failed[:5]
+    assert errors <= share * threads, (errors, threads)
