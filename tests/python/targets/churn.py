@@ -1,11 +1,11 @@
-"""Target of test_sampling.py: a process that keeps changing.
+"""Target of test_sampling.py and test_churn.py: a process that keeps changing.
 
-Each round compiles a new function f<N> in a file named <round-N> (name and
-file say the same N, so a frame whose name and file disagree mixes two code
-objects), calls it at a depth that varies, and drops it (its code object is
-freed and the memory reused by the next round's).  Worker threads start and
-end all the time, each doing the same.  Writes "ready" once running; runs
-until killed.
+Each round takes a new number N, compiles a function fN in a file named
+<round-N> (name and file say the same N, so a frame whose name and file
+disagree mixes two code objects), calls it at a depth that varies, and
+drops it: its namespace is cleared, so its code object is freed at once and
+the memory reused by a later round's.  Worker threads start and end all the
+time, each doing the same.  Writes "ready" once running; runs until killed.
 
 With the argument "full" (test_churn.py) it also keeps creating and dropping
 generators and coroutines (each round's function runs as a generator and as
@@ -13,43 +13,86 @@ a coroutine too, so frames owned by generators come and go), lets the
 recursion depth rise and fall over a wider range, and (3.14+) creates and
 destroys subinterpreters that run rounds of their own (their files are
 named <sub-N>, with N in their function's name: the same pairing rule).
+
+With a second argument, a file path, it keeps there its own record of
+which rounds were alive when (rounds.py reads it): round numbers come from
+one counter, and an event counter moves when a round is about to make its
+code objects and again once they are freed, so a reader that notes the
+event counter before and after a read knows which rounds could have been on
+a stack during it.
 """
+import mmap
 import os
+import struct
 import sys
 import threading
 
 FULL = len(sys.argv) > 1 and sys.argv[1] == "full"
+RECORD = sys.argv[2] if len(sys.argv) > 2 else None
 
-SOURCE = """def f{n:06d}(depth, down):
+# The record (rounds.py reads the same layout): a header of little-endian
+# u64 (the event counter, the ring's slot count), then a slot per round
+# number modulo the ring: (N, event when made, event when freed or 0).
+RING = 1 << 17
+HEADER = struct.Struct("<QQ")
+SLOT = struct.Struct("<QQQ")
+_page = None
+_lock = threading.Lock()
+_state = {"event": 0, "next": 1}
+
+
+def open_record():
+    global _page
+    if RECORD is None:
+        return
+    size = HEADER.size + RING * SLOT.size
+    with open(RECORD, "w+b") as f:
+        f.truncate(size)
+        _page = mmap.mmap(f.fileno(), size)
+    HEADER.pack_into(_page, 0, 0, RING)
+
+
+def begin():
+    """A new round number, recorded as made now (before its code exists)."""
+    with _lock:
+        n = _state["next"]
+        _state["next"] = n + 1
+        _state["event"] += 1
+        if _page is not None:
+            SLOT.pack_into(_page, HEADER.size + (n % RING) * SLOT.size, n, _state["event"], 0)
+            HEADER.pack_into(_page, 0, _state["event"], RING)
+        return n
+
+
+def end(n):
+    """Round n's code objects are gone (recorded after they were freed)."""
+    with _lock:
+        _state["event"] += 1
+        if _page is not None:
+            struct.pack_into("<Q", _page, HEADER.size + (n % RING) * SLOT.size + 16,
+                             _state["event"])
+            HEADER.pack_into(_page, 0, _state["event"], RING)
+
+
+SOURCE = """def f{n:07d}(depth, down):
     if depth:
-        return f{n:06d}(depth - 1, down)
+        return f{n:07d}(depth - 1, down)
     return down()
 """
 
 
-GEN_SOURCE = """def g{n:06d}(depth, down):
+GEN_SOURCE = """def g{n:07d}(depth, down):
     if depth:
-        yield from g{n:06d}(depth - 1, down)
+        yield from g{n:07d}(depth - 1, down)
     else:
         yield down()
 
 
-async def c{n:06d}(depth, down):
+async def c{n:07d}(depth, down):
     if depth:
-        return await c{n:06d}(depth - 1, down)
+        return await c{n:07d}(depth - 1, down)
     return down()
 """
-
-def make(n):
-    space = {}
-    exec(compile(SOURCE.format(n=n), "<round-%06d>" % n, "exec"), space)
-    return space["f%06d" % n]
-
-
-def make_gen(n):
-    space = {}
-    exec(compile(GEN_SOURCE.format(n=n), "<round-%06d>" % n, "exec"), space)
-    return space["g%06d" % n], space["c%06d" % n]
 
 
 def drive(coro):
@@ -67,20 +110,30 @@ def leaf():
     return total
 
 
-def rounds(start, step, count):
-    for i in range(count):
-        n = start + i * step
-        make(n)(n % 17 if not FULL else n % 61, leaf)
-        if FULL:
-            gen, coro = make_gen(n)
-            list(gen(n % 23, leaf))
-            drive(coro(n % 19, leaf))
+def one_round(k):
+    n = begin()
+    space = {}
+    exec(compile(SOURCE.format(n=n), "<round-%07d>" % n, "exec"), space)
+    space["f%07d" % n](k % 17 if not FULL else k % 61, leaf)
+    if FULL:
+        exec(compile(GEN_SOURCE.format(n=n), "<round-%07d>" % n, "exec"), space)
+        list(space["g%07d" % n](k % 23, leaf))
+        drive(space["c%07d" % n](k % 19, leaf))
+    # the functions' globals are space: clearing it breaks the cycle, and
+    # the code objects go now, not at the next collection
+    space.clear()
+    end(n)
+
+
+def rounds(count):
+    for k in range(count):
+        one_round(k)
 
 
 SUB_SOURCE = """
-def s{n:06d}(depth):
+def s{n:07d}(depth):
     if depth:
-        return s{n:06d}(depth - 1)
+        return s{n:07d}(depth - 1)
     total = 0
     for i in range(20000):
         total += i
@@ -94,34 +147,34 @@ def subinterpreters():
         from concurrent import interpreters
     except ImportError:
         return
-    n = 0
     while True:
         interp = interpreters.create()
         try:
             for _ in range(5):
-                n += 1
-                interp.exec("ns = {}\nexec(compile(%r, '<sub-%06d>', 'exec'), ns)\n"
-                            "ns['s%06d'](%d)" % (SUB_SOURCE.format(n=n), n, n, n % 13))
+                n = begin()
+                interp.exec("ns = {}\nexec(compile(%r, '<sub-%07d>', 'exec'), ns)\n"
+                            "ns['s%07d'](%d)\nns.clear()\n"
+                            % (SUB_SOURCE.format(n=n), n, n, n % 13))
+                end(n)
         finally:
             interp.close()
 
 
-def worker(start):
-    rounds(start, 2, 200)
+def worker():
+    rounds(200)
 
 
 def main():
     sys.setrecursionlimit(10000)
+    open_record()
     if FULL:
         threading.Thread(target=subinterpreters, daemon=True).start()
     os.write(1, b"ready\n")
-    n = 0
     while True:
-        t = threading.Thread(target=worker, args=(10000001 + 2 * n * 200,))
+        t = threading.Thread(target=worker)
         t.start()
-        rounds(n * 200, 1, 200)
+        rounds(200)
         t.join()
-        n += 1
 
 
 main()
