@@ -242,7 +242,8 @@ typedef struct pyf_stats {
     uint64_t frames_from_memory;       /* frames decoded from target memory */
     uint64_t anchor_writes;            /* last_profiled_frame written */
     uint64_t retried_walks;            /* a live thread read again: it changed under the walk */
-    uint64_t reserved[3];
+    uint64_t code_changed;  /* code objects freed or replaced while they were read (live) */
+    uint64_t reserved[2];
 } pyf_stats;
 
 PYF_API void pyf_target_stats(const pyf_target *t, pyf_stats *out);

@@ -7,6 +7,18 @@
  * with every snapshot) flushes the cache when it moves.  3.13 has no such
  * counter, so the first use of an entry in a snapshot re-reads the code
  * object header and compares what the entry was decoded from.
+ *
+ * A running process (the PID reader) can free the code object between the
+ * read of its header and the reads of its strings, and give their memory
+ * to other objects: a decode would then pair one code object's name with
+ * another's file.  So a decode there is verified: the header is read again
+ * after the strings, in the same reader call, with the frame that named
+ * the code object; the object must still be alive (its first word a
+ * reference count, not an allocator's free-list link), be the same one
+ * (co_version, unique per code object created), hold the same pointers,
+ * and the frame must still run it.  A decode that fails this is never
+ * kept or shown: the walk reads the thread again (PYF__ESTALE).
+ * docs/architecture.md, "When is a frame true?", says what this leaves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -126,45 +138,80 @@ static int check_code_type(pyf_target *t, uint64_t type_addr)
 /* ---- decoding ------------------------------------------------------------- */
 
 typedef struct code_head {
+    uint64_t first;          /* the object's first word: see head_alive */
     uint64_t type, qualname, filename, linetable;
     uint64_t units;          /* ob_size: the bytecode's length in code units */
     int32_t firstlineno;
+    uint32_t version;        /* co_version */
 } code_head;
 
-static int read_head(pyf_target *t, uint64_t addr, code_head *h)
+/* Bytes of a code object read as its header: every field used lies inside
+ * code.size (validated) and inside this; 0 with a failure when not. */
+static size_t head_len(pyf_target *t)
 {
     const pyf__offsets *o = &t->off;
-    uint8_t buf[CODE_STRUCT_MAX];
     size_t len = (size_t)o->code.size;
-    if (len > sizeof buf)
-        len = sizeof buf;
-    /* every field we use was validated to lie inside code.size; make sure
-     * it also lies inside what we copy */
+    if (len > CODE_STRUCT_MAX)
+        len = CODE_STRUCT_MAX;
     uint64_t maxoff = o->code.linetable;
     if (o->code.qualname > maxoff) maxoff = o->code.qualname;
     if (o->code.filename > maxoff) maxoff = o->code.filename;
     if (o->code.firstlineno > maxoff) maxoff = o->code.firstlineno;
+    if (o->code.co_version > maxoff) maxoff = o->code.co_version;
     if (o->pyobject.ob_type > maxoff) maxoff = o->pyobject.ob_type;
     if (o->bytes.ob_size > maxoff) maxoff = o->bytes.ob_size; /* any var object's */
-    if (maxoff + 8 > len)
-        return pyf__fail(t, PYF_EOFFSETS, "code object fields lie beyond %zu "
-                         "bytes", len);
-    int rc = pyf__read(t, addr, buf, len, "code object");
-    if (rc != PYF_OK)
-        return rc;
+    if (maxoff + 8 > len) {
+        pyf__fail(t, PYF_EOFFSETS, "code object fields lie beyond %zu bytes", len);
+        return 0;
+    }
+    return (size_t)maxoff + 8;
+}
+
+static void parse_head(const pyf__offsets *o, const uint8_t *buf, code_head *h)
+{
+    h->first = pyf__ld64(buf);
     h->type = pyf__ld64(buf + o->pyobject.ob_type);
     h->qualname = pyf__ld64(buf + o->code.qualname);
     h->filename = pyf__ld64(buf + o->code.filename);
     h->linetable = pyf__ld64(buf + o->code.linetable);
     h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
     h->units = pyf__ld64(buf + o->bytes.ob_size);
+    h->version = pyf__ld32(buf + o->code.co_version);
+}
+
+static int read_head(pyf_target *t, uint64_t addr, code_head *h)
+{
+    uint8_t buf[CODE_STRUCT_MAX];
+    size_t len = head_len(t);
+    if (len == 0)
+        return PYF_EOFFSETS;
+    int rc = pyf__read(t, addr, buf, len, "code object");
+    if (rc != PYF_OK)
+        return rc;
+    parse_head(&t->off, buf, h);
     return PYF_OK;
+}
+
+/* Is the object whose header this is alive?  In a default (GIL) build its
+ * first word is the reference count: a live object's low 32 bits are not
+ * 0, and the 16 bits above them (3.13: the count's upper half; 3.14+:
+ * ob_overflow, never set) are 0.  A freed object's first word is its
+ * allocator's free-list link: pymalloc's next free block (an address above
+ * 4 GiB in its mmapped arenas, or NULL), glibc's (mangled) tcache link,
+ * whose key also overwrites ob_type.  Free-threaded builds keep the owning
+ * thread there (ob_tid): no such check. */
+static bool head_alive(const pyf__offsets *o, const code_head *h)
+{
+    if (o->free_threaded)
+        return true;
+    return (uint32_t)h->first != 0 && ((h->first >> 32) & 0xffff) == 0;
 }
 
 static bool same_head(const pyf__code *e, const code_head *h)
 {
     return e->qualname_ptr == h->qualname && e->filename_ptr == h->filename &&
-           e->linetable_ptr == h->linetable && e->firstlineno == h->firstlineno;
+           e->linetable_ptr == h->linetable && e->firstlineno == h->firstlineno &&
+           e->version == h->version && e->units == h->units;
 }
 
 static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
@@ -190,29 +237,34 @@ static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
     return PYF_OK;
 }
 
-/* Finish one speculative read: decode, or read exactly what is needed. */
+/* Finish one speculative read: decode, or read exactly what is needed
+ * (*again: a read was made after the batch). */
 static int finish_str(pyf_target *t, uint64_t addr, const uint8_t *buf,
                       size_t have, int status, char **out, bool *trunc,
-                      const char *what)
+                      const char *what, bool *again)
 {
     size_t need = 0;
     int rc = PYF__EMORE;
     if (status == PYF_OK)
         rc = pyf__decode_str(&t->off, buf, have, t->opts.max_string, out,
                              trunc, &need);
-    if (rc == PYF__EMORE)
+    if (rc == PYF__EMORE) {
+        *again = true;
         rc = pyf__read_str(t, addr, t->opts.max_string, out, trunc, what);
+    }
     return rc;
 }
 
 static int finish_bytes(pyf_target *t, uint64_t addr, const uint8_t *buf,
-                        size_t have, int status, uint8_t **out, uint32_t *len)
+                        size_t have, int status, uint8_t **out, uint32_t *len,
+                        bool *again)
 {
     size_t need = 0;
     int rc = PYF__EMORE;
     if (status == PYF_OK)
         rc = decode_bytes(&t->off, buf, have, out, len, &need);
     if (rc == PYF__EMORE) {
+        *again = true;
         if (status != PYF_OK) {
             /* the speculative read may have run off a mapping */
             uint8_t hdr[256];
@@ -247,8 +299,23 @@ static bool transient(int rc)
            rc == PYF_EIO || rc == PYF_ENOPROC;
 }
 
-static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
-                       pyf__code *e, bool *retry)
+/* In a running process: is the decode made from h (read first) the code
+ * object's whole?  h2 is its header read after the strings; f2 (fsize
+ * bytes, NULL when there is no frame to check) the frame that named it,
+ * read with h2. */
+static bool decode_held(const pyf__offsets *o, const code_head *h, const code_head *h2,
+                        uint64_t addr, const uint8_t *f2)
+{
+    if (!head_alive(o, h) || !head_alive(o, h2) || h2->type != h->type ||
+        h2->qualname != h->qualname || h2->filename != h->filename ||
+        h2->linetable != h->linetable || h2->firstlineno != h->firstlineno ||
+        h2->units != h->units || h2->version != h->version)
+        return false;
+    return f2 == NULL || (pyf__ld64(f2 + o->frame.executable) & o->tag_mask) == addr;
+}
+
+static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+                       const code_head *h, pyf__code *e, bool *retry)
 {
     *retry = false;
     const pyf__offsets *o = &t->off;
@@ -258,38 +325,48 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     e->filename_ptr = h->filename;
     e->linetable_ptr = h->linetable;
     e->firstlineno = h->firstlineno;
+    e->version = h->version;
     e->units = h->units;
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;
     size_t bhdr = (size_t)o->bytes.ob_sval;
+    size_t hlen = head_len(t), fsize = (size_t)o->frame.size;
     if (shdr > 256 || bhdr > 256)
         return pyf__fail(t, PYF_EOFFSETS, "object headers are implausibly large");
+    if (hlen == 0 || fsize > 4096)
+        return PYF_EOFFSETS;
+    /* A running process is checked after the strings are read (see the top
+     * of this file): its header and frame again, in the same call. */
+    bool verify = t->owns_pid_reader;
     uint8_t qbuf[256 + STR_SPECULATIVE], fbuf[256 + STR_SPECULATIVE],
-        lbuf[256 + LINETABLE_SPECULATIVE];
-    pyf_iovec iov[3] = {
+        lbuf[256 + LINETABLE_SPECULATIVE], hbuf[CODE_STRUCT_MAX], frbuf[4096];
+    pyf_iovec iov[5] = {
         {h->qualname, qbuf, shdr + STR_SPECULATIVE},
         {h->filename, fbuf, shdr + STR_SPECULATIVE},
         {h->linetable, lbuf, bhdr + LINETABLE_SPECULATIVE},
+        {addr, hbuf, hlen},
+        {frame_addr, frbuf, fsize},
     };
-    int st[3];
+    size_t niov = !verify ? 3 : frame_addr != 0 ? 5 : 4;
+    int st[5];
     bool ok_ptr[3];
     for (int i = 0; i < 3; i++)
         ok_ptr[i] = iov[i].addr != 0 && iov[i].addr % 8 == 0;
     if (ok_ptr[0] && ok_ptr[1] && ok_ptr[2]) {
-        pyf__readv(t, iov, 3, st);
+        pyf__readv(t, iov, niov, st);
     } else {
-        for (int i = 0; i < 3; i++)
-            st[i] = ok_ptr[i] ? pyf__raw_read(&t->reader, &t->stats,
-                                              iov[i].addr, iov[i].dst,
-                                              iov[i].len)
-                              : PYF_ECORRUPT;
+        for (size_t i = 0; i < niov; i++)
+            st[i] = i >= 3 || ok_ptr[i] ? pyf__raw_read(&t->reader, &t->stats,
+                                                        iov[i].addr, iov[i].dst,
+                                                        iov[i].len)
+                                        : PYF_ECORRUPT;
     }
 
-    bool trunc = false;
+    bool trunc = false, again = false;
     int rc = PYF_ECORRUPT;
     if (ok_ptr[0])
         rc = finish_str(t, h->qualname, qbuf, iov[0].len, st[0], &e->qualname,
-                        &trunc, "code object qualified name");
+                        &trunc, "code object qualified name", &again);
     if (rc == PYF_ENOMEM)
         return rc;
     *retry |= transient(rc);
@@ -304,7 +381,7 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     rc = PYF_ECORRUPT;
     if (ok_ptr[1])
         rc = finish_str(t, h->filename, fbuf, iov[1].len, st[1], &e->filename,
-                        &trunc, "code object file name");
+                        &trunc, "code object file name", &again);
     if (rc == PYF_ENOMEM)
         return rc;
     *retry |= transient(rc);
@@ -318,7 +395,7 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     rc = PYF_ECORRUPT;
     if (ok_ptr[2])
         rc = finish_bytes(t, h->linetable, lbuf, iov[2].len, st[2],
-                          &e->linetable, &e->linetable_len);
+                          &e->linetable, &e->linetable_len, &again);
     if (rc == PYF_ENOMEM)
         return rc;
     *retry |= transient(rc);
@@ -333,12 +410,27 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
         entry_free(e);
         return PYF_ENOMEM;
     }
-    /* In a process running while it is read, a name read from a code
-     * object whose other name could not be read may be a freed object's,
-     * or another's at the same address: the code is shown as unreadable as
-     * a whole, never half of it.  (A stopped process or a core keeps the
-     * part that reads.) */
-    if (t->owns_pid_reader && (e->flags & PYF_FRAME_CODE_UNREADABLE) &&
+    if (verify) {
+        /* a string read after the batch: the header and frame after it */
+        if (again)
+            pyf__readv(t, iov + 3, niov - 3, st + 3);
+        code_head h2;
+        bool held = st[3] == PYF_OK && (niov < 5 || st[4] == PYF_OK);
+        if (held) {
+            parse_head(o, hbuf, &h2);
+            held = decode_held(o, h, &h2, addr, niov == 5 ? frbuf : NULL);
+        }
+        if (!held) {
+            t->stats.code_changed++;
+            entry_free(e);
+            return PYF__ESTALE;
+        }
+    }
+    /* In a running process, a name read from a code object whose other
+     * name could not be read may be a freed object's, or another's at the
+     * same address: the code is shown as unreadable as a whole, never half
+     * of it.  (A stopped process or a core keeps the part that reads.) */
+    if (verify && (e->flags & PYF_FRAME_CODE_UNREADABLE) &&
         (strcmp(e->qualname, "???") != 0 || strcmp(e->filename, "???") != 0)) {
         free(e->qualname);
         free(e->filename);
@@ -352,7 +444,8 @@ static int decode_code(pyf_target *t, uint64_t addr, const code_head *h,
     return PYF_OK;
 }
 
-const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
+const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+                               int *soft_err)
 {
     *soft_err = PYF_OK;
     pyf__code *e = t->codes.last != NULL && t->codes.last->addr == addr
@@ -367,6 +460,12 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
     int rc = read_head(t, addr, &h);
     if (rc != PYF_OK) {
         *soft_err = rc;
+        return NULL;
+    }
+    /* a running process's frame that names a freed code object is gone */
+    if (t->owns_pid_reader && !head_alive(&t->off, &h)) {
+        t->stats.code_changed++;
+        *soft_err = PYF__ESTALE;
         return NULL;
     }
     if (e != NULL) {
@@ -389,7 +488,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err)
     t->stats.code_cache_misses++;
     pyf__code fresh;
     bool retry;
-    rc = decode_code(t, addr, &h, &fresh, &retry);
+    rc = decode_code(t, addr, frame_addr, &h, &fresh, &retry);
     if (rc != PYF_OK) {
         *soft_err = rc;
         return NULL;

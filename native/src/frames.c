@@ -370,11 +370,22 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                 int soft = PYF_OK;
                 const pyf__code *code = NULL;
                 if (exe % 8 == 0)
-                    code = pyf__code_get(t, exe, &soft);
+                    code = pyf__code_get(t, exe, addr, &soft);
                 else
                     soft = PYF_ECORRUPT;
                 if (soft == PYF_ENOMEM) {
                     rc = soft;
+                    break;
+                }
+                if (soft == PYF__ESTALE) {
+                    /* the frame returned and its code object was freed
+                     * while it was read: the stack changed */
+                    t->torn = true;
+                    t->torn_moved = true;
+                    t->torn_at = addr;
+                    rc = pyf__fail(t, PYF_ECORRUPT, "the code object of frame 0x%llx "
+                                   "was freed while it was read (the stack changed)",
+                                   (unsigned long long)addr);
                     break;
                 }
                 /* Code whose line table locates nothing is an

@@ -17,6 +17,9 @@
 /* Private result of the decoders: "the prefix read so far is too short,
  * read more".  Never returned through the public API. */
 #define PYF__EMORE (-1000)
+/* Private result of the code decoder: a running process freed or replaced
+ * the code object while it was read (code.c). */
+#define PYF__ESTALE (-1001)
 
 _Static_assert(sizeof(pyf_frame) == PYF_FRAME_SIZE, "pyf_frame is frozen");
 _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
@@ -113,6 +116,7 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
             co_code_adaptive, co_tlbc;
+        uint64_t co_version; /* not in the table: see offsets.c */
     } code;
     struct { uint64_t size, ob_type; } pyobject;
     struct { uint64_t size, tp_name, tp_flags; } type;
@@ -220,6 +224,7 @@ typedef struct pyf__code {
     /* identity: what the entry was decoded from */
     uint64_t qualname_ptr, filename_ptr, linetable_ptr;
     int32_t firstlineno;
+    uint32_t version;        /* co_version: which code object it was */
     uint64_t units;          /* bytecode length in code units (ob_size) */
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
     char *qualname;          /* UTF-8, heap */
@@ -530,8 +535,13 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
 void pyf__code_cache_clear(pyf__code_cache *c);
 void pyf__code_scratch_free(pyf_target *t);
 /* Find or decode the code object at addr.  Never fails hard: an unreadable
- * code object yields NULL with *soft_err set (the frame shows "???"). */
-const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, int *soft_err);
+ * code object yields NULL with *soft_err set (the frame shows "???");
+ * PYF__ESTALE: a running process freed or replaced the code object while
+ * it was read (the frame is gone: read the thread again).  frame_addr is
+ * the frame that runs it (0: none), read again with the code object to
+ * check a running process's decode. */
+const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+                               int *soft_err);
 
 typedef struct pyf__location {
     int32_t line, end_line, column, end_column;

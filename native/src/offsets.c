@@ -482,6 +482,12 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
      * so a cached decode needs no re-check while it is unchanged; 3.13 has
      * no such counter: re-check each code object once per snapshot. */
     off->has_code_generation = off->interp.code_object_generation != PYF__ABSENT;
+    /* co_version (uint32_t), set once when a code object is made from a
+     * counter of the interpreter (Objects/codeobject.c, init_code): which
+     * code object it is.  The table lacks it; Include/cpython/code.h puts
+     * it 24 bytes after co_firstlineno in every 3.13-3.15 layout, default
+     * and free-threaded (tests/c/ft/emit_layout.c checks it there). */
+    off->code.co_version = off->code.firstlineno + 24;
     /* Thread-local bytecode: free-threaded 3.14+, where the table gives
      * both the frame's index and the code object's array (0: absent). */
     off->has_tlbc = off->free_threaded && minor >= 14 &&

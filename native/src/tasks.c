@@ -354,9 +354,14 @@ static int coro_stack(walk *w, uint64_t coro)
         int soft = PYF_OK;
         const pyf__code *code = NULL;
         if (exe != 0 && exe % 8 == 0)
-            code = pyf__code_get(t, exe, &soft);
+            code = pyf__code_get(t, exe, frame_addr, &soft);
         if (soft == PYF_ENOMEM) {
             rc = soft;
+            break;
+        }
+        if (soft == PYF__ESTALE) {
+            rc = pyf__fail(t, PYF_ECORRUPT, "the code object of coroutine 0x%llx was "
+                           "freed while it was read", (unsigned long long)coro);
             break;
         }
         int64_t instr = code != NULL ? pyf__frame_instr(t, f, exe, code, ip) : INT64_MIN;

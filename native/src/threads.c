@@ -122,7 +122,11 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         }
         if (t->torn_moved || (try > 0 && (t->torn_at != odd || w->current_frame != top)))
             steady = false;
-        if (t->torn_moved)
+        /* a chain that changed, or broke, under the walk: a thread
+         * that calls and returns all the time, read on a loaded machine
+         * (the walk is often interrupted), needs more reads to find a
+         * moment when it holds still */
+        if (t->torn_moved || broken)
             tries = WALK_TRIES_MOVING;
         odd = t->torn_at;
         top = w->current_frame;

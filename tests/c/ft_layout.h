@@ -27,6 +27,7 @@ typedef struct ft_layout {
     uint64_t str_hash;            /* offsetof(PyASCIIObject, hash) */
     uint64_t bytes_shash;         /* offsetof(PyBytesObject, ob_shash) */
     uint64_t gen_size, gen_gi_name, gen_gi_iframe, gen_gi_frame_state;
+    uint64_t co_version;          /* offsetof(PyCodeObject, co_version) */
     int frame_executing;          /* FRAME_EXECUTING */
     int owner_thread, owner_generator, owner_entry; /* CSTACK (3.13) / INTERPRETER */
     uint64_t chunk_data;          /* offsetof(_PyStackChunk, data) */

@@ -282,6 +282,10 @@ static void check_layouts(void)
                           names[i],
                           (unsigned long long)pyf_test_offsets_get(def, l->minor, names[i]),
                           (unsigned long long)pyf_test_offsets_get(l->table, l->minor, names[i]));
+        /* co_version, which the table lacks: the library takes it 24 bytes
+         * after co_firstlineno (offsets.c) in every layout */
+        CHECK_EQ_INT(pyf_test_offsets_get(l->table, l->minor, "code_object.firstlineno") + 24,
+                     l->co_version);
         /* the layouts the reference describes (free-threaded.md section 1) */
         if (l->free_threaded) {
             CHECK_EQ_INT(pyf_test_offsets_get(l->table, l->minor, "pyobject.ob_type"), 24);

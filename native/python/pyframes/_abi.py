@@ -171,7 +171,8 @@ class pyf_stats(ctypes.Structure):
         ("frames_from_memory", c_uint64),
         ("anchor_writes", c_uint64),
         ("retried_walks", c_uint64),
-        ("reserved", c_uint64 * 3),
+        ("code_changed", c_uint64),
+        ("reserved", c_uint64 * 2),
     ]
 
 

@@ -90,6 +90,7 @@ int main(int argc, char **argv)
     printf("    .gen_size = %zu, .gen_gi_name = %zu, .gen_gi_iframe = %zu, "
            ".gen_gi_frame_state = %zu,\n", sizeof(PyGenObject), offsetof(PyGenObject, gi_name),
            offsetof(PyGenObject, gi_iframe), offsetof(PyGenObject, gi_frame_state));
+    printf("    .co_version = %zu,\n", offsetof(PyCodeObject, co_version));
     printf("    .frame_executing = %d,\n", (int)FRAME_EXECUTING);
     printf("    .owner_thread = %d, .owner_generator = %d, .owner_entry = %d,\n",
            (int)FRAME_OWNED_BY_THREAD, (int)FRAME_OWNED_BY_GENERATOR, (int)OWNER_ENTRY);
