@@ -203,7 +203,7 @@ static uint64_t slot(const layout *l, const uint8_t *raw, const char *name,
     X(interp, code_object_generation, "interpreter_state.code_object_generation", OFF, 8) \
     X(interp, tlbc_generation, "interpreter_state.tlbc_generation", NONE, 0)  \
     X(tstate, size, "thread_state.size", SIZE, 0)                             \
-    X(tstate, prev, "thread_state.prev", NONE, 0)                             \
+    X(tstate, prev, "thread_state.prev", PTR, 8)                              \
     X(tstate, next, "thread_state.next", PTR, 8)                              \
     X(tstate, interp, "thread_state.interp", PTR, 8)                          \
     X(tstate, current_frame, "thread_state.current_frame", PTR, 8)            \

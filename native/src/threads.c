@@ -12,6 +12,8 @@
 #include "internal.h"
 
 #define INTERP_READ_MAX (64u * 1024u)
+/* a running process's thread list read again from a changed link, at most */
+#define LIST_RELINKS 16
 
 typedef struct interp_info {
     uint64_t addr, next;
@@ -168,6 +170,8 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
     pyf__addrset seen = {0};
     int rc = PYF_OK;
     uint64_t addr = ii->threads_head;
+    uint64_t from = 0; /* the state addr was reached from (0: the head) */
+    uint32_t relinks = 0;
     bool one = req != NULL && (req->flags & PYF_SNAP_ONE_THREAD);
 
     while (addr != 0 && rc == PYF_OK) {
@@ -218,6 +222,40 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
                 rc = sink->thread_end(sink->ctx, rrc, &t->fail, 0);
             break;
         }
+        /* A running process's list changes while it is walked: a state
+         * freed after the one before it was read holds its allocator's
+         * links where prev and next were, and leads into freed memory.
+         * Every state must name its interpreter and the state it was
+         * reached from; else that link is read again (a state unlinked
+         * meanwhile is passed over), a bounded number of times. */
+        if (rrc == PYF_OK && t->owns_pid_reader &&
+            (pyf__ld64(buf + o->tstate.prev) != from ||
+             pyf__ld64(buf + o->tstate.interp) != ii->addr)) {
+            uint64_t link = from != 0 ? from + o->tstate.next
+                                      : ii->addr + o->interp.threads_head;
+            uint64_t again = 0;
+            pyf__addrmap_remove(&seen, addr);
+            if (relinks++ < LIST_RELINKS &&
+                pyf__read_fresh(t, link, &again, 8) == PYF_OK) {
+                t->stats.retried_walks++;
+                addr = again;
+                continue;
+            }
+            if (one)
+                break;
+            pyf_thread th = {0};
+            th.tstate_addr = addr;
+            th.interp_index = index;
+            rc = sink->thread(sink->ctx, &th);
+            if (rc == PYF_OK)
+                rc = sink->thread_end(sink->ctx,
+                                      pyf__fail(t, PYF_ECORRUPT, "the thread list of "
+                                                "interpreter %lld changed while it was "
+                                                "read (at 0x%llx)", (long long)ii->id,
+                                                (unsigned long long)addr),
+                                      &t->fail, 0);
+            break;
+        }
         pyf_thread th = {0};
         th.tstate_addr = addr;
         th.interp_index = index;
@@ -255,6 +293,7 @@ static int walk_threads(pyf_target *t, const interp_info *ii, uint32_t index,
             }
             rc = sink->thread_end(sink->ctx, wrc, &t->fail, more);
         }
+        from = addr;
         addr = next;
     }
     pyf__addrset_free(&seen);

@@ -239,3 +239,22 @@ def pytest_configure(config):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     outcome.get_result().compat_cells = compat.cells(item)
+
+
+from livetarget import target_env  # noqa: E402
+
+
+@pytest.fixture
+def busy():
+    """One process spinning on each core for the test's duration: a loaded
+    machine, where a reader is often interrupted mid-read."""
+    hogs = []
+    try:
+        for _ in range(os.cpu_count() or 2):
+            hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                         env=target_env()))
+        yield len(hogs)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()

@@ -9,15 +9,19 @@ when it began (freed == 0 or freed > e0), its name and file name the same
 round and kind, and its line is one of its function's lines.  churn.py's
 own functions must sit in churn.py.  Anything else is a false frame.
 """
+import contextlib
 import mmap
 import os
 import re
 import struct
+import subprocess
+
+from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHURN = os.path.join(HERE, "targets", "churn.py")
 
-HEADER = struct.Struct("<QQ")
+HEADER = struct.Struct("<QQQ")
 SLOT = struct.Struct("<QQQ")
 NAME = re.compile(r"^([fgcs])(\d{7})$")
 FILE = re.compile(r"^<(round|sub)-(\d{7})>$")
@@ -25,7 +29,7 @@ FILE = re.compile(r"^<(round|sub)-(\d{7})>$")
 # SUB_SOURCE: the def line, where a frame starts, through the last)
 LINES = {"f": range(1, 5), "g": range(1, 6), "c": range(8, 12), "s": range(2, 9)}
 # churn.py's own functions (threading's and the interpreter's are elsewhere)
-OWN = {"begin", "end", "open_record", "drive", "leaf", "one_round", "rounds",
+OWN = {"begin", "end", "open_record", "thread_started", "_header", "drive", "leaf", "one_round", "rounds",
        "subinterpreters", "worker", "main", "<module>"}
 
 
@@ -46,6 +50,10 @@ class Record(object):
             self.ring = HEADER.unpack_from(self._map, 0)[1]
         return self._map
 
+    def threads(self):
+        """The native ids of the threads the target has started."""
+        return _threads(self._mapped(), self.ring)
+
     def event(self):
         """The target's event counter now."""
         return HEADER.unpack_from(self._mapped(), 0)[0]
@@ -62,6 +70,42 @@ class Record(object):
         self._f.close()
 
 
+def _threads(data, ring):
+    count = HEADER.unpack_from(data, 0)[2]
+    at = HEADER.size + ring * SLOT.size
+    room = (len(data) - at) // 8
+    return {struct.unpack_from("<Q", data, at + 8 * k)[0] for k in range(min(count, room))}
+
+
+def false_threads(record, pid, tids):
+    """The native thread ids among tids that are none of the target's
+    (process pid): a thread state read after it was freed leads into freed
+    memory.  A thread records itself when it starts (record.threads());
+    one read before it did is still among the process's tasks."""
+    known = record.threads()
+    return [tid for tid in tids if tid not in (None, 0) and tid not in known and
+            not os.path.exists("/proc/%d/task/%d" % (pid, tid))]
+
+
+@contextlib.contextmanager
+def churning(python, tmp_path, mode="full"):
+    """churn.py running (mode "full" or "plain") and its Record."""
+    path = str(tmp_path / "rounds.record")
+    argv = [python, CHURN, mode, path]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, env=target_env())
+    record = None
+    try:
+        if proc.stdout.readline() != b"ready\n":
+            raise AssertionError("churn.py did not start under %s" % python)
+        record = Record(path)
+        yield proc, record
+    finally:
+        proc.kill()
+        proc.wait()
+        if record is not None:
+            record.close()
+
+
 class Frozen(object):
     """A copy of the record made while the target was stopped (the record
     file copied by the debugger between commands): its one moment."""
@@ -69,7 +113,10 @@ class Frozen(object):
     def __init__(self, path):
         with open(path, "rb") as f:
             self._data = f.read()
-        self._event, self.ring = HEADER.unpack_from(self._data, 0)
+        self._event, self.ring, _ = HEADER.unpack_from(self._data, 0)
+
+    def threads(self):
+        return _threads(self._data, self.ring)
 
     def event(self):
         return self._event
@@ -119,15 +166,17 @@ def false_frames(record, frames, e0, e1):
 
 
 def document_frames(document):
-    """Per thread of a --json document: (error or None, [(function, file, line)])."""
+    """Per thread of a --json document: (error or None, native thread id,
+    [(function, file, line)])."""
     for interp in document["interpreters"]:
         for t in interp["threads"]:
-            yield t.get("error"), [(f["function"], f["filename"], f.get("line"))
-                                   for f in t["frames"]]
+            yield t.get("error"), t.get("native_thread_id"), \
+                [(f["function"], f["filename"], f.get("line")) for f in t["frames"]]
 
 
 def snapshot_frames(snapshot):
     """The same for a Target.snapshot()."""
     for interp in snapshot.interpreters:
         for t in interp.threads:
-            yield t.error, [(f.function, f.filename, f.line) for f in t.frames]
+            yield t.error, t.native_thread_id, [(f.function, f.filename, f.line)
+                                                for f in t.frames]

@@ -25,15 +25,12 @@ import contextlib
 import io
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import debugger_util as du
 import drivers
 import rounds
-from livetarget import target_env
 
 CHURN = rounds.CHURN
 # py-sample + dump pairs per debugger session: lldb follows each new thread
@@ -53,56 +50,31 @@ PAIRS = [(d, v, m) for d in DRIVERS for v, m in LLDB_MODES.get(d.name, MODES)
 IDS = ["%s-%s-%s" % (d.name, v, m) for d, v, m in PAIRS]
 
 
-@pytest.fixture
-def busy():
-    """One process spinning on each core for the test's duration."""
-    hogs = []
-    try:
-        for _ in range(os.cpu_count() or 2):
-            hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                         env=target_env()))
-        yield len(hogs)
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait()
-
-
-@contextlib.contextmanager
-def churning(python, tmp_path):
-    """churn.py full, running, and its record."""
-    path = str(tmp_path / "rounds.record")
-    proc = subprocess.Popen([python, CHURN, "full", path], stdout=subprocess.PIPE,
-                            env=target_env())
-    record = None
-    try:
-        if proc.stdout.readline() != b"ready\n":
-            raise AssertionError("churn.py did not start under %s" % python)
-        record = rounds.Record(path)
-        yield proc, record
-    finally:
-        proc.kill()
-        proc.wait()
-        if record is not None:
-            record.close()
-
-
 class Tally(object):
-    """False frames, frames of rounds checked, threads read, threads in error."""
+    """False frames, threads the target never had, frames of rounds
+    checked, threads read, threads in error."""
 
     def __init__(self):
         self.bad, self.rounds, self.threads, self.errors = [], 0, 0, 0
+        self.strangers = []
 
-    def add(self, record, threads, e0, e1):
-        for error, frames in threads:
+    def add(self, record, threads, e0, e1, live=None, pid=0):
+        """Judge the threads read between events e0 and e1 by record;
+        their ids by the live record of target pid (record if None)."""
+        tids = []
+        for error, tid, frames in threads:
             self.threads += 1
+            tids.append(tid)
             if error:
                 self.errors += 1
             bad, n = rounds.false_frames(record, frames, e0, e1)
             self.bad += bad
             self.rounds += n
+        self.strangers += rounds.false_threads(live or record, pid, tids)
 
     def check(self, share, context=""):
+        assert not self.strangers, "threads the target never had: %s\n%s" % (
+            self.strangers[:5], context)
         assert not self.bad, "false frames (%d): %s\n%s" % (len(self.bad), self.bad[:5], context)
         assert self.rounds > 0, "no read caught a round's function\n" + context
         assert self.errors <= share * self.threads, (self.errors, self.threads, context)
@@ -135,7 +107,7 @@ def test_debugger_churn(driver, version, mode, busy, tmp_path):
                   % (flags, profile, stats)))
     echo, echoed = driver.echo(9)
     named.append(("after", echo))
-    with churning(du.python_for(version), tmp_path) as (proc, record):
+    with rounds.churning(du.python_for(version), tmp_path) as (proc, record):
         s = driver.run(named, pid=proc.pid)
         assert drivers.matches(echoed, s["after"]), s.describe("after")
 
@@ -143,7 +115,8 @@ def test_debugger_churn(driver, version, mode, busy, tmp_path):
         for i in range(count):
             frozen = rounds.Frozen(str(tmp_path / ("record%d" % i)))
             e = frozen.event()
-            tally.add(frozen, rounds.document_frames(s.json("dump%d" % i)), e, e)
+            tally.add(frozen, rounds.document_frames(s.json("dump%d" % i)), e, e,
+                      live=record, pid=proc.pid)
         tally.check(0.05, s.describe())
 
         # samples: each was read while the target was stopped, at some
@@ -177,7 +150,7 @@ def test_cli_dumps_under_churn(interp, pyframes, busy, tmp_path):
                     "test_live_stacks")
     from pyframes import cli
     tally, failed = Tally(), []
-    with churning(interp.path, tmp_path) as (proc, record):
+    with rounds.churning(interp.path, tmp_path) as (proc, record):
         for _ in range(CLI_DUMPS):
             out, err = io.StringIO(), io.StringIO()
             e0 = record.event()
@@ -187,7 +160,8 @@ def test_cli_dumps_under_churn(interp, pyframes, busy, tmp_path):
             if rc != 0:
                 failed.append(err.getvalue().strip())
                 continue
-            tally.add(record, rounds.document_frames(json.loads(out.getvalue())), e0, e1)
+            tally.add(record, rounds.document_frames(json.loads(out.getvalue())), e0, e1,
+                      pid=proc.pid)
     tally.check(_error_share())
     assert len(failed) <= _error_share() * CLI_DUMPS, failed[:5]
 
@@ -202,7 +176,7 @@ def test_snapshots_under_churn(interp, pyframes, busy, cache, tmp_path):
     if cache and interp.version < (3, 15):
         pytest.skip("the frame cache is CPython 3.15's")
     tally, failed = Tally(), []
-    with churning(interp.path, tmp_path) as (proc, record):
+    with rounds.churning(interp.path, tmp_path) as (proc, record):
         with pyframes.attach(proc.pid, cache=cache) as target:
             for _ in range(SNAPSHOTS):
                 e0 = record.event()
@@ -213,7 +187,7 @@ def test_snapshots_under_churn(interp, pyframes, busy, cache, tmp_path):
                     continue
                 finally:
                     e1 = record.event()
-                tally.add(record, rounds.snapshot_frames(snap), e0, e1)
+                tally.add(record, rounds.snapshot_frames(snap), e0, e1, pid=proc.pid)
             stats = target.stats()
     tally.check(_error_share(), "stats: %s" % stats)
     assert len(failed) <= _error_share() * SNAPSHOTS, failed[:5]

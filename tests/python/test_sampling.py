@@ -2,11 +2,12 @@
 against live processes that keep changing.
 
 - targets/churn.py compiles a new function each round in a file named
-  after it (f000123 in <round-000123>), calls it at varying depths, drops
+  after it (f0000123 in <round-0000123>), calls it at varying depths, frees
   it, and starts and ends threads all the time: sampled for a while, cached
-  and uncached, on every interpreter, no frame may pair one round's name
-  with another round's file (two code objects mixed, or a freed one taken
-  for its successor), and fewer than 5% of the samples may fail.
+  and uncached, on every interpreter, on a busy machine, every frame must
+  be true by the target's own record (rounds.py: name, file and line of one
+  round's code, a round alive during the run), and at most 5% of the
+  samples may fail.
 - targets/aba_chains.py alternates two call chains: the command line's
   profile may only hold stacks of one chain each, its files must agree with
   each other, and the counters come under their documented names.
@@ -21,11 +22,11 @@ import sys
 import pytest
 
 from conftest import release_python
+import rounds
 from livetarget import target_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
-ROUND = re.compile(r"^f(\d+)$")
 COUNTERS = {"samples", "full_hits", "partial_hits", "misses", "frames_from_cache",
             "frames_from_memory", "read_calls", "bytes_read", "anchor_writes"}
 
@@ -41,30 +42,31 @@ def _start(python, script):
 
 
 @pytest.mark.parametrize("cache", [True, False], ids=["cached", "uncached"])
-def test_churn_never_mixes_code_objects(pyframes, interp, cache):
-    proc = _start(interp.path, "churn.py")
-    try:
+def test_churn_never_mixes_code_objects(pyframes, interp, cache, busy, tmp_path):
+    with rounds.churning(interp.path, tmp_path, mode="plain") as (proc, record):
+        e0 = record.event()
         with pyframes.attach(proc.pid, cache=cache) as target:
             sampler = pyframes.sampling.Sampler(target, threads="all")
             try:
                 profile = pyframes.sampling.run(sampler, duration=1.5, rate=0)
             finally:
                 sampler.close()
-        mixed, rounds = [], 0
+        e1 = record.event()
+        # the profile sums the samples: each frame is judged against the
+        # whole run (name, file and line of one round; that round alive
+        # at some moment of it)
+        bad, seen = [], 0
         for (_, frames), count in profile.stacks.items():
-            for function, filename, _ in frames:
-                m = ROUND.match(function)
-                if m:
-                    rounds += count
-                    if filename != "<round-%s>" % m.group(1):
-                        mixed.append((function, filename))
-        assert not mixed, mixed[:5]
-        assert rounds > 0, "no sample caught a round's function"
-        failed = profile.failed + profile.thread_errors
-        assert failed < 0.05 * profile.samples, (failed, profile.samples, profile.errors)
-    finally:
-        proc.kill()
-        proc.wait()
+            b, n = rounds.false_frames(record, frames, e0, e1)
+            bad += b
+            seen += n * count
+    assert not bad, bad[:5]
+    assert seen > 0, "no sample caught a round's function"
+    # a loaded machine (busy): at most 5 % of the samples dropped or
+    # marked incomplete; the sanitized library walks several times slower
+    share = 0.5 if os.environ.get("PYFRAMES_SANITIZER_PRELOAD") else 0.05
+    failed = profile.failed + profile.thread_errors
+    assert failed <= share * profile.samples, (failed, profile.samples, profile.errors)
 
 
 def test_command_line_profile(cli_env, tmp_path):

@@ -31,25 +31,43 @@ FULL = len(sys.argv) > 1 and sys.argv[1] == "full"
 RECORD = sys.argv[2] if len(sys.argv) > 2 else None
 
 # The record (rounds.py reads the same layout): a header of little-endian
-# u64 (the event counter, the ring's slot count), then a slot per round
-# number modulo the ring: (N, event when made, event when freed or 0).
+# u64 (the event counter, the ring's slot count, threads started), a slot
+# per round number modulo the ring: (N, event when made, event when freed
+# or 0), then the native id of every thread started (THREADS of them, the
+# last ones).
 RING = 1 << 17
-HEADER = struct.Struct("<QQ")
+THREADS = 4096
+HEADER = struct.Struct("<QQQ")
 SLOT = struct.Struct("<QQQ")
 _page = None
 _lock = threading.Lock()
-_state = {"event": 0, "next": 1}
+_state = {"event": 0, "next": 1, "threads": 0}
 
 
 def open_record():
     global _page
     if RECORD is None:
         return
-    size = HEADER.size + RING * SLOT.size
+    size = HEADER.size + RING * SLOT.size + THREADS * 8
     with open(RECORD, "w+b") as f:
         f.truncate(size)
         _page = mmap.mmap(f.fileno(), size)
-    HEADER.pack_into(_page, 0, 0, RING)
+    HEADER.pack_into(_page, 0, 0, RING, 0)
+
+
+def _header():
+    HEADER.pack_into(_page, 0, _state["event"], RING, _state["threads"])
+
+
+def thread_started():
+    """Record the calling thread's native id (before it runs any round)."""
+    with _lock:
+        if _page is not None:
+            k = _state["threads"]
+            struct.pack_into("<Q", _page, HEADER.size + RING * SLOT.size + (k % THREADS) * 8,
+                             threading.get_native_id())
+            _state["threads"] = k + 1
+            _header()
 
 
 def begin():
@@ -60,7 +78,7 @@ def begin():
         _state["event"] += 1
         if _page is not None:
             SLOT.pack_into(_page, HEADER.size + (n % RING) * SLOT.size, n, _state["event"], 0)
-            HEADER.pack_into(_page, 0, _state["event"], RING)
+            _header()
         return n
 
 
@@ -71,7 +89,7 @@ def end(n):
         if _page is not None:
             struct.pack_into("<Q", _page, HEADER.size + (n % RING) * SLOT.size + 16,
                              _state["event"])
-            HEADER.pack_into(_page, 0, _state["event"], RING)
+            _header()
 
 
 SOURCE = """def f{n:07d}(depth, down):
@@ -143,6 +161,7 @@ def s{n:07d}(depth):
 
 def subinterpreters():
     """Create a subinterpreter, run a few rounds in it, destroy it; again."""
+    thread_started()
     try:
         from concurrent import interpreters
     except ImportError:
@@ -161,12 +180,14 @@ def subinterpreters():
 
 
 def worker():
+    thread_started()
     rounds(200)
 
 
 def main():
     sys.setrecursionlimit(10000)
     open_record()
+    thread_started()
     if FULL:
         threading.Thread(target=subinterpreters, daemon=True).start()
     os.write(1, b"ready\n")
