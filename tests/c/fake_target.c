@@ -150,6 +150,10 @@ struct fake_target {
     int fail_code;
     int fail_sticky;
     size_t short_over;
+    /* fake_on_read: run once before a read that starts at watch_addr */
+    uint64_t watch_addr;
+    void (*watch_fn)(fake_target *, void *);
+    void *watch_arg;
     fake_counters cnt;
     int writable;             /* readers from fake_reader() can write */
 };
@@ -1082,6 +1086,11 @@ static int read_range(fake_target *ft, uint64_t addr, void *dst, size_t len)
         return 0;
     if (addr + len < addr)
         return PYF_EFAULT;
+    if (ft->watch_fn != NULL && ft->watch_addr == addr) {
+        void (*fn)(fake_target *, void *) = ft->watch_fn;
+        ft->watch_fn = NULL;
+        fn(ft, ft->watch_arg); /* the process moves on before this read */
+    }
     for (size_t i = 0; i < ft->nfaults; i++) {
         const ft_fault *f = &ft->faults[i];
         if (addr < f->addr + f->len && f->addr < addr + len)
@@ -1184,6 +1193,13 @@ void fake_fail_nth(fake_target *ft, uint64_t n, int code, int sticky)
 void fake_short_reads_over(fake_target *ft, size_t max)
 {
     ft->short_over = max;
+}
+
+void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg)
+{
+    ft->watch_addr = addr;
+    ft->watch_fn = fn;
+    ft->watch_arg = arg;
 }
 
 fake_counters fake_get_counters(const fake_target *ft)

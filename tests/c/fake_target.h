@@ -234,6 +234,10 @@ void fake_clear_faults(fake_target *ft);
 void fake_fail_nth(fake_target *ft, uint64_t n, int code, int sticky);
 /* Reads longer than max bytes fail with PYF_EIO, as a reader that cannot read that much at once (0 disables). */
 void fake_short_reads_over(fake_target *ft, size_t max);
+/* A running process: fn(ft, arg) runs once, just before the first read
+ * that starts at addr (later ranges of the same readv see what it
+ * changed, earlier ones do not). */
+void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg);
 
 typedef struct fake_counters {
     uint64_t calls;  /* reader invocations (a readv batch counts once) */

@@ -1,0 +1,203 @@
+/*
+ * test_live_change.c - a running process changing between the reads of one
+ * snapshot, on synthetic 3.13, 3.14 and 3.15 images: fake_on_read changes
+ * the image just before a chosen read, as the target would between two
+ * ranges of one process_vm_readv.
+ *
+ * - A code object freed between its header and its strings, its file name's
+ *   memory taken by another string: never shown as one code object's name
+ *   with another's file; the thread is read again and says it could not be
+ *   read (the object stays dead).
+ * - A code object replaced at the same address (a new co_version) while its
+ *   strings were read: the decode is dropped and the new object shown whole.
+ * - A thread state freed while the thread list was walked (its links now
+ *   the allocator's): no thread made of freed memory.
+ *
+ * Each case runs twice: as a running process (what the library does for
+ * the PID reader) and, as a control, as a stopped one, where nothing may
+ * change and the mix is what a reader without the checks shows: the
+ * control proves the case builds the race it claims.  White-box: it marks
+ * a callback-read target as a running process.
+ */
+#include "../../native/src/internal.h"
+#include "fake_target.h"
+
+#include <string.h>
+
+#define NL(a) (sizeof(a) / sizeof((a)[0]))
+
+static const fake_loc L_F[] = {{4, 7, 7, 4, 20}, {4, 8, 8, 4, 12}};
+
+/* An allocator's free-list link where a freed object's first word was. */
+#define FREED_LINK 0x00007f3a12345670ULL
+
+typedef struct race {
+    uint64_t code, qualname, filename;
+    uint64_t code_version_off;
+    int replace; /* 0: the code object is freed; 1: another takes its place */
+} race;
+
+/* The target moves on: the code object goes, its strings' memory is
+ * reused ("new.py" in the file name's place); or a new code object is made
+ * at the same address (a later co_version) with "new_fn" in "new.py". */
+static void move_on(fake_target *ft, void *arg)
+{
+    race *r = arg;
+    uint8_t *fname = fake_host(ft, r->filename, 64);
+    uint8_t *qname = fake_host(ft, r->qualname, 64);
+    const uint64_t data = fake_off(ft, "unicode_object.asciiobject_size");
+    memcpy(fname + data, "new.py", 6); /* same length as "old.py" */
+    if (r->replace) {
+        memcpy(qname + data, "new_fn", 6);
+        fake_w32(ft, r->code + r->code_version_off, fake_r32(ft, r->code + r->code_version_off) + 2);
+    } else {
+        fake_w64(ft, r->code, FREED_LINK);
+    }
+}
+
+/* A code object's length in code units (ob_size), as CPython sets it: a
+ * running process's frame past it is one being set up. */
+static uint64_t sized(fake_target *ft, uint64_t code)
+{
+    fake_w64(ft, code + fake_off(ft, "bytes_object.ob_size"), 8); /* L_F's code units */
+    return code;
+}
+
+static pyf_snapshot *take(pyf_target *t)
+{
+    pyf_snapshot *s = NULL;
+    fake_watchdog(30, "pyf_snapshot_take");
+    int rc = pyf_snapshot_take(t, NULL, &s);
+    fake_watchdog(0, NULL);
+    CHECK_MSG(rc == 0, "pyf_snapshot_take: %s (%s)", pyf_error_name(rc), fake_last_detail(t));
+    if (s != NULL) {
+        const char *why = fake_check_snapshot(s);
+        CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
+    }
+    return s;
+}
+
+/* Whether any frame of s pairs function with filename. */
+static int shows(const pyf_snapshot *s, const char *function, const char *filename)
+{
+    for (uint32_t i = 0; s != NULL && i < s->nframes; i++)
+        if (strcmp(s->frames[i].function, function) == 0 &&
+            strcmp(s->frames[i].filename, filename) == 0)
+            return 1;
+    return 0;
+}
+
+static void code_race(int minor, int replace, int live)
+{
+    static char name[96]; /* check_begin keeps it */
+    snprintf(name, sizeof name, "3.%d: code object %s while read (%s)", minor,
+             replace ? "replaced" : "freed", live ? "running" : "stopped: control");
+    check_begin(name);
+    fake_target *ft = fake_new(minor);
+    uint64_t interp = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
+    uint64_t outer = sized(ft, fake_code(ft, "main.py", "main", 1, L_F, NL(L_F)));
+    uint64_t code = sized(ft, fake_code(ft, "old.py", "old_fn", 7, L_F, NL(L_F)));
+    fake_push_frame(th, outer, 3);
+    fake_push_frame(th, code, 5);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    t->owns_pid_reader = live; /* read as a running process (the PID reader) */
+
+    race r = {code, fake_r64(ft, code + fake_off(ft, "code_object.qualname")),
+              fake_r64(ft, code + fake_off(ft, "code_object.filename")), t->off.code.co_version,
+              replace};
+    /* the change lands between the name and the file name of one decode */
+    fake_on_read(ft, r.filename, move_on, &r);
+    pyf_snapshot *s = take(t);
+    REQUIRE(s != NULL);
+    pyf_stats st;
+    pyf_target_stats(t, &st);
+    if (live) {
+        CHECK_MSG(!shows(s, "old_fn", "new.py"), "a frame pairs one code object's name "
+                  "with another's file");
+        CHECK(st.code_changed >= 1);
+        if (replace) {
+            CHECK_MSG(shows(s, "new_fn", "new.py"), "the new code object is not shown");
+            CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                      pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+            if (s->threads[0].error != 0)
+                fake_dump_snapshot(s, stderr);
+        } else {
+            /* the frame's code object is gone for good: no frame for it,
+             * and the thread says it could not be read */
+            CHECK_EQ_INT(s->threads[0].error, PYF_ECORRUPT);
+            CHECK(strstr(fake_thread_detail(&s->threads[0]), "freed while it was read") != NULL);
+        }
+    } else {
+        CHECK_MSG(shows(s, "old_fn", "new.py"), "control: the race did not happen");
+        CHECK_EQ_INT(st.code_changed, 0);
+    }
+    pyf_snapshot_free(s);
+    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+typedef struct gone {
+    uint64_t prev_state, state, next_off, prev_off, interp_off;
+} gone;
+
+/* The thread ends while the list is walked: unlinked, then freed (its
+ * first words the allocator's links, the rest left as it was). */
+static void thread_ends(fake_target *ft, void *arg)
+{
+    gone *g = arg;
+    fake_w64(ft, g->prev_state + g->next_off, 0);
+    fake_w64(ft, g->state + g->prev_off, FREED_LINK);
+    fake_w64(ft, g->state + g->next_off, 0x5a5a5a5a5a5a5a58ULL);
+}
+
+static void list_race(int minor, int live)
+{
+    static char name[96];
+    snprintf(name, sizeof name, "3.%d: thread state freed while the list is walked (%s)",
+             minor, live ? "running" : "stopped: control");
+    check_begin(name);
+    fake_target *ft = fake_new(minor);
+    uint64_t interp = fake_add_interp(ft, 0);
+    uint64_t code = sized(ft, fake_code(ft, "main.py", "main", 1, L_F, NL(L_F)));
+    fake_thread *ending = fake_add_thread(ft, interp, 0x2000, 5001, 1);
+    fake_push_frame(ending, code, 3);
+    fake_thread *staying = fake_add_thread(ft, interp, 0x1000, 5000, 1); /* the head */
+    fake_push_frame(staying, code, 3);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    t->owns_pid_reader = live;
+    gone g = {fake_thread_addr(staying), fake_thread_addr(ending),
+              fake_off(ft, "thread_state.next"), fake_off(ft, "thread_state.prev"),
+              fake_off(ft, "thread_state.interp")};
+    fake_on_read(ft, g.state, thread_ends, &g);
+    pyf_snapshot *s = take(t);
+    REQUIRE(s != NULL);
+    if (live) {
+        CHECK_EQ_INT(s->nthreads, 1);
+        CHECK_EQ_INT(s->threads[0].native_thread_id, 5000);
+        CHECK_EQ_INT(s->threads[0].error, 0);
+    } else {
+        /* a reader without the check goes on through the freed state */
+        CHECK_MSG(s->nthreads >= 2 && s->threads[1].native_thread_id == 5001,
+                  "control: the freed state was not read (%u threads)", s->nthreads);
+    }
+    pyf_snapshot_free(s);
+    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+int main(void)
+{
+    for (int minor = 13; minor <= 15; minor++) {
+        for (int live = 1; live >= 0; live--) {
+            code_race(minor, 0, live);
+            code_race(minor, 1, live);
+            list_race(minor, live);
+        }
+    }
+    return check_end();
+}
