@@ -185,6 +185,13 @@ def worker():
 
 
 def main():
+    # A subinterpreter may run this file again as its __main__ (CPython
+    # 3.15 does now and then): the process's own run marks the environment,
+    # which later interpreters inherit, and a second run does nothing.
+    mark = "PYFRAMES_CHURN_PID"
+    if os.environ.get(mark) == str(os.getpid()):
+        return
+    os.environ[mark] = str(os.getpid())
     sys.setrecursionlimit(10000)
     open_record()
     thread_started()
@@ -198,4 +205,5 @@ def main():
         t.join()
 
 
-main()
+if __name__ == "__main__":
+    main()
