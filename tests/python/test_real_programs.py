@@ -1,0 +1,594 @@
+"""Real programs as targets: applications nobody here wrote, frozen at random
+moments and read by pyframes and by CPython's own readers.
+
+The applications are Debian's packages and the standard library; the
+launchers (targets/real_*.py) only start them on local data and say, by a
+line on stdout, when they are at work:
+
+* aiohttp (python3-aiohttp): a server under load from an aiohttp client in
+  one event loop on 127.0.0.1: two dozen client tasks, handlers awaiting
+  bodies, sleeps, streamed responses and gathered sub-requests;
+* sphinx (python3-sphinx): Sphinx building a generated documentation set
+  (html, text and xml builders, autodoc of stdlib modules): docutils' and
+  Sphinx's deep call stacks;
+* pools (standard library): a concurrent.futures ThreadPoolExecutor and
+  ProcessPoolExecutor and a multiprocessing.Pool fed by the main thread;
+  the worker processes (and multiprocessing's forkserver and resource
+  tracker) are frozen and read with it.
+
+A frozen state: SIGSTOP to the process and its descendants, then a wait
+until the kernel shows every thread of each stopped ('T' in
+/proc/PID/task/*/stat); everything is read; SIGCONT; a random short wait
+before the next one.  Per frozen state and process, every thread (by native
+thread id) and every frame (co_qualname, filename, line) pyframes reads
+must be the oracle's, and for aiohttp every task (name, thread, coroutine
+stack, awaiters):
+
+* test_cli_frozen_states: STATES states per application through the
+  command line (``dump --all --json``, ``--tasks`` for aiohttp), against
+  ``_remote_debugging.RemoteUnwinder(pid, all_threads=True)`` and
+  ``get_all_awaited_by()``, run by the target's interpreter version
+  (oracle.py, task_oracle.py);
+* test_debugger_frozen_states: DEBUGGER_STATES states per application and
+  debugger, the main process read by ``py-bt-fast --all --json`` in gdb and
+  ``pystack --all --json`` in lldb (and ``--tasks --json``) in one session
+  attached to the frozen process, against the same oracles, the command
+  line's reading of the same state and, in gdb, CPython's own ``py-bt``
+  (python3.X-dbg's libpython.py, ``thread apply all py-bt``).
+
+Oracle limits, each taken out of the comparison where it applies and
+counted in the summary line:
+
+* CPython 3.14.10's RemoteUnwinder ends a thread's chain at the first frame
+  entered from C (a thread pool's worker below Thread.run's call with
+  **kwargs, a generator resumed by next(), Sphinx's callbacks run by C
+  code, ...; oracle.compare_with_remote): pyframes must show exactly what
+  it shows and may show more.  When the thread's current frame is the entry
+  frame itself (a call from C that has not pushed its callee yet) the chain
+  is empty.  The further frames are checked against py-bt, which follows
+  the native stack through C calls, in the gdb states (where the command
+  line's reading of the same state must equal gdb's), and by 3.15's
+  RemoteUnwinder, which reads every chain to its end, in the 3.15 states.
+* A frame just pushed, at the MAKE_CELL or COPY_FREE_VARS that precede its
+  RESUME, is at an instruction without a location: pyframes' line is null,
+  as CPython's PyCode_Addr2Line and py-bt ("line ?") have it, while 3.14's
+  RemoteUnwinder gives the line table's previous line (co_firstlineno at
+  the first instruction).  Seen only on the innermost frame.
+* py-bt prints co_name where pyframes prints co_qualname (the name must be
+  the qualified name or its last component), and prints the __init__ shim
+  frame that CPython, pyframes and RemoteUnwinder's normalized view leave
+  out.  It must not call functions in the target (see
+  test_debugger_frozen_states).
+* get_all_awaited_by on 3.14 sees the main thread's tasks only: aiohttp's
+  loop runs there.
+"""
+
+import contextlib
+import io
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+import debugger_util as du
+import drivers
+import task_oracle
+from conftest import INTERPRETERS, in_sandbox
+from livetarget import TARGETS, target_env
+from oracle import (OracleError, RemoteUnwinderServer, compare_with_remote, frames_diff, keys,
+                    normalize_remote)
+
+# Frozen states read by the command line per application and interpreter,
+# and by each debugger.
+STATES = 100
+DEBUGGER_STATES = {"gdb": 4, "lldb": 3}
+# py-bt takes about a second per thread: the pools' ten threads get fewer.
+GDB_POOL_STATES = 3
+# The launchers end by themselves after this long (the test kills them
+# sooner, in `finally`).
+APP_SECONDS = 300
+READY_TIMEOUT = 120.0
+FREEZE_TIMEOUT = 10.0
+# A random wait before each freeze, in seconds.
+GAP = (0.0, 0.05)
+
+APPS = {
+    "aiohttp": {"script": "real_aiohttp.py", "tasks": True, "tree": False,
+                "package": "aiohttp"},
+    "sphinx": {"script": "real_sphinx.py", "tasks": False, "tree": False,
+               "package": "sphinx"},
+    "pools": {"script": "real_pools.py", "tasks": False, "tree": True, "package": None},
+}
+# Debian's python3-* packages are built for python3, CPython 3.14 in sid;
+# sid's python3.15 runs the same packages' code (aiohttp and its
+# dependencies without their C extensions, built for 3.14 only) and has a
+# RemoteUnwinder that reads every chain to its end.  The command line reads
+# both, the debuggers 3.14.  (3.13 has no RemoteUnwinder: py-bt alone could
+# judge it, at seconds per state.)
+VERSIONS = ("3.14", "3.15")
+DEBUGGER_VERSIONS = ("3.14",)
+
+
+def _interpreter(version):
+    for i in INTERPRETERS:
+        if i.minor == version and i.kind == "release":
+            return i
+    return None
+
+
+def _params(versions=VERSIONS):
+    out = []
+    for version in versions:
+        interp = _interpreter(version)
+        for app in APPS:
+            out.append(pytest.param(interp or version, app, id="%s-%s" % (version, app)))
+    return out
+
+
+def _require(interp, app):
+    if not hasattr(interp, "path"):
+        msg = "python%s not found" % interp
+        if in_sandbox():
+            pytest.fail(msg + " inside the sandbox")
+        pytest.skip(msg)
+    package = APPS[app]["package"]
+    if package:
+        probe = subprocess.run([interp.path, "-c", "import " + package],
+                               capture_output=True, env=target_env(), timeout=60)
+        if probe.returncode != 0:
+            msg = "%s cannot import %s (python3-%s)" % (interp.path, package, package)
+            if in_sandbox():
+                pytest.fail(msg + " inside the sandbox")
+            pytest.skip(msg)
+
+
+# --------------------------------------------------------------------------
+# The application
+
+
+class App(object):
+    """A running application (context manager: killed, with its descendants,
+    on exit)."""
+
+    def __init__(self, interp, name, workdir):
+        self.interp, self.name, self.workdir = interp, name, str(workdir)
+        self.spec = APPS[name]
+        self.proc = None
+
+    def __enter__(self):
+        script = os.path.join(TARGETS, self.spec["script"])
+        args = [self.workdir] if self.name == "sphinx" else []
+        self.errfile = open(os.path.join(self.workdir, "app-output.txt"), "w+b")
+        self.proc = subprocess.Popen([self.interp.path, "-s", script] + args + [str(APP_SECONDS)],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self.errfile, cwd=self.workdir, env=target_env(),
+                                     start_new_session=True)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _wait_ready(self):
+        """The launcher's "ready" line, bounded by READY_TIMEOUT."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        buf = b""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("%s: no handshake within %.0f s\n%s"
+                                     % (self.name, READY_TIMEOUT, self.output()))
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    raise AssertionError("%s exited before its handshake (status %s)\n%s"
+                                         % (self.name, self.proc.wait(), self.output()))
+                buf += chunk
+        assert buf.startswith(b"ready"), buf
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            # Its descendants (worker processes) share its session.
+            for pid in reversed(_tree(self.proc.pid)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+            self.proc.stdout.close()
+            self.errfile.close()
+        return False
+
+    def output(self):
+        self.errfile.flush()
+        with open(self.errfile.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")[-4000:]
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        return self.proc.poll() is None
+
+
+def _children(pid):
+    out = []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _tree(pid):
+    """pid and its descendants, parents first."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        if p not in seen:
+            seen.append(p)
+            todo += _children(p)
+    return seen
+
+
+def _thread_states(pid):
+    """{tid: state letter} of the threads of pid."""
+    states = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return states
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states[int(tid)] = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            pass
+    return states
+
+
+def _comm(pid, tid):
+    try:
+        with open("/proc/%d/task/%d/comm" % (pid, tid)) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+@contextlib.contextmanager
+def frozen(root, tree):
+    """SIGSTOP to root (and, with tree, every descendant, until no new one
+    appears), then wait until every thread of each is stopped; SIGCONT to
+    all of them on exit.  Yields the stopped pids, root first."""
+    stopped = []
+    try:
+        while True:
+            new = [p for p in (_tree(root) if tree else [root]) if p not in stopped]
+            if not new:
+                break
+            for p in new:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p, signal.SIGSTOP)
+                stopped.append(p)
+        deadline = time.monotonic() + FREEZE_TIMEOUT
+        for p in stopped:
+            while any(s not in "TZX" for s in _thread_states(p).values()):
+                if time.monotonic() > deadline:
+                    raise AssertionError("process %d: threads not stopped after %.0f s: %s"
+                                         % (p, FREEZE_TIMEOUT, _thread_states(p)))
+                time.sleep(0.0005)  # a condition of the kernel's, not a guessed delay
+        yield stopped
+    finally:
+        for p in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
+
+
+# --------------------------------------------------------------------------
+# Readings
+
+
+def cli_json(args):
+    """`python3 -m pyframes ARGS` (its code, run in this process: no
+    interpreter start-up per state); the JSON document it prints."""
+    from pyframes import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(args)
+    assert rc == 0, "pyframes %s: exit %d: %s" % (" ".join(args), rc, err.getvalue())
+    return json.loads(out.getvalue())
+
+
+def document_threads(document):
+    """{native tid: [(function, filename, line)]} and the threads pyframes
+    marked incomplete ({tid: error}) of a --json document."""
+    frames, errors = {}, {}
+    for interp in document["interpreters"]:
+        for t in interp["threads"]:
+            tid = t["native_thread_id"]
+            assert tid not in frames, "native thread id %d listed twice" % tid
+            frames[tid] = [(f["function"], f["filename"], f["line"]) for f in t["frames"]]
+            if t.get("error") or t.get("complete") is False:
+                errors[tid] = t.get("error") or "incomplete"
+    return frames, errors
+
+
+class Tally(object):
+    """What was compared, for the summary line and the failure messages."""
+
+    def __init__(self, label):
+        self.label = label
+        self.states = self.processes = self.threads = self.frames = 0
+        self.unchecked = self.tasks = 0
+        self.empty_chains = self.unlocated = self.py_bt_frames = 0
+        self.problems = []
+
+    def add(self, state, pid, problems, evidence=""):
+        for p in problems:
+            self.problems.append("state %d, pid %d (%s): %s" % (state, pid, _comm(pid, pid), p))
+        if problems and evidence:
+            self.problems.append(evidence)
+
+    def summary(self):
+        return ("%s: %d frozen states, %d process readings, %d threads, %d frames equal "
+                "to RemoteUnwinder's (and %d frames past its early end: %d empty chains, "
+                "%d innermost frames without a location), %d equal to py-bt's, %d tasks"
+                % (self.label, self.states, self.processes, self.threads, self.frames,
+                   self.unchecked, self.empty_chains, self.unlocated, self.py_bt_frames,
+                   self.tasks))
+
+    def check(self):
+        print(self.summary())
+        if self.problems:
+            pytest.fail("%s\n%d problem(s):\n%s" % (self.summary(), len(self.problems),
+                                                   "\n".join(self.problems[:12])),
+                        pytrace=False)
+
+
+def known_3_14_differences(frames, remote):
+    """The two ways CPython 3.14.10's RemoteUnwinder differs from pyframes
+    (and from CPython's py-bt) on a frozen process that are its own (see the
+    module docstring), taken out of copies of the views:
+
+    * an empty chain where pyframes shows frames: the thread's current frame
+      is the entry frame a call from C has just pushed (the callee's frame
+      not yet pushed), and RemoteUnwinder ends every chain at an entry
+      frame;
+    * the innermost frame at an instruction without a location (a frame
+      just pushed, at MAKE_CELL or COPY_FREE_VARS before its RESUME):
+      pyframes' line is null, as CPython's PyCode_Addr2Line and py-bt
+      ("line ?") have it; RemoteUnwinder gives the line of the line table's
+      previous entry, co_firstlineno at the first instruction.
+
+    Returns (frames, remote, empty, unlocated): the views to compare and the
+    counts of each case."""
+    frames, remote = dict(frames), dict(remote)
+    empty = unlocated = 0
+    for tid in set(frames) & set(remote):
+        mine, theirs = frames[tid], remote[tid]
+        if mine and not theirs:
+            empty += 1
+            del frames[tid], remote[tid]
+        elif (mine and theirs and mine[0][2] is None and theirs[0][2] is not None
+              and mine[0][:2] == theirs[0][:2]):
+            unlocated += 1
+            frames[tid] = [theirs[0]] + mine[1:]
+    return frames, remote, empty, unlocated
+
+
+def compare_stacks(tally, state, pid, interp, ours, remote, label="pyframes"):
+    """ours ({tid: keys}, {tid: error}) against RemoteUnwinder's {tid: keys}."""
+    frames, errors = ours
+    names = {tid: _comm(pid, tid) for tid in frames}
+    problems = ["thread %d (%s) marked incomplete by %s: %s"
+                % (tid, names.get(tid), label, err) for tid, err in errors.items()]
+    if interp.version == (3, 14):
+        frames, remote, empty, unlocated = known_3_14_differences(frames, remote)
+        tally.empty_chains += empty
+        tally.unlocated += unlocated
+    problems += compare_with_remote(frames, remote, interp.version, names, label,
+                                    "RemoteUnwinder")
+    evidence = ""
+    if problems:
+        evidence = "\n".join(
+            "  thread %d (%s):\n%s" % (tid, names.get(tid), frames_diff(
+                remote.get(tid, []), frames.get(tid, []), "RemoteUnwinder", label))
+            for tid in sorted(set(frames) | set(remote))
+            if remote.get(tid) != frames.get(tid))
+    tally.add(state, pid, problems, evidence)
+    tally.processes += 1
+    for tid, fr in ours[0].items():
+        seen = len(remote.get(tid, ()))
+        tally.threads += 1
+        tally.frames += min(seen, len(fr))
+        tally.unchecked += max(0, len(fr) - seen)
+
+
+def compare_tasks(tally, state, pid, remote, document, label="pyframes"):
+    got = task_oracle.document_tasks(document)
+    problems = task_oracle.compare_tasks(remote, got, "get_all_awaited_by", label)
+    tally.add(state, pid, problems)
+    tally.tasks += len(got)
+
+
+class Oracles(object):
+    """RemoteUnwinder and get_all_awaited_by under the target's interpreter,
+    each one long-lived subprocess for every state (context manager)."""
+
+    def __init__(self, interp, tasks):
+        self.stacks = RemoteUnwinderServer(interp.path)
+        self.awaited_by = task_oracle.RemoteTasksServer(interp.path) if tasks else None
+
+    def unwind(self, pid):
+        """{tid: [(function, filename, line)]}, shim frames dropped."""
+        return {tid: keys(f) for tid, f in normalize_remote(self.stacks.unwind(pid)).items()}
+
+    def tasks(self, pid):
+        return self.awaited_by.tasks(pid)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stacks.close()
+        if self.awaited_by is not None:
+            self.awaited_by.close()
+        return False
+
+
+# --------------------------------------------------------------------------
+# The command line
+
+
+@pytest.mark.parametrize("interp,app", _params())
+def test_cli_frozen_states(interp, app, pyframes, tmp_path):
+    _require(interp, app)
+    spec = APPS[app]
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    tally = Tally("%s on %s, CLI (seed %d)" % (app, interp.name, seed))
+    with Oracles(interp, spec["tasks"]) as oracles, App(interp, app, tmp_path) as running:
+        for state in range(STATES):
+            time.sleep(rng.uniform(*GAP))
+            assert running.alive(), "%s ended early\n%s" % (app, running.output())
+            with frozen(running.pid, spec["tree"]) as pids:
+                for pid in pids:
+                    try:
+                        remote = oracles.unwind(pid)
+                    except OracleError as e:
+                        tally.add(state, pid, ["RemoteUnwinder failed: %s" % e])
+                        continue
+                    tasks = spec["tasks"] and pid == running.pid
+                    args = ["dump", "--all", "--json"] + (["--tasks"] if tasks else [])
+                    doc = cli_json(args + [str(pid)])
+                    compare_stacks(tally, state, pid, interp, document_threads(doc), remote)
+                    if tasks:
+                        compare_tasks(tally, state, pid, oracles.tasks(pid), doc)
+            tally.states += 1
+    tally.check()
+
+
+# --------------------------------------------------------------------------
+# gdb and lldb
+
+
+def _debugger_params():
+    out = []
+    for d in drivers.selected():
+        if d.name not in DEBUGGER_STATES:
+            continue
+        for p in _params(DEBUGGER_VERSIONS):
+            interp, app = p.values
+            out.append(pytest.param(d, interp, app, id="%s-%s" % (d.name, p.id)))
+    return out
+
+
+# The __init__ shim (_Py_InitCleanup: pushed when a specialized call enters
+# a Python __init__; code named "__init__" in a file "__init__", without a
+# line) as py-bt prints it.  CPython counts its frame as incomplete and
+# never shows it, nor do pyframes and oracle.normalize_remote.
+PY_BT_SHIM = ("__init__", "__init__", None)
+
+
+def compare_py_bt(tally, state, pid, ours, py_bt):
+    """pyframes' frames against CPython's py-bt, thread by thread: same
+    length, file and line, and py-bt's name the qualified name or its last
+    component (py-bt's __init__ shim frames left out)."""
+    py_bt = {tid: [f for f in frames if f != PY_BT_SHIM] for tid, frames in py_bt.items()}
+    problems = []
+    for tid in sorted(set(ours) | set(py_bt)):
+        mine, theirs = ours.get(tid), py_bt.get(tid)
+        if mine is None:
+            if theirs:
+                problems.append("thread %d: py-bt shows %d frames, pyframes no thread"
+                                % (tid, len(theirs)))
+            continue
+        if theirs is None:
+            problems.append("thread %d: not in py-bt's output" % tid)
+            continue
+        same = len(mine) == len(theirs) and all(
+            (f1, l1) == (f2, l2) and n2 in (n1, du.co_name(n1))
+            for (n1, f1, l1), (n2, f2, l2) in zip(mine, theirs))
+        if not same:
+            problems.append("thread %d (%s), py-bt:\n%s" % (tid, _comm(pid, tid), frames_diff(
+                theirs, [(du.co_name(n), f, l) for n, f, l in mine], "py-bt",
+                "pyframes (co_name)")))
+        else:
+            tally.py_bt_frames += len(mine)
+    tally.add(state, pid, problems)
+
+
+@pytest.mark.parametrize("driver,interp,app", _debugger_params())
+def test_debugger_frozen_states(driver, interp, app, pyframes, tmp_path):
+    _require(interp, app)
+    driver.require(interp.minor)
+    spec = APPS[app]
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    tally = Tally("%s on %s, %s (seed %d)" % (app, interp.name, driver.name, seed))
+    cmd = driver.command
+    named = [("stacks", "%s --all --json" % cmd)]
+    if spec["tasks"]:
+        named.append(("tasks", "%s --tasks --json" % cmd))
+    if driver.debugger == "gdb":
+        # py-bt would call pthread_getspecific() in the target to find a
+        # thread state (libpython.py's get_thread_state): that runs the
+        # stopped process, and a call that fails leaves a thread's registers
+        # broken (the target crashed after detach).  Without calls it reads
+        # the thread state from memory ($fs_base); -c: an error in one
+        # thread does not end the others' py-bt.
+        named.insert(0, ("no_calls", "set may-call-functions off"))
+        named.append(("py_bt", "thread apply all -c py-bt"))
+
+    with Oracles(interp, spec["tasks"]) as oracles, App(interp, app, tmp_path) as running:
+        pid = running.pid
+        states = DEBUGGER_STATES[driver.name]
+        if driver.debugger == "gdb" and app == "pools":
+            states = GDB_POOL_STATES
+        for state in range(states):
+            time.sleep(rng.uniform(*GAP))
+            assert running.alive(), "%s ended early\n%s" % (app, running.output())
+            with frozen(pid, False):
+                remote = oracles.unwind(pid)
+                cli = cli_json(["dump", "--all", "--json"] + (["--tasks"] if spec["tasks"] else [])
+                               + [str(pid)])
+                remote_tasks = oracles.tasks(pid) if spec["tasks"] else None
+                s = driver.run(named, pid=pid)
+                # gdb leaves the process stopped: still the same state after
+                # the session, so its attach let nothing run.  lldb resumes
+                # a process it detaches from (on Linux it cannot keep it
+                # stopped); that its attach let nothing run before it read
+                # shows in its reading equal to the command line's, below.
+                if driver.debugger == "gdb" and oracles.unwind(pid) != remote:
+                    tally.add(state, pid, ["the process ran during the gdb session"])
+                    continue
+            stacks = document_threads(s.json("stacks"))
+            compare_stacks(tally, state, pid, interp, stacks, remote, driver.name)
+            if stacks[0] != document_threads(cli)[0]:
+                tally.add(state, pid, ["%s and the command line read the same state "
+                                       "differently" % driver.name], s.describe("stacks"))
+            if spec["tasks"]:
+                compare_tasks(tally, state, pid, remote_tasks, s.json("tasks"), driver.name)
+            if driver.debugger == "gdb":
+                py_bt = du.parse_py_bt_threads(s["py_bt"])
+                if not py_bt:
+                    tally.add(state, pid, ["CPython's py-bt did not run"], s.describe("py_bt"))
+                else:
+                    compare_py_bt(tally, state, pid, stacks[0], py_bt)
+            tally.states += 1
+    tally.check()
