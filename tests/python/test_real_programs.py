@@ -335,7 +335,8 @@ class Tally(object):
         self.label = label
         self.states = self.processes = self.threads = self.frames = 0
         self.unchecked = self.tasks = 0
-        self.empty_chains = self.unlocated = self.py_bt_frames = 0
+        self.empty_chains = self.unlocated = self.py_bt_frames = self.refused = 0
+        self.py_bt_truncated = 0
         self.problems = []
 
     def add(self, state, pid, problems, evidence=""):
@@ -347,13 +348,18 @@ class Tally(object):
     def summary(self):
         return ("%s: %d frozen states, %d process readings, %d threads, %d frames equal "
                 "to RemoteUnwinder's (and %d frames past its early end: %d empty chains, "
-                "%d innermost frames without a location), %d equal to py-bt's, %d tasks"
+                "%d innermost frames without a location), %d equal to py-bt's (%d of them "
+                "past the part of a line table py-bt reads), %d tasks; %d process readings "
+                "RemoteUnwinder refused"
                 % (self.label, self.states, self.processes, self.threads, self.frames,
                    self.unchecked, self.empty_chains, self.unlocated, self.py_bt_frames,
-                   self.tasks))
+                   self.py_bt_truncated, self.tasks, self.refused))
 
     def check(self):
         print(self.summary())
+        if self.refused > self.states // 10:
+            self.problems.append("RemoteUnwinder refused %d readings of %d states: the "
+                                 "comparison is too thin" % (self.refused, self.states))
         if self.problems:
             pytest.fail("%s\n%d problem(s):\n%s" % (self.summary(), len(self.problems),
                                                    "\n".join(self.problems[:12])),
@@ -391,12 +397,30 @@ def known_3_14_differences(frames, remote):
     return frames, remote, empty, unlocated
 
 
-def compare_stacks(tally, state, pid, interp, ours, remote, label="pyframes"):
-    """ours ({tid: keys}, {tid: error}) against RemoteUnwinder's {tid: keys}."""
+def oracle_view(raw, frames):
+    """RemoteUnwinder's frames ({tid: [frame dicts]}) as {tid: keys},
+    normalized by oracle.normalize_remote (the __init__ shim, reported with
+    line 0 or -1, left out), except a thread's innermost frame reported with
+    line 0 or -1 that pyframes shows as the same function and file without
+    a line: a frame at an instruction without a location (3.15; see
+    known_3_14_differences), kept, with no line."""
+    top = {}
+    for tid, fr in raw.items():
+        mine = frames.get(tid)
+        if (fr and mine and fr[0]["line"] is not None and fr[0]["line"] < 1
+                and mine[0] == (fr[0]["function"], fr[0]["filename"], None)):
+            top[tid] = [mine[0]]
+    return {tid: top.get(tid, []) + keys(f) for tid, f in normalize_remote(raw).items()}, len(top)
+
+
+def compare_stacks(tally, state, pid, interp, ours, raw, label="pyframes"):
+    """ours ({tid: keys}, {tid: error}) against RemoteUnwinder's raw frames."""
     frames, errors = ours
     names = {tid: _comm(pid, tid) for tid in frames}
     problems = ["thread %d (%s) marked incomplete by %s: %s"
                 % (tid, names.get(tid), label, err) for tid, err in errors.items()]
+    remote, unlocated = oracle_view(raw, frames)
+    tally.unlocated += unlocated
     if interp.version == (3, 14):
         frames, remote, empty, unlocated = known_3_14_differences(frames, remote)
         tally.empty_chains += empty
@@ -422,8 +446,18 @@ def compare_stacks(tally, state, pid, interp, ours, remote, label="pyframes"):
 def compare_tasks(tally, state, pid, remote, document, label="pyframes"):
     got = task_oracle.document_tasks(document)
     problems = task_oracle.compare_tasks(remote, got, "get_all_awaited_by", label)
-    tally.add(state, pid, problems)
+    evidence = "\n".join(
+        "  %s: task %#x %s" % (who, tid, json.dumps(view[tid], default=str))
+        for who, view, other in ((label, got, remote), ("get_all_awaited_by", remote, got))
+        for tid in sorted(set(view) - set(other)))
+    tally.add(state, pid, problems, evidence)
     tally.tasks += len(got)
+
+
+# CPython 3.15.2's RemoteUnwinder refuses a thread whose current frame is an
+# entry frame (a call from C that has not pushed its callee yet: the window
+# in which 3.14's gives an empty chain).
+REFUSED_315 = "Failed to parse initial frame in chain"
 
 
 class Oracles(object):
@@ -435,8 +469,9 @@ class Oracles(object):
         self.awaited_by = task_oracle.RemoteTasksServer(interp.path) if tasks else None
 
     def unwind(self, pid):
-        """{tid: [(function, filename, line)]}, shim frames dropped."""
-        return {tid: keys(f) for tid, f in normalize_remote(self.stacks.unwind(pid)).items()}
+        """{tid: [frame dicts]} as RemoteUnwinder gives them (oracle_view
+        normalizes them)."""
+        return self.stacks.unwind(pid)
 
     def tasks(self, pid):
         return self.awaited_by.tasks(pid)
@@ -468,13 +503,21 @@ def test_cli_frozen_states(interp, app, pyframes, tmp_path):
             assert running.alive(), "%s ended early\n%s" % (app, running.output())
             with frozen(running.pid, spec["tree"]) as pids:
                 for pid in pids:
+                    tasks = spec["tasks"] and pid == running.pid
+                    args = ["dump", "--all", "--json"] + (["--tasks"] if tasks else [])
                     try:
                         remote = oracles.unwind(pid)
                     except OracleError as e:
-                        tally.add(state, pid, ["RemoteUnwinder failed: %s" % e])
+                        doc = cli_json(args + [str(pid)])
+                        if interp.version >= (3, 15) and REFUSED_315 in str(e):
+                            # Not compared; pyframes must still read it all.
+                            tally.refused += 1
+                            errors = document_threads(doc)[1]
+                            tally.add(state, pid, ["thread %d marked incomplete: %s" % kv
+                                                   for kv in errors.items()])
+                        else:
+                            tally.add(state, pid, ["RemoteUnwinder failed: %s" % e])
                         continue
-                    tasks = spec["tasks"] and pid == running.pid
-                    args = ["dump", "--all", "--json"] + (["--tasks"] if tasks else [])
                     doc = cli_json(args + [str(pid)])
                     compare_stacks(tally, state, pid, interp, document_threads(doc), remote)
                     if tasks:
@@ -505,11 +548,53 @@ def _debugger_params():
 PY_BT_SHIM = ("__init__", "__init__", None)
 
 
+# libpython.py reads at most 1000 items of any object (safety_limit), so
+# py-bt decodes only the first 1000 bytes of a line table: past them its
+# addr2line fails ("Unreachable") and it prints "line ?".
+PY_BT_LIMIT = 1000
+_codes = {}
+
+
+def long_line_table(filename, qualname, line):
+    """The source file compiled by this interpreter (the target's version:
+    the debugger states run on python3, as pytest does) holds a code object
+    qualname whose line table is longer than py-bt reads and which has
+    code on line."""
+    if filename not in _codes:
+        found = []
+        try:
+            with open(filename, "rb") as f:
+                todo = [compile(f.read(), filename, "exec")]
+        except (OSError, SyntaxError, ValueError):
+            todo = []
+        while todo:
+            code = todo.pop()
+            found.append(code)
+            todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+        _codes[filename] = found
+    return any(c.co_qualname == qualname and len(c.co_linetable) > PY_BT_LIMIT
+               and line in {ln for _, _, ln in c.co_lines()} for c in _codes[filename])
+
+
 def compare_py_bt(tally, state, pid, ours, py_bt):
     """pyframes' frames against CPython's py-bt, thread by thread: same
     length, file and line, and py-bt's name the qualified name or its last
-    component (py-bt's __init__ shim frames left out)."""
+    component (py-bt's __init__ shim frames left out; where py-bt has no
+    line because it read only part of a long line table, the line pyframes
+    gives must be one of that code object's)."""
     py_bt = {tid: [f for f in frames if f != PY_BT_SHIM] for tid, frames in py_bt.items()}
+
+    def same(mine, theirs):
+        (n1, f1, l1), (n2, f2, l2) = mine, theirs
+        if f1 != f2 or n2 not in (n1, du.co_name(n1)):
+            return False
+        if l1 == l2:
+            return True
+        if l2 is None and l1 is not None and long_line_table(f1, n1, l1):
+            tally.py_bt_truncated += 1
+            return True
+        return False
+
     problems = []
     for tid in sorted(set(ours) | set(py_bt)):
         mine, theirs = ours.get(tid), py_bt.get(tid)
@@ -521,10 +606,7 @@ def compare_py_bt(tally, state, pid, ours, py_bt):
         if theirs is None:
             problems.append("thread %d: not in py-bt's output" % tid)
             continue
-        same = len(mine) == len(theirs) and all(
-            (f1, l1) == (f2, l2) and n2 in (n1, du.co_name(n1))
-            for (n1, f1, l1), (n2, f2, l2) in zip(mine, theirs))
-        if not same:
+        if len(mine) != len(theirs) or not all(same(a, b) for a, b in zip(mine, theirs)):
             problems.append("thread %d (%s), py-bt:\n%s" % (tid, _comm(pid, tid), frames_diff(
                 theirs, [(du.co_name(n), f, l) for n, f, l in mine], "py-bt",
                 "pyframes (co_name)")))
