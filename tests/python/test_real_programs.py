@@ -45,7 +45,10 @@ counted in the summary line:
   code, ...; oracle.compare_with_remote): pyframes must show exactly what
   it shows and may show more.  When the thread's current frame is the entry
   frame itself (a call from C that has not pushed its callee yet) the chain
-  is empty.  The further frames are checked against py-bt, which follows
+  is empty; 3.15.2's refuses such a thread outright ("Failed to parse
+  initial frame in chain": the state is not compared, pyframes must still
+  read every thread, and at most a tenth of the states may be refused).
+  The further frames are checked against py-bt, which follows
   the native stack through C calls, in the gdb states (where the command
   line's reading of the same state must equal gdb's), and by 3.15's
   RemoteUnwinder, which reads every chain to its end, in the 3.15 states.
@@ -53,14 +56,24 @@ counted in the summary line:
   RESUME, is at an instruction without a location: pyframes' line is null,
   as CPython's PyCode_Addr2Line and py-bt ("line ?") have it, while 3.14's
   RemoteUnwinder gives the line table's previous line (co_firstlineno at
-  the first instruction).  Seen only on the innermost frame.
+  the first instruction), and 3.15's line -1, which oracle.normalize_remote
+  would take for the __init__ shim's (oracle_view keeps it).  Seen only on
+  the innermost frame.
 * py-bt prints co_name where pyframes prints co_qualname (the name must be
   the qualified name or its last component), and prints the __init__ shim
   frame that CPython, pyframes and RemoteUnwinder's normalized view leave
-  out.  It must not call functions in the target (see
-  test_debugger_frozen_states).
+  out.  libpython.py reads at most 1000 bytes of a line table, so for a
+  long function (aiohttp's ClientSession._request) it prints "line ?"
+  further on: there the line pyframes gives must be one of that code
+  object's, compiled from its source here.  py-bt must not call functions
+  in the target (see test_debugger_frozen_states).
 * get_all_awaited_by on 3.14 sees the main thread's tasks only: aiohttp's
   loop runs there.
+
+One difference is pyframes' own and not fixed yet (FINISHED_RUNNING): the
+running task caught after its coroutine returned, still in the task list,
+is listed by pyframes and not by get_all_awaited_by.  When it is the only
+difference of a run the test is an expected failure that says so.
 """
 
 import contextlib
@@ -337,6 +350,7 @@ class Tally(object):
         self.unchecked = self.tasks = 0
         self.empty_chains = self.unlocated = self.py_bt_frames = self.refused = 0
         self.py_bt_truncated = 0
+        self.known = []
         self.problems = []
 
     def add(self, state, pid, problems, evidence=""):
@@ -364,6 +378,9 @@ class Tally(object):
             pytest.fail("%s\n%d problem(s):\n%s" % (self.summary(), len(self.problems),
                                                    "\n".join(self.problems[:12])),
                         pytrace=False)
+        if self.known:
+            print("\n".join(self.known))
+            pytest.xfail("%s (%d states)" % (FINISHED_RUNNING, len(self.known)))
 
 
 def known_3_14_differences(frames, remote):
@@ -443,8 +460,27 @@ def compare_stacks(tally, state, pid, interp, ours, raw, label="pyframes"):
         tally.unchecked += max(0, len(fr) - seen)
 
 
+# A known difference of pyframes' (not yet fixed in the library): the task a
+# loop is running, caught between its coroutine's return and its removal
+# from the thread's task list, is listed by pyframes (state "finished",
+# running, empty coroutine stack) and not by get_all_awaited_by (3.14.10 and
+# 3.15.2), which lists pending tasks only.  The test reports it as an
+# expected failure when it is the only difference.
+FINISHED_RUNNING = ("pyframes lists the running task whose coroutine has just finished "
+                    "(state finished, still in the thread's task list); CPython's "
+                    "get_all_awaited_by does not")
+
+
+def _finished_running(task):
+    return task["state"] == "finished" and task["running"] and not task["coroutine_stack"]
+
+
 def compare_tasks(tally, state, pid, remote, document, label="pyframes"):
     got = task_oracle.document_tasks(document)
+    for tid in sorted(set(got) - set(remote)):
+        if _finished_running(got[tid]):
+            tally.known.append("state %d: task %#x %s" % (state, tid, json.dumps(got[tid])))
+            got = {k: v for k, v in got.items() if k != tid}
     problems = task_oracle.compare_tasks(remote, got, "get_all_awaited_by", label)
     evidence = "\n".join(
         "  %s: task %#x %s" % (who, tid, json.dumps(view[tid], default=str))
