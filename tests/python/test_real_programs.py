@@ -71,8 +71,8 @@ counted in the summary line:
   loop runs there.
 
 One difference is pyframes' own and not fixed yet (FINISHED_RUNNING): the
-running task caught after its coroutine returned, still in the task list,
-is listed by pyframes and not by get_all_awaited_by.  When it is the only
+running task caught after its coroutine returned, already off its thread's
+task list, is listed by pyframes and not by get_all_awaited_by.  When it is the only
 difference of a run the test is an expected failure that says so.
 """
 
@@ -460,14 +460,16 @@ def compare_stacks(tally, state, pid, interp, ours, raw, label="pyframes"):
         tally.unchecked += max(0, len(fr) - seen)
 
 
-# A known difference of pyframes' (not yet fixed in the library): the task a
-# loop is running, caught between its coroutine's return and its removal
-# from the thread's task list, is listed by pyframes (state "finished",
-# running, empty coroutine stack) and not by get_all_awaited_by (3.14.10 and
-# 3.15.2), which lists pending tasks only.  The test reports it as an
-# expected failure when it is the only difference.
-FINISHED_RUNNING = ("pyframes lists the running task whose coroutine has just finished "
-                    "(state finished, still in the thread's task list); CPython's "
+# A known difference of pyframes' (not yet fixed in the library): a task
+# caught after its coroutine returned, already off its thread's task list
+# but still the thread's running task (asyncio_running_task, cleared by
+# leave_task after the step), is listed by pyframes, which adds a running
+# task that no list holds (native/src/tasks.c, running_task), with state
+# "finished", running and an empty coroutine stack; get_all_awaited_by
+# (3.14.10 and 3.15.2) lists the tasks on the lists only.  The test reports
+# it as an expected failure when it is the only difference.
+FINISHED_RUNNING = ("pyframes lists a thread's running task whose coroutine has just "
+                    "finished and which has left the task list (state finished); CPython's "
                     "get_all_awaited_by does not")
 
 
