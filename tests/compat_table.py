@@ -135,7 +135,8 @@ def render_real(cells):
            "each reader; every thread's frames and every asyncio task compared with "
            "`_remote_debugging.RemoteUnwinder`, `get_all_awaited_by()` and, in gdb, `py-bt` "
            "(`tests/python/test_real_programs.py`: the command line reads 100 frozen states "
-           "per application and interpreter, gdb and lldb 3 or 4 each).", "",
+           "per application on 3.14 and 3.15, and on 3.13, against py-bt, 10 unless "
+           "PYFRAMES_REAL_PROGRAMS_313 asks for more; gdb and lldb 3 or 4 each).", "",
            "| test | target | reader | outcome |", "|---|---|---|---|"]
     for test in sorted(records):
         r = records[test]
