@@ -93,7 +93,7 @@ run_pytest_asan() {
         ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86:log_path=$logs/asan" \
         LSAN_OPTIONS="suppressions=$PWD/lsan.supp:print_suppressions=0" \
         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan" \
-        python3 -m pytest -v -p no:cacheprovider "${ASAN_PYTEST[@]}"
+        python3 -m pytest -v -p no:cacheprovider --durations=10 "${ASAN_PYTEST[@]}"
     ) || rc=$?
     if compgen -G "$logs/*" >/dev/null; then
         echo "sanitizer reports:"

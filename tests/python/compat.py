@@ -38,6 +38,7 @@ DRIVER_READERS = {
 CORE_READERS = {"gdb 18": "gdb cores", "gdb 13": "gdb cores",
                 "lldb 21": "lldb cores", "lldb 22": "lldb cores"}
 CLI_MODULES = {"test_cli", "test_live_stacks", "test_sampling", "test_frame_cache",
+               "test_real_programs",
                "test_frame_reuse", "test_subinterpreters", "test_free_threaded",
                "test_churn"}
 REMOTE_TESTS = {"test_gdbserver": "gdbserver", "test_lldb_server": "lldb-server",

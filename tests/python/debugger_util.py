@@ -313,17 +313,34 @@ def own_view_mismatches(document, target, tids=None):
     return problems
 
 
-_PY_BT_FRAME = re.compile(r'^\s*File "(.*)", line (\d+), in (.+)$')
+_PY_BT_FRAME = re.compile(r'^\s*File "(.*)", line (\d+|\?), in (.+)$')
 
 
 def parse_py_bt(text):
-    """[(function, filename, line)] from CPython's py-bt output."""
+    """[(function, filename, line)] from CPython's py-bt output (line None
+    where py-bt prints "line ?": an instruction without a location)."""
     frames = []
     for line in text.splitlines():
         m = _PY_BT_FRAME.match(line)
         if m:
-            frames.append((m.group(3).strip(), m.group(1), int(m.group(2))))
+            number = None if m.group(2) == "?" else int(m.group(2))
+            frames.append((m.group(3).strip(), m.group(1), number))
     return frames
+
+
+_THREAD_HEADER = re.compile(r"^Thread \d+ \(.*\bLWP (\d+)\b", re.M)
+
+
+def parse_py_bt_threads(text):
+    """{native tid: [(function, filename, line)]} from the output of gdb's
+    ``thread apply all py-bt`` (one "Thread N (... LWP tid ...)" header per
+    thread, then that thread's py-bt)."""
+    headers = list(_THREAD_HEADER.finditer(text))
+    threads = {}
+    for i, m in enumerate(headers):
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
+        threads[int(m.group(1))] = parse_py_bt(text[m.end():end])
+    return threads
 
 
 def co_name(qualname):

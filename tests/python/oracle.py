@@ -8,14 +8,18 @@ Two independent sources:
   ``targets/_common.py``);
 * on CPython 3.14+, ``_remote_debugging.RemoteUnwinder`` run in a
   subprocess of the SAME interpreter version as the target
-  (``remote_unwind``).
+  (``remote_unwind``; ``RemoteUnwinderServer`` keeps one such subprocess
+  for many readings).
 
 Frames are compared in a common form: ``(function, filename, line)`` tuples,
 innermost first, keyed by native thread id.  ``function`` is co_qualname.
 """
 
+import contextlib
 import json
+import select
 import subprocess
+import tempfile
 
 from livetarget import LiveTarget, target_env
 from livetarget import TargetError as OracleError
@@ -37,13 +41,11 @@ def keys(frames):
 
 # Runs inside an interpreter of the same version as the target.  Prints
 # {"threads": {tid: [{"function","filename","line","location"}]}, ...}.
+# Its work is read(pid); SERVE (oracle_main) runs it once for argv[1] or,
+# with "-", for each line of stdin.
 REMOTE_UNWIND_SOURCE = r'''
 import json, sys
 import _remote_debugging
-
-pid = int(sys.argv[1])
-unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True)
-result = unwinder.get_stack_trace()
 
 def frame(fi):
     loc = getattr(fi, "location", None)
@@ -56,27 +58,55 @@ def frame(fi):
     return {"function": fi.funcname, "filename": fi.filename, "line": line,
             "location": location}
 
-interpreters = []
-for item in result:
-    if hasattr(item, "interpreter_id"):
-        interpreters.append((item.interpreter_id, item.threads))
-    else:  # 3.14: a flat list of ThreadInfo
-        if not interpreters:
-            interpreters.append((0, []))
-        interpreters[0][1].append(item)
+def read(args):
+    pid = int(args[0])
+    unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True)
+    result = unwinder.get_stack_trace()
+    interpreters = []
+    for item in result:
+        if hasattr(item, "interpreter_id"):
+            interpreters.append((item.interpreter_id, item.threads))
+        else:  # 3.14: a flat list of ThreadInfo
+            if not interpreters:
+                interpreters.append((0, []))
+            interpreters[0][1].append(item)
+    out = {"version": list(sys.version_info[:3]), "interpreters": []}
+    for interp_id, threads in interpreters:
+        out["interpreters"].append({
+            "id": interp_id,
+            "threads": {str(t.thread_id): [frame(f) for f in t.frame_info] for t in threads},
+        })
+    return out
+'''
 
-out = {"version": list(sys.version_info[:3]), "interpreters": []}
-for interp_id, threads in interpreters:
-    out["interpreters"].append({
-        "id": interp_id,
-        "threads": {str(t.thread_id): [frame(f) for f in t.frame_info] for t in threads},
-    })
-sys.stdout.write(json.dumps(out))
+# The end of every oracle source: read(argv[1:]) printed as JSON, or with
+# argv[1] == "-" a server: one request a line on stdin (its words are
+# read()'s arguments), one JSON document a line on stdout, {"error": ...}
+# when read() raised.
+SERVE = r'''
+if sys.argv[1] != "-":
+    sys.stdout.write(json.dumps(read(sys.argv[1:]), default=repr))
+else:
+    for _line in sys.stdin:
+        try:
+            _doc = read(_line.split())
+        except Exception as _e:
+            _doc = {"error": "%s: %s" % (type(_e).__name__, _e)}
+        sys.stdout.write(json.dumps(_doc, default=repr) + "\n")
+        sys.stdout.flush()
 '''
 
 
 def has_remote_unwinder(version_info):
     return tuple(version_info[:2]) >= (3, 14)
+
+
+def _threads_of(doc):
+    threads = {}
+    for interp in doc["interpreters"]:
+        for tid, frames in interp["threads"].items():
+            threads[int(tid)] = frames
+    return threads
 
 
 def remote_unwind(python, pid, timeout=REMOTE_TIMEOUT):
@@ -85,19 +115,76 @@ def remote_unwind(python, pid, timeout=REMOTE_TIMEOUT):
     Returns {native thread id: [frame dicts]} over all interpreters (frame
     dicts carry "location": [lineno, end_lineno, col, end_col] or None)."""
     try:
-        res = subprocess.run([python, "-I", "-c", REMOTE_UNWIND_SOURCE, str(pid)],
+        res = subprocess.run([python, "-I", "-c", REMOTE_UNWIND_SOURCE + SERVE, str(pid)],
                              capture_output=True, timeout=timeout, env=target_env())
     except subprocess.TimeoutExpired:
         raise OracleError("RemoteUnwinder did not finish within %.0f s" % timeout)
     if res.returncode != 0:
         raise OracleError("RemoteUnwinder failed (exit %d):\n%s"
                           % (res.returncode, res.stderr.decode("utf-8", "replace")))
-    doc = json.loads(res.stdout)
-    threads = {}
-    for interp in doc["interpreters"]:
-        for tid, frames in interp["threads"].items():
-            threads[int(tid)] = frames
-    return threads
+    return _threads_of(json.loads(res.stdout))
+
+
+class OracleServer(object):
+    """An oracle source (REMOTE_UNWIND_SOURCE, task_oracle's) kept running
+    in one subprocess of `python` for many readings, without an interpreter
+    start-up each (context manager).  ask(*args) returns read(args)'s
+    document, or raises OracleError."""
+
+    def __init__(self, python, source, what="RemoteUnwinder"):
+        self.what = what
+        self.errors = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([python, "-I", "-c", source + SERVE, "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errors, env=target_env())
+
+    def ask(self, *args, timeout=REMOTE_TIMEOUT):
+        try:
+            self.proc.stdin.write((" ".join(str(a) for a in args) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError as e:
+            raise OracleError("%s server gone (%s): %s" % (self.what, e, self._stderr()))
+        fd = self.proc.stdout.fileno()
+        if not select.select([fd], [], [], timeout)[0]:
+            raise OracleError("%s did not answer within %.0f s" % (self.what, timeout))
+        line = self.proc.stdout.readline()
+        if not line:
+            raise OracleError("%s server exited (%s): %s"
+                              % (self.what, self.proc.poll(), self._stderr()))
+        doc = json.loads(line)
+        if "error" in doc:
+            raise OracleError("%s failed: %s" % (self.what, doc["error"]))
+        return doc
+
+    def _stderr(self):
+        self.errors.seek(0)
+        return self.errors.read().decode("utf-8", "replace")[-3000:]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.errors):
+            with contextlib.suppress(OSError):
+                f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class RemoteUnwinderServer(OracleServer):
+    """remote_unwind(python, pid) as unwind(pid), from one long-lived
+    subprocess of `python` (for many frozen states)."""
+
+    def __init__(self, python):
+        OracleServer.__init__(self, python, REMOTE_UNWIND_SOURCE)
+
+    def unwind(self, pid, timeout=REMOTE_TIMEOUT):
+        return _threads_of(self.ask(pid, timeout=timeout))
 
 
 def normalize_remote(raw):

@@ -5,6 +5,8 @@
   version as the target), normalized to
   ``{task_id: {"name", "thread_id", "coroutine_stack", "awaited_by",
   "awaiter_stacks"}}``.
+* ``RemoteTasksServer(python).tasks(pid)``: remote_tasks from one
+  long-lived subprocess, for many readings.
 * ``remote_running_tasks(python, pid)``: ``get_async_stack_trace()``, the
   running task of each thread and the tasks awaiting it.
 * ``remote_awaited_by_raw(python, pid, method)``: either method's result as
@@ -15,6 +17,8 @@
 * ``target_facts(workdir)`` / ``facts_as_tasks(facts)``: the task facts that
   ``targets/tasks.py`` writes about itself, in the shape of remote_tasks.
 * ``compare_tasks(expected, actual)``: problems between two such views.
+* ``document_tasks(document)``: the tasks of a pyframes ``--tasks --json``
+  document in that shape (the output under test, not an oracle).
 
 What get_all_awaited_by returns (3.14.10 and 3.15.2; struct sequences,
 field names as listed):
@@ -52,18 +56,16 @@ import time
 
 from livetarget import target_env
 from livetarget import TargetError as OracleError
+from oracle import SERVE, OracleServer
 
 REMOTE_TIMEOUT = 120.0
 
 # Runs inside an interpreter of the same version as the target; prints the
-# result of get_all_awaited_by() or get_async_stack_trace() as JSON.
+# result of get_all_awaited_by() or get_async_stack_trace() as JSON (with
+# oracle.SERVE: read([pid, method]), once or as a server).
 REMOTE_TASKS_SOURCE = r'''
 import json, sys
 import _remote_debugging
-
-pid, method = int(sys.argv[1]), sys.argv[2]
-unwinder = _remote_debugging.RemoteUnwinder(pid)
-result = getattr(unwinder, method)()
 
 def frame(fi):
     loc = getattr(fi, "location", None)
@@ -84,10 +86,13 @@ def task(ti):
             "coroutine_stack": [coro(c) for c in ti.coroutine_stack],
             "awaited_by": [coro(c) for c in ti.awaited_by]}
 
-out = {"version": list(sys.version_info[:3]), "method": method,
-       "threads": [{"thread_id": ai.thread_id,
-                    "tasks": [task(t) for t in ai.awaited_by]} for ai in result]}
-sys.stdout.write(json.dumps(out, default=repr))
+def read(args):
+    pid, method = int(args[0]), args[1]
+    unwinder = _remote_debugging.RemoteUnwinder(pid)
+    result = getattr(unwinder, method)()
+    return {"version": list(sys.version_info[:3]), "method": method,
+            "threads": [{"thread_id": ai.thread_id,
+                         "tasks": [task(t) for t in ai.awaited_by]} for ai in result]}
 '''
 
 METHODS = ("get_all_awaited_by", "get_async_stack_trace")
@@ -108,7 +113,7 @@ def remote_awaited_by_raw(python, pid, method="get_all_awaited_by", timeout=REMO
     if method not in METHODS:
         raise ValueError("method must be one of %s" % (METHODS,))
     try:
-        res = subprocess.run([python, "-I", "-c", REMOTE_TASKS_SOURCE, str(pid), method],
+        res = subprocess.run([python, "-I", "-c", REMOTE_TASKS_SOURCE + SERVE, str(pid), method],
                              capture_output=True, timeout=timeout, env=target_env())
     except subprocess.TimeoutExpired:
         raise OracleError("RemoteUnwinder.%s did not finish within %.0f s" % (method, timeout))
@@ -164,6 +169,17 @@ def remote_tasks(python, pid, timeout=REMOTE_TIMEOUT):
                                                       timeout))
 
 
+class RemoteTasksServer(OracleServer):
+    """remote_tasks(python, pid) as tasks(pid), from one long-lived
+    subprocess of `python` (for many frozen states)."""
+
+    def __init__(self, python):
+        OracleServer.__init__(self, python, REMOTE_TASKS_SOURCE, "get_all_awaited_by")
+
+    def tasks(self, pid, timeout=REMOTE_TIMEOUT):
+        return normalize_awaited_by(self.ask(pid, "get_all_awaited_by", timeout=timeout))
+
+
 def remote_running_tasks(python, pid, timeout=REMOTE_TIMEOUT):
     """get_async_stack_trace(): thread_id -> [task dicts as in remote_tasks,
     plus "task_id"], the thread's running task first, then the tasks
@@ -179,6 +195,30 @@ def remote_running_tasks(python, pid, timeout=REMOTE_TIMEOUT):
             d = _normalize_task(t, th["thread_id"])
             d["task_id"] = t["task_id"]
             lst.append(d)
+    return out
+
+
+# --------------------------------------------------------------------------
+# pyframes' own output, in the same shape
+
+
+def document_tasks(document):
+    """The tasks of a JSON document in the oracle's shape: id -> {name,
+    thread_id (native id, 0 for a thread that exited), coroutine_stack
+    [(function, filename, line)] innermost first, awaited_by sorted}."""
+    assert document.get("tasks_error") is None, document.get("tasks_error")
+    out = {}
+    for t in document["tasks"]:
+        assert t["id"] not in out, "task 0x%x listed twice" % t["id"]
+        out[t["id"]] = {
+            "name": t["name"],
+            "thread_id": t["native_thread_id"] or 0,
+            "coroutine_stack": [(f["function"], f["filename"], f["line"])
+                                for f in t["coroutine_stack"]],
+            "awaited_by": sorted(t["awaited_by"]),
+            "state": t["state"],
+            "running": t["running"],
+        }
     return out
 
 

@@ -37,24 +37,7 @@ def _cli(*args):
                           text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
-def ours(document):
-    """The tasks of a JSON document in the oracle's shape: id -> {name,
-    thread_id (native id, 0 for a thread that exited), coroutine_stack
-    [(function, filename, line)] innermost first, awaited_by sorted}."""
-    assert document.get("tasks_error") is None, document.get("tasks_error")
-    out = {}
-    for t in document["tasks"]:
-        assert t["id"] not in out, "task 0x%x listed twice" % t["id"]
-        out[t["id"]] = {
-            "name": t["name"],
-            "thread_id": t["native_thread_id"] or 0,
-            "coroutine_stack": [(f["function"], f["filename"], f["line"])
-                                for f in t["coroutine_stack"]],
-            "awaited_by": sorted(t["awaited_by"]),
-            "state": t["state"],
-            "running": t["running"],
-        }
-    return out
+ours = oracle.document_tasks
 
 
 def _problems(expected, actual, label):

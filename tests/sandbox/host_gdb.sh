@@ -90,7 +90,7 @@ main() {
             LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYFRAMES_DEBUGGERS=host-gdb \
             PYFRAMES_LIBRARY="$HOST_BUILD/native/libpyframes.so" PYFRAMES_REQUIRE_HOST_GDB=1 \
             PYFRAMES_PYENV_PYTHON="$target" PYFRAMES_COMPAT_JSON="$HOST_BUILD/compat.json" \
-            "$HOST_PYTHON" -m pytest -v -p no:cacheprovider tests/python/test_debuggers.py \
+            "$HOST_PYTHON" -m pytest -v -p no:cacheprovider --durations=10 tests/python/test_debuggers.py \
             tests/python/test_mixed.py
     ) </dev/null 2>&1 | tee "$out" || rc=$?
     summary=$(grep -E '^=+ .* in [0-9.]+s' "$out" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//') || true

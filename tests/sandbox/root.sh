@@ -18,6 +18,7 @@ PACKAGES=(
     cmake gcc make libc6-dbg procps binutils file
     clang libclang-rt-dev
     chromium fonts-dejavu-core
+    python3-aiohttp python3-sphinx
 )
 # lldb 22 (frame providers) beside lldb 21: Debian's packages of the two
 # conflict, so lldb 22's are unpacked into a prefix of their own and run by
