@@ -563,6 +563,12 @@ static int running_task(walk *w, uint64_t addr)
     if (addr % 8 != 0 || pyf__read(t, addr, w->task_buf, (size_t)t->asyncio.task.size,
                                    "running task") != PYF_OK)
         return PYF_OK; /* not shown: it is not on any list either */
+    /* A task whose coroutine has just returned is off its list but still
+     * the running task until the step ends (leave_task): done, and not
+     * shown, like every done task (CPython's get_all_awaited_by agrees). */
+    if (t->asyncio.task.state != PYF__ABSENT &&
+        pyf__ld32(w->task_buf + t->asyncio.task.state) != PYF_TASK_PENDING)
+        return PYF_OK;
     if (!pyf__addrset_add(&w->seen, addr, &dup))
         return PYF_ENOMEM;
     return read_task(w, addr, w->task_buf, PYF_TASK_RUNNING);

@@ -677,6 +677,37 @@ static void test_running_elsewhere(int minor)
     world_free(&w, t);
 }
 
+/* A running task whose coroutine has just returned: CPython has taken it
+ * off its thread's list (state finished) and clears the running task only
+ * when the step ends.  Done, it is not listed (as CPython's own reader,
+ * which lists what the lists hold); a pending running task off the lists
+ * is. */
+static void test_running_done(int minor)
+{
+    begin(minor, "running task done, off its list");
+    world w;
+    world_new(&w, minor);
+    uint64_t on = new_task(&w, fake_str(w.ft, "on"), new_coro(&w, w.code_a, 0), PYF_TASK_PENDING);
+    uint64_t done = new_task(&w, fake_str(w.ft, "done"), 0, PYF_TASK_FINISHED);
+    link_list(&w, thread_head(&w, w.th), &on, 1);
+    set_running(&w, w.th, new_obj(&w, fake_type(w.ft, "loop"), 32), done);
+    pyf_target *t = open_tasks(&w);
+    pyf_task_list tl;
+    pyf_snapshot *s = take(t, PYF_SNAP_TASKS, 0, &tl);
+    CHECK_EQ_INT(tl.ntasks, 1);
+    CHECK(find(&tl, on, NULL) != NULL);
+    CHECK_MSG(find(&tl, done, NULL) == NULL, "a done running task off its list is listed");
+    pyf_snapshot_free(s);
+    /* a pending one off the lists (being set up) is listed, as running */
+    fake_w32(w.ft, done + w.v[T_AWAITED_BY] + 8, PYF_TASK_PENDING); /* the state */
+    s = take(t, PYF_SNAP_TASKS, 0, &tl);
+    CHECK_EQ_INT(tl.ntasks, 2);
+    const pyf_task *k = find(&tl, done, NULL);
+    CHECK(k != NULL && (k->flags & PYF_TASK_RUNNING));
+    pyf_snapshot_free(s);
+    world_free(&w, t);
+}
+
 /* More distinct types than the library remembers before the first
  * coroutine is seen; that type is then met again (a second task). */
 static void test_many_types(int minor)
@@ -724,6 +755,7 @@ int main(void)
         test_bad_table(minor);
         test_bad_sets(minor);
         test_running_elsewhere(minor);
+        test_running_done(minor);
         test_many_types(minor);
     }
     fake_watchdog(0, NULL);

@@ -81,10 +81,10 @@ counted in the summary line:
 * get_all_awaited_by on 3.14 sees the main thread's tasks only: aiohttp's
   loop runs there.
 
-One difference is pyframes' own and not fixed yet (FINISHED_RUNNING): the
-running task caught after its coroutine returned, already off its thread's
-task list, is listed by pyframes and not by get_all_awaited_by.  When it is the only
-difference of a run the test is an expected failure that says so.
+A difference these tests found, fixed in native/src/tasks.c: a thread's
+running task caught after its coroutine returned (already off its task
+list, state finished, until the step ends) was listed by pyframes; like
+every done task, and like get_all_awaited_by, it is not listed now.
 """
 
 import contextlib
@@ -361,7 +361,6 @@ class Tally(object):
         self.unchecked = self.tasks = 0
         self.empty_chains = self.unlocated = self.py_bt_frames = self.refused = 0
         self.py_bt_truncated = 0
-        self.known = []
         self.problems = []
 
     def add(self, state, pid, problems, evidence=""):
@@ -389,9 +388,6 @@ class Tally(object):
             pytest.fail("%s\n%d problem(s):\n%s" % (self.summary(), len(self.problems),
                                                    "\n".join(self.problems[:12])),
                         pytrace=False)
-        if self.known:
-            print("\n".join(self.known))
-            pytest.xfail("%s (%d states)" % (FINISHED_RUNNING, len(self.known)))
 
 
 def known_3_14_differences(frames, remote):
@@ -471,29 +467,8 @@ def compare_stacks(tally, state, pid, interp, ours, raw, label="pyframes"):
         tally.unchecked += max(0, len(fr) - seen)
 
 
-# A known difference of pyframes' (not yet fixed in the library): a task
-# caught after its coroutine returned, already off its thread's task list
-# but still the thread's running task (asyncio_running_task, cleared by
-# leave_task after the step), is listed by pyframes, which adds a running
-# task that no list holds (native/src/tasks.c, running_task), with state
-# "finished", running and an empty coroutine stack; get_all_awaited_by
-# (3.14.10 and 3.15.2) lists the tasks on the lists only.  The test reports
-# it as an expected failure when it is the only difference.
-FINISHED_RUNNING = ("pyframes lists a thread's running task whose coroutine has just "
-                    "finished and which has left the task list (state finished); CPython's "
-                    "get_all_awaited_by does not")
-
-
-def _finished_running(task):
-    return task["state"] == "finished" and task["running"] and not task["coroutine_stack"]
-
-
 def compare_tasks(tally, state, pid, remote, document, label="pyframes"):
     got = task_oracle.document_tasks(document)
-    for tid in sorted(set(got) - set(remote)):
-        if _finished_running(got[tid]):
-            tally.known.append("state %d: task %#x %s" % (state, tid, json.dumps(got[tid])))
-            got = {k: v for k, v in got.items() if k != tid}
     problems = task_oracle.compare_tasks(remote, got, "get_all_awaited_by", label)
     evidence = "\n".join(
         "  %s: task %#x %s" % (who, tid, json.dumps(view[tid], default=str))
