@@ -9,7 +9,6 @@ records it from inside the target), and in gdb CPython's own py-bt.
 
 import os
 import re
-import subprocess
 
 import pytest
 
@@ -570,11 +569,9 @@ def scenario(request, tmp_path_factory):
         result.names = {int(tid): info["name"]
                         for tid, info in target.view["thread_info"].items()}
         argv = driver.plain_argv(target.pid)
-        proc = subprocess.run(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, cwd=du.REPO, env=du.clean_env(),
-                              timeout=du.SESSION_TIMEOUT)
-        result.plain_argv, result.plain_rc = argv, proc.returncode
-        result.plain = proc.stdout.decode("utf-8", "replace")
+        result.plain_argv = argv
+        result.plain_rc, result.plain = du.run_bounded(argv, cwd=du.REPO,
+                                                       what=driver.debugger)
         cmd = driver.command
         result.session = driver.run([
             ("auto", "%s --all --json" % cmd),
