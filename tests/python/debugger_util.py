@@ -246,12 +246,44 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
     return _run(argv, None, commands, timeout, hung)
 
 
+def lldb_major(lldb="lldb"):
+    """The major version of an lldb binary (21 for lldb 21.1.8), or None."""
+    key = "major:" + lldb
+    if key not in _cache:
+        major = None
+        try:
+            out = subprocess.run([lldb, "--version"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 env=clean_env(), timeout=60).stdout.decode("utf-8", "replace")
+            m = re.search(r"lldb version (\d+)\.", out)
+            major = int(m.group(1)) if m else None
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        _cache[key] = major
+    return _cache[key]
+
+
+# lldb 21 loads a target's modules on a thread pool and can deadlock doing
+# so: `target create EXE --core CORE` then never returns, at 0 % CPU.  Seen
+# on gdb's ELF core of pyenv's shared-libpython 3.13 (test_core_file,
+# test_lldb_core_opens_every_time).  Fixed in lldb 22; see docs/debuggers.md.
+AVOID_PARALLEL_LOAD = "settings set target.parallel-module-load false"
+
+
 def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
-             debuginfo=True, timeout=SESSION_TIMEOUT, lldb="lldb", hung=None):
+             debuginfo=True, timeout=SESSION_TIMEOUT, lldb="lldb", before=None,
+             parallel_load_workaround=True, hung=None):
     """lldb (``lldb``: the binary, e.g. "lldb-22") reading commands from
     stdin (so a failing command does not end the session, as --batch
-    would); a Session.  timeout, hung: as run_bounded."""
+    would); a Session.  before: commands run before the target is created
+    (-O).  On lldb 21, target.parallel-module-load is turned off first
+    (AVOID_PARALLEL_LOAD) unless parallel_load_workaround is false.
+    timeout, hung: as run_bounded."""
     argv = [lldb, "-x"]  # -x: no ~/.lldbinit
+    if parallel_load_workaround and lldb_major(lldb) == 21:
+        argv += ["-O", AVOID_PARALLEL_LOAD]
+    for command in before or ():
+        argv += ["-O", command]
     if not debuginfo:  # no /usr/lib/debug, no debuginfod
         argv += ["-O", "settings set symbols.enable-external-lookup false"]
     if executable:
