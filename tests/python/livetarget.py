@@ -64,7 +64,8 @@ class LiveTarget(object):
     """
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
-                 args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None):
+                 args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
+                 aslr=True):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -80,6 +81,10 @@ class LiveTarget(object):
         # hung: a callable; when it returns true the handshake counts as
         # late at once (the tests of the timeout report, test_hang_report.py).
         self.hung = hung
+        # aslr=False: the same memory layout in every run (setarch -R), so
+        # that what a layout-dependent core writer leaves out is the same
+        # every time (test_debuggers.py's core files).
+        self.aslr = aslr
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -123,7 +128,7 @@ class LiveTarget(object):
         self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-E", "-s", self.script, path] + self.args,
+                self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args,
                 stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
                 cwd=self.workdir, env=env, pass_fds=pass_fds)
         finally:
@@ -149,6 +154,16 @@ class LiveTarget(object):
         tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
         self.foreign_tids = sorted(tasks - set(self.views))
         return self
+
+    def _no_aslr(self):
+        """The setarch prefix that turns address randomization off for the
+        target (it execs the interpreter: same pid), or [] with aslr."""
+        if self.aslr:
+            return []
+        setarch = shutil.which("setarch")
+        if setarch is None:
+            raise TargetError("aslr=False needs setarch (util-linux)")
+        return [setarch, os.uname().machine, "--addr-no-randomize"]
 
     def stop(self):
         if self.proc is not None:
