@@ -82,12 +82,9 @@ def _probe(key, argv, expect):
     if key not in _cache:
         ok = False
         if shutil.which(argv[0]):
-            try:
-                out = subprocess.run(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, env=clean_env(),
-                                     timeout=60).stdout.decode("utf-8", "replace")
-                ok = expect in out
-            except (OSError, subprocess.TimeoutExpired):
+            try:  # a probe that hangs fails with its stacks (SessionTimeout)
+                ok = expect in run_bounded(argv, timeout=60, what=argv[0])[1]
+            except OSError:
                 ok = False
         _cache[key] = ok
     return _cache[key]
@@ -252,12 +249,10 @@ def lldb_major(lldb="lldb"):
     if key not in _cache:
         major = None
         try:
-            out = subprocess.run([lldb, "--version"], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 env=clean_env(), timeout=60).stdout.decode("utf-8", "replace")
+            out = run_bounded([lldb, "--version"], timeout=60, what=lldb)[1]
             m = re.search(r"lldb version (\d+)\.", out)
             major = int(m.group(1)) if m else None
-        except (OSError, subprocess.TimeoutExpired):
+        except OSError:
             pass
         _cache[key] = major
     return _cache[key]

@@ -167,6 +167,7 @@ class Lldb(Driver):
     command = "pystack"
     adapter_class = "pyframes_lldb.LldbAdapter"
     native_core = "minidump"
+    binary = "lldb"        # the executable run (lldb 21 in the sandbox)
 
     def _run(self, commands, **kw):
         return du.run_lldb(commands, lldb=self.binary, **kw)
@@ -188,8 +189,6 @@ class Lldb(Driver):
 
     def no_python_selected(self):
         return "error: the selected thread (thread #"
-
-    binary = "lldb"
 
     def plain_argv(self, pid):
         # On lldb 21 with the setting docs/debuggers.md has users put in
