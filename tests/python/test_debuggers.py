@@ -437,9 +437,12 @@ def test_lldb_core_opens_every_time(driver, tmp_path):
                            before=["command script import " + du.LLDB_PLUGIN],
                            parallel_load_workaround=False)
 
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    try:
         for s in pool.map(session, range(40)):
             _assert_own_view(s.json(0), target, s.describe(0))
+    finally:  # after a failure, start no more sessions
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.mark.parametrize("driver,version", PAIRS, ids=IDS)
