@@ -683,7 +683,33 @@ _SESSION = _new_session()
 _SAMPLE = _sample.SampleCommand(_SESSION) if _SESSION is not None else None
 
 
+def _lldb_major():
+    """lldb's major version (21 for "lldb version 21.1.8"), or None."""
+    words = (lldb.SBDebugger.GetVersionString() or "").split()
+    if len(words) >= 3 and words[0] == "lldb" and words[1] == "version":
+        major = words[2].split(".")[0]
+        if major.isdigit():
+            return int(major)
+    return None
+
+
+def _avoid_parallel_module_load(debugger):
+    """lldb 21 loads a new target's shared libraries on a thread pool
+    (target.parallel-module-load, on by default), and that can deadlock:
+    `target create` or `process attach` then waits forever at 0 % CPU (two
+    pool workers each holding a lock the other needs while preloading
+    symbols; fixed in lldb 22).  Turn it off for the targets created after
+    the plugin is loaded, so every target when it is imported from
+    ~/.lldbinit.  See docs/debuggers.md."""
+    if _lldb_major() != 21:
+        return
+    result = lldb.SBCommandReturnObject()
+    debugger.GetCommandInterpreter().HandleCommand(
+        "settings set target.parallel-module-load false", result)
+
+
 def __lldb_init_module(debugger, internal_dict):
+    _avoid_parallel_module_load(debugger)
     interpreter = debugger.GetCommandInterpreter()
     for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample"), ("PyBt", "pyframes-bt")):
         for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it

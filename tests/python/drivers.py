@@ -167,9 +167,10 @@ class Lldb(Driver):
     command = "pystack"
     adapter_class = "pyframes_lldb.LldbAdapter"
     native_core = "minidump"
+    binary = "lldb"        # the executable run (lldb 21 in the sandbox)
 
     def _run(self, commands, **kw):
-        return du.run_lldb(commands, **kw)
+        return du.run_lldb(commands, lldb=self.binary, **kw)
 
     def echo(self, n):
         return "script print('ok-%d' % (40 + " + str(n) + "))", r"^ok-%d$" % (40 + n)
@@ -190,7 +191,10 @@ class Lldb(Driver):
         return "error: the selected thread (thread #"
 
     def plain_argv(self, pid):
-        return ["lldb", "--batch", "-x", "-p", str(pid),
+        # On lldb 21 with the setting docs/debuggers.md has users put in
+        # ~/.lldbinit (its parallel module loading can deadlock the attach).
+        early = ["-O", du.AVOID_PARALLEL_LOAD] if du.lldb_major(self.binary) == 21 else []
+        return [self.binary, "--batch", "-x"] + early + ["-p", str(pid),
                 "-o", "command script import lldb/pyframes_lldb.py",
                 "-o", "pystack --all --json", "-o", "process detach"]
 
@@ -200,9 +204,7 @@ class Lldb22(Lldb):
     root and run as lldb-22."""
 
     name = "lldb22"
-
-    def _run(self, commands, **kw):
-        return du.run_lldb(commands, lldb="lldb-22", **kw)
+    binary = "lldb-22"
 
     def require(self, version=None):
         du.require(None, version)

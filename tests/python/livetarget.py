@@ -19,6 +19,10 @@ The view: ``doc`` (the whole document, also ``view``), ``views`` (native
 tid -> frame dicts), ``threads`` (native tid -> [(function, filename,
 line)]), ``idents`` (native tid -> threading.get_ident()), ``main_tid``,
 ``foreign_tids`` (OS threads Python does not know), all innermost first.
+
+A target that does not complete its handshake in time fails with its
+native and Python stacks in the message (hang_report), taken before it is
+killed.
 """
 
 import json
@@ -29,6 +33,8 @@ import signal
 import subprocess
 import tempfile
 import time
+
+import hang_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
@@ -58,7 +64,8 @@ class LiveTarget(object):
     """
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
-                 args=(), depth=5, foreign_thread=False, handshake="fifo"):
+                 args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
+                 aslr=True):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -71,6 +78,13 @@ class LiveTarget(object):
         self.timeout = timeout
         self.args = list(args)
         self.handshake = handshake
+        # hung: a callable; when it returns true the handshake counts as
+        # late at once (the tests of the timeout report, test_hang_report.py).
+        self.hung = hung
+        # aslr=False: the same memory layout in every run (setarch -R), so
+        # that what a layout-dependent core writer leaves out is the same
+        # every time (test_debuggers.py's core files).
+        self.aslr = aslr
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -114,7 +128,7 @@ class LiveTarget(object):
         self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-E", "-s", self.script, path] + self.args,
+                self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args,
                 stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
                 cwd=self.workdir, env=env, pass_fds=pass_fds)
         finally:
@@ -140,6 +154,16 @@ class LiveTarget(object):
         tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
         self.foreign_tids = sorted(tasks - set(self.views))
         return self
+
+    def _no_aslr(self):
+        """The setarch prefix that turns address randomization off for the
+        target (it execs the interpreter: same pid), or [] with aslr."""
+        if self.aslr:
+            return []
+        setarch = shutil.which("setarch")
+        if setarch is None:
+            raise TargetError("aslr=False needs setarch (util-linux)")
+        return [setarch, os.uname().machine, "--addr-no-randomize"]
 
     def stop(self):
         if self.proc is not None:
@@ -173,6 +197,16 @@ class LiveTarget(object):
         with open(self.errfile.name, "rb") as f:
             return f.read().decode("utf-8", "replace")
 
+    def _late(self, deadline):
+        return time.monotonic() >= deadline or (self.hung is not None and self.hung())
+
+    def _fail_late(self, why):
+        """_fail for a target past its time limit: its native and Python
+        stacks (and those of anything it started) go into the message,
+        taken before stop() kills it."""
+        self._fail("%s\n--- where the target was (taken before it was killed) ---\n%s"
+                   % (why, hang_report.report(self.proc.pid, "target")))
+
     def _fail(self, why):
         rc = self.proc.poll() if self.proc else None
         if rc is not None and rc < 0:
@@ -190,7 +224,7 @@ class LiveTarget(object):
         document): wait until the kernel shows it in read(2), bounded."""
         read_nrs = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
         deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
+        while not self._late(deadline):
             try:
                 with open("/proc/%d/task/%d/syscall" % (self.proc.pid, tid)) as f:
                     fields = f.read().split()
@@ -201,7 +235,7 @@ class LiveTarget(object):
             if self.proc.poll() is not None:
                 self._fail("target exited after the handshake")
             time.sleep(0.001)  # a condition of the kernel's, not a guessed delay
-        self._fail("the main thread did not block within %.0f s" % self.timeout)
+        self._fail_late("the main thread did not block within %.0f s" % self.timeout)
 
     def _read_line(self):
         """The first line from rfd, bounded by self.timeout.
@@ -217,8 +251,8 @@ class LiveTarget(object):
             if nl >= 0:
                 return bytes(buf[:nl])
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self._fail("no handshake within %.0f s" % self.timeout)
+            if self._late(deadline):
+                self._fail_late("no handshake within %.0f s" % self.timeout)
             events = poller.poll(min(remaining, 0.25) * 1000)
             if events:
                 try:
