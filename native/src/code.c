@@ -200,11 +200,16 @@ static int read_head(pyf_target *t, uint64_t addr, code_head *h)
  * 4 GiB in its mmapped arenas, or NULL), glibc's (mangled) tcache link,
  * whose key also overwrites ob_type.  Free-threaded builds keep the owning
  * thread there (ob_tid): no such check. */
-static bool head_alive(const pyf__offsets *o, const code_head *h)
+static bool word_alive(const pyf__offsets *o, uint64_t first)
 {
     if (o->free_threaded)
         return true;
-    return (uint32_t)h->first != 0 && ((h->first >> 32) & 0xffff) == 0;
+    return (uint32_t)first != 0 && ((first >> 32) & 0xffff) == 0;
+}
+
+static bool head_alive(const pyf__offsets *o, const code_head *h)
+{
+    return word_alive(o, h->first);
 }
 
 static bool same_head(const pyf__code *e, const code_head *h)
@@ -314,7 +319,7 @@ static bool decode_held(const pyf__offsets *o, const code_head *h, const code_he
     return f2 == NULL || (pyf__ld64(f2 + o->frame.executable) & o->tag_mask) == addr;
 }
 
-static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
                        const code_head *h, pyf__code *e, bool *retry)
 {
     *retry = false;
@@ -420,6 +425,14 @@ static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
             parse_head(o, hbuf, &h2);
             held = decode_held(o, h, &h2, addr, niov == 5 ? frbuf : NULL);
         }
+        /* A code object being made where a freed one was (CPython fills
+         * its fields one by one) has the same header before and after,
+         * and names the old one's freed strings: each string and table
+         * read must have been alive too. */
+        const uint8_t *objs[3] = {qbuf, fbuf, lbuf};
+        for (int i = 0; i < 3 && held; i++)
+            if (ok_ptr[i] && st[i] == PYF_OK)
+                held = word_alive(o, pyf__ld64(objs[i]));
         if (!held) {
             t->stats.code_changed++;
             entry_free(e);
@@ -442,6 +455,22 @@ static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
         }
     }
     return PYF_OK;
+}
+
+/* In a running process a string or line table read again (past the
+ * speculative reads) must be of now, not of the snapshot's start (the
+ * prefetch): another object may have held that memory then, and the check
+ * after the reads would not see it.  So nothing is served from the
+ * prefetch while a code object is decoded there. */
+static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+                       const code_head *h, pyf__code *e, bool *retry)
+{
+    if (!t->owns_pid_reader)
+        return decode_body(t, addr, frame_addr, h, e, retry);
+    uint32_t paused = pyf__prefetch_pause(t);
+    int rc = decode_body(t, addr, frame_addr, h, e, retry);
+    pyf__prefetch_resume(t, paused);
+    return rc;
 }
 
 const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr,

@@ -411,6 +411,19 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
                     int64_t instr = INT64_MIN;
                     if (code != NULL)
                         instr = pyf__frame_instr(t, f, exe, code, ip);
+                    /* A running process's frame whose instruction lies
+                     * outside the code object read for it was copied while
+                     * that memory held another frame or code object: never
+                     * shown, even when every try finds it so (the same
+                     * frame address and code address reused round after
+                     * round look steady) */
+                    if (t->owns_pid_reader && !w->live && code != NULL &&
+                        code->units != 0 && instr >= (int64_t)code->units) {
+                        rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its "
+                                       "code object (the stack changed while it was read)",
+                                       (unsigned long long)addr);
+                        break;
+                    }
                     uint32_t flags = 0;
                     if (owner == o->owner_generator)
                         flags |= PYF_FRAME_GENERATOR;

@@ -397,6 +397,10 @@ typedef struct pyf__prefetch {
 } pyf__prefetch;
 void pyf__prefetch_begin(pyf_target *t);
 void pyf__prefetch_end(pyf_target *t);
+/* Reads from now on bypass the prefetched copies (they are of the start of
+ * the snapshot) until pyf__prefetch_resume with what this returned. */
+uint32_t pyf__prefetch_pause(pyf_target *t);
+void pyf__prefetch_resume(pyf_target *t, uint32_t n);
 void pyf__prefetch_free(pyf__prefetch *p);
 /* The bytes of [addr, addr+len) where the prefetch already holds them, without
  * copying (the range then counts as read, and is planned for the next

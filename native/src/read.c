@@ -128,6 +128,20 @@ void pyf__prefetch_begin(pyf_target *t)
     p->n = n;
 }
 
+uint32_t pyf__prefetch_pause(pyf_target *t)
+{
+    uint32_t n = t->prefetch.n;
+    t->prefetch.n = 0;
+    return n;
+}
+
+void pyf__prefetch_resume(pyf_target *t, uint32_t n)
+{
+    /* a walk that gave up the prefetch meanwhile (n = 0) keeps it given up */
+    if (t->prefetch.n == 0 && t->prefetch.active)
+        t->prefetch.n = n;
+}
+
 void pyf__prefetch_end(pyf_target *t)
 {
     t->prefetch.active = false;

@@ -32,9 +32,11 @@ static const fake_loc L_F[] = {{4, 7, 7, 4, 20}, {4, 8, 8, 4, 12}};
 #define FREED_LINK 0x00007f3a12345670ULL
 
 typedef struct race {
-    uint64_t code, qualname, filename;
+    uint64_t code, qualname, filename, linetable;
     uint64_t code_version_off;
-    int replace; /* 0: the code object is freed; 1: another takes its place */
+    /* 0: the code object is freed; 1: another takes its place; 2: another
+     * is being made in its place (header as it was, old table freed) */
+    int replace;
 } race;
 
 /* The target moves on: the code object goes, its strings' memory is
@@ -47,7 +49,9 @@ static void move_on(fake_target *ft, void *arg)
     uint8_t *qname = fake_host(ft, r->qualname, 64);
     const uint64_t data = fake_off(ft, "unicode_object.asciiobject_size");
     memcpy(fname + data, "new.py", 6); /* same length as "old.py" */
-    if (r->replace) {
+    if (r->replace == 2) {
+        fake_w64(ft, r->linetable, FREED_LINK);
+    } else if (r->replace) {
         memcpy(qname + data, "new_fn", 6);
         fake_w32(ft, r->code + r->code_version_off, fake_r32(ft, r->code + r->code_version_off) + 2);
     } else {
@@ -91,7 +95,8 @@ static void code_race(int minor, int replace, int live)
 {
     static char name[96]; /* check_begin keeps it */
     snprintf(name, sizeof name, "3.%d: code object %s while read (%s)", minor,
-             replace ? "replaced" : "freed", live ? "running" : "stopped: control");
+             replace == 2 ? "being made in place" : replace ? "replaced" : "freed",
+             live ? "running" : "stopped: control");
     check_begin(name);
     fake_target *ft = fake_new(minor);
     uint64_t interp = fake_add_interp(ft, 0);
@@ -105,7 +110,8 @@ static void code_race(int minor, int replace, int live)
     t->owns_pid_reader = live; /* read as a running process (the PID reader) */
 
     race r = {code, fake_r64(ft, code + fake_off(ft, "code_object.qualname")),
-              fake_r64(ft, code + fake_off(ft, "code_object.filename")), t->off.code.co_version,
+              fake_r64(ft, code + fake_off(ft, "code_object.filename")),
+              fake_r64(ft, code + fake_off(ft, "code_object.linetable")), t->off.code.co_version,
               replace};
     /* the change lands between the name and the file name of one decode */
     fake_on_read(ft, r.filename, move_on, &r);
@@ -117,7 +123,7 @@ static void code_race(int minor, int replace, int live)
         CHECK_MSG(!shows(s, "old_fn", "new.py"), "a frame pairs one code object's name "
                   "with another's file");
         CHECK(st.code_changed >= 1);
-        if (replace) {
+        if (replace == 1) {
             CHECK_MSG(shows(s, "new_fn", "new.py"), "the new code object is not shown");
             CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
                       pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
@@ -196,6 +202,7 @@ int main(void)
         for (int live = 1; live >= 0; live--) {
             code_race(minor, 0, live);
             code_race(minor, 1, live);
+            code_race(minor, 2, live);
             list_race(minor, live);
         }
     }
