@@ -45,14 +45,20 @@ _state = {"event": 0, "next": 1, "threads": 0}
 
 
 def open_record():
+    """Make the record; False when it exists (this is a second run)."""
     global _page
     if RECORD is None:
-        return
+        return True
     size = HEADER.size + RING * SLOT.size + THREADS * 8
-    with open(RECORD, "w+b") as f:
+    try:
+        f = open(RECORD, "x+b")  # exclusive: never truncate a record in use
+    except FileExistsError:
+        return False
+    with f:
         f.truncate(size)
         _page = mmap.mmap(f.fileno(), size)
     HEADER.pack_into(_page, 0, 0, RING, 0)
+    return True
 
 
 def _header():
@@ -187,13 +193,15 @@ def worker():
 def main():
     # A subinterpreter may run this file again as its __main__ (CPython
     # 3.15 does now and then): the process's own run marks the environment,
-    # which later interpreters inherit, and a second run does nothing.
+    # which later interpreters inherit, and makes the record exclusively; a
+    # second run does nothing.
     mark = "PYFRAMES_CHURN_PID"
     if os.environ.get(mark) == str(os.getpid()):
         return
     os.environ[mark] = str(os.getpid())
+    if not open_record():
+        return
     sys.setrecursionlimit(10000)
-    open_record()
     thread_started()
     if FULL:
         threading.Thread(target=subinterpreters, daemon=True).start()
