@@ -9,6 +9,12 @@
  * pyf_reader with fault injection and read counters.
  *
  * Everything here aborts on misuse (a test bug), never on library output.
+ *
+ * This is the one header tests include.  The kit is one file a concern,
+ * named at each section below: fake_image.c, fake_objects.c,
+ * fake_linetable.c, fake_code.c, fake_threads.c, fake_tlbc.c,
+ * fake_reader.c, fake_checks.c (their shared insides: fake_internal.h);
+ * fake_target.cmake lists them for the builds.
  */
 #ifndef PYF_TEST_FAKE_TARGET_H
 #define PYF_TEST_FAKE_TARGET_H
@@ -24,13 +30,13 @@
 #include "ft_layout.h"
 #include "pyframes.h"
 
-/* ==== test assertions: check.h ======================================== */
+/* ==== test assertions: check.h; the watchdog: fake_checks.c =============== */
 
 /* Abort the process with a message when a step takes longer than seconds
  * (hang detection); 0 disarms. */
 void fake_watchdog(unsigned seconds, const char *what);
 
-/* ==== the image ======================================================== */
+/* ==== the image: fake_image.c ============================================= */
 
 typedef struct fake_target fake_target;
 typedef struct fake_thread fake_thread;
@@ -79,7 +85,7 @@ uint8_t *fake_host(fake_target *ft, uint64_t addr, size_t len);
 /* An address that is never mapped (a hole between regions). */
 uint64_t fake_unmapped_addr(const fake_target *ft);
 
-/* ==== objects ========================================================== */
+/* ==== objects: fake_objects.c ============================================= */
 
 /* Type object (type_object.size bytes) whose tp_name is the C string name. */
 uint64_t fake_type(fake_target *ft, const char *name);
@@ -101,7 +107,7 @@ size_t fake_utf8_len(const char *utf8);
 /* bytes object with ob_size = len. */
 uint64_t fake_bytes(fake_target *ft, const void *data, size_t len);
 
-/* ==== line tables ====================================================== */
+/* ==== line tables: fake_linetable.c ======================================= */
 
 #define FAKE_NOLINE (-1)
 
@@ -123,7 +129,7 @@ size_t fake_encode_linetable(int firstlineno, const fake_loc *locs, size_t n,
  * returns); returns 0 and sets *found = loc, or -1 past the end. */
 int fake_loc_at(const fake_loc *locs, size_t n, int idx, fake_loc *found);
 
-/* ==== code objects ===================================================== */
+/* ==== code objects: fake_code.c =========================================== */
 
 /* Code object with ob_type -> type "code", co_filename / co_qualname /
  * co_name (last dotted part of qualname) -> str, co_linetable -> bytes from
@@ -137,7 +143,7 @@ uint64_t fake_code_raw(fake_target *ft, uint64_t filename, uint64_t qualname,
                        uint64_t name, uint64_t linetable, int firstlineno,
                        int ncu);
 
-/* ==== interpreters, threads, frames ==================================== */
+/* ==== interpreters, threads, frames: fake_threads.c ======================= */
 
 /* Add an interpreter.  Like CPython, new interpreters are prepended to the
  * runtime's list; the first one lives inside _PyRuntime (the main
@@ -178,8 +184,6 @@ uint64_t fake_pop_frame(fake_thread *th);
 uint64_t fake_thread_anchor(const fake_thread *th, uint64_t *seq);
 /* What another profiler would do: the anchor moved, the seq not. */
 void fake_thread_set_anchor(fake_thread *th, uint64_t frame);
-/* Readers made after this can write (the frame cache's anchor). */
-void fake_set_writable(fake_target *ft, int writable);
 
 /* Running generator: a gen object (outside the data stack) whose embedded
  * frame (owner GENERATOR, gi_frame_state EXECUTING) becomes the current
@@ -197,7 +201,7 @@ uint64_t fake_frame_previous(const fake_target *ft, uint64_t frame);
 void fake_frame_set_executable(fake_target *ft, uint64_t frame, uint64_t v);
 void fake_frame_set_owner(fake_target *ft, uint64_t frame, uint8_t owner);
 
-/* ==== thread-local bytecode (free-threaded 3.14+ layouts only) ========= */
+/* ==== thread-local bytecode (free-threaded 3.14+ only): fake_tlbc.c ======= */
 
 /* A new co_tlbc array of size slots for code (entries[0] = the main copy,
  * the rest NULL), installed; returns it. */
@@ -212,10 +216,15 @@ uint64_t fake_code_tlbc_grow(fake_target *ft, uint64_t code, int size);
 /* A frame's tlbc_index and instruction pointer. */
 void fake_frame_set_tlbc(fake_target *ft, uint64_t frame, int32_t idx, uint64_t instr_ptr);
 
-/* ==== the reader ======================================================= */
+/* ==== the reader: fake_reader.c =========================================== */
 
 /* with_readv: also provide the optional readv callback. */
 pyf_reader fake_reader(fake_target *ft, int with_readv);
+/* Readers made after this can write (the frame cache's anchor). */
+void fake_set_writable(fake_target *ft, int writable);
+/* Open a target over the image (opts may be NULL); on failure prints the
+ * error and returns NULL. */
+pyf_target *fake_open(fake_target *ft, const pyf_options *opts, int with_readv);
 /* pyf_target_open with the failure's detail copied into err (err may be
  * NULL: no failure struct is passed then). */
 int fake_open_detail(const pyf_reader *r, uint64_t runtime_addr, const pyf_options *opts,
@@ -249,7 +258,7 @@ typedef struct fake_counters {
 fake_counters fake_get_counters(const fake_target *ft);
 void fake_reset_counters(fake_target *ft);
 
-/* ==== image snapshots / corruption ===================================== */
+/* ==== image snapshots / corruption: fake_image.c ========================== */
 
 /* Remember the current bytes of every region; fake_restore puts them back. */
 void fake_save(fake_target *ft);
@@ -258,7 +267,7 @@ void fake_restore(fake_target *ft);
 size_t fake_nobjects(const fake_target *ft);
 void fake_object(const fake_target *ft, size_t i, uint64_t *addr, size_t *size);
 
-/* ==== snapshot checks ================================================== */
+/* ==== snapshot checks: fake_checks.c ====================================== */
 
 /* Structural consistency of a snapshot: index ranges, non-NULL strings,
  * valid UTF-8, known error codes.  Returns NULL when fine, else a static
@@ -268,10 +277,6 @@ const char *fake_check_snapshot(const pyf_snapshot *s);
 int fake_known_error(int code);
 /* Whether s is valid UTF-8. */
 int fake_valid_utf8(const char *s);
-
-/* Open a target over the image (opts may be NULL); on failure prints the
- * error and returns NULL. */
-pyf_target *fake_open(fake_target *ft, const pyf_options *opts, int with_readv);
 /* Index of the thread with this native id in s, or -1. */
 int fake_find_thread(const pyf_snapshot *s, uint64_t native_tid);
 /* Print a snapshot (for failure diagnosis). */
