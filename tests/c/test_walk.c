@@ -3,6 +3,11 @@
  * threads, frame chains through data-stack chunks, entry frames, generator
  * frames, tag bits, broken chains (cycles, depth, unreadable memory), the
  * one-thread request, and the read budget of a deep stack.
+ *
+ * Every case works on a scene: image() makes the image with its main
+ * interpreter, build_scene() (three threads in two interpreters) or
+ * build_chain() (one plain chain and a healthy thread) fill it, the case
+ * varies it, open_take() snapshots it and done() frees it all.
  */
 #include "fake_target.h"
 
@@ -138,7 +143,7 @@ static pyf_snapshot *take(pyf_target *t, const pyf_snapshot_request *req, int ex
     return rc == 0 ? s : NULL;
 }
 
-/* ---- the common scenario ----------------------------------------------- */
+/* ---- the scene every case starts from ------------------------------------ */
 
 static const fake_loc L_MOD[] = {{2, 1, 1, 0, 0}, {3, 3, 3, 0, 12}, {4, 5, 5, 4, 30}};
 static const fake_loc L_F[] = {{1, 10, 10, 0, 0}, {4, 11, 11, 8, 20}, {3, 12, 14, 4, 9}};
@@ -149,23 +154,73 @@ static const fake_loc L_H[] = {{1, 50, 50, 0, 0}, {1, 52, 52, 16, 20}};
 
 typedef struct scene {
     fake_target *ft;
+    pyf_target *t; /* open_take's, closed by done() */
     uint64_t interp0, interp1;
+    /* build_scene: the threads, what each should show, the code */
     fake_thread *t1, *t2, *t3;
     stk s1, s2, s3;
     code_info mod, f, g, gen, h;
+    /* build_chain: thread 3001 (th: entry frame, then fr[0] outermost ..
+     * innermost, shown as st) and the healthy thread 3002 (other, so) */
+    fake_thread *th, *other;
+    stk st, so;
+    uint64_t entry;
+    uint64_t fr[MAXF];
+    code_info codes[3];
 } scene;
 
-static void build_scene(scene *sc, int minor)
+/* A new image of 3.<minor> with its main interpreter (id 0). */
+static void image(scene *sc, int minor)
 {
     memset(sc, 0, sizeof *sc);
-    fake_target *ft = sc->ft = fake_new(minor);
+    sc->ft = fake_new(minor);
+    sc->interp0 = fake_add_interp(sc->ft, 0);
+}
+
+/* Open a target over the image (closing the one before) and take a
+ * snapshot with rq (may be NULL); NULL when either fails. */
+static pyf_snapshot *open_take(scene *sc, const pyf_options *o, int readv,
+                               const pyf_snapshot_request *rq)
+{
+    pyf_target_close(sc->t);
+    sc->t = fake_open(sc->ft, o, readv);
+    return sc->t ? take(sc->t, rq, 0) : NULL;
+}
+
+/* Another snapshot through the open target; NULL when there is none. */
+static pyf_snapshot *take_again(scene *sc, const pyf_snapshot_request *rq)
+{
+    return sc->t ? take(sc->t, rq, 0) : NULL;
+}
+
+/* Free the snapshot s, the target and the image. */
+static void done(scene *sc, pyf_snapshot *s)
+{
+    pyf_snapshot_free(s);
+    pyf_target_close(sc->t);
+    fake_free(sc->ft);
+}
+
+/* check_begin("3.<minor> <what>", " (readv)" after it when readv). */
+static void begin(int minor, const char *what, int readv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d %s%s", minor, what, readv ? " (readv)" : "");
+    check_begin(name);
+}
+
+/* The common scene: three threads in two interpreters, generator and entry
+ * frames, every tag; returns the image (sc->ft). */
+static fake_target *build_scene(scene *sc, int minor)
+{
+    image(sc, minor);
+    fake_target *ft = sc->ft;
     sc->mod = mkcode(ft, "/app/main.py", "<module>", 1, L_MOD, NL(L_MOD));
     sc->f = mkcode(ft, "/app/main.py", "Outer.f", 10, L_F, NL(L_F));
     sc->g = mkcode(ft, "/app/lib/util.py", "g", 30, L_G, NL(L_G));
     sc->gen = mkcode(ft, "/app/lib/util.py", "producer", 40, L_GEN, NL(L_GEN));
     sc->h = mkcode(ft, "/app/lib/util.py", "Worker.run.<locals>.h", 50, L_H, NL(L_H));
 
-    sc->interp0 = fake_add_interp(ft, 0);
     sc->interp1 = fake_add_interp(ft, 1);
 
     /* main thread: <module> -> Outer.f -> [C call] -> g */
@@ -196,6 +251,7 @@ static void build_scene(scene *sc, int minor)
         fake_thread_set_holds_gil(sc->t1, 1);
         fake_thread_set_holds_gil(sc->t2, 0);
     }
+    return ft;
 }
 
 static void check_thread_meta(const pyf_snapshot *s, int ti, fake_thread *th, uint64_t tid,
@@ -254,19 +310,16 @@ static void check_scene(scene *sc, const pyf_snapshot *s, int minor, uint32_t ma
 
 static void test_basic(int minor, int with_readv)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d basic walk%s", minor, with_readv ? " (readv)" : "");
-    check_begin(name);
+    begin(minor, "basic walk", with_readv);
     scene sc;
     build_scene(&sc, minor);
-    pyf_target *t = fake_open(sc.ft, NULL, with_readv);
-    CHECK(t != NULL);
-    if (t == NULL) {
-        fake_free(sc.ft);
+    pyf_snapshot *s = open_take(&sc, NULL, with_readv, NULL);
+    CHECK(sc.t != NULL);
+    if (sc.t == NULL) {
+        done(&sc, NULL);
         return;
     }
     uint32_t mask = ~PYF_FRAME_ENTRY_FROM_C;
-    pyf_snapshot *s = take(t, NULL, 0);
     if (s) {
         int before = check_failures;
         check_scene(&sc, s, minor, mask);
@@ -275,53 +328,44 @@ static void test_basic(int minor, int with_readv)
         pyf_snapshot_free(s);
     }
     /* again, now with warm caches */
-    s = take(t, NULL, 0);
+    s = take(sc.t, NULL, 0);
     if (s) {
         check_scene(&sc, s, minor, mask);
         pyf_snapshot_free(s);
     }
     pyf_stats st;
-    pyf_target_stats(t, &st);
+    pyf_target_stats(sc.t, &st);
     CHECK_EQ_INT(st.snapshots, 2);
     CHECK_EQ_INT(st.frames, 2 * (3 + 3 + 1));
     CHECK(st.code_cache_hits > 0);
-    pyf_target_close(t);
-    fake_free(sc.ft);
+    done(&sc, NULL);
 }
 
 /* PYF_FRAME_ENTRY_FROM_C: the first Python frame above each entry frame. */
 static void test_entry_flag(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d ENTRY_FROM_C flag", minor);
-    check_begin(name);
+    begin(minor, "ENTRY_FROM_C flag", 0);
     scene sc;
     build_scene(&sc, minor);
-    pyf_target *t = fake_open(sc.ft, NULL, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
     if (s) {
         check_frames(s, fake_find_thread(s, 1001), &sc.s1, -1, PYF_FRAME_ENTRY_FROM_C,
                      "main thread entry flags");
         check_frames(s, fake_find_thread(s, 1002), &sc.s2, -1, PYF_FRAME_ENTRY_FROM_C,
                      "generator thread entry flags");
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(sc.ft);
+    done(&sc, s);
 }
 
 /* ---- idle threads -------------------------------------------------------- */
 static void test_idle_threads(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d idle threads", minor);
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
-    uint64_t in = fake_add_interp(ft, 0);
-    fake_add_thread(ft, in, 11, 2001, 0); /* no frame at all */
-    fake_add_thread(ft, in, 12, 2002, 1); /* only an entry frame */
-    pyf_target *t = fake_open(ft, NULL, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    begin(minor, "idle threads", 0);
+    scene sc;
+    image(&sc, minor);
+    fake_add_thread(sc.ft, sc.interp0, 11, 2001, 0); /* no frame at all */
+    fake_add_thread(sc.ft, sc.interp0, 12, 2002, 1); /* only an entry frame */
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
     if (s) {
         CHECK_EQ_INT(s->nthreads, 2);
         CHECK_EQ_INT(s->nframes, 0);
@@ -331,110 +375,108 @@ static void test_idle_threads(int minor)
             CHECK(s->threads[i].flags & PYF_THREAD_COMPLETE);
         }
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(ft);
+    done(&sc, s);
 }
 
 /* ---- a single thread with a plain chain, for the broken-chain cases ----- */
-typedef struct chain {
-    fake_target *ft;
-    uint64_t interp;
-    fake_thread *th;
-    stk s;
-    uint64_t entry;
-    uint64_t fr[MAXF];
-    code_info codes[3];
-    fake_thread *other;
-    stk so;
-} chain;
-
 static const fake_loc L_A[] = {{4, 7, 7, 2, 9}};
 static const fake_loc L_B[] = {{4, 17, 17, 0, 5}};
 static const fake_loc L_C[] = {{4, 27, 27, 1, 3}};
 
-static void build_chain(chain *c, int minor, int n)
+/* The first ncodes of the chain's code objects (fa, fb, fc) and thread
+ * 3001, no frame yet. */
+static void chain_thread(scene *sc, int minor, int ncodes)
 {
-    memset(c, 0, sizeof *c);
-    c->ft = fake_new(minor);
-    c->codes[0] = mkcode(c->ft, "/x/a.py", "fa", 7, L_A, 1);
-    c->codes[1] = mkcode(c->ft, "/x/b.py", "fb", 17, L_B, 1);
-    c->codes[2] = mkcode(c->ft, "/x/c.py", "fc", 27, L_C, 1);
-    c->interp = fake_add_interp(c->ft, 0);
-    c->th = fake_add_thread(c->ft, c->interp, 0x1111, 3001, 0);
-    c->entry = entry(c->th, &c->s, -1);
-    for (int i = 0; i < n; i++)
-        c->fr[i] = push(c->th, &c->s, &c->codes[i % 3], i % 4);
-    /* an unrelated healthy thread */
-    c->other = fake_add_thread(c->ft, c->interp, 0x2222, 3002, 0);
-    entry(c->other, &c->so, -1);
-    push(c->other, &c->so, &c->codes[0], 0);
-    push(c->other, &c->so, &c->codes[1], 1);
+    static const char *const files[] = {"/x/a.py", "/x/b.py", "/x/c.py"};
+    static const char *const funcs[] = {"fa", "fb", "fc"};
+    static const fake_loc *const locs[] = {L_A, L_B, L_C};
+    image(sc, minor);
+    for (int i = 0; i < ncodes; i++)
+        sc->codes[i] = mkcode(sc->ft, files[i], funcs[i], 7 + 10 * i, locs[i], 1);
+    sc->th = fake_add_thread(sc->ft, sc->interp0, 0x1111, 3001, 0);
 }
 
-static void check_other_ok(const pyf_snapshot *s, chain *c)
+static void build_chain(scene *sc, int minor, int n)
+{
+    chain_thread(sc, minor, 3);
+    sc->entry = entry(sc->th, &sc->st, -1);
+    for (int i = 0; i < n; i++)
+        sc->fr[i] = push(sc->th, &sc->st, &sc->codes[i % 3], i % 4);
+    /* an unrelated healthy thread */
+    sc->other = fake_add_thread(sc->ft, sc->interp0, 0x2222, 3002, 0);
+    entry(sc->other, &sc->so, -1);
+    push(sc->other, &sc->so, &sc->codes[0], 0);
+    push(sc->other, &sc->so, &sc->codes[1], 1);
+}
+
+static void check_other_ok(const pyf_snapshot *s, scene *sc)
 {
     int oi = fake_find_thread(s, 3002);
     CHECK(oi >= 0);
     if (oi >= 0) {
         CHECK(s->threads[oi].flags & PYF_THREAD_COMPLETE);
-        check_frames(s, oi, &c->so, -1, ~PYF_FRAME_ENTRY_FROM_C, "healthy thread");
+        check_frames(s, oi, &sc->so, -1, ~PYF_FRAME_ENTRY_FROM_C, "healthy thread");
     }
 }
 
+/* Thread 3001 of s (index *ti); NULL when there is no snapshot, or (a
+ * failed check) no such thread in it. */
 static const pyf_thread *broken_thread(const pyf_snapshot *s, int *ti)
 {
+    *ti = -1;
+    if (s == NULL)
+        return NULL;
     *ti = fake_find_thread(s, 3001);
     CHECK(*ti >= 0);
     return *ti >= 0 ? &s->threads[*ti] : NULL;
 }
 
+/* The healthy thread is whole (when there is a snapshot); then done(). */
+static void chain_done(scene *sc, pyf_snapshot *s)
+{
+    if (s)
+        check_other_ok(s, sc);
+    done(sc, s);
+}
+
 static void run_cycle_case(int minor, const char *what, int link_from, int link_to_entry)
 {
-    chain c;
-    build_chain(&c, minor, 4);
+    scene sc;
+    build_chain(&sc, minor, 4);
     /* fr[0] is the outermost python frame, fr[3] the innermost */
     if (link_to_entry)
-        fake_frame_set_previous(c.ft, c.entry, c.fr[3]);
+        fake_frame_set_previous(sc.ft, sc.entry, sc.fr[3]);
     else
-        fake_frame_set_previous(c.ft, c.fr[link_from], c.fr[3]);
+        fake_frame_set_previous(sc.ft, sc.fr[link_from], sc.fr[3]);
     int prefix = link_to_entry ? 4 : 4 - link_from;
-    pyf_target *t = fake_open(c.ft, NULL, g_readv);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
-    if (s) {
-        int ti;
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_MSG(th->error == PYF_ECYCLE, "%s: error %s", what, pyf_error_name(th->error));
-            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-            CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
-            CHECK_MSG(th->nframes >= (uint32_t)prefix && th->nframes < 64,
-                      "%s: %u frames kept", what, th->nframes);
-            /* the frames read before the cycle closed are kept, in order */
-            if (th->nframes >= (uint32_t)prefix) {
-                stk tail = c.s;
-                int before = check_failures;
-                for (int k = 0; k < prefix; k++) {
-                    const pyf_frame *f = &s->frames[th->first_frame + (uint32_t)k];
-                    CHECK_EQ_INT(f->frame_addr, c.fr[3 - k]);
-                    CHECK_EQ_STR(f->function, tail.f[tail.n - 1 - k].func);
-                }
-                if (check_failures != before)
-                    fake_dump_snapshot(s, stderr);
+    int ti;
+    pyf_snapshot *s = open_take(&sc, NULL, g_readv, NULL);
+    const pyf_thread *th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_MSG(th->error == PYF_ECYCLE, "%s: error %s", what, pyf_error_name(th->error));
+        CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+        CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
+        CHECK_MSG(th->nframes >= (uint32_t)prefix && th->nframes < 64,
+                  "%s: %u frames kept", what, th->nframes);
+        /* the frames read before the cycle closed are kept, in order */
+        if (th->nframes >= (uint32_t)prefix) {
+            const stk *tail = &sc.st;
+            int before = check_failures;
+            for (int k = 0; k < prefix; k++) {
+                const pyf_frame *f = &s->frames[th->first_frame + (uint32_t)k];
+                CHECK_EQ_INT(f->frame_addr, sc.fr[3 - k]);
+                CHECK_EQ_STR(f->function, tail->f[tail->n - 1 - k].func);
             }
+            if (check_failures != before)
+                fake_dump_snapshot(s, stderr);
         }
-        check_other_ok(s, &c);
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(c.ft);
+    chain_done(&sc, s);
 }
 
 static void test_cycles(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d frame cycles%s", minor, g_readv ? " (readv)" : "");
-    check_begin(name);
+    begin(minor, "frame cycles", g_readv);
     run_cycle_case(minor, "4-frame cycle", 0, 0);
     run_cycle_case(minor, "self loop", 3, 0);
     run_cycle_case(minor, "2-frame cycle", 2, 0);
@@ -443,94 +485,74 @@ static void test_cycles(int minor)
 
 static void test_depth(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d max_depth", minor);
-    check_begin(name);
-    chain c;
-    build_chain(&c, minor, 50);
+    begin(minor, "max_depth", 0);
+    scene sc;
+    build_chain(&sc, minor, 50);
     pyf_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
     o.max_depth = 10;
-    pyf_target *t = fake_open(c.ft, &o, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    pyf_snapshot *s = open_take(&sc, &o, 0, NULL);
     int ti;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_EQ_INT(th->error, PYF_EDEPTH);
-            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-            CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
-            check_frames(s, ti, &c.s, 10, ~PYF_FRAME_ENTRY_FROM_C, "options.max_depth 10");
-        }
-        check_other_ok(s, &c);
+    const pyf_thread *th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_EQ_INT(th->error, PYF_EDEPTH);
+        CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+        CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
+        check_frames(s, ti, &sc.st, 10, ~PYF_FRAME_ENTRY_FROM_C, "options.max_depth 10");
     }
+    if (s)
+        check_other_ok(s, &sc);
     pyf_snapshot_free(s);
 
     pyf_snapshot_request rq;
     memset(&rq, 0, sizeof rq);
     rq.struct_size = sizeof rq;
     rq.max_depth = 7;
-    s = t ? take(t, &rq, 0) : NULL;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_EQ_INT(th->error, PYF_EDEPTH);
-            check_frames(s, ti, &c.s, 7, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 7");
-        }
+    s = take_again(&sc, &rq);
+    th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_EQ_INT(th->error, PYF_EDEPTH);
+        check_frames(s, ti, &sc.st, 7, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 7");
     }
     pyf_snapshot_free(s);
 
     rq.max_depth = 0; /* the target's option */
-    s = t ? take(t, &rq, 0) : NULL;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th)
-            check_frames(s, ti, &c.s, 10, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 0");
-    }
+    s = take_again(&sc, &rq);
+    th = broken_thread(s, &ti);
+    if (th)
+        check_frames(s, ti, &sc.st, 10, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 0");
     pyf_snapshot_free(s);
 
     rq.max_depth = 60; /* a request may raise the limit too */
-    s = t ? take(t, &rq, 0) : NULL;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_EQ_INT(th->error, 0);
-            CHECK(th->flags & PYF_THREAD_COMPLETE);
-            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 60");
-        }
+    s = take_again(&sc, &rq);
+    th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_EQ_INT(th->error, 0);
+        CHECK(th->flags & PYF_THREAD_COMPLETE);
+        check_frames(s, ti, &sc.st, -1, ~PYF_FRAME_ENTRY_FROM_C, "request.max_depth 60");
     }
     pyf_snapshot_free(s);
-    pyf_target_close(t);
 
     /* exactly max_depth Python frames: nothing is missing */
     o.max_depth = 50;
-    t = fake_open(c.ft, &o, 0);
-    s = t ? take(t, NULL, 0) : NULL;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_MSG(th->error == 0, "50 frames, max_depth 50: %s", pyf_error_name(th->error));
-            CHECK(th->flags & PYF_THREAD_COMPLETE);
-            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "max_depth == depth");
-        }
+    s = open_take(&sc, &o, 0, NULL);
+    th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_MSG(th->error == 0, "50 frames, max_depth 50: %s", pyf_error_name(th->error));
+        CHECK(th->flags & PYF_THREAD_COMPLETE);
+        check_frames(s, ti, &sc.st, -1, ~PYF_FRAME_ENTRY_FROM_C, "max_depth == depth");
     }
     pyf_snapshot_free(s);
-    pyf_target_close(t);
 
     /* default limit */
-    t = fake_open(c.ft, NULL, 0);
-    s = t ? take(t, NULL, 0) : NULL;
-    if (s) {
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK(th->flags & PYF_THREAD_COMPLETE);
-            check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "default max_depth");
-        }
+    s = open_take(&sc, NULL, 0, NULL);
+    th = broken_thread(s, &ti);
+    if (th) {
+        CHECK(th->flags & PYF_THREAD_COMPLETE);
+        check_frames(s, ti, &sc.st, -1, ~PYF_FRAME_ENTRY_FROM_C, "default max_depth");
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(c.ft);
+    done(&sc, s);
 }
 
 /* keep_frames: the innermost frames as a full walk gives them (entry flags
@@ -538,29 +560,20 @@ static void test_depth(int minor)
  * a counted frame. */
 static void test_keep_frames(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d keep_frames", minor);
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
-    code_info ci[2];
-    ci[0] = mkcode(ft, "/x/a.py", "fa", 7, L_A, 1);
-    ci[1] = mkcode(ft, "/x/b.py", "fb", 17, L_B, 1);
-    uint64_t in = fake_add_interp(ft, 0);
-    fake_thread *th = fake_add_thread(ft, in, 0x1111, 3001, 0);
-    stk st;
-    memset(&st, 0, sizeof st);
+    begin(minor, "keep_frames", 0);
+    scene sc;
+    chain_thread(&sc, minor, 2);
     for (int i = 0; i < 30; i++) {
         if (i % 4 == 0)
-            entry(th, &st, -1);
-        push(th, &st, &ci[i % 2], i % 3);
+            entry(sc.th, &sc.st, -1);
+        push(sc.th, &sc.st, &sc.codes[i % 2], i % 3);
     }
     pyf_snapshot_request rq;
     memset(&rq, 0, sizeof rq);
     rq.struct_size = sizeof rq;
     for (uint32_t keep = 1; keep <= 31; keep++) {
-        pyf_target *t = fake_open(ft, NULL, 0); /* a fresh table each time */
         rq.keep_frames = keep;
-        pyf_snapshot *s = t ? take(t, &rq, 0) : NULL;
+        pyf_snapshot *s = open_take(&sc, NULL, 0, &rq); /* a fresh table each time */
         int ti = s ? fake_find_thread(s, 3001) : -1;
         if (ti >= 0) {
             const pyf_thread *pt = &s->threads[ti];
@@ -571,7 +584,7 @@ static void test_keep_frames(int minor)
             CHECK(pt->flags & PYF_THREAD_COMPLETE);
             CHECK_MSG(pt->more_frames == 30 - shown, "%s: more_frames %u", what,
                       pt->more_frames);
-            check_frames(s, ti, &st, (int)shown, ~0u, what);
+            check_frames(s, ti, &sc.st, (int)shown, ~0u, what);
             pyf_frame_table tab;
             memset(&tab, 0, sizeof tab);
             tab.struct_size = sizeof tab;
@@ -584,204 +597,168 @@ static void test_keep_frames(int minor)
             CHECK_MSG(0, "keep_frames %u: no thread", keep);
         }
         pyf_snapshot_free(s);
-        pyf_target_close(t);
     }
     /* past max_depth: the error of a full walk, frames kept as asked */
-    pyf_target *t = fake_open(ft, NULL, 0);
     rq.keep_frames = 5;
     rq.max_depth = 20;
-    pyf_snapshot *s = t ? take(t, &rq, 0) : NULL;
+    pyf_snapshot *s = open_take(&sc, NULL, 0, &rq);
     int ti = s ? fake_find_thread(s, 3001) : -1;
     if (ti >= 0) {
         const pyf_thread *pt = &s->threads[ti];
         CHECK_EQ_INT(pt->error, PYF_EDEPTH);
         CHECK(!(pt->flags & PYF_THREAD_COMPLETE));
         CHECK_EQ_INT(pt->more_frames, 15);
-        check_frames(s, ti, &st, 5, ~0u, "keep 5 of max_depth 20");
+        check_frames(s, ti, &sc.st, 5, ~0u, "keep 5 of max_depth 20");
     } else {
         CHECK_MSG(0, "keep 5 of max_depth 20: no thread");
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(ft);
+    done(&sc, s);
 }
 
 static void test_unreadable_previous(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d unreadable previous%s", minor, g_readv ? " (readv)" : "");
-    check_begin(name);
+    begin(minor, "unreadable previous", g_readv);
     for (int variant = 0; variant < 2; variant++) {
-        chain c;
-        build_chain(&c, minor, 4);
+        scene sc;
+        build_chain(&sc, minor, 4);
         uint64_t bad;
         if (variant == 0) {
-            bad = fake_unmapped_addr(c.ft);
+            bad = fake_unmapped_addr(sc.ft);
         } else {
             /* a frame in a region the reader may not access */
-            bad = fake_region(c.ft, 0x7f6600000000ull, 4096);
-            fake_add_fault(c.ft, bad, 4096, PYF_EPERM);
+            bad = fake_region(sc.ft, 0x7f6600000000ull, 4096);
+            fake_add_fault(sc.ft, bad, 4096, PYF_EPERM);
         }
-        fake_frame_set_previous(c.ft, c.fr[2], bad); /* fr[3] -> fr[2] -> bad */
-        pyf_target *t = fake_open(c.ft, NULL, g_readv);
-        pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
-        if (s) {
-            int ti;
-            const pyf_thread *th = broken_thread(s, &ti);
-            if (th) {
-                CHECK_MSG(th->error == (variant == 0 ? PYF_EFAULT : PYF_EPERM),
-                          "variant %d: error %s", variant, pyf_error_name(th->error));
-                CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-                CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
-                check_frames(s, ti, &c.s, 2, ~PYF_FRAME_ENTRY_FROM_C, "frames before the fault");
-            }
-            check_other_ok(s, &c);
+        fake_frame_set_previous(sc.ft, sc.fr[2], bad); /* fr[3] -> fr[2] -> bad */
+        int ti;
+        pyf_snapshot *s = open_take(&sc, NULL, g_readv, NULL);
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_MSG(th->error == (variant == 0 ? PYF_EFAULT : PYF_EPERM),
+                      "variant %d: error %s", variant, pyf_error_name(th->error));
+            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+            CHECK(fake_thread_detail(&s->threads[ti])[0] != '\0');
+            check_frames(s, ti, &sc.st, 2, ~PYF_FRAME_ENTRY_FROM_C, "frames before the fault");
         }
-        pyf_snapshot_free(s);
-        pyf_target_close(t);
-        fake_free(c.ft);
+        chain_done(&sc, s);
     }
 }
 
 static void test_unreadable_code(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d unreadable code object%s", minor,
-             g_readv ? " (readv)" : "");
-    check_begin(name);
-    chain c;
-    build_chain(&c, minor, 5);
-    uint64_t hole = fake_unmapped_addr(c.ft);
-    uint64_t denied = fake_region(c.ft, 0x7f6700000000ull, 4096);
-    fake_add_fault(c.ft, denied, 4096, PYF_EPERM);
+    begin(minor, "unreadable code object", g_readv);
+    scene sc;
+    build_chain(&sc, minor, 5);
+    uint64_t hole = fake_unmapped_addr(sc.ft);
+    uint64_t denied = fake_region(sc.ft, 0x7f6700000000ull, 4096);
+    fake_add_fault(sc.ft, denied, 4096, PYF_EPERM);
     uint64_t tag = minor >= 14 ? 1 : 0;
-    fake_frame_set_executable(c.ft, c.fr[1], hole | tag);
-    fake_frame_set_executable(c.ft, c.fr[3], denied | tag);
-    pyf_target *t = fake_open(c.ft, NULL, g_readv);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
-    if (s) {
-        int ti;
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            CHECK_EQ_INT(th->nframes, 5);
-            CHECK_EQ_INT(th->error, 0);
-            CHECK(th->flags & PYF_THREAD_COMPLETE);
-            for (uint32_t k = 0; k < th->nframes && k < 5; k++) {
-                const pyf_frame *f = &s->frames[th->first_frame + k];
-                int idx = 4 - (int)k;
-                CHECK_EQ_INT(f->frame_addr, c.fr[idx]);
-                if (idx == 1 || idx == 3) {
-                    CHECK_EQ_STR(f->function, "???");
-                    CHECK_EQ_STR(f->filename, "???");
-                    CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
-                    CHECK_EQ_INT(f->line, -1);
-                    CHECK_EQ_INT(f->code_addr, idx == 1 ? hole : denied);
-                } else {
-                    CHECK_EQ_STR(f->function, c.s.f[idx + 0].func);
-                    CHECK(!(f->flags & PYF_FRAME_CODE_UNREADABLE));
-                }
+    fake_frame_set_executable(sc.ft, sc.fr[1], hole | tag);
+    fake_frame_set_executable(sc.ft, sc.fr[3], denied | tag);
+    int ti;
+    pyf_snapshot *s = open_take(&sc, NULL, g_readv, NULL);
+    const pyf_thread *th = broken_thread(s, &ti);
+    if (th) {
+        CHECK_EQ_INT(th->nframes, 5);
+        CHECK_EQ_INT(th->error, 0);
+        CHECK(th->flags & PYF_THREAD_COMPLETE);
+        for (uint32_t k = 0; k < th->nframes && k < 5; k++) {
+            const pyf_frame *f = &s->frames[th->first_frame + k];
+            int idx = 4 - (int)k;
+            CHECK_EQ_INT(f->frame_addr, sc.fr[idx]);
+            if (idx == 1 || idx == 3) {
+                CHECK_EQ_STR(f->function, "???");
+                CHECK_EQ_STR(f->filename, "???");
+                CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
+                CHECK_EQ_INT(f->line, -1);
+                CHECK_EQ_INT(f->code_addr, idx == 1 ? hole : denied);
+            } else {
+                CHECK_EQ_STR(f->function, sc.st.f[idx + 0].func);
+                CHECK(!(f->flags & PYF_FRAME_CODE_UNREADABLE));
             }
         }
-        check_other_ok(s, &c);
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(c.ft);
+    chain_done(&sc, s);
 }
 
 /* f_executable that is not a code object, or NULL. */
 static void test_odd_executables(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d non-code executables%s", minor,
-             g_readv ? " (readv)" : "");
-    check_begin(name);
-    chain c;
-    build_chain(&c, minor, 5);
+    begin(minor, "non-code executables", g_readv);
+    scene sc;
+    build_chain(&sc, minor, 5);
+    fake_target *ft = sc.ft;
     /* a readable object of another type, with plausible-looking pointers */
-    uint64_t dict = fake_alloc(c.ft, 256);
-    fake_w64(c.ft, dict, 1);
-    fake_w64(c.ft, dict + fake_off(c.ft, "pyobject.ob_type"), fake_type(c.ft, "dict"));
-    fake_w64(c.ft, dict + fake_off(c.ft, "code_object.qualname"), fake_str(c.ft, "bogus"));
-    fake_w64(c.ft, dict + fake_off(c.ft, "code_object.filename"), fake_str(c.ft, "bogus.py"));
+    uint64_t dict = fake_alloc(ft, 256);
+    fake_w64(ft, dict, 1);
+    fake_w64(ft, dict + fake_off(ft, "pyobject.ob_type"), fake_type(ft, "dict"));
+    fake_w64(ft, dict + fake_off(ft, "code_object.qualname"), fake_str(ft, "bogus"));
+    fake_w64(ft, dict + fake_off(ft, "code_object.filename"), fake_str(ft, "bogus.py"));
     uint64_t tag = minor >= 14 ? 1 : 0;
-    fake_frame_set_executable(c.ft, c.fr[1], dict | tag);
-    fake_frame_set_executable(c.ft, c.fr[3], tag); /* NULL (tagged NULL on 3.14+) */
-    pyf_target *t = fake_open(c.ft, NULL, g_readv);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
-    if (s) {
-        int ti;
-        const pyf_thread *th = broken_thread(s, &ti);
-        if (th) {
-            /* fr[4], fr[2], fr[0] must be there, in order; fr[1] and fr[3]
-             * either skipped or shown as unreadable code, never as "bogus" */
-            int want[] = {4, 2, 0};
-            int w = 0;
-            for (uint32_t k = 0; k < th->nframes; k++) {
-                const pyf_frame *f = &s->frames[th->first_frame + k];
-                CHECK_MSG(strcmp(f->function, "bogus") != 0, "non-code object decoded as code");
-                if (w < 3 && f->frame_addr == c.fr[want[w]]) {
-                    CHECK_EQ_STR(f->function, c.s.f[want[w] + 0].func);
-                    w++;
-                } else if (f->frame_addr == c.fr[1] || f->frame_addr == c.fr[3]) {
-                    CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
-                    CHECK_EQ_STR(f->function, "???");
-                }
+    fake_frame_set_executable(ft, sc.fr[1], dict | tag);
+    fake_frame_set_executable(ft, sc.fr[3], tag); /* NULL (tagged NULL on 3.14+) */
+    int ti;
+    pyf_snapshot *s = open_take(&sc, NULL, g_readv, NULL);
+    const pyf_thread *th = broken_thread(s, &ti);
+    if (th) {
+        /* fr[4], fr[2], fr[0] must be there, in order; fr[1] and fr[3]
+         * either skipped or shown as unreadable code, never as "bogus" */
+        int want[] = {4, 2, 0};
+        int w = 0;
+        for (uint32_t k = 0; k < th->nframes; k++) {
+            const pyf_frame *f = &s->frames[th->first_frame + k];
+            CHECK_MSG(strcmp(f->function, "bogus") != 0, "non-code object decoded as code");
+            if (w < 3 && f->frame_addr == sc.fr[want[w]]) {
+                CHECK_EQ_STR(f->function, sc.st.f[want[w] + 0].func);
+                w++;
+            } else if (f->frame_addr == sc.fr[1] || f->frame_addr == sc.fr[3]) {
+                CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
+                CHECK_EQ_STR(f->function, "???");
             }
-            CHECK_MSG(w == 3, "only %d of the 3 real frames found", w);
-            CHECK_MSG(th->nframes <= 5, "%u frames", th->nframes);
-            if (w != 3)
-                fake_dump_snapshot(s, stderr);
         }
+        CHECK_MSG(w == 3, "only %d of the 3 real frames found", w);
+        CHECK_MSG(th->nframes <= 5, "%u frames", th->nframes);
+        if (w != 3)
+            fake_dump_snapshot(s, stderr);
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(c.ft);
+    done(&sc, s);
 }
 
 /* 3.15: only a walk that ends at base_frame is complete. */
 static void test_base_frame(void)
 {
-    check_begin(g_readv ? "3.15 base_frame (readv)" : "3.15 base_frame");
+    begin(15, "base_frame", g_readv);
     for (int variant = 0; variant < 2; variant++) {
-        chain c;
-        build_chain(&c, 15, 3);
+        scene sc;
+        build_chain(&sc, 15, 3);
         if (variant == 0) {
             /* the chain ends at NULL without visiting the base frame */
-            fake_frame_set_previous(c.ft, c.entry, 0);
+            fake_frame_set_previous(sc.ft, sc.entry, 0);
         } else {
             /* the chain ends at some other sentinel-like frame */
-            fake_thread *x = fake_add_thread(c.ft, c.interp, 0x3333, 3003, 0);
-            fake_frame_set_previous(c.ft, c.entry, fake_thread_base_frame(x));
+            fake_thread *x = fake_add_thread(sc.ft, sc.interp0, 0x3333, 3003, 0);
+            fake_frame_set_previous(sc.ft, sc.entry, fake_thread_base_frame(x));
         }
-        pyf_target *t = fake_open(c.ft, NULL, g_readv);
-        pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
-        if (s) {
-            int ti;
-            const pyf_thread *th = broken_thread(s, &ti);
-            if (th) {
-                CHECK_MSG(th->error == PYF_ECORRUPT, "variant %d: error %s", variant,
-                          pyf_error_name(th->error));
-                CHECK(!(th->flags & PYF_THREAD_COMPLETE));
-                check_frames(s, ti, &c.s, -1, ~PYF_FRAME_ENTRY_FROM_C, "frames kept");
-            }
-            check_other_ok(s, &c);
+        int ti;
+        pyf_snapshot *s = open_take(&sc, NULL, g_readv, NULL);
+        const pyf_thread *th = broken_thread(s, &ti);
+        if (th) {
+            CHECK_MSG(th->error == PYF_ECORRUPT, "variant %d: error %s", variant,
+                      pyf_error_name(th->error));
+            CHECK(!(th->flags & PYF_THREAD_COMPLETE));
+            check_frames(s, ti, &sc.st, -1, ~PYF_FRAME_ENTRY_FROM_C, "frames kept");
         }
-        pyf_snapshot_free(s);
-        pyf_target_close(t);
-        fake_free(c.ft);
+        chain_done(&sc, s);
     }
 }
 
 /* ---- request: one thread -------------------------------------------------- */
 static void test_one_thread(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d PYF_SNAP_ONE_THREAD", minor);
-    check_begin(name);
+    begin(minor, "PYF_SNAP_ONE_THREAD", 0);
     scene sc;
     build_scene(&sc, minor);
-    pyf_target *t = fake_open(sc.ft, NULL, 0);
+    pyf_target *t = sc.t = fake_open(sc.ft, NULL, 0);
     pyf_snapshot_request rq;
     memset(&rq, 0, sizeof rq);
     rq.struct_size = sizeof rq;
@@ -841,21 +818,16 @@ static void test_one_thread(int minor)
     int rc = t ? pyf_snapshot_take(t, &rq, &s) : PYF_ENOTHREAD;
     CHECK_MSG(rc == PYF_ENOTHREAD || (rc == 0 && s && s->nthreads == 0),
               "unknown tid: rc %s", pyf_error_name(rc));
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(sc.ft);
+    done(&sc, s);
 }
 
 /* ---- cycles in the thread and interpreter lists ---------------------------- */
 static void test_list_cycles(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d thread/interpreter list cycles", minor);
-    check_begin(name);
+    begin(minor, "thread/interpreter list cycles", 0);
     for (int variant = 0; variant < 4; variant++) {
         scene sc;
-        build_scene(&sc, minor);
-        fake_target *ft = sc.ft;
+        fake_target *ft = build_scene(&sc, minor);
         uint64_t ts_next = fake_off(ft, "thread_state.next");
         uint64_t in_next = fake_off(ft, "interpreter_state.next");
         switch (variant) {
@@ -872,10 +844,10 @@ static void test_list_cycles(int minor)
             fake_w64(ft, sc.interp0 + in_next, sc.interp1);
             break;
         }
-        pyf_target *t = fake_open(ft, NULL, 0);
+        sc.t = fake_open(ft, NULL, 0);
         pyf_snapshot *s = NULL;
         fake_watchdog(20, "list cycle");
-        int rc = t ? pyf_snapshot_take(t, NULL, &s) : PYF_EINVAL;
+        int rc = sc.t ? pyf_snapshot_take(sc.t, NULL, &s) : PYF_EINVAL;
         fake_watchdog(0, NULL);
         CHECK_MSG(rc == 0 || (rc < 0 && fake_known_error(rc)), "variant %d: rc %d", variant, rc);
         if (rc == 0) {
@@ -895,9 +867,7 @@ static void test_list_cycles(int minor)
             if (variant >= 2)
                 CHECK(fake_find_thread(s, 1003) >= 0);
         }
-        pyf_snapshot_free(s);
-        pyf_target_close(t);
-        fake_free(ft);
+        done(&sc, s);
     }
 }
 
@@ -912,13 +882,10 @@ static int has_hex(const char *msg, uint64_t addr)
 
 static void test_unreadable_interp(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d unreadable interpreter", minor);
-    check_begin(name);
+    begin(minor, "unreadable interpreter", 0);
     for (int variant = 0; variant < 2; variant++) {
         scene sc;
-        build_scene(&sc, minor);
-        fake_target *ft = sc.ft;
+        fake_target *ft = build_scene(&sc, minor);
         uint64_t bad;
         if (variant == 0) {
             bad = fake_unmapped_addr(ft);
@@ -929,7 +896,7 @@ static void test_unreadable_interp(int minor)
             bad = sc.interp0;
             fake_add_fault(ft, bad, fake_off(ft, "interpreter_state.size"), PYF_EFAULT);
         }
-        pyf_target *t = fake_open(ft, NULL, 0);
+        pyf_target *t = sc.t = fake_open(ft, NULL, 0);
         pyf_snapshot *s = (pyf_snapshot *)(uintptr_t)1;
         int rc = t ? pyf_snapshot_take(t, NULL, &s) : PYF_EINVAL;
         CHECK_MSG(rc == PYF_EFAULT, "variant %d: rc %s", variant, pyf_error_name(rc));
@@ -944,74 +911,62 @@ static void test_unreadable_interp(int minor)
                 CHECK_MSG(strstr(le, "interp") != NULL, "last error '%s' does not say what", le);
             }
         }
-        if (rc == 0)
-            pyf_snapshot_free(s);
-        pyf_target_close(t);
-        fake_free(ft);
+        done(&sc, rc == 0 ? s : NULL);
     }
 }
 
 /* ---- nested generators ------------------------------------------------------ */
 static void test_generators(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d generator frames", minor);
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
+    begin(minor, "generator frames", 0);
+    scene sc;
+    image(&sc, minor);
+    fake_target *ft = sc.ft;
     code_info mod = mkcode(ft, "/g/m.py", "<module>", 1, L_MOD, NL(L_MOD));
     code_info g1 = mkcode(ft, "/g/m.py", "outer_gen", 40, L_GEN, NL(L_GEN));
     code_info g2 = mkcode(ft, "/g/m.py", "inner_gen", 40, L_GEN, NL(L_GEN));
     code_info h = mkcode(ft, "/g/m.py", "helper", 50, L_H, NL(L_H));
-    uint64_t in = fake_add_interp(ft, 0);
-    stk s1, s2;
-    memset(&s1, 0, sizeof s1);
-    memset(&s2, 0, sizeof s2);
-    fake_thread *t1 = fake_add_thread(ft, in, 0x10, 4001, 0);
-    entry(t1, &s1, -1);
-    push(t1, &s1, &mod, 0);
-    push_gen(t1, &s1, &g1, 1);
-    push_gen(t1, &s1, &g2, 2); /* yield from */
-    push(t1, &s1, &h, 1);
-    fake_thread *t2 = fake_add_thread(ft, in, 0x20, 4002, 0);
-    entry(t2, &s2, -1);
-    push(t2, &s2, &mod, 4);
-    entry(t2, &s2, -1); /* next() from C */
-    push_gen(t2, &s2, &g1, 0);
-    pyf_target *t = fake_open(ft, NULL, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    fake_thread *t1 = fake_add_thread(ft, sc.interp0, 0x10, 4001, 0);
+    entry(t1, &sc.s1, -1);
+    push(t1, &sc.s1, &mod, 0);
+    push_gen(t1, &sc.s1, &g1, 1);
+    push_gen(t1, &sc.s1, &g2, 2); /* yield from */
+    push(t1, &sc.s1, &h, 1);
+    fake_thread *t2 = fake_add_thread(ft, sc.interp0, 0x20, 4002, 0);
+    entry(t2, &sc.s2, -1);
+    push(t2, &sc.s2, &mod, 4);
+    entry(t2, &sc.s2, -1); /* next() from C */
+    push_gen(t2, &sc.s2, &g1, 0);
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
     if (s) {
         int a = fake_find_thread(s, 4001), b = fake_find_thread(s, 4002);
-        check_frames(s, a, &s1, -1, ~PYF_FRAME_ENTRY_FROM_C, "nested generators");
-        check_frames(s, b, &s2, -1, ~PYF_FRAME_ENTRY_FROM_C, "generator innermost");
+        check_frames(s, a, &sc.s1, -1, ~PYF_FRAME_ENTRY_FROM_C, "nested generators");
+        check_frames(s, b, &sc.s2, -1, ~PYF_FRAME_ENTRY_FROM_C, "generator innermost");
         if (a >= 0)
             CHECK(s->threads[a].flags & PYF_THREAD_COMPLETE);
         if (b >= 0)
             CHECK(s->threads[b].flags & PYF_THREAD_COMPLETE);
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(ft);
+    done(&sc, s);
 }
 
 /* ---- max_threads -------------------------------------------------------- */
 static void test_max_threads(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d max_threads", minor);
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
-    code_info mod = mkcode(ft, "/m.py", "<module>", 1, L_MOD, NL(L_MOD));
-    uint64_t in = fake_add_interp(ft, 0);
+    begin(minor, "max_threads", 0);
+    scene sc;
+    image(&sc, minor);
+    code_info mod = mkcode(sc.ft, "/m.py", "<module>", 1, L_MOD, NL(L_MOD));
     for (int i = 0; i < 5; i++) {
-        fake_thread *th = fake_add_thread(ft, in, 0x100 + (uint64_t)i, 6001 + (uint64_t)i, 1);
+        fake_thread *th =
+            fake_add_thread(sc.ft, sc.interp0, 0x100 + (uint64_t)i, 6001 + (uint64_t)i, 1);
         fake_push_frame(th, mod.addr, 0);
     }
     pyf_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
     o.max_threads = 2;
-    pyf_target *t = fake_open(ft, &o, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    pyf_snapshot *s = open_take(&sc, &o, 0, NULL);
     if (s) {
         CHECK_EQ_INT(s->ninterps, 1);
         /* at most 2 threads are walked; the truncation may be shown by one
@@ -1029,29 +984,24 @@ static void test_max_threads(int minor)
         CHECK_MSG(s->nthreads <= 3, "%u threads listed with max_threads 2", s->nthreads);
     }
     pyf_snapshot_free(s);
-    pyf_target_close(t);
-    t = fake_open(ft, NULL, 0);
-    s = t ? take(t, NULL, 0) : NULL;
+    s = open_take(&sc, NULL, 0, NULL);
     if (s)
         CHECK_EQ_INT(s->nthreads, 5);
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(ft);
+    done(&sc, s);
 }
 
 /* ---- a code object freed and another allocated at the same address ------ */
 static void test_code_reuse(int minor)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d code address reuse", minor);
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
+    begin(minor, "code address reuse", 0);
+    scene sc;
+    image(&sc, minor);
+    fake_target *ft = sc.ft;
+    uint64_t in = sc.interp0;
     code_info c = mkcode(ft, "/old.py", "old_name", 10, L_F, NL(L_F));
-    uint64_t in = fake_add_interp(ft, 0);
     fake_thread *th = fake_add_thread(ft, in, 0x42, 6101, 1);
     uint64_t fr = fake_push_frame(th, c.addr, 5);
-    pyf_target *t = fake_open(ft, NULL, 0);
-    pyf_snapshot *s = t ? take(t, NULL, 0) : NULL;
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
     if (s && s->nframes == 1) {
         CHECK_EQ_STR(s->frames[0].function, "old_name");
         CHECK_EQ_INT(s->frames[0].line, 12);
@@ -1071,16 +1021,14 @@ static void test_code_reuse(int minor)
         fake_w64(ft, gen_at, fake_r64(ft, gen_at) + 1);
     }
     (void)fr;
-    s = t ? take(t, NULL, 0) : NULL;
+    s = take_again(&sc, NULL);
     if (s && s->nframes == 1) {
         CHECK_EQ_STR(s->frames[0].function, "new_name");
         CHECK_EQ_STR(s->frames[0].filename, "/new.py");
         CHECK_EQ_INT(s->frames[0].line, 70);
         CHECK_EQ_INT(s->frames[0].column, 1);
     }
-    pyf_snapshot_free(s);
-    pyf_target_close(t);
-    fake_free(ft);
+    done(&sc, s);
 }
 
 /* ---- deep stack and read budget -------------------------------------------- */
@@ -1089,10 +1037,10 @@ static void test_code_reuse(int minor)
 
 static void test_deep(int minor, int with_readv)
 {
-    char name[64];
-    snprintf(name, sizeof name, "3.%d deep stack%s", minor, with_readv ? " (readv)" : "");
-    check_begin(name);
-    fake_target *ft = fake_new(minor);
+    begin(minor, "deep stack", with_readv);
+    scene sc;
+    image(&sc, minor);
+    fake_target *ft = sc.ft;
     static const fake_loc L[] = {{2, 100, 100, 0, 4}, {6, 101, 101, 4, 40},
                                  {4, 103, 105, 8, 2}};
     code_info codes[NCODES];
@@ -1101,8 +1049,7 @@ static void test_deep(int minor, int with_readv)
         snprintf(names[i], sizeof names[i], "mod.level_%d", i);
         codes[i] = mkcode(ft, "/deep/recursion.py", names[i], 100, L, NL(L));
     }
-    uint64_t in = fake_add_interp(ft, 0);
-    fake_thread *th = fake_add_thread(ft, in, 0x77, 5001, 1);
+    fake_thread *th = fake_add_thread(ft, sc.interp0, 0x77, 5001, 1);
     uint64_t *frames = calloc(DEEP, sizeof *frames);
     for (int i = 0; i < DEEP; i++) {
         fake_set_exec_tag(ft, (unsigned)(i & 3));
@@ -1111,7 +1058,7 @@ static void test_deep(int minor, int with_readv)
     size_t nchunks = fake_thread_nchunks(th);
     CHECK(nchunks >= 3);
 
-    pyf_target *t = fake_open(ft, NULL, with_readv);
+    pyf_target *t = sc.t = fake_open(ft, NULL, with_readv);
     if (t) {
         pyf_target_reset_stats(t);
         fake_reset_counters(ft);
@@ -1183,10 +1130,9 @@ static void test_deep(int minor, int with_readv)
         pyf_target_stats(t, &st3);
         pyf_snapshot_free(s);
         CHECK_EQ_INT(st3.code_cache_misses, NCODES);
-        pyf_target_close(t);
     }
     free(frames);
-    fake_free(ft);
+    done(&sc, NULL);
 }
 
 int main(void)
