@@ -201,10 +201,11 @@ static void done(scene *sc, pyf_snapshot *s)
     fake_free(sc->ft);
 }
 
-/* check_begin("3.<minor> <what>", " (readv)" after it when readv). */
+/* check_begin("3.<minor> <what>", " (readv)" after it when readv); the
+ * name lives until the next case (check_begin keeps the pointer). */
 static void begin(int minor, const char *what, int readv)
 {
-    char name[64];
+    static char name[64];
     snprintf(name, sizeof name, "3.%d %s%s", minor, what, readv ? " (readv)" : "");
     check_begin(name);
 }
