@@ -161,7 +161,8 @@ def _dump(args, out):
 
 
 def _version(out):
-    out.write("pyframes %s\n" % __version__)
+    out.write("pyframes %s (%s)\n" % (__version__, os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))))
     major, minor, patch = _loader.library_version()
     out.write("libpyframes %d.%d.%d (%s)\n" % (major, minor, patch,
                                               _loader.library_path()))
