@@ -58,8 +58,9 @@ def add_stack_options(parser, json_group=None):
              "the thread stacks first; with --json a \"tasks\" list)")
     parser.add_argument(
         "--table", action="store_true",
-        help="the asyncio tasks as a table, one row per task and awaiter "
-             "(implies --tasks)")
+        help="the asyncio tasks as a table, one row per task and awaiter, "
+             "with the columns of `python -m asyncio ps` (stacks innermost "
+             "first; implies --tasks)")
     return parser
 
 
@@ -213,7 +214,9 @@ packages.  Without options it shows the thread selected in {dbg}.
                    its coroutine stack and the tasks it awaits; with --all
                    or --thread the thread stacks first, each header naming
                    the task its thread runs; with --json a "tasks" list
-  --table          the asyncio tasks as a table (implies --tasks)
+  --table          the asyncio tasks as the table of `python -m asyncio ps`
+                   (coroutine stack, awaiter chain: innermost first;
+                   implies --tasks)
   --native         {dbg}'s own backtrace with the Python frames placed under
                    the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else
@@ -223,6 +226,8 @@ packages.  Without options it shows the thread selected in {dbg}.
                    how it was found, the reader) instead of a stack
 
 Example: {cmd} --all --no-source
+
+`pyframes-bt on|off` switches the Python frames in {dbg}'s own bt.
 """
 
 _THREAD_COMMANDS = {"gdb": "info threads", "lldb": "thread list"}
