@@ -13,27 +13,17 @@ import threading
 import gdb
 
 
-# The package sits beside the plugin: native/python in the source tree,
-# <prefix>/share/pyframes/python when installed.
+# The package beside the plugin: ../native/python in the source tree,
+# <prefix>/share/pyframes/python when installed; else whatever imports.
 _here = os.path.dirname(os.path.abspath(globals().get("__file__") or "."))
-for _path in (os.path.join(_here, os.pardir, "native", "python"),
-              os.path.join(_here, os.pardir, "python")):
-    _path = os.path.normpath(_path)
-    if os.path.isfile(os.path.join(_path, "pyframes", "__init__.py")):
-        if _path not in sys.path:
-            sys.path.insert(0, _path)
-        break
-
+_dirs = [os.path.normpath(os.path.join(_here, os.pardir, d)) for d in ("native/python", "python")]
+sys.path[:0] = [d for d in _dirs if os.path.isfile(os.path.join(d, "pyframes", "__init__.py"))
+                and d not in sys.path][:1]
 try:
-    from pyframes import adapter as _pyf_adapter, errors as _pyf_errors
-    from pyframes import options as _pyf_options, session as _pyf_session
-    from pyframes import report as _pyf_report, sample_command as _pyf_sample
-    from pyframes import mixed as _pyf_mixed
-    from pyframes.escaping import escape as _pyf_escape, escape_lines as _pyf_escape_lines
+    from pyframes import plugin as _pyf
     _PYF_IMPORT_ERROR = None
-except Exception as _e:  # keep gdb usable; the command reports the problem
-    _pyf_adapter = _pyf_errors = _pyf_options = _pyf_session = None
-    _pyf_report = _pyf_sample = _pyf_mixed = _pyf_escape = _pyf_escape_lines = None
+except Exception as _e:  # keep gdb usable; the commands report the problem
+    _pyf = None
     _PYF_IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(_e).__name__, _e)
 
@@ -41,7 +31,7 @@ _PYF_HEX = re.compile(r"0x[0-9a-fA-F]+")
 _PYF_PERMS = re.compile(r"^[r-][w-][x-][ps]$")
 
 
-class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.DebuggerAdapter):
+class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
     """pyframes.adapter.DebuggerAdapter over gdb's selected inferior."""
 
     debugger_name = "gdb"
@@ -83,7 +73,7 @@ class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.Debugg
         # as gdb can tell, even over loopback: its reads go through gdb.
         if self._connection_type() in ("remote", "extended-remote"):
             return False
-        return _pyf_adapter.DebuggerAdapter.is_live_local(self)
+        return _pyf.adapter.DebuggerAdapter.is_live_local(self)
 
     def executable(self):
         try:
@@ -264,13 +254,10 @@ class PyframesGdbAdapter(object if _pyf_session is None else _pyf_adapter.Debugg
                     frame.select()
 
 
-if _pyf_session is not None:
-    _PYF_DESCRIPTION = _pyf_options.describe("py-bt-fast", "gdb")
+if _pyf is not None:
+    _PYF_DESCRIPTION = _pyf.options.describe("py-bt-fast", "gdb")
 else:
     _PYF_DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
-
-
-_PYF_MAX_NATIVE = 65536  # native frames looked at, at most
 
 
 def _pyframes_sp_frame(frame):
@@ -283,7 +270,7 @@ def _pyframes_sp_frame(frame):
             sp = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
         except (gdb.error, ValueError):
             sp = None
-    return _pyf_mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
+    return _pyf.mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
 
 
 def _pyframes_native_frame(frame):
@@ -302,7 +289,7 @@ def _pyframes_native_frame(frame):
 
 def _pyframes_native(frame):
     out = []
-    while frame is not None and len(out) < _PYF_MAX_NATIVE:
+    while frame is not None and len(out) < _pyf.MAX_NATIVE:
         out.append(_pyframes_native_frame(frame))
         try:
             frame = frame.older()
@@ -323,10 +310,10 @@ class _PyframesPythonFrame(object):
     def function(self):
         if self._function is not None:
             return self._function
-        return _pyf_mixed.python_name(self._frame)
+        return _pyf.mixed.python_name(self._frame)
 
     def filename(self):
-        return _pyf_escape(self._frame.filename) if self._frame is not None else None
+        return _pyf.escape(self._frame.filename) if self._frame is not None else None
 
     def line(self):
         return self._frame.line if self._frame is not None else None
@@ -382,12 +369,12 @@ class PyframesFrameFilter(object):
         try:
             for d in frame_iter:
                 frames.append(d)
-                if len(frames) >= _PYF_MAX_NATIVE:
+                if len(frames) >= _pyf.MAX_NATIVE:
                     break
             return iter(self._decorate(frames))
         except Exception as e:  # never break bt: the native frames alone
-            gdb.write("pyframes: Python frames not shown: %s\n" % _pyf_escape(
-                str(e) if isinstance(e, _pyf_errors.CommandError) else
+            gdb.write("pyframes: Python frames not shown: %s\n" % _pyf.escape(
+                str(e) if isinstance(e, _pyf.errors.CommandError) else
                 "%s: %s" % (type(e).__name__, e)))
             return iter(frames)
 
@@ -405,20 +392,21 @@ class PyframesFrameFilter(object):
         if not runs:
             return frames
         native = [_pyframes_sp_frame(d.inferior_frame()) for d in frames]
-        placement = _pyf_mixed.place(native, runs)
+        placement = _pyf.mixed.place(native, runs)
         out = []
-        for i, d in enumerate(frames):
-            here = placement.frames_at(i)
-            if here:
+        for group in _pyf.mixed.interleave(len(frames), placement):
+            if group.native is None:
+                last = frames[-1].inferior_frame()
+                out.append(_PyframesEvalFrame(
+                    _PyframesPythonFrame(last, None, placement.frame_marker()),
+                    [_PyframesPythonFrame(last, f) for f in group.frames]))
+                continue
+            d = frames[group.native]
+            if group.frames:
                 eval_frame = d.inferior_frame()
-                d = _PyframesEvalFrame(d, [_PyframesPythonFrame(eval_frame, f) for f in here])
+                d = _PyframesEvalFrame(d, [_PyframesPythonFrame(eval_frame, f)
+                                           for f in group.frames])
             out.append(d)
-        marker = placement.frame_marker()
-        if marker is not None:
-            last = frames[-1].inferior_frame()
-            out.append(_PyframesEvalFrame(
-                _PyframesPythonFrame(last, None, marker),
-                [_PyframesPythonFrame(last, f) for f in placement.unplaced_frames()]))
         return out
 
 
@@ -453,6 +441,27 @@ class PyframesFilterParameter(gdb.Parameter):
         return "Python frames in bt (pyframes frame filter): %s" % svalue
 
 
+class PyframesBtCommand(gdb.Command):
+    """pyframes-bt [on|off]: whether bt shows each eval-loop frame's Python
+    frames (the frame filter "pyframes"; without a word: the state).  The
+    same command as in lldb; `set pyframes frame-filter on|off` is the
+    same switch."""
+
+    def __init__(self):
+        gdb.Command.__init__(self, _pyf.BT_COMMAND, gdb.COMMAND_STACK)
+
+    def invoke(self, argument, from_tty):
+        self.dont_repeat()
+        try:
+            on = _pyf.bt_switch(argument)
+        except _pyf.errors.CommandError as e:
+            raise gdb.GdbError(str(e))
+        if on is not None:
+            gdb.execute("set pyframes frame-filter %s" % ("on" if on else "off"),
+                        to_string=True)
+        gdb.write(_pyf.bt_state(_PYF_FILTER_ON[0], "frame filter") + "\n")
+
+
 class PyBtFastCommand(gdb.Command):
     __doc__ = _PYF_DESCRIPTION
 
@@ -462,9 +471,9 @@ class PyBtFastCommand(gdb.Command):
         self.session = session
 
     def complete(self, text, word):
-        if _pyf_session is None:
+        if _pyf is None:
             return []
-        token, words = _pyf_options.completions(text)
+        token, words = _pyf.options.completions(text)
         # gdb replaces only `word` (it breaks words at '-'): return suffixes.
         cut = len(token) - len(word or "")
         return [w[cut:] for w in words]
@@ -480,14 +489,10 @@ class PyBtFastCommand(gdb.Command):
 def _pyframes_run(name, command):
     """command() -> the text to print; every failure becomes one gdb error,
     never a Python traceback."""
-    try:
-        return _pyf_escape_lines(command())
-    except _pyf_errors.CommandError as e:
-        raise gdb.GdbError(_pyf_escape_lines(str(e)))
-    except (gdb.GdbError, KeyboardInterrupt):
-        raise
-    except Exception as e:
-        raise gdb.GdbError(_pyf_escape_lines("%s: %s: %s" % (name, type(e).__name__, e)))
+    text, error = _pyf.run_command(name, command)
+    if error is not None:
+        raise gdb.GdbError(error)
+    return text
 
 
 class _GdbStream(object):
@@ -496,18 +501,18 @@ class _GdbStream(object):
 
 
 class PySampleCommand(gdb.Command):
-    __doc__ = (_pyf_sample.describe("py-sample") if _pyf_sample is not None else
+    __doc__ = (_pyf.sample_command.describe("py-sample") if _pyf is not None else
                "Sample the Python stacks of the inferior (pyframes).")
 
     def __init__(self, session):
         gdb.Command.__init__(self, "py-sample", gdb.COMMAND_STACK)
-        self.command = _pyf_sample.SampleCommand(session) if session is not None else None
+        self.command = _pyf.sample_command.SampleCommand(session) if session is not None else None
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()
         if self.command is None:
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
-        progress = _pyf_report.count_line(_GdbStream, "py-sample") if from_tty else None
+        progress = _pyf.report.count_line(_GdbStream, "py-sample") if from_tty else None
         try:
             text = _pyframes_run("py-sample", lambda: self.command.run(
                 argument, PyframesGdbAdapter(), progress))
@@ -550,8 +555,7 @@ def _pyframes_install():
                 pass
         if state.get("session") is not None:
             state["session"].close()
-    session = (_pyf_session.Session("py-bt-fast", _pyf_options.short_description("gdb"))
-               if _pyf_session else None)
+    session = _pyf.new_session("py-bt-fast", "gdb") if _pyf is not None else None
     PyBtFastCommand(session)
     PySampleCommand(session)
     if session is not None:
@@ -561,6 +565,7 @@ def _pyframes_install():
             PyframesFilterParameter()
         except RuntimeError:
             pass  # sourced again: the settings exist
+        PyframesBtCommand()
         gdb.frame_filters["pyframes"] = PyframesFrameFilter(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 

@@ -14,27 +14,17 @@ import threading
 import lldb
 
 
-# The package sits beside the plugin: native/python in the source tree,
-# <prefix>/share/pyframes/python when installed.
-_here = os.path.dirname(os.path.abspath(__file__))
-for _path in (os.path.join(_here, os.pardir, "native", "python"),
-              os.path.join(_here, os.pardir, "python")):
-    _path = os.path.normpath(_path)
-    if os.path.isfile(os.path.join(_path, "pyframes", "__init__.py")):
-        if _path not in sys.path:
-            sys.path.insert(0, _path)
-        break
-
+# The package beside the plugin (../native/python in the source tree,
+# <prefix>/share/pyframes/python installed), else whatever imports.
+_dirs = [os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, d))
+         for d in ("native/python", "python")]
+sys.path[:0] = [d for d in _dirs if os.path.isfile(os.path.join(d, "pyframes", "__init__.py"))
+                and d not in sys.path][:1]
 try:
-    from pyframes import adapter as _adapter, errors as _errors
-    from pyframes import options as _options, session as _session
-    from pyframes import report as _report, sample_command as _sample
-    from pyframes import mixed as _mixed
-    from pyframes.escaping import escape as _escape, escape_lines as _escape_lines
+    from pyframes import plugin as _pyf
     _IMPORT_ERROR = None
-except Exception as e:  # keep lldb usable; the command reports the problem
-    _adapter = _errors = _options = _session = _report = _sample = _mixed = None
-    _escape = _escape_lines = None
+except Exception as e:  # keep lldb usable; the commands report the problem
+    _pyf = None
     _IMPORT_ERROR = "pyframes: cannot import the pyframes package: %s: %s" % (
         type(e).__name__, e)
 
@@ -43,20 +33,38 @@ _GONE_STATES = (lldb.eStateInvalid, lldb.eStateUnloaded, lldb.eStateConnected,
                 lldb.eStateDetached, lldb.eStateExited)
 
 
-class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
-    """pyframes.adapter.DebuggerAdapter over an lldb.SBExecutionContext."""
+class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
+    """pyframes.adapter.DebuggerAdapter over an lldb target and process:
+    those of the SBExecutionContext a command gets (:meth:`of`), or, in a
+    frame provider (``in_provider``), those lldb hands the provider.
+
+    A provider runs while lldb holds the target's locks: an SB call that
+    locks deadlocks, or aborts lldb.  So in a provider the adapter asks
+    nothing that locks (no process state, no memory reads through lldb:
+    only a live local process, read by its PID), and each backtrace reads
+    the Python stack afresh."""
 
     debugger_name = "lldb"
 
-    def __init__(self, exe_ctx):
-        self.target = exe_ctx.GetTarget()
-        self.process = exe_ctx.GetProcess()
-        self.thread = exe_ctx.GetThread()
+    def __init__(self, target, process, thread=None, in_provider=False):
+        self.target = target
+        self.process = process
+        self.thread = thread
+        self.in_provider = in_provider
+        # symbol lookups lock the target: sections first in a provider
+        self.cheap_symbol_lookup = not in_provider
         self._error = lldb.SBError()
+
+    @classmethod
+    def of(cls, exe_ctx):
+        """The adapter of a command's SBExecutionContext."""
+        return cls(exe_ctx.GetTarget(), exe_ctx.GetProcess(), exe_ctx.GetThread())
 
     # ---- process ---------------------------------------------------------
 
     def _process_ok(self):
+        if self.in_provider:
+            return True
         return (self.process is not None and self.process.IsValid()
                 and self.process.GetState() not in _GONE_STATES)
 
@@ -85,8 +93,8 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
         # lldb debugs a local process through an lldb-server it starts
         # itself; a gdb-remote connection (even over loopback) is another
         # machine's process as far as lldb can tell: read through lldb.
-        return (_adapter.DebuggerAdapter.is_live_local(self) and
-                _adapter.traced_by_this_debugger(self.pid()))
+        return (_pyf.adapter.DebuggerAdapter.is_live_local(self) and
+                _pyf.adapter.traced_by_this_debugger(self.pid()))
 
     def executable(self):
         if not self.target or not self.target.IsValid():
@@ -103,6 +111,8 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
         return ("lldb", unique, self.pid(), self._plugin(), self.executable())
 
     def generation(self):
+        if self.in_provider:
+            return object()  # never the last one: the target is flushed
         if not self._process_ok():
             return None
         return self.process.GetStopID()
@@ -110,6 +120,8 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
     # ---- memory ----------------------------------------------------------
 
     def read(self, addr, size):
+        if self.in_provider:
+            raise PermissionError("a frame provider reads only by PID")
         error = self._error
         error.Clear()
         data = self.process.ReadMemory(addr, size, error)
@@ -242,12 +254,9 @@ class LldbAdapter(object if _session is None else _adapter.DebuggerAdapter):
         if thread is None or not thread.IsValid():
             return None
         frames = [thread.GetFrameAtIndex(i)
-                  for i in range(min(thread.GetNumFrames(), _MAX_NATIVE))]
+                  for i in range(min(thread.GetNumFrames(), _pyf.MAX_NATIVE))]
         # a frame provider's own (PC-less) frames are not native frames
         return _native_list([f for f in frames if f.GetPC() != lldb.LLDB_INVALID_ADDRESS])
-
-
-_MAX_NATIVE = 65536  # native frames looked at, at most
 
 
 def _native_list(frames, skip_first=False):
@@ -258,7 +267,7 @@ def _native_list(frames, skip_first=False):
     out = []
     for level, f in enumerate(frames):
         if level == 0 and skip_first:
-            out.append(_mixed.NativeFrame(0, None, 0, None, None, False))
+            out.append(_pyf.mixed.NativeFrame(0, None, 0, None, None, False))
             continue
         inline = f.IsInlined()
         module = f.GetModule()
@@ -266,8 +275,8 @@ def _native_list(frames, skip_first=False):
         name = f.GetFunctionName()
         if not name and f.GetSymbol().IsValid():
             name = f.GetSymbol().GetName()
-        out.append(_mixed.NativeFrame(level, f.GetPC(), None if inline else f.GetSP(),
-                                      name, spec.fullpath if spec else None, inline))
+        out.append(_pyf.mixed.NativeFrame(level, f.GetPC(), None if inline else f.GetSP(),
+                                           name, spec.fullpath if spec else None, inline))
     return out
 
 
@@ -279,55 +288,14 @@ def _thread_placement(thread, frames, adapter=None, skip_first=False):
     if adapter is None:
         if not thread.IsValid():
             return None
-        adapter = LldbAdapter(lldb.SBExecutionContext(thread))
+        adapter = LldbAdapter.of(lldb.SBExecutionContext(thread))
     if not adapter.has_process():
         return None
     runs = _SESSION.thread_runs(adapter, thread.GetThreadID())
     if not runs:
         return None
     native = _native_list(frames, skip_first)
-    return native, _mixed.place(native, runs)
-
-
-if _session is not None:
-    class _ProviderAdapter(_adapter.DebuggerAdapter):
-        """What a frame provider may ask of lldb: only calls that take no
-        lock of the target (a provider runs while lldb holds them: an SB
-        call that locks deadlocks, or aborts lldb).  So only a live local
-        process, read by its PID; the Python stack is read afresh for each
-        backtrace the provider makes."""
-
-        debugger_name = "lldb"
-        cheap_symbol_lookup = False
-
-        def __init__(self, process, target):
-            self.process = process
-            self.target = target
-
-        def pid(self):
-            pid = self.process.GetProcessID()
-            return pid if pid and pid != lldb.LLDB_INVALID_PROCESS_ID else None
-
-        def is_live(self):
-            return self.process.GetPluginName() not in _CORE_PLUGINS
-
-        def is_live_local(self):
-            return (self.is_live() and _adapter.DebuggerAdapter.is_live_local(self) and
-                    _adapter.traced_by_this_debugger(self.pid()))
-
-        def executable(self):
-            spec = self.target.GetExecutable()
-            return spec.fullpath if spec and spec.IsValid() else None
-
-        def identity(self):
-            return ("lldb", self.process.GetUniqueID(), self.pid(),
-                    self.process.GetPluginName(), self.executable())
-
-        def generation(self):
-            return object()  # never the last one: the target is flushed
-
-        def read(self, addr, size):
-            raise PermissionError("a frame provider reads only by PID")
+    return native, _pyf.mixed.place(native, runs)
 
 
 # ---- lldb 22+: a frame provider inserts the Python frames into bt -----------
@@ -392,28 +360,25 @@ if _FrameProvider is not None:
         def _build(self):
             items = list(range(self.input_frames.GetSize()))
             try:
-                adapter = _ProviderAdapter(self.process, self.target)
+                adapter = LldbAdapter(self.target, self.process, in_provider=True)
                 got = None
                 if adapter.is_live_local():
                     frames = [self.input_frames.GetFrameAtIndex(i) for i in items]
                     got = _thread_placement(self.thread, frames, adapter, skip_first=True)
             except Exception as e:  # never break bt: the native frames alone
-                sys.stderr.write("pyframes: Python frames not shown: %s\n" % _escape(str(e)))
+                sys.stderr.write("pyframes: Python frames not shown: %s\n" % _pyf.escape(str(e)))
                 got = None
             if got is None:
                 return items
             _native, placement = got
             out = []
-            python = _mixed.python_name
-            for i in items:
-                out.append(i)
-                out.extend((python(f), _escape(f.filename), f.line)
-                           for f in placement.frames_at(i))
-            marker = placement.frame_marker()
-            if marker is not None:
-                out.append((marker, None, None))
-                out.extend((python(f), _escape(f.filename), f.line)
-                           for f in placement.unplaced_frames())
+            for group in _pyf.mixed.interleave(len(items), placement):
+                if group.native is None:
+                    out.append((placement.frame_marker(), None, None))
+                else:
+                    out.append(items[group.native])
+                out.extend((_pyf.mixed.python_name(f), _pyf.escape(f.filename), f.line)
+                           for f in group.frames)
             return out
 
         def get_frame_at_index(self, index):
@@ -513,12 +478,30 @@ def _watch_new_targets(debugger):
 # ---- lldb 21: Python frames through the frame format (opt-in) ------------
 
 _FORMAT_HOOK = "${script.frame:%s.frame_python_lines}" % __name__
-_PLACED = {}  # (process, stop id, thread id) -> {native frame index: its Python frames}
+_PLACED = {}  # (process, stop id, thread id) -> {native frame index: the lines under it}
+
+
+def _lines_under(native_count, placement):
+    """{native frame index: the text under it}: its Python frames, and
+    under the last frame those that could not be placed, after their
+    marker (pyframes.mixed.interleave)."""
+    at = {}
+    for group in _pyf.mixed.interleave(native_count, placement):
+        lines = [_pyf.mixed.python_line(f) for f in group.frames]
+        if group.native is None:
+            where = native_count - 1
+            lines.insert(0, "    %s" % placement.frame_marker())
+        else:
+            where = group.native
+        if lines:
+            at[where] = at.get(where, "") + "".join(line + "\n" for line in lines)
+    return at
 
 
 def frame_python_lines(frame, unused):
     """frame-format hook: the Python frames the eval frame ``frame`` runs,
-    one line each (empty for other frames)."""
+    one line each (empty for other frames; the last frame also has those
+    that could not be placed)."""
     try:
         thread = frame.GetThread()
         process = thread.GetProcess()
@@ -528,24 +511,23 @@ def frame_python_lines(frame, unused):
             if len(_PLACED) > 256:
                 _PLACED.clear()
             frames = [thread.GetFrameAtIndex(i)
-                      for i in range(min(thread.GetNumFrames(), _MAX_NATIVE))]
+                      for i in range(min(thread.GetNumFrames(), _pyf.MAX_NATIVE))]
             got = _thread_placement(thread, frames)
-            at = _PLACED[key] = {}
-            if got is not None:
-                at.update((i, got[1].frames_at(i)) for i in got[1].at)
-        return "".join(_mixed.python_line(f) + "\n" for f in at.get(frame.GetFrameID(), ()))
+            at = _PLACED[key] = {} if got is None else _lines_under(len(frames), got[1])
+        return at.get(frame.GetFrameID(), "")
     except Exception as e:
-        return "    %sframes not shown: %s\n" % (_mixed.PYTHON_MARK, _escape(str(e)))
+        return "    %sframes not shown: %s\n" % (_pyf.mixed.PYTHON_MARK, _pyf.escape(str(e)))
 
 
 class PyBt(object):
-    """pyframes-bt on|off: Python frames in lldb's bt."""
+    """pyframes-bt [on|off]: Python frames in lldb's bt (the same command
+    as in gdb; without a word: the state)."""
 
     def __init__(self, debugger, internal_dict):
         pass
 
     def get_short_help(self):
-        return ("pyframes-bt on|off: show each eval-loop frame's Python frames in bt "
+        return ("pyframes-bt [on|off]: show each eval-loop frame's Python frames in bt "
                 "(lldb 22+: a frame provider; lldb 21: through frame-format)")
 
     def get_long_help(self):
@@ -559,9 +541,18 @@ class PyBt(object):
                 "under each eval frame.")
 
     def __call__(self, debugger, command, exe_ctx, result):
-        word = command.strip()
-        if word not in ("on", "off"):
-            result.SetError("usage: pyframes-bt on|off")
+        try:
+            on = _pyf.bt_switch(command)
+        except _pyf.errors.CommandError as e:
+            result.SetError(str(e))
+            return
+        word = {True: "on", False: "off", None: None}[on]
+        if word is None:
+            name = debugger.GetInstanceName()
+            current = debugger.GetInternalVariableValue("frame-format", name)
+            hooked = current and current.GetSize() and _FORMAT_HOOK in current.GetStringAtIndex(0)
+            result.AppendMessage(_pyf.bt_state(bool(_PROVIDER_ON) or bool(hooked), "lldb"))
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
             return
         if PyframesFrameProvider is not None:
             targets = [debugger.GetTargetAtIndex(i) for i in range(debugger.GetNumTargets())]
@@ -600,8 +591,8 @@ class PyBt(object):
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
-if _session is not None:
-    _DESCRIPTION = _options.describe("pystack", "lldb")
+if _pyf is not None:
+    _DESCRIPTION = _pyf.options.describe("pystack", "lldb")
 else:
     _DESCRIPTION = "Print the Python stack of the selected thread (pyframes)."
 
@@ -622,21 +613,17 @@ class PyStack(object):
         if _SESSION is None:
             result.SetError(_IMPORT_ERROR)
             return
-        _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter(exe_ctx)))
+        _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter.of(exe_ctx)))
 
 
 def _finish(result, name, command):
     """Run command() and put its text, or its one-line failure (never a
     Python traceback), into the command's result."""
-    try:
-        text = command()
-    except _errors.CommandError as e:
-        result.SetError(_escape_lines(str(e)))
+    text, error = _pyf.run_command(name, command)
+    if error is not None:
+        result.SetError(error)
         return
-    except Exception as e:
-        result.SetError(_escape_lines("%s: %s: %s" % (name, type(e).__name__, e)))
-        return
-    result.AppendMessage(_escape_lines(text.rstrip("\n")))
+    result.AppendMessage(text.rstrip("\n"))
     result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
@@ -650,7 +637,7 @@ class PySample(object):
         return "Sample the Python stacks of the inferior: run, stop, sample, again."
 
     def get_long_help(self):
-        return _sample.describe("py-sample") if _sample is not None else ""
+        return _pyf.sample_command.describe("py-sample") if _pyf is not None else ""
 
     def __call__(self, debugger, command, exe_ctx, result):
         if _SAMPLE is None:
@@ -658,29 +645,18 @@ class PySample(object):
             return
         out = sys.stdout
         tty = hasattr(out, "isatty") and out.isatty()
-        progress = _report.count_line(out, "py-sample") if tty else None
+        progress = _pyf.report.count_line(out, "py-sample") if tty else None
         try:
             _finish(result, "py-sample",
-                    lambda: _SAMPLE.run(command, LldbAdapter(exe_ctx), progress))
+                    lambda: _SAMPLE.run(command, LldbAdapter.of(exe_ctx), progress))
         finally:
             if progress is not None:
                 progress.done()
 
 
-def _new_session():
-    old = globals().get("_SESSION")
-    if old is not None:  # imported again: release the previous targets
-        try:
-            old.close()
-        except Exception:
-            pass
-    if _session is None:
-        return None
-    return _session.Session("pystack", _options.short_description("lldb"))
-
-
-_SESSION = _new_session()
-_SAMPLE = _sample.SampleCommand(_SESSION) if _SESSION is not None else None
+_SESSION = (_pyf.new_session("pystack", "lldb", globals().get("_SESSION"))
+            if _pyf is not None else None)
+_SAMPLE = _pyf.sample_command.SampleCommand(_SESSION) if _SESSION is not None else None
 
 
 def _lldb_major():

@@ -157,3 +157,87 @@ def test_error_bad_pid_argument(cli_env):
     assert res.returncode not in (0, 1), (res.returncode, err)
     assert out == ""
     assert err.startswith("pyframes: error: ") or "usage" in err.lower(), err
+
+
+# A CPython whose runtime holds no table pyframes can read.  CPython 3.12
+# and older publish none; so does, here, a CPython 3.14 that overwrote the
+# cookie of its own table.  The version comes from the exported Py_Version,
+# as gdb and lldb name it (pyframes.locate), never "no runtime found".
+_NO_TABLE = r"""
+import ctypes, platform, sys, time
+runtime = ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime")
+if sys.version_info >= (3, 13):
+    ctypes.memset(ctypes.addressof(runtime), 0, 8)  # the "xdebugpy" cookie
+print(platform.python_version(), flush=True)
+time.sleep(300)
+"""
+
+
+def _old_pythons():
+    """Host interpreters older than 3.13 (outside the sandbox root)."""
+    found = [p for p in ("/usr/bin/python3.11", "/usr/bin/python3.12") if os.access(p, os.X_OK)]
+    pyenv = os.path.expanduser("~/.pyenv/versions")
+    if os.path.isdir(pyenv):
+        found += [os.path.join(pyenv, v, "bin", "python3") for v in sorted(os.listdir(pyenv))
+                  if re.match(r"3\.1[12]\.", v)]
+    return [p for p in found if os.access(p, os.X_OK)]
+
+
+def _no_table_target(python):
+    proc = subprocess.Popen([python, "-c", _NO_TABLE], stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    version = proc.stdout.readline().strip()
+    if not version:
+        proc.kill()
+        proc.wait()
+        pytest.fail("%s did not start the target" % python)
+    return proc, version
+
+
+@pytest.mark.parametrize("which", ["3.14-without-table", "older"])
+def test_error_unsupported_version_is_named(cli_env, which):
+    import debugger_util as du
+    pythons = [du.python_for("3.14")] if which != "older" else _old_pythons()
+    pythons = [p for p in pythons if p]
+    if not pythons:
+        pytest.skip("no interpreter for %s" % which)
+    for python in pythons:
+        proc, version = _no_table_target(python)
+        try:
+            for extra in ((), ("--json",)):
+                res = run_cli(cli_env, "dump", proc.pid, *extra)
+                _assert_one_line_error(res, "unsupported")
+                assert _text(res)[1] == ("pyframes: error: unsupported CPython %s (pyframes "
+                                         "reads CPython 3.13, 3.14 and 3.15)\n" % version), \
+                    (python, _text(res))
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def test_limit_keeps_frames_and_counts_the_rest(target, cli_env):
+    """--limit N shows the N innermost frames of each thread and counts the
+    others, in text and JSON alike; --max-depth N bounds the walk (the
+    thread is then incomplete).  Oracle: the target's own view."""
+    deep = {tid: frames for tid, frames in target.views.items() if len(frames) > 2}
+    assert deep, target.views
+    doc = json.loads(run_cli(cli_env, "dump", target.pid, "--json", "--limit", 2).stdout)
+    bounded = json.loads(run_cli(cli_env, "dump", target.pid, "--json", "--max-depth", 2).stdout)
+    text = _text(run_cli(cli_env, "dump", target.pid, "--limit", 2, "--no-source"))[0]
+    for document, complete in ((doc, True), (bounded, False)):
+        rows = {th["native_thread_id"]: th for i in document["interpreters"]
+                for th in i["threads"]}
+        for tid, frames in deep.items():
+            row = rows[tid]
+            assert [(f["function"], f["filename"], f["line"]) for f in row["frames"]] == \
+                keys(frames)[:2], row
+            assert row["complete"] is complete, row
+            if complete:
+                assert row["more_frames"] == len(frames) - 2, row
+            else:
+                assert "more_frames" not in row, row
+    blocks = {int(re.search(r"\(native (\d+)", b).group(1)): b for b in text.split("\n\n")}
+    for tid, frames in deep.items():
+        assert blocks[tid].count('  File "') == 2, blocks[tid]
+        assert "  ... %d more frame%s" % (len(frames) - 2, "s" if len(frames) > 3 else "") \
+            in blocks[tid], blocks[tid]

@@ -260,6 +260,28 @@ def test_every_thread(live):
     _check(doc, live.target)
 
 
+@pytest.mark.parametrize("args", ["--all --json --limit 2", "--all --json 2",
+                                  "--all --json --max-depth 2"])
+def test_limit_and_max_depth(live, args):
+    """--limit N (or N alone, as `bt N`) keeps the N innermost frames of each
+    thread and counts the rest; --max-depth N stops the walk there (the
+    thread is then incomplete).  Oracle: the target's own view."""
+    adapter = FakeAdapter(live.target.pid)
+    try:
+        doc = _doc(_session().run(args, adapter))
+    finally:
+        adapter.close()
+    bounded = "--max-depth" in args
+    for interp in doc["interpreters"]:
+        for row in interp["threads"]:
+            own = live.target.threads[row["native_thread_id"]]
+            assert [(f["function"], f["filename"], f["line"]) for f in row["frames"]] == \
+                own[:2], row
+            if len(own) > 2:
+                assert row["complete"] is not bounded, row
+                assert row.get("more_frames") == (None if bounded else len(own) - 2), row
+
+
 def test_unknown_thread(live):
     from pyframes.errors import CommandError
     adapter = FakeAdapter(live.target.pid)
@@ -412,6 +434,9 @@ def test_usage_errors():
     session = _session()
     for args, text in (("--bogus", "unrecognized arguments: --bogus"),
                        ("--limit 0", "argument --limit: '0' must be at least 1"),
+                       ("0", "argument N: '0' must be at least 1"),
+                       ("5 --limit 3", "N and --limit N name two limits (5, 3): give one"),
+                       ("--max-depth x", "argument --max-depth: 'x' is not an integer"),
                        ("--thread x", "argument -t/--thread: 'x' is not an integer"),
                        ("--all --thread 3", "not allowed with argument -a/--all"),
                        ("--reader other", "argument --reader: invalid choice: 'other'"),

@@ -72,6 +72,8 @@ def live(request, tmp_path_factory):
                 "import sys; print('EMBEDDED %d.%d.%d' % sys.version_info[:3])")),
             ("save_core", driver.save_core(core)),
             ("info", "%s --info --reader debugger" % cmd),
+            ("count", "%s --all 2 --no-source" % cmd),
+            ("bt_state", "pyframes-bt"),
         ]
         if driver.debugger == "gdb":
             named.insert(9, ("py_bt", "py-bt"))
@@ -136,13 +138,16 @@ def test_text_output(live):
     assert "\n    return self.step(n - 1)\n" in text, s.describe("text")
 
 
-def test_limit(live):
+@pytest.mark.parametrize("name", ["limit", "count"])
+def test_limit(live, name):
+    """--limit 2, and 2 alone (as `bt 2`): the two innermost frames of each
+    thread, then how many more it has."""
     s = live.session
-    text = s["limit"]
+    text = s[name]
     blocks = text.split("\n\n")
-    assert len(blocks) == len(live.target.threads), s.describe("limit")
+    assert len(blocks) == len(live.target.threads), s.describe(name)
     for block in blocks:
-        assert block.count('  File "') <= 2, s.describe("limit")
+        assert block.count('  File "') <= 2, s.describe(name)
         assert "    return" not in block  # --no-source
         # the two innermost frames of the target's own view, then how many
         # more it has (counted, not read, by the library)
@@ -150,11 +155,19 @@ def test_limit(live):
         own = live.target.threads[tid]
         got = [(m.group(3), m.group(1), int(m.group(2))) for m in re.finditer(
             r'^  File "(.*)", line (\d+), in (.+?)(?: \[generator\])?$', block, re.M)]
-        assert got == own[:2], s.describe("limit")
+        assert got == own[:2], s.describe(name)
         more = re.findall(r"^  \.\.\. (\d+) more frames?$", block, re.M)
         assert [int(n) for n in more] == ([len(own) - 2] if len(own) > 2 else []), \
-            s.describe("limit")
+            s.describe(name)
     assert "more frame" in text
+
+
+def test_bt_switch_has_one_name(live):
+    """pyframes-bt without a word says whether bt shows Python frames (on
+    by default in gdb, off in lldb)."""
+    want = "on" if live.driver.debugger == "gdb" else "off"
+    assert re.search(r"^Python frames in bt \(.+\): %s$" % want, live.session["bt_state"],
+                     re.M), live.session.describe("bt_state")
 
 
 def test_same_as_cpython_py_bt(live):

@@ -1,5 +1,7 @@
-"""`cmake --install` output: the installed plugins find the installed package
-and library by themselves (no PYFRAMES_LIBRARY, no PYTHONPATH).
+"""`cmake --install` output: the installed plugins and the installed command
+`<prefix>/bin/pyframes` find the installed package and library by themselves
+(no PYFRAMES_LIBRARY, no PYTHONPATH); `python3 -m pyframes` runs with the
+package directory that `pyframes version` names on PYTHONPATH.
 
 The build tree is the one the suite runs against (the directory holding
 $PYFRAMES_LIBRARY); it is installed into a temporary prefix, then gdb and
@@ -7,6 +9,7 @@ lldb load the plugins from <prefix>/share/pyframes and must print the same
 frames as the target's own view.
 """
 
+import json
 import os
 import subprocess
 
@@ -51,8 +54,10 @@ def _session(argv, stdin_text, commands):
 def test_installed_files(prefix):
     share = os.path.join(prefix, "share", "pyframes")
     for rel in ("gdb/pyframes_gdb.py", "lldb/pyframes_lldb.py",
-                "python/pyframes/__init__.py", "python/pyframes/session.py"):
+                "python/pyframes/__init__.py", "python/pyframes/session.py",
+                "python/pyframes/plugin.py"):
         assert os.path.isfile(os.path.join(share, rel)), rel
+    assert os.access(os.path.join(prefix, "bin", "pyframes"), os.X_OK)
     libs = [n for d in ("lib", "lib64") if os.path.isdir(os.path.join(prefix, d))
             for n in os.listdir(os.path.join(prefix, d)) if n.startswith("libpyframes.so")]
     assert libs, "no libpyframes.so installed under %s" % prefix
@@ -82,3 +87,32 @@ def test_installed_plugin_matches_own_view(prefix, debugger, tmp_path):
             session = _session(["lldb", "-x", "-p", str(target.pid)], script, commands)
         document = session.json(0)
         assert du.own_view_mismatches(document, target) == [], session.describe(0)
+
+
+def _command(argv, env, cwd):
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          cwd=cwd, timeout=du.SESSION_TIMEOUT, stdin=subprocess.DEVNULL)
+    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 0, (argv, proc.returncode, out, err)
+    return out
+
+
+def test_installed_command_matches_own_view(prefix, tmp_path):
+    """<prefix>/bin/pyframes runs from anywhere with a clean environment;
+    `pyframes version` names the installed package directory and library,
+    and python3 -m pyframes works with that directory on PYTHONPATH."""
+    du.require(None, VERSION)
+    command = os.path.join(prefix, "bin", "pyframes")
+    env, cwd = _env(), str(tmp_path)
+    version = _command([command, "version"], env, cwd).splitlines()
+    package = os.path.join(prefix, "share", "pyframes", "python")
+    assert version[0].endswith("(%s)" % os.path.realpath(package)), version
+    assert version[1].startswith("libpyframes ") and \
+        os.path.realpath(prefix) in version[1], version
+    with du.LiveTarget(du.python_for(VERSION), depth=4, workdir=cwd) as target:
+        for argv, run_env in (
+                ([command, "dump", str(target.pid), "--json"], env),
+                (["python3", "-m", "pyframes", "dump", str(target.pid), "--json"],
+                 dict(env, PYTHONPATH=version[0].rsplit(" (", 1)[1][:-1]))):
+            document = json.loads(_command(argv, run_env, cwd))
+            assert du.own_view_mismatches(document, target) == [], argv

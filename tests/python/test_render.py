@@ -410,3 +410,25 @@ def test_collapsed_separators_in_names_are_escaped():
     stack, count = line.rsplit(" ", 1)
     assert count == "1"
     assert len(stack.split(";")) == 3
+
+
+def test_interleave_is_each_native_frame_then_its_python_frames():
+    """pyframes.mixed.interleave, the one order of bt, the frame provider,
+    the frame-format hook and --native: native frame, the Python frames
+    its eval call runs, ..., then the unplaced ones under their marker."""
+    from pyframes import mixed
+    native = [mixed.NativeFrame(i, 0x1000 + i, 0x100 * (i + 1), "f%d" % i, None, False)
+              for i in range(4)]
+    a, b, c = frame("a"), frame("b"), frame("c")
+    runs = [mixed.Run([a], 0x180), mixed.Run([b], 0x380), mixed.Run([c], 0x9000)]
+    placement = mixed.place(native, runs)
+    groups = list(mixed.interleave(len(native), placement))
+    assert [(g.native, [f.function for f in g.frames]) for g in groups] == [
+        (0, ["a"]), (1, []), (2, ["b"]), (3, []), (None, ["c"])]
+    assert groups[-1].marker.startswith("1 Python frame not placed: ")
+    text = mixed.format_mixed(native, placement)
+    assert [line.split()[0] for line in text] == [
+        "#0", "[python]", "#1", "#2", "[python]", "#3", "[1", "[python]"]
+    kinds = [(f["kind"], f["function"]) for f in mixed.mixed_json_frames(native, placement)]
+    assert kinds == [("python", "a"), ("native", "f0"), ("native", "f1"), ("python", "b"),
+                     ("native", "f2"), ("native", "f3"), ("python", "c")]

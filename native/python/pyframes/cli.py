@@ -6,13 +6,13 @@ import os
 import sys
 
 from . import __version__, _loader, errors, target as api
-from .errors import PyframesError, UsageError
+from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
+from .locate import locate_runtime
 from .options import add_stack_options, positive_int
-from .render import format_collapsed, format_json, format_text, process_source
-from .session import select_thread
-from . import taskview
-from . import report, sampling
+from .procview import ProcessView
+from .render import process_source
+from . import report, sampling, stack_command
 
 PROG = "pyframes"
 
@@ -37,8 +37,6 @@ def build_parser():
     fmt.add_argument("--collapsed", action="store_true",
                      help="collapsed stacks, one line per thread, for flame "
                      "graph tools")
-    dump.add_argument("--max-depth", type=positive_int, metavar="N",
-                      help="read at most N frames per thread")
     dump.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
                       help="address of _PyRuntime (default: found from the "
                       "process's mappings)")
@@ -116,61 +114,55 @@ def _sample(args, out):
     return 0
 
 
-def _dump(args, out):
+class _CommandLineFront(stack_command.Front):
+    """The stack command on the command line: every thread by default, the
+    source files as the process sees them."""
 
-    with api.attach(args.pid, runtime_addr=args.runtime_addr or 0,
-                    max_depth=args.max_depth) as target:
-        # text keeps --limit frames per thread and has the rest counted
-        walk = {} if args.json or args.collapsed else {"limit": args.limit}
-        tasks = args.tasks or args.table
-        # --tasks alone: the tasks only (the stacks too with --all, --thread
-        # or --json)
-        stacks = not tasks or args.all or args.thread is not None or args.json
-        if tasks:
-            walk["tasks"] = True
-            if not stacks:
-                walk["limit"] = 1
+    def __init__(self, pid):
+        self.pid = pid
+
+    def source(self):
+        return process_source(self.pid)
+
+
+def _open(args):
+    """The target of PID.  When the library finds no runtime it can read,
+    the debugger commands' search (pyframes.locate over the process's
+    files) names what runs there as they do: ``unsupported CPython 3.11.2
+    (pyframes reads CPython 3.13, 3.14 and 3.15)``."""
+    try:
+        return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
+    except (errors.NotPython, errors.UnsupportedVersion) as exc:
+        if args.runtime_addr:
+            raise
+        view = ProcessView(args.pid)
         try:
-            if args.thread is None:
-                snap = target.snapshot(**walk)
-            else:
-                snap, threads, _ = select_thread(target, args.thread, **walk)
+            runtime, _info, _how = locate_runtime(view)
+        except CommandError as failure:
+            if str(failure) == errors.NOT_PYTHON:
+                raise exc  # the library's own words say more
+            raise
+        finally:
+            view.close()
+    return api.attach(args.pid, runtime_addr=runtime)
+
+
+def _dump(args, out):
+    with _open(args) as target:
+        try:
+            text = stack_command.run(target, args, _CommandLineFront(args.pid))
         except PyframesError as exc:
             if sampling.process_gone(args.pid):
                 return _fail(errors.process_exited(args.pid, "it was being read", exc), 1)
             raise
-        if args.thread is not None and not threads:
-            raise errors.NoSuchThread(
-                errors.PYF_ENOTHREAD, "no Python thread has native thread "
-                "id or Python thread id %d" % args.thread)
-    if args.json:
-        out.write(format_json(snap) + "\n")
-        out.flush()
-        return 0
-    if tasks and not stacks and taskview.tasks_unavailable(snap):
-        return _fail(taskview.tasks_unavailable(snap), 1)
-    if not stacks:
-        pass
-    elif args.collapsed:
-        for line in format_collapsed(snap):
-            out.write(line + "\n")
-    else:
-        source = None if args.no_source else process_source(args.pid)
-        for line in format_text(snap, limit=args.limit,
-                                show_source=not args.no_source, source=source,
-                                addresses=args.addresses):
-            out.write(line + "\n")
-    if tasks:
-        if stacks:
-            out.write("\n")
-        for line in taskview.format_tasks(snap, table=args.table):
-            out.write(line + "\n")
+    out.write(text)
     out.flush()
     return 0
 
 
 def _version(out):
-    out.write("pyframes %s\n" % __version__)
+    out.write("pyframes %s (%s)\n" % (__version__, os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))))
     major, minor, patch = _loader.library_version()
     out.write("libpyframes %d.%d.%d (%s)\n" % (major, minor, patch,
                                               _loader.library_path()))
@@ -217,7 +209,7 @@ def main(argv=None):
         if args.command == "sample":
             return _sample(args, out)
         return _dump(args, out)
-    except PyframesError as exc:
+    except (PyframesError, CommandError) as exc:
         return _fail(str(exc), 1)
     except BrokenPipeError:
         # The reader went away (e.g. "| head"): stop quietly.

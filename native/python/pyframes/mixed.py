@@ -19,8 +19,8 @@ import collections
 
 from .render import escape
 
-__all__ = ["NativeFrame", "Run", "Placement", "python_runs", "place", "python_name",
-           "python_line", "format_mixed", "mixed_json_frames"]
+__all__ = ["NativeFrame", "Run", "Placement", "Group", "python_runs", "place", "interleave",
+           "python_name", "python_line", "format_mixed", "mixed_json_frames"]
 
 #: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
 #: (None when the debugger has none); ``inline``: a frame the debugger made
@@ -63,6 +63,26 @@ class Placement(object):
         (``[python] N frames not placed: why``), or None."""
         marker = self.marker("frame")
         return None if marker is None else PYTHON_MARK + marker
+
+
+#: One step of the interleaved backtrace (:func:`interleave`): the native
+#: frame ``native`` (an index into the native list) and the Python frames
+#: placed under it, or (``native`` None) the frames no native frame holds,
+#: under ``marker``.
+Group = collections.namedtuple("Group", "native frames marker")
+
+
+def interleave(count, placement):
+    """The backtrace with its Python frames, in the order every front end
+    shows it (gdb's frame filter, lldb's frame provider and frame-format
+    hook, --native): each of the ``count`` native frames, innermost first,
+    with the Python frames its eval call runs (most recent first), then
+    the frames that could not be placed under their marker (only when
+    there are any).  Yields :class:`Group`."""
+    for i in range(count):
+        yield Group(i, placement.frames_at(i), None)
+    if placement.unplaced:
+        yield Group(None, placement.unplaced_frames(), placement.marker())
 
 
 #: How a Python frame is named among native ones (bt, lldb's frames).
@@ -157,12 +177,13 @@ def format_mixed(native, placement, *, source=None):
                 if text and text.strip():
                     lines.append("        " + escape(text.strip()))
 
-    for i, f in enumerate(native):
-        lines.append(_native_line(f, i == 0 or not native[i - 1].inline))
-        python(placement.frames_at(i))
-    if placement.unplaced:
-        lines.append("[%s]" % placement.marker())
-        python(placement.unplaced_frames())
+    for group in interleave(len(native), placement):
+        i = group.native
+        if i is None:
+            lines.append("[%s]" % group.marker)
+        else:
+            lines.append(_native_line(native[i], i == 0 or not native[i - 1].inline))
+        python(group.frames)
     return lines
 
 
@@ -171,10 +192,13 @@ def mixed_json_frames(native, placement):
     innermost first, each Python frame just before (above) the native eval
     frame that runs it; unplaced ones at the end."""
     out = []
-    for i, f in enumerate(native):
-        out.extend(dict(frame.to_dict(), kind="python") for frame in placement.frames_at(i))
+    for group in interleave(len(native), placement):
+        if group.native is None:
+            out.extend(dict(frame.to_dict(), kind="python", placed=False)
+                       for frame in group.frames)
+            continue
+        f = native[group.native]
+        out.extend(dict(frame.to_dict(), kind="python") for frame in group.frames)
         out.append({"kind": "native", "function": f.function, "address": f.pc,
                     "module": f.module, "sp": f.sp})
-    out.extend(dict(frame.to_dict(), kind="python", placed=False)
-               for frame in placement.unplaced_frames())
     return out

@@ -39,7 +39,12 @@ def add_stack_options(parser, json_group=None):
              "threading.get_ident(); decimal or 0x-hex) is N")
     parser.add_argument(
         "--limit", metavar="N", type=positive_int,
-        help="show at most N frames per thread, innermost first")
+        help="show at most N frames per thread, innermost first; the rest "
+             "are counted (\"... K more frames\", \"more_frames\" in JSON)")
+    parser.add_argument(
+        "--max-depth", metavar="N", type=positive_int,
+        help="walk at most N frames per thread (a deeper stack is shown "
+             "incomplete)")
     (json_group or parser).add_argument(
         "--json", action="store_true",
         help="print one JSON document (see docs/json-schema.md)")
@@ -53,8 +58,9 @@ def add_stack_options(parser, json_group=None):
              "the thread stacks first; with --json a \"tasks\" list)")
     parser.add_argument(
         "--table", action="store_true",
-        help="the asyncio tasks as a table, one row per task and awaiter "
-             "(implies --tasks)")
+        help="the asyncio tasks as a table, one row per task and awaiter, "
+             "with the columns of `python -m asyncio ps` (stacks innermost "
+             "first; implies --tasks)")
     return parser
 
 
@@ -122,6 +128,9 @@ def build_parser(command_name, description=None):
         parser = _Parser(allow_abbrev=False, **kwargs)
     add_stack_options(parser)
     parser.add_argument(
+        "count", nargs="?", metavar="N", type=positive_int,
+        help="the same as --limit N (as in `bt N`)")
+    parser.add_argument(
         "--reader", choices=("auto", "pid", "debugger"), default="auto",
         help="how memory is read: 'pid' reads the live local process "
              "directly, 'debugger' reads through the debugger (needed for "
@@ -171,7 +180,19 @@ def parse_arguments(parser, argument_string):
     if extra:
         raise UsageError("%s%s: error: unrecognized arguments: %s"
                          % (parser.format_usage(), parser.prog, " ".join(extra)))
+    count = getattr(ns, "count", None) if "count" in _positionals(parser) else None
+    if count is not None:
+        # `py-bt-fast 5`, as `bt 5`: --limit 5
+        if ns.limit is not None and ns.limit != count:
+            raise UsageError("%s%s: error: N and --limit N name two limits (%d, %d): "
+                             "give one" % (parser.format_usage(), parser.prog, count,
+                                           ns.limit))
+        ns.limit = count
     return ns
+
+
+def _positionals(parser):
+    return [a.dest for a in parser._actions if not a.option_strings]
 
 
 _LONG_HELP = """\
@@ -184,14 +205,18 @@ packages.  Without options it shows the thread selected in {dbg}.
   -a, --all        every Python thread of every interpreter
   -t, --thread N   the thread whose native id (OS tid, as in `{threads}`) or
                    Python thread id (threading.get_ident()) is N
-  --limit N        at most N frames per thread, innermost first
+  N, --limit N     at most N frames per thread, innermost first (the rest
+                   counted: "... K more frames"); `{cmd} 5` as `bt 5`
+  --max-depth N    walk at most N frames per thread (deeper: incomplete)
   --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
   --no-source      no source lines
   --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
                    its coroutine stack and the tasks it awaits; with --all
                    or --thread the thread stacks first, each header naming
                    the task its thread runs; with --json a "tasks" list
-  --table          the asyncio tasks as a table (implies --tasks)
+  --table          the asyncio tasks as the table of `python -m asyncio ps`
+                   (coroutine stack, awaiter chain: innermost first;
+                   implies --tasks)
   --native         {dbg}'s own backtrace with the Python frames placed under
                    the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else
@@ -201,6 +226,8 @@ packages.  Without options it shows the thread selected in {dbg}.
                    how it was found, the reader) instead of a stack
 
 Example: {cmd} --all --no-source
+
+`pyframes-bt on|off` switches the Python frames in {dbg}'s own bt.
 """
 
 _THREAD_COMMANDS = {"gdb": "info threads", "lldb": "thread list"}

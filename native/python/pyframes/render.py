@@ -316,17 +316,19 @@ def labelled_header(thread, label=None, debugger=None):
 
 
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
-                        show_source=True, source=None):
-    """The text of a debugger command: each thread as format_text shows it,
+                        show_source=True, source=None, addresses=False):
+    """The text of the stack command: each thread as format_text shows it,
     its header naming the debugger's own label for the thread
-    (``[gdb thread 2]``), threads separated by an empty line."""
+    (``[gdb thread 2]``) when label_of gives one, threads separated by an
+    empty line."""
     out = io.StringIO()
     for i, t in enumerate(threads):
         if i:
             out.write("\n")
         header = thread_header(t)
         label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
-        lines = format_text([t], limit=limit, show_source=show_source, source=source)
+        lines = format_text([t], limit=limit, show_source=show_source, source=source,
+                            addresses=addresses)
         for n, line in enumerate(lines):
             if n == 0 and line == header:
                 line = labelled_header(t, label, debugger)

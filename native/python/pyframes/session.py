@@ -20,7 +20,7 @@ import collections
 import dataclasses
 import json
 
-from . import _loader, errors, mixed, model, render, taskview, target as api
+from . import _loader, errors, mixed, render, stack_command, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
 from .errors import CommandError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime, unsupported_message
@@ -262,52 +262,13 @@ class Session(object):
     def _run(self, options, adapter):
         api.library_version()  # LibraryNotFound here, not as "not Python" later
         cached, kind = self._get_target(adapter, options.reader)
-        target = cached.target
         if options.info:
             return self._info(cached, kind)
-        # JSON carries every frame read, so --limit bounds the walk; text
-        # keeps --limit frames and has the rest counted, for "... N more".
-        walk = ({"max_depth": options.limit} if options.json
-                else {"limit": options.limit})
-        if options.native:
-            walk["entries"] = True
-        tasks = options.tasks or options.table
-        if tasks:
-            walk["tasks"] = True
-            if kind == "debugger":
-                self._locate_asyncio(cached, adapter)
-        stacks = options.json or not tasks or options.all or options.thread is not None
-
-        if not stacks:
-            snapshot, threads = target.snapshot(limit=1, tasks=True), []
-        elif options.all:
-            snapshot = target.snapshot(**walk)
-            threads = list(snapshot.threads())
-            if not threads:
-                raise CommandError(errors.NO_THREADS)
-        else:
-            snapshot, threads = self._one_thread(target, adapter, options, walk)
-
-        if options.native:
-            return self._native(snapshot, threads, adapter, options, kind)
-        if options.json:
-            return render.format_json(snapshot).rstrip("\n") + "\n"
-        if tasks and not stacks and taskview.tasks_unavailable(snapshot):
-            raise CommandError(taskview.tasks_unavailable(snapshot))
-        text = ""
-        if stacks:
-            source = self._source_for(options, adapter, kind)
-            text = render.format_threads_text(
-                threads, label_of=lambda tid: ask(adapter.debugger_thread_label, tid),
-                debugger=adapter.debugger_name, limit=options.limit,
-                show_source=not options.no_source, source=source)
-        if tasks:
-            text += ("\n" if text else "") + "".join(
-                line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
-        return text + self._core_note(adapter, threads, snapshot if tasks else None)
+        return stack_command.run(cached.target, options,
+                                 _DebuggerFront(self, adapter, cached, kind))
 
     @staticmethod
-    def _core_note(adapter, threads, snapshot=None):
+    def core_note(adapter, threads, snapshot=None):
         """On a core file, a note naming what to do when stacks or task
         lists stopped at a failed read (the core lacks that memory)."""
         if ask(adapter.is_live):
@@ -319,7 +280,7 @@ class Session(object):
                           if errors.is_read_failure(task.error))
         return errors.core_note(failed) + "\n" if failed else ""
 
-    def _native(self, snapshot, threads, adapter, options, kind):
+    def native(self, snapshot, threads, adapter, options, kind):
         """--native: each thread's native backtrace with its Python frames
         placed in it (text, or the JSON document with mixed frame lists)."""
         placed = []
@@ -338,7 +299,7 @@ class Session(object):
                 if thread.tstate_addr in by_tstate:
                     row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
             return json.dumps(doc) + "\n"
-        source = self._source_for(options, adapter, kind)
+        source = None if options.no_source else self.source_for(adapter, kind)
         out = []
         for i, (t, native, placement) in enumerate(placed):
             if i:
@@ -347,13 +308,11 @@ class Session(object):
                 t, ask(adapter.debugger_thread_label, t.native_thread_id),
                 adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
-        return "".join(line + "\n" for line in out) + self._core_note(adapter, threads)
+        return "".join(line + "\n" for line in out) + self.core_note(adapter, threads)
 
-    def _source_for(self, options, adapter, kind):
-        """The source-line reader of this command (None with --no-source):
-        the files as the process sees them when it is read by PID."""
-        if options.no_source:
-            return None
+    def source_for(self, adapter, kind):
+        """The source-line reader of this command: the files as the process
+        sees them when it is read by PID."""
         self._source.refresh()
         if kind == "pid":
             return render.process_source(adapter.pid(), fallback=self._source)
@@ -380,7 +339,8 @@ class Session(object):
                     self._not_python.add(identity)
                     return []
                 raise
-            found = _snapshot_native(cached.target, native_tid, {"entries": True})
+            found = stack_command.snapshot_native(cached.target, native_tid,
+                                                  {"entries": True})
             runs = []
             if found is not None:
                 for thread in found[1]:
@@ -391,7 +351,7 @@ class Session(object):
         return runs
 
     @staticmethod
-    def _locate_asyncio(cached, adapter):
+    def locate_asyncio(cached, adapter):
         """Tell a debugger-read target where its asyncio debug offsets are
         (once found; until then each command looks again: 3.14 maps them
         when asyncio is imported)."""
@@ -418,70 +378,52 @@ class Session(object):
                 major, minor, patch, _loader.library_path())),
         ])
 
-    def _one_thread(self, target, adapter, options, walk):
-        if options.thread is not None:
-            wanted, how = options.thread, "--thread %d" % options.thread
-        else:
-            wanted = ask(adapter.selected_native_tid)
-            if wanted is None:
-                raise CommandError(errors.NO_SELECTED_THREAD)
-            how = None
-        found = select_thread(target, wanted, by_python_id=options.thread is not None,
-                              **walk)
-        if found[1]:
-            return found[0], found[1]
-        label = ask(adapter.debugger_thread_label, wanted) if how is None else None
-        rows = render.thread_table(
-            found[2], lambda tid: ask(adapter.debugger_thread_label, tid))
+
+class _DebuggerFront(stack_command.Front):
+    """The stack command in a debugger: the selected thread by default,
+    the debugger's thread labels, --native, the core-file note."""
+
+    def __init__(self, session, adapter, cached, kind):
+        self.session, self.adapter, self.cached, self.kind = session, adapter, cached, kind
+        self.debugger = adapter.debugger_name
+
+    def label(self, native_tid):
+        return ask(self.adapter.debugger_thread_label, native_tid)
+
+    def _rows(self, threads):
+        return render.thread_table(threads, self.label)
+
+    def default_threads(self, target, walk):
+        wanted = ask(self.adapter.selected_native_tid)
+        if wanted is None:
+            raise CommandError(errors.NO_SELECTED_THREAD)
+        found = stack_command.select_thread(target, wanted, by_python_id=False, **walk)
+        if not found[1]:
+            raise CommandError(errors.no_python_thread(
+                wanted, None, self.label(wanted), self._rows(found[2]),
+                self.debugger, self.session.command_name))
+        return found[0], found[1]
+
+    def no_threads(self):
+        raise CommandError(errors.NO_THREADS)
+
+    def thread_not_found(self, wanted, rows):
         raise CommandError(errors.no_python_thread(
-            wanted, how, label, rows, adapter.debugger_name, self.command_name))
+            wanted, "--thread %d" % wanted, None, self._rows(rows), self.debugger,
+            self.session.command_name))
 
+    def source(self):
+        return self.session.source_for(self.adapter, self.kind)
 
-def _snapshot_native(target, native_tid, walk):
-    """(snapshot holding only that OS thread's Python threads, those
-    threads) or None.  An OS thread running a subinterpreter has a thread
-    state in each interpreter it entered: all are shown."""
-    if not native_tid:
-        return None
-    try:
-        snap = target.snapshot(native_tid=native_tid, **walk)
-    except errors.NoSuchThread:
-        return None
-    threads = list(snap.threads())
-    matching = [t for t in threads if t.native_thread_id == native_tid]
-    if not matching:
-        return None
-    if len(threads) != len(matching):
-        snap = model.only_threads(snap, matching)
-    return snap, matching
+    def before_tasks(self):
+        if self.kind == "debugger":
+            self.session.locate_asyncio(self.cached, self.adapter)
 
+    def native(self, snapshot, threads, options):
+        return self.session.native(snapshot, threads, self.adapter, options, self.kind)
 
-def select_thread(target, wanted, by_python_id=True, **walk):
-    """The Python threads of the OS thread ``wanted`` (a native id) or, with
-    by_python_id, of the Python thread whose threading.get_ident() it is.
-    ``walk`` (max_depth, limit) goes to Target.snapshot.
-
-    Returns (snapshot, threads, []) when found, else (None, [], every
-    Python thread, each read one frame deep) for the message."""
-    # Fast path: the number is a native thread id (one walk of one thread).
-    found = _snapshot_native(target, wanted, walk)
-    if found is not None:
-        return found + ([],)
-    full = target.snapshot(max_depth=1)
-    threads = list(full.threads())
-    if by_python_id:
-        for t in threads:
-            if t.thread_id != wanted:
-                continue
-            if t.native_thread_id:
-                found = _snapshot_native(target, t.native_thread_id, walk)
-                if found is not None:
-                    return found + ([],)
-            snap = target.snapshot(**walk)
-            for t2 in snap.threads():
-                if t2.thread_id == wanted:
-                    return model.only_threads(snap, [t2]), [t2], []
-    return None, [], threads
+    def note(self, threads, snapshot):
+        return self.session.core_note(self.adapter, threads, snapshot)
 
 
 def _as_tuple(value):

@@ -1,6 +1,9 @@
 """Text views of a snapshot's asyncio tasks: a tree (who awaits whom, as
 ``python -m asyncio pstree`` draws it) and a table (as ``python -m asyncio
-ps``).
+ps``).  Each keeps the order of CPython's tool: the tree goes from a task
+down to the call it is suspended in (outermost first), the table lists a
+stack innermost first (so does the JSON document: every frame list of
+pyframes is innermost first).
 
 Pure functions over model objects, like render.py.  The await graph comes
 from each task's ``awaited_by``; a task awaited by several is drawn under
@@ -175,26 +178,35 @@ def format_task_tree(tasks, *, error=None):
     return lines
 
 
+def _chain(frames):
+    """A coroutine stack as ``asyncio ps`` writes it: the function names,
+    innermost first, joined by " -> "."""
+    return " -> ".join(escape(f.function) for f in frames)
+
+
 def format_task_table(tasks):
-    """Lines of the table: one row per task and awaiter, as ``asyncio ps``
-    (columns: thread, task id, name, state, coroutine stack from the
-    task's own coroutine in, awaiter's name and id)."""
+    """Lines of the table: one row per task and awaiter, with the columns
+    of ``python -m asyncio ps`` (thread, task id, name, coroutine stack,
+    awaiter chain, awaiter name and id) and the task's state after its
+    name.  Stacks and chains are innermost first, as ``asyncio ps`` prints
+    them: the coroutine the task is suspended in, ..., its own coroutine;
+    the awaiter chain is the awaiting task's coroutine stack."""
     tasks = list(tasks)
     by_id = {t.id: t for t in tasks}
     header = ("thread", "task id", "task name", "state", "coroutine stack",
-              "awaiter name", "awaiter id")
+              "awaiter chain", "awaiter name", "awaiter id")
     rows = []
     for t in tasks:
-        stack = " -> ".join(escape(f.function) for f in reversed(t.coroutine_stack))
         thread = ("%d" % t.native_thread_id if t.native_thread_id is not None
                   else "exited")
         base = (thread, "0x%x" % t.id, escape(t.name), t.state + (" running" if t.running else ""),
-                stack or "-")
+                _chain(t.coroutine_stack) or "-")
         if not t.awaited_by:
-            rows.append(base + ("", ""))
+            rows.append(base + ("", "", ""))
         for waiter in t.awaited_by:
             w = by_id.get(waiter)
-            rows.append(base + (escape(w.name) if w else "?", "0x%x" % waiter))
+            rows.append(base + ((_chain(w.coroutine_stack) or "-") if w else "?",
+                                escape(w.name) if w else "?", "0x%x" % waiter))
     widths = [len(h) for h in header]
     for row in rows:
         for i, cell in enumerate(row[:-1]):

@@ -1,0 +1,187 @@
+"""The stack command, one body for every front end: ``python3 -m pyframes
+dump``, gdb's ``py-bt-fast`` and lldb's ``pystack``.
+
+The options (pyframes.options) mean the same in each:
+
+- ``--limit N``: at most N frames shown per thread, innermost first; the
+  walk still goes to the end of each chain (so ``complete`` is what a full
+  walk says) and the frames past N are counted (``... K more frames``, and
+  ``more_frames`` in JSON);
+- ``--max-depth N``: the walk itself stops after N frames per thread (a
+  deeper chain is shown incomplete);
+- ``--all`` / ``--thread N``, ``--json``, ``--no-source``, ``--tasks``,
+  ``--table``.
+
+What differs between front ends is a :class:`Front`: the threads shown
+without ``--all`` or ``--thread``, how a missing thread is reported, the
+label of a thread header, where source lines come from, and what a debugger
+adds (``--native``, the note on a core file).  :func:`run` returns the text
+to print and raises CommandError (or a PyframesError) with the message.
+"""
+
+import json
+
+from . import errors, model, render, taskview
+from .errors import CommandError
+
+__all__ = ["Front", "run", "walk_of", "select_thread", "snapshot_native"]
+
+
+class Front(object):
+    """What a front end supplies to :func:`run`.  The defaults are the
+    command line's: every thread by default, no labels, no native stack."""
+
+    #: The debugger named in thread headers ("gdb"), None for none.
+    debugger = None
+
+    def default_threads(self, target, walk):
+        """(snapshot, threads) without --all or --thread."""
+        snapshot = target.snapshot(**walk)
+        return snapshot, list(snapshot.threads())
+
+    def no_threads(self):
+        """--all found no thread: raise, or return to print nothing."""
+
+    def thread_not_found(self, wanted, rows):
+        """--thread N matched nothing; rows: every Python thread (read one
+        frame deep).  Raises."""
+        raise errors.NoSuchThread(
+            errors.PYF_ENOTHREAD, "no Python thread has native thread id or "
+            "Python thread id %d" % wanted)
+
+    def label(self, native_tid):
+        """The front end's own name for a thread (gdb's "thread 2"), or None."""
+        return None
+
+    def source(self):
+        """The source-line reader, source(filename, line)."""
+        return render.SourceReader()
+
+    def before_tasks(self):
+        """Called before a snapshot that reads the asyncio tasks."""
+
+    def native(self, snapshot, threads, options):
+        """--native: the text of each thread's native stack with its Python
+        frames placed in it."""
+        raise CommandError("--native needs a debugger")
+
+    def note(self, threads, snapshot):
+        """Text after the output (a core file's missing memory), or ""."""
+        return ""
+
+
+def walk_of(options):
+    """Target.snapshot keywords of the options."""
+    walk = {}
+    if options.limit:
+        walk["limit"] = options.limit
+    if getattr(options, "max_depth", None):
+        walk["max_depth"] = options.max_depth
+    if getattr(options, "native", False):
+        walk["entries"] = True
+    if options.tasks or options.table:
+        walk["tasks"] = True
+    return walk
+
+
+def run(target, options, front):
+    """The text the options ask for, from ``target``."""
+    walk = walk_of(options)
+    tasks = options.tasks or options.table
+    # --tasks alone: the tasks only (the stacks too with --all, --thread or
+    # --json)
+    stacks = options.json or not tasks or options.all or options.thread is not None
+    if tasks:
+        front.before_tasks()
+    if not stacks:
+        snapshot, threads = target.snapshot(limit=1, tasks=True), []
+    elif options.all:
+        snapshot = target.snapshot(**walk)
+        threads = list(snapshot.threads())
+        if not threads:
+            front.no_threads()
+    elif options.thread is not None:
+        snapshot, threads, rows = select_thread(target, options.thread, **walk)
+        if not threads:
+            front.thread_not_found(options.thread, rows)
+    else:
+        snapshot, threads = front.default_threads(target, walk)
+
+    if getattr(options, "native", False):
+        return front.native(snapshot, threads, options)
+    if options.json:
+        return json_text(snapshot, limited=bool(options.limit)) + "\n"
+    if tasks and not stacks and taskview.tasks_unavailable(snapshot):
+        raise CommandError(taskview.tasks_unavailable(snapshot))
+    text = ""
+    if stacks and getattr(options, "collapsed", False):
+        text = "".join(line + "\n" for line in render.format_collapsed(threads))
+    elif stacks:
+        text = render.format_threads_text(
+            threads, label_of=front.label, debugger=front.debugger,
+            show_source=not options.no_source,
+            source=None if options.no_source else front.source(),
+            addresses=getattr(options, "addresses", False))
+    if tasks:
+        text += ("\n" if text else "") + "".join(
+            line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
+    return text + front.note(threads, snapshot if tasks else None)
+
+
+def json_text(snapshot, limited=False):
+    """The JSON document; with --limit each thread also says how many of its
+    frames were left out (``more_frames``)."""
+    if not limited:
+        return render.format_json(snapshot)
+    doc = snapshot.to_dict()
+    rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
+    for thread, row in zip(snapshot.threads(), rows):
+        row["more_frames"] = thread.more_frames
+    return json.dumps(doc)
+
+
+def snapshot_native(target, native_tid, walk):
+    """(snapshot holding only that OS thread's Python threads, those
+    threads) or None.  An OS thread running a subinterpreter has a thread
+    state in each interpreter it entered: all are shown."""
+    if not native_tid:
+        return None
+    try:
+        snap = target.snapshot(native_tid=native_tid, **walk)
+    except errors.NoSuchThread:
+        return None
+    threads = list(snap.threads())
+    matching = [t for t in threads if t.native_thread_id == native_tid]
+    if not matching:
+        return None
+    if len(threads) != len(matching):
+        snap = model.only_threads(snap, matching)
+    return snap, matching
+
+
+def select_thread(target, wanted, by_python_id=True, **walk):
+    """The Python threads of the OS thread ``wanted`` (a native id) or, with
+    by_python_id, of the Python thread whose threading.get_ident() it is.
+    ``walk`` (max_depth, limit, ...) goes to Target.snapshot.
+
+    Returns (snapshot, threads, []) when found, else (None, [], every
+    Python thread, each read one frame deep) for the message."""
+    # Fast path: the number is a native thread id (one walk of one thread).
+    found = snapshot_native(target, wanted, walk)
+    if found is not None:
+        return found + ([],)
+    full = target.snapshot(max_depth=1)
+    threads = list(full.threads())
+    if by_python_id:
+        for t in threads:
+            if t.thread_id != wanted:
+                continue
+            if t.native_thread_id:
+                found = snapshot_native(target, t.native_thread_id, walk)
+                if found is not None:
+                    return found + ([],)
+            snap = target.snapshot(**walk)
+            for t2 in snap.threads():
+                if t2.thread_id == wanted:
+                    return model.only_threads(snap, [t2]), [t2], []
+    return None, [], threads
