@@ -136,7 +136,8 @@ PYF_API const char *pyf_error_name(int code);
 PYF_API int pyf_library_version(void);
 
 /* ==== Failures ===========================================================
- * How a call failed, as data: the one channel of failure details (an open,
+ * How a call failed, as data: the one channel of failure details (the
+ * failure argument of an open and of every call without a target,
  * pyf_target_failure after a call on a target, pyf_thread.failure for a
  * thread whose walk stopped early).  A failed read says what was read, where
  * and how much, and the reader's own words; detail holds the whole failure
