@@ -43,16 +43,41 @@
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
- *   - Output structs the caller sizes (pyf_runtime_location, pyf_failure,
- *     pyf_frame_table: struct_size set by the caller) receive only the bytes that size
- *     covers; below the first layout the call is PYF_EINVAL.
+ *   - Output structs the caller sizes (pyf_failure, pyf_runtime_location,
+ *     pyf_frame_table, pyf_task_list: struct_size set by the caller)
+ *     receive only the bytes that size covers; below the first layout the
+ *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
- *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key) are frozen
- *     within 0.x: their size and the stride of the arrays (PYF_FRAME_SIZE,
- *     PYF_THREAD_SIZE, PYF_INTERP_SIZE, recorded in each pyf_snapshot;
- *     PYF_RECORD_SIZE, PYF_FRAME_KEY_SIZE, in each pyf_frame_table) never
- *     change;
- *     new facts go into reserved fields, which read as zero until then.
+ *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task) and
+ *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
+ *     within 0.x: their size never changes; new facts go into reserved
+ *     fields, which read as zero until then.
+ *   - Arrays: every array the library hands out carries its stride, frozen
+ *     within 0.x like its element: pyf_snapshot's interp_size, thread_size
+ *     and frame_size (PYF_INTERP_SIZE, PYF_THREAD_SIZE, PYF_FRAME_SIZE),
+ *     pyf_frame_table's record_size and key_size (PYF_RECORD_SIZE,
+ *     PYF_FRAME_KEY_SIZE), pyf_task_list's task_size (PYF_TASK_SIZE).
+ *     Arrays the caller hands in are of structs frozen the same way, whose
+ *     stride is their sizeof in this header: pyf_mapping (PYF_MAPPING_SIZE,
+ *     pyf_locate_request.maps) and pyf_iovec (PYF_IOVEC_SIZE, the readv
+ *     callback's ranges).
+ *   - Failures: every call that can fail in more than one way and has no
+ *     target to keep its failure takes a pyf_failure *failure as its last
+ *     argument (pyf_target_open*, pyf_runtime_*, pyf_elf_*); calls on a
+ *     target leave theirs for pyf_target_failure.  failure may be NULL
+ *     (no detail wanted); a struct_size below PYF_FAILURE_SIZE_V0 is
+ *     PYF_EINVAL.  On success it gets code 0 and an empty detail.
+ *   - NULL: a function returning int given NULL for its handle or for a
+ *     pointer it needs returns PYF_EINVAL and changes nothing else (it still
+ *     clears the out-pointers it was given: *out = NULL); a function
+ *     returning void does nothing (pyf_target_stats zeroes its out).
+ *     Pointers documented as optional ("may be NULL") are the exceptions.
+ *     tests/c/test_null_args.c calls every exported function so.
+ *   - The static API: declarations inside #ifdef PYF_STATIC_API (the one
+ *     call a bundled binding makes per sample, pyf_snapshot_take_copy) are
+ *     exported like the rest but follow none of the above: they may change
+ *     in any 0.x release.  Define PYF_STATIC_API before including this
+ *     header only when the library is bundled with the caller.
  *   - Error codes are never renumbered or reused; -14 is retired.
  */
 #ifndef PYFRAMES_H
@@ -111,7 +136,8 @@ PYF_API const char *pyf_error_name(int code);
 PYF_API int pyf_library_version(void);
 
 /* ==== Failures ===========================================================
- * How a call failed, as data: the one channel of failure details (an open,
+ * How a call failed, as data: the one channel of failure details (the
+ * failure argument of an open and of every call without a target,
  * pyf_target_failure after a call on a target, pyf_thread.failure for a
  * thread whose walk stopped early).  A failed read says what was read, where
  * and how much, and the reader's own words; detail holds the whole failure
@@ -145,6 +171,7 @@ typedef struct pyf_iovec {
     void *dst;
     size_t len;
 } pyf_iovec;
+#define PYF_IOVEC_SIZE 24u /* the stride of a readv batch: frozen within 0.x */
 
 typedef int (*pyf_read_fn)(void *arg, uint64_t addr, void *dst, size_t len);
 typedef int (*pyf_readv_fn)(void *arg, const pyf_iovec *iov, size_t n, int *status);
@@ -178,7 +205,11 @@ typedef struct pyf_options {
 
 #define PYF_DEFAULT_MAX_DEPTH 10000u
 #define PYF_DEFAULT_MAX_THREADS 4096u
-#define PYF_DEFAULT_MAX_INTERPRETERS 256u
+/* Not an option: the fixed cap on the interpreters one snapshot walks (and
+ * whose asyncio task lists it reads); the walk stops there with PYF_EDEPTH. */
+#define PYF_MAX_INTERPRETERS 256u
+/* Deprecated: the old name of PYF_MAX_INTERPRETERS, which no option sets. */
+#define PYF_DEFAULT_MAX_INTERPRETERS PYF_MAX_INTERPRETERS
 #define PYF_DEFAULT_MAX_STRING 4096u
 
 /* Open a target over a caller-supplied reader.  runtime_addr is the address
@@ -458,7 +489,23 @@ typedef struct pyf_frame_table {
  * struct_size below PYF_FRAME_TABLE_SIZE_V0. */
 PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
 
-/* ==== One call for a binding ==============================================
+/* ==== The static API: one call for the bundled binding ====================
+ * Only with PYF_STATIC_API defined before this header is included, the
+ * way zstd keeps ZSTD_STATIC_LINKING_ONLY: for the Python binding shipped
+ * with the library (and tests and benchmarks built with it), which is
+ * never mixed with a library of another release.  It may change in any 0.x
+ * release; other callers use pyf_snapshot_take and pyf_snapshot_table.
+ *
+ * Why not a struct_size like the other input structs: pyf_snapshot_copy is
+ * input and output at once, and the arrays the library copies start right
+ * after it in the caller's buffer, at an offset both sides compute from
+ * its size.  A caller-sized struct would make that offset, and every field
+ * the binding unpacks with one precompiled struct format per sample, depend
+ * on the caller's size: a check and a branch more on the hot path of the
+ * sampler for a compatibility no bundled caller needs.  Its size is
+ * PYF_SNAPSHOT_COPY_SIZE of the release it comes with (the binding's
+ * mirror is checked against it by tests/python/test_ffi_unit.py).
+ *
  * pyf_snapshot_take, and what a binding reads of the snapshot (its header,
  * pyf_snapshot_table's answer, the interps and threads) copied into one
  * buffer of the caller, in one call with two arguments: for bindings that
@@ -493,6 +540,7 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * .threads, .frames, table.frame_keys) are NULL, and table.records,
  * table.keys and their strings stay valid only until the next call on the
  * target.  On failure nothing but c->out (NULL) is written. */
+#ifdef PYF_STATIC_API
 #define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
 #define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */
 #define PYF_COPY_SAME_ARRAYS 0x04u /* the arrays were in the buffer already */
@@ -511,9 +559,10 @@ typedef struct pyf_snapshot_copy {
     pyf_snapshot snapshot;                 /* the header */
     pyf_frame_table table;                 /* as pyf_snapshot_table fills it */
 } pyf_snapshot_copy;
-#define PYF_SNAPSHOT_COPY_SIZE 168u /* frozen within 0.x, like the arrays' */
+#define PYF_SNAPSHOT_COPY_SIZE 168u /* of this release */
 
 PYF_API int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c);
+#endif /* PYF_STATIC_API */
 
 /* ==== asyncio tasks (CPython 3.14+) =======================================
  * CPython 3.14+ publishes the layout of its asyncio tasks in the section
@@ -598,11 +647,13 @@ PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
 /* ==== Helpers for debuggers ============================================= */
 
 /* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
- * layout).  Returns 0 or the error a target open would report; out (may be
- * NULL) gets the runtime's version, also on PYF_EVERSION when the table's
- * cookie is there (the version it says). */
+ * layout).  Returns 0 or the error a target open would report, with the
+ * same failure; out (may be NULL) gets the runtime's version, also on
+ * PYF_EVERSION when the table's cookie is there (the version it says).
+ * A refused version's failure names it: "unsupported CPython 3.16.0
+ * (pyframes reads CPython 3.13, 3.14 and 3.15)". */
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
-                              pyf_python_info *out);
+                              pyf_python_info *out, pyf_failure *failure);
 
 /* Where _PyRuntime is, from what a debugger (or /proc/PID/maps) knows of the
  * target's address space.  The library tries, in this order and as the
@@ -626,6 +677,7 @@ typedef struct pyf_mapping {
     const char *path;          /* the file as the target names it, or NULL */
     const char *open_path;     /* where this machine can open it, or NULL */
 } pyf_mapping;
+#define PYF_MAPPING_SIZE 48u /* the stride of pyf_locate_request.maps: frozen within 0.x */
 
 #define PYF_LOCATE_SYMBOL 0x1u
 #define PYF_LOCATE_SECTION 0x2u
@@ -635,7 +687,7 @@ typedef struct pyf_locate_request {
     uint32_t struct_size;      /* = sizeof(pyf_locate_request) */
     uint32_t methods;          /* PYF_LOCATE_*; 0 = all */
     uint64_t symbol_addr;      /* the address of _PyRuntime, 0 when unknown */
-    const pyf_mapping *maps;
+    const pyf_mapping *maps;   /* [nmaps], PYF_MAPPING_SIZE bytes apart */
     size_t nmaps;
     uint64_t scan_budget;      /* bytes scanned at most; 0 = 512 MiB */
 } pyf_locate_request;
@@ -645,38 +697,48 @@ typedef struct pyf_runtime_location {
     uint32_t struct_size;      /* = sizeof(pyf_runtime_location), set by the caller */
     uint32_t method;           /* the PYF_LOCATE_* that found it */
     uint64_t addr;             /* 0 when nothing was found */
-    /* the runtime found; on PYF_EVERSION, the version the refused table
-     * says (hexversion and its parts) */
+    /* the runtime found; on PYF_EVERSION, the version refused (hexversion
+     * and its parts; runtime_addr 0 when it came from Py_Version) */
     pyf_python_info python;
-    char detail[256];          /* how it was found, or why nothing was */
+    /* how it was found, e.g. "the .PyRuntime section of /usr/bin/python3.15";
+     * "" when nothing was (why is in the failure) */
+    char how[256];
 } pyf_runtime_location;
 #define PYF_RUNTIME_LOCATION_SIZE_V0 312u
 
-/* Returns 0 (out->addr, out->method, out->python), or PYF_ENOTPY (nothing
- * found), PYF_EVERSION / PYF_EOFFSETS (a table was found and refused:
- * out->python says its version), PYF_EPERM, PYF_ENOPROC, PYF_EINVAL; out
- * (which may be NULL) always gets the detail. */
+/* Returns 0 (out->addr, out->method, out->python, out->how), or PYF_ENOTPY
+ * (nothing found), PYF_EVERSION / PYF_EOFFSETS (a table was found and
+ * refused: out->python says its version), PYF_EPERM, PYF_ENOPROC,
+ * PYF_EINVAL, with why in failure.  When no table is found at all, the
+ * symbol Py_Version of the python files searched (CPython 3.11 and 3.12
+ * have no _Py_DebugOffsets) names a version this library does not read:
+ * PYF_EVERSION, out->python its version, failure "unsupported CPython
+ * 3.11.2 (pyframes reads CPython 3.13, 3.14 and 3.15)".  out may be NULL. */
 PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
-                               pyf_runtime_location *out);
+                               pyf_runtime_location *out, pyf_failure *failure);
 
 /* Scan [start, end) through reader, in page-sized steps, for a valid
  * _PyRuntime (cookie at an 8-aligned address that also probes valid): the
- * scan step of pyf_runtime_locate over one range. */
+ * scan step of pyf_runtime_locate over one range.  PYF_ENOTPY when the
+ * range holds none (the failure names the first table refused there, if
+ * any), PYF_EDEPTH when the scan budget ran out first. */
 PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
-                                      uint64_t end, uint64_t *found);
+                                      uint64_t end, uint64_t *found,
+                                      pyf_failure *failure);
 
 /* Read the ELF file at path and return where its .PyRuntime section lives
  * when the file is mapped with its first PT_LOAD at map_start:
  * map_start + sh_addr - align_down(first PT_LOAD p_vaddr, p_align).
  * PYF_ENOTPY when the file has no such section, PYF_EIO when unreadable,
- * PYF_ECORRUPT for a malformed ELF. */
+ * PYF_ECORRUPT for a malformed ELF, PYF_ENOTSUP for an ELF that is not
+ * 64-bit little-endian; the failure names the file and what was wrong. */
 PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
-                                    uint64_t *found);
+                                 uint64_t *found, pyf_failure *failure);
 /* The same for the section .AsyncioDebug (the asyncio debug offsets of
  * CPython 3.14+: in the _asyncio module on 3.14, in python/libpython on
  * 3.15). */
 PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
-                                 uint64_t *found);
+                                 uint64_t *found, pyf_failure *failure);
 
 #ifdef __cplusplus
 }

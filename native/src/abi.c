@@ -12,6 +12,10 @@
 
 #include "internal.h"
 
+/* The caller arrays' structs are frozen (ABI policy: their stride). */
+_Static_assert(sizeof(pyf_mapping) == PYF_MAPPING_SIZE, "pyf_mapping is frozen");
+_Static_assert(sizeof(pyf_iovec) == PYF_IOVEC_SIZE, "pyf_iovec is frozen");
+
 int pyf__struct_in(const void *in, size_t v0_size, void *local,
                    size_t local_size, const char *name, char *err,
                    size_t errlen)
@@ -68,5 +72,22 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
         pyf__fmt(err, errlen, "the reader has no read callback");
         rc = PYF_EINVAL;
     }
+    return rc;
+}
+
+bool pyf__failure_ok(const pyf_failure *f)
+{
+    return f == NULL || f->struct_size >= PYF_FAILURE_SIZE_V0;
+}
+
+int pyf__failure_out(pyf_failure *caller, pyf_failure *f, int rc)
+{
+    f->code = rc;
+    if (rc == PYF_OK)
+        f->detail[0] = '\0';
+    else if (f->detail[0] == '\0') /* a cause without words: name it at least */
+        pyf__fmt(f->detail, sizeof f->detail, "%s", pyf_error_message(rc));
+    if (caller != NULL)
+        pyf__struct_out(caller, PYF_FAILURE_SIZE_V0, f, sizeof *f);
     return rc;
 }

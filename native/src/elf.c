@@ -25,13 +25,20 @@
 #define ELFCLASS64 2u
 #define ELFDATA2LSB 1u
 #define PT_LOAD 1u
+#define SHT_SYMTAB 2u
 #define SHT_NOBITS 8u
+#define SHT_DYNSYM 11u
 #define SHN_UNDEF 0u
 #define SHN_XINDEX 0xffffu
 #define PN_XNUM 0xffffu
 
 /* Cap on program headers walked when e_phnum is extended (PN_XNUM). */
 #define MAX_PHNUM 65536u
+/* Symbol tables: Elf64_Sym entries, read in chunks; a table or its string
+ * table larger than this is not searched. */
+#define SYM_SIZE 24u
+#define SYM_CHUNK 4096u
+#define MAX_SYMBOL_TABLE ((uint64_t)64 << 20)
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -144,14 +151,25 @@ static int read_shdr0(const elf_file *f, shdr *s0)
     return rc;
 }
 
-static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64_t *sh_size)
+/* The section headers and the section-name table of a file. */
+typedef struct sections {
+    uint8_t *table, *names;
+    uint64_t names_size;
+} sections;
+
+static void sections_free(sections *sec)
 {
-    uint8_t *table = NULL, *names = NULL;
-    const size_t want = strlen(name) + 1; /* includes the NUL */
+    free(sec->names);
+    free(sec->table);
+}
+
+static int sections_read(elf_file *f, sections *sec)
+{
     uint64_t bytes;
-    shdr s, strtab;
+    shdr strtab;
     int rc;
 
+    memset(sec, 0, sizeof *sec);
     if (f->shoff == 0)
         return PYF_ENOTPY; /* section headers stripped */
     if (f->shentsize < SHDR_SIZE)
@@ -177,43 +195,133 @@ static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64
     if (!in_file(f->shoff, bytes, f->size))
         return PYF_ECORRUPT;
 
-    table = malloc((size_t)bytes);
-    if (table == NULL)
+    sec->table = malloc((size_t)bytes);
+    if (sec->table == NULL)
         return PYF_ENOMEM;
-    rc = read_at(f->fd, table, (size_t)bytes, f->shoff);
+    rc = read_at(f->fd, sec->table, (size_t)bytes, f->shoff);
     if (rc != PYF_OK)
-        goto out;
+        goto fail;
 
-    decode_shdr(table + f->shstrndx * f->shentsize, &strtab);
+    decode_shdr(sec->table + f->shstrndx * f->shentsize, &strtab);
     if (strtab.type == SHT_NOBITS || strtab.size == 0 ||
         strtab.size > PYF__ELF_MAX_TABLE || !in_file(strtab.offset, strtab.size, f->size)) {
         rc = PYF_ECORRUPT;
-        goto out;
+        goto fail;
     }
-    names = malloc((size_t)strtab.size);
-    if (names == NULL) {
+    sec->names = malloc((size_t)strtab.size);
+    if (sec->names == NULL) {
         rc = PYF_ENOMEM;
-        goto out;
+        goto fail;
     }
-    rc = read_at(f->fd, names, (size_t)strtab.size, strtab.offset);
-    if (rc != PYF_OK)
-        goto out;
+    sec->names_size = strtab.size;
+    rc = read_at(f->fd, sec->names, (size_t)strtab.size, strtab.offset);
+    if (rc == PYF_OK)
+        return PYF_OK;
+fail:
+    sections_free(sec);
+    return rc;
+}
 
+static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64_t *sh_size)
+{
+    const size_t want = strlen(name) + 1; /* includes the NUL */
+    sections sec;
+    shdr s;
+    int rc = sections_read(f, &sec);
+
+    if (rc != PYF_OK)
+        return rc;
     rc = PYF_ENOTPY;
     for (uint64_t i = 0; i < f->shnum; i++) {
-        decode_shdr(table + i * f->shentsize, &s);
-        if (s.name >= strtab.size || strtab.size - s.name < want)
+        decode_shdr(sec.table + i * f->shentsize, &s);
+        if (s.name >= sec.names_size || sec.names_size - s.name < want)
             continue;
-        if (memcmp(names + s.name, name, want) == 0) {
+        if (memcmp(sec.names + s.name, name, want) == 0) {
             *sh_addr = s.addr;
             *sh_size = s.size;
             rc = PYF_OK;
             break;
         }
     }
+    sections_free(&sec);
+    return rc;
+}
+
+/* The value of the defined symbol name in the symbol table sym (whose
+ * string table is section sym.link), read SYM_CHUNK symbols at a time. */
+static int table_symbol(elf_file *f, const sections *sec, const shdr *sym,
+                        const char *name, uint64_t *value)
+{
+    const size_t want = strlen(name) + 1;
+    uint8_t *chunk = NULL, *strs = NULL;
+    uint64_t nsyms;
+    shdr strtab;
+    int rc = PYF_ENOTPY;
+
+    if (sym->link >= f->shnum || sym->type == SHT_NOBITS)
+        return PYF_ECORRUPT;
+    decode_shdr(sec->table + (uint64_t)sym->link * f->shentsize, &strtab);
+    if (strtab.type == SHT_NOBITS || strtab.size == 0 || strtab.size > MAX_SYMBOL_TABLE ||
+        !in_file(strtab.offset, strtab.size, f->size) || sym->size > MAX_SYMBOL_TABLE ||
+        !in_file(sym->offset, sym->size, f->size))
+        return PYF_ECORRUPT;
+    strs = malloc((size_t)strtab.size);
+    chunk = malloc(SYM_CHUNK * SYM_SIZE);
+    if (strs == NULL || chunk == NULL) {
+        rc = PYF_ENOMEM;
+        goto out;
+    }
+    if ((rc = read_at(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
+        goto out;
+    rc = PYF_ENOTPY;
+    nsyms = sym->size / SYM_SIZE;
+    for (uint64_t first = 0; first < nsyms && rc == PYF_ENOTPY; first += SYM_CHUNK) {
+        uint64_t n = nsyms - first < SYM_CHUNK ? nsyms - first : SYM_CHUNK;
+        int r = read_at(f->fd, chunk, (size_t)(n * SYM_SIZE), sym->offset + first * SYM_SIZE);
+
+        if (r != PYF_OK) {
+            rc = r;
+            break;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            const uint8_t *e = chunk + i * SYM_SIZE;
+            uint32_t st_name = le32(e);
+
+            if (le16(e + 6) == SHN_UNDEF || st_name >= strtab.size ||
+                strtab.size - st_name < want || memcmp(strs + st_name, name, want) != 0)
+                continue;
+            *value = le64(e + 8);
+            rc = PYF_OK;
+            break;
+        }
+    }
 out:
-    free(names);
-    free(table);
+    free(chunk);
+    free(strs);
+    return rc;
+}
+
+/* The symbol name of .dynsym, else of .symtab. */
+static int find_symbol(elf_file *f, const char *name, uint64_t *value)
+{
+    sections sec;
+    int rc = sections_read(f, &sec);
+
+    if (rc != PYF_OK)
+        return rc;
+    rc = PYF_ENOTPY;
+    for (uint32_t type = SHT_DYNSYM; rc == PYF_ENOTPY; type = SHT_SYMTAB) {
+        for (uint64_t i = 0; i < f->shnum && rc == PYF_ENOTPY; i++) {
+            shdr s;
+
+            decode_shdr(sec.table + i * f->shentsize, &s);
+            if (s.type == type)
+                rc = table_symbol(f, &sec, &s, name, value);
+        }
+        if (type == SHT_SYMTAB)
+            break;
+    }
+    sections_free(&sec);
     return rc;
 }
 
@@ -254,15 +362,17 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     return PYF_ECORRUPT;
 }
 
-int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
-                             uint64_t *sh_size, uint64_t *load_vaddr)
+/* The section (or, with symbol, the defined symbol) called name of the
+ * file open as fd, and the image's load address (see elf.h). */
+static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
+                     uint64_t *size_out, uint64_t *load_vaddr)
 {
     elf_file f;
     struct stat st;
     uint64_t addr = 0, size = 0, load = 0;
     int rc;
 
-    if (fd < 0 || name == NULL || sh_addr == NULL || load_vaddr == NULL)
+    if (fd < 0 || name == NULL || addr_out == NULL || load_vaddr == NULL)
         return PYF_EINVAL;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
         return PYF_EIO;
@@ -272,7 +382,7 @@ int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
     rc = read_header(&f);
     if (rc != PYF_OK)
         return rc;
-    rc = find_section(&f, name, &addr, &size);
+    rc = symbol ? find_symbol(&f, name, &addr) : find_section(&f, name, &addr, &size);
     if (rc != PYF_OK)
         return rc;
     rc = first_load(&f, &load);
@@ -280,27 +390,46 @@ int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
         return rc;
     if (addr < load)
         return PYF_ECORRUPT; /* the section lies below the image */
-    *sh_addr = addr;
-    if (sh_size != NULL)
-        *sh_size = size;
+    *addr_out = addr;
+    if (size_out != NULL)
+        *size_out = size;
     *load_vaddr = load;
     return PYF_OK;
 }
 
-int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
-                          uint64_t *sh_size, uint64_t *load_vaddr)
+/* lookup_fd on the file at path. */
+static int lookup(const char *path, const char *name, bool symbol, uint64_t *addr,
+                  uint64_t *size, uint64_t *load_vaddr)
 {
     int fd, rc;
 
-    if (path == NULL || sh_addr == NULL || load_vaddr == NULL)
+    if (path == NULL || addr == NULL || load_vaddr == NULL)
         return PYF_EINVAL;
     /* O_NONBLOCK: never hang on a FIFO passed by mistake (rejected below). */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return PYF_EIO;
-    rc = pyf__elf_find_section_fd(fd, name, sh_addr, sh_size, load_vaddr);
+    rc = lookup_fd(fd, name, symbol, addr, size, load_vaddr);
     close(fd);
     return rc;
+}
+
+int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
+                             uint64_t *sh_size, uint64_t *load_vaddr)
+{
+    return lookup_fd(fd, name, false, sh_addr, sh_size, load_vaddr);
+}
+
+int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
+                          uint64_t *sh_size, uint64_t *load_vaddr)
+{
+    return lookup(path, name, false, sh_addr, sh_size, load_vaddr);
+}
+
+int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
+                         uint64_t *load_vaddr)
+{
+    return lookup(path, name, true, st_value, NULL, load_vaddr);
 }
 
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
@@ -313,31 +442,66 @@ int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_
     return pyf__elf_find_section(path, PYF__SECTION_RUNTIME, sh_addr, NULL, load_vaddr);
 }
 
+/* Why a lookup of name in path failed, in f (errno is the failed call's
+ * when rc is PYF_EIO). */
+static int elf_failure(pyf_failure *f, int rc, const char *path, const char *name)
+{
+    int e = errno;
+
+    switch (rc) {
+    case PYF_EIO:
+        return pyf__failure_set(f, rc, "cannot read %s: %s", path,
+                                e != 0 ? strerror(e) : "not a regular file");
+    case PYF_ENOTPY:
+        return pyf__failure_set(f, rc, "%s has no %s section", path, name);
+    case PYF_ENOTSUP:
+        return pyf__failure_set(f, rc, "%s is not a 64-bit little-endian ELF file", path);
+    case PYF_ECORRUPT:
+        return pyf__failure_set(f, rc, "%s is not an ELF file or its headers are "
+                                "truncated or inconsistent", path);
+    case PYF_ENOMEM:
+        return pyf__failure_set(f, rc, "out of memory reading %s", path);
+    default:
+        return pyf__failure_set(f, rc, "%s: %s", path, pyf_error_message(rc));
+    }
+}
+
 /* map_start + the section's offset from the image's first PT_LOAD. */
 static int section_in_map(const char *path, const char *name, uint64_t map_start,
-                          uint64_t *found)
+                          uint64_t *found, pyf_failure *failure)
 {
     uint64_t sh_addr, load, delta;
+    pyf_failure f;
     int rc;
 
-    if (path == NULL || found == NULL)
+    memset(&f, 0, sizeof f);
+    if (!pyf__failure_ok(failure))
         return PYF_EINVAL;
+    if (path == NULL || found == NULL)
+        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL, "%s is NULL",
+                                                              path == NULL ? "path" : "found"));
+    errno = 0;
     rc = pyf__elf_find_section(path, name, &sh_addr, NULL, &load);
     if (rc != PYF_OK)
-        return rc;
+        return pyf__failure_out(failure, &f, elf_failure(&f, rc, path, name));
     delta = sh_addr - load;
     if (delta > UINT64_MAX - map_start)
-        return PYF_ECORRUPT;
+        return pyf__failure_out(failure, &f, pyf__failure_set(
+            &f, PYF_ECORRUPT, "the %s section of %s lies past the end of the address "
+            "space when the file is mapped at 0x%llx", name, path,
+            (unsigned long long)map_start));
     *found = map_start + delta;
-    return PYF_OK;
+    return pyf__failure_out(failure, &f, PYF_OK);
 }
 
-PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start, uint64_t *found)
+PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start, uint64_t *found,
+                                 pyf_failure *failure)
 {
-    return section_in_map(path, PYF__SECTION_RUNTIME, map_start, found);
+    return section_in_map(path, PYF__SECTION_RUNTIME, map_start, found, failure);
 }
 
-PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start, uint64_t *found)
+PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start, uint64_t *found,
+                                 pyf_failure *failure)
 {
-    return section_in_map(path, PYF__SECTION_ASYNCIO, map_start, found);
+    return section_in_map(path, PYF__SECTION_ASYNCIO, map_start, found, failure);
 }

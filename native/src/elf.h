@@ -28,6 +28,11 @@ int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
                           uint64_t *sh_size, uint64_t *load_vaddr);
 int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
                              uint64_t *sh_size, uint64_t *load_vaddr);
+/* The value (st_value) of the defined symbol name of .dynsym, else of
+ * .symtab, with *load_vaddr as above: it lives at map_start + *st_value -
+ * *load_vaddr.  PYF_ENOTPY when neither table defines it. */
+int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
+                         uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
                             uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);

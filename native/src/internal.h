@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PYF_STATIC_API /* the library implements the static API too */
 #include "pyframes.h"
 
 #define PYF__ERRBUF 512
@@ -53,6 +54,13 @@ int pyf__struct_in(const void *in, size_t v0_size, void *local,
  * the caller's struct out, whose struct_size says how much it holds;
  * PYF_EINVAL below v0_size. */
 int pyf__struct_out(void *out, size_t v0_size, void *local, size_t local_size);
+/* The failure out-parameter of a call without a target: NULL (no detail
+ * wanted) or a struct_size of at least PYF_FAILURE_SIZE_V0. */
+bool pyf__failure_ok(const pyf_failure *f);
+/* Set f->code = rc (an empty detail on success, the code's message when
+ * none was written) and hand f to the caller's struct, when given, as far
+ * as its struct_size goes.  Returns rc. */
+int pyf__failure_out(pyf_failure *caller, pyf_failure *f, int rc);
 
 /* ==== errors (error.c) =================================================== */
 
@@ -154,6 +162,9 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
 
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);
+/* PYF_EVERSION, with "unsupported CPython 3.11.2 (pyframes reads CPython
+ * 3.13, 3.14 and 3.15)" in err: the one wording of a refused version. */
+int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
 
 /* The public pyf_python_info of a decoded table at addr. */
 void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);

@@ -378,6 +378,16 @@ void pyf__version_text(uint64_t hex, char *buf, size_t len)
                  level_name(level), serial);
 }
 
+int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen)
+{
+    char vtext[40];
+
+    pyf__version_text(hexversion, vtext, sizeof vtext);
+    pyf__fmt(err, errlen, "unsupported CPython %s (pyframes reads CPython 3.13, "
+             "3.14 and 3.15)", vtext);
+    return PYF_EVERSION;
+}
+
 /* Pre-releases are accepted only where their layout is known to equal the
  * final one: 3.15.0b4 and later (b4 added last_profiled_frame_seq). */
 static bool prerelease_known(uint32_t minor, uint32_t micro, uint32_t level,
@@ -416,16 +426,12 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->level = level;
     off->serial = serial;
     const layout *l = major == 3 ? layout_for((int)minor) : NULL;
-    if (l == NULL || (hex >> 32) != 0) {
-        pyf__fmt(err, errlen,
-                 "unsupported CPython %s: pyframes reads CPython 3.13, 3.14 "
-                 "and 3.15", vtext);
-        return PYF_EVERSION;
-    }
+    if (l == NULL || (hex >> 32) != 0)
+        return pyf__version_refused(hex, err, errlen);
     if (level != 0xF && !prerelease_known(minor, micro, level, serial)) {
         pyf__fmt(err, errlen,
-                 "unsupported CPython %s: pre-releases of %u.%u have "
-                 "different _Py_DebugOffsets layouts; use a final release%s",
+                 "unsupported CPython %s (pre-releases of %u.%u have "
+                 "different _Py_DebugOffsets layouts; use a final release%s)",
                  vtext, major, minor,
                  minor == 15 ? " or 3.15.0b4 and later" : "");
         return PYF_EVERSION;
@@ -549,17 +555,21 @@ void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info
 }
 
 int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
-                      pyf_python_info *out)
+                      pyf_python_info *out, pyf_failure *failure)
 {
     pyf__offsets off;
     pyf_reader r;
     pyf_failure f;
+
+    memset(&f, 0, sizeof f);
+    if (!pyf__failure_ok(failure))
+        return PYF_EINVAL;
     int rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
     if (rc != PYF_OK)
-        return rc;
+        return pyf__failure_out(failure, &f, rc);
     rc = pyf__offsets_load(&r, addr, &off, NULL, &f);
     /* an unsupported version is still a version: say which */
     if ((rc == PYF_OK || (rc == PYF_EVERSION && off.major != 0)) && out != NULL)
         pyf__python_info_fill(&off, addr, out);
-    return rc;
+    return pyf__failure_out(failure, &f, rc);
 }

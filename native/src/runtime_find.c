@@ -43,6 +43,8 @@ typedef struct rejected {
     uint64_t addr;  /* 0 when nothing was rejected */
     int code;       /* what pyf_runtime_probe said */
     char where[160];
+    char why[PYF__ERRBUF];  /* the probe's failure detail */
+    pyf_python_info python; /* the version a refused table says */
 } rejected;
 
 typedef struct scan_state {
@@ -52,40 +54,56 @@ typedef struct scan_state {
     uint64_t skip_lo, skip_hi; /* never report a hit in [lo, hi) */
     rejected rej;       /* first cookie hit that did not probe valid */
     pyf_python_info *info; /* the runtime found, when wanted */
+    const char *where;  /* what is scanned, for rej */
 } scan_state;
 
-static void note_rejection(rejected *rej, uint64_t addr, int code, const char *what)
+/* pyf_runtime_probe with its failure in f. */
+static int probe(const pyf_reader *r, uint64_t addr, pyf_python_info *info, pyf_failure *f)
+{
+    f->struct_size = sizeof *f;
+    return pyf_runtime_probe(r, addr, info, f);
+}
+
+static void note_rejection(rejected *rej, uint64_t addr, const pyf_failure *f,
+                           const pyf_python_info *python, const char *what)
 {
     /* Keep the most telling rejection: a table with the cookie but an
      * unsupported version or bad offsets beats one without a cookie. */
     bool better = rej->addr == 0 ||
-                  (rej->code == PYF_ENOTPY && code != PYF_ENOTPY);
+                  (rej->code == PYF_ENOTPY && f->code != PYF_ENOTPY);
 
     if (!better)
         return;
     rej->addr = addr;
-    rej->code = code;
+    rej->code = f->code;
+    rej->python = *python;
     pyf__fmt(rej->where, sizeof rej->where, "%s", what);
+    pyf__fmt(rej->why, sizeof rej->why, "%s", f->detail);
 }
 
 /* Probe every 8-aligned cookie in buf (which holds [base, base + len)). */
 static int search_block(scan_state *s, uint64_t base, size_t len, uint64_t *found)
 {
     for (size_t off = 0; off + 8 <= len; off += 8) {
+        pyf_python_info info;
+        pyf_failure f;
         int rc;
 
         if (memcmp(s->buf + off, PYF__COOKIE, 8) != 0)
             continue;
         if (base + off >= s->skip_lo && base + off < s->skip_hi)
             continue;
-        rc = pyf_runtime_probe(s->reader, base + off, s->info);
+        memset(&info, 0, sizeof info);
+        rc = probe(s->reader, base + off, &info, &f);
         if (rc == PYF_OK) {
+            if (s->info != NULL)
+                *s->info = info;
             *found = base + off;
             return PYF_OK;
         }
         if (rc == PYF_EPERM || rc == PYF_ENOPROC)
             return rc;
-        note_rejection(&s->rej, base + off, rc, "a writable mapping");
+        note_rejection(&s->rej, base + off, &f, &info, s->where);
     }
     return PYF_ENOTPY;
 }
@@ -139,28 +157,6 @@ static int scan_range(scan_state *s, uint64_t start, uint64_t end, uint64_t *fou
         cur += n;
     }
     return PYF_ENOTPY;
-}
-
-PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
-                                      uint64_t end, uint64_t *found)
-{
-    scan_state s;
-    pyf_reader r;
-    char err[PYF__ERRBUF];
-    int rc;
-
-    if (found == NULL || start > end ||
-        pyf__reader_in(reader, &r, err, sizeof err) != PYF_OK)
-        return PYF_EINVAL;
-    memset(&s, 0, sizeof s);
-    s.reader = &r;
-    s.budget = SCAN_BUDGET;
-    s.buf = malloc(SCAN_BLOCK);
-    if (s.buf == NULL)
-        return PYF_ENOMEM;
-    rc = scan_range(&s, start, end, found);
-    free(s.buf);
-    return rc;
 }
 
 /* ==== locating from a list of mappings ==================================== */
@@ -257,14 +253,79 @@ static int fail_read(const locate_ctx *c, int rc)
 }
 
 /* The runtime at addr, found by method (its version already in out). */
-static void fill_found(const locate_ctx *c, pyf_runtime_location *out,
-                       uint64_t addr, uint32_t method, const char *how)
+static void fill_found(pyf_runtime_location *out, uint64_t addr, uint32_t method,
+                       const char *how)
 {
     out->addr = addr;
     out->method = method;
-    pyf__fmt(c->err, c->errlen, "%s", how);
+    pyf__fmt(out->how, sizeof out->how, "%s", how);
 }
 
+/* Whether maps[i] is the first mapping at file offset 0 of a python file
+ * (the mapping that says where the file is loaded). */
+static bool python_file(const pyf_mapping *maps, size_t i)
+{
+    const pyf_mapping *m = &maps[i];
+
+    if (m->path == NULL || m->path[0] != '/' || m->file_offset != 0 ||
+        !is_python_path(m->path))
+        return false;
+    for (size_t j = 0; j < i; j++)
+        if (maps[j].file_offset == 0 && maps[j].path != NULL &&
+            strcmp(maps[j].path, m->path) == 0)
+            return false;
+    return true;
+}
+
+/* The table a search found refused, or none at all (what: the search, e.g.
+ * "the target"), as c's detail: with version_alone, the refused
+ * table's version alone when that was the reason (the probe's words), else
+ * where it was and why it was refused; the code to return. */
+static int no_table(const locate_ctx *c, const rejected *rej, const char *what,
+                    bool version_alone)
+{
+    if (rej->addr != 0 && rej->code == PYF_EVERSION && version_alone) {
+        pyf__fmt(c->err, c->errlen, "%s", rej->why);
+        return PYF_EVERSION;
+    }
+    if (rej->addr != 0 && rej->code != PYF_ENOTPY) {
+        pyf__fmt(c->err, c->errlen,
+                 "%s: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
+                 "rejected: %s (%s): %s", what, rej->addr, rej->where,
+                 pyf_error_message(rej->code), pyf_error_name(rej->code), rej->why);
+        return rej->code;
+    }
+    pyf__fmt(c->err, c->errlen, "%s: no 8-aligned \"xdebugpy\" cookie there", what);
+    return PYF_ENOTPY;
+}
+
+/* The version the symbol Py_Version (3.11+) of a python file in maps says,
+ * when no file has a table: 0 when none says one. */
+static uint64_t py_version(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps)
+{
+    size_t ntried = 0;
+
+    for (size_t i = 0; i < nmaps && ntried < MAX_CANDIDATES; i++) {
+        const pyf_mapping *m = &maps[i];
+        uint64_t value = 0, load = 0, word = 0;
+        int rc = PYF_EIO;
+
+        if (!python_file(maps, i))
+            continue;
+        ntried++;
+        if (!ends_with(m->path, strlen(m->path), DELETED_SUFFIX))
+            rc = pyf__elf_find_symbol(m->path, "Py_Version", &value, &load);
+        if (rc == PYF_EIO && m->open_path != NULL)
+            rc = pyf__elf_find_symbol(m->open_path, "Py_Version", &value, &load);
+        if (rc != PYF_OK || value - load > UINT64_MAX - m->start ||
+            c->r->read(c->r->arg, m->start + (value - load), &word, sizeof word) != PYF_OK)
+            continue;
+        word &= 0xffffffffu; /* an unsigned long holding PY_VERSION_HEX */
+        if ((word >> 24) == 3 && ((word >> 4) & 0xf) >= 0xA)
+            return word;
+    }
+    return 0;
+}
 
 static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
                   uint64_t symbol, uint32_t methods, uint64_t budget,
@@ -274,7 +335,8 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     scan_state s;
     region *reg = NULL;
     size_t nreg = 0, ntried = 0;
-    char unopened_note[256] = "", rej_note[256] = "", budget_note[64] = "";
+    char unopened_note[256] = "", rej_note[PYF__ERRBUF] = "", budget_note[64] = "";
+    pyf_failure f;
     int rc;
 
     memset(&s, 0, sizeof s);
@@ -283,31 +345,26 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
 
     /* 1. The address the caller's symbol table gives. */
     if ((methods & PYF_LOCATE_SYMBOL) && symbol != 0) {
-        rc = pyf_runtime_probe(r, symbol, &out->python);
+        rc = probe(r, symbol, &out->python, &f);
         if (rc == PYF_OK) {
-            fill_found(c, out, symbol, PYF_LOCATE_SYMBOL, "the symbol _PyRuntime");
+            fill_found(out, symbol, PYF_LOCATE_SYMBOL, "the symbol _PyRuntime");
             return PYF_OK;
         }
         if (rc == PYF_EPERM || rc == PYF_ENOPROC)
             return fail_read(c, rc);
-        note_rejection(&s.rej, symbol, rc, "the symbol _PyRuntime");
+        note_rejection(&s.rej, symbol, &f, &out->python, "the symbol _PyRuntime");
     }
 
     /* 2. The .PyRuntime section of each python file, in list order: the
      * first mapping at file offset 0 of each path. */
     for (size_t i = 0; (methods & PYF_LOCATE_SECTION) && i < nmaps; i++) {
         const pyf_mapping *m = &maps[i];
-        bool seen = false, unopened = false;
+        bool unopened = false;
         uint64_t addr = 0;
+        char what[160];
         int prc;
 
-        if (m->path == NULL || m->path[0] != '/' || m->file_offset != 0 ||
-            !is_python_path(m->path))
-            continue;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = maps[j].file_offset == 0 && maps[j].path != NULL &&
-                   strcmp(maps[j].path, m->path) == 0;
-        if (seen || ntried++ >= MAX_CANDIDATES)
+        if (!python_file(maps, i) || ntried++ >= MAX_CANDIDATES)
             continue;
         if (section_address(m, &addr, &unopened) != PYF_OK) {
             if (unopened && ends_with(m->path, strlen(m->path), DELETED_SUFFIX) &&
@@ -317,22 +374,15 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
                          c->unopened_hint ? c->unopened_hint : "");
             continue;
         }
-        prc = pyf_runtime_probe(r, addr, &out->python);
+        pyf__fmt(what, sizeof what, "the .PyRuntime section of %s", m->path);
+        prc = probe(r, addr, &out->python, &f);
         if (prc == PYF_OK) {
-            char how[160];
-
-            pyf__fmt(how, sizeof how, "the .PyRuntime section of %s", m->path);
-            fill_found(c, out, addr, PYF_LOCATE_SECTION, how);
+            fill_found(out, addr, PYF_LOCATE_SECTION, what);
             return PYF_OK;
         }
         if (prc == PYF_EPERM || prc == PYF_ENOPROC)
             return fail_read(c, prc);
-        {
-            char what[160];
-
-            pyf__fmt(what, sizeof what, "the .PyRuntime section of %s", m->path);
-            note_rejection(&s.rej, addr, prc, what);
-        }
+        note_rejection(&s.rej, addr, &f, &out->python, what);
     }
 
     /* 3. The cookie in writable mappings, in scan order. */
@@ -340,6 +390,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     if (methods & PYF_LOCATE_SCAN) {
         s.reader = r;
         s.info = &out->python;
+        s.where = "a writable mapping";
         s.budget = budget ? budget : SCAN_BUDGET;
         s.skip_lo = c->skip_lo;
         s.skip_hi = c->skip_hi;
@@ -387,7 +438,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
 
             pyf__fmt(how, sizeof how, "the runtime cookie at 0x%" PRIx64 " in writable memory",
                      out->addr);
-            fill_found(c, out, out->addr, PYF_LOCATE_SCAN, how);
+            fill_found(out, out->addr, PYF_LOCATE_SCAN, how);
             return PYF_OK;
         }
         if (rc == PYF_EPERM || rc == PYF_ENOPROC)
@@ -395,26 +446,32 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     }
 
     /* 4. Nothing valid.  A table that has the cookie but was refused is the
-     * most useful thing to report, with the version it says. */
+     * most useful thing to report, with the version it says; else the
+     * version a python file's Py_Version says, when it is one without
+     * _Py_DebugOffsets (3.11, 3.12). */
     out->addr = 0;
     memset(&out->python, 0, sizeof out->python); /* what a refused probe left */
     if (s.rej.addr != 0 && s.rej.code != PYF_ENOTPY) {
-        char version[96] = "", vtext[40];
+        if (s.rej.code == PYF_EVERSION)
+            out->python = s.rej.python;
+        return no_table(c, &s.rej, c->who, true);
+    }
+    if (methods & PYF_LOCATE_SECTION) {
+        uint64_t hex = py_version(c, maps, nmaps);
 
-        if (s.rej.code == PYF_EVERSION) {
-            /* the probe gives the version a refused table says */
-            pyf_runtime_probe(r, s.rej.addr, &out->python);
-            pyf__version_text(out->python.hexversion, vtext, sizeof vtext);
-            pyf__fmt(version, sizeof version,
-                     "; the table says CPython %s (PY_VERSION_HEX 0x%08" PRIx64 ")",
-                     vtext, out->python.hexversion);
+        if (hex != 0 && (((hex >> 16) & 0xff) < 13 || ((hex >> 16) & 0xff) > 15)) {
+            pyf__offsets o;
+
+            memset(&o, 0, sizeof o);
+            o.hexversion = hex;
+            o.major = 3;
+            o.minor = (hex >> 16) & 0xff;
+            o.micro = (hex >> 8) & 0xff;
+            o.level = (hex >> 4) & 0xf;
+            o.serial = hex & 0xf;
+            pyf__python_info_fill(&o, 0, &out->python);
+            return pyf__version_refused(hex, c->err, c->errlen);
         }
-        pyf__fmt(c->err, c->errlen,
-                 "%s: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
-                 "rejected: %s (%s)%s",
-                 c->who, s.rej.addr, s.rej.where, pyf_error_message(s.rej.code),
-                 pyf_error_name(s.rej.code), version);
-        return s.rej.code;
     }
     if (s.rej.addr != 0)
         pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid table at 0x%" PRIx64 " (%s)",
@@ -433,37 +490,80 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
 }
 
 PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
-                               pyf_runtime_location *out)
+                               pyf_runtime_location *out, pyf_failure *failure)
 {
     pyf_reader r;
     pyf_locate_request q;
     pyf_runtime_location res;
-    char err[PYF__ERRBUF] = "";
+    pyf_failure f;
     int rc;
 
     memset(&res, 0, sizeof res);
-    rc = pyf__reader_in(reader, &r, err, sizeof err);
-    if (rc == PYF_OK && req == NULL) {
-        pyf__fmt(err, sizeof err, "no request given");
-        rc = PYF_EINVAL;
-    }
+    memset(&f, 0, sizeof f);
+    if (!pyf__failure_ok(failure) ||
+        (out != NULL && out->struct_size < PYF_RUNTIME_LOCATION_SIZE_V0))
+        return PYF_EINVAL;
+    rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
+    if (rc == PYF_OK && req == NULL)
+        rc = pyf__failure_set(&f, PYF_EINVAL, "no request given");
     if (rc == PYF_OK)
         rc = pyf__struct_in(req, PYF_LOCATE_REQUEST_SIZE_V0, &q, sizeof q,
-                            "pyf_locate_request", err, sizeof err);
-    if (rc == PYF_OK && q.nmaps > 0 && q.maps == NULL) {
-        pyf__fmt(err, sizeof err, "pyf_locate_request.maps is NULL with %zu mappings", q.nmaps);
-        rc = PYF_EINVAL;
-    }
+                            "pyf_locate_request", f.detail, sizeof f.detail);
+    if (rc == PYF_OK && q.nmaps > 0 && q.maps == NULL)
+        rc = pyf__failure_set(&f, PYF_EINVAL, "pyf_locate_request.maps is NULL with %zu "
+                              "mappings", q.nmaps);
     if (rc == PYF_OK) {
-        locate_ctx c = {&r, "the target", NULL, 0, 0, err, sizeof err};
+        locate_ctx c = {&r, "the target", NULL, 0, 0, f.detail, sizeof f.detail};
         rc = locate(&c, q.maps, q.nmaps, q.symbol_addr, q.methods, q.scan_budget, &res);
     }
-    if (out != NULL) {
-        pyf__fmt(res.detail, sizeof res.detail, "%s", err);
-        if (pyf__struct_out(out, PYF_RUNTIME_LOCATION_SIZE_V0, &res, sizeof res) != PYF_OK)
-            return PYF_EINVAL;
+    if (out != NULL)
+        pyf__struct_out(out, PYF_RUNTIME_LOCATION_SIZE_V0, &res, sizeof res);
+    return pyf__failure_out(failure, &f, rc);
+}
+
+PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
+                                      uint64_t end, uint64_t *found, pyf_failure *failure)
+{
+    scan_state s;
+    pyf_reader r;
+    pyf_failure f;
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    if (!pyf__failure_ok(failure))
+        return PYF_EINVAL;
+    rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
+    if (rc == PYF_OK && (found == NULL || start > end))
+        rc = pyf__failure_set(&f, PYF_EINVAL, found == NULL ? "found is NULL"
+                              : "the range 0x%llx-0x%llx ends before it starts",
+                              (unsigned long long)start, (unsigned long long)end);
+    if (rc != PYF_OK)
+        return pyf__failure_out(failure, &f, rc);
+    memset(&s, 0, sizeof s);
+    s.reader = &r;
+    s.budget = SCAN_BUDGET;
+    s.where = "the range scanned";
+    s.buf = malloc(SCAN_BLOCK);
+    if (s.buf == NULL)
+        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_ENOMEM,
+                                                              "out of memory"));
+    rc = scan_range(&s, start, end, found);
+    free(s.buf);
+    if (rc != PYF_OK) {
+        locate_ctx c = {&r, "the target", NULL, 0, 0, f.detail, sizeof f.detail};
+        char range[96];
+
+        pyf__fmt(range, sizeof range, "no CPython runtime found in 0x%" PRIx64 "-0x%" PRIx64,
+                 start, end);
+        if (rc == PYF_EPERM || rc == PYF_ENOPROC)
+            fail_read(&c, rc);
+        else if (rc == PYF_EDEPTH)
+            pyf__fmt(f.detail, sizeof f.detail, "%s: the scan stopped after %" PRIu64 " MiB",
+                     range, SCAN_BUDGET >> 20);
+        else
+            no_table(&c, &s.rej, range, false);
     }
-    return rc;
+    return pyf__failure_out(failure, &f, rc);
 }
 
 /* ==== a live process: /proc/PID/maps ====================================== */

@@ -59,23 +59,6 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     return PYF_OK;
 }
 
-/* The caller's failure struct, checked; NULL (no details wanted) is fine. */
-static bool failure_ok(const pyf_failure *f)
-{
-    return f == NULL || f->struct_size >= PYF_FAILURE_SIZE_V0;
-}
-
-/* Hand the details to the caller (only the bytes its struct holds). */
-static int failure_out(pyf_failure *caller, pyf_failure *f, int rc)
-{
-    f->code = rc;
-    if (rc == PYF_OK)
-        f->detail[0] = '\0';
-    if (caller != NULL)
-        pyf__struct_out(caller, PYF_FAILURE_SIZE_V0, f, sizeof *f);
-    return rc;
-}
-
 int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
                     const pyf_options *opts, pyf_target **out,
                     pyf_failure *failure)
@@ -85,10 +68,10 @@ int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
     int rc;
 
     memset(&f, 0, sizeof f);
-    if (!failure_ok(failure))
+    if (!pyf__failure_ok(failure))
         return PYF_EINVAL;
     if (out == NULL)
-        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
                                                          "no place for the target (out is NULL)"));
     *out = NULL;
     rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
@@ -97,7 +80,7 @@ int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
                               "with a caller-supplied reader");
     if (rc == PYF_OK)
         rc = open_common(&r, false, -1, runtime_addr, opts, out, &f);
-    return failure_out(failure, &f, rc);
+    return pyf__failure_out(failure, &f, rc);
 }
 
 int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
@@ -108,25 +91,25 @@ int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
     int rc;
 
     memset(&f, 0, sizeof f);
-    if (!failure_ok(failure))
+    if (!pyf__failure_ok(failure))
         return PYF_EINVAL;
     if (out == NULL)
-        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
                                                          "no place for the target (out is NULL)"));
     *out = NULL;
     if (pid <= 0)
-        return failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
+        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
                                                          "invalid process id %d", pid));
     rc = pyf__pid_reader_create(pid, &r, f.detail, sizeof f.detail);
     if (rc != PYF_OK)
-        return failure_out(failure, &f, rc);
+        return pyf__failure_out(failure, &f, rc);
     if (runtime_addr == 0)
         rc = pyf__pid_find_runtime(pid, &r, &runtime_addr, f.detail, sizeof f.detail);
     if (rc == PYF_OK)
         rc = open_common(&r, true, pid, runtime_addr, opts, out, &f);
     if (rc != PYF_OK)
         pyf__pid_reader_destroy(&r);
-    return failure_out(failure, &f, rc);
+    return pyf__failure_out(failure, &f, rc);
 }
 
 void pyf_target_close(pyf_target *t)

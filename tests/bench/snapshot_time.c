@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#define PYF_STATIC_API /* pyf_snapshot_take_copy, as the bundled binding */
 #include "pyframes.h"
 
 #define ROUNDS 50

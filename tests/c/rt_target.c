@@ -28,6 +28,10 @@
 __attribute__((section(".PyRuntime"), used, aligned(8)))
 uint8_t rt_pyruntime[4096];
 
+/* CPython 3.11+'s Py_Version (an unsigned long holding PY_VERSION_HEX): set
+ * by the mode "old", a CPython 3.11 without _Py_DebugOffsets. */
+__attribute__((used)) volatile unsigned long Py_Version;
+
 /* Initialised, so it lands in .data, ahead of the orphan .PyRuntime. */
 __attribute__((used, aligned(8)))
 uint8_t rt_decoy[RT_TABLE_CAP] = {1};
@@ -45,7 +49,7 @@ int main(int argc, char **argv)
     int fd, len;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: rt_target READY_FD section|decoy|anon|none|future\n");
+        fprintf(stderr, "usage: rt_target READY_FD section|decoy|anon|none|future|old\n");
         return 2;
     }
     fd = atoi(argv[1]);
@@ -74,6 +78,8 @@ int main(int argc, char **argv)
         if (pyf_test_fill_offsets(rt_pyruntime, RT_TABLE_CAP, 15, 0x031000f0) == 0)
             return 3;
         runtime = (uintptr_t)rt_pyruntime;
+    } else if (strcmp(mode, "old") == 0) {
+        Py_Version = 0x030b02f0; /* 3.11.2 */
     } else if (strcmp(mode, "none") != 0) {
         fprintf(stderr, "rt_target: unknown mode %s\n", mode);
         return 2;

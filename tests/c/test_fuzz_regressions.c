@@ -77,7 +77,7 @@ static void test_all_ones_offset(void)
             CHECK_MSG(rc == PYF_EOFFSETS, "%s: %s (%s)", fields[i], pyf_error_name(rc), err);
             CHECK_MSG(strstr(err, fields[i]) != NULL, "detail does not name %s: %s", fields[i],
                       err);
-            CHECK_RC(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
+            CHECK_RC(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL, NULL), PYF_EOFFSETS);
             pyf_target_close(t);
             fake_free(ft);
         }

@@ -131,7 +131,7 @@ static void check_open_ok(int minor, uint64_t hex, int with_readv)
     }
     pyf_python_info pi;
     memset(&pi, 0, sizeof pi);
-    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), &pi), 0);
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), &pi, NULL), 0);
     CHECK_EQ_INT(pi.minor, minor);
     CHECK_EQ_INT(pi.hexversion, hex);
     fake_free(ft);
@@ -192,7 +192,7 @@ static void test_wrong_cookie(void)
         CHECK_EQ_INT(open_rc(ft, fake_runtime_addr(ft), &t, err, sizeof err), PYF_ENOTPY);
         CHECK(t == NULL);
         pyf_reader r = fake_reader(ft, 0);
-        CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_ENOTPY);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL, NULL), PYF_ENOTPY);
         /* zeroed memory: no runtime here */
         uint64_t zeros = fake_alloc(ft, 4096);
         CHECK_EQ_INT(open_rc(ft, zeros, &t, err, sizeof err), PYF_ENOTPY);
@@ -212,17 +212,31 @@ static void check_version_refused(int layout_minor, uint64_t hex, const char *te
     CHECK_MSG(rc == PYF_EVERSION, "hex 0x%llx: got %s (%s)", (unsigned long long)hex,
               pyf_error_name(rc), err);
     CHECK(t == NULL);
-    if (text)
-        CHECK_MSG(strstr(err, text) != NULL, "err '%s' lacks '%s'", err, text);
+    if (text) { /* a final release: named in the one wording of every front end */
+        char want[128];
+        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.13, "
+                 "3.14 and 3.15)", text);
+        CHECK_EQ_STR(err, want);
+    }
+    /* the probe fails the same way, and says the version as numbers */
     pyf_reader r = fake_reader(ft, 0);
-    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EVERSION);
+    pyf_failure f;
+    pyf_python_info info;
+    memset(&f, 0, sizeof f);
+    memset(&info, 0, sizeof info);
+    f.struct_size = sizeof f;
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), &info, &f), PYF_EVERSION);
+    CHECK_EQ_INT(f.code, PYF_EVERSION);
+    CHECK_EQ_STR(f.detail, err);
+    CHECK_EQ_INT(info.hexversion, hex);
+    CHECK(strncmp(err, "unsupported CPython ", 20) == 0);
     fake_free(ft);
 }
 
 static void test_versions(void)
 {
     check_begin("unsupported versions");
-    check_version_refused(13, 0x030c0af0, "3.12");   /* 3.12.10 */
+    check_version_refused(13, 0x030c0af0, "3.12.10");
     check_version_refused(13, 0x030c00f0, "3.12.0");
     check_version_refused(15, 0x031000f0, "3.16.0");
     check_version_refused(15, 0x031002f0, "3.16.2");
@@ -250,7 +264,7 @@ static void check_offsets_refused(int minor, const char *field, uint64_t value,
     CHECK_MSG(strstr(err, expect_in_err) != NULL, "3.%d %s: err '%s' does not name '%s'",
               minor, field, err, expect_in_err);
     pyf_reader r = fake_reader(ft, 0);
-    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL), PYF_EOFFSETS);
+    CHECK_EQ_INT(pyf_runtime_probe(&r, fake_runtime_addr(ft), NULL, NULL), PYF_EOFFSETS);
     if (rc == 0)
         pyf_target_close(t);
     fake_free(ft);
@@ -322,13 +336,20 @@ static void test_unreadable_runtime(void)
         CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EFAULT);
         CHECK(t == NULL);
         pyf_reader r = fake_reader(ft, 0);
-        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL), PYF_EFAULT);
+        pyf_failure f;
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL, &f), PYF_EFAULT);
+        /* a failed read: what, where, how much */
+        CHECK_EQ_STR(f.what, "_Py_DebugOffsets");
+        CHECK_ADDR(f.addr, rt);
+        CHECK(f.len > 0 && strstr(f.detail, "reading _Py_DebugOffsets at 0x") == f.detail);
         fake_clear_faults(ft);
 
         fake_add_fault(ft, rt, 4096, PYF_EPERM);
         CHECK_EQ_INT(open_rc(ft, rt, &t, err, sizeof err), PYF_EPERM);
         CHECK(t == NULL);
-        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL), PYF_EPERM);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, rt, NULL, NULL), PYF_EPERM);
         fake_clear_faults(ft);
 
         /* a reader that only ever returns short reads */
@@ -360,16 +381,22 @@ static void test_find_in_range(void)
         fake_w64(ft, decoy + 0x2008, 0x02070000);
         pyf_reader r = fake_reader(ft, 0);
         uint64_t found = 0;
-        int rc = pyf_runtime_find_in_range(&r, decoy, rt + 0x20000, &found);
+        int rc = pyf_runtime_find_in_range(&r, decoy, rt + 0x20000, &found, NULL);
         CHECK_MSG(rc == 0, "3.%d: %s", k_minors[i], pyf_error_name(rc));
         CHECK_EQ_INT(found, rt);
 
         found = 0;
-        rc = pyf_runtime_find_in_range(&r, decoy, decoy + 0x10000, &found);
+        pyf_failure f;
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        rc = pyf_runtime_find_in_range(&r, decoy, decoy + 0x10000, &found, &f);
         CHECK_MSG(rc < 0, "3.%d: found a runtime in the decoy range: 0x%llx",
                   k_minors[i], (unsigned long long)found);
+        /* the failure names the table refused and why */
+        CHECK_MSG(strstr(f.detail, "was rejected: unsupported CPython version (PYF_EVERSION): "
+                         "unsupported CPython 2.7.0") != NULL, "%s", f.detail);
         /* an empty range finds nothing */
-        rc = pyf_runtime_find_in_range(&r, rt, rt, &found);
+        rc = pyf_runtime_find_in_range(&r, rt, rt, &found, NULL);
         CHECK(rc < 0);
         fake_free(ft);
     }
@@ -461,7 +488,7 @@ static void test_struct_sizes(void)
                     CHECK_EQ_INT(s->threads[0].nframes, 3);
             }
             pyf_snapshot_free(s);
-            CHECK_EQ_INT(pyf_runtime_probe((const pyf_reader *)&old, rt, NULL), 0);
+            CHECK_EQ_INT(pyf_runtime_probe((const pyf_reader *)&old, rt, NULL, NULL), 0);
             pyf_target_close(t);
         }
 
@@ -524,7 +551,7 @@ static void test_struct_sizes(void)
 
 /* ---- pyf_runtime_locate over a list of mappings ------------------------- */
 static int locate(fake_target *ft, uint64_t symbol, uint32_t methods, const pyf_mapping *maps,
-                  size_t n, uint64_t budget, pyf_runtime_location *out)
+                  size_t n, uint64_t budget, pyf_runtime_location *out, pyf_failure *f)
 {
     pyf_reader r = fake_reader(ft, 0);
     pyf_locate_request req;
@@ -537,7 +564,9 @@ static int locate(fake_target *ft, uint64_t symbol, uint32_t methods, const pyf_
     req.scan_budget = budget;
     memset(out, 0xA5, sizeof *out);
     out->struct_size = sizeof *out;
-    return pyf_runtime_locate(&r, &req, out);
+    memset(f, 0xA5, sizeof *f);
+    f->struct_size = sizeof *f;
+    return pyf_runtime_locate(&r, &req, out, f);
 }
 
 static void test_locate(void)
@@ -548,6 +577,7 @@ static void test_locate(void)
         uint64_t rt = fake_runtime_addr(ft);
         uint64_t lo = rt & ~(uint64_t)0xFFF;
         pyf_runtime_location out;
+        pyf_failure f;
         /* a writable mapping of a python file (scanned first) holding a
          * decoy cookie with a 2.7 version, then the runtime's, anonymous */
         uint64_t decoy = fake_region(ft, lo - 0x100000, 0x10000);
@@ -560,53 +590,66 @@ static void test_locate(void)
         };
 
         /* the symbol */
-        CHECK_RC(locate(ft, rt, 0, NULL, 0, 0, &out), PYF_OK);
+        CHECK_RC(locate(ft, rt, 0, NULL, 0, 0, &out, &f), PYF_OK);
         CHECK_ADDR(out.addr, rt);
         CHECK_EQ_INT(out.method, PYF_LOCATE_SYMBOL);
         CHECK_EQ_INT(out.python.minor, (uint32_t)k_minors[i]);
-        CHECK_EQ_STR(out.detail, "the symbol _PyRuntime");
+        CHECK_EQ_STR(out.how, "the symbol _PyRuntime");
+        CHECK(f.code == 0 && f.detail[0] == '\0');
         /* the scan, past the decoy */
-        CHECK_RC(locate(ft, 0, 0, maps, 2, 0, &out), PYF_OK);
+        CHECK_RC(locate(ft, 0, 0, maps, 2, 0, &out, &f), PYF_OK);
         CHECK_ADDR(out.addr, rt);
         CHECK_EQ_INT(out.method, PYF_LOCATE_SCAN);
-        CHECK(strstr(out.detail, "runtime cookie at 0x") != NULL);
+        CHECK(strstr(out.how, "runtime cookie at 0x") != NULL);
         /* methods restrict the search */
-        CHECK_RC(locate(ft, rt, PYF_LOCATE_SECTION, maps, 2, 0, &out), PYF_ENOTPY);
+        CHECK_RC(locate(ft, rt, PYF_LOCATE_SECTION, maps, 2, 0, &out, &f), PYF_ENOTPY);
         CHECK_EQ_INT(out.addr, 0);
-        CHECK(strstr(out.detail, "no CPython runtime found in the target") == out.detail);
+        CHECK_EQ_STR(out.how, "");
+        CHECK_EQ_INT(f.code, PYF_ENOTPY);
+        CHECK(strstr(f.detail, "no CPython runtime found in the target") == f.detail);
         /* a budget smaller than the decoy mapping stops before the runtime */
-        CHECK_RC(locate(ft, 0, PYF_LOCATE_SCAN, maps, 2, 4096, &out), PYF_ENOTPY);
-        CHECK(strstr(out.detail, "the scan stopped after") != NULL);
-        /* only the decoy: refused, and its version reported as numbers */
-        CHECK_RC(locate(ft, 0, 0, maps, 1, 0, &out), PYF_EVERSION);
+        CHECK_RC(locate(ft, 0, PYF_LOCATE_SCAN, maps, 2, 4096, &out, &f), PYF_ENOTPY);
+        CHECK(strstr(f.detail, "the scan stopped after") != NULL);
+        /* only the decoy: refused, and its version reported as numbers and
+         * in the words of every front end */
+        CHECK_RC(locate(ft, 0, 0, maps, 1, 0, &out, &f), PYF_EVERSION);
         CHECK_EQ_INT(out.python.hexversion, 0x020700F0);
         CHECK_EQ_INT(out.python.major, 2);
         CHECK_EQ_INT(out.python.minor, 7);
-        CHECK(strstr(out.detail, "CPython 2.7.0") != NULL);
+        CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.13, "
+                     "3.14 and 3.15)");
         /* a bad symbol address falls back to the mappings */
-        CHECK_RC(locate(ft, decoy + 0x2000, 0, maps, 2, 0, &out), PYF_OK);
+        CHECK_RC(locate(ft, decoy + 0x2000, 0, maps, 2, 0, &out, &f), PYF_OK);
         CHECK_ADDR(out.addr, rt);
-        /* argument errors */
+        /* argument errors, each named */
         pyf_reader r = fake_reader(ft, 0);
         pyf_locate_request req;
         memset(&req, 0, sizeof req);
         req.struct_size = sizeof req;
         req.nmaps = 2;
-        CHECK_RC(pyf_runtime_locate(&r, &req, &out), PYF_EINVAL);  /* maps NULL */
-        CHECK_RC(pyf_runtime_locate(&r, NULL, &out), PYF_EINVAL);
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_EINVAL);  /* maps NULL */
+        CHECK(strstr(f.detail, "maps is NULL") != NULL);
+        CHECK_RC(pyf_runtime_locate(&r, NULL, &out, &f), PYF_EINVAL);
+        CHECK_EQ_STR(f.detail, "no request given");
         req.struct_size = 8;
         req.nmaps = 0;
-        CHECK_RC(pyf_runtime_locate(&r, &req, &out), PYF_EINVAL);  /* too small */
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_EINVAL);  /* too small */
+        CHECK(strstr(f.detail, "pyf_locate_request.struct_size is 8") == f.detail);
         /* an output struct of an older caller gets only its bytes */
         req.struct_size = sizeof req;
         req.symbol_addr = rt;
         struct { uint32_t struct_size; uint32_t method; uint64_t addr; pyf_python_info python;
-                 char detail[256]; uint64_t guard; } small;
+                 char how[256]; uint64_t guard; } small;
         memset(&small, 0x5A, sizeof small);
         small.struct_size = PYF_RUNTIME_LOCATION_SIZE_V0;
-        CHECK_RC(pyf_runtime_locate(&r, &req, (pyf_runtime_location *)&small), PYF_OK);
+        CHECK_RC(pyf_runtime_locate(&r, &req, (pyf_runtime_location *)&small, NULL), PYF_OK);
         CHECK_ADDR(small.addr, rt);
         CHECK(small.guard == 0x5A5A5A5A5A5A5A5Aull);
+        /* too small an output struct or failure: refused, nothing searched */
+        small.struct_size = PYF_RUNTIME_LOCATION_SIZE_V0 - 8;
+        CHECK_RC(pyf_runtime_locate(&r, &req, (pyf_runtime_location *)&small, &f), PYF_EINVAL);
+        f.struct_size = 16;
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_EINVAL);
         fake_free(ft);
     }
 }

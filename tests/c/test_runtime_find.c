@@ -8,7 +8,8 @@
  * of a deleted one, through the cookie scan for an anonymous mapping or a
  * file without "python" in its name; PYF_ENOTPY with an actionable message
  * when there is no table; PYF_EVERSION naming the version of a table that
- * is too new; PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
+ * is too new, or the Py_Version of a python file without a table (3.11);
+ * PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
  * this process with pyf_runtime_find_in_range, and feeds the ELF reader
  * truncated and byte-flipped copies of rt_target.
  */
@@ -244,18 +245,45 @@ static void test_elf_function(void)
     start = map_start(c.pid, PYF_RT_TARGET, NULL, false);
     CHECK(start != 0);
     CHECK(c.runtime != 0);
-    CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, start, &found), PYF_OK);
+    CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, start, &found, NULL), PYF_OK);
     CHECK_ADDR(found, c.runtime);
     CHECK_RC(pyf__elf_find_pyruntime(PYF_RT_TARGET, &sh_addr, &load), PYF_OK);
     CHECK_ADDR(start + sh_addr - load, c.runtime);
     stop_rt(&c);
 
-    /* no section, not there, not a regular file, bad arguments */
-    CHECK_RC(pyf_elf_find_runtime("/proc/self/exe", 0, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_elf_find_runtime("/nonexistent/python3", 0, &found), PYF_EIO);
-    CHECK_RC(pyf_elf_find_runtime("/", 0, &found), PYF_EIO);
-    CHECK_RC(pyf_elf_find_runtime(NULL, 0, &found), PYF_EINVAL);
-    CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, 0, NULL), PYF_EINVAL);
+    /* no section, not there, not a regular file, bad arguments: each
+     * failure says which file and what was wrong */
+    {
+        static const struct {
+            const char *path;
+            int rc;
+            const char *says;
+        } bad[] = {
+            {"/proc/self/exe", PYF_ENOTPY, "/proc/self/exe has no .PyRuntime section"},
+            {"/nonexistent/python3", PYF_EIO,
+             "cannot read /nonexistent/python3: No such file or directory"},
+            {"/", PYF_EIO, "cannot read /: not a regular file"},
+            {NULL, PYF_EINVAL, "path is NULL"},
+        };
+        pyf_failure f;
+
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            memset(&f, 0, sizeof f);
+            f.struct_size = sizeof f;
+            CHECK_RC(pyf_elf_find_runtime(bad[i].path, 0, &found, &f), bad[i].rc);
+            CHECK_EQ_INT(f.code, bad[i].rc);
+            CHECK_EQ_STR(f.detail, bad[i].says);
+        }
+        CHECK_RC(pyf_elf_find_asyncio(PYF_RT_TARGET, 0, &found, &f), PYF_ENOTPY);
+        CHECK(strstr(f.detail, "has no .AsyncioDebug section") != NULL);
+        CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, 0, NULL, &f), PYF_EINVAL);
+        CHECK_EQ_STR(f.detail, "found is NULL");
+        CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, start, &found, &f), PYF_OK);
+        CHECK(f.code == 0 && f.detail[0] == '\0');
+        f.struct_size = PYF_FAILURE_SIZE_V0 - 1; /* too small: refused, untouched */
+        CHECK_RC(pyf_elf_find_runtime(PYF_RT_TARGET, start, &found, &f), PYF_EINVAL);
+        CHECK(f.code == 0);
+    }
     {
         int p[2];
 
@@ -284,7 +312,7 @@ static void test_section_in_python_file(const char *pyexe)
 
     memset(&info, 0, sizeof info);
     REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
-    CHECK_RC(pyf_runtime_probe(&r, found, &info), PYF_OK);
+    CHECK_RC(pyf_runtime_probe(&r, found, &info, NULL), PYF_OK);
     CHECK(info.major == 3 && info.minor == 15);
     pyf__pid_reader_destroy(&r);
 
@@ -371,10 +399,10 @@ static void test_anon(const char *pyexe)
     REQUIRE(s != 0);
     REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
     found = 0;
-    CHECK_RC(pyf_runtime_find_in_range(&r, s, e, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, s, e, &found, NULL), PYF_OK);
     CHECK_ADDR(found, c.runtime);
-    CHECK_RC(pyf_runtime_find_in_range(&r, s, c.runtime, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_runtime_find_in_range(&r, c.runtime + 8, e, &found), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, s, c.runtime, &found, NULL), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, c.runtime + 8, e, &found, NULL), PYF_ENOTPY);
     pyf__pid_reader_destroy(&r);
     stop_rt(&c);
 }
@@ -413,9 +441,32 @@ static void test_future_version(const char *pyexe)
     c = spawn_rt(pyexe, "future");
     CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
     fprintf(stderr, "   message: %s\n", err);
-    CHECK(strstr(err, ".PyRuntime section of") != NULL);
-    CHECK(strstr(err, "CPython 3.16.0") != NULL);
+    /* the library names the version itself, in the words of every front end */
+    CHECK_EQ_STR(err, "unsupported CPython 3.16.0 (pyframes reads CPython 3.13, 3.14 and 3.15)");
     stop_rt(&c);
+}
+
+static void test_old_version(const char *pyexe)
+{
+    const char *exes[2] = {pyexe, PYF_RT_TARGET};
+
+    for (int i = 0; i < 2; i++) {
+        rt_child c;
+        uint64_t found = 1;
+        char err[PYF__ERRBUF];
+
+        fprintf(stderr, "-- a CPython without _Py_DebugOffsets (%s)\n", exes[i]);
+        c = spawn_rt(exes[i], "old");
+        if (i == 0) { /* a python file: its Py_Version names the version */
+            CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
+            CHECK_EQ_STR(err, "unsupported CPython 3.11.2 (pyframes reads CPython 3.13, "
+                         "3.14 and 3.15)");
+        } else { /* only python files are asked */
+            CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_ENOTPY);
+            CHECK(strstr(err, "no CPython runtime found in process") == err);
+        }
+        stop_rt(&c);
+    }
 }
 
 static void test_dead(void)
@@ -519,17 +570,39 @@ static void test_range_self(void)
     table = base + 3 * pg + 16;
 
     REQUIRE(pyf__pid_reader_create((int)getpid(), &r, err, sizeof err) == PYF_OK);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base, base + 4 * pg, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, base + 4 * pg, &found, NULL), PYF_OK);
     CHECK_ADDR(found, table);
     found = 0;
-    CHECK_RC(pyf_runtime_find_in_range(&r, base + 3, base + 4 * pg, &found), PYF_OK);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base + 3, base + 4 * pg, &found, NULL), PYF_OK);
     CHECK_ADDR(found, table);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base, table, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base, table + 7, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base, base, &found), PYF_ENOTPY);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base + 8, base, &found), PYF_EINVAL);
-    CHECK_RC(pyf_runtime_find_in_range(NULL, base, base + pg, &found), PYF_EINVAL);
-    CHECK_RC(pyf_runtime_find_in_range(&r, base, base + pg, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, table + 7, &found, NULL), PYF_ENOTPY);
+    CHECK_RC(pyf_runtime_find_in_range(&r, base, base, &found, NULL), PYF_ENOTPY);
+    /* each failure says why */
+    {
+        pyf_failure f;
+        char want[160];
+
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        CHECK_RC(pyf_runtime_find_in_range(&r, base, table, &found, &f), PYF_ENOTPY);
+        snprintf(want, sizeof want, "no CPython runtime found in 0x%" PRIx64 "-0x%" PRIx64
+                 ": the _Py_DebugOffsets table at 0x%" PRIx64 " (the range scanned) was "
+                 "rejected: ", base, table, base + 64);
+        CHECK_MSG(strncmp(f.detail, want, strlen(want)) == 0, "%s", f.detail);
+        CHECK_EQ_INT(f.code, PYF_ENOTPY);
+        CHECK_RC(pyf_runtime_find_in_range(&r, base + 128, base + 256, &found, &f), PYF_ENOTPY);
+        snprintf(want, sizeof want, "no CPython runtime found in 0x%" PRIx64 "-0x%" PRIx64
+                 ": no 8-aligned \"xdebugpy\" cookie there", base + 128, base + 256);
+        CHECK_EQ_STR(f.detail, want);
+        CHECK_RC(pyf_runtime_find_in_range(&r, base + 8, base, &found, &f), PYF_EINVAL);
+        CHECK(strstr(f.detail, "ends before it starts") != NULL);
+        CHECK_RC(pyf_runtime_find_in_range(NULL, base, base + pg, &found, &f), PYF_EINVAL);
+        CHECK_EQ_STR(f.detail, "no reader given");
+        CHECK_RC(pyf_runtime_find_in_range(&r, base, base + pg, NULL, &f), PYF_EINVAL);
+        CHECK_EQ_STR(f.detail, "found is NULL");
+        CHECK_RC(pyf_runtime_find_in_range(&r, base, base + 4 * pg, &found, &f), PYF_OK);
+        CHECK(f.code == 0 && f.detail[0] == '\0');
+    }
 
     /* an unreadable range larger than the scan budget: stops, bounded */
     {
@@ -538,9 +611,14 @@ static void test_range_self(void)
                           -1, 0);
 
         REQUIRE(none != MAP_FAILED);
+        pyf_failure f;
+
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
         CHECK_RC(pyf_runtime_find_in_range(&r, (uint64_t)(uintptr_t)none,
-                                           (uint64_t)(uintptr_t)none + big, &found),
+                                           (uint64_t)(uintptr_t)none + big, &found, &f),
                  PYF_EDEPTH);
+        CHECK(strstr(f.detail, ": the scan stopped after 512 MiB") != NULL);
         munmap(none, big);
     }
     pyf__pid_reader_destroy(&r);
@@ -583,7 +661,7 @@ static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *fo
 
     spit(path, buf, len, 0644);
     *found = 0;
-    rc = pyf_elf_find_runtime(path, 0x7f0000000000ull, found);
+    rc = pyf_elf_find_runtime(path, 0x7f0000000000ull, found, NULL);
     rc2 = pyf__elf_find_pyruntime(path, &sh_addr, &load);
     if (rc2 != rc) {
         fprintf(stderr, "exported and internal ELF readers disagree: %d vs %d\n", rc, rc2);
@@ -743,6 +821,7 @@ int main(void)
     test_anon(pyexe);
     test_none(pyexe);
     test_future_version(pyexe);
+    test_old_version(pyexe);
     test_dead();
     test_eperm(pyexe);
     test_range_self();

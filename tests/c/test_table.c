@@ -6,6 +6,7 @@
  * yields the old record; snapshots outlive a flush, a close and the table's
  * growth (run under ASan); warm read counts; pyf_snapshot_take_copy.
  */
+#define PYF_STATIC_API /* pyf_snapshot_take_copy: the bundled binding's call */
 #include "fake_target.h"
 
 #include <string.h>

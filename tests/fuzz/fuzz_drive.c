@@ -235,9 +235,13 @@ static void scan(const pyf_reader *r, uint64_t rt)
     pyf_runtime_location loc;
     memset(&loc, 0x33, sizeof loc);
     loc.struct_size = sizeof loc;
-    int rc = pyf_runtime_locate(r, &req, &loc);
+    pyf_failure f;
+    memset(&f, 0x33, sizeof f);
+    f.struct_size = sizeof f;
+    int rc = pyf_runtime_locate(r, &req, &loc, &f);
     check_rc(rc, "pyf_runtime_locate");
-    touch(loc.detail, sizeof loc.detail, "pyf_runtime_location.detail");
+    touch(loc.how, sizeof loc.how, "pyf_runtime_location.how");
+    touch(f.detail, sizeof f.detail, "pyf_runtime_locate failure detail");
     if (rc == 0 && loc.addr == 0)
         fz_die("pyf_runtime_locate: found nothing at 0");
 }
@@ -283,7 +287,7 @@ void fz_run(const uint8_t *data, size_t size, int profile)
     pyf_reader r = fake_reader(im.ft, (opt >> 4) & 1);
     uint64_t rt = fake_runtime_addr(im.ft);
     pyf_python_info info;
-    check_rc(pyf_runtime_probe(&r, rt, &info), "pyf_runtime_probe");
+    check_rc(pyf_runtime_probe(&r, rt, &info, NULL), "pyf_runtime_probe");
     if (opt & 0x20)
         scan(&r, rt);
 

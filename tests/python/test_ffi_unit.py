@@ -28,7 +28,7 @@ with open(HEADER) as _f:
 CONSTANTS = [
     "PYF_VERSION_MAJOR", "PYF_VERSION_MINOR", "PYF_VERSION_PATCH",
     "PYF_DEFAULT_MAX_DEPTH", "PYF_DEFAULT_MAX_THREADS",
-    "PYF_DEFAULT_MAX_INTERPRETERS", "PYF_DEFAULT_MAX_STRING",
+    "PYF_DEFAULT_MAX_INTERPRETERS", "PYF_MAX_INTERPRETERS", "PYF_DEFAULT_MAX_STRING",
     "PYF_FRAME_NAME_TRUNCATED", "PYF_FRAME_NO_LOCATION",
     "PYF_FRAME_CODE_UNREADABLE", "PYF_FRAME_GENERATOR",
     "PYF_FRAME_ENTRY_FROM_C", "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
@@ -41,7 +41,9 @@ CONSTANTS = [
 
 def _c_layout_program():
     lines = ["#include <stdio.h>", "#include <stddef.h>",
-             "#include <stdalign.h>", '#include "pyframes.h"',
+             "#include <stdalign.h>",
+             "#define PYF_STATIC_API",  # pyf_snapshot_copy: the binding's own call
+             '#include "pyframes.h"',
              "int main(void) {"]
     for name, cls in _abi.STRUCTURES.items():
         lines.append('printf("size %s %%zu %%zu\\n", sizeof(%s), alignof(%s));'
@@ -452,6 +454,48 @@ def test_zero_runtime_address_is_invalid(lib):
     with pytest.raises(errors.PyframesError) as info:
         pyframes.open_reader(lambda a, n: b"\0" * n, 0)
     assert info.value.code == errors.PYF_EINVAL
+
+
+def _table_of_version(hexversion):
+    """A reader of one page at 0x10000 that starts with the head of a
+    _Py_DebugOffsets table saying hexversion."""
+    import struct
+    page = (b"xdebugpy" + struct.pack("<QQ", hexversion, 0)).ljust(4096, b"\0")
+
+    def read(addr, size):
+        if not 0 <= addr - 0x10000 <= len(page) - size:
+            raise OSError("unmapped")
+        return page[addr - 0x10000:addr - 0x10000 + size]
+    return read
+
+
+def test_refused_version_is_named_by_the_library(lib):
+    read = _table_of_version(0x031000F0)
+    text = "unsupported CPython 3.16.0 (pyframes reads CPython 3.13, 3.14 and 3.15)"
+    with pytest.raises(errors.UnsupportedVersion) as info:
+        pyframes.probe_runtime(read, 0x10000)
+    assert str(info.value) == text
+    assert info.value.python.hexversion == 0x031000F0
+    addr, python, how, error = target_module.locate_runtime(read, (), 0x10000)
+    assert (addr, how) == (None, None)
+    assert isinstance(error, errors.UnsupportedVersion) and str(error) == text
+    assert python.version == "3.16.0" and python.minor == 16
+
+
+def test_runtime_helpers_report_the_library_failure(lib):
+    def refused(addr, size):
+        raise PermissionError("no")
+
+    with pytest.raises(errors.PermissionDenied) as info:
+        pyframes.probe_runtime(refused, 0x10000)
+    assert info.value.addr == 0x10000 and info.value.what == "_Py_DebugOffsets"
+    with pytest.raises(errors.PermissionDenied) as info:
+        pyframes.find_runtime_in_range(refused, 0x10000, 0x20000)
+    assert "permission denied" in str(info.value)
+    addr, python, how, error = target_module.locate_runtime(
+        lambda a, n: b"\0" * n, [(0x10000, 0x11000, 0, "rw", None)], 0)
+    assert addr is None and isinstance(error, errors.NotPython)
+    assert str(error).startswith("no CPython runtime found in the target")
 
 
 def test_elf_runtime_address_of_non_python_file(lib, tmp_path):

@@ -36,7 +36,8 @@ PYF_VERSION_PATCH = 0
 
 PYF_DEFAULT_MAX_DEPTH = 10000
 PYF_DEFAULT_MAX_THREADS = 4096
-PYF_DEFAULT_MAX_INTERPRETERS = 256
+PYF_MAX_INTERPRETERS = 256  # a fixed cap, not an option
+PYF_DEFAULT_MAX_INTERPRETERS = PYF_MAX_INTERPRETERS  # deprecated name
 PYF_DEFAULT_MAX_STRING = 4096
 
 PYF_FRAME_NAME_TRUNCATED = 0x01
@@ -307,7 +308,7 @@ class pyf_runtime_location(ctypes.Structure):
         ("method", c_uint32),
         ("addr", c_uint64),
         ("python", pyf_python_info),
-        ("detail", ctypes.c_char * 256),
+        ("how", ctypes.c_char * 256),
     ]
 
 
@@ -407,14 +408,15 @@ _PROTOTYPES = {
     "pyf_snapshot_table": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_frame_table)]),
     "pyf_snapshot_take_copy": (c_int, [pyf_target_p, POINTER(pyf_snapshot_copy)]),
     "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
-                                  POINTER(pyf_python_info)]),
+                                  POINTER(pyf_python_info), POINTER(pyf_failure)]),
     "pyf_runtime_locate": (c_int, [POINTER(pyf_reader), POINTER(pyf_locate_request),
-                                   POINTER(pyf_runtime_location)]),
+                                   POINTER(pyf_runtime_location), POINTER(pyf_failure)]),
     "pyf_runtime_find_in_range": (c_int, [POINTER(pyf_reader), c_uint64,
-                                          c_uint64, POINTER(c_uint64)]),
+                                          c_uint64, POINTER(c_uint64), POINTER(pyf_failure)]),
     "pyf_elf_find_runtime": (c_int, [c_char_p, c_uint64,
-                                        POINTER(c_uint64)]),
-    "pyf_elf_find_asyncio": (c_int, [c_char_p, c_uint64, POINTER(c_uint64)]),
+                                        POINTER(c_uint64), POINTER(pyf_failure)]),
+    "pyf_elf_find_asyncio": (c_int, [c_char_p, c_uint64, POINTER(c_uint64),
+                                     POINTER(pyf_failure)]),
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),

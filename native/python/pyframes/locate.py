@@ -5,7 +5,11 @@ PID reader runs over /proc/PID/maps): the symbol _PyRuntime, the .PyRuntime
 section of the mapped python files, then the runtime cookie in writable
 memory, each candidate probed.  This module only gathers what the debugger
 knows (the symbol, its objfiles and their load addresses, the writable
-ranges) and turns the outcome into a CommandError worded by errors.
+ranges) and turns the outcome into a CommandError.  A refused version is
+worded by the library ("unsupported CPython 3.11.2 (pyframes reads CPython
+3.13, 3.14 and 3.15)", from the table or from the files' Py_Version); only
+a version the debugger alone can see (the symbol Py_Version of a file the
+library cannot open) is worded here, the same way.
 """
 
 import os
@@ -37,15 +41,16 @@ def _plausible_hexversion(v):
 
 
 def unsupported_message(read, runtime_addr, adapter):
-    """'unsupported CPython X.Y.Z' when the library's probe of the runtime's
-    table names a version it refuses or, for a CPython too old to have a
-    table, the Py_Version symbol holds one; else None."""
+    """'unsupported CPython X.Y.Z (...)' when the library's probe of the
+    runtime's table names a version it refuses (in its words) or, for a
+    CPython too old to have a table, the Py_Version symbol holds one; else
+    None."""
     if runtime_addr:
         try:
             target.probe_runtime(read, runtime_addr)
         except errors.UnsupportedVersion as e:
             if e.python is not None:
-                return errors.unsupported_version(e.python.hexversion)
+                return str(e)
         except errors.PyframesError:
             pass
     addr = ask(adapter.lookup_symbol, VERSION_SYMBOL) if adapter is not None else None
@@ -94,8 +99,8 @@ def locate_runtime(adapter, read=None):
         raise CommandError(str(e))
     if addr is not None:
         return addr, info, how
-    if isinstance(error, errors.UnsupportedVersion) and info is not None:
-        raise CommandError(errors.unsupported_version(info.hexversion))
+    if isinstance(error, errors.UnsupportedVersion):
+        raise CommandError(str(error))  # the library names the version
     if isinstance(error, errors.NotPython):
         # No table anywhere: a CPython too old to publish one?
         message = unsupported_message(read, 0, adapter)

@@ -810,11 +810,12 @@ def probe_runtime(read, addr):
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
     info = ffi.pyf_python_info()
+    failure = _new_failure()
     rc = lib.pyf_runtime_probe(binding.pointer(), _address(addr, "addr"),
-                               ffi.ctypes.byref(info))
+                               ffi.ctypes.byref(info), ffi.ctypes.byref(failure))
     binding.raise_pending()
     if rc != 0:
-        error = error_from_code(rc, "at 0x%x" % addr)
+        error = _failure_error(rc, failure)
         error.python = _python_info(info) if info.hexversion else None
         raise error
     return _python_info(info)
@@ -835,9 +836,9 @@ def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section
     Returns ``(address, PythonInfo, how, None)`` when found (how: the
     library's words, e.g. "the .PyRuntime section of /usr/bin/python3.15"),
     else ``(None, PythonInfo or None, None, error)``: the PyframesError the
-    library gave
-    (NotPython, UnsupportedVersion with the PythonInfo of the refused table,
-    ...).  Raises PermissionDenied and NoSuchProcess."""
+    library gave (NotPython, UnsupportedVersion with the PythonInfo of the
+    refused version, whose str() names it: "unsupported CPython 3.11.2
+    (pyframes reads ...)", ...).  Raises PermissionDenied and NoSuchProcess."""
     ffi = _abi
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
@@ -863,17 +864,19 @@ def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section
     req.scan_budget = scan_budget
     out = ffi.pyf_runtime_location()
     out.struct_size = ffi.ctypes.sizeof(out)
+    failure = _new_failure()
     rc = lib.pyf_runtime_locate(binding.pointer(), ffi.ctypes.byref(req),
-                                ffi.ctypes.byref(out))
+                                ffi.ctypes.byref(out), ffi.ctypes.byref(failure))
     binding.raise_pending()
     info = _python_info(out.python) if out.python.hexversion else None
     if rc == 0:
-        return out.addr, info, out.detail.decode("utf-8", "replace"), None
-    detail = out.detail.decode("utf-8", "replace")
+        return out.addr, info, out.how.decode("utf-8", "replace"), None
+    facts = _facts(failure)
     words = binding.last_words()
-    if words and words not in detail:  # the reader's own words for a failed read
-        detail += " [reader: %s]" % words
-    error = error_from_code(rc, detail)
+    if (words and words not in facts["detail"]
+            and rc in (errors.PYF_EFAULT, errors.PYF_EPERM, errors.PYF_ENOPROC)):
+        facts["detail"] += " [reader: %s]" % words  # the reader's own words
+    error = error_from_code(rc, **facts)
     if rc in (errors.PYF_EPERM, errors.PYF_ENOPROC):
         raise error
     return None, info, None, error
@@ -887,15 +890,16 @@ def find_runtime_in_range(read, start, end):
     lib = _loader.load()
     binding = _readers.ReaderBinding(read)
     found = ffi.c_uint64(0)
+    failure = _new_failure()
     rc = lib.pyf_runtime_find_in_range(binding.pointer(),
                                        _address(start, "start"),
                                        _address(end, "end"),
-                                       ffi.ctypes.byref(found))
+                                       ffi.ctypes.byref(found), ffi.ctypes.byref(failure))
     binding.raise_pending()
     if rc in (errors.PYF_ENOTPY, errors.PYF_EDEPTH):
         return None  # none found (EDEPTH: the scan budget ran out first)
     if rc != 0:
-        raise error_from_code(rc, "scanning 0x%x-0x%x" % (start, end))
+        raise _failure_error(rc, failure)
     return found.value
 
 
@@ -908,13 +912,14 @@ def elf_runtime_address(path, map_start, section="runtime"):
     ffi = _abi
     lib = _loader.load()
     found = ffi.c_uint64(0)
+    failure = _new_failure()
     find = lib.pyf_elf_find_asyncio if section == "asyncio" else lib.pyf_elf_find_runtime
     rc = find(os.fsencode(path),
                                      _address(map_start, "map_start"),
-                                     ffi.ctypes.byref(found))
+                                     ffi.ctypes.byref(found), ffi.ctypes.byref(failure))
     if rc in (errors.PYF_ENOTPY, errors.PYF_EIO, errors.PYF_ECORRUPT,
               errors.PYF_ENOTSUP):
         return None
     if rc != 0:
-        raise error_from_code(rc, str(path))
+        raise _failure_error(rc, failure)
     return found.value
