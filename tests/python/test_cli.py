@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -163,16 +164,6 @@ def test_error_bad_pid_argument(cli_env):
 # and older publish none; so does, here, a CPython 3.14 that overwrote the
 # cookie of its own table.  The version comes from the exported Py_Version,
 # as gdb and lldb name it (pyframes.locate), never "no runtime found".
-_NO_TABLE = r"""
-import ctypes, platform, sys, time
-runtime = ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime")
-if sys.version_info >= (3, 13):
-    ctypes.memset(ctypes.addressof(runtime), 0, 8)  # the "xdebugpy" cookie
-print(platform.python_version(), flush=True)
-time.sleep(300)
-"""
-
-
 def _old_pythons():
     """Host interpreters older than 3.13 (outside the sandbox root)."""
     found = [p for p in ("/usr/bin/python3.11", "/usr/bin/python3.12") if os.access(p, os.X_OK)]
@@ -183,33 +174,56 @@ def _old_pythons():
     return [p for p in found if os.access(p, os.X_OK)]
 
 
-def _no_table_target(python):
-    proc = subprocess.Popen([python, "-c", _NO_TABLE], stdout=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True)
-    version = proc.stdout.readline().strip()
-    if not version:
-        proc.kill()
-        proc.wait()
-        pytest.fail("%s did not start the target" % python)
-    return proc, version
+_VERSION_OF = "import platform, sys; print(platform.python_version(), flush=True); sys.stdin.read()"
 
 
-@pytest.mark.parametrize("which", ["3.14-without-table", "older"])
-def test_error_unsupported_version_is_named(cli_env, which):
-    import debugger_util as du
-    pythons = [du.python_for("3.14")] if which != "older" else _old_pythons()
-    pythons = [p for p in pythons if p]
-    if not pythons:
-        pytest.skip("no interpreter for %s" % which)
-    for python in pythons:
-        proc, version = _no_table_target(python)
+def _old_targets(library_path, tmp_path):
+    """(argv, version) of processes running a CPython older than 3.13: the
+    host's, where there are, and always tests/c/rt_target's "old" mode (a
+    program whose Py_Version says 3.11.2 and that has no _Py_DebugOffsets,
+    as 3.11 has none), copied as python3.11: only python files are asked."""
+    rt = os.path.join(os.path.dirname(os.path.dirname(library_path)), "tests", "c", "rt_target")
+    out = []
+    if os.access(rt, os.X_OK):
+        exe = str(tmp_path / "python3.11")
+        shutil.copy(rt, exe)
+        out.append((exe, None))
+    return out + [([p, "-c", _VERSION_OF], None) for p in _old_pythons()]
+
+
+def _start_old(argv):
+    """A process of an old CPython and the version it says it is (its own
+    platform.python_version(); rt_target's is set by the test program)."""
+    if isinstance(argv, str):
+        rt = argv
+        rfd, wfd = os.pipe()
         try:
+            proc = subprocess.Popen([rt, str(wfd), "old"], stdin=subprocess.PIPE, pass_fds=(wfd,))
+        finally:
+            os.close(wfd)
+        with os.fdopen(rfd) as ready:
+            line = ready.readline()
+        return proc, (line.startswith("ready") and "3.11.2")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+    return proc, proc.stdout.readline().strip()
+
+
+def test_error_unsupported_version_is_named(cli_env, library_path, tmp_path):
+    """An interpreter older than 3.13 is named by its version, in the
+    library's words, the same as gdb and lldb print it."""
+    targets = _old_targets(library_path, tmp_path)
+    if not targets:
+        pytest.skip("no build of tests/c/rt_target and no host CPython older than 3.13")
+    for argv, _ in targets:
+        proc, version = _start_old(argv)
+        try:
+            assert version, "the target did not start: %s" % (argv,)
             for extra in ((), ("--json",)):
                 res = run_cli(cli_env, "dump", proc.pid, *extra)
                 _assert_one_line_error(res, "unsupported")
                 assert _text(res)[1] == ("pyframes: error: unsupported CPython %s (pyframes "
                                          "reads CPython 3.13, 3.14 and 3.15)\n" % version), \
-                    (python, _text(res))
+                    (argv, _text(res))
         finally:
             proc.kill()
             proc.wait()

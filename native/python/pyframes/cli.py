@@ -8,9 +8,7 @@ import sys
 from . import __version__, _loader, errors, target as api
 from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
-from .locate import locate_runtime
 from .options import add_stack_options, positive_int
-from .procview import ProcessView
 from .render import process_source
 from . import report, sampling, stack_command
 
@@ -126,25 +124,10 @@ class _CommandLineFront(stack_command.Front):
 
 
 def _open(args):
-    """The target of PID.  When the library finds no runtime it can read,
-    the debugger commands' search (pyframes.locate over the process's
-    files) names what runs there as they do: ``unsupported CPython 3.11.2
-    (pyframes reads CPython 3.13, 3.14 and 3.15)``."""
-    try:
-        return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
-    except (errors.NotPython, errors.UnsupportedVersion) as exc:
-        if args.runtime_addr:
-            raise
-        view = ProcessView(args.pid)
-        try:
-            runtime, _info, _how = locate_runtime(view)
-        except CommandError as failure:
-            if str(failure) == errors.NOT_PYTHON:
-                raise exc  # the library's own words say more
-            raise
-        finally:
-            view.close()
-    return api.attach(args.pid, runtime_addr=runtime)
+    """The target of PID.  A CPython the library refuses is named in its
+    words: ``unsupported CPython 3.11.2 (pyframes reads CPython 3.13, 3.14
+    and 3.15)``."""
+    return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
 
 
 def _dump(args, out):

@@ -23,7 +23,7 @@ import json
 from . import _loader, errors, mixed, render, stack_command, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
 from .errors import CommandError
-from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime, unsupported_message
+from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
 from .options import HelpRequested, build_parser, parse_arguments
 
 __all__ = ["Session"]
@@ -144,7 +144,7 @@ class Session(object):
             except errors.PyframesError as e:
                 if reader_mode == "pid" or isinstance(
                         e, (errors.NotPython, errors.UnsupportedVersion)):
-                    raise CommandError(self._describe_open_error(e, adapter))
+                    raise CommandError(self._describe_open_error(e))
                 # e.g. process_vm_readv refused while ptrace works: fall back.
         return self._debugger_target(adapter, generation), "debugger"
 
@@ -204,18 +204,16 @@ class Session(object):
             target = api.open_reader(reader, runtime, write=writer,
                                      pid=adapter.pid() if live else None)
         except errors.PyframesError as e:
-            raise CommandError(self._describe_open_error(e, adapter, reader, runtime))
+            raise CommandError(self._describe_open_error(e))
         self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, reader, generation, how, writer)
         self._remember((ident, runtime, "debugger"), cached)
         return cached
 
     @staticmethod
-    def _describe_open_error(e, adapter, read=None, runtime=0):
+    def _describe_open_error(e):
         if isinstance(e, errors.NotPython):
             return errors.NOT_PYTHON
-        if isinstance(e, errors.UnsupportedVersion):
-            return unsupported_message(read or adapter.read, runtime, adapter) or str(e)
         return str(e)
 
     # ---- the command ---------------------------------------------------
