@@ -581,15 +581,14 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
     return *arr != 0;
 }
 
-int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr, const pyf__code *code,
-                          uint32_t *failures)
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
+                         const pyf__code *code, uint32_t *failures)
 {
     const pyf__offsets *o = &t->off;
-    uint64_t exe = fr->exe, ip = fr->ip;
     uint64_t base = exe + o->code.co_code_adaptive;
     if (!o->has_tlbc)
         return pyf__code_index(ip, base);
-    int32_t idx = (int32_t)pyf__ld32(fr->copy + o->frame.tlbc_index);
+    int32_t idx = (int32_t)pyf__ld32(f + o->frame.tlbc_index);
     if (idx != 0) { /* entries[0] is the main copy: no reads */
         uint64_t arr, entry = 0;
         int64_t size;

@@ -6,7 +6,9 @@
  * and coroutine frames live in their objects, 3.13/3.14 entry frames on the
  * C stack, the 3.15 base frame in the thread state) are read one by one.
  * Entry frames are skipped; tagged pointers (3.14+) are masked.  A visited
- * set and limits end cycles and runaway chains with a named error.
+ * set and limits end cycles and runaway chains with a named error.  What
+ * else a walk finds (a stack changing under it) is its pyf__walk_result.
+ * The frame decoder here (pyf__iframe_*) is the asyncio reader's too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -249,8 +251,9 @@ static const uint8_t *find_in_chunks(const pyf__chunk_list *cl, uint64_t addr,
 
 /* ---- one frame ------------------------------------------------------------ */
 
-int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
-                     bool *shown)
+/* pyf__iframe_code, inlined into the walk (it runs per frame) */
+static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
+                              bool *shown)
 {
     const pyf__offsets *o = &t->off;
     *code = NULL;
@@ -274,6 +277,12 @@ int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **cod
     bool shim = *code != NULL && (*code)->no_lines && fr->owner != o->owner_generator;
     *shown = !shim && (*code != NULL || soft != PYF_ENOTSUP);
     return PYF_OK;
+}
+
+int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
+                     bool *shown)
+{
+    return iframe_code(t, fr, code, shown);
 }
 
 /* ---- the walk ------------------------------------------------------------- */
@@ -388,7 +397,7 @@ static int python_frame(walker *k, const pyf__iframe *fr)
     const pyf__thread_walk *w = k->w;
     const pyf__code *code;
     bool shown;
-    int rc = pyf__iframe_code(t, fr, &code, &shown);
+    int rc = iframe_code(t, fr, &code, &shown);
     if (rc == PYF_ECORRUPT)
         return torn(k, fr->addr, true);
     if (rc != PYF_OK || !shown)

@@ -188,8 +188,14 @@ static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
  * copy, and an ip outside the copy used gives INT64_MAX: no location,
  * never a wrong line).  A failed read adds one to *tlbc_failures.
  * (code.c) */
-int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr, const pyf__code *code,
-                          uint32_t *tlbc_failures);
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
+                         const pyf__code *code, uint32_t *tlbc_failures);
+/* (the frame's fields passed one by one: a walk keeps fr in registers) */
+static inline int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr,
+                                        const pyf__code *code, uint32_t *tlbc_failures)
+{
+    return pyf__frame_instr(t, fr->copy, fr->exe, fr->ip, code, tlbc_failures);
+}
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the rest came from at_anchor, else the
