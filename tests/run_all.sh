@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# run_all.sh - build pyframes twice and run every test suite.
+# run_all.sh - build pyframes three ways and run every test suite.
 #
 # Meant to run inside the sandbox (tests/sandbox/sandbox.sh test), where the
-# clone is /src, but works on any machine with the same tools.
-#   build/sandbox       RelWithDebInfo, -Werror        -> ctest: C tests, then pytest
+# clone is /src, but works on any machine with the same tools.  In order:
 #   build/sandbox-asan  Debug, -Werror, ASan + UBSan   -> ctest: C tests, then the
 #                       live CLI, sampling and frame-cache pytest files against
 #                       this library with the sanitizer runtimes preloaded
 #                       (readers only: the target processes run without them)
+#   build/sandbox       RelWithDebInfo, -Werror        -> ctest: C tests, then pytest
 #   build/sandbox-fuzz  clang, libFuzzer + ASan + UBSan -> each fuzzer for a
 #                       bounded time over a copy of its corpus (tests/fuzz)
 # pytest is registered with ctest (tests/CMakeLists.txt, label "python").

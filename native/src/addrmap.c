@@ -1,11 +1,14 @@
 /*
- * addrmap.c - the one hash map of the library: target address -> 64-bit
- * value.  It serves as a set for cycle detection in the lists and chains the
- * walker follows (frames, thread states), as the index of the code-object
- * cache (code.c) and as the per-snapshot name table (snapshot.c).  Open
- * addressing with linear probing, removal by back-shifting (no tombstones);
- * grows with what it holds, which every caller bounds.  Address 0 is never a
- * key.
+ * addrmap.c - the library's map from one 64-bit key (a target address, or a
+ * code decode's serial) to a 64-bit value.  It serves as a set for cycle
+ * detection in the lists and chains the walkers follow (frames, thread
+ * states, task lists, await chains), as the index of the code-object cache
+ * (code.c), as the frame table's names of each code decode (table.c) and as
+ * the asyncio reader's kinds of types (tasks.c).  (The frame table interns
+ * its records and keys with a map of its own over composite keys: tmap in
+ * table.c.)  Open addressing with linear probing, removal by back-shifting
+ * (no tombstones); grows with what it holds, which every caller bounds.  Key
+ * 0 is never stored.
  */
 #include <stdlib.h>
 

@@ -26,12 +26,22 @@
 /* a partial hit that walked more than this above the anchor moves it up */
 #define CACHE_REFRESH_WALKED 32u
 
+/* One thread's walk with the protocol: what it started from. */
+typedef struct anchor_walk {
+    pyf_target *t;
+    pyf__cache_entry *cur;   /* the thread state's entry, NULL: none */
+    uint64_t tstate_addr, anchor, seq;
+    uint32_t max_depth;      /* the walk's frame limit: no entry takes it past */
+    uint64_t calls_before;   /* t->reader_calls when the walk began */
+    uint32_t walked;         /* frames delivered when the anchor was reached */
+    int outcome;             /* 0 miss, 1 full hit, 2 partial hit */
+} anchor_walk;
+
 static void entry_drop(pyf__frame_cache *fc, uint32_t i)
 {
     fc->nkeys -= fc->v[i].n;
     free(fc->v[i].keys);
     fc->v[i] = fc->v[--fc->n];
-    fc->cur = NULL;
 }
 
 void pyf__cache_clear(pyf__frame_cache *fc)
@@ -91,15 +101,15 @@ static pyf__cache_entry *entry_find(pyf_target *t, uint64_t tstate, uint64_t thr
 
 /* The anchor and its seq, read after what the walk read.  The copy the
  * prefetch made may serve only when the walk took everything from that
- * same batch (its ranges are copied in order, the anchor's last); after a
- * read of its own the anchor is read again now. */
-static int read_anchor(pyf_target *t, uint64_t tstate, uint64_t *frame, uint64_t *seq)
+ * same batch (batched: its ranges are copied in order, the anchor's last);
+ * after a read of its own the anchor is read again now. */
+static int read_anchor(pyf_target *t, uint64_t tstate, bool batched, uint64_t *frame,
+                       uint64_t *seq)
 {
     const pyf__offsets *o = &t->off;
     uint8_t b[16];
     uint64_t fa = tstate + o->tstate.last_profiled_frame;
     uint64_t sa = tstate + o->tstate.last_profiled_frame_seq;
-    bool batched = t->stats.read_calls == t->cache.calls_before && t->prefetch.active;
     int (*rd)(pyf_target *, uint64_t, void *, size_t) =
         batched ? pyf__read_quiet : pyf__read_fresh;
     int rc;
@@ -117,32 +127,39 @@ static int read_anchor(pyf_target *t, uint64_t tstate, uint64_t *frame, uint64_t
     return rc;
 }
 
-int pyf__cache_continue(pyf_target *t, const uint32_t **keys, uint32_t *n,
-                        bool *entry_from_c)
+/* At the anchor, after `walked` frames (the walk's at_anchor): 1 and the
+ * cached keys of the frames below the anchor when the entry holds the rest
+ * of the stack (the anchor in it at index i with seq == entry seq + i, and
+ * reading the same afterwards), 0 when not. */
+static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
 {
-    pyf__frame_cache *fc = &t->cache;
-    pyf__cache_entry *e = fc->cur;
+    anchor_walk *aw = ctx;
+    pyf_target *t = aw->t;
+    pyf__cache_entry *e = aw->cur;
+    aw->walked = walked;
     if (e == NULL || t->table == NULL || e->table_id != t->table->id)
         return 0;
     const pyf__table *tb = t->table;
     uint32_t i = 0;
-    while (i < e->n && (e->keys[i] >= tb->nkeys || tb->keys[e->keys[i]].frame_addr != fc->anchor))
+    while (i < e->n && (e->keys[i] >= tb->nkeys || tb->keys[e->keys[i]].frame_addr != aw->anchor))
         i++;
-    if (i == e->n || fc->seq != e->seq + i)
+    if (i == e->n || aw->seq != e->seq + i)
         return 0;
     /* a stack deeper than the limit is walked on, to fail like any walk */
-    if ((uint64_t)fc->walked + (e->n - i - 1) > fc->max_depth)
+    if ((uint64_t)walked + (e->n - i - 1) > aw->max_depth)
         return 0;
     uint64_t frame, seq;
-    if (read_anchor(t, fc->tstate_addr, &frame, &seq) != PYF_OK || frame != fc->anchor ||
-        seq != fc->seq)
+    /* no reader call since the walk began: all of it from the prefetch */
+    bool batched = t->reader_calls == aw->calls_before && t->prefetch.active;
+    if (read_anchor(t, aw->tstate_addr, batched, &frame, &seq) != PYF_OK ||
+        frame != aw->anchor || seq != aw->seq)
         return 0;
     uint32_t rec = tb->keys[e->keys[i]].record;
-    *entry_from_c = rec < tb->nrecords && (tb->records[rec].flags & PYF_FRAME_ENTRY_FROM_C);
-    *keys = e->keys + i + 1;
-    *n = e->n - i - 1;
-    fc->outcome = i == 0 && fc->walked == 1 ? 1 : 2;
-    t->stats.frames_from_cache += *n;
+    rest->entry_from_c = rec < tb->nrecords && (tb->records[rec].flags & PYF_FRAME_ENTRY_FROM_C);
+    rest->keys = e->keys + i + 1;
+    rest->n = e->n - i - 1;
+    aw->outcome = i == 0 && walked == 1 ? 1 : 2;
+    t->stats.frames_from_cache += rest->n;
     return 1;
 }
 
@@ -233,7 +250,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     bool active = p->active;
     p->n = 0; /* what follows reads the target as it is now */
     p->active = false;
-    if (pyf__raw_read(&t->reader, &t->stats, tstate, buf, textra) != PYF_OK ||
+    if (pyf__read_now(t, tstate, buf, textra) != PYF_OK ||
         pyf__ld64(buf + o->tstate.last_profiled_frame) != c)
         goto out;
     uint64_t seq = pyf__ld64(buf + o->tstate.last_profiled_frame_seq);
@@ -243,14 +260,14 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     w.extra = buf;
     w.extra_len = textra;
     w.stop_at = 0;
+    w.at_anchor = NULL;
     w.chunks = PYF__CHUNKS_ALL;
     w.keep_frames = 0;
     pyf__sink sink = {.ctx = t, .frame = tmp_frame, .mark_entry = tmp_mark_entry};
     fc->ntmp = 0;
-    uint32_t more = 0;
-    uint64_t tlbc_failures = t->tlbc_failures;
-    int wrc = pyf__walk_frames(t, &w, &sink, &more);
-    if (t->tlbc_failures != tlbc_failures) /* a frame without its line: not kept */
+    pyf__walk_result res;
+    int wrc = pyf__walk_frames(t, &w, &sink, &res);
+    if (res.tlbc_failures != 0) /* a frame without its line: not kept */
         wrc = PYF_EFAULT;
     if (wrc == PYF_ENOMEM) {
         rc = wrc;
@@ -258,7 +275,8 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     }
     uint64_t frame2, seq2;
     if (wrc != PYF_OK || fc->ntmp == 0 || t->table->keys[fc->tmp[0]].frame_addr != c ||
-        read_anchor(t, tstate, &frame2, &seq2) != PYF_OK || frame2 != c || seq2 != seq)
+        read_anchor(t, tstate, false, &frame2, &seq2) != PYF_OK ||
+        frame2 != c || seq2 != seq)
         goto out;
     pyf__cache_entry *e = entry_slot(fc, tstate, fc->ntmp);
     if (e == NULL)
@@ -281,31 +299,34 @@ out:
 /* ---- one thread ----------------------------------------------------------- */
 
 int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
-                    uint64_t thread_id, const pyf__sink *sink, uint32_t *more)
+                    uint64_t thread_id, const pyf__sink *sink, pyf__walk_result *res)
 {
     const pyf__offsets *o = &t->off;
-    pyf__frame_cache *fc = &t->cache;
-    fc->cur = entry_find(t, w->tstate_addr, thread_id);
-    fc->tstate_addr = w->tstate_addr;
-    fc->anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame);
-    fc->seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq);
-    fc->walked = 0;
-    fc->max_depth = w->max_depth;
-    fc->outcome = 0;
-    fc->calls_before = t->stats.read_calls;
-    if (fc->cur != NULL) {
-        fc->cur->seen = true;
-        if (fc->anchor != 0 && w->current_frame != 0 && w->keep_frames == 0) {
-            w->stop_at = fc->anchor;
-            w->chunks = fc->anchor == w->current_frame ? PYF__CHUNKS_NONE
-                                                       : PYF__CHUNKS_FROM_STOP;
+    anchor_walk aw = {
+        .t = t,
+        .cur = entry_find(t, w->tstate_addr, thread_id),
+        .tstate_addr = w->tstate_addr,
+        .anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame),
+        .seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq),
+        .max_depth = w->max_depth,
+        .calls_before = t->reader_calls,
+    };
+    if (aw.cur != NULL) {
+        aw.cur->seen = true;
+        if (aw.anchor != 0 && w->current_frame != 0 && w->keep_frames == 0) {
+            w->stop_at = aw.anchor;
+            w->at_anchor = at_anchor;
+            w->anchor_ctx = &aw;
+            w->chunks = aw.anchor == w->current_frame ? PYF__CHUNKS_NONE
+                                                      : PYF__CHUNKS_FROM_STOP;
         }
     }
-    int rc = pyf__walk_frames(t, w, sink, more);
-    fc->cur = NULL;
-    if (fc->outcome == 1)
+    int rc = pyf__walk_frames(t, w, sink, res);
+    w->at_anchor = NULL; /* aw ends here */
+    w->anchor_ctx = NULL;
+    if (aw.outcome == 1)
         t->stats.frame_cache_hits++;
-    else if (fc->outcome == 2)
+    else if (aw.outcome == 2)
         t->stats.frame_cache_partial_hits++;
     else
         t->stats.frame_cache_misses++;
@@ -314,7 +335,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
     /* store the stack after a miss, or move the anchor up when the walk
      * above it grows long */
     if (rc == PYF_OK && w->current_frame != 0 && w->keep_frames == 0 &&
-        (fc->outcome == 0 || fc->walked > CACHE_REFRESH_WALKED)) {
+        (aw.outcome == 0 || aw.walked > CACHE_REFRESH_WALKED)) {
         int src = store(t, w, thread_id);
         if (src == PYF_ENOMEM)
             return src;

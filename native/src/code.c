@@ -361,8 +361,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
         pyf__readv(t, iov, niov, st);
     } else {
         for (size_t i = 0; i < niov; i++)
-            st[i] = i >= 3 || ok_ptr[i] ? pyf__raw_read(&t->reader, &t->stats,
-                                                        iov[i].addr, iov[i].dst,
+            st[i] = i >= 3 || ok_ptr[i] ? pyf__read_now(t, iov[i].addr, iov[i].dst,
                                                         iov[i].len)
                                         : PYF_ECORRUPT;
     }
@@ -553,7 +552,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
 /* The array of code e (at exe) in this snapshot: *arr and its size, false
  * when unreadable or implausible. */
 static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
-                       int64_t *size)
+                       int64_t *size, uint32_t *failures)
 {
     if (e->tlbc_epoch != t->epoch || e->tlbc_epoch == 0) {
         /* what was read is kept for this snapshot; a failed read is not
@@ -562,12 +561,12 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
         e->tlbc_arr = 0;
         e->tlbc_size = 0;
         if (pyf__read_quiet(t, exe + t->off.code.co_tlbc, &a, 8) != PYF_OK) {
-            t->tlbc_failures++;
+            ++*failures;
             return false;
         }
         if (a != 0 && a % 8 == 0) {
             if (pyf__read_quiet(t, a, &n, 8) != PYF_OK) {
-                t->tlbc_failures++;
+                ++*failures;
                 return false;
             }
             if ((int64_t)n > 0 && n <= TLBC_MAX_ENTRIES) {
@@ -582,8 +581,8 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
     return *arr != 0;
 }
 
-int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
-                         const pyf__code *code, uint64_t ip)
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
+                         const pyf__code *code, uint32_t *failures)
 {
     const pyf__offsets *o = &t->off;
     uint64_t base = exe + o->code.co_code_adaptive;
@@ -594,11 +593,11 @@ int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe,
         uint64_t arr, entry = 0;
         int64_t size;
         /* code entries are the target's own (the cache's or its scratch) */
-        if (tlbc_array(t, (pyf__code *)(uintptr_t)code, exe, &arr, &size) && idx > 0 &&
-            idx < size) {
+        if (tlbc_array(t, (pyf__code *)(uintptr_t)code, exe, &arr, &size, failures) &&
+            idx > 0 && idx < size) {
             if (pyf__read_quiet(t, arr + TLBC_ENTRIES_OFFSET + 8 * (uint64_t)idx, &entry, 8) !=
                 PYF_OK) {
-                t->tlbc_failures++;
+                ++*failures;
                 entry = 0;
             }
             if (entry != 0)

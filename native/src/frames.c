@@ -6,7 +6,9 @@
  * and coroutine frames live in their objects, 3.13/3.14 entry frames on the
  * C stack, the 3.15 base frame in the thread state) are read one by one.
  * Entry frames are skipped; tagged pointers (3.14+) are masked.  A visited
- * set and limits end cycles and runaway chains with a named error.
+ * set and limits end cycles and runaway chains with a named error.  What
+ * else a walk finds (a stack changing under it) is its pyf__walk_result.
+ * The frame decoder here (pyf__iframe_*) is the asyncio reader's too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -247,43 +249,254 @@ static const uint8_t *find_in_chunks(const pyf__chunk_list *cl, uint64_t addr,
     return NULL;
 }
 
-/* ---- the walk ------------------------------------------------------------- */
+/* ---- one frame ------------------------------------------------------------ */
 
-int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
-                     const pyf__sink *sink, uint32_t *more)
+/* pyf__iframe_code, inlined into the walk (it runs per frame) */
+static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
+                              bool *shown)
 {
     const pyf__offsets *o = &t->off;
-    size_t fsize = (size_t)o->frame.size;
-    uint8_t direct[4096];
-    if (fsize > sizeof direct)
-        return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", fsize);
+    *code = NULL;
+    *shown = false;
+    if (fr->exe == 0)
+        return PYF_OK;
+    int soft = PYF_ECORRUPT;
+    if (fr->exe % 8 == 0)
+        *code = pyf__code_get(t, fr->exe, fr->addr, &soft);
+    if (soft == PYF_ENOMEM)
+        return soft;
+    if (soft == PYF__ESTALE) /* the frame returned and its code object was freed */
+        return pyf__fail(t, PYF_ECORRUPT, "the code object of frame 0x%llx was freed "
+                         "while it was read (the stack changed)",
+                         (unsigned long long)fr->addr);
+    /* Code whose line table locates nothing is an interpreter-made shim
+     * (_Py_InitCleanup, pushed by specialized calls of __init__): it has no
+     * first traceable instruction, so CPython counts its frames as
+     * incomplete and never shows them.  An executable that is not a code
+     * object is not shown either. */
+    bool shim = *code != NULL && (*code)->no_lines && fr->owner != o->owner_generator;
+    *shown = !shim && (*code != NULL || soft != PYF_ENOTSUP);
+    return PYF_OK;
+}
 
-    pyf__chunk_list *cl = &t->chunks;
-    uint32_t hint = 0;
+int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
+                     bool *shown)
+{
+    return iframe_code(t, fr, code, shown);
+}
+
+/* ---- the walk ------------------------------------------------------------- */
+
+typedef struct walker {
+    pyf_target *t;
+    const pyf__thread_walk *w;
+    const pyf__sink *sink;
+    pyf__walk_result *res;
+    pyf__chunk_list *cl;
+    uint32_t hint;           /* the chunk of the last frame found */
+    size_t fsize;
+    uint64_t top;            /* the top frame, aligned */
+    uint64_t max_depth, keep, emitted, counted;
+    bool from_c;             /* an entry frame since the last frame delivered */
+    bool stopped;            /* the rest of the stack came from at_anchor */
+    uint8_t *direct;         /* room for a frame read on its own */
+} walker;
+
+/* The stack changed under the walk at frame addr (moved: in copies that
+ * differ).  Returns PYF_ECORRUPT (detail already in t->fail). */
+static int torn(walker *k, uint64_t addr, bool moved)
+{
+    k->res->torn = true;
+    k->res->torn_moved |= moved;
+    k->res->torn_at = addr;
+    return PYF_ECORRUPT;
+}
+
+static bool in_extra(const pyf__thread_walk *w, uint64_t addr)
+{
+    return w->extra != NULL && addr >= w->extra_addr && addr - w->extra_addr < w->extra_len;
+}
+
+/* The copy of the frame at addr: in a chunk copy (every chunk is copied
+ * when the first ones miss it), in the thread state's copy, else read on
+ * its own.  again[] is the frame in the chunk's other copies (a running
+ * process's newest chunk), NULL where none. */
+static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
+                      const uint8_t *again[PYF__COPIES - 1])
+{
+    pyf_target *t = k->t;
+    const pyf__thread_walk *w = k->w;
+    pyf__chunk_list *cl = k->cl;
+    const uint8_t *f = find_in_chunks(cl, addr, k->fsize, &k->hint);
+    if (f == NULL && cl->partial && !(w->chunks == PYF__CHUNKS_NONE && addr == w->stop_at) &&
+        !in_extra(w, addr)) {
+        /* past what was copied first: every chunk now */
+        copy_chunks(t, w->datastack_chunk, k->top, k->fsize, w->live, cl);
+        f = find_in_chunks(cl, addr, k->fsize, &k->hint);
+    }
+    if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
+        addr - w->extra_addr <= w->extra_len &&
+        k->fsize <= w->extra_len - (addr - w->extra_addr))
+        f = w->extra + (addr - w->extra_addr);
+    for (int i = 0; i < PYF__COPIES - 1; i++)
+        again[i] = NULL;
+    if (f != NULL && k->hint < cl->n && cl->v[k->hint].again[0] != NULL) {
+        const pyf__chunk *c = &cl->v[k->hint];
+        if (f >= c->mem && (uint64_t)(f - c->mem) < c->addr + c->size - c->lo)
+            for (int i = 0; i < PYF__COPIES - 1 && c->again[i] != NULL; i++)
+                again[i] = c->again[i] + (f - c->mem);
+    }
+    if (f != NULL) {
+        t->stats.chunk_frames++;
+    } else {
+        int rc = pyf__read(t, addr, k->direct, k->fsize, "interpreter frame");
+        if (rc != PYF_OK)
+            return rc;
+        f = k->direct;
+        t->stats.direct_frames++;
+    }
+    *out = f;
+    return PYF_OK;
+}
+
+/* Every copy must agree on the frame's link, code and owner: the chain is
+ * one the thread had (a caller's line may be a moment older than its
+ * callee's, as in any copy of a running stack). */
+static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
+                         const uint8_t *const again[PYF__COPIES - 1])
+{
+    for (int i = 0; i < PYF__COPIES - 1 && again[i] != NULL; i++) {
+        pyf__iframe other;
+        pyf__iframe_decode(o, again[i], fr->addr, &other);
+        if (other.prev != fr->prev || other.exe != fr->exe || other.owner != fr->owner)
+            return false;
+    }
+    return true;
+}
+
+/* The frame just delivered is the anchor: the rest of the stack from the
+ * cache, or walk on. */
+static int anchor(walker *k)
+{
+    pyf__rest rest = {0};
+    int took = k->w->at_anchor(k->w->anchor_ctx, (uint32_t)k->emitted, &rest);
+    if (took <= 0)
+        return took;
+    int rc = k->sink->keys(k->sink->ctx, rest.keys, rest.n, rest.entry_from_c);
+    if (rc == PYF_OK)
+        k->stopped = true;
+    return rc;
+}
+
+/* A frame running Python code: delivered (or only counted past
+ * keep_frames), then checked against a running process's changes. */
+static int python_frame(walker *k, const pyf__iframe *fr)
+{
+    pyf_target *t = k->t;
+    const pyf__offsets *o = &t->off;
+    const pyf__thread_walk *w = k->w;
+    const pyf__code *code;
+    bool shown;
+    int rc = iframe_code(t, fr, &code, &shown);
+    if (rc == PYF_ECORRUPT)
+        return torn(k, fr->addr, true);
+    if (rc != PYF_OK || !shown)
+        return rc;
+    if (k->emitted + k->counted >= k->max_depth)
+        return pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth "
+                         "limit to see more)", (unsigned long long)k->max_depth);
+    if (k->emitted >= k->keep) {
+        k->counted++; /* past what the caller keeps: only counted */
+        return PYF_OK;
+    }
+    int64_t instr = INT64_MIN;
+    if (code != NULL)
+        instr = pyf__iframe_instr(t, fr, code, &k->res->tlbc_failures);
+    /* A running process's frame whose instruction lies outside the code
+     * object read for it was copied while that memory held another frame
+     * or code object: never shown, even when every try finds it so (the
+     * same frame address and code address reused round after round look
+     * steady) */
+    if (t->owns_pid_reader && !w->live && code != NULL && code->units != 0 &&
+        instr >= (int64_t)code->units)
+        return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its code object "
+                         "(the stack changed while it was read)",
+                         (unsigned long long)fr->addr);
+    uint32_t flags = fr->owner == o->owner_generator ? PYF_FRAME_GENERATOR : 0;
+    rc = k->sink->frame(k->sink->ctx, fr->addr, fr->exe, code, instr, flags);
+    if (rc != PYF_OK)
+        return rc;
+    /* In a live process: an instruction pointer outside the frame's code,
+     * or at an instruction without a location, is the last frame's at that
+     * address (the frame is being set up, even its link may be stale; or
+     * the frame is dead and its code object's memory reused); a caller
+     * that has not run its first instruction called nothing (unless
+     * through C, e.g. a signal handler), so the frame above it is a dead
+     * one.  Either way the copy was probably made while the stack changed:
+     * the thread is read again (walk_thread). */
+    if (w->live && code != NULL && fr->owner != o->owner_generator &&
+        code->linetable != NULL &&
+        (instr >= (int64_t)code->units || (k->emitted > 0 && !k->from_c && instr <= 0) ||
+         (k->sink->located != NULL && !k->sink->located(k->sink->ctx)))) {
+        pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx is being set up (the stack changed "
+                  "while it was read)", (unsigned long long)fr->addr);
+        return torn(k, fr->addr, false);
+    }
+    k->emitted++;
+    k->from_c = false;
+    if (fr->addr == w->stop_at && w->at_anchor != NULL)
+        return anchor(k);
+    return PYF_OK;
+}
+
+/* One frame of the chain, by its owner. */
+static int visit_frame(walker *k, const pyf__iframe *fr)
+{
+    const pyf__offsets *o = &k->t->off;
+    if (pyf__iframe_entry(o, fr)) {
+        k->from_c = true;
+        if (k->sink->mark_entry && k->emitted > 0 && k->counted == 0)
+            return k->sink->mark_entry(k->sink->ctx, fr->addr);
+        return PYF_OK;
+    }
+    if (pyf__iframe_python(o, fr))
+        return python_frame(k, fr);
+    return pyf__fail(k->t, PYF_ECORRUPT, "frame 0x%llx has an invalid owner %d",
+                     (unsigned long long)fr->addr, fr->owner);
+}
+
+int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
+                     pyf__walk_result *res)
+{
+    const pyf__offsets *o = &t->off;
+    memset(res, 0, sizeof *res);
+    uint8_t direct[4096];
+    walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->chunks,
+                          .fsize = (size_t)o->frame.size, .direct = direct};
+    if (k->fsize > sizeof direct)
+        return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", k->fsize);
+
+    pyf__chunk_list *cl = k->cl;
     pyf__addrset seen = {0};
-    uint64_t top = w->current_frame & ~(uint64_t)7;
+    k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
-         !copy_top(t, w->datastack_chunk, top, fsize, w->stop_at, w->live, cl)))
-        copy_chunks(t, w->datastack_chunk, top, fsize, w->live, cl);
-    bool stopped = false;
-    bool from_c = false; /* an entry frame since the last frame delivered */
+         !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))
+        copy_chunks(t, w->datastack_chunk, k->top, k->fsize, w->live, cl);
 
-    uint64_t max_depth = w->max_depth;
-    uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
-    uint64_t visit_limit = max_depth * 2 + 64;
-    uint64_t emitted = 0, counted = 0, visits = 0;
-    *more = 0;
+    k->max_depth = w->max_depth;
+    k->keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
+    uint64_t visit_limit = k->max_depth * 2 + 64, visits = 0;
     uint64_t addr = w->current_frame, last = 0;
     int rc = PYF_OK;
 
-    while (addr != 0) {
+    while (addr != 0 && !k->stopped) {
         if (addr % 8 != 0) {
-            rc = pyf__fail(t, PYF_ECORRUPT, "frame pointer 0x%llx is not "
-                           "aligned (after frame 0x%llx)",
-                           (unsigned long long)addr, (unsigned long long)last);
+            rc = pyf__fail(t, PYF_ECORRUPT, "frame pointer 0x%llx is not aligned (after "
+                           "frame 0x%llx)", (unsigned long long)addr,
+                           (unsigned long long)last);
             break;
         }
         /* A cycle has at least one step that does not go down (frames in a
@@ -296,194 +509,41 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w,
             break;
         }
         if (dup) {
-            rc = pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame "
-                           "0x%llx (from frame 0x%llx)",
-                           (unsigned long long)addr, (unsigned long long)last);
+            rc = pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame 0x%llx (from "
+                           "frame 0x%llx)", (unsigned long long)addr,
+                           (unsigned long long)last);
             break;
         }
         if (++visits > visit_limit) {
-            rc = pyf__fail(t, PYF_EDEPTH, "frame chain has more than %llu "
-                           "entries", (unsigned long long)visit_limit);
+            rc = pyf__fail(t, PYF_EDEPTH, "frame chain has more than %llu entries",
+                           (unsigned long long)visit_limit);
             break;
         }
-        const uint8_t *f = find_in_chunks(cl, addr, fsize, &hint);
-        if (f == NULL && cl->partial &&
-            !(w->chunks == PYF__CHUNKS_NONE && addr == w->stop_at) &&
-            !(w->extra != NULL && addr >= w->extra_addr &&
-              addr - w->extra_addr < w->extra_len)) {
-            /* past what was copied first: every chunk now */
-            copy_chunks(t, w->datastack_chunk, top, fsize, w->live, cl);
-            f = find_in_chunks(cl, addr, fsize, &hint);
-        }
-        if (f == NULL && w->extra != NULL && addr >= w->extra_addr &&
-            addr - w->extra_addr <= w->extra_len &&
-            fsize <= w->extra_len - (addr - w->extra_addr))
-            f = w->extra + (addr - w->extra_addr);
-        const uint8_t *again[PYF__COPIES - 1] = {NULL}; /* the frame in the other copies */
-        if (f != NULL && hint < cl->n && cl->v[hint].again[0] != NULL) {
-            const pyf__chunk *c = &cl->v[hint];
-            if (f >= c->mem && (uint64_t)(f - c->mem) < c->addr + c->size - c->lo)
-                for (int k = 0; k < PYF__COPIES - 1 && c->again[k] != NULL; k++)
-                    again[k] = c->again[k] + (f - c->mem);
-        }
-        if (f != NULL) {
-            t->stats.chunk_frames++;
-        } else {
-            rc = pyf__read(t, addr, direct, fsize, "interpreter frame");
-            if (rc != PYF_OK)
-                break;
-            f = direct;
-            t->stats.direct_frames++;
-        }
-        uint64_t prev = pyf__ld64(f + o->frame.previous);
-        uint64_t exe = pyf__ld64(f + o->frame.executable) & o->tag_mask;
-        uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
-        int owner = (int8_t)f[o->frame.owner];
+        const uint8_t *f, *again[PYF__COPIES - 1];
+        if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)
+            break;
+        pyf__iframe fr;
+        pyf__iframe_decode(o, f, addr, &fr);
         last = addr;
-        /* every copy must agree on the frame's link, code and owner: the
-         * chain is one the thread had (a caller's line may be a moment
-         * older than its callee's, as in any copy of a running stack) */
-        bool moved = false;
-        for (int k = 0; k < PYF__COPIES - 1 && again[k] != NULL && !moved; k++)
-            moved = pyf__ld64(again[k] + o->frame.previous) != prev ||
-                    (pyf__ld64(again[k] + o->frame.executable) & o->tag_mask) != exe ||
-                    (int8_t)again[k][o->frame.owner] != owner;
-        if (moved) {
-            t->torn = true;
-            t->torn_moved = true;
-            t->torn_at = addr;
-            rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
-                           (unsigned long long)addr);
+        if (!copies_agree(o, &fr, again)) {
+            pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
+                      (unsigned long long)addr);
+            rc = torn(k, addr, true);
             break;
         }
-
-        if (owner == o->owner_cstack || owner == o->owner_interpreter) {
-            from_c = true;
-            if (sink->mark_entry && emitted > 0 && counted == 0) {
-                rc = sink->mark_entry(sink->ctx, addr);
-                if (rc != PYF_OK)
-                    break;
-            }
-        } else if (owner == o->owner_thread || owner == o->owner_generator ||
-                   owner == o->owner_frame_object) {
-            if (exe != 0) {
-                int soft = PYF_OK;
-                const pyf__code *code = NULL;
-                if (exe % 8 == 0)
-                    code = pyf__code_get(t, exe, addr, &soft);
-                else
-                    soft = PYF_ECORRUPT;
-                if (soft == PYF_ENOMEM) {
-                    rc = soft;
-                    break;
-                }
-                if (soft == PYF__ESTALE) {
-                    /* the frame returned and its code object was freed
-                     * while it was read: the stack changed */
-                    t->torn = true;
-                    t->torn_moved = true;
-                    t->torn_at = addr;
-                    rc = pyf__fail(t, PYF_ECORRUPT, "the code object of frame 0x%llx "
-                                   "was freed while it was read (the stack changed)",
-                                   (unsigned long long)addr);
-                    break;
-                }
-                /* Code whose line table locates nothing is an
-                 * interpreter-made shim (_Py_InitCleanup, pushed by
-                 * specialized calls of __init__): it has no first traceable
-                 * instruction, so CPython counts its frames as incomplete
-                 * and never shows them. */
-                bool shim = code != NULL && code->no_lines &&
-                            owner != o->owner_generator;
-                if (!shim && (code != NULL || soft != PYF_ENOTSUP)) {
-                    if (emitted + counted >= max_depth) {
-                        rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python "
-                                       "frames (raise the depth limit to see "
-                                       "more)", (unsigned long long)max_depth);
-                        break;
-                    }
-                    if (emitted >= keep) {
-                        /* past what the caller keeps: only counted */
-                        counted++;
-                        addr = prev;
-                        continue;
-                    }
-                    int64_t instr = INT64_MIN;
-                    if (code != NULL)
-                        instr = pyf__frame_instr(t, f, exe, code, ip);
-                    /* A running process's frame whose instruction lies
-                     * outside the code object read for it was copied while
-                     * that memory held another frame or code object: never
-                     * shown, even when every try finds it so (the same
-                     * frame address and code address reused round after
-                     * round look steady) */
-                    if (t->owns_pid_reader && !w->live && code != NULL &&
-                        code->units != 0 && instr >= (int64_t)code->units) {
-                        rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its "
-                                       "code object (the stack changed while it was read)",
-                                       (unsigned long long)addr);
-                        break;
-                    }
-                    uint32_t flags = 0;
-                    if (owner == o->owner_generator)
-                        flags |= PYF_FRAME_GENERATOR;
-                    rc = sink->frame(sink->ctx, addr, exe, code, instr, flags);
-                    if (rc != PYF_OK)
-                        break;
-                    /* In a live process: an instruction pointer outside the
-                     * frame's code, or at an instruction without a
-                     * location, is the last frame's at that address (the
-                     * frame is being set up, even its link may be stale;
-                     * or the frame is dead and its code object's memory
-                     * reused); a caller that has not run its first
-                     * instruction called nothing (unless through C, e.g. a
-                     * signal handler), so the frame above it is a dead one.
-                     * Either way the copy was probably made while the stack
-                     * changed: the thread is read again (walk_thread). */
-                    if (w->live && code != NULL && owner != o->owner_generator &&
-                        code->linetable != NULL &&
-                        (instr >= (int64_t)code->units ||
-                         (emitted > 0 && !from_c && instr <= 0) ||
-                         (sink->located != NULL && !sink->located(sink->ctx)))) {
-                        t->torn = true;
-                        t->torn_at = addr;
-                        rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx is being set up "
-                                       "(the stack changed while it was read)",
-                                       (unsigned long long)addr);
-                        break;
-                    }
-                    emitted++;
-                    from_c = false;
-                    if (addr == w->stop_at && sink->at_anchor != NULL) {
-                        int took = sink->at_anchor(sink->ctx);
-                        if (took < 0) {
-                            rc = took;
-                            break;
-                        }
-                        if (took > 0) {
-                            stopped = true;
-                            break;
-                        }
-                    }
-                }
-            }
-        } else {
-            rc = pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx has an invalid "
-                           "owner %d", (unsigned long long)addr, owner);
+        if ((rc = visit_frame(k, &fr)) != PYF_OK)
             break;
-        }
-        addr = prev;
+        addr = fr.prev;
     }
 
-    if (rc == PYF_OK && !stopped && w->base_frame != 0 && w->current_frame != 0 &&
+    if (rc == PYF_OK && !k->stopped && w->base_frame != 0 && w->current_frame != 0 &&
         last != w->base_frame)
-        rc = pyf__fail(t, PYF_ECORRUPT, "frame chain ended at 0x%llx, not at "
-                       "the thread's base frame 0x%llx (the thread was "
-                       "changing its stack, or the chain is corrupt)",
-                       (unsigned long long)last,
+        rc = pyf__fail(t, PYF_ECORRUPT, "frame chain ended at 0x%llx, not at the thread's "
+                       "base frame 0x%llx (the thread was changing its stack, or the chain "
+                       "is corrupt)", (unsigned long long)last,
                        (unsigned long long)w->base_frame);
     pyf__addrset_free(&seen);
     chunks_done(cl);
-    *more = (uint32_t)counted; /* counted < max_depth <= UINT32_MAX */
+    res->more = (uint32_t)k->counted; /* counted < max_depth <= UINT32_MAX */
     return rc;
 }

@@ -168,11 +168,11 @@ static const layout *layout_for(int minor)
 /* Value of a named slot, or PYF__ABSENT when the layout has no such slot.
  * A slot whose value is all ones (PYF__ABSENT too) names it in *all_ones:
  * it would pass for a field the version lacks and skip its checks. */
-static uint64_t slot(const layout *l, const uint8_t *raw, const char *name,
-                     const char **all_ones)
+static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *raw,
+                     const char *name, const char **all_ones)
 {
-    for (size_t i = 0; i < l->nfields; i++)
-        if (strcmp(l->fields[i], name) == 0) {
+    for (size_t i = 0; i < nfields; i++)
+        if (strcmp(fields[i], name) == 0) {
             uint64_t v = pyf__ld64(raw + i * 8);
             if (v == PYF__ABSENT && *all_ones == NULL)
                 *all_ones = name;
@@ -183,138 +183,167 @@ static uint64_t slot(const layout *l, const uint8_t *raw, const char *name,
 
 /* ---- the fields the library uses ----------------------------------------
  * One list: each entry names the pyf__offsets member, the table field it is
- * decoded from, and how it is checked against its section:
+ * decoded from, how it is checked against its section, and who uses it:
  *   SIZE  the section's size (16 bytes .. SECTION_MAX)
- *   PTR   a pointer-aligned offset of an 8-byte field inside the section
+ *   PTR   a pointer-aligned offset of a field of `width` bytes inside the
+ *         section
  *   OFF   an offset of a field of `width` bytes inside the section
  *   NONE  not checked here (see validate)
+ *   WALK  the stack walk: checked when the table is decoded (a target
+ *         fails to open without them)
+ *   TASKS only the asyncio reader: checked with its own table
+ *         (pyf__asyncio_offsets_decode; a target without them still opens)
  * The decoder and the checks are generated from it.  A field a version lacks
  * decodes as PYF__ABSENT and is not checked. */
-#define USED_FIELDS(X)                                                        \
-    X(runtime, size, "runtime_state.size", SIZE, 0)                           \
-    X(runtime, finalizing, "runtime_state.finalizing", NONE, 0)               \
-    X(runtime, interpreters_head, "runtime_state.interpreters_head", PTR, 8)  \
-    X(interp, size, "interpreter_state.size", SIZE, 0)                        \
-    X(interp, id, "interpreter_state.id", OFF, 8)                             \
-    X(interp, next, "interpreter_state.next", PTR, 8)                         \
-    X(interp, threads_head, "interpreter_state.threads_head", PTR, 8)         \
-    X(interp, threads_main, "interpreter_state.threads_main", PTR, 8)         \
-    X(interp, gc, "interpreter_state.gc", NONE, 0)                            \
-    X(interp, code_object_generation, "interpreter_state.code_object_generation", OFF, 8) \
-    X(interp, tlbc_generation, "interpreter_state.tlbc_generation", NONE, 0)  \
-    X(tstate, size, "thread_state.size", SIZE, 0)                             \
-    X(tstate, prev, "thread_state.prev", PTR, 8)                              \
-    X(tstate, next, "thread_state.next", PTR, 8)                              \
-    X(tstate, interp, "thread_state.interp", PTR, 8)                          \
-    X(tstate, current_frame, "thread_state.current_frame", PTR, 8)            \
-    X(tstate, base_frame, "thread_state.base_frame", PTR, 8)                  \
-    X(tstate, last_profiled_frame, "thread_state.last_profiled_frame", PTR, 8) \
-    X(tstate, last_profiled_frame_seq, "thread_state.last_profiled_frame_seq", OFF, 8) \
-    X(tstate, thread_id, "thread_state.thread_id", OFF, 8)                    \
-    X(tstate, native_thread_id, "thread_state.native_thread_id", OFF, 8)      \
-    X(tstate, datastack_chunk, "thread_state.datastack_chunk", PTR, 8)        \
-    X(tstate, status, "thread_state.status", NONE, 0)                         \
-    X(tstate, holds_gil, "thread_state.holds_gil", OFF, 4)                    \
-    X(frame, size, "interpreter_frame.size", SIZE, 0)                         \
-    X(frame, previous, "interpreter_frame.previous", PTR, 8)                  \
-    X(frame, executable, "interpreter_frame.executable", PTR, 8)              \
-    X(frame, instr_ptr, "interpreter_frame.instr_ptr", PTR, 8)                \
-    X(frame, localsplus, "interpreter_frame.localsplus", NONE, 0)             \
-    X(frame, owner, "interpreter_frame.owner", OFF, 1)                        \
-    X(frame, stackpointer, "interpreter_frame.stackpointer", NONE, 0)         \
-    X(frame, tlbc_index, "interpreter_frame.tlbc_index", OFF, 4)              \
-    X(code, size, "code_object.size", SIZE, 0)                                \
-    X(code, filename, "code_object.filename", PTR, 8)                         \
-    X(code, name, "code_object.name", PTR, 8)                                 \
-    X(code, qualname, "code_object.qualname", PTR, 8)                         \
-    X(code, linetable, "code_object.linetable", PTR, 8)                       \
-    X(code, firstlineno, "code_object.firstlineno", OFF, 4)                   \
-    X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2)         \
-    X(code, co_tlbc, "code_object.co_tlbc", PTR, 8)                           \
-    X(pyobject, size, "pyobject.size", SIZE, 0)                               \
-    X(pyobject, ob_type, "pyobject.ob_type", PTR, 8)                          \
-    X(type, size, "type_object.size", SIZE, 0)                                \
-    X(type, tp_name, "type_object.tp_name", PTR, 8)                           \
-    X(type, tp_flags, "type_object.tp_flags", OFF, 8)                         \
-    X(bytes, size, "bytes_object.size", SIZE, 0)                              \
-    X(bytes, ob_size, "bytes_object.ob_size", OFF, 8)                         \
-    X(bytes, ob_sval, "bytes_object.ob_sval", NONE, 0)                        \
-    X(unicode, size, "unicode_object.size", SIZE, 0)                          \
-    X(unicode, state, "unicode_object.state", OFF, 4)                         \
-    X(unicode, length, "unicode_object.length", OFF, 8)                       \
-    X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0)  \
-    X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0) \
-    X(gen, size, "gen_object.size", NONE, 0)                                  \
-    X(gen, gi_name, "gen_object.gi_name", NONE, 0)                            \
-    X(gen, gi_iframe, "gen_object.gi_iframe", NONE, 0)                        \
-    X(gen, gi_frame_state, "gen_object.gi_frame_state", NONE, 0)             \
-    X(set, size, "set_object.size", NONE, 0)                                  \
-    X(set, used, "set_object.used", NONE, 0)                                  \
-    X(set, table, "set_object.table", NONE, 0)                                \
-    X(set, mask, "set_object.mask", NONE, 0)                                  \
-    X(lng, size, "long_object.size", NONE, 0)                                 \
-    X(lng, lv_tag, "long_object.lv_tag", NONE, 0)                             \
-    X(lng, ob_digit, "long_object.ob_digit", NONE, 0)
+#define USED_FIELDS(X)                                                                      \
+    X(runtime, size, "runtime_state.size", SIZE, 0, WALK)                                   \
+    X(runtime, finalizing, "runtime_state.finalizing", NONE, 0, WALK)                       \
+    X(runtime, interpreters_head, "runtime_state.interpreters_head", PTR, 8, WALK)          \
+    X(interp, size, "interpreter_state.size", SIZE, 0, WALK)                                \
+    X(interp, id, "interpreter_state.id", OFF, 8, WALK)                                     \
+    X(interp, next, "interpreter_state.next", PTR, 8, WALK)                                 \
+    X(interp, threads_head, "interpreter_state.threads_head", PTR, 8, WALK)                 \
+    X(interp, threads_main, "interpreter_state.threads_main", PTR, 8, WALK)                 \
+    X(interp, gc, "interpreter_state.gc", NONE, 0, WALK)                                    \
+    X(interp, code_object_generation, "interpreter_state.code_object_generation", OFF, 8, WALK) \
+    X(interp, tlbc_generation, "interpreter_state.tlbc_generation", NONE, 0, WALK)          \
+    X(tstate, size, "thread_state.size", SIZE, 0, WALK)                                     \
+    X(tstate, prev, "thread_state.prev", PTR, 8, WALK)                                      \
+    X(tstate, next, "thread_state.next", PTR, 8, WALK)                                      \
+    X(tstate, interp, "thread_state.interp", PTR, 8, WALK)                                  \
+    X(tstate, current_frame, "thread_state.current_frame", PTR, 8, WALK)                    \
+    X(tstate, base_frame, "thread_state.base_frame", PTR, 8, WALK)                          \
+    X(tstate, last_profiled_frame, "thread_state.last_profiled_frame", PTR, 8, WALK)        \
+    X(tstate, last_profiled_frame_seq, "thread_state.last_profiled_frame_seq", OFF, 8, WALK) \
+    X(tstate, thread_id, "thread_state.thread_id", OFF, 8, WALK)                            \
+    X(tstate, native_thread_id, "thread_state.native_thread_id", OFF, 8, WALK)              \
+    X(tstate, datastack_chunk, "thread_state.datastack_chunk", PTR, 8, WALK)                \
+    X(tstate, status, "thread_state.status", NONE, 0, WALK)                                 \
+    X(tstate, holds_gil, "thread_state.holds_gil", OFF, 4, WALK)                            \
+    X(frame, size, "interpreter_frame.size", SIZE, 0, WALK)                                 \
+    X(frame, previous, "interpreter_frame.previous", PTR, 8, WALK)                          \
+    X(frame, executable, "interpreter_frame.executable", PTR, 8, WALK)                      \
+    X(frame, instr_ptr, "interpreter_frame.instr_ptr", PTR, 8, WALK)                        \
+    X(frame, localsplus, "interpreter_frame.localsplus", NONE, 0, WALK)                     \
+    X(frame, owner, "interpreter_frame.owner", OFF, 1, WALK)                                \
+    X(frame, stackpointer, "interpreter_frame.stackpointer", PTR, 8, TASKS)                 \
+    X(frame, tlbc_index, "interpreter_frame.tlbc_index", OFF, 4, WALK)                      \
+    X(code, size, "code_object.size", SIZE, 0, WALK)                                        \
+    X(code, filename, "code_object.filename", PTR, 8, WALK)                                 \
+    X(code, name, "code_object.name", PTR, 8, WALK)                                         \
+    X(code, qualname, "code_object.qualname", PTR, 8, WALK)                                 \
+    X(code, linetable, "code_object.linetable", PTR, 8, WALK)                               \
+    X(code, firstlineno, "code_object.firstlineno", OFF, 4, WALK)                           \
+    X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2, WALK)                 \
+    X(code, co_tlbc, "code_object.co_tlbc", PTR, 8, WALK)                                   \
+    X(pyobject, size, "pyobject.size", SIZE, 0, WALK)                                       \
+    X(pyobject, ob_type, "pyobject.ob_type", PTR, 8, WALK)                                  \
+    X(type, size, "type_object.size", SIZE, 0, WALK)                                        \
+    X(type, tp_name, "type_object.tp_name", PTR, 8, WALK)                                   \
+    X(type, tp_flags, "type_object.tp_flags", OFF, 8, WALK)                                 \
+    X(bytes, size, "bytes_object.size", SIZE, 0, WALK)                                      \
+    X(bytes, ob_size, "bytes_object.ob_size", OFF, 8, WALK)                                 \
+    X(bytes, ob_sval, "bytes_object.ob_sval", NONE, 0, WALK)                                \
+    X(unicode, size, "unicode_object.size", SIZE, 0, WALK)                                  \
+    X(unicode, state, "unicode_object.state", OFF, 4, WALK)                                 \
+    X(unicode, length, "unicode_object.length", OFF, 8, WALK)                               \
+    X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0, WALK)          \
+    X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0, WALK) \
+    X(gen, size, "gen_object.size", SIZE, 0, TASKS)                                         \
+    X(gen, gi_name, "gen_object.gi_name", NONE, 0, TASKS)                                   \
+    X(gen, gi_iframe, "gen_object.gi_iframe", PTR, 8, TASKS)                                \
+    X(gen, gi_frame_state, "gen_object.gi_frame_state", OFF, 1, TASKS)                      \
+    X(set, size, "set_object.size", SIZE, 0, TASKS)                                         \
+    X(set, used, "set_object.used", OFF, 8, TASKS)                                          \
+    X(set, table, "set_object.table", PTR, 8, TASKS)                                        \
+    X(set, mask, "set_object.mask", OFF, 8, TASKS)                                          \
+    X(lng, size, "long_object.size", SIZE, 0, TASKS)                                        \
+    X(lng, lv_tag, "long_object.lv_tag", OFF, 8, TASKS)                                     \
+    X(lng, ob_digit, "long_object.ob_digit", OFF, 4, TASKS)                                 \
+    X(llist, next, "llist_node.next", PTR, 8, TASKS)
 
 #define SECTION_MAX (1u << 20)
 
 typedef enum check_kind { SIZE, PTR, OFF, NONE } check_kind;
+typedef enum check_group { WALK, TASKS, ASYNCIO } check_group;
 
 typedef struct check_ctx {
     char *err;
     size_t errlen;
     int rc;
+    check_group group;       /* the fields checked now */
 } check_ctx;
 
-/* One check of one field (value), whose section's size is section_size. */
-static void check(check_ctx *c, check_kind kind, const char *name,
-                  uint64_t value, uint64_t width, uint64_t section_size)
+/* What a field of section sec (its name in pyf__offsets or
+ * pyf__asyncio_offsets) describes, for the asyncio reader's refusals. */
+static const char *section_label(check_group group, const char *sec)
 {
-    if (c->rc != PYF_OK || kind == NONE)
+    if (group == WALK)
+        return NULL;
+    if (group == TASKS)
+        return strcmp(sec, "llist") == 0 ? "list node layout"
+                                          : "generator, set or int layout";
+    return strcmp(sec, "task") == 0     ? "task field"
+           : strcmp(sec, "interp") == 0 ? "interpreter field"
+                                        : "thread field";
+}
+
+/* One check of one field (value) of section sec, whose size is
+ * section_size. */
+static void check(check_ctx *c, check_group group, const char *sec, check_kind kind,
+                  const char *name, uint64_t value, uint64_t width, uint64_t section_size)
+{
+    if (c->rc != PYF_OK || kind == NONE || group != c->group)
         return;
+    const char *label = section_label(group, sec);
+    const char *table = group == ASYNCIO ? "_AsyncioDebug" : "_Py_DebugOffsets";
+    char why[200];
+    why[0] = '\0';
     if (kind == SIZE) { /* every version has every section checked here */
-        if (value < 16 || value > SECTION_MAX) {
-            pyf__fmt(c->err, c->errlen,
-                     "_Py_DebugOffsets field %s is %llu (expected 16..%u)",
-                     name, (unsigned long long)value, SECTION_MAX);
-            c->rc = PYF_EOFFSETS;
-        }
+        if (value < 16 || value > SECTION_MAX)
+            pyf__fmt(why, sizeof why, "%s field %s is %llu (expected 16..%u)", table, name,
+                     (unsigned long long)value, SECTION_MAX);
+    } else if (value == PYF__ABSENT) { /* a field this version lacks */
         return;
-    }
-    if (value == PYF__ABSENT) /* a field this version lacks */
-        return;
-    if (value > section_size || width > section_size - value) {
-        pyf__fmt(c->err, c->errlen,
-                 "_Py_DebugOffsets field %s is %llu, outside its structure "
-                 "of %llu bytes",
-                 name, (unsigned long long)value,
-                 (unsigned long long)section_size);
-        c->rc = PYF_EOFFSETS;
+    } else if (value > section_size || width > section_size - value) {
+        pyf__fmt(why, sizeof why, "%s field %s is %llu, outside its structure of %llu bytes",
+                 table, name, (unsigned long long)value, (unsigned long long)section_size);
     } else if (kind == PTR && value % 8 != 0) {
-        pyf__fmt(c->err, c->errlen,
-                 "_Py_DebugOffsets field %s is %llu, not pointer-aligned",
-                 name, (unsigned long long)value);
-        c->rc = PYF_EOFFSETS;
+        pyf__fmt(why, sizeof why, "%s field %s is %llu, not pointer-aligned", table, name,
+                 (unsigned long long)value);
     }
+    if (why[0] == '\0')
+        return;
+    if (label != NULL)
+        pyf__fmt(c->err, c->errlen, "%s: %s", label, why);
+    else
+        pyf__fmt(c->err, c->errlen, "%s", why);
+    c->rc = PYF_EOFFSETS;
+}
+
+/* The checks of a list of fields of one group: sizes first, the offsets
+ * are checked against them. */
+#define CHECK_SIZE(sec, member, name, kind, width, group) \
+    if (kind == SIZE)                                     \
+        check(c, group, #sec, kind, name, o->sec.member, width, 0);
+#define CHECK_FIELD(sec, member, name, kind, width, group) \
+    if (kind != SIZE)                                      \
+        check(c, group, #sec, kind, name, o->sec.member, width, o->sec.size);
+
+/* The stack walk's fields (WALK), or the asyncio reader's (TASKS). */
+static int check_used(const pyf__offsets *o, check_group group, char *err, size_t errlen)
+{
+    check_ctx *c = &(check_ctx){err, errlen, PYF_OK, group};
+    USED_FIELDS(CHECK_SIZE)
+    USED_FIELDS(CHECK_FIELD)
+    return c->rc;
 }
 
 static int validate(const pyf__offsets *o, char *err, size_t errlen)
 {
-    check_ctx c = {err, errlen, PYF_OK};
-
-    /* sizes first: the offsets are checked against them */
-#define CHECK_SIZE(sec, member, name, kind, width) \
-    if (kind == SIZE)                              \
-        check(&c, kind, name, o->sec.member, width, 0);
-    USED_FIELDS(CHECK_SIZE)
-#undef CHECK_SIZE
-#define CHECK_FIELD(sec, member, name, kind, width) \
-    if (kind != SIZE)                               \
-        check(&c, kind, name, o->sec.member, width, o->sec.size);
-    USED_FIELDS(CHECK_FIELD)
-#undef CHECK_FIELD
-    if (c.rc != PYF_OK)
-        return c.rc;
+    int rc = check_used(o, WALK, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
 
     /* Sizes of objects the walker copies whole. */
     if (o->frame.size > 4096 || o->code.size > 65536 ||
@@ -451,11 +480,12 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->free_threaded = ft == 1;
 
     const char *all_ones = NULL;
-#define DECODE(sec, member, name, kind, width) \
-    off->sec.member = slot(l, raw, name, &all_ones);
+#define DECODE(sec, member, name, kind, width, group) \
+    off->sec.member = slot(l->fields, l->nfields, raw, name, &all_ones);
     USED_FIELDS(DECODE)
 #undef DECODE
-    off->llist.next = slot(l, raw, "llist_node.next", &all_ones); /* a section without a size */
+    /* llist_node has no size: a node is two pointers */
+    off->llist.size = off->llist.next != PYF__ABSENT ? 16 : PYF__ABSENT;
     if (all_ones != NULL) {
         pyf__fmt(err, errlen, "_Py_DebugOffsets field %s is 2^64-1", all_ones);
         return PYF_EOFFSETS;
@@ -499,8 +529,110 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     off->has_tlbc = off->free_threaded && minor >= 14 &&
                     off->frame.tlbc_index != PYF__ABSENT && off->frame.tlbc_index != 0 &&
                     off->code.co_tlbc != PYF__ABSENT && off->code.co_tlbc != 0;
+    /* Generator frame states were renumbered in 3.15 (CREATED 0 ...
+     * CLEARED 5, COMPLETED gone), and a suspended await keeps what it
+     * awaits under the top of the value stack rather than at it. */
+    if (minor >= 15) {
+        off->gen_yield_from = 2;
+        off->gen_cleared = 5;
+        off->gen_completed = 5;
+        off->await_back = 16;
+    } else {
+        off->gen_yield_from = -1;
+        off->gen_cleared = 4;
+        off->gen_completed = 1;
+        off->await_back = 8;
+    }
 
     return validate(off, err, errlen);
+}
+
+/* ---- the asyncio debug offsets --------------------------------------------- */
+
+static const char *const asyncio_layout[] = {
+    "asyncio_task_object.size", "asyncio_task_object.task_name",
+    "asyncio_task_object.task_awaited_by", "asyncio_task_object.task_is_task",
+    "asyncio_task_object.task_awaited_by_is_set", "asyncio_task_object.task_coro",
+    "asyncio_task_object.task_node",
+    "asyncio_interpreter_state.size", "asyncio_interpreter_state.asyncio_tasks_head",
+    "asyncio_thread_state.size", "asyncio_thread_state.asyncio_running_loop",
+    "asyncio_thread_state.asyncio_running_task", "asyncio_thread_state.asyncio_tasks_head",
+};
+_Static_assert(COUNT(asyncio_layout) * 8 == PYF__ASYNCIO_TABLE_SIZE,
+               "Py_AsyncioModuleDebugOffsets is 13 words");
+
+/* Its fields, as USED_FIELDS (the thread section's offsets are into
+ * _PyThreadStateImpl, the interpreter's into PyInterpreterState). */
+#define ASYNCIO_FIELDS(X)                                                                   \
+    X(task, size, "asyncio_task_object.size", SIZE, 0, ASYNCIO)                             \
+    X(task, name, "asyncio_task_object.task_name", PTR, 8, ASYNCIO)                         \
+    X(task, awaited_by, "asyncio_task_object.task_awaited_by", PTR, 8, ASYNCIO)             \
+    X(task, is_task, "asyncio_task_object.task_is_task", OFF, 1, ASYNCIO)                   \
+    X(task, awaited_by_is_set, "asyncio_task_object.task_awaited_by_is_set", OFF, 1, ASYNCIO) \
+    X(task, coro, "asyncio_task_object.task_coro", PTR, 8, ASYNCIO)                         \
+    X(task, node, "asyncio_task_object.task_node", PTR, 16, ASYNCIO)                        \
+    X(interp, size, "asyncio_interpreter_state.size", SIZE, 0, ASYNCIO)                     \
+    X(interp, tasks_head, "asyncio_interpreter_state.asyncio_tasks_head", PTR, 16, ASYNCIO) \
+    X(thread, size, "asyncio_thread_state.size", SIZE, 0, ASYNCIO)                          \
+    X(thread, running_loop, "asyncio_thread_state.asyncio_running_loop", PTR, 8, ASYNCIO)   \
+    X(thread, running_task, "asyncio_thread_state.asyncio_running_task", PTR, 8, ASYNCIO)   \
+    X(thread, tasks_head, "asyncio_thread_state.asyncio_tasks_head", PTR, 16, ASYNCIO)
+
+static int check_asyncio(const pyf__asyncio_offsets *o, char *err, size_t errlen)
+{
+    check_ctx *c = &(check_ctx){err, errlen, PYF_OK, ASYNCIO};
+    ASYNCIO_FIELDS(CHECK_SIZE)
+    ASYNCIO_FIELDS(CHECK_FIELD)
+    return c->rc;
+}
+
+/* Bounds of what the asyncio reader copies whole, and how the two tables
+ * must fit together. */
+static const char *asyncio_relations(const pyf__offsets *o, const pyf__asyncio_offsets *a)
+{
+    if (a->task.size < 32 || a->task.size > PYF__OBJECT_READ_MAX)
+        return "task size";
+    if (a->thread.size < o->tstate.size || a->thread.size > 65536)
+        return "thread field";
+    if (o->gen.gi_iframe + o->frame.size > PYF__OBJECT_READ_MAX ||
+        o->gen.gi_frame_state >= o->gen.gi_iframe || o->set.size > PYF__OBJECT_READ_MAX ||
+        o->lng.ob_digit + 8 > PYF__OBJECT_READ_MAX || o->lng.lv_tag + 8 > o->lng.ob_digit ||
+        o->frame.stackpointer + 8 > o->frame.size)
+        return "generator, set or int layout";
+    return NULL;
+}
+
+int pyf__asyncio_offsets_decode(const uint8_t *raw, const pyf__offsets *o,
+                                pyf__asyncio_offsets *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    const char *all_ones = NULL;
+#define DECODE(sec, member, name, kind, width, group) \
+    a->sec.member = slot(asyncio_layout, COUNT(asyncio_layout), raw, name, &all_ones);
+    ASYNCIO_FIELDS(DECODE)
+#undef DECODE
+    if (all_ones != NULL) {
+        pyf__fmt(err, errlen, "_AsyncioDebug field %s is 2^64-1", all_ones);
+        return PYF_EOFFSETS;
+    }
+    /* its own fields, then the ones of _Py_DebugOffsets it relies on */
+    int rc = check_asyncio(a, err, errlen);
+    if (rc == PYF_OK)
+        rc = check_used(o, TASKS, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
+    const char *bad = asyncio_relations(o, a);
+    if (bad != NULL) {
+        pyf__fmt(err, errlen, "%s", bad);
+        return PYF_EOFFSETS;
+    }
+    /* The future's state is not published, but FutureObj keeps it between
+     * awaited_by and is_task: trust that only where the layout shows it. */
+    a->task.state = PYF__ABSENT;
+    if (a->task.is_task == a->task.awaited_by + 12 &&
+        a->task.awaited_by_is_set == a->task.is_task + 1)
+        a->task.state = a->task.awaited_by + 8;
+    return PYF_OK;
 }
 
 size_t pyf__offsets_table_size(int minor)

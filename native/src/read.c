@@ -36,6 +36,13 @@ int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
     return rc;
 }
 
+int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len)
+{
+    if (len > 0)
+        t->reader_calls++;
+    return pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+}
+
 static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
@@ -191,7 +198,7 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
     if (v != NULL)
         memcpy(dst, v, len);
     else
-        rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+        rc = pyf__read_now(t, addr, dst, len);
     if (rc == PYF_OK && p->active && len > 0)
         plan_add(p, addr, len); /* what failed is not read ahead */
     return rc;
@@ -200,7 +207,7 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
     pyf__prefetch *p = &t->prefetch;
-    int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+    int rc = pyf__read_now(t, addr, dst, len);
     if (rc == PYF_OK && p->active && len > 0)
         plan_add(p, addr, len);
     return rc;
@@ -241,6 +248,7 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
         for (size_t i = 0; i < n; i++)
             status[i] = PYF_OK;
         int rc = t->reader.readv(t->reader.arg, iov, n, status);
+        t->reader_calls++;
         t->stats.read_calls++;
         t->stats.read_ranges += n;
         for (size_t i = 0; i < n; i++) {
@@ -265,8 +273,7 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
         return first;
     }
     for (size_t i = 0; i < n; i++) {
-        status[i] = pyf__raw_read(&t->reader, &t->stats, iov[i].addr,
-                                  iov[i].dst, iov[i].len);
+        status[i] = pyf__read_now(t, iov[i].addr, iov[i].dst, iov[i].len);
         if (status[i] != PYF_OK && first == PYF_OK)
             first = status[i];
     }

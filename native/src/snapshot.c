@@ -236,21 +236,11 @@ static bool on_located(void *ctx)
     return !(s->table->records[s->last_record].flags & PYF_FRAME_NO_LOCATION);
 }
 
-static int on_at_anchor(void *ctx)
+/* The rest of the thread's stack from the frame cache. */
+static int on_keys(void *ctx, const uint32_t *keys, uint32_t n, bool entry_from_c)
 {
-    snap *s = ctx;
-    pyf_target *t = s->t;
-    const uint32_t *keys;
-    uint32_t n;
-    bool entry_from_c;
-    t->cache.walked = s->threads[s->pub.nthreads - 1].nframes;
-    int took = pyf__cache_continue(t, &keys, &n, &entry_from_c);
-    if (took <= 0)
-        return took;
-    int rc = entry_from_c ? on_mark_entry(s, 0) : PYF_OK;
-    if (rc == PYF_OK)
-        rc = append_cached(s, keys, n);
-    return rc == PYF_OK ? 1 : rc;
+    int rc = entry_from_c ? on_mark_entry(ctx, 0) : PYF_OK;
+    return rc == PYF_OK ? append_cached(ctx, keys, n) : rc;
 }
 
 static int on_mark_entry(void *ctx, uint64_t entry_addr)
@@ -390,7 +380,7 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     t->epoch++;
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
-    pyf__sink sink = {s, on_frame, on_mark_entry, on_at_anchor, on_rollback,
+    pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
                       on_located, on_thread, on_thread_end, on_interp, on_reverse};
     pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);

@@ -128,7 +128,7 @@ int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
     if (want > sizeof stackbuf)
         want = sizeof stackbuf;
 
-    int rc = pyf__raw_read(&t->reader, &t->stats, addr, buf, want);
+    int rc = pyf__read_now(t, addr, buf, want);
     if (rc == PYF_EFAULT) /* may run past the end of a mapping */
         rc = pyf__read(t, addr, buf, want = header, what);
     else if (rc != PYF_OK) {

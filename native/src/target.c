@@ -1,6 +1,8 @@
 /*
- * target.c - opening and closing targets, options, the runtime probe, and
- * the small accessors of the public API.
+ * target.c - opening and closing targets, their options, and the small
+ * accessors of the public API (failure, Python version, flush,
+ * statistics).  The runtime probe is in offsets.c, the asyncio table's
+ * setter in tasks.c, the frame cache's in cache.c.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -3,24 +3,22 @@
  * task lists of thread and interpreter states, each task's name, state,
  * coroutine stack and awaiters.
  *
- * The table has no cookie and no version: every size and offset is checked
- * against the structures it describes before use.  Lists, await chains and
- * sets are bounded and checked for cycles; a broken list keeps the tasks
- * read before the break.  Types are recognised by their tp_name, never by
- * a heap type (a class of the program's own could carry any name).
+ * The table has no cookie and no version: offsets.c checks every size and
+ * offset against the structures it describes, as it checks
+ * _Py_DebugOffsets.  Interpreters and threads are visited by threads.c's
+ * loop, as the stack walk visits them; coroutine frames are decoded by the
+ * walk's own frame decoder.  Task lists, await chains and sets are bounded
+ * and checked for cycles; a broken list keeps the tasks read before the
+ * break.  Types are recognised by their tp_name, never by a heap type (a
+ * class of the program's own could carry any name).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define ASYNCIO_TABLE_SIZE 104u  /* 13 uint64_t: task 7, interp 2, thread 4 */
-#define TASK_MAX_SIZE 4096u
-#define THREAD_MAX_SIZE 65536u
-#define INTERP_MAX_SIZE (1u << 20)
 #define MAX_TASKS (1u << 20)     /* tasks per snapshot */
 #define MAX_AWAITERS_SET (1u << 16) /* slots of an awaited_by set read */
-#define GEN_MAX_READ 4096u
 #define TYPE_NAME_MAX 40u
 #define NAME_READ 192u           /* a name's header and its first characters */
 #define GEN_SPECULATIVE 256u     /* read past a coroutine's frame: its value stack */
@@ -46,11 +44,6 @@ void pyf__tasks_free(pyf__tasks *ts)
 }
 
 /* ---- the table ------------------------------------------------------------ */
-
-static bool field_in(uint64_t off, uint64_t width, uint64_t size, uint64_t align)
-{
-    return off <= size && width <= size - off && off % align == 0;
-}
 
 static int load_table(pyf_target *t, uint64_t addr);
 
@@ -79,67 +72,17 @@ static int load_table(pyf_target *t, uint64_t addr)
     if (addr % 8 != 0)
         return pyf__fail(t, PYF_EINVAL, "asyncio debug offsets address 0x%llx is "
                          "not aligned", (unsigned long long)addr);
-    uint8_t raw[ASYNCIO_TABLE_SIZE];
+    uint8_t raw[PYF__ASYNCIO_TABLE_SIZE];
     int rc = pyf__read(t, addr, raw, sizeof raw, "asyncio debug offsets");
     if (rc != PYF_OK)
         return rc;
-    uint64_t v[ASYNCIO_TABLE_SIZE / 8];
-    for (unsigned i = 0; i < ASYNCIO_TABLE_SIZE / 8; i++)
-        v[i] = pyf__ld64(raw + 8 * i);
-    pyf__asyncio a = {0};
-    a.task.size = v[0];
-    a.task.name = v[1];
-    a.task.awaited_by = v[2];
-    a.task.is_task = v[3];
-    a.task.awaited_by_is_set = v[4];
-    a.task.coro = v[5];
-    a.task.node = v[6];
-    a.interp.size = v[7];
-    a.interp.tasks_head = v[8];
-    a.thread.size = v[9];
-    a.thread.running_loop = v[10];
-    a.thread.running_task = v[11];
-    a.thread.tasks_head = v[12];
-    const char *bad = NULL;
-    if (a.task.size < 32 || a.task.size > TASK_MAX_SIZE)
-        bad = "task size";
-    else if (!field_in(a.task.name, 8, a.task.size, 8) ||
-             !field_in(a.task.awaited_by, 8, a.task.size, 8) ||
-             !field_in(a.task.coro, 8, a.task.size, 8) ||
-             !field_in(a.task.node, 16, a.task.size, 8) ||
-             !field_in(a.task.is_task, 1, a.task.size, 1) ||
-             !field_in(a.task.awaited_by_is_set, 1, a.task.size, 1))
-        bad = "task field";
-    else if (a.interp.size < 16 || a.interp.size > INTERP_MAX_SIZE ||
-             !field_in(a.interp.tasks_head, 16, a.interp.size, 8))
-        bad = "interpreter field";
-    else if (a.thread.size < o->tstate.size || a.thread.size > THREAD_MAX_SIZE ||
-             !field_in(a.thread.running_loop, 8, a.thread.size, 8) ||
-             !field_in(a.thread.running_task, 8, a.thread.size, 8) ||
-             !field_in(a.thread.tasks_head, 16, a.thread.size, 8))
-        bad = "thread field";
-    else if (o->gen.gi_iframe + o->frame.size > GEN_MAX_READ ||
-             o->gen.gi_frame_state >= o->gen.gi_iframe || o->set.size > 4096 ||
-             o->set.used + 8 > o->set.size || o->set.mask + 8 > o->set.size ||
-             o->set.table + 8 > o->set.size || o->lng.ob_digit + 8 > 4096 ||
-             o->lng.lv_tag + 8 > o->lng.ob_digit || o->frame.stackpointer + 8 > o->frame.size)
-        bad = "generator, set or int layout";
-    else if (o->llist.next > 8 || o->llist.next % 8 != 0) /* inside the 16-byte node */
-        bad = "list node layout";
-    if (bad != NULL)
+    char why[PYF__ERRBUF];
+    if (pyf__asyncio_offsets_decode(raw, o, &t->asyncio.off, why, sizeof why) != PYF_OK)
         return pyf__fail(t, PYF_EOFFSETS, "the asyncio debug offsets at 0x%llx are "
                          "implausible (%s): not CPython's table, or a layout this "
                          "version of pyframes does not know",
-                         (unsigned long long)addr, bad);
-    /* The future's state is not published, but FutureObj keeps it between
-     * awaited_by and is_task: trust that only where the layout shows it. */
-    a.task.state = PYF__ABSENT;
-    if (a.task.is_task == a.task.awaited_by + 12 &&
-        a.task.awaited_by_is_set == a.task.is_task + 1)
-        a.task.state = a.task.awaited_by + 8;
-    a.addr = addr;
-    a.kinds = t->asyncio.kinds;
-    t->asyncio = a;
+                         (unsigned long long)addr, why);
+    t->asyncio.addr = addr;
     return PYF_OK;
 }
 
@@ -284,20 +227,6 @@ static const char *task_name(walk *w, uint64_t obj, uint32_t *flags)
     return arena_num(w, "<object at ", obj, true, ">");
 }
 
-/* Frame states of generators (they were renumbered in 3.15). */
-static void frame_states(const pyf__offsets *o, int *yield_from, int *cleared, int *completed)
-{
-    if (o->minor >= 15) {
-        *yield_from = 2;
-        *cleared = 5;
-        *completed = 5;
-    } else {
-        *yield_from = -1;
-        *cleared = 4;
-        *completed = 1;
-    }
-}
-
 /* The coroutine stack from coro down its await chain: the task's
  * coroutine's frame, then the frame of the coroutine it awaits, and so on
  * (the caller reverses them: innermost first).  One read per coroutine:
@@ -307,14 +236,13 @@ static int coro_stack(walk *w, uint64_t coro)
 {
     pyf_target *t = w->t;
     const pyf__offsets *o = &t->off;
-    int yield_from, cleared, completed;
-    frame_states(o, &yield_from, &cleared, &completed);
-    uint8_t buf[GEN_MAX_READ + GEN_SPECULATIVE];
+    uint8_t buf[PYF__OBJECT_READ_MAX + GEN_SPECULATIVE];
     size_t need = (size_t)(o->gen.gi_iframe + o->frame.size), have;
     int kind = read_object(t, coro, buf, need + GEN_SPECULATIVE, need, &have);
     if (kind != K_COROUTINE && kind != K_GENERATOR && kind != K_ASYNC_GEN)
         return PYF_OK; /* not a coroutine we can follow: no stack */
     pyf__addrset chain = {0};
+    uint32_t tlbc_failures = 0; /* a frame without its location: shown so */
     int rc = PYF_OK;
     for (uint32_t depth = 0;; depth++) {
         bool dup = false;
@@ -339,40 +267,32 @@ static int coro_stack(walk *w, uint64_t coro)
             have = need;
         }
         int state = (int8_t)buf[o->gen.gi_frame_state];
-        if (state == cleared || state == completed)
+        if (state == o->gen_cleared || state == o->gen_completed)
             break; /* finished: no frame */
-        const uint8_t *f = buf + o->gen.gi_iframe;
-        uint64_t frame_addr = coro + o->gen.gi_iframe;
-        if ((int8_t)f[o->frame.owner] != o->owner_generator) {
+        pyf__iframe fr;
+        pyf__iframe_decode(o, buf + o->gen.gi_iframe, coro + o->gen.gi_iframe, &fr);
+        if (fr.owner != o->owner_generator) {
             rc = pyf__fail(t, PYF_ECORRUPT, "the frame of coroutine 0x%llx is not "
-                           "owned by it (owner %d)", (unsigned long long)coro,
-                           (int8_t)f[o->frame.owner]);
+                           "owned by it (owner %d)", (unsigned long long)coro, fr.owner);
             break;
         }
-        uint64_t exe = pyf__ld64(f + o->frame.executable) & o->tag_mask;
-        uint64_t ip = pyf__ld64(f + o->frame.instr_ptr);
-        int soft = PYF_OK;
-        const pyf__code *code = NULL;
-        if (exe != 0 && exe % 8 == 0)
-            code = pyf__code_get(t, exe, frame_addr, &soft);
-        if (soft == PYF_ENOMEM) {
-            rc = soft;
+        const pyf__code *code;
+        bool shown;
+        if ((rc = pyf__iframe_code(t, &fr, &code, &shown)) != PYF_OK)
             break;
+        if (shown) {
+            int64_t instr =
+                code != NULL ? pyf__iframe_instr(t, &fr, code, &tlbc_failures) : INT64_MIN;
+            rc = w->sink->frame(w->sink->ctx, fr.addr, fr.exe, code, instr,
+                                PYF_FRAME_GENERATOR);
         }
-        if (soft == PYF__ESTALE) {
-            rc = pyf__fail(t, PYF_ECORRUPT, "the code object of coroutine 0x%llx was "
-                           "freed while it was read", (unsigned long long)coro);
+        if (rc != PYF_OK || state != o->gen_yield_from)
             break;
-        }
-        int64_t instr = code != NULL ? pyf__frame_instr(t, f, exe, code, ip) : INT64_MIN;
-        rc = w->sink->frame(w->sink->ctx, frame_addr, exe, code, instr, PYF_FRAME_GENERATOR);
-        if (rc != PYF_OK || state != yield_from)
-            break;
-        /* what it awaits: the top of its value stack (3.14), the slot under
-         * it (3.15), inside the coroutine object */
-        uint64_t sp = pyf__ld64(f + o->frame.stackpointer);
-        uint64_t back = o->minor >= 15 ? 16 : 8;
-        if (sp < frame_addr + o->frame.localsplus + back || sp - coro > (1u << 20))
+        /* what it awaits: on its value stack (offsets.c: await_back),
+         * inside the coroutine object */
+        uint64_t sp = pyf__ld64(fr.copy + o->frame.stackpointer);
+        uint64_t back = o->await_back;
+        if (sp < fr.addr + o->frame.localsplus + back || sp - coro > (1u << 20))
             break; /* no value stack to look at */
         uint64_t slot = sp - back, awaited = 0;
         if (slot + 8 <= coro + have)
@@ -417,7 +337,7 @@ static int awaiters(walk *w, uint64_t obj, bool is_set)
         return PYF_OK;
     if (!is_set)
         return push_awaiter(w->ts, obj) ? PYF_OK : PYF_ENOMEM;
-    uint8_t hdr[4096];
+    uint8_t hdr[PYF__OBJECT_READ_MAX];
     int rc = pyf__read(t, obj, hdr, (size_t)o->set.size, "awaited_by set");
     if (rc != PYF_OK)
         return rc;
@@ -450,7 +370,7 @@ static int awaiters(walk *w, uint64_t obj, bool is_set)
 static int read_task(walk *w, uint64_t addr, const uint8_t *buf, uint32_t flags)
 {
     pyf_target *t = w->t;
-    const pyf__asyncio *a = &t->asyncio;
+    const pyf__asyncio_offsets *a = &t->asyncio.off;
     pyf__tasks *ts = w->ts;
     if (!pyf__grow((void **)&ts->v, &ts->cap, ts->n + 1, sizeof *ts->v))
         return PYF_ENOMEM;
@@ -497,6 +417,17 @@ static int read_task(walk *w, uint64_t addr, const uint8_t *buf, uint32_t flags)
     return PYF_OK;
 }
 
+/* A broken list (of threads, or the interpreter's tasks) keeps what was
+ * read: the first break is the snapshot's list_error. */
+static int list_broken(walk *w, int rc)
+{
+    if (w->ts->list_error != PYF_OK)
+        return PYF_OK;
+    w->ts->list_error = rc;
+    w->ts->failure = keep_failure(w, rc);
+    return w->ts->failure != NULL ? PYF_OK : PYF_ENOMEM;
+}
+
 /* The circular list whose head is at head_addr and whose first node is
  * first.  A task already listed (the running task of a thread read
  * before, or a task on two lists) is not listed again.  A broken list
@@ -504,7 +435,7 @@ static int read_task(walk *w, uint64_t addr, const uint8_t *buf, uint32_t flags)
 static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
 {
     pyf_target *t = w->t;
-    const pyf__asyncio *a = &t->asyncio;
+    const pyf__asyncio_offsets *a = &t->asyncio.off;
     uint64_t node = first;
     pyf__addrset here = {0}; /* this list's nodes: its cycles */
     int rc = PYF_OK;
@@ -541,12 +472,7 @@ static int walk_list(walk *w, uint64_t head_addr, uint64_t first)
         node = next;
     }
     pyf__addrset_free(&here);
-    if (rc != PYF_OK && w->ts->list_error == PYF_OK) {
-        w->ts->list_error = rc;
-        if ((w->ts->failure = keep_failure(w, rc)) == NULL)
-            return PYF_ENOMEM;
-    }
-    return PYF_OK;
+    return rc != PYF_OK ? list_broken(w, rc) : PYF_OK;
 }
 
 /* The running task of the current thread, when it is not on a list. */
@@ -560,36 +486,44 @@ static int running_task(walk *w, uint64_t addr)
         }
     }
     bool dup;
-    if (addr % 8 != 0 || pyf__read(t, addr, w->task_buf, (size_t)t->asyncio.task.size,
+    if (addr % 8 != 0 || pyf__read(t, addr, w->task_buf, (size_t)t->asyncio.off.task.size,
                                    "running task") != PYF_OK)
         return PYF_OK; /* not shown: it is not on any list either */
     /* A task whose coroutine has just returned is off its list but still
      * the running task until the step ends (leave_task): done, and not
      * shown, like every done task (CPython's get_all_awaited_by agrees). */
-    if (t->asyncio.task.state != PYF__ABSENT &&
-        pyf__ld32(w->task_buf + t->asyncio.task.state) != PYF_TASK_PENDING)
+    if (t->asyncio.off.task.state != PYF__ABSENT &&
+        pyf__ld32(w->task_buf + t->asyncio.off.task.state) != PYF_TASK_PENDING)
         return PYF_OK;
     if (!pyf__addrset_add(&w->seen, addr, &dup))
         return PYF_ENOMEM;
     return read_task(w, addr, w->task_buf, PYF_TASK_RUNNING);
 }
 
-static int thread_tasks(walk *w, uint64_t tstate, uint8_t *tsbuf, uint64_t *next)
+/* ---- the visit ----------------------------------------------------------- */
+
+static int visit_interp(void *ctx, const pyf__interp_info *ii)
 {
+    walk *w = ctx;
+    w->interp_id = ii->id;
+    return PYF_OK;
+}
+
+/* A thread's tasks, then its running task when no list holds it. */
+static int visit_thread(void *ctx, pyf__thread_info *ti)
+{
+    walk *w = ctx;
     pyf_target *t = w->t;
     const pyf__offsets *o = &t->off;
-    const pyf__asyncio *a = &t->asyncio;
-    int rc = pyf__read(t, tstate, tsbuf, (size_t)a->thread.size, "thread state");
-    if (rc != PYF_OK)
-        return rc;
-    *next = pyf__ld64(tsbuf + o->tstate.next);
-    w->tstate_addr = tstate;
-    w->thread_id = pyf__ld64(tsbuf + o->tstate.thread_id);
-    w->native_thread_id = pyf__ld64(tsbuf + o->tstate.native_thread_id);
+    const pyf__asyncio_offsets *a = &t->asyncio.off;
+    const uint8_t *tsbuf = ti->buf;
+    w->tstate_addr = ti->addr;
+    w->thread_id = ti->th.thread_id;
+    w->native_thread_id = ti->th.native_thread_id;
     w->flags = 0;
     uint32_t before = w->ts->n;
-    rc = walk_list(w, tstate + a->thread.tasks_head,
-                   pyf__ld64(tsbuf + a->thread.tasks_head + o->llist.next));
+    int rc = walk_list(w, ti->addr + a->thread.tasks_head,
+                       pyf__ld64(tsbuf + a->thread.tasks_head + o->llist.next));
     uint64_t loop = pyf__ld64(tsbuf + a->thread.running_loop);
     uint64_t running = pyf__ld64(tsbuf + a->thread.running_task) & o->tag_mask;
     if (rc == PYF_OK && loop != 0 && running != 0) {
@@ -605,6 +539,29 @@ static int thread_tasks(walk *w, uint64_t tstate, uint8_t *tsbuf, uint64_t *next
             rc = running_task(w, running);
     }
     return rc;
+}
+
+static int visit_broken(void *ctx, const pyf__interp_info *ii, uint64_t addr, int why)
+{
+    (void)ii;
+    (void)addr;
+    return list_broken(ctx, why);
+}
+
+/* After its threads: the tasks of the interpreter's exited threads. */
+static int visit_interp_end(void *ctx, const pyf__interp_info *ii)
+{
+    walk *w = ctx;
+    pyf_target *t = w->t;
+    const pyf__asyncio_offsets *a = &t->asyncio.off;
+    uint64_t head[2] = {0, 0};
+    int rc = pyf__read(t, ii->addr + a->interp.tasks_head, head, 16,
+                       "interpreter's task list");
+    if (rc != PYF_OK)
+        return list_broken(w, rc);
+    w->tstate_addr = w->thread_id = w->native_thread_id = 0;
+    w->flags = PYF_TASK_THREAD_GONE;
+    return walk_list(w, ii->addr + a->interp.tasks_head, head[0]);
 }
 
 static int fail_all(walk *w, int rc)
@@ -646,55 +603,23 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
                   "is not loaded)");
         return fail_all(&w, PYF_ENOTSUP);
     }
-    const pyf__asyncio *a = &t->asyncio;
-    uint8_t *tsbuf = malloc((size_t)a->thread.size);
+    const pyf__asyncio_offsets *a = &t->asyncio.off;
     w.task_buf = malloc((size_t)a->task.size);
-    int rc = tsbuf != NULL && w.task_buf != NULL ? PYF_OK : PYF_ENOMEM;
-    uint64_t interp = 0;
+    int rc = w.task_buf != NULL ? PYF_OK : PYF_ENOMEM;
+    /* the thread states as _PyThreadStateImpl, which holds the task list */
+    pyf__thread_visitor v = {
+        .ctx = &w,
+        .want = (size_t)a->thread.size,
+        .need = (size_t)a->thread.size,
+        .interp = visit_interp,
+        .thread = visit_thread,
+        .broken = visit_broken,
+        .interp_end = visit_interp_end,
+    };
     if (rc == PYF_OK)
-        rc = pyf__read(t, t->runtime_addr + o->runtime.interpreters_head, &interp, 8,
-                       "interpreters list");
-    for (uint32_t ni = 0; rc == PYF_OK && interp != 0; ni++) {
-        if (ni >= PYF_DEFAULT_MAX_INTERPRETERS || interp % 8 != 0) {
-            rc = pyf__fail(t, PYF_ECORRUPT, "interpreter list is broken or too long at "
-                           "0x%llx", (unsigned long long)interp);
-            break;
-        }
-        uint64_t id = 0, next = 0, tstate = 0, head[2] = {0, 0};
-        if ((rc = pyf__read(t, interp + o->interp.id, &id, 8, "interpreter id")) != PYF_OK ||
-            (rc = pyf__read(t, interp + o->interp.next, &next, 8, "interpreter")) != PYF_OK ||
-            (rc = pyf__read(t, interp + o->interp.threads_head, &tstate, 8,
-                            "interpreter's threads")) != PYF_OK ||
-            (rc = pyf__read(t, interp + a->interp.tasks_head, head, 16,
-                            "interpreter's task list")) != PYF_OK)
-            break;
-        w.interp_id = (int64_t)id;
-        pyf__addrset threads = {0};
-        for (uint32_t nt = 0; rc == PYF_OK && tstate != 0; nt++) {
-            bool dup = false;
-            if (nt >= t->opts.max_threads || tstate % 8 != 0 ||
-                !pyf__addrset_add(&threads, tstate, &dup) || dup) {
-                rc = pyf__fail(t, PYF_ECORRUPT, "thread list of interpreter %lld is "
-                               "broken at 0x%llx", (long long)id,
-                               (unsigned long long)tstate);
-                break;
-            }
-            rc = thread_tasks(&w, tstate, tsbuf, &tstate);
-        }
-        pyf__addrset_free(&threads);
-        if (rc != PYF_OK)
-            break;
-        w.tstate_addr = w.thread_id = w.native_thread_id = 0;
-        w.flags = PYF_TASK_THREAD_GONE;
-        rc = walk_list(&w, interp + a->interp.tasks_head, head[0]);
-        interp = next;
-    }
-    if (rc != PYF_OK && rc != PYF_ENOMEM && ts->status == PYF_OK && ts->list_error == PYF_OK) {
-        ts->list_error = rc;
-        ts->failure = keep_failure(&w, rc);
-        rc = ts->failure != NULL ? PYF_OK : PYF_ENOMEM;
-    }
-    free(tsbuf);
+        rc = pyf__visit_threads(t, &v);
+    if (rc != PYF_OK && rc != PYF_ENOMEM) /* the interpreter list broke */
+        rc = list_broken(&w, rc);
     free(w.task_buf);
     pyf__addrset_free(&w.seen);
     return rc;

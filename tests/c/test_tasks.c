@@ -6,7 +6,8 @@
  * task or as a set (with an empty slot and a tombstone).  Checked: names,
  * states, stacks innermost first, awaiters, the running task, tasks of
  * exited threads; await cycles between tasks, coroutine chains that loop,
- * broken task lists, implausible tables and sets; 3.13 has no tasks.
+ * broken task lists, thread lists broken as the stack walk sees them,
+ * implausible tables and sets; 3.13 has no tasks.
  * Every case runs under a watchdog.  Run under ASan/UBSan in the sanitized
  * build.
  */
@@ -543,6 +544,64 @@ static void test_broken_lists(int minor)
     world_free(&w, t);
 }
 
+/* A thread list that breaks (a loop, past the thread limit, a bad link)
+ * ends the tasks' visit of that interpreter where it ends the stack walk's,
+ * with the same code: the thread shown as unreadable, the task list's
+ * list_error.  The tasks of the threads before the break and of the
+ * interpreter's own list are kept. */
+static void thread_list_case(world *w, const pyf_options *opts, const uint64_t T[2],
+                             uint64_t orphan, int want_rc)
+{
+    pyf_target *t = fake_open(w->ft, opts, 1);
+    REQUIRE(t != NULL);
+    CHECK_RC(pyf_target_set_asyncio(t, w->table), PYF_OK);
+    pyf_task_list tl;
+    pyf_snapshot *s = take(t, PYF_SNAP_TASKS, 0, &tl);
+    /* the walk: the second thread (listed first), maybe the first, then
+     * the break as a thread that could not be read */
+    REQUIRE(s->nthreads >= 2);
+    const pyf_thread *bad = &s->threads[s->nthreads - 1];
+    CHECK_RC(bad->error, want_rc);
+    CHECK_RC(tl.list_error, want_rc);
+    /* the same words, but a read's length: the tasks read more of a state */
+    CHECK(tl.failure != NULL && bad->failure != NULL &&
+          (want_rc == PYF_EFAULT || strcmp(tl.failure->detail, bad->failure->detail) == 0));
+    CHECK_MSG(find(&tl, T[1], NULL) != NULL, "the task of the thread before the break");
+    CHECK_EQ_INT(find(&tl, T[0], NULL) != NULL, s->nthreads == 3);
+    CHECK_MSG(find(&tl, orphan, NULL) != NULL, "the interpreter's list was not read");
+    fprintf(stderr, "   %s: %s\n", pyf_error_name(tl.list_error),
+            tl.failure ? tl.failure->detail : "");
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+}
+
+static void test_broken_thread_lists(int minor)
+{
+    begin(minor, "broken thread lists, as the stack walk sees them");
+    world w;
+    world_new(&w, minor);
+    fake_thread *th2 = add_thread(&w, w.interp, 502); /* listed before w.th */
+    uint64_t T[2];
+    T[0] = new_task(&w, fake_str(w.ft, "one"), new_coro(&w, w.code_a, 0), PYF_TASK_PENDING);
+    T[1] = new_task(&w, fake_str(w.ft, "two"), new_coro(&w, w.code_b, 0), PYF_TASK_PENDING);
+    link_list(&w, thread_head(&w, w.th), &T[0], 1);
+    link_list(&w, thread_head(&w, th2), &T[1], 1);
+    uint64_t G = new_task(&w, fake_str(w.ft, "orphan"), 0, PYF_TASK_PENDING);
+    link_list(&w, interp_head(&w, w.interp), &G, 1);
+    uint64_t next = fake_thread_addr(w.th) + off(&w, "thread_state.next");
+
+    fake_w64(w.ft, next, fake_thread_addr(th2)); /* back to the first */
+    thread_list_case(&w, NULL, T, G, PYF_ECYCLE);
+    fake_w64(w.ft, next, fake_thread_addr(th2) + 4); /* misaligned */
+    thread_list_case(&w, NULL, T, G, PYF_ECORRUPT);
+    fake_w64(w.ft, next, fake_unmapped_addr(w.ft)); /* unreadable */
+    thread_list_case(&w, NULL, T, G, PYF_EFAULT);
+    fake_w64(w.ft, next, 0); /* whole again, but one thread allowed */
+    pyf_options opts = {.struct_size = sizeof opts, .max_threads = 1};
+    thread_list_case(&w, &opts, T, G, PYF_EDEPTH);
+    fake_free(w.ft);
+}
+
 static void bad_table(world *w, pyf_target *t, int field, uint64_t value)
 {
     uint64_t v[NFIELDS];
@@ -752,6 +811,7 @@ int main(void)
         test_await_cycle(minor);
         test_coro_cycle(minor);
         test_broken_lists(minor);
+        test_broken_thread_lists(minor);
         test_bad_table(minor);
         test_bad_sets(minor);
         test_running_elsewhere(minor);

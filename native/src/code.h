@@ -1,0 +1,77 @@
+/*
+ * code.h - code objects, their cache, line tables and strings (code.c,
+ * strings.c). Part of internal.h, which every source file includes (it
+ * includes this).
+ */
+#ifndef PYFRAMES_CODE_H
+#define PYFRAMES_CODE_H
+
+/* ==== the code-object cache (code.c) ===================================== */
+
+typedef struct pyf__code {
+    uint64_t addr;           /* remote code object; 0 = empty slot */
+    uint64_t serial;         /* this decode, unique within the target */
+    /* identity: what the entry was decoded from */
+    uint64_t qualname_ptr, filename_ptr, linetable_ptr;
+    int32_t firstlineno;
+    uint32_t version;        /* co_version: which code object it was */
+    uint64_t units;          /* bytecode length in code units (ob_size) */
+    uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
+    char *qualname;          /* UTF-8, heap */
+    char *filename;          /* UTF-8, heap */
+    uint8_t *linetable;      /* heap copy, NULL when unreadable */
+    uint32_t linetable_len;
+    bool no_lines;           /* table read, but no entry has a line: a shim */
+    /* free-threaded 3.14+: the co_tlbc array as read in snapshot tlbc_epoch
+     * (never trusted across snapshots: it grows and fills without notice) */
+    uint64_t tlbc_epoch, tlbc_arr;
+    int64_t tlbc_size;       /* entries, 0 when unreadable or implausible */
+    uint64_t checked_epoch;  /* snapshot epoch of the last identity check */
+} pyf__code;
+
+typedef struct pyf__code_cache {
+    pyf__addrmap index;      /* code address -> (uintptr_t) pyf__code *, heap */
+    uint32_t count;
+    uint64_t bytes;          /* heap bytes held by entries */
+    uint64_t clears;         /* times the cache was emptied */
+    pyf__code *last;         /* the entry found last (consecutive frames often
+                                run the same code) */
+} pyf__code_cache;
+
+/* ==== strings (strings.c) ================================================= */
+
+/* Decode the str object at addr into a heap UTF-8 string (*out, NUL
+ * terminated) capped at max_bytes.  *truncated is set when capped.  On
+ * failure *out is NULL and the code is returned (detail in t->fail). */
+int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
+                  char **out, bool *truncated, const char *what);
+/* Decode a str from an already-read prefix (header + some data) when it
+ * holds the whole string; returns PYF__EMORE when more must be read. */
+int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
+                    uint32_t max_bytes, char **out, bool *truncated,
+                    size_t *need);
+
+/* ==== code objects and line tables (code.c) ============================== */
+
+void pyf__code_cache_clear(pyf__code_cache *c);
+void pyf__code_scratch_free(pyf_target *t);
+/* Find or decode the code object at addr.  Never fails hard: an unreadable
+ * code object yields NULL with *soft_err set (the frame shows "???");
+ * PYF__ESTALE: a running process freed or replaced the code object while
+ * it was read (the frame is gone: read the thread again).  frame_addr is
+ * the frame that runs it (0: none), read again with the code object to
+ * check a running process's decode. */
+const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr,
+                               int *soft_err);
+
+typedef struct pyf__location {
+    int32_t line, end_line, column, end_column;
+} pyf__location;
+/* Decode the location of code unit index addrq.  Returns false when the
+ * table is missing or corrupt (loc is then all -1). */
+/* False only for a non-empty table whose every entry is "no location". */
+bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
+bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
+                           int64_t addrq, pyf__location *loc);
+
+#endif /* PYFRAMES_CODE_H */

@@ -1,0 +1,84 @@
+/*
+ * reads.h - reads of target memory and the prefetch (read.c). Part of
+ * internal.h, which every source file includes (it includes this).
+ */
+#ifndef PYFRAMES_READS_H
+#define PYFRAMES_READS_H
+
+/* ==== prefetch (read.c) ================================================== */
+typedef struct pyf__prefetch {
+    /* the ranges read at the start of this snapshot, and their results */
+    pyf_iovec *iov;
+    int *status;             /* 0: not served yet */
+    uint32_t n, cap_iov, cap_status;
+    uint8_t *buf;
+    uint64_t buf_cap;
+    /* the ranges this snapshot reads: the next one's prefetch */
+    struct pyf__range { uint64_t addr, len; } *plan;
+    uint32_t nplan, cap_plan;
+    uint64_t plan_bytes;
+    bool active;             /* within a snapshot */
+} pyf__prefetch;
+void pyf__prefetch_begin(pyf_target *t);
+void pyf__prefetch_end(pyf_target *t);
+/* Reads from now on bypass the prefetched copies (they are of the start of
+ * the snapshot) until pyf__prefetch_resume with what this returned. */
+uint32_t pyf__prefetch_pause(pyf_target *t);
+void pyf__prefetch_resume(pyf_target *t, uint32_t n);
+void pyf__prefetch_free(pyf__prefetch *p);
+/* The bytes of [addr, addr+len) where the prefetch already holds them, without
+ * copying (the range then counts as read, and is planned for the next
+ * snapshot); NULL otherwise.  Valid until the snapshot ends. */
+const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len);
+
+/* ==== reads (read.c) ======================================================
+ * All target reads go through these: they count, and on failure write a
+ * detail "reading WHAT at 0xADDR (N bytes): reason" into t->fail. */
+int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
+              const char *what);
+/* Several ranges at once (one reader call when the reader has readv).
+ * status[i] receives each range's result.  No detail is written. */
+int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status);
+/* Record a failed read in f: its facts (what, address, length, the reader's
+ * own message) and, for C callers, one line "reading WHAT at 0xADDR (N
+ * bytes): reason [reader: its own message]".  Returns rc. */
+int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
+                     const char *what, uint64_t addr, size_t len);
+/* Record a failure that is not a read (detail formatted).  Returns code. */
+int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Record a failure that is not a read in t->fail and return code. */
+int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A read without failure detail, served from the prefetch when it holds
+ * the range (the walk's speculative reads). */
+int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* A read made now, never served from the prefetch (planned for the next
+ * one like any other). */
+int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* [addr, addr+len) copied PYF__COPIES times, back to back in one reader
+ * call when the reader batches, into dst[0], dst[1], ... (planned as often
+ * for the next snapshot: its prefetch makes every copy in its one call). */
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len);
+/* The target's reader called now: no prefetch, no plan, no detail (counted
+ * in stats and in t->reader_calls). */
+int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* A reader's raw call with counting only (stats may be NULL): for reads
+ * without a target (pyf__offsets_load). */
+int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
+                  void *dst, size_t len);
+
+static inline uint64_t pyf__ld64(const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8);
+    return v;
+}
+static inline uint32_t pyf__ld32(const uint8_t *p)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return v;
+}
+
+#endif /* PYFRAMES_READS_H */

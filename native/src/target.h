@@ -1,0 +1,52 @@
+/*
+ * target.h - the target (target.c): what a pyf_target holds. Part of
+ * internal.h, which every source file includes (it includes this).
+ */
+#ifndef PYFRAMES_TARGET_H
+#define PYFRAMES_TARGET_H
+
+/* ==== the target ========================================================= */
+
+struct pyf_target {
+    pyf_reader reader;
+    bool owns_pid_reader;
+    int pid;                 /* -1 for a caller-supplied reader */
+    uint64_t runtime_addr;
+    pyf__offsets off;
+    pyf_options opts;
+    pyf_stats stats;
+    pyf_failure fail;        /* the last failure (pyf_target_failure) */
+
+    pyf__code_cache codes;
+    pyf__code scratch;       /* a decode that hit read errors: not cached */
+    uint64_t code_serial;    /* the last pyf__code.serial given */
+    pyf__table *table;       /* NULL until the next snapshot makes one */
+    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
+    pyf__prefetch prefetch;
+    pyf__frame_cache cache;
+    uint64_t table_ids;      /* the last table id given */
+    /* the frame keys of the last snapshot (of table prev_table) and where
+     * each thread state's frames were in them: the first guess for a frame
+     * is the key at the same depth of the same thread last time */
+    uint32_t *prev_keys;
+    uint32_t prev_n, prev_cap;
+    uint64_t prev_table;
+    pyf__prev_thread *prev_threads;
+    uint32_t prev_nthreads, prev_cap_threads;
+    uint64_t epoch;          /* incremented per snapshot */
+    /* reader calls made, never reset (stats.read_calls counts the same for
+     * the caller, who may reset it): whether a walk read anything itself */
+    uint64_t reader_calls;
+    uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
+    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
+    uint64_t code_generation;/* last interp code_object_generation seen */
+    bool code_generation_known;
+    uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
+    uint64_t not_code_type_addr; /* last type found not to be "code" */
+    pyf__asyncio asyncio;
+};
+
+/* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
+void pyf__snapshot_spare_free(pyf_target *t);
+
+#endif /* PYFRAMES_TARGET_H */

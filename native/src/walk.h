@@ -1,0 +1,249 @@
+/*
+ * walk.h - walking a thread's frames (frames.c) and the interpreters'
+ * threads (threads.c). Part of internal.h, which every source file includes
+ * (it includes this).
+ */
+#ifndef PYFRAMES_WALK_H
+#define PYFRAMES_WALK_H
+
+/* ==== copies of a thread's data-stack chunks (frames.c) ================== */
+typedef struct pyf__chunk {
+    uint64_t addr, size;     /* the chunk in the target */
+    uint64_t lo;             /* the first address held (addr, or more) */
+    uint64_t cap;            /* bytes of data */
+    uint8_t *data;           /* our copy, when mem is not a prefetch view */
+    const uint8_t *mem;      /* the bytes from lo: data or a prefetched range */
+    /* NULL, or more copies of the same bytes made right after mem: a
+     * running process's newest chunk (PYF__COPIES in all) */
+    const uint8_t *again[2];
+    uint8_t *again_data[2];  /* our buffers for again, when not views */
+    uint64_t again_cap[2];
+} pyf__chunk;
+
+/* Copies of a running process's newest data-stack chunk, made back to back:
+ * its frames must agree in all of them.  A copy made while the thread
+ * returned and called again shows the new callee over the old caller; two
+ * copies can still agree when the thread switched back and forth in step
+ * with them (a tight loop alternating two call chains), three very rarely. */
+#define PYF__COPIES 3
+
+typedef struct pyf__chunk_list {
+    pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
+    uint32_t n, cap;
+    bool partial;            /* not every chunk copied: copy them on a miss */
+} pyf__chunk_list;
+void pyf__chunks_free(pyf__chunk_list *cl);
+
+/* ==== walking (frames.c, threads.c) ===================================== */
+
+/* The pyf_frame of a key of the table (which must hold it). */
+static inline pyf_frame pyf__table_frame(const pyf__table *tb, uint32_t key)
+{
+    const pyf_record *r = &tb->records[tb->keys[key].record];
+    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function, r->filename,
+                       r->line, r->end_line, r->column, r->end_column, r->flags, 0};
+}
+
+/* Where the walk delivers frames (implemented by snapshot.c). */
+typedef struct pyf__sink {
+    void *ctx;
+    /* code may be NULL (unreadable code object: show "???"); instr is the
+     * code-unit index of the instruction; flags the frame's own
+     * (PYF_FRAME_GENERATOR) */
+    int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
+                 const pyf__code *code, int64_t instr, uint32_t flags);
+    /* the most recently delivered frame was entered from C: entry_addr is
+     * the entry frame (on the C stack) below it, 0 when unknown */
+    int (*mark_entry)(void *ctx, uint64_t entry_addr);
+    /* the rest of the stack by its frame table keys (the 3.15 frame
+     * cache's), after the frame just delivered, which was entered from C
+     * when entry_from_c */
+    int (*keys)(void *ctx, const uint32_t *keys, uint32_t n, bool entry_from_c);
+    /* forget the current thread's frames (a walk to be made again) */
+    void (*rollback)(void *ctx);
+    /* whether the frame just delivered has a source location */
+    bool (*located)(void *ctx);
+    /* a thread starts: its header is filled in by the walker */
+    int (*thread)(void *ctx, const pyf_thread *th);
+    /* the current thread ended with rc (why in f when rc != 0); more
+     * frames were counted past keep_frames */
+    int (*thread_end)(void *ctx, int rc, const pyf_failure *f, uint32_t more);
+    int (*interp)(void *ctx, uint64_t addr, int64_t id);
+    /* reverse the order of the frames from index first to the last */
+    void (*reverse)(void *ctx, uint32_t first);
+} pyf__sink;
+
+/* What the frame cache hands a walk that reached its anchor: the keys of
+ * the rest of the stack, below the anchor frame. */
+typedef struct pyf__rest {
+    const uint32_t *keys;
+    uint32_t n;
+    bool entry_from_c;       /* the anchor frame itself was entered from C */
+} pyf__rest;
+
+typedef struct pyf__thread_walk {
+    uint64_t tstate_addr;
+    uint64_t current_frame;
+    uint64_t base_frame;      /* 0 when the version has none */
+    uint64_t datastack_chunk;
+    uint32_t max_depth;
+    uint32_t keep_frames;     /* 0, or frames delivered before counting */
+    /* an already-read copy of target memory that may hold frames (the
+     * thread state: 3.15 embeds the base frame right after it) */
+    const uint8_t *extra;
+    uint64_t extra_addr, extra_len;
+    /* the frame cache (cache.c): when the frame stop_at has been delivered
+     * (after `walked` frames in all), at_anchor says whether the rest of
+     * the stack comes from the cache (1, *rest filled: the walk hands it
+     * to the sink's keys and ends), or not (0: walk on), or fails (a
+     * PYF_E* code).  chunks says what is copied first (the rest is copied
+     * when a frame is not found). */
+    uint64_t stop_at;
+    int (*at_anchor)(void *ctx, uint32_t walked, pyf__rest *rest);
+    void *anchor_ctx;
+    enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
+    bool live;               /* the process runs while it is read */
+} pyf__thread_walk;
+
+/* What one walk of a thread found besides its frames (filled by
+ * pyf__walk_frames; the thread walker reads it to decide on another try,
+ * the frame cache whether to store the stack). */
+typedef struct pyf__walk_result {
+    uint32_t more;           /* frames counted past keep_frames */
+    uint32_t tlbc_failures;  /* failed reads of thread-local bytecode: a
+                                frame shows no location, the walk goes on */
+    bool torn;               /* the stack changed under the walk */
+    bool torn_moved;         /* ... seen in copies that differ: never steady */
+    uint64_t torn_at;        /* the frame that said so (0: none) */
+} pyf__walk_result;
+
+/* The walk's fields that come from the thread state copied in buf:
+ * current frame, base frame (3.15), newest data-stack chunk. */
+static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk *w,
+                                         const uint8_t *buf)
+{
+    w->current_frame = pyf__ld64(buf + o->tstate.current_frame);
+    w->base_frame = o->tstate.base_frame != PYF__ABSENT
+                        ? pyf__ld64(buf + o->tstate.base_frame) : 0;
+    w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+}
+
+/* ---- one frame: the decoder both walkers use (the stack walk and the
+ * asyncio reader's coroutine chains) ---- */
+typedef struct pyf__iframe {
+    uint64_t addr;           /* the _PyInterpreterFrame in the target */
+    const uint8_t *copy;     /* its bytes as read */
+    uint64_t prev;           /* previous (the caller) */
+    uint64_t exe;            /* f_executable, tag bits masked */
+    uint64_t ip;             /* instr_ptr */
+    int owner;               /* FRAME_OWNED_BY_*, numbered as the version does */
+} pyf__iframe;
+
+static inline void pyf__iframe_decode(const pyf__offsets *o, const uint8_t *f, uint64_t addr,
+                                      pyf__iframe *fr)
+{
+    fr->addr = addr;
+    fr->copy = f;
+    fr->prev = pyf__ld64(f + o->frame.previous);
+    fr->exe = pyf__ld64(f + o->frame.executable) & o->tag_mask;
+    fr->ip = pyf__ld64(f + o->frame.instr_ptr);
+    fr->owner = (int8_t)f[o->frame.owner];
+}
+
+/* Whether the frame runs Python code of its own (owned by a thread, a
+ * generator or a frame object), or is an entry frame (C stack,
+ * interpreter), or neither (a corrupt owner). */
+static inline bool pyf__iframe_python(const pyf__offsets *o, const pyf__iframe *fr)
+{
+    return fr->owner == o->owner_thread || fr->owner == o->owner_generator ||
+           fr->owner == o->owner_frame_object;
+}
+static inline bool pyf__iframe_entry(const pyf__offsets *o, const pyf__iframe *fr)
+{
+    return fr->owner == o->owner_cstack || fr->owner == o->owner_interpreter;
+}
+
+/* The code object of a Python frame (frames.c).  PYF_OK with *code (NULL:
+ * unreadable, the frame shows "???") and *shown (false: nothing to show:
+ * no executable, not a code object, or an interpreter-made shim);
+ * PYF_ENOMEM; PYF_ECORRUPT when a running process freed or replaced the
+ * code object while it was read (the stack changed; detail in t->fail). */
+int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
+                     bool *shown);
+
+/* Index in code units of the instruction at ip, for bytecode at base; -1
+ * just before the first instruction, INT64_MAX when ip is nowhere near. */
+static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
+{
+    if (ip < base)
+        return base - ip <= 2 ? -1 : INT64_MAX;
+    uint64_t d = (ip - base) / 2;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
+/* The instruction index (code units) of frame fr running decoded code:
+ * against the main bytecode (co_code_adaptive), or on free-threaded 3.14+
+ * against the thread-local copy its tlbc_index names (read afresh each
+ * snapshot; a bad index, NULL slot or failed read falls back to the main
+ * copy, and an ip outside the copy used gives INT64_MAX: no location,
+ * never a wrong line).  A failed read adds one to *tlbc_failures.
+ * (code.c) */
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
+                         const pyf__code *code, uint32_t *tlbc_failures);
+/* (the frame's fields passed one by one: a walk keeps fr in registers) */
+static inline int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr,
+                                        const pyf__code *code, uint32_t *tlbc_failures)
+{
+    return pyf__frame_instr(t, fr->copy, fr->exe, fr->ip, code, tlbc_failures);
+}
+
+/* Walk one thread's frame chain.  Returns 0 when the chain ended normally
+ * (and, on 3.15, at base_frame) or the rest came from at_anchor, else the
+ * reason (detail in t->fail); *res says what else the walk found. */
+int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
+                     pyf__walk_result *res);
+
+/* ---- interpreters and their threads (threads.c): the one loop both the
+ * stack walk and the asyncio reader visit them with ---- */
+typedef struct pyf__interp_info {
+    uint64_t addr, next;
+    int64_t id;
+    uint64_t threads_head, threads_main, code_generation;
+    uint32_t index;          /* its place in the runtime's list */
+} pyf__interp_info;
+
+/* A thread state that was read and is linked as the list says. */
+typedef struct pyf__thread_info {
+    const pyf__interp_info *interp;
+    uint64_t addr;
+    uint8_t *buf;            /* its copy (the visitor may read it again into buf) */
+    size_t len;              /* bytes held: want, or need when want was unreadable */
+    pyf_thread th;           /* the header: ids, flags, interp_index */
+} pyf__thread_info;
+
+typedef struct pyf__thread_visitor {
+    void *ctx;
+    /* bytes of each thread state to read: want when readable, else need */
+    size_t want, need;
+    /* every interpreter, read before any is visited (NULL: not wanted) */
+    int (*interps)(void *ctx, const pyf__interp_info *v, uint32_t n);
+    /* an interpreter, before its threads */
+    int (*interp)(void *ctx, const pyf__interp_info *ii);
+    int (*thread)(void *ctx, pyf__thread_info *ti);
+    /* the interpreter's thread list breaks at addr (not aligned, a loop,
+     * past the thread limit, unreadable, relinked too often): why (detail
+     * in t->fail).  Its threads end there. */
+    int (*broken)(void *ctx, const pyf__interp_info *ii, uint64_t addr, int why);
+    /* after the interpreter's threads (NULL: nothing to do) */
+    int (*interp_end)(void *ctx, const pyf__interp_info *ii);
+} pyf__thread_visitor;
+
+/* Visit every interpreter and thread.  A visitor's code other than PYF_OK
+ * ends the visit and is returned; so is a broken interpreter list. */
+int pyf__visit_threads(pyf_target *t, const pyf__thread_visitor *v);
+
+/* The stack walk of every thread (threads.c), into the sink. */
+int pyf__walk_all(pyf_target *t, const pyf_snapshot_request *req,
+                  const pyf__sink *sink);
+
+#endif /* PYFRAMES_WALK_H */
