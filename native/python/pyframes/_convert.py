@@ -88,6 +88,9 @@ UNCHANGED = (_abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARR
              _abi.PYF_COPY_KEPT)
 COPY_CAP = 4096  # the first copy buffer: the interps and threads of most targets
 _SNAPSHOT_P = _abi.POINTER(_abi.pyf_snapshot)
+_COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
+_COPY_FREED = _abi.PYF_COPY_FREED
+_COPY_KEPT = _abi.PYF_COPY_KEPT
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
 _GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
 _HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
@@ -225,16 +228,18 @@ class Converter:
 
     It owns the copy buffer (made once: a target is used by one thread at a
     time), the target's :class:`FrameTable` and what the last snapshot was
-    made of.  ``lib``: the loaded library (None: only :meth:`convert` is
-    used); ``binding``: a Python reader's, whose pending exception each take
-    raises (an unchanged snapshot is then not the last one again).  A take
-    the library fails raises :class:`TakeFailed`.
+    made of.  Target.snapshot makes the call (``take_copy(handle, ref)``)
+    and serves an unchanged snapshot itself (the hot path); the rest is
+    here.  ``lib``: the loaded library (None: only :meth:`convert` is
+    used); ``binding``: a Python reader's, whose pending exception
+    :meth:`convert_head` raises.
     """
 
     def __init__(self, lib, pid, python, binding=None):
         self.pid = pid
         self.python = python
         self._binding = binding
+        self.req = None
         self.table = FrameTable()
         self.table_frames = 0  # the frames of the last snapshot converted
         self._thread_fields = {}  # see build
@@ -254,7 +259,7 @@ class Converter:
         take.restype = ctypes.c_int
         free = lib._FuncPtr(("pyf_snapshot_free", lib))
         free.restype = None
-        self._take_copy = take
+        self.take_copy = take  # take_copy(handle, ref)
         self._free = free
 
     def _grow(self, size):
@@ -262,38 +267,35 @@ class Converter:
         n = (max(size, COPY_CAP) + 7) // 8
         buf = (_abi.c_uint64 * n)()
         self._buf = buf
-        self._ref = ctypes.byref(buf)
+        self.ref = ctypes.byref(buf)  # what pyf_snapshot_take_copy is given
         self._cap = n * 8
-        self._view = memoryview(buf).cast("B")
-        self._req = None  # the inputs are written again
+        self.view = memoryview(buf).cast("B")
+        self.req = None  # the inputs are written again
 
-    def take(self, handle, req, tasks, entries):
-        """The Snapshot of target ``handle`` for the pyf_snapshot_request
-        ``req`` (a pointer; tasks and entries: what it asks for)."""
-        view = self._view
-        if req is not self._req:
-            self._req = req
-            COPY_INPUTS.pack_into(view, 0, self._cap, 0, ctypes.cast(req, _abi.c_void_p).value)
-        rc = self._take_copy(handle, self._ref)
-        if (rc == 0 and view[FLAGS_BYTE] == UNCHANGED and self.recipe is not None and
-                self._binding is None):
-            # what the last snapshot read: the model is immutable (frozen
-            # objects, tuples), so the same objects serve again
-            snapshot = self.recipe_snapshot
-            if snapshot is None:
-                snapshot = self.recipe_snapshot = self.rebuild(self.recipe)
-            return snapshot
-        try:
-            return self._convert_head(rc, COPY.struct.unpack_from(view), tasks, entries)
-        except ListsLost:
-            # cannot happen while this Target alone takes its snapshots:
-            # again without lists kept (the snapshot is not freed then)
-            return self.take(handle, req, tasks, entries)
+    def use_request(self, req):
+        """Write the inputs of the pyf_snapshot_request ``req`` (a pointer)
+        into the buffer."""
+        self.req = req
+        COPY_INPUTS.pack_into(self.view, 0, self._cap, 0, ctypes.cast(req, _abi.c_void_p).value)
 
-    def _convert_head(self, rc, head, tasks, entries):
+    def unchanged(self):
+        """The last snapshot again (``recipe_snapshot``, made from
+        ``recipe`` when None), when the library says it read the same
+        (rc 0, view[FLAGS_BYTE] == UNCHANGED) and ``recipe`` is not None:
+        the model is immutable (frozen objects, tuples), so the same
+        objects serve again."""
+        snapshot = self.recipe_snapshot
+        if snapshot is None:
+            snapshot = self.recipe_snapshot = self.rebuild(self.recipe)
+        return snapshot
+
+    def convert_head(self, rc, tasks, entries):
         """The model of what pyf_snapshot_take_copy returned (rc) and
-        copied (head: the buffer's pyf_snapshot_copy unpacked); the
-        snapshot, when the library left one, is freed."""
+        copied into the buffer (tasks and entries: what its request asked
+        for); the snapshot, when the library left one, is freed.  Raises
+        :class:`TakeFailed` when the library failed, :class:`ListsLost`
+        when the snapshot must be taken again."""
+        head = COPY.struct.unpack_from(self.view)
         out = head[COPY_OUT]  # NULL on failure and when the library freed it
         try:
             if self._binding is not None:
@@ -301,13 +303,13 @@ class Converter:
             if rc != 0:
                 raise TakeFailed(rc)
             flags = head[COPY_FLAGS]
-            if not out and not flags & _abi.PYF_COPY_FREED:
+            if not out and not flags & _COPY_FREED:
                 raise PyframesError(errors.PYF_ENOMEM, "no snapshot returned")
             table = head[COPY_TABLE]
             # SAME_FRAMES speaks of the library's last snapshot: the lists
             # kept here must be of that one (kept was, before the call)
-            same = _SAME_FRAMES if flags & _abi.PYF_COPY_KEPT else 0
-            if flags & _abi.PYF_COPY_ARRAYS:
+            same = _SAME_FRAMES if flags & _COPY_KEPT else 0
+            if flags & _COPY_ARRAYS:
                 snapshot = self.convert_copy(head, table, same)
             else:
                 snapshot = self.convert(ctypes.cast(out, _SNAPSHOT_P), table, same)
@@ -322,7 +324,7 @@ class Converter:
         except BaseException:
             self.table.forget_lists()
             self.recipe = self.recipe_snapshot = None
-            KEPT.pack_into(self._view, KEPT_AT, 0)
+            KEPT.pack_into(self.view, KEPT_AT, 0)
             raise
         finally:
             if out:
@@ -363,7 +365,7 @@ class Converter:
         """The model objects from pyf_snapshot_take_copy's buffer (its
         header ``head`` as COPY unpacks it, the interps and threads after
         it)."""
-        view = self._view
+        view = self.view
         ninterps, nthreads, nframes = COPY_COUNTS(head)
         at = COPY.size
         if ninterps == 1:

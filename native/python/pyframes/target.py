@@ -86,6 +86,11 @@ def _failure_error(rc, failure):
 _CACHE_NAMES = {_abi.PYF_CACHE_OFF: "off", _abi.PYF_CACHE_ON: "on",
                 _abi.PYF_CACHE_READ_ONLY: "read-only"}
 
+# the low byte of pyf_snapshot_copy.flags, and its value when the library
+# read what the last snapshot did
+_FLAGS_BYTE = _convert.FLAGS_BYTE
+_UNCHANGED = _convert.UNCHANGED
+
 # The conversion's names this module exported before it had its own module.
 FrameTable = _convert.FrameTable
 
@@ -194,10 +199,26 @@ class Target:
         req = self._requests.get((native_tid, max_depth, limit, tasks, entries))
         if req is None:
             req = self._request(native_tid, max_depth, limit, tasks, entries)
+        conv = self._convert
+        if req is not conv.req:
+            conv.use_request(req)
+        rc = conv.take_copy(handle, conv.ref)
+        if (rc == 0 and conv.view[_FLAGS_BYTE] == _UNCHANGED and conv.recipe is not None and
+                self._binding is None):
+            # what the last snapshot read: the same objects serve again
+            snapshot = conv.recipe_snapshot
+            if snapshot is None:
+                snapshot = conv.unchanged()
+            return snapshot
         try:
-            return self._convert.take(handle, req, tasks, entries)
+            return conv.convert_head(rc, tasks, entries)
         except _convert.TakeFailed as failed:
             raise self._error(failed.rc) from None
+        except _convert.ListsLost:
+            # cannot happen while this Target alone takes its snapshots:
+            # again without lists kept (the snapshot is not freed then)
+            return self.snapshot(native_tid=native_tid, max_depth=max_depth, limit=limit,
+                                 tasks=tasks, entries=entries)
 
     def sample_source(self, native_tid=None):
         """A :class:`pyframes._convert.SampleSource`: snapshots of every
