@@ -431,44 +431,46 @@ class Layout:
     """A mirrored structure as the struct module reads it: ``struct`` (a
     struct.Struct of exactly its size, padding included, whose values are
     its fields in order; a nested structure's fields in its place, named
-    ``outer.inner``; a char array one bytes value), ``index`` (field name
-    -> position of its value), ``offset`` (field name -> byte offset) and
-    ``names`` (the names in value order)."""
+    ``outer.inner``; a char array one bytes value, another array one value
+    per element), ``index`` (field name -> position of its (first) value),
+    ``offset`` (field name -> byte offset), ``names`` (the names in value
+    order) and ``spans`` (nested structure name -> slice of its values)."""
 
     def __init__(self, cls):
         self.cls = cls
-        self.names = []
-        self.index = {}
-        self.offset = {}
-        self.codes = {}
-        self.spans = {}  # nested structure name -> slice of its values
-        fmt = "@"
-        for name, offset, code in self._flatten(cls, "", 0):
-            at = struct.calcsize(fmt)
-            if offset < at:
-                raise TypeError("%s.%s overlaps the field before it" % (cls.__name__, name))
-            if offset > at:
-                fmt += "%dx" % (offset - at)
-            fmt += code
-            if struct.calcsize(fmt) != offset + struct.calcsize("@" + code):
-                raise TypeError("%s.%s is not where C puts it" % (cls.__name__, name))
-            self.index[name] = len(self.names)
-            self.offset[name] = offset
-            self.codes[name] = code
-            self.names.append(name)
+        self._fields = list(self._flatten(cls, "", 0))  # (name, offset, code)
+        self.names = tuple(name for name, _, _ in self._fields)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.offset = {name: offset for name, offset, _ in self._fields}
+        self.spans = {}
+        for i, name in enumerate(self.names):
+            # each structure it is nested in spans the values up to it
             outer = name.rpartition(".")[0]
             while outer:
-                first = self.spans.get(outer, slice(len(self.names) - 1, None)).start
-                self.spans[outer] = slice(first, len(self.names))
+                span = self.spans.get(outer)
+                self.spans[outer] = slice(span.start if span else i, i + 1)
                 outer = outer.rpartition(".")[0]
-        size = ctypes.sizeof(cls)
+        size = self.size = ctypes.sizeof(cls)
+        fmt = self._format(cls, self._fields)
         if struct.calcsize(fmt) < size:
             fmt += "%dx" % (size - struct.calcsize(fmt))
         self.struct = struct.Struct(fmt)
         if self.struct.size != size:
             raise TypeError("%s: %d bytes, not %d" % (cls.__name__, self.struct.size, size))
-        self.names = tuple(self.names)
-        self.size = size
+
+    @staticmethod
+    def _format(cls, fields):
+        """The struct format of these (name, offset, code) fields, each
+        padded to its offset."""
+        fmt = "@"
+        for name, offset, code in fields:
+            at = struct.calcsize(fmt)
+            if offset < at:
+                raise TypeError("%s.%s overlaps the field before it" % (cls.__name__, name))
+            fmt += ("%dx" % (offset - at) if offset > at else "") + code
+            if struct.calcsize(fmt) != offset + struct.calcsize("@" + code):
+                raise TypeError("%s.%s is not where C puts it" % (cls.__name__, name))
+        return fmt
 
     @classmethod
     def _flatten(cls, ctype, prefix, base):
@@ -495,17 +497,11 @@ class Layout:
 
     def struct_upto(self, name):
         """A struct.Struct of the fields from the first to ``name``."""
-        fmt = "@"
-        for field in self.names[:self.index[name] + 1]:
-            at = struct.calcsize(fmt)
-            if self.offset[field] > at:
-                fmt += "%dx" % (self.offset[field] - at)
-            fmt += self.codes[field]
-        return struct.Struct(fmt)
+        return struct.Struct(self._format(self.cls, self._fields[:self.index[name] + 1]))
 
     def field_struct(self, name):
         """A struct.Struct of the one field ``name`` (at offset[name])."""
-        return struct.Struct("@" + self.codes[name])
+        return struct.Struct("@" + self._fields[self.index[name]][2])
 
     def getter(self, *names):
         """operator.itemgetter of these fields' values (one name: the value)."""

@@ -115,6 +115,13 @@ def _failure_text(code, failure):
     return errors.error_message(code)
 
 
+def _elements(layout, at, first, end):
+    """The values of elements first..end-1 of the C array at ``at`` whose
+    elements are ``layout``'s, in one copy."""
+    size = layout.size
+    return layout.struct.iter_unpack(ctypes.string_at(at + first * size, (end - first) * size))
+
+
 class FrameTable:
     """The Python side of a target's frame table (see pyframes.h): one
     :class:`Frame` per key, made once and kept while the library keeps the
@@ -140,15 +147,12 @@ class FrameTable:
         if table_id != self.table_id:
             self.__init__()
             self.table_id = table_id
-        string_at = ctypes.string_at
         records = self.records
         have = len(records)
         if nrecords > have and records_at:
-            size = RECORD.size
-            raw = string_at(records_at + have * size, (nrecords - have) * size)
             text = self._text
             for (code_addr, fn, fname, line, end_line, column, end_column,
-                 flags) in map(RECORD_ROW, RECORD.struct.iter_unpack(raw)):
+                 flags) in map(RECORD_ROW, _elements(RECORD, records_at, have, nrecords)):
                 records.append(dict(
                     function=text(fn),
                     filename=text(fname),
@@ -162,11 +166,9 @@ class FrameTable:
         frames = self.frames
         have = len(frames)
         if nkeys > have and keys_at:
-            size = KEY.size
-            raw = string_at(keys_at + have * size, (nkeys - have) * size)
             new = object.__new__
             append = frames.append
-            for frame_addr, record in map(KEY_ROW, KEY.struct.iter_unpack(raw)):
+            for frame_addr, record in map(KEY_ROW, _elements(KEY, keys_at, have, nkeys)):
                 f = new(Frame)
                 # frozen dataclass: fill its fields without __init__
                 f.__dict__.update(records[record], frame_addr=frame_addr)
