@@ -1,6 +1,7 @@
 """Unit tests of the ctypes binding: structure layouts against the header
-(compiled with gcc), the error table, library lookup, and the reader
-trampolines (exceptions must never escape into C)."""
+(compiled with gcc), the struct layouts derived from them (_abi.Layout), the
+error table, library lookup, the reader trampolines (exceptions must never
+escape into C), and the conversion of a snapshot into the model."""
 
 import ctypes
 import os
