@@ -687,20 +687,31 @@ def test_sample_source_reads_threads_and_keys():
             ctypes.memmove(ref, ctypes.addressof(table), ctypes.sizeof(table))
             return 0
 
-        pyf_snapshot_take = pyf_snapshot_free = None
+        @staticmethod
+        def pyf_snapshot_take(handle, request, out_ref):
+            ctypes.memmove(out_ref, ctypes.addressof(snap_p), ctypes.sizeof(snap_p))
+            return 0
 
+        pyf_snapshot_free = None
+
+    snap_p = ctypes.pointer(snap)
     source = _convert.SampleSource(FakeLib, lambda: 1, None, None)
-    table_id, rows = source.read(ctypes.pointer(snap))
-    assert table_id == 1
-    row = dict(zip(_convert.SAMPLE_FIELDS, rows[0]))
-    assert (row["thread_id"], row["native_thread_id"], row["first_frame"],
-            row["nframes"], row["error"]) == (0x7F00, 11, 0, 2, 0)
-    assert row["flags"] & _abi.PYF_THREAD_MAIN
-    assert [dict(zip(_convert.SAMPLE_FIELDS, r))["error"] for r in rows] == \
-        [0, errors.PYF_ECYCLE, 0]
-    assert source.keys(0, 2) == bytes((ctypes.c_uint32 * 2)(0, 1))
-    assert source.keys(3, 1) == bytes((ctypes.c_uint32 * 1)(3))
-    assert source.keys(3, 2) is None  # past the snapshot's frames
+    out, out_ref = source.holder()
+    rc, (table_id, rows) = source.take(out, out_ref)
+    assert rc == 0 and table_id == 1
+    index = _convert.THREAD.index
+    assert [(t[index["thread_id"]], t[index["native_thread_id"]]) for t, _ in rows] == \
+        [(0x7F00, 11), (0x7F01, 12), (0, 0)]
+    assert rows[0][0][index["flags"]] & _abi.PYF_THREAD_MAIN
+    assert [t[index["error"]] for t, _ in rows] == [0, errors.PYF_ECYCLE, 0]
+    assert [t[index["interp_index"]] for t, _ in rows] == [0, 0, 1]
+    assert [keys for _, keys in rows] == [bytes((ctypes.c_uint32 * 2)(0, 1)),
+                                          bytes((ctypes.c_uint32 * 1)(2)),
+                                          bytes((ctypes.c_uint32 * 1)(3))]
+    snap.threads[2].nframes = 2  # past the snapshot's frames
+    snap.threads[1].nframes = 0
+    _, (_, rows) = source.take(out, out_ref)
+    assert [keys for _, keys in rows][1:] == [b"", None]
     names = source.names(ctypes.pointer(snap))
     assert [f.function for f in names.frames][:2] == ["inner", "Outer.method"]
     del keep

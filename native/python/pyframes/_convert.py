@@ -73,10 +73,8 @@ TASK_ROW = TASK.getter("task_addr", "coro_addr", "tstate_addr", "thread_id",
 TASK_FIRST = TASK.index["first_frame"]
 TASK_LIST_ROW = TASK_LIST.getter("status", "tasks", "awaited_by", "ntasks", "nawaited_by",
                                  "list_error", "failure")
-#: pyf_thread's values a sampler reads: a row of SampleSource.read
-SAMPLE_FIELDS = ("thread_id", "native_thread_id", "interp_index", "flags", "first_frame",
-                 "nframes", "error")
-SAMPLE_ROW = THREAD.getter(*SAMPLE_FIELDS)
+THREAD_FIRST = THREAD.index["first_frame"]
+THREAD_COUNT = THREAD.index["nframes"]
 
 KEY_INDEX_SIZE = ctypes.sizeof(ctypes.c_uint32)  # an entry of frame_keys
 ENTRY_SIZE = ctypes.sizeof(ctypes.c_uint64)  # an entry of pyf_snapshot_entries
@@ -578,8 +576,6 @@ class SampleSource:
         self._table.struct_size = ctypes.sizeof(self._table)
         self._table_ref = ctypes.byref(self._table)
         self._table_view = memoryview(self._table).cast("B")
-        self._keys_at = 0  # the frame keys of the snapshot last read
-        self._nframes = 0
 
     @staticmethod
     def holder():
@@ -587,42 +583,46 @@ class SampleSource:
         ptr = _abi.POINTER(_abi.pyf_snapshot)()
         return ptr, ctypes.byref(ptr)
 
-    def take(self, out_ref):
-        """Take a snapshot into a holder (by its byref); the library's
-        return code.  A Python reader's pending exception is raised."""
+    def take(self, out, out_ref):
+        """Take a snapshot into a holder (``out``, by its byref
+        ``out_ref``): ``(rc, read)``, rc the library's return code, read
+        None when rc is not 0, no snapshot came or its frame table cannot be
+        had, else ``(table_id, rows)``.  A row per thread: ``(values,
+        keys)``, values its pyf_thread's as THREAD unpacks them (read them by
+        THREAD.index), keys the bytes of its frame-key indexes (uint32,
+        innermost first; None when they run past the snapshot's frames).  A
+        Python reader's pending exception is raised."""
         rc = self._take(self._handle_of(), self._request, out_ref)
         if self._binding is not None:
             self._binding.raise_pending()
-        return rc
-
-    def read(self, out):
-        """A held snapshot's ``(table_id, rows)``, None when its frame table
-        cannot be had.  A row per thread: its pyf_thread's values named in
-        SAMPLE_FIELDS, in that order; :meth:`keys` gives its frames' keys."""
-        if self._table_of(out, self._table_ref) != 0:
-            return None
-        string_at = ctypes.string_at
-        nthreads, nframes, cthreads = SNAPSHOT_SAMPLE(
-            SNAPSHOT.struct.unpack(string_at(out, SNAPSHOT.size)))
-        table = TABLE.struct.unpack_from(self._table_view)
-        keys_at = self._keys_at = table[T_FRAME_KEYS]
-        self._nframes = nframes if keys_at else 0
-        if nthreads == 1 and cthreads:
-            rows = (SAMPLE_ROW(THREAD.struct.unpack(string_at(cthreads, THREAD.size))),)
-        else:
-            rows = list(map(SAMPLE_ROW, THREAD.struct.iter_unpack(
-                string_at(cthreads, nthreads * THREAD.size)))) if nthreads and cthreads else []
-        return table[T_TABLE_ID], rows
-
-    def keys(self, first, count):
-        """The bytes of a thread's frame-key indexes (uint32, innermost
-        first) in the snapshot last read; None when they run past its
-        frames."""
-        if first + count > self._nframes:
-            return None
-        if not count:
-            return b""
-        return ctypes.string_at(self._keys_at + first * KEY_INDEX_SIZE, count * KEY_INDEX_SIZE)
+        if rc != 0 or not out:
+            return rc, None
+        try:
+            if self._table_of(out, self._table_ref) != 0:
+                return rc, None
+            string_at = ctypes.string_at
+            nthreads, nframes, cthreads = SNAPSHOT_SAMPLE(
+                SNAPSHOT.struct.unpack(string_at(out, SNAPSHOT.size)))
+            table = TABLE.struct.unpack_from(self._table_view)
+            keys_at = table[T_FRAME_KEYS]
+            if not keys_at:
+                nframes = 0
+            if nthreads == 1 and cthreads:
+                threads = (THREAD.struct.unpack(string_at(cthreads, THREAD.size)),)
+            else:
+                threads = THREAD.struct.iter_unpack(
+                    string_at(cthreads, nthreads * THREAD.size)) if nthreads and cthreads else ()
+            rows = []
+            for row in threads:
+                first, count = row[THREAD_FIRST], row[THREAD_COUNT]
+                keys = (None if first + count > nframes else
+                        string_at(keys_at + first * KEY_INDEX_SIZE, count * KEY_INDEX_SIZE)
+                        if count else b"")
+                rows.append((row, keys))
+            return rc, (table[T_TABLE_ID], rows)
+        except BaseException:
+            self.free(out)
+            raise
 
     def names(self, out):
         """The FrameTable of a held snapshot's frame table."""

@@ -11,13 +11,16 @@ import array
 import time
 
 from . import _abi, errors
-from ._convert import SAMPLE_FIELDS
+from ._convert import THREAD
 from .escaping import collapsed_name
 
 _MAX_TABLES = 16
-# in a row of Target.sample_source()'s snapshots
-_FLAGS = SAMPLE_FIELDS.index("flags")
-_INTERP_INDEX = SAMPLE_FIELDS.index("interp_index")
+# a thread's values in Target.sample_source()'s rows
+_TID = THREAD.index["thread_id"]
+_NATIVE = THREAD.index["native_thread_id"]
+_INTERP_INDEX = THREAD.index["interp_index"]
+_FLAGS = THREAD.index["flags"]
+_ERROR = THREAD.index["error"]
 
 
 class Profile(object):
@@ -138,7 +141,7 @@ class Sampler(object):
             spare.append(source.holder())
         out, out_ref = spare[-1]
         started = time.perf_counter()
-        rc = source.take(out_ref)
+        rc, read = source.take(out, out_ref)
         prof = self._profile
         prof.samples += 1
         if rc != 0 or not out:
@@ -151,7 +154,6 @@ class Sampler(object):
             return False
         keep = False
         try:
-            read = source.read(out)
             if read is None:
                 prof.failed += 1
                 return False
@@ -159,16 +161,16 @@ class Sampler(object):
             counts = self._counts
             if self._pick_main:
                 rows = _main_thread(rows)
-            for tid, native, _, _, first, count, error in rows:
+            for thread, keys in rows:
+                error = thread[_ERROR]
                 if error != 0:
                     prof.thread_errors += 1
                     message = "stack not read to the end: " + errors.error_message(error)
                     prof.errors[message] = prof.errors.get(message, 0) + 1
                     continue
-                keys = source.keys(first, count)
-                if keys is None:
+                if keys is None:  # past the snapshot's frames
                     continue
-                label = self._label(tid, native) if self.label_threads else None
+                label = self._label(thread[_TID], thread[_NATIVE]) if self.label_threads else None
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
             # the newest snapshot of each table is kept (with the table, for
@@ -249,10 +251,10 @@ def process_gone(pid):
 def _main_thread(rows):
     """The interpreter's main thread (flagged on 3.14+; on 3.13 the oldest
     thread of the first interpreter, last in its list)."""
-    flagged = [row for row in rows if row[_FLAGS] & _abi.PYF_THREAD_MAIN]
+    flagged = [(thread, keys) for thread, keys in rows if thread[_FLAGS] & _abi.PYF_THREAD_MAIN]
     if flagged:
         return flagged[:1]
-    first_interp = [row for row in rows if row[_INTERP_INDEX] == 0]
+    first_interp = [(thread, keys) for thread, keys in rows if thread[_INTERP_INDEX] == 0]
     return first_interp[-1:]
 
 
