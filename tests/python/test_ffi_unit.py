@@ -1,6 +1,7 @@
 """Unit tests of the ctypes binding: structure layouts against the header
-(compiled with gcc), the error table, library lookup, and the reader
-trampolines (exceptions must never escape into C)."""
+(compiled with gcc), the struct layouts derived from them (_abi.Layout), the
+error table, library lookup, the reader trampolines (exceptions must never
+escape into C), and the conversion of a snapshot into the model."""
 
 import ctypes
 import os
@@ -17,8 +18,7 @@ if _PKG not in sys.path:
     sys.path.insert(0, _PKG)
 
 import pyframes  # noqa: E402
-from pyframes import _abi, _loader, _readers, errors  # noqa: E402
-from pyframes import target as target_module  # noqa: E402
+from pyframes import _abi, _convert, _loader, _readers, errors  # noqa: E402
 
 HEADER = os.path.join(_REPO, "native", "include", "pyframes.h")
 
@@ -591,24 +591,18 @@ def _c_snapshot():
 
 
 def _table_fields(table):
-    return target_module._TABLE_FORMAT.unpack_from(memoryview(table).cast("B"))
+    return _convert.TABLE.struct.unpack_from(memoryview(table).cast("B"))
 
 
-def _bare_target(pid):
-    """A Target without a library: only its conversion is used."""
-    target = object.__new__(pyframes.Target)
-    target._abi, target.pid = _abi, pid
-    target._table = target_module.FrameTable()
-    target._thread_fields = {}
-    target._recipe = None
-    target.python = pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0)
-    return target
+def _bare_converter(pid):
+    """A Converter without a library: only its conversion is used."""
+    return _convert.Converter(None, pid, pyframes.PythonInfo("3.14.0", 0x030E00F0, 3, 14, 0))
 
 
 def test_convert_c_snapshot_to_model():
     snap, table, keep = _c_snapshot()
-    target = _bare_target(77)  # no library: only _convert
-    result = target._convert(ctypes.pointer(snap), _table_fields(table))
+    converter = _bare_converter(77)  # no library: only convert
+    result = converter.convert(ctypes.pointer(snap), _table_fields(table))
     assert result.pid == 77 and result.python.minor == 14
     assert [i.id for i in result.interpreters] == [0, 3]
     assert [i.addr for i in result.interpreters] == [0xA000, 0xB000]
@@ -653,11 +647,130 @@ def test_convert_tolerates_out_of_range_indices():
     snap.interps[1].nthreads = 50
     for i in range(3):
         snap.threads[i].failure = None
-    target = _bare_target(None)
-    result = target._convert(ctypes.pointer(snap), _table_fields(table))
+    converter = _bare_converter(None)
+    result = converter.convert(ctypes.pointer(snap), _table_fields(table))
     threads = list(result.threads())
     assert len(threads) == 3
     assert len(threads[0].frames) == 4
     assert threads[2].frames == ()
     assert threads[1].error == errors.error_message(errors.PYF_ECYCLE)
     del keep
+
+
+# ---- the layouts the conversion unpacks (derived from the mirror) ------------
+
+
+def _ctypes_value(ctype, raw, offset):
+    """What ctypes reads of a field of type ctype at offset in raw."""
+    if issubclass(ctype, ctypes.Array):
+        if ctype._type_ is ctypes.c_char:
+            return raw[offset:offset + ctype._length_]
+        step = ctypes.sizeof(ctype._type_)
+        return tuple(_ctypes_value(ctype._type_, raw, offset + i * step)
+                     for i in range(ctype._length_))
+    if issubclass(ctype, (ctypes._Pointer, ctypes._CFuncPtr, ctypes.c_char_p)):
+        return ctypes.c_void_p.from_buffer_copy(raw, offset).value or 0
+    return ctype.from_buffer_copy(raw, offset).value
+
+
+def _flat_fields(cls, prefix="", base=0):
+    for name, ctype in cls._fields_:
+        offset = base + getattr(cls, name).offset
+        if issubclass(ctype, ctypes.Structure):
+            yield from _flat_fields(ctype, prefix + name + ".", offset)
+        else:
+            yield prefix + name, ctype, offset
+
+
+@pytest.mark.parametrize("name", sorted(_abi.STRUCTURES))
+def test_layout_reads_what_ctypes_reads(name):
+    cls = _abi.STRUCTURES[name]
+    layout = _abi.Layout(cls)
+    assert layout.size == layout.struct.size == ctypes.sizeof(cls)
+    raw = bytes((i * 7 + 3) % 251 for i in range(ctypes.sizeof(cls)))
+    values = layout.struct.unpack(raw)
+    flat = list(_flat_fields(cls))
+    assert list(layout.names) == [n for n, _, _ in flat]
+    for field, ctype, offset in flat:
+        assert layout.offset[field] == offset, field
+        got = values[layout.index[field]]
+        if issubclass(ctype, ctypes.Array) and ctype._type_ is not ctypes.c_char:
+            got = values[layout.index[field]:layout.index[field] + ctype._length_]
+        assert got == _ctypes_value(ctype, raw, offset), field
+    # each value belongs to a field: arrays but char ones are several
+    assert len(values) == sum(
+        ctype._length_ if issubclass(ctype, ctypes.Array) and ctype._type_ is not ctypes.c_char
+        else 1 for _, ctype, _ in flat)
+
+
+def test_copy_layout_parts():
+    copy = _convert.COPY
+    assert copy.size == _abi.PYF_SNAPSHOT_COPY_SIZE
+    table = copy.spans["table"]
+    assert copy.names[table] == tuple("table." + n for n in _convert.TABLE.names)
+    snapshot = copy.spans["snapshot"]
+    assert copy.names[snapshot] == tuple("snapshot." + n for n in _convert.SNAPSHOT.names)
+    inputs = copy.struct_upto("request")
+    assert inputs.size == copy.offset["request"] + ctypes.sizeof(ctypes.c_void_p)
+    buf = _abi.pyf_snapshot_copy()
+    inputs.pack_into(memoryview(buf).cast("B"), 0, 4096, 5, 0x1234)
+    assert (buf.cap, buf.flags, ctypes.cast(buf.request, ctypes.c_void_p).value) == \
+        (4096, 5, 0x1234)
+    buf.flags = 0xA5
+    assert bytes(buf)[_convert.FLAGS_BYTE] == 0xA5
+    _convert.KEPT.pack_into(memoryview(buf).cast("B"), _convert.KEPT_AT, 0x77)
+    assert buf.kept == 0x77
+
+
+def test_sample_source_reads_threads_and_keys():
+    snap, table, keep = _c_snapshot()
+
+    class FakeLib:
+        @staticmethod
+        def pyf_snapshot_table(out, ref):
+            ctypes.memmove(ref, ctypes.addressof(table), ctypes.sizeof(table))
+            return 0
+
+        @staticmethod
+        def pyf_snapshot_take(handle, request, out_ref):
+            ctypes.memmove(out_ref, ctypes.addressof(snap_p), ctypes.sizeof(snap_p))
+            return 0
+
+        pyf_snapshot_free = None
+
+    snap_p = ctypes.pointer(snap)
+    source = _convert.SampleSource(FakeLib, lambda: 1, None, None)
+    out, out_ref = source.holder()
+    rc, (table_id, rows) = source.take(out, out_ref)
+    assert rc == 0 and table_id == 1
+    index = _convert.THREAD.index
+    assert [(t[index["thread_id"]], t[index["native_thread_id"]]) for t, _ in rows] == \
+        [(0x7F00, 11), (0x7F01, 12), (0, 0)]
+    assert rows[0][0][index["flags"]] & _abi.PYF_THREAD_MAIN
+    assert [t[index["error"]] for t, _ in rows] == [0, errors.PYF_ECYCLE, 0]
+    assert [t[index["interp_index"]] for t, _ in rows] == [0, 0, 1]
+    assert [keys for _, keys in rows] == [bytes((ctypes.c_uint32 * 2)(0, 1)),
+                                          bytes((ctypes.c_uint32 * 1)(2)),
+                                          bytes((ctypes.c_uint32 * 1)(3))]
+    snap.threads[2].nframes = 2  # past the snapshot's frames
+    snap.threads[1].nframes = 0
+    _, (_, rows) = source.take(out, out_ref)
+    assert [keys for _, keys in rows][1:] == [b"", None]
+    names = source.names(ctypes.pointer(snap))
+    assert [f.function for f in names.frames][:2] == ["inner", "Outer.method"]
+    del keep
+
+
+def test_sampler_uses_no_private_name_of_target():
+    import ast
+    with open(os.path.join(_PKG, "pyframes", "sampling.py")) as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                isinstance(node.value, ast.Name) and node.value.id in ("t", "target"):
+            raise AssertionError("sampling.py uses %s.%s" % (node.value.id, node.attr))
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                isinstance(node.value, ast.Attribute) and node.value.attr == "target":
+            raise AssertionError("sampling.py uses target.%s" % node.attr)
+        if isinstance(node, ast.ImportFrom) and node.module == "target":
+            raise AssertionError("sampling.py imports from target")

@@ -2,9 +2,14 @@
 
 Structures mirror the header field by field; _PROTOTYPES gives every
 exported function its restype and argtypes (applied by _loader.load()).
+:class:`Layout` derives from a mirrored structure the struct-module view of
+it (format, value index and byte offset of each field) that the fast paths
+unpack raw bytes with: no layout is written down a second time.
 """
 
 import ctypes
+import operator
+import struct
 
 __all__ = [
     "PYF_VERSION_MAJOR",
@@ -26,6 +31,7 @@ __all__ = [
     "pyf_task",
     "pyf_task_list",
     "STRUCTURES",
+    "Layout",
     "decode",
 ]
 
@@ -421,6 +427,87 @@ _PROTOTYPES = {
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
 }
+
+
+class Layout:
+    """A mirrored structure as the struct module reads it: ``struct`` (a
+    struct.Struct of exactly its size, padding included, whose values are
+    its fields in order; a nested structure's fields in its place, named
+    ``outer.inner``; a char array one bytes value, another array one value
+    per element), ``index`` (field name -> position of its (first) value),
+    ``offset`` (field name -> byte offset), ``names`` (the names in value
+    order) and ``spans`` (nested structure name -> slice of its values)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self._fields = list(self._flatten(cls, "", 0))  # (name, offset, code)
+        self.names = tuple(name for name, _, _ in self._fields)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.offset = {name: offset for name, offset, _ in self._fields}
+        self.spans = {}
+        for i, name in enumerate(self.names):
+            # each structure it is nested in spans the values up to it
+            outer = name.rpartition(".")[0]
+            while outer:
+                span = self.spans.get(outer)
+                self.spans[outer] = slice(span.start if span else i, i + 1)
+                outer = outer.rpartition(".")[0]
+        size = self.size = ctypes.sizeof(cls)
+        fmt = self._format(cls, self._fields)
+        if struct.calcsize(fmt) < size:
+            fmt += "%dx" % (size - struct.calcsize(fmt))
+        self.struct = struct.Struct(fmt)
+        if self.struct.size != size:
+            raise TypeError("%s: %d bytes, not %d" % (cls.__name__, self.struct.size, size))
+
+    @staticmethod
+    def _format(cls, fields):
+        """The struct format of these (name, offset, code) fields, each
+        padded to its offset."""
+        fmt = "@"
+        for name, offset, code in fields:
+            at = struct.calcsize(fmt)
+            if offset < at:
+                raise TypeError("%s.%s overlaps the field before it" % (cls.__name__, name))
+            fmt += ("%dx" % (offset - at) if offset > at else "") + code
+            if struct.calcsize(fmt) != offset + struct.calcsize("@" + code):
+                raise TypeError("%s.%s is not where C puts it" % (cls.__name__, name))
+        return fmt
+
+    @classmethod
+    def _flatten(cls, ctype, prefix, base):
+        """(dotted name, byte offset, struct code) of every field."""
+        for name, field_type in ctype._fields_:
+            offset = base + getattr(ctype, name).offset
+            if issubclass(field_type, ctypes.Structure):
+                yield from cls._flatten(field_type, prefix + name + ".", offset)
+            else:
+                yield prefix + name, offset, cls._code(field_type)
+
+    @staticmethod
+    def _code(ctype):
+        """The struct code of a scalar, pointer or array field (its ctypes
+        type code: the same native sizes)."""
+        if issubclass(ctype, ctypes.Array):
+            if ctype._type_ is ctypes.c_char:
+                return "%ds" % ctype._length_
+            return "%d%s" % (ctype._length_, Layout._code(ctype._type_))
+        if issubclass(ctype, (ctypes._Pointer, ctypes._CFuncPtr)):
+            return "P"
+        code = ctype._type_
+        return "P" if code in "zZP" else code
+
+    def struct_upto(self, name):
+        """A struct.Struct of the fields from the first to ``name``."""
+        return struct.Struct(self._format(self.cls, self._fields[:self.index[name] + 1]))
+
+    def field_struct(self, name):
+        """A struct.Struct of the one field ``name`` (at offset[name])."""
+        return struct.Struct("@" + self._fields[self.index[name]][2])
+
+    def getter(self, *names):
+        """operator.itemgetter of these fields' values (one name: the value)."""
+        return operator.itemgetter(*(self.index[n] for n in names))
 
 
 def decode(raw):

@@ -33,29 +33,7 @@ __all__ = [
 
 from .escaping import escape
 
-# (name without the PYF_ prefix, value, message) exactly as in PYF_ERRORS.
-_ERROR_TABLE = (
-    ("OK", 0, "success"),
-    ("EINVAL", -1, "invalid argument"),
-    ("ENOMEM", -2, "out of memory"),
-    ("EFAULT", -3, "target memory not readable"),
-    ("EPERM", -4, "permission denied reading target memory"),
-    ("ENOPROC", -5, "no such process"),
-    ("ENOTPY", -6, "no CPython runtime found in target"),
-    ("EVERSION", -7, "unsupported CPython version"),
-    ("EOFFSETS", -8, "_Py_DebugOffsets failed validation"),
-    ("ECORRUPT", -9, "inconsistent data in target"),
-    ("ECYCLE", -10, "cycle in a linked structure of the target"),
-    ("EDEPTH", -11, "depth or count limit reached"),
-    ("ENOTSUP", -12, "operation not supported by this target or reader"),
-    ("EIO", -13, "I/O error"),
-    ("ENOTHREAD", -15, "no such thread"),
-)
-
-#: value -> (name such as "PYF_EFAULT", static message)
-ERRORS = {value: ("PYF_" + name, msg) for name, value, msg in _ERROR_TABLE}
-
-# The codes as constants, for the other modules.
+# The codes of PYF_ERRORS in pyframes.h, for the other modules.
 PYF_OK = 0
 PYF_EINVAL = -1
 PYF_ENOMEM = -2
@@ -71,6 +49,29 @@ PYF_EDEPTH = -11
 PYF_ENOTSUP = -12
 PYF_EIO = -13
 PYF_ENOTHREAD = -15
+
+# Their messages, exactly as in PYF_ERRORS.
+_MESSAGES = {
+    PYF_OK: "success",
+    PYF_EINVAL: "invalid argument",
+    PYF_ENOMEM: "out of memory",
+    PYF_EFAULT: "target memory not readable",
+    PYF_EPERM: "permission denied reading target memory",
+    PYF_ENOPROC: "no such process",
+    PYF_ENOTPY: "no CPython runtime found in target",
+    PYF_EVERSION: "unsupported CPython version",
+    PYF_EOFFSETS: "_Py_DebugOffsets failed validation",
+    PYF_ECORRUPT: "inconsistent data in target",
+    PYF_ECYCLE: "cycle in a linked structure of the target",
+    PYF_EDEPTH: "depth or count limit reached",
+    PYF_ENOTSUP: "operation not supported by this target or reader",
+    PYF_EIO: "I/O error",
+    PYF_ENOTHREAD: "no such thread",
+}
+
+#: value -> (name such as "PYF_EFAULT", static message)
+ERRORS = {value: (name, _MESSAGES[value]) for name, value in list(globals().items())
+          if name.startswith("PYF_")}
 
 
 def error_name(code):

@@ -10,6 +10,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
+# pyf_frame.flags: the header's PYF_FRAME_* (_abi loads no library)
+from ._abi import PYF_FRAME_CODE_UNREADABLE as FRAME_CODE_UNREADABLE
+from ._abi import PYF_FRAME_ENTRY_FROM_C as FRAME_ENTRY_FROM_C
+from ._abi import PYF_FRAME_GENERATOR as FRAME_GENERATOR
+from ._abi import PYF_FRAME_NAME_TRUNCATED as FRAME_NAME_TRUNCATED
+from ._abi import PYF_FRAME_NO_LOCATION as FRAME_NO_LOCATION
+
 __all__ = [
     "PythonInfo",
     "Frame",
@@ -24,13 +31,6 @@ __all__ = [
     "FRAME_GENERATOR",
     "FRAME_ENTRY_FROM_C",
 ]
-
-# pyf_frame.flags (PYF_FRAME_* in pyframes.h)
-FRAME_NAME_TRUNCATED = 0x01
-FRAME_NO_LOCATION = 0x02
-FRAME_CODE_UNREADABLE = 0x04
-FRAME_GENERATOR = 0x08
-FRAME_ENTRY_FROM_C = 0x10
 
 _LEVELS = {0xA: "a", 0xB: "b", 0xC: "rc"}
 

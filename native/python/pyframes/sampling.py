@@ -11,12 +11,16 @@ import array
 import time
 
 from . import _abi, errors
-from .errors import PyframesError
+from ._convert import THREAD
 from .escaping import collapsed_name
-from .target import (FrameTable, _SNAPSHOT_FORMAT as _SNAPSHOT, _TABLE_FORMAT as _TABLE,
-                     _THREAD_FORMAT as _THREAD)
 
 _MAX_TABLES = 16
+# a thread's values in Target.sample_source()'s rows
+_TID = THREAD.index["thread_id"]
+_NATIVE = THREAD.index["native_thread_id"]
+_INTERP_INDEX = THREAD.index["interp_index"]
+_FLAGS = THREAD.index["flags"]
+_ERROR = THREAD.index["error"]
 
 
 class Profile(object):
@@ -117,15 +121,11 @@ class Sampler(object):
         # the main thread of a process is the one whose OS id is its pid;
         # without a pid it is picked from every thread's flags
         native = target.pid if threads == "main" else None
-        self._request = target._request(native, None, None)
+        self._source = target.sample_source(native)
         self._pick_main = threads == "main" and not native
         self._counts = {}      # (table id, thread label, key bytes) -> count
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
-        self._table = _abi.pyf_frame_table()
-        self._table.struct_size = _abi.ctypes.sizeof(self._table)
-        self._table_ref = _abi.ctypes.byref(self._table)
-        self._table_view = memoryview(self._table).cast("B")
         self._profile = Profile()
         self._started = None
         self._elapsed = 0.0
@@ -135,16 +135,13 @@ class Sampler(object):
     def sample(self):
         """One sample; False when it failed (counted, nothing added)."""
         t = self.target
-        lib = t._lib
+        source = self._source
         spare = self._spare
         if not spare:
-            ptr = _abi.POINTER(_abi.pyf_snapshot)()
-            spare.append((ptr, _abi.ctypes.byref(ptr)))
+            spare.append(source.holder())
         out, out_ref = spare[-1]
         started = time.perf_counter()
-        rc = lib.pyf_snapshot_take(t._check_open(), self._request, out_ref)
-        if t._binding is not None:
-            t._binding.raise_pending()
+        rc, read = source.take(out, out_ref)
         prof = self._profile
         prof.samples += 1
         if rc != 0 or not out:
@@ -157,33 +154,23 @@ class Sampler(object):
             return False
         keep = False
         try:
-            if lib.pyf_snapshot_table(out, self._table_ref) != 0:
+            if read is None:
                 prof.failed += 1
                 return False
-            string_at = _abi.ctypes.string_at
-            _, nthreads, nframes, _, _, cthreads, _, _, _, _, _ = _SNAPSHOT.unpack(
-                string_at(out, _SNAPSHOT.size))
-            _, _, table_id, _, _, keys_at, _, _, _, _ = _TABLE.unpack_from(self._table_view)
-            if not keys_at:
-                nframes = 0
+            table_id, rows = read
             counts = self._counts
-            if nthreads == 1 and cthreads:
-                rows = (_THREAD.unpack(string_at(cthreads, _THREAD.size)),)
-            else:
-                rows = list(_THREAD.iter_unpack(string_at(cthreads, nthreads * _THREAD.size))) \
-                    if nthreads and cthreads else []
             if self._pick_main:
                 rows = _main_thread(rows)
-            for (_, tid, native, _, flags, first, count, error, _, _) in rows:
+            for thread, keys in rows:
+                error = thread[_ERROR]
                 if error != 0:
                     prof.thread_errors += 1
                     message = "stack not read to the end: " + errors.error_message(error)
                     prof.errors[message] = prof.errors.get(message, 0) + 1
                     continue
-                if first + count > nframes:
+                if keys is None:  # past the snapshot's frames
                     continue
-                label = self._label(tid, native) if self.label_threads else None
-                keys = string_at(keys_at + first * 4, count * 4) if count else b""
+                label = self._label(thread[_TID], thread[_NATIVE]) if self.label_threads else None
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
             # the newest snapshot of each table is kept (with the table, for
@@ -193,14 +180,14 @@ class Sampler(object):
             old = self._holders.get(table_id)
             self._holders[table_id] = (out, out_ref)
             if old is not None:
-                lib.pyf_snapshot_free(old[0])
+                source.free(old[0])
                 spare.append(old)
             elif len(self._holders) > _MAX_TABLES:
                 self._resolve(min(self._holders))
             return True
         finally:
             if not keep:
-                lib.pyf_snapshot_free(out)
+                source.free(out)
             self._elapsed += time.perf_counter() - started
 
     @staticmethod
@@ -218,12 +205,8 @@ class Sampler(object):
         """Names for the stacks counted against table_id; the table is
         then let go."""
         holder, holder_ref = self._holders.pop(table_id)
-        lib = self.target._lib
         try:
-            if lib.pyf_snapshot_table(holder, self._table_ref) != 0:
-                raise PyframesError(errors.PYF_EINVAL, "pyf_snapshot_table failed")
-            names = FrameTable()
-            names.update(_TABLE.unpack_from(self._table_view))
+            names = self._source.names(holder)
             frames = [(f.function, f.filename, f.line) for f in names.frames]
             stacks = self._profile.stacks
             for key in [k for k in self._counts if k[0] == table_id]:
@@ -234,7 +217,7 @@ class Sampler(object):
                 skey = (key[1], stack)
                 stacks[skey] = stacks.get(skey, 0) + count
         finally:
-            lib.pyf_snapshot_free(holder)
+            self._source.free(holder)
             self._spare.append((holder, holder_ref))
 
     def profile(self):
@@ -248,7 +231,7 @@ class Sampler(object):
 
     def close(self):
         for table_id in list(self._holders):
-            self.target._lib.pyf_snapshot_free(self._holders.pop(table_id)[0])
+            self._source.free(self._holders.pop(table_id)[0])
 
 
 def process_gone(pid):
@@ -268,10 +251,10 @@ def process_gone(pid):
 def _main_thread(rows):
     """The interpreter's main thread (flagged on 3.14+; on 3.13 the oldest
     thread of the first interpreter, last in its list)."""
-    flagged = [r for r in rows if r[4] & _abi.PYF_THREAD_MAIN]
+    flagged = [(thread, keys) for thread, keys in rows if thread[_FLAGS] & _abi.PYF_THREAD_MAIN]
     if flagged:
         return flagged[:1]
-    first_interp = [r for r in rows if r[3] == 0]
+    first_interp = [(thread, keys) for thread, keys in rows if thread[_INTERP_INDEX] == 0]
     return first_interp[-1:]
 
 
