@@ -19,6 +19,7 @@ if _PKG not in sys.path:
 
 import pyframes  # noqa: E402
 from pyframes import _abi, _convert, _loader, _readers, errors  # noqa: E402
+from pyframes import target as target_module  # noqa: E402
 
 HEADER = os.path.join(_REPO, "native", "include", "pyframes.h")
 
