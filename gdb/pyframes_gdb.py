@@ -1,8 +1,10 @@
 """gdb plugin of pyframes: the ``py-bt-fast`` and ``py-sample`` commands.
 
 Load it with ``source /path/to/pyframes_gdb.py`` (from the source tree or
-from <prefix>/share/pyframes/gdb/).  Only the gdb adapter lives here; the
-command itself is pyframes.session, shared with the lldb plugin.
+from <prefix>/share/pyframes/gdb/).  Only the gdb adapter and gdb's side
+of the commands live here; the commands themselves are pyframes.session and
+pyframes.stack_command (reached through pyframes.plugin), shared with the
+lldb plugin.
 """
 
 import os

@@ -2,8 +2,9 @@
 
 Load it with ``command script import /path/to/pyframes_lldb.py`` (from the
 source tree or from <prefix>/share/pyframes/lldb/).  Only the lldb adapter
-lives here; the command itself is pyframes.session, shared with the gdb
-plugin.  Program state comes only from the SBExecutionContext lldb passes
+and lldb's side of the commands live here; the commands themselves are
+pyframes.session and pyframes.stack_command (reached through
+pyframes.plugin), shared with the gdb plugin.  Program state comes only from the SBExecutionContext lldb passes
 to the command.
 """
 
