@@ -8,7 +8,7 @@ import sys
 from . import __version__, _loader, errors, target as api
 from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
-from .options import add_stack_options, positive_int
+from .options import add_stack_options, number_in, positive_int
 from .render import process_source
 from . import report, sampling, stack_command
 
@@ -69,24 +69,8 @@ def build_parser():
     return parser
 
 
-def _seconds(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError("%r must be more than 0 and at most 86400" % text)
-    return value
-
-
-def _rate(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("%r is not a rate in Hz" % text)
-    if not 0 <= value <= 1000000:
-        raise argparse.ArgumentTypeError("%r must be between 0 and 1000000" % text)
-    return value
+_seconds = number_in("a number of seconds", 0, 86400, above_low=True)
+_rate = number_in("a rate in Hz", 0, 1000000)
 
 
 def _sample(args, out):

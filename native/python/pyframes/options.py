@@ -16,6 +16,8 @@ __all__ = [
     "HelpRequested",
     "non_negative_int",
     "positive_int",
+    "number_in",
+    "new_parser",
     "add_stack_options",
     "build_parser",
     "completions",
@@ -114,8 +116,28 @@ def positive_int(text):
     return value
 
 
-def build_parser(command_name, description=None):
-    """The option parser of the debugger commands (py-bt-fast, pystack)."""
+def number_in(what, low, high, above_low=False):
+    """argparse type: a number (float) from low to high, or above low with
+    above_low; what it is not, else, is ``what`` ("a rate in Hz")."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not %s" % (text, what))
+        if above_low:
+            if not low < value <= high:
+                raise argparse.ArgumentTypeError(
+                    "%r must be more than %s and at most %s" % (text, low, high))
+        elif not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                "%r must be between %s and %s" % (text, low, high))
+        return value
+    return parse
+
+
+def new_parser(command_name, description=None):
+    """An empty parser of a debugger command: it never exits or prints,
+    and takes no abbreviated option."""
     kwargs = dict(
         prog=command_name,
         description=description,
@@ -123,9 +145,14 @@ def build_parser(command_name, description=None):
         add_help=True,
     )
     try:
-        parser = _Parser(exit_on_error=False, allow_abbrev=False, **kwargs)
+        return _Parser(exit_on_error=False, allow_abbrev=False, **kwargs)
     except TypeError:  # Python < 3.9
-        parser = _Parser(allow_abbrev=False, **kwargs)
+        return _Parser(allow_abbrev=False, **kwargs)
+
+
+def build_parser(command_name, description=None):
+    """The option parser of the debugger commands (py-bt-fast, pystack)."""
+    parser = new_parser(command_name, description)
     add_stack_options(parser)
     parser.add_argument(
         "count", nargs="?", metavar="N", type=positive_int,

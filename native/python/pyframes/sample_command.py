@@ -10,12 +10,11 @@ and the summary says so.  The frame cache is on while sampling (off with
 that other commands never write to the process.
 """
 
-import argparse
 import time
 
 from . import errors, report, sampling
 from .adapter import ask
-from .options import _Parser, positive_int
+from .options import new_parser, number_in, positive_int
 
 __all__ = ["SampleCommand", "describe"]
 
@@ -49,23 +48,11 @@ def describe(command_name):
     return _HELP.format(cmd=command_name)
 
 
-def _interval(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("%r is not a number of milliseconds" % text)
-    if not 0 <= value <= 60000:
-        raise argparse.ArgumentTypeError("%r must be between 0 and 60000" % text)
-    return value
+_interval = number_in("a number of milliseconds", 0, 60000)
 
 
 def build_parser(command_name):
-    kwargs = dict(prog=command_name, description=describe(command_name),
-                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    try:
-        parser = _Parser(exit_on_error=False, allow_abbrev=False, **kwargs)
-    except TypeError:  # Python < 3.9
-        parser = _Parser(allow_abbrev=False, **kwargs)
+    parser = new_parser(command_name, describe(command_name))
     parser.add_argument("-n", type=positive_int, metavar="N", dest="count",
                         help="number of samples")
     parser.add_argument("--interval", type=_interval, default=10.0, metavar="MS",
