@@ -164,6 +164,24 @@ _lib = None
 _lib_path = None
 
 
+def _to_try(candidates, env, tried):
+    """The paths load tries, in order: the candidates, then (without
+    $PYFRAMES_LIBRARY) the dynamic linker's name for the library, found
+    only when every candidate failed.  What is passed over goes to tried."""
+    for path in candidates:
+        if env and not os.path.exists(path):
+            tried.append((path, "missing, from $" + LIBRARY_ENV))
+            continue
+        yield path
+    if not env:
+        import ctypes.util
+        name = ctypes.util.find_library("pyframes")
+        if name:
+            yield name
+        else:
+            tried.append(("libpyframes.so", "not in the linker search path"))
+
+
 def load():
     """The configured CDLL; raises LibraryNotFound or LibraryMismatch.
 
@@ -192,28 +210,13 @@ def load():
                     if real not in seen:
                         seen.add(real)
                         candidates.append(path)
-        for path in candidates:
-            if env and not os.path.exists(path):
-                tried.append((path, "missing, from $" + LIBRARY_ENV))
-                continue
+        for path in _to_try(candidates, env, tried):
             lib, failure = _try_load(path)
             if lib is not None:
                 _lib, _lib_path = lib, path
                 return lib
             tried.append((path, failure[0]))
             mismatch = mismatch or failure[1]
-        if not env:
-            import ctypes.util
-            name = ctypes.util.find_library("pyframes")
-            if name:
-                lib, failure = _try_load(name)
-                if lib is not None:
-                    _lib, _lib_path = lib, name
-                    return lib
-                tried.append((name, failure[0]))
-                mismatch = mismatch or failure[1]
-            else:
-                tried.append(("libpyframes.so", "not in the linker search path"))
         if mismatch:
             raise LibraryMismatch("", tried)
         raise LibraryNotFound("", tried)
