@@ -3,7 +3,8 @@
 `python3 -m pyframes dump`, `py-bt-fast` (gdb) and `pystack` (lldb) share
 the options defined by :func:`add_stack_options`: the same option means the
 same thing, with the same type, everywhere.  The debugger commands add
-``--reader`` and ``--info``; the CLI adds what only a PID needs.  Parsing
+``--reader``, ``--native``, ``--info`` and ``N`` (``--limit N``, as in
+``bt N``); the CLI adds what only a PID needs.  Parsing
 never exits or prints: help and errors come back as exceptions.
 """
 
