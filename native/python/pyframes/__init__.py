@@ -12,11 +12,14 @@ A debugger front end opens a target over its own memory reader instead:
 
 where ``read(addr, size)`` returns exactly ``size`` bytes or raises.
 
-The package by concern: target (Target and the open functions), model (the
-data), render (every line a user reads), errors (exceptions and every
-failure's wording), _abi / _loader / _readers (the C library: its ctypes
-mirror, finding it, Python readers), and the debugger-command layer:
-options, adapter, locate, session.  cli is `python3 -m pyframes`.
+The package by concern: target (Target and the open functions), _convert
+(the library's snapshots made into the model), model (the data), render and
+taskview (every line a user reads), errors (exceptions and every failure's
+wording), _abi / _loader / _readers (the C library: its ctypes mirror,
+finding it, Python readers), sampling and flamegraph (profiles), and the
+command layer: stack_command (the one body of the stack command), options,
+adapter, locate, session, plugin (what the gdb and lldb plugins share),
+mixed (Python frames in a native backtrace).  cli is `python3 -m pyframes`.
 """
 
 from . import errors, model, render, sampling
