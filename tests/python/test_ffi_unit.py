@@ -244,6 +244,24 @@ def test_library_mismatch_for_a_foreign_library(tmp_path, monkeypatch):
     assert isinstance(info.value, errors.LibraryNotFound)
 
 
+def test_library_of_another_minor_is_refused(tmp_path, monkeypatch):
+    """Until 1.0 a minor release may change signatures: the binding of 0.N
+    refuses a library of 0.(N-1) (and of 0.(N+1)), naming both."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        pytest.skip("no C compiler")
+    for minor in (_abi.PYF_VERSION_MINOR - 1, _abi.PYF_VERSION_MINOR + 1):
+        src = tmp_path / ("fake%d.c" % minor)
+        src.write_text("int pyf_library_version(void) { return %d; }\n" % (minor * 100 + 3))
+        lib = tmp_path / ("libpyframes%d.so" % minor)
+        subprocess.run([gcc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+        monkeypatch.setattr(_loader, "_lib", None)
+        monkeypatch.setenv("PYFRAMES_LIBRARY", str(lib))
+        with pytest.raises(errors.LibraryMismatch) as info:
+            _loader.load()
+        assert "version 0.%d.3, need 0.%d.x" % (minor, _abi.PYF_VERSION_MINOR) in str(info.value)
+
+
 def test_sanitized_library_is_refused_before_loading(tmp_path, monkeypatch):
     lib = tmp_path / "libpyframes.so"
     lib.write_bytes(b"\x7fELF" + b"\0" * 60 + b"libasan.so.8\0")

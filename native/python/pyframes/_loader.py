@@ -10,7 +10,7 @@ import glob
 import os
 import threading
 
-from ._abi import _PROTOTYPES, PYF_VERSION_MAJOR
+from ._abi import _PROTOTYPES, PYF_VERSION_MAJOR, PYF_VERSION_MINOR
 from .errors import LibraryMismatch, LibraryNotFound
 
 __all__ = ["LIBRARY_ENV", "candidate_paths", "load", "library_path", "library_version"]
@@ -148,10 +148,13 @@ def _try_load(path):
         number = version()
     except AttributeError:
         return None, ("not a libpyframes (no pyf_library_version)", True)
-    major = number // 10000
-    if major != PYF_VERSION_MAJOR:
-        return None, ("version %d.%d.%d, need %d.x" % (
-            major, number // 100 % 100, number % 100, PYF_VERSION_MAJOR), True)
+    major, minor = number // 10000, number // 100 % 100
+    # Until 1.0 a minor release may change signatures (pyframes.h's ABI
+    # policy): a 0.x binding takes only a library of its own minor.
+    if major != PYF_VERSION_MAJOR or (major == 0 and minor != PYF_VERSION_MINOR):
+        need = ("%d.%d.x" % (PYF_VERSION_MAJOR, PYF_VERSION_MINOR) if PYF_VERSION_MAJOR == 0
+                else "%d.x" % PYF_VERSION_MAJOR)
+        return None, ("version %d.%d.%d, need %s" % (major, minor, number % 100, need), True)
     try:
         _configure(lib)
     except AttributeError as exc:
