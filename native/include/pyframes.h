@@ -315,8 +315,17 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 #define PYF_FRAME_NAME_TRUNCATED 0x01u     /* function or file name was capped */
 #define PYF_FRAME_NO_LOCATION 0x02u        /* line table missing/unreadable/corrupt */
 #define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object or its names unreadable: "???" */
-#define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator/coroutine */
+#define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator, coroutine
+                                              or async generator object */
 #define PYF_FRAME_ENTRY_FROM_C 0x10u       /* first Python frame above a C entry */
+/* Which object owns a PYF_FRAME_GENERATOR frame, as CPython chose its type
+ * from the code's co_flags (Objects/genobject.c, _Py_MakeCoro): with
+ * PYF_FRAME_GENERATOR always, so a reader that knows only that flag still
+ * sees a generator-owned frame.  Neither: a generator (also one made a
+ * generator-based coroutine by @types.coroutine, CO_ITERABLE_COROUTINE,
+ * which stays a generator object) or code whose flags could not be read. */
+#define PYF_FRAME_COROUTINE 0x20u          /* a coroutine (async def) */
+#define PYF_FRAME_ASYNC_GENERATOR 0x40u    /* an async generator */
 
 typedef struct pyf_frame {
     uint64_t frame_addr;   /* remote _PyInterpreterFrame* */

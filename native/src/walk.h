@@ -49,7 +49,7 @@ typedef struct pyf__sink {
     void *ctx;
     /* code may be NULL (unreadable code object: show "???"); instr is the
      * code-unit index of the instruction; flags the frame's own
-     * (PYF_FRAME_GENERATOR) */
+     * (pyf__owned_flags for a generator's frame) */
     int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
                  const pyf__code *code, int64_t instr, uint32_t flags);
     /* the most recently delivered frame was entered from C: entry_addr is

@@ -126,8 +126,13 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
             return "frame string NULL";
         if (!fake_valid_utf8(f->function) || !fake_valid_utf8(f->filename))
             return "frame string not valid UTF-8";
-        if (f->flags & ~0x1Fu)
+        if (f->flags & ~0x7Fu)
             return "unknown frame flag";
+        /* the owner's type: one at most, and only beside GENERATOR */
+        if ((f->flags & (PYF_FRAME_COROUTINE | PYF_FRAME_ASYNC_GENERATOR)) &&
+            (!(f->flags & PYF_FRAME_GENERATOR) ||
+             (f->flags & PYF_FRAME_COROUTINE && f->flags & PYF_FRAME_ASYNC_GENERATOR)))
+            return "coroutine or async generator frame without GENERATOR, or both";
     }
     /* the frame table agrees with the frames, frame by frame */
     pyf_frame_table tab;

@@ -951,6 +951,66 @@ static void test_generators(int minor)
     done(&sc, s);
 }
 
+/* ---- the owner of a generator's frame, by its code's co_flags ---------------- */
+static void test_generator_kinds(int minor)
+{
+    begin(minor, "generator, coroutine and async generator frames", 0);
+    scene sc;
+    image(&sc, minor);
+    fake_target *ft = sc.ft;
+    static const struct {
+        const char *func;
+        uint32_t co_flags, owned; /* owned: -1 = a frame the thread owns */
+    } kinds[] = {
+        {"main", FAKE_CO_COROUTINE, PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE},
+        {"ticks", FAKE_CO_ASYNC_GENERATOR, PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR},
+        {"numbers", FAKE_CO_GENERATOR, PYF_FRAME_GENERATOR},
+        /* @types.coroutine: still a generator object */
+        {"sleep0", FAKE_CO_GENERATOR | FAKE_CO_ITERABLE_COROUTINE, PYF_FRAME_GENERATOR},
+        /* bits CPython never gives a generator's code: unknown */
+        {"odd", 0, PYF_FRAME_GENERATOR},
+        /* a coroutine's code in a frame of the thread (before
+         * RETURN_GENERATOR moved it into the coroutine): no owner */
+        {"starting", FAKE_CO_COROUTINE, UINT32_MAX},
+    };
+    code_info mod = mkcode(ft, "/k/m.py", "<module>", 1, L_MOD, NL(L_MOD));
+    fake_thread *t1 = fake_add_thread(ft, sc.interp0, 0x10, 4101, 0);
+    entry(t1, &sc.s1, -1);
+    push(t1, &sc.s1, &mod, 0);
+    code_info ci[sizeof kinds / sizeof kinds[0]];
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        ci[i] = mkcode(ft, "/k/m.py", kinds[i].func, 40, L_GEN, NL(L_GEN));
+        fake_code_set_flags(ft, ci[i].addr, kinds[i].co_flags);
+        if (kinds[i].owned == UINT32_MAX) {
+            push(t1, &sc.s1, &ci[i], 1);
+        } else {
+            uint64_t f = fake_gen_frame(t1, ci[i].addr, 1, NULL);
+            expect_frame(&sc.s1, &ci[i], f, 1, kinds[i].owned);
+        }
+    }
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
+    /* again: the owner comes from the cached decode of each code object */
+    pyf_snapshot *s2 = s ? take_again(&sc, NULL) : NULL;
+    for (int round = 0; round < 2; round++) {
+        const pyf_snapshot *snap = round == 0 ? s : s2;
+        if (snap == NULL)
+            continue;
+        int a = fake_find_thread(snap, 4101);
+        check_frames(snap, a, &sc.s1, -1, ~PYF_FRAME_ENTRY_FROM_C,
+                     round == 0 ? "owners" : "owners, cached");
+        pyf_frame_table tb = {.struct_size = sizeof tb};
+        CHECK(pyf_snapshot_table(snap, &tb) == 0);
+        /* the records carry them too: a frame is its key's record */
+        for (uint32_t i = 0; a >= 0 && i < snap->threads[a].nframes; i++) {
+            uint32_t k = tb.frame_keys[snap->threads[a].first_frame + i];
+            CHECK_EQ_INT(tb.records[tb.keys[k].record].flags,
+                         snap->frames[snap->threads[a].first_frame + i].flags);
+        }
+    }
+    pyf_snapshot_free(s2);
+    done(&sc, s);
+}
+
 /* ---- max_threads -------------------------------------------------------- */
 static void test_max_threads(int minor)
 {
@@ -1158,6 +1218,7 @@ int main(void)
         test_list_cycles(m);
         test_unreadable_interp(m);
         test_generators(m);
+        test_generator_kinds(m);
         test_max_threads(m);
         test_code_reuse(m);
         test_deep(m, 0);
