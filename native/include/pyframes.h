@@ -48,7 +48,8 @@
  *     receive only the bytes that size covers; below the first layout the
  *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
- *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task) and
+ *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task, and
+ *     pyf_frame_info inside pyf_frame and pyf_record) and
  *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
  *     within 0.x: their size never changes; new facts go into reserved
  *     fields, which read as zero until then.
@@ -311,7 +312,7 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 
 /* ==== Snapshots ========================================================= */
 
-/* pyf_frame.flags */
+/* pyf_frame_info.flags */
 #define PYF_FRAME_NAME_TRUNCATED 0x01u     /* function or file name was capped */
 #define PYF_FRAME_NO_LOCATION 0x02u        /* line table missing/unreadable/corrupt */
 #define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object or its names unreadable: "???" */
@@ -327,9 +328,20 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 #define PYF_FRAME_COROUTINE 0x20u          /* a coroutine (async def) */
 #define PYF_FRAME_ASYNC_GENERATOR 0x40u    /* an async generator */
 
-typedef struct pyf_frame {
-    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
-    uint64_t code_addr;    /* remote code object */
+/* What a frame shows: its function, file, position and flags, as its code
+ * object and instruction decode.  The one view of a frame's contents: a
+ * snapshot's pyf_frame and a frame table's pyf_record both hold it, at
+ * offset 16 in both, so one routine (or one memcpy) serves either.  What
+ * it is a view of stays outside it, the same in both at offsets 0 and 8:
+ * the frame and code object (frame_addr, code_addr) of a pyf_frame, the
+ * code object and instruction (code_addr, instr: what makes a record
+ * distinct) of a pyf_record.  code_addr stays outside because 0.5 put it
+ * before instr in a pyf_record: inside, it would have moved every other
+ * field of the record.  Every field keeps the offset it had in 0.5.0 and
+ * both structs their size, so compiled callers are unaffected; C source
+ * written against 0.5.0 reads f->info.function where it read f->function.
+ * Frozen within 0.x like the structs that hold it. */
+typedef struct pyf_frame_info {
     /* Strings of the target are UTF-8 with U+0000 written C0 80. */
     const char *function;  /* co_qualname, UTF-8, never NULL */
     const char *filename;  /* co_filename, UTF-8, never NULL */
@@ -339,6 +351,19 @@ typedef struct pyf_frame {
     int32_t end_column;
     uint32_t flags;        /* PYF_FRAME_* */
     uint32_t reserved;
+} pyf_frame_info;
+#define PYF_FRAME_INFO_SIZE 40u
+
+/* A frame of a snapshot: its key's frame address and its record's code
+ * object and info (pyf_frame_table).  Per-frame facts beyond these are
+ * arrays parallel to pyf_snapshot.frames, asked for by the request: the one
+ * so far is pyf_snapshot_entries (PYF_SNAP_ENTRIES), a uint64 that no
+ * reserved field of a 56-byte frame could hold and that most callers never
+ * read. */
+typedef struct pyf_frame {
+    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
+    uint64_t code_addr;    /* remote code object */
+    pyf_frame_info info;
 } pyf_frame;
 
 /* pyf_thread.flags */
@@ -426,7 +451,8 @@ PYF_API int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
 PYF_API void pyf_snapshot_free(pyf_snapshot *s);
 
 /* Per frame of a snapshot taken with PYF_SNAP_ENTRIES (parallel to
- * pyf_snapshot.frames; *out is NULL for a snapshot without the flag, then
+ * pyf_snapshot.frames: the one per-frame fact kept outside pyf_frame, see
+ * there; *out is NULL for a snapshot without the flag, then
  * PYF_ENOTSUP): for a frame entered from C (PYF_FRAME_ENTRY_FROM_C), the
  * address of the entry frame its eval call pushed on the C stack, which
  * lies inside that call's native stack frame: a debugger places the
@@ -461,14 +487,7 @@ typedef struct pyf_record {
     uint64_t code_addr;    /* remote code object */
     int64_t instr;         /* code-unit index of the instruction; -1 before the
                               first; INT64_MIN when the code is unreadable */
-    const char *function;  /* as in pyf_frame */
-    const char *filename;
-    int32_t line;          /* -1 when unknown */
-    int32_t end_line;
-    int32_t column;
-    int32_t end_column;
-    uint32_t flags;        /* PYF_FRAME_* */
-    uint32_t reserved;
+    pyf_frame_info info;   /* what its frames show (as a pyf_frame's info) */
 } pyf_record;
 
 typedef struct pyf_frame_key {

@@ -40,8 +40,7 @@ void pyf__chunks_free(pyf__chunk_list *cl);
 static inline pyf_frame pyf__table_frame(const pyf__table *tb, uint32_t key)
 {
     const pyf_record *r = &tb->records[tb->keys[key].record];
-    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function, r->filename,
-                       r->line, r->end_line, r->column, r->end_column, r->flags, 0};
+    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->info};
 }
 
 /* Where the walk delivers frames (implemented by snapshot.c). */

@@ -212,13 +212,13 @@ static void check_thread(const pyf_snapshot *s, const exp_thread *et, int free_t
     for (uint32_t k = 0; k < th->nframes && k < et->n; k++) {
         const pyf_frame *f = &s->frames[th->first_frame + k];
         const exp_frame *e = &et->v[et->n - 1 - k];
-        int ok = strcmp(f->function, e->func) == 0 && strcmp(f->filename, e->file) == 0 &&
-                 f->line == e->line && !(f->flags & PYF_FRAME_CODE_UNREADABLE) &&
-                 (e->line >= 0 ? !(f->flags & PYF_FRAME_NO_LOCATION)
-                               : (f->flags & PYF_FRAME_NO_LOCATION) != 0);
+        int ok = strcmp(f->info.function, e->func) == 0 && strcmp(f->info.filename, e->file) == 0 &&
+                 f->info.line == e->line && !(f->info.flags & PYF_FRAME_CODE_UNREADABLE) &&
+                 (e->line >= 0 ? !(f->info.flags & PYF_FRAME_NO_LOCATION)
+                               : (f->info.flags & PYF_FRAME_NO_LOCATION) != 0);
         CHECK_MSG(ok, "%s: thread %llu frame %u: got %s (%s) line %d flags 0x%x, expected %s "
-                  "(%s) line %d", what, (unsigned long long)et->tid, k, f->function,
-                  f->filename, f->line, f->flags, e->func, e->file, e->line);
+                  "(%s) line %d", what, (unsigned long long)et->tid, k, f->info.function,
+                  f->info.filename, f->info.line, f->info.flags, e->func, e->file, e->line);
     }
 }
 
@@ -237,8 +237,8 @@ static int frame_line(const pyf_snapshot *s, uint64_t tid, uint32_t k, uint32_t 
     if (ti < 0 || k >= s->threads[ti].nframes)
         return -2;
     const pyf_frame *f = &s->frames[s->threads[ti].first_frame + k];
-    *flags = f->flags;
-    return f->line;
+    *flags = f->info.flags;
+    return f->info.line;
 }
 
 /* ---- the checks ------------------------------------------------------------ */
@@ -476,9 +476,9 @@ static void owners(const ft_layout *l)
     int ti = s != NULL ? fake_find_thread(s, 301) : -1;
     if (ti >= 0 && s->threads[ti].nframes == 4) {
         for (int i = 0; i < 3; i++) /* innermost first */
-            CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 2 - (uint32_t)i].flags &
+            CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 2 - (uint32_t)i].info.flags &
                              ~PYF_FRAME_ENTRY_FROM_C, want[i]);
-        CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 3].flags & ~PYF_FRAME_ENTRY_FROM_C,
+        CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 3].info.flags & ~PYF_FRAME_ENTRY_FROM_C,
                      0);
     } else {
         CHECK_MSG(0, "%s: thread 301 not read with its 4 frames", what);

@@ -271,7 +271,7 @@ static void check_list(const pyf_snapshot *s, const pyf_task_list *tl)
         CHECK(fake_known_error(k->error) && (k->error == 0) == (k->failure == NULL));
         CHECK(k->failure == NULL || (k->failure->code == k->error && k->failure->detail[0]));
         for (uint32_t j = 0; j < k->nframes && k->first_frame + j < s->nframes; j++)
-            CHECK(s->frames[k->first_frame + j].flags & PYF_FRAME_GENERATOR);
+            CHECK(s->frames[k->first_frame + j].info.flags & PYF_FRAME_GENERATOR);
     }
 }
 
@@ -319,7 +319,7 @@ static const pyf_task *expect(const pyf_snapshot *s, const pyf_task_list *tl, ui
     CHECK_EQ_STR(k->name, name);
     CHECK_MSG(k->nframes == nstack, "%s: %u frames, expected %u", name, k->nframes, nstack);
     for (uint32_t i = 0; i < k->nframes && i < nstack; i++)
-        CHECK_EQ_STR(s->frames[k->first_frame + i].function, stack[i]);
+        CHECK_EQ_STR(s->frames[k->first_frame + i].info.function, stack[i]);
     CHECK_MSG(k->nawaiters == nby, "%s: %u awaiters, expected %u", name, k->nawaiters, nby);
     for (uint32_t i = 0; i < k->nawaiters && i < nby; i++)
         CHECK_ADDR(tl->awaited_by[k->first_awaiter + i], by[i]);
@@ -392,7 +392,7 @@ static void test_happy(int minor)
         if (k != NULL) {
             fake_loc l;
             REQUIRE(fake_loc_at(L, NL(L), 9, &l) == 0);
-            CHECK_EQ_INT(s->frames[k->first_frame + 2].line, l.line);
+            CHECK_EQ_INT(s->frames[k->first_frame + 2].info.line, l.line);
             CHECK_ADDR(s->frames[k->first_frame + 2].frame_addr, a1 + off(&w, "gen_object.gi_iframe"));
             CHECK_ADDR(k->coro_addr, a1);
             CHECK_EQ_INT(k->state, PYF_TASK_PENDING);
@@ -418,9 +418,9 @@ static void test_happy(int minor)
                             k->thread_id == 0 && k->native_thread_id == 0 && k->interp_id == 0));
         /* each frame named by its owner: an async generator, a coroutine */
         if (k != NULL && k->nframes == 2) {
-            CHECK_EQ_INT(s->frames[k->first_frame].flags,
+            CHECK_EQ_INT(s->frames[k->first_frame].info.flags,
                          PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR);
-            CHECK_EQ_INT(s->frames[k->first_frame + 1].flags,
+            CHECK_EQ_INT(s->frames[k->first_frame + 1].info.flags,
                          PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE);
         }
         const char *sh[] = {"Client.read"};

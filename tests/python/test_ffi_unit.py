@@ -32,7 +32,8 @@ CONSTANTS = [
     "PYF_DEFAULT_MAX_INTERPRETERS", "PYF_MAX_INTERPRETERS", "PYF_DEFAULT_MAX_STRING",
     "PYF_FRAME_NAME_TRUNCATED", "PYF_FRAME_NO_LOCATION",
     "PYF_FRAME_CODE_UNREADABLE", "PYF_FRAME_GENERATOR",
-    "PYF_FRAME_ENTRY_FROM_C", "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
+    "PYF_FRAME_ENTRY_FROM_C", "PYF_FRAME_COROUTINE", "PYF_FRAME_ASYNC_GENERATOR",
+    "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
     "PYF_THREAD_GIL_KNOWN", "PYF_THREAD_MAIN", "PYF_SNAP_ONE_THREAD",
     "PYF_THREAD_SAME_FRAMES", "PYF_COPY_ARRAYS", "PYF_COPY_FREED", "PYF_COPY_SAME_ARRAYS",
     "PYF_COPY_KEPT",
@@ -144,6 +145,24 @@ def test_model_flag_constants_match_ffi():
     assert model.FRAME_CODE_UNREADABLE == _abi.PYF_FRAME_CODE_UNREADABLE
     assert model.FRAME_GENERATOR == _abi.PYF_FRAME_GENERATOR
     assert model.FRAME_ENTRY_FROM_C == _abi.PYF_FRAME_ENTRY_FROM_C
+    assert model.FRAME_COROUTINE == _abi.PYF_FRAME_COROUTINE
+    assert model.FRAME_ASYNC_GENERATOR == _abi.PYF_FRAME_ASYNC_GENERATOR
+
+
+def test_frame_and_record_share_one_view(c_layout):
+    """pyf_frame and pyf_record hold one pyf_frame_info at the offset 0.5
+    put their fields: 56 bytes each, the info at 16 (the C side asserts the
+    same at build time)."""
+    sizes, fields, _ = c_layout
+    assert sizes["pyf_frame"][0] == sizes["pyf_record"][0] == 56
+    assert sizes["pyf_frame_info"][0] == 40
+    assert fields["pyf_frame.info"] == fields["pyf_record.info"] == (16, 40)
+    frame, record = _abi.Layout(_abi.pyf_frame), _abi.Layout(_abi.pyf_record)
+    info = _abi.Layout(_abi.pyf_frame_info)
+    for name in info.names:
+        assert frame.offset["info." + name] == record.offset["info." + name] == \
+            16 + info.offset[name], name
+    assert record.spans["info"] == slice(2, 2 + len(info.names))
 
 
 def test_every_api_function_has_a_prototype():
@@ -540,9 +559,7 @@ def _c_snapshot():
     ]
     for f, (fa, ca, fn, fname, line, eline, col, ecol, flags) in zip(frames, rows):
         f.frame_addr, f.code_addr = fa, ca
-        f.function, f.filename = cstr(fn), cstr(fname)
-        f.line, f.end_line, f.column, f.end_column = line, eline, col, ecol
-        f.flags = flags
+        f.info = _abi.pyf_frame_info(cstr(fn), cstr(fname), line, eline, col, ecol, flags)
     threads = (_abi.pyf_thread * 3)()
     t = threads[0]
     t.tstate_addr, t.thread_id, t.native_thread_id = 0x100, 0x7F00, 11
@@ -577,10 +594,7 @@ def _c_snapshot():
     frame_keys = (ctypes.c_uint32 * 4)(0, 1, 2, 3)
     for i, f in enumerate(frames):
         r = records[i]
-        r.code_addr, r.function, r.filename = f.code_addr, f.function, f.filename
-        r.line, r.end_line, r.column, r.end_column = (f.line, f.end_line, f.column,
-                                                      f.end_column)
-        r.flags = f.flags
+        r.code_addr, r.info = f.code_addr, f.info  # the one view, copied whole
         keys[i].frame_addr, keys[i].record = f.frame_addr, i
     table = _abi.pyf_frame_table(struct_size=ctypes.sizeof(_abi.pyf_frame_table),
                                  nframes=4, table_id=1, nrecords=4, nkeys=4)

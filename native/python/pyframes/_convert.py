@@ -58,8 +58,9 @@ SNAPSHOT_ARRAYS = SNAPSHOT.getter("ninterps", "nthreads", "nframes", "interps", 
                                   "frames")
 SNAPSHOT_SAMPLE = SNAPSHOT.getter("nthreads", "nframes", "threads")
 # the values read of each record, key, thread, interpreter, task
-RECORD_ROW = RECORD.getter("code_addr", "function", "filename", "line", "end_line", "column",
-                           "end_column", "flags")
+# a record's code object and its pyf_frame_info (the view a pyf_frame holds too)
+RECORD_ROW = RECORD.getter("code_addr", "info.function", "info.filename", "info.line",
+                           "info.end_line", "info.column", "info.end_column", "info.flags")
 KEY_ROW = KEY.getter("frame_addr", "record")
 THREAD_ROW = THREAD.getter("tstate_addr", "thread_id", "native_thread_id", "interp_index",
                            "flags", "first_frame", "nframes", "error", "more_frames",
