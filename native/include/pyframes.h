@@ -386,12 +386,16 @@ typedef struct pyf_thread {
     uint32_t flags;             /* PYF_THREAD_* */
     uint32_t first_frame;       /* index into pyf_snapshot.frames */
     uint32_t nframes;           /* innermost first */
-    int32_t error;              /* why the walk stopped early, else 0 */
+    /* failure->code, 0 when failure is NULL: an alias kept only so that
+     * the fields after it keep their place (removing it would move them);
+     * read the failure */
+    int32_t error;
     /* frames of the chain past the request's keep_frames: walked and
      * counted, not returned (0 without keep_frames) */
     uint32_t more_frames;
-    /* what failed, where and why; NULL when error == 0.  Owned by the
-     * snapshot. */
+    /* The one failure of the thread: why its walk stopped early (what
+     * failed, where, why, and its code); NULL when it did not.  Owned by
+     * the snapshot. */
     const pyf_failure *failure;
 } pyf_thread;
 
@@ -635,29 +639,35 @@ typedef struct pyf_task {
     uint32_t nframes;          /* [first_frame, first_frame + nframes), innermost first */
     uint32_t first_awaiter;    /* the tasks awaiting it: pyf_task_list.awaited_by */
     uint32_t nawaiters;        /* [first_awaiter, first_awaiter + nawaiters) */
-    int32_t error;             /* why its stack or awaiters are cut short, else 0 */
+    int32_t error;             /* failure->code, 0 when failure is NULL: an alias
+                                  kept for the layout; read the failure */
     uint32_t reserved;
-    const pyf_failure *failure; /* NULL when error == 0; owned by the snapshot */
+    /* The one failure of the task: why its stack or awaiters are cut
+     * short; NULL when they are not.  Owned by the snapshot. */
+    const pyf_failure *failure;
 } pyf_task;
 #define PYF_TASK_SIZE 96u
 
 typedef struct pyf_task_list {
     uint32_t struct_size;      /* = sizeof(pyf_task_list), set by the caller */
-    /* 0, or why no task could be read at all: PYF_ENOTSUP (CPython 3.13,
-     * asyncio never imported, its offsets not located; also when the
-     * snapshot was not asked for tasks), or why the table last given to
-     * pyf_target_set_asyncio was refused (PYF_EOFFSETS: it failed
-     * validation; PYF_EFAULT, PYF_EINVAL) */
+    /* failure->code when no task could be read at all, else 0 (then
+     * ntasks is 0): PYF_ENOTSUP (CPython 3.13, asyncio never imported, its
+     * offsets not located; also when the snapshot was not asked for
+     * tasks), or why the table last given to pyf_target_set_asyncio was
+     * refused (PYF_EOFFSETS: it failed validation; PYF_EFAULT, PYF_EINVAL).
+     * An alias of the failure's code kept for the layout, like list_error */
     int32_t status;
     const pyf_task *tasks;     /* [ntasks] */
     const uint64_t *awaited_by; /* task addresses */
     uint32_t ntasks, nawaited_by;
     uint32_t task_size;        /* stride: PYF_TASK_SIZE */
-    /* the first list that was cut short (a broken link, a cycle, a bound),
-     * else 0; its tasks read before the break are there */
+    /* failure->code when a list was cut short (a broken link, a cycle, a
+     * bound: the first one; the tasks read before the break are there),
+     * else 0 */
     int32_t list_error;
-    /* why status or list_error; NULL when both are 0.  Owned by the
-     * snapshot. */
+    /* The one failure of the list: why no task could be read (status) or
+     * why a list was cut short (list_error); NULL when neither.  Owned by
+     * the snapshot. */
     const pyf_failure *failure;
 } pyf_task_list;
 #define PYF_TASK_LIST_SIZE_V0 48u

@@ -257,6 +257,10 @@ static void check_list(const pyf_snapshot *s, const pyf_task_list *tl)
             threads_end = s->threads[i].first_frame + s->threads[i].nframes;
     CHECK_EQ_INT(tl->task_size, sizeof(pyf_task));
     CHECK((tl->status == 0 && tl->list_error == 0) == (tl->failure == NULL));
+    /* one failure: status and list_error are its code */
+    CHECK(tl->failure == NULL ||
+          tl->failure->code == (tl->status != 0 ? tl->status : tl->list_error));
+    CHECK(tl->status == 0 || (tl->list_error == 0 && tl->ntasks == 0));
     CHECK(tl->failure == NULL || tl->failure->detail[0] != '\0');
     for (uint32_t i = 0; i < tl->ntasks; i++) {
         const pyf_task *k = &tl->tasks[i];

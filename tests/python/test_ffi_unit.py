@@ -655,6 +655,55 @@ def test_convert_c_snapshot_to_model():
     del keep
 
 
+def test_convert_reads_only_the_failure():
+    """A thread's error comes from its one failure: the int error beside
+    it (an alias of failure->code kept for the layout) is not read."""
+    snap, table, keep = _c_snapshot()
+    snap.threads[1].error = errors.PYF_EFAULT  # a stale alias: ignored
+    snap.threads[2].error = errors.PYF_EDEPTH  # no failure: no error
+    _, broken, other = _bare_converter(1).convert(ctypes.pointer(snap),
+                                                  _table_fields(table)).threads()
+    assert (broken.error_code, broken.error) == (errors.PYF_ECYCLE, "cycle at 0x200")
+    assert (other.error_code, other.error) == (0, None)
+    del keep
+
+
+def test_convert_tasks_reads_only_the_failures():
+    """Tasks and the task list: their failures say what failed; the codes
+    beside them (error, status, list_error) are not read."""
+    snap, table, keep = _c_snapshot()
+    converter = _bare_converter(1)
+    snapshot = converter.convert(ctypes.pointer(snap), _table_fields(table))
+    broken = _abi.pyf_failure(code=errors.PYF_EFAULT, what=b"coroutine", addr=0x90,
+                              len=8, detail=b"reading coroutine at 0x90")
+    cut = _abi.pyf_failure(code=errors.PYF_ECYCLE, detail=b"task list loops at 0x70")
+    tasks = (_abi.pyf_task * 2)()
+    names = [ctypes.create_string_buffer(b"ok"), ctypes.create_string_buffer(b"cut")]
+    for task, addr, name in zip(tasks, (0x50, 0x60), names):
+        task.task_addr, task.name, task.first_frame = addr, ctypes.cast(name, ctypes.c_char_p), 4
+    tasks[0].error = errors.PYF_EDEPTH  # stale aliases: ignored
+    tasks[1].failure = ctypes.pointer(broken)
+    raw = _abi.pyf_task_list(struct_size=ctypes.sizeof(_abi.pyf_task_list), ntasks=2,
+                             task_size=ctypes.sizeof(_abi.pyf_task), list_error=0,
+                             status=errors.PYF_ENOTSUP)
+    raw.tasks = ctypes.cast(tasks, ctypes.POINTER(_abi.pyf_task))
+    raw.failure = ctypes.pointer(cut)
+
+    class FakeLib:
+        @staticmethod
+        def pyf_snapshot_tasks(s, out):
+            ctypes.memmove(out, ctypes.addressof(raw), ctypes.sizeof(raw))
+            return 0
+
+    converter._lib = FakeLib
+    converter.convert_tasks(None, table.frame_keys, snapshot)
+    assert [(t.name, t.error) for t in snapshot.tasks] == [
+        ("ok", None), ("cut", errors.failure_text(errors.PYF_EFAULT, **_convert.facts(broken)))]
+    assert snapshot.tasks_error == errors.failure_text(errors.PYF_ECYCLE,
+                                                       **_convert.facts(cut))
+    del keep
+
+
 def test_convert_tolerates_out_of_range_indices():
     snap, table, keep = _c_snapshot()
     snap.threads[2].first_frame = 9   # beyond nframes
@@ -668,7 +717,8 @@ def test_convert_tolerates_out_of_range_indices():
     assert len(threads) == 3
     assert len(threads[0].frames) == 4
     assert threads[2].frames == ()
-    assert threads[1].error == errors.error_message(errors.PYF_ECYCLE)
+    # no failure, no error (the int error beside it is an alias, not read)
+    assert threads[1].error is None and threads[1].error_code == 0
     del keep
 
 
@@ -762,7 +812,8 @@ def test_sample_source_reads_threads_and_keys():
     assert [(t[index["thread_id"]], t[index["native_thread_id"]]) for t, _ in rows] == \
         [(0x7F00, 11), (0x7F01, 12), (0, 0)]
     assert rows[0][0][index["flags"]] & _abi.PYF_THREAD_MAIN
-    assert [t[index["error"]] for t, _ in rows] == [0, errors.PYF_ECYCLE, 0]
+    assert [_convert.failure_code(t[index["failure"]]) for t, _ in rows] == \
+        [0, errors.PYF_ECYCLE, 0]
     assert [t[index["interp_index"]] for t, _ in rows] == [0, 0, 1]
     assert [keys for _, keys in rows] == [bytes((ctypes.c_uint32 * 2)(0, 1)),
                                           bytes((ctypes.c_uint32 * 1)(2)),
