@@ -48,7 +48,8 @@
  *     receive only the bytes that size covers; below the first layout the
  *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
- *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task) and
+ *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task, and
+ *     pyf_frame_info inside pyf_frame and pyf_record) and
  *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
  *     within 0.x: their size never changes; new facts go into reserved
  *     fields, which read as zero until then.
@@ -311,16 +312,36 @@ PYF_API void pyf_target_reset_stats(pyf_target *t);
 
 /* ==== Snapshots ========================================================= */
 
-/* pyf_frame.flags */
+/* pyf_frame_info.flags */
 #define PYF_FRAME_NAME_TRUNCATED 0x01u     /* function or file name was capped */
 #define PYF_FRAME_NO_LOCATION 0x02u        /* line table missing/unreadable/corrupt */
 #define PYF_FRAME_CODE_UNREADABLE 0x04u    /* code object or its names unreadable: "???" */
-#define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator/coroutine */
+#define PYF_FRAME_GENERATOR 0x08u          /* frame owned by a generator, coroutine
+                                              or async generator object */
 #define PYF_FRAME_ENTRY_FROM_C 0x10u       /* first Python frame above a C entry */
+/* Which object owns a PYF_FRAME_GENERATOR frame, as CPython chose its type
+ * from the code's co_flags (Objects/genobject.c, _Py_MakeCoro): with
+ * PYF_FRAME_GENERATOR always, so a reader that knows only that flag still
+ * sees a generator-owned frame.  Neither: a generator (also one made a
+ * generator-based coroutine by @types.coroutine, CO_ITERABLE_COROUTINE,
+ * which stays a generator object) or code whose flags could not be read. */
+#define PYF_FRAME_COROUTINE 0x20u          /* a coroutine (async def) */
+#define PYF_FRAME_ASYNC_GENERATOR 0x40u    /* an async generator */
 
-typedef struct pyf_frame {
-    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
-    uint64_t code_addr;    /* remote code object */
+/* What a frame shows: its function, file, position and flags, as its code
+ * object and instruction decode.  The one view of a frame's contents: a
+ * snapshot's pyf_frame and a frame table's pyf_record both hold it, at
+ * offset 16 in both, so one routine (or one memcpy) serves either.  What
+ * it is a view of stays outside it, the same in both at offsets 0 and 8:
+ * the frame and code object (frame_addr, code_addr) of a pyf_frame, the
+ * code object and instruction (code_addr, instr: what makes a record
+ * distinct) of a pyf_record.  code_addr stays outside because 0.5 put it
+ * before instr in a pyf_record: inside, it would have moved every other
+ * field of the record.  Every field keeps the offset it had in 0.5.0 and
+ * both structs their size, so compiled callers are unaffected; C source
+ * written against 0.5.0 reads f->info.function where it read f->function.
+ * Frozen within 0.x like the structs that hold it. */
+typedef struct pyf_frame_info {
     /* Strings of the target are UTF-8 with U+0000 written C0 80. */
     const char *function;  /* co_qualname, UTF-8, never NULL */
     const char *filename;  /* co_filename, UTF-8, never NULL */
@@ -330,6 +351,19 @@ typedef struct pyf_frame {
     int32_t end_column;
     uint32_t flags;        /* PYF_FRAME_* */
     uint32_t reserved;
+} pyf_frame_info;
+#define PYF_FRAME_INFO_SIZE 40u
+
+/* A frame of a snapshot: its key's frame address and its record's code
+ * object and info (pyf_frame_table).  Per-frame facts beyond these are
+ * arrays parallel to pyf_snapshot.frames, asked for by the request: the one
+ * so far is pyf_snapshot_entries (PYF_SNAP_ENTRIES), a uint64 that no
+ * reserved field of a 56-byte frame could hold and that most callers never
+ * read. */
+typedef struct pyf_frame {
+    uint64_t frame_addr;   /* remote _PyInterpreterFrame* */
+    uint64_t code_addr;    /* remote code object */
+    pyf_frame_info info;
 } pyf_frame;
 
 /* pyf_thread.flags */
@@ -352,12 +386,16 @@ typedef struct pyf_thread {
     uint32_t flags;             /* PYF_THREAD_* */
     uint32_t first_frame;       /* index into pyf_snapshot.frames */
     uint32_t nframes;           /* innermost first */
-    int32_t error;              /* why the walk stopped early, else 0 */
+    /* failure->code, 0 when failure is NULL: an alias kept only so that
+     * the fields after it keep their place (removing it would move them);
+     * read the failure */
+    int32_t error;
     /* frames of the chain past the request's keep_frames: walked and
      * counted, not returned (0 without keep_frames) */
     uint32_t more_frames;
-    /* what failed, where and why; NULL when error == 0.  Owned by the
-     * snapshot. */
+    /* The one failure of the thread: why its walk stopped early (what
+     * failed, where, why, and its code); NULL when it did not.  Owned by
+     * the snapshot. */
     const pyf_failure *failure;
 } pyf_thread;
 
@@ -417,7 +455,8 @@ PYF_API int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
 PYF_API void pyf_snapshot_free(pyf_snapshot *s);
 
 /* Per frame of a snapshot taken with PYF_SNAP_ENTRIES (parallel to
- * pyf_snapshot.frames; *out is NULL for a snapshot without the flag, then
+ * pyf_snapshot.frames: the one per-frame fact kept outside pyf_frame, see
+ * there; *out is NULL for a snapshot without the flag, then
  * PYF_ENOTSUP): for a frame entered from C (PYF_FRAME_ENTRY_FROM_C), the
  * address of the entry frame its eval call pushed on the C stack, which
  * lies inside that call's native stack frame: a debugger places the
@@ -452,14 +491,7 @@ typedef struct pyf_record {
     uint64_t code_addr;    /* remote code object */
     int64_t instr;         /* code-unit index of the instruction; -1 before the
                               first; INT64_MIN when the code is unreadable */
-    const char *function;  /* as in pyf_frame */
-    const char *filename;
-    int32_t line;          /* -1 when unknown */
-    int32_t end_line;
-    int32_t column;
-    int32_t end_column;
-    uint32_t flags;        /* PYF_FRAME_* */
-    uint32_t reserved;
+    pyf_frame_info info;   /* what its frames show (as a pyf_frame's info) */
 } pyf_record;
 
 typedef struct pyf_frame_key {
@@ -607,29 +639,35 @@ typedef struct pyf_task {
     uint32_t nframes;          /* [first_frame, first_frame + nframes), innermost first */
     uint32_t first_awaiter;    /* the tasks awaiting it: pyf_task_list.awaited_by */
     uint32_t nawaiters;        /* [first_awaiter, first_awaiter + nawaiters) */
-    int32_t error;             /* why its stack or awaiters are cut short, else 0 */
+    int32_t error;             /* failure->code, 0 when failure is NULL: an alias
+                                  kept for the layout; read the failure */
     uint32_t reserved;
-    const pyf_failure *failure; /* NULL when error == 0; owned by the snapshot */
+    /* The one failure of the task: why its stack or awaiters are cut
+     * short; NULL when they are not.  Owned by the snapshot. */
+    const pyf_failure *failure;
 } pyf_task;
 #define PYF_TASK_SIZE 96u
 
 typedef struct pyf_task_list {
     uint32_t struct_size;      /* = sizeof(pyf_task_list), set by the caller */
-    /* 0, or why no task could be read at all: PYF_ENOTSUP (CPython 3.13,
-     * asyncio never imported, its offsets not located; also when the
-     * snapshot was not asked for tasks), or why the table last given to
-     * pyf_target_set_asyncio was refused (PYF_EOFFSETS: it failed
-     * validation; PYF_EFAULT, PYF_EINVAL) */
+    /* failure->code when no task could be read at all, else 0 (then
+     * ntasks is 0): PYF_ENOTSUP (CPython 3.13, asyncio never imported, its
+     * offsets not located; also when the snapshot was not asked for
+     * tasks), or why the table last given to pyf_target_set_asyncio was
+     * refused (PYF_EOFFSETS: it failed validation; PYF_EFAULT, PYF_EINVAL).
+     * An alias of the failure's code kept for the layout, like list_error */
     int32_t status;
     const pyf_task *tasks;     /* [ntasks] */
     const uint64_t *awaited_by; /* task addresses */
     uint32_t ntasks, nawaited_by;
     uint32_t task_size;        /* stride: PYF_TASK_SIZE */
-    /* the first list that was cut short (a broken link, a cycle, a bound),
-     * else 0; its tasks read before the break are there */
+    /* failure->code when a list was cut short (a broken link, a cycle, a
+     * bound: the first one; the tasks read before the break are there),
+     * else 0 */
     int32_t list_error;
-    /* why status or list_error; NULL when both are 0.  Owned by the
-     * snapshot. */
+    /* The one failure of the list: why no task could be read (status) or
+     * why a list was cut short (list_error); NULL when neither.  Owned by
+     * the snapshot. */
     const pyf_failure *failure;
 } pyf_task_list;
 #define PYF_TASK_LIST_SIZE_V0 48u

@@ -155,7 +155,8 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
         frame != aw->anchor || seq != aw->seq)
         return 0;
     uint32_t rec = tb->keys[e->keys[i]].record;
-    rest->entry_from_c = rec < tb->nrecords && (tb->records[rec].flags & PYF_FRAME_ENTRY_FROM_C);
+    rest->entry_from_c =
+        rec < tb->nrecords && (tb->records[rec].info.flags & PYF_FRAME_ENTRY_FROM_C);
     rest->keys = e->keys + i + 1;
     rest->n = e->n - i - 1;
     aw->outcome = i == 0 && walked == 1 ? 1 : 2;

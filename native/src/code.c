@@ -143,6 +143,7 @@ typedef struct code_head {
     uint64_t units;          /* ob_size: the bytecode's length in code units */
     int32_t firstlineno;
     uint32_t version;        /* co_version */
+    int32_t co_flags;        /* 0 when the table places none */
 } code_head;
 
 /* Bytes of a code object read as its header: every field used lies inside
@@ -158,6 +159,8 @@ static size_t head_len(pyf_target *t)
     if (o->code.filename > maxoff) maxoff = o->code.filename;
     if (o->code.firstlineno > maxoff) maxoff = o->code.firstlineno;
     if (o->code.co_version > maxoff) maxoff = o->code.co_version;
+    if (o->code.co_flags != PYF__ABSENT && o->code.co_flags > maxoff)
+        maxoff = o->code.co_flags;
     if (o->pyobject.ob_type > maxoff) maxoff = o->pyobject.ob_type;
     if (o->bytes.ob_size > maxoff) maxoff = o->bytes.ob_size; /* any var object's */
     if (maxoff + 8 > len) {
@@ -177,6 +180,34 @@ static void parse_head(const pyf__offsets *o, const uint8_t *buf, code_head *h)
     h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
     h->units = pyf__ld64(buf + o->bytes.ob_size);
     h->version = pyf__ld32(buf + o->code.co_version);
+    h->co_flags = o->code.co_flags != PYF__ABSENT
+                      ? (int32_t)pyf__ld32(buf + o->code.co_flags) : 0;
+}
+
+/* co_flags bits (Include/cpython/code.h, the same in 3.13-3.15) */
+#define CO_GENERATOR 0x0020
+#define CO_COROUTINE 0x0080
+#define CO_ITERABLE_COROUTINE 0x0100
+#define CO_ASYNC_GENERATOR 0x0200
+
+/* What a generator-owned frame running code with these co_flags carries.
+ * CPython makes the owner by the same bits (Objects/genobject.c,
+ * _Py_MakeCoro): CO_GENERATOR alone a generator, CO_ASYNC_GENERATOR alone
+ * an async generator, otherwise a coroutine; CO_ITERABLE_COROUTINE
+ * (@types.coroutine) leaves a generator a generator.  Flags that no code
+ * CPython runs in a generator has (none of the three: unknown, or a table
+ * without co_flags) name no owner. */
+static uint32_t owned_flags(int32_t co_flags)
+{
+    switch (co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) {
+    case CO_GENERATOR:
+    case 0:
+        return PYF_FRAME_GENERATOR;
+    case CO_ASYNC_GENERATOR:
+        return PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR;
+    default:
+        return PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE;
+    }
 }
 
 static int read_head(pyf_target *t, uint64_t addr, code_head *h)
@@ -216,7 +247,7 @@ static bool same_head(const pyf__code *e, const code_head *h)
 {
     return e->qualname_ptr == h->qualname && e->filename_ptr == h->filename &&
            e->linetable_ptr == h->linetable && e->firstlineno == h->firstlineno &&
-           e->version == h->version && e->units == h->units;
+           e->version == h->version && e->units == h->units && e->co_flags == h->co_flags;
 }
 
 static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
@@ -314,7 +345,7 @@ static bool decode_held(const pyf__offsets *o, const code_head *h, const code_he
     if (!head_alive(o, h) || !head_alive(o, h2) || h2->type != h->type ||
         h2->qualname != h->qualname || h2->filename != h->filename ||
         h2->linetable != h->linetable || h2->firstlineno != h->firstlineno ||
-        h2->units != h->units || h2->version != h->version)
+        h2->units != h->units || h2->version != h->version || h2->co_flags != h->co_flags)
         return false;
     return f2 == NULL || (pyf__ld64(f2 + o->frame.executable) & o->tag_mask) == addr;
 }
@@ -332,6 +363,8 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
     e->firstlineno = h->firstlineno;
     e->version = h->version;
     e->units = h->units;
+    e->co_flags = h->co_flags;
+    e->owned_flags = owned_flags(h->co_flags);
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;
     size_t bhdr = (size_t)o->bytes.ob_sval;

@@ -17,6 +17,10 @@ typedef struct pyf__code {
     uint32_t version;        /* co_version: which code object it was */
     uint64_t units;          /* bytecode length in code units (ob_size) */
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
+    int32_t co_flags;        /* CO_*, 0 when the table places none */
+    /* what a generator-owned frame of it carries: PYF_FRAME_GENERATOR and
+     * the owner's type from co_flags (pyf__owned_flags) */
+    uint32_t owned_flags;
     char *qualname;          /* UTF-8, heap */
     char *filename;          /* UTF-8, heap */
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
@@ -28,6 +32,13 @@ typedef struct pyf__code {
     int64_t tlbc_size;       /* entries, 0 when unreadable or implausible */
     uint64_t checked_epoch;  /* snapshot epoch of the last identity check */
 } pyf__code;
+
+/* The PYF_FRAME_* flags of a frame owned by a generator object that runs
+ * code (NULL: unreadable, its owner's type unknown). */
+static inline uint32_t pyf__owned_flags(const pyf__code *code)
+{
+    return code != NULL ? code->owned_flags : PYF_FRAME_GENERATOR;
+}
 
 typedef struct pyf__code_cache {
     pyf__addrmap index;      /* code address -> (uintptr_t) pyf__code *, heap */

@@ -422,7 +422,7 @@ static int python_frame(walker *k, const pyf__iframe *fr)
         return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its code object "
                          "(the stack changed while it was read)",
                          (unsigned long long)fr->addr);
-    uint32_t flags = fr->owner == o->owner_generator ? PYF_FRAME_GENERATOR : 0;
+    uint32_t flags = fr->owner == o->owner_generator ? pyf__owned_flags(code) : 0;
     rc = k->sink->frame(k->sink->ctx, fr->addr, fr->exe, code, instr, flags);
     if (rc != PYF_OK)
         return rc;

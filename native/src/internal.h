@@ -26,6 +26,12 @@
 #define PYF__ESTALE (-1001)
 
 _Static_assert(sizeof(pyf_frame) == PYF_FRAME_SIZE, "pyf_frame is frozen");
+_Static_assert(sizeof(pyf_record) == PYF_RECORD_SIZE, "pyf_record is frozen");
+_Static_assert(sizeof(pyf_frame_info) == PYF_FRAME_INFO_SIZE, "pyf_frame_info is frozen");
+/* the one view of a frame, at 0.5's offsets in both structs that hold it */
+_Static_assert(offsetof(pyf_frame, info) == 16 && offsetof(pyf_record, info) == 16 &&
+                   offsetof(pyf_frame, code_addr) == 8 && offsetof(pyf_record, instr) == 8,
+               "pyf_frame_info's offsets are frozen");
 _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
 _Static_assert(sizeof(pyf_snapshot_copy) == PYF_SNAPSHOT_COPY_SIZE,
                "pyf_snapshot_copy is frozen");

@@ -524,6 +524,15 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
      * it 24 bytes after co_firstlineno in every 3.13-3.15 layout, default
      * and free-threaded (tests/c/ft/emit_layout.c checks it there). */
     off->code.co_version = off->code.firstlineno + 24;
+    /* co_flags (int, CO_*), which decide the type of a generator-owned
+     * frame's owner: the first of the six ints that end with
+     * co_firstlineno (co_flags, co_argcount, co_posonlyargcount,
+     * co_kwonlyargcount, co_stacksize, co_firstlineno), 20 bytes before it,
+     * in every 3.13-3.15 layout, default and free-threaded (checked there
+     * by tests/c/ft/emit_layout.c too).  A table whose co_firstlineno
+     * leaves no room for it: absent, the owner stays unnamed. */
+    off->code.co_flags = off->code.firstlineno >= 20 ? off->code.firstlineno - 20
+                                                     : PYF__ABSENT;
     /* Thread-local bytecode: free-threaded 3.14+, where the table gives
      * both the frame's index and the code object's array (0: absent). */
     off->has_tlbc = off->free_threaded && minor >= 14 &&

@@ -38,6 +38,7 @@ typedef struct pyf__offsets {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
             co_code_adaptive, co_tlbc;
         uint64_t co_version; /* not in the table: see offsets.c */
+        uint64_t co_flags;   /* not in the table: see offsets.c */
     } code;
     struct { uint64_t size, ob_type; } pyobject;
     struct { uint64_t size, tp_name, tp_flags; } type;

@@ -233,7 +233,7 @@ static void on_rollback(void *ctx)
 static bool on_located(void *ctx)
 {
     const snap *s = ctx;
-    return !(s->table->records[s->last_record].flags & PYF_FRAME_NO_LOCATION);
+    return !(s->table->records[s->last_record].info.flags & PYF_FRAME_NO_LOCATION);
 }
 
 /* The rest of the thread's stack from the frame cache. */
@@ -254,7 +254,7 @@ static int on_mark_entry(void *ctx, uint64_t entry_addr)
      * then has the thread's base frame, in no C frame) */
     if (s->want_entries && s->entries[n] == 0)
         s->entries[n] = entry_addr;
-    if (s->table->records[f->record].flags & PYF_FRAME_ENTRY_FROM_C)
+    if (s->table->records[f->record].info.flags & PYF_FRAME_ENTRY_FROM_C)
         return PYF_OK; /* marked already */
     uint64_t frame_addr = f->frame_addr; /* f moves when the table grows */
     uint32_t rec, key, depth = n - s->t_first;

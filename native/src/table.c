@@ -184,24 +184,24 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
         *out = slot->v;
         return PYF_OK;
     }
-    pyf_record r = {code_addr, b, "???", "???", -1, -1, -1, -1, flags, 0};
+    pyf_record r = {code_addr, b, {"???", "???", -1, -1, -1, -1, flags, 0}};
     if (code != NULL) {
         const char *const *names = names_of(tb, code);
         if (names == NULL)
             return PYF_ENOMEM; /* the slot stays empty */
-        r.function = names[0];
-        r.filename = names[1];
-        r.flags |= code->flags & (PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_CODE_UNREADABLE);
+        r.info.function = names[0];
+        r.info.filename = names[1];
+        r.info.flags |= code->flags & (PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_CODE_UNREADABLE);
         pyf__location loc;
         if (!pyf__linetable_lookup(code->linetable, code->linetable_len,
                                    code->firstlineno, instr, &loc))
-            r.flags |= PYF_FRAME_NO_LOCATION;
-        r.line = loc.line;
-        r.end_line = loc.end_line;
-        r.column = loc.column;
-        r.end_column = loc.end_column;
+            r.info.flags |= PYF_FRAME_NO_LOCATION;
+        r.info.line = loc.line;
+        r.info.end_line = loc.end_line;
+        r.info.column = loc.column;
+        r.info.end_column = loc.end_column;
     } else {
-        r.flags |= PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION;
+        r.info.flags |= PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION;
     }
     return append_record(tb, slot, &r, out);
 }
@@ -225,7 +225,7 @@ int pyf__table_record_with(pyf__table *tb, uint32_t rec, uint32_t add_flags,
         return PYF_OK;
     }
     pyf_record r = tb->records[rec]; /* a copy: appending may move the array */
-    r.flags |= add_flags;
+    r.info.flags |= add_flags;
     return append_record(tb, slot, &r, out);
 }
 

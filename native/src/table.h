@@ -53,8 +53,8 @@ pyf__table *pyf__table_new(uint64_t id, uint64_t code_clears);
 void pyf__table_ref(pyf__table *tb);
 void pyf__table_unref(pyf__table *tb); /* accepts NULL */
 /* The record of a frame running code (NULL: unreadable, shown as "???") at
- * instruction instr with the frame's own flags (PYF_FRAME_GENERATOR,
- * PYF_FRAME_ENTRY_FROM_C); its location is decoded when it is new. */
+ * instruction instr with the frame's own flags (PYF_FRAME_GENERATOR and
+ * its owner's type, PYF_FRAME_ENTRY_FROM_C); its location is decoded when it is new. */
 int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
                       int64_t instr, uint32_t flags, uint32_t *out);
 /* The record like rec with add_flags set too. */

@@ -284,7 +284,7 @@ static int coro_stack(walk *w, uint64_t coro)
             int64_t instr =
                 code != NULL ? pyf__iframe_instr(t, &fr, code, &tlbc_failures) : INT64_MIN;
             rc = w->sink->frame(w->sink->ctx, fr.addr, fr.exe, code, instr,
-                                PYF_FRAME_GENERATOR);
+                                pyf__owned_flags(code));
         }
         if (rc != PYF_OK || state != o->gen_yield_from)
             break;

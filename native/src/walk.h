@@ -40,8 +40,7 @@ void pyf__chunks_free(pyf__chunk_list *cl);
 static inline pyf_frame pyf__table_frame(const pyf__table *tb, uint32_t key)
 {
     const pyf_record *r = &tb->records[tb->keys[key].record];
-    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->function, r->filename,
-                       r->line, r->end_line, r->column, r->end_column, r->flags, 0};
+    return (pyf_frame){tb->keys[key].frame_addr, r->code_addr, r->info};
 }
 
 /* Where the walk delivers frames (implemented by snapshot.c). */
@@ -49,7 +48,7 @@ typedef struct pyf__sink {
     void *ctx;
     /* code may be NULL (unreadable code object: show "???"); instr is the
      * code-unit index of the instruction; flags the frame's own
-     * (PYF_FRAME_GENERATOR) */
+     * (pyf__owned_flags for a generator's frame) */
     int (*frame)(void *ctx, uint64_t frame_addr, uint64_t code_addr,
                  const pyf__code *code, int64_t instr, uint32_t flags);
     /* the most recently delivered frame was entered from C: entry_addr is

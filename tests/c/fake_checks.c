@@ -122,12 +122,17 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
     }
     for (uint32_t i = 0; i < s->nframes; i++) {
         const pyf_frame *f = &s->frames[i];
-        if (f->function == NULL || f->filename == NULL)
+        if (f->info.function == NULL || f->info.filename == NULL)
             return "frame string NULL";
-        if (!fake_valid_utf8(f->function) || !fake_valid_utf8(f->filename))
+        if (!fake_valid_utf8(f->info.function) || !fake_valid_utf8(f->info.filename))
             return "frame string not valid UTF-8";
-        if (f->flags & ~0x1Fu)
+        if (f->info.flags & ~0x7Fu)
             return "unknown frame flag";
+        /* the owner's type: one at most, and only beside GENERATOR */
+        uint32_t owner = f->info.flags & (PYF_FRAME_COROUTINE | PYF_FRAME_ASYNC_GENERATOR);
+        if (owner != 0 && (!(f->info.flags & PYF_FRAME_GENERATOR) ||
+                           owner == (PYF_FRAME_COROUTINE | PYF_FRAME_ASYNC_GENERATOR)))
+            return "coroutine or async generator frame without GENERATOR, or both";
     }
     /* the frame table agrees with the frames, frame by frame */
     pyf_frame_table tab;
@@ -148,10 +153,9 @@ const char *fake_check_snapshot(const pyf_snapshot *s)
         if (k->record >= tab.nrecords)
             return "key's record out of bounds";
         const pyf_record *r = &tab.records[k->record];
+        /* the one view of a frame: the same bytes in both (padding-free) */
         if (k->frame_addr != f->frame_addr || r->code_addr != f->code_addr ||
-            r->function != f->function || r->filename != f->filename ||
-            r->line != f->line || r->end_line != f->end_line || r->column != f->column ||
-            r->end_column != f->end_column || r->flags != f->flags)
+            memcmp(&r->info, &f->info, sizeof r->info) != 0)
             return "frame differs from its key and record";
     }
     return NULL;
@@ -184,9 +188,10 @@ void fake_dump_snapshot(const pyf_snapshot *s, FILE *out)
                 fake_thread_detail(t), t->first_frame, t->nframes);
         for (uint32_t k = 0; k < t->nframes && t->first_frame + k < s->nframes; k++) {
             const pyf_frame *f = &s->frames[t->first_frame + k];
+            const pyf_frame_info *fi = &f->info;
             fprintf(out, "    #%u %s (%s:%d-%d:%d-%d) flags=0x%x frame=0x%llx code=0x%llx\n",
-                    k, f->function, f->filename, f->line, f->end_line, f->column,
-                    f->end_column, f->flags, (unsigned long long)f->frame_addr,
+                    k, fi->function, fi->filename, fi->line, fi->end_line, fi->column,
+                    fi->end_column, fi->flags, (unsigned long long)f->frame_addr,
                     (unsigned long long)f->code_addr);
         }
     }

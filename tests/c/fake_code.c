@@ -36,6 +36,11 @@ uint64_t fake_code_raw(fake_target *ft, uint64_t filename, uint64_t qualname,
     return c;
 }
 
+void fake_code_set_flags(fake_target *ft, uint64_t code, uint32_t co_flags)
+{
+    fake_w32(ft, code + ft->o.co_flags, co_flags);
+}
+
 uint64_t fake_code(fake_target *ft, const char *filename, const char *qualname,
                    int firstlineno, const fake_loc *locs, size_t nlocs)
 {

@@ -190,6 +190,9 @@ static void resolve_offsets(fake_target *ft)
     o->str_interned = 1u;
     o->owner_entry = 3;
     o->gen_executing = ft->minor >= 15 ? 4 : 0;
+    /* 3.13-3.15 (Include/cpython/code.h): co_flags, then four more ints,
+     * then co_firstlineno; test_free_threaded checks it in every layout */
+    o->co_flags = o->co_firstlineno - 20;
     const ft_layout *l = ft->layout;
     if (l != NULL) { /* what CPython's headers say, not what we assume */
         if (opt_off(ft, "gen_object.size", UINT64_MAX) == UINT64_MAX) {
@@ -208,6 +211,7 @@ static void resolve_offsets(fake_target *ft)
         o->str_ascii = l->str_ascii;
         o->str_interned = l->str_interned;
         o->owner_entry = (uint8_t)l->owner_entry;
+        o->co_flags = l->co_flags;
         o->gen_executing = (uint8_t)l->frame_executing;
         if (l->has_tlbc) {
             o->fr_tlbc_index = l->frame_tlbc_index;

@@ -59,6 +59,7 @@ typedef struct ft_offs {
         fr_owner, fr_stackpointer;
     uint64_t co_size, co_filename, co_name, co_qualname, co_linetable,
         co_firstlineno, co_code_adaptive;
+    uint64_t co_flags; /* not in the table: CPython's headers (ft_layout) */
     uint64_t ob_type;
     uint64_t ty_size, ty_tp_name;
     uint64_t by_ob_size, by_ob_sval;

@@ -131,6 +131,16 @@ int fake_loc_at(const fake_loc *locs, size_t n, int idx, fake_loc *found);
 
 /* ==== code objects: fake_code.c =========================================== */
 
+/* co_flags of CPython 3.13-3.15 (Include/cpython/code.h): the bits that
+ * make a function's generator object a generator, coroutine or async
+ * generator (test_free_threaded checks them against CPython's headers). */
+#define FAKE_CO_GENERATOR 0x0020u
+#define FAKE_CO_COROUTINE 0x0080u
+#define FAKE_CO_ITERABLE_COROUTINE 0x0100u
+#define FAKE_CO_ASYNC_GENERATOR 0x0200u
+/* Set a code object's co_flags (fake_code leaves them 0). */
+void fake_code_set_flags(fake_target *ft, uint64_t code, uint32_t co_flags);
+
 /* Code object with ob_type -> type "code", co_filename / co_qualname /
  * co_name (last dotted part of qualname) -> str, co_linetable -> bytes from
  * the encoder, co_firstlineno, and sum(ncu) code units of bytecode at

@@ -59,10 +59,11 @@ static char *snap_text(const pyf_snapshot *s)
                   t->error, t->nframes);
         for (uint32_t k = 0; k < t->nframes; k++) {
             const pyf_frame *f = &s->frames[t->first_frame + k];
+            const pyf_frame_info *fi = &f->info;
             sb_printf(&b, "  F %llx %llx %s|%s %d %d %d %d %x\n",
                       (unsigned long long)f->frame_addr, (unsigned long long)f->code_addr,
-                      f->function, f->filename, f->line, f->end_line, f->column,
-                      f->end_column, f->flags);
+                      fi->function, fi->filename, fi->line, fi->end_line, fi->column,
+                      fi->end_column, fi->flags);
         }
     }
     return b.p;
@@ -76,10 +77,10 @@ static int has_marks(const pyf_snapshot *s)
             return 1;
     for (uint32_t i = 0; i < s->nframes; i++) {
         const pyf_frame *f = &s->frames[i];
-        if (f->flags & (PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION |
-                        PYF_FRAME_NAME_TRUNCATED))
+        if (f->info.flags & (PYF_FRAME_CODE_UNREADABLE | PYF_FRAME_NO_LOCATION |
+                             PYF_FRAME_NAME_TRUNCATED))
             return 1;
-        if (strcmp(f->function, "???") == 0 || strcmp(f->filename, "???") == 0)
+        if (strcmp(f->info.function, "???") == 0 || strcmp(f->info.filename, "???") == 0)
             return 1;
     }
     return 0;

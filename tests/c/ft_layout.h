@@ -28,6 +28,10 @@ typedef struct ft_layout {
     uint64_t bytes_shash;         /* offsetof(PyBytesObject, ob_shash) */
     uint64_t gen_size, gen_gi_name, gen_gi_iframe, gen_gi_frame_state;
     uint64_t co_version;          /* offsetof(PyCodeObject, co_version) */
+    uint64_t co_flags;            /* offsetof(PyCodeObject, co_flags) */
+    /* its bits: CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
+     * CO_ASYNC_GENERATOR */
+    uint32_t co_generator, co_coroutine, co_iterable_coroutine, co_async_generator;
     int frame_executing;          /* FRAME_EXECUTING */
     int owner_thread, owner_generator, owner_entry; /* CSTACK (3.13) / INTERPRETER */
     uint64_t chunk_data;          /* offsetof(_PyStackChunk, data) */

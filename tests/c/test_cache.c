@@ -65,10 +65,10 @@ static pyf_stats check_same(scene *sc, const char *what)
         for (uint32_t i = 0; i < a->nframes && i < b->nframes; i++) {
             const pyf_frame *x = &a->frames[i], *y = &b->frames[i];
             CHECK_MSG(x->frame_addr == y->frame_addr && x->code_addr == y->code_addr &&
-                          x->line == y->line && x->flags == y->flags &&
-                          strcmp(x->function, y->function) == 0,
-                      "%s: frame %u differs (%s:%d vs %s:%d)", what, i, x->function, x->line,
-                      y->function, y->line);
+                          x->info.line == y->info.line && x->info.flags == y->info.flags &&
+                          strcmp(x->info.function, y->info.function) == 0,
+                      "%s: frame %u differs (%s:%d vs %s:%d)", what, i, x->info.function,
+                      x->info.line, y->info.function, y->info.line);
         }
         CHECK_EQ_INT(a->threads[0].flags & PYF_THREAD_COMPLETE, PYF_THREAD_COMPLETE);
     }

@@ -212,13 +212,13 @@ static void check_thread(const pyf_snapshot *s, const exp_thread *et, int free_t
     for (uint32_t k = 0; k < th->nframes && k < et->n; k++) {
         const pyf_frame *f = &s->frames[th->first_frame + k];
         const exp_frame *e = &et->v[et->n - 1 - k];
-        int ok = strcmp(f->function, e->func) == 0 && strcmp(f->filename, e->file) == 0 &&
-                 f->line == e->line && !(f->flags & PYF_FRAME_CODE_UNREADABLE) &&
-                 (e->line >= 0 ? !(f->flags & PYF_FRAME_NO_LOCATION)
-                               : (f->flags & PYF_FRAME_NO_LOCATION) != 0);
+        int ok = strcmp(f->info.function, e->func) == 0 && strcmp(f->info.filename, e->file) == 0 &&
+                 f->info.line == e->line && !(f->info.flags & PYF_FRAME_CODE_UNREADABLE) &&
+                 (e->line >= 0 ? !(f->info.flags & PYF_FRAME_NO_LOCATION)
+                               : (f->info.flags & PYF_FRAME_NO_LOCATION) != 0);
         CHECK_MSG(ok, "%s: thread %llu frame %u: got %s (%s) line %d flags 0x%x, expected %s "
-                  "(%s) line %d", what, (unsigned long long)et->tid, k, f->function,
-                  f->filename, f->line, f->flags, e->func, e->file, e->line);
+                  "(%s) line %d", what, (unsigned long long)et->tid, k, f->info.function,
+                  f->info.filename, f->info.line, f->info.flags, e->func, e->file, e->line);
     }
 }
 
@@ -237,8 +237,8 @@ static int frame_line(const pyf_snapshot *s, uint64_t tid, uint32_t k, uint32_t 
     if (ti < 0 || k >= s->threads[ti].nframes)
         return -2;
     const pyf_frame *f = &s->frames[s->threads[ti].first_frame + k];
-    *flags = f->flags;
-    return f->line;
+    *flags = f->info.flags;
+    return f->info.line;
 }
 
 /* ---- the checks ------------------------------------------------------------ */
@@ -286,6 +286,14 @@ static void check_layouts(void)
          * after co_firstlineno (offsets.c) in every layout */
         CHECK_EQ_INT(pyf_test_offsets_get(l->table, l->minor, "code_object.firstlineno") + 24,
                      l->co_version);
+        /* co_flags too, 20 bytes before co_firstlineno (offsets.c), and
+         * the CO_* bits the library and the fake images use */
+        CHECK_EQ_INT(pyf_test_offsets_get(l->table, l->minor, "code_object.firstlineno") - 20,
+                     l->co_flags);
+        CHECK_EQ_INT(l->co_generator, FAKE_CO_GENERATOR);
+        CHECK_EQ_INT(l->co_coroutine, FAKE_CO_COROUTINE);
+        CHECK_EQ_INT(l->co_iterable_coroutine, FAKE_CO_ITERABLE_COROUTINE);
+        CHECK_EQ_INT(l->co_async_generator, FAKE_CO_ASYNC_GENERATOR);
         /* the layouts the reference describes (free-threaded.md section 1) */
         if (l->free_threaded) {
             CHECK_EQ_INT(pyf_test_offsets_get(l->table, l->minor, "pyobject.ob_type"), 24);
@@ -439,6 +447,47 @@ static void frame_cache(const ft_layout *l)
     fake_free(ft);
 }
 
+/* A generator's frame is named by its code's co_flags, at the offset and
+ * with the bits of CPython's own headers. */
+static void owners(const ft_layout *l)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s generator owners", l->name);
+    check_begin(what);
+    fake_target *ft = fake_new_layout(l);
+    uint64_t in0 = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, in0, 0x7f0000021000ull, 301, 1);
+    const uint32_t co[3] = {l->co_coroutine, l->co_async_generator,
+                            l->co_generator | l->co_iterable_coroutine};
+    const uint32_t want[3] = {PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE,
+                              PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR,
+                              PYF_FRAME_GENERATOR};
+    fake_push_frame(th, fake_code(ft, CODES[0].file, CODES[0].qual, 10, L_DISTINCT, N_DISTINCT),
+                    0);
+    for (int i = 0; i < 3; i++) {
+        uint64_t c = fake_code(ft, CODES[i + 1].file, CODES[i + 1].qual, 10, L_DISTINCT,
+                               N_DISTINCT);
+        fake_w32(ft, c + l->co_flags, co[i]);
+        fake_gen_frame(th, c, 1, NULL);
+    }
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s = take(t, what);
+    int ti = s != NULL ? fake_find_thread(s, 301) : -1;
+    if (ti >= 0 && s->threads[ti].nframes == 4) {
+        for (int i = 0; i < 3; i++) /* innermost first */
+            CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 2 - (uint32_t)i].info.flags &
+                             ~PYF_FRAME_ENTRY_FROM_C, want[i]);
+        CHECK_EQ_INT(s->frames[s->threads[ti].first_frame + 3].info.flags & ~PYF_FRAME_ENTRY_FROM_C,
+                     0);
+    } else {
+        CHECK_MSG(0, "%s: thread 301 not read with its 4 frames", what);
+    }
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
 static fake_target *sweep_build(const sweep_image *si)
 {
     image *im = malloc(sizeof *im);
@@ -473,6 +522,8 @@ int main(void)
         REQUIRE(ftl != NULL && def != NULL);
         check_flavour(ftl);
         check_flavour(def);
+        owners(ftl);
+        owners(def);
         if (ftl->has_tlbc) {
             grow_and_fill(ftl, 0);
             if (minor >= 15)

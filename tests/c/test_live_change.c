@@ -85,8 +85,8 @@ static pyf_snapshot *take(pyf_target *t)
 static int shows(const pyf_snapshot *s, const char *function, const char *filename)
 {
     for (uint32_t i = 0; s != NULL && i < s->nframes; i++)
-        if (strcmp(s->frames[i].function, function) == 0 &&
-            strcmp(s->frames[i].filename, filename) == 0)
+        if (strcmp(s->frames[i].info.function, function) == 0 &&
+            strcmp(s->frames[i].info.filename, filename) == 0)
             return 1;
     return 0;
 }

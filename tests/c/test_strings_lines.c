@@ -122,13 +122,13 @@ static void test_kinds(int minor)
     if (mini_run(&m, NULL) == 0) {
         for (size_t i = 0; i < NNAMES; i++) {
             const pyf_frame *f = mini_frame(&m, (int)i);
-            CHECK_EQ_STR(f->function, k_names[i]);
-            CHECK_EQ_STR(f->filename, file);
-            CHECK_EQ_INT(f->flags & (PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_CODE_UNREADABLE), 0);
-            CHECK_EQ_INT(f->line, 1);
+            CHECK_EQ_STR(f->info.function, k_names[i]);
+            CHECK_EQ_STR(f->info.filename, file);
+            CHECK_EQ_INT(f->info.flags & (PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_CODE_UNREADABLE), 0);
+            CHECK_EQ_INT(f->info.line, 1);
         }
         for (unsigned st = 0; st < 4; st++)
-            CHECK_EQ_STR(mini_frame(&m, (int)(NNAMES + st))->function, k_names[st + 1]);
+            CHECK_EQ_STR(mini_frame(&m, (int)(NNAMES + st))->info.function, k_names[st + 1]);
     }
     mini_free(&m);
 }
@@ -181,25 +181,25 @@ static void test_truncation(int minor)
         static const char *const unit[] = {"a", "Δ", "😀"};
         for (int i = 0; i < 3; i++) {
             const pyf_frame *f = mini_frame(&m, i);
-            size_t len = strlen(f->function);
-            CHECK_MSG(f->flags & PYF_FRAME_NAME_TRUNCATED, "absurd length %d not flagged", i);
+            size_t len = strlen(f->info.function);
+            CHECK_MSG(f->info.flags & PYF_FRAME_NAME_TRUNCATED, "absurd length %d not flagged", i);
             CHECK_MSG(len <= PYF_DEFAULT_MAX_STRING, "absurd length %d: %zu bytes kept", i, len);
-            CHECK_MSG(len > 0 && count_prefix(f->function, unit[i]) * strlen(unit[i]) == len,
+            CHECK_MSG(len > 0 && count_prefix(f->info.function, unit[i]) * strlen(unit[i]) == len,
                       "absurd length %d: unexpected content", i);
         }
         /* negative lengths: never a crash, a valid string */
-        CHECK(fake_valid_utf8(mini_frame(&m, 3)->function));
-        CHECK(fake_valid_utf8(mini_frame(&m, 4)->function));
+        CHECK(fake_valid_utf8(mini_frame(&m, 3)->info.function));
+        CHECK(fake_valid_utf8(mini_frame(&m, 4)->info.function));
         const pyf_frame *f = mini_frame(&m, 5);
-        CHECK(f->flags & PYF_FRAME_NAME_TRUNCATED);
-        CHECK(strlen(f->function) <= PYF_DEFAULT_MAX_STRING);
-        CHECK(strlen(f->function) >= 1024);
-        CHECK(strncmp(f->function, longname, strlen(f->function)) == 0);
+        CHECK(f->info.flags & PYF_FRAME_NAME_TRUNCATED);
+        CHECK(strlen(f->info.function) <= PYF_DEFAULT_MAX_STRING);
+        CHECK(strlen(f->info.function) >= 1024);
+        CHECK(strncmp(f->info.function, longname, strlen(f->info.function)) == 0);
         f = mini_frame(&m, 6);
-        CHECK_EQ_STR(f->function, "ok");
-        CHECK(f->flags & PYF_FRAME_NAME_TRUNCATED);
-        CHECK(strlen(f->filename) <= PYF_DEFAULT_MAX_STRING);
-        CHECK(strncmp(f->filename, longname, strlen(f->filename)) == 0);
+        CHECK_EQ_STR(f->info.function, "ok");
+        CHECK(f->info.flags & PYF_FRAME_NAME_TRUNCATED);
+        CHECK(strlen(f->info.filename) <= PYF_DEFAULT_MAX_STRING);
+        CHECK(strncmp(f->info.filename, longname, strlen(f->info.filename)) == 0);
     }
     mini_free(&m);
 
@@ -223,16 +223,16 @@ static void test_truncation(int minor)
     if (mini_run(&m, &o) == 0) {
         for (size_t i = 0; i < 6; i++) {
             const pyf_frame *f = mini_frame(&m, (int)i);
-            size_t len = strlen(f->function);
+            size_t len = strlen(f->info.function);
             int fits = strlen(texts[i]) <= 16;
             CHECK_MSG(len <= 16, "'%s': %zu bytes kept", texts[i], len);
-            CHECK_MSG(fake_valid_utf8(f->function), "'%s' cut inside a character", texts[i]);
-            CHECK_MSG(strncmp(f->function, texts[i], len) == 0, "'%s' -> '%s'", texts[i],
-                      f->function);
-            CHECK_MSG(!!(f->flags & PYF_FRAME_NAME_TRUNCATED) == !fits,
-                      "'%s': truncated flag %u", texts[i], f->flags);
+            CHECK_MSG(fake_valid_utf8(f->info.function), "'%s' cut inside a character", texts[i]);
+            CHECK_MSG(strncmp(f->info.function, texts[i], len) == 0, "'%s' -> '%s'", texts[i],
+                      f->info.function);
+            CHECK_MSG(!!(f->info.flags & PYF_FRAME_NAME_TRUNCATED) == !fits,
+                      "'%s': truncated flag %u", texts[i], f->info.flags);
             if (fits)
-                CHECK_EQ_STR(f->function, texts[i]);
+                CHECK_EQ_STR(f->info.function, texts[i]);
             else
                 CHECK_MSG(len >= 12, "'%s': only %zu bytes kept", texts[i], len);
         }
@@ -268,19 +268,20 @@ static void test_odd_strings(int minor)
     mini_push(&m, code_named(m.ft, fake_str_cp(m.ft, nul, 5, 0), ok), 0); /* 6 */
     if (mini_run(&m, NULL) == 0) {
         const pyf_frame *f = mini_frame(&m, 0);
-        CHECK_EQ_STR(f->function, "fine");
-        CHECK(strncmp(f->filename, "/x", 2) == 0);
-        CHECK(strlen(f->filename) >= 5 && strcmp(f->filename + strlen(f->filename) - 3, ".py") == 0);
+        CHECK_EQ_STR(f->info.function, "fine");
+        CHECK(strncmp(f->info.filename, "/x", 2) == 0);
+        size_t flen = strlen(f->info.filename);
+        CHECK(flen >= 5 && strcmp(f->info.filename + flen - 3, ".py") == 0);
         f = mini_frame(&m, 1);
         CHECK_EQ_INT(f->code_addr, m.frames[1] ? fake_r64(m.ft, m.frames[1]) & ~3ull : 0);
-        CHECK_EQ_STR(f->filename, "fine"); /* the rest of the frame is intact */
-        CHECK_EQ_INT(f->line, 1);
-        CHECK_EQ_STR(mini_frame(&m, 5)->function, "fine");
-        CHECK_EQ_INT(mini_frame(&m, 5)->line, 1);
+        CHECK_EQ_STR(f->info.filename, "fine"); /* the rest of the frame is intact */
+        CHECK_EQ_INT(f->info.line, 1);
+        CHECK_EQ_STR(mini_frame(&m, 5)->info.function, "fine");
+        CHECK_EQ_INT(mini_frame(&m, 5)->info.line, 1);
         /* U+0000 written C0 80: the name is not cut short at it */
         f = mini_frame(&m, 6);
-        CHECK_EQ_STR(f->function, "a\xC0\x80" "b\x1B\xC0\x80");
-        CHECK_EQ_INT(f->flags & PYF_FRAME_NAME_TRUNCATED, 0);
+        CHECK_EQ_STR(f->info.function, "a\xC0\x80" "b\x1B\xC0\x80");
+        CHECK_EQ_INT(f->info.flags & PYF_FRAME_NAME_TRUNCATED, 0);
     }
     mini_free(&m);
 }
@@ -355,18 +356,20 @@ static void test_line_forms(int minor)
             int found = fake_loc_at(L_ALL, NALL, real_idx, &l) == 0;
             if (!found)
                 l.line = l.end_line = l.col = l.end_col = -1;
-            CHECK_MSG(f->line == l.line && f->end_line == l.end_line && f->column == l.col &&
-                          f->end_column == l.end_col,
-                      "index %d: %d-%d:%d-%d, expected %d-%d:%d-%d", real_idx, f->line,
-                      f->end_line, f->column, f->end_column, l.line, l.end_line, l.col,
+            const pyf_frame_info *fi = &f->info;
+            CHECK_MSG(fi->line == l.line && fi->end_line == l.end_line && fi->column == l.col &&
+                          fi->end_column == l.end_col,
+                      "index %d: %d-%d:%d-%d, expected %d-%d:%d-%d", real_idx, fi->line,
+                      fi->end_line, fi->column, fi->end_column, l.line, l.end_line, l.col,
                       l.end_col);
             if (found && l.line >= 0)
-                CHECK_MSG(!(f->flags & PYF_FRAME_NO_LOCATION), "index %d flagged NO_LOCATION",
+                CHECK_MSG(!(f->info.flags & PYF_FRAME_NO_LOCATION), "index %d flagged NO_LOCATION",
                           real_idx);
-            CHECK_EQ_STR(f->function, "every_form");
+            CHECK_EQ_STR(f->info.function, "every_form");
         }
         const pyf_frame *f = mini_frame(&m, si);
-        CHECK(f->line == 2 && f->end_line == 2 && f->column == 4 && f->end_column == 8);
+        CHECK(f->info.line == 2 && f->info.end_line == 2 && f->info.column == 4 &&
+              f->info.end_column == 8);
     }
     mini_free(&m);
 }
@@ -441,34 +444,35 @@ static void test_corrupt_tables(int minor)
     if (mini_run(&m, NULL) == 0) {
         for (int i = 0; i < n_nl; i++) {
             const pyf_frame *f = mini_frame(&m, nl[i]);
-            CHECK_MSG(f->line == -1 && (f->flags & PYF_FRAME_NO_LOCATION),
-                      "%s: line %d flags 0x%x", f->function, f->line, f->flags);
-            CHECK_MSG(f->column == -1 && f->end_column == -1 && f->end_line == -1,
-                      "%s: %d-%d:%d-%d", f->function, f->line, f->end_line, f->column,
-                      f->end_column);
-            CHECK(!(f->flags & PYF_FRAME_CODE_UNREADABLE));
+            CHECK_MSG(f->info.line == -1 && (f->info.flags & PYF_FRAME_NO_LOCATION),
+                      "%s: line %d flags 0x%x", f->info.function, f->info.line, f->info.flags);
+            CHECK_MSG(f->info.column == -1 && f->info.end_column == -1 && f->info.end_line == -1,
+                      "%s: %d-%d:%d-%d", f->info.function, f->info.line, f->info.end_line,
+                      f->info.column, f->info.end_column);
+            CHECK(!(f->info.flags & PYF_FRAME_CODE_UNREADABLE));
         }
-        CHECK_EQ_STR(mini_frame(&m, nl[n_nl - 2])->function, "lt_unmapped");
+        CHECK_EQ_STR(mini_frame(&m, nl[n_nl - 2])->info.function, "lt_unmapped");
         /* entry 0: short form code 0, 2 units, col 0..3 at line 10 */
         const pyf_frame *f = mini_frame(&m, ok_before_cut);
-        CHECK_MSG(f->line == 10 && f->column == 0 && f->end_column == 3 &&
-                      !(f->flags & PYF_FRAME_NO_LOCATION),
-                  "valid prefix: %d:%d-%d flags 0x%x", f->line, f->column, f->end_column,
-                  f->flags);
+        CHECK_MSG(f->info.line == 10 && f->info.column == 0 && f->info.end_column == 3 &&
+                      !(f->info.flags & PYF_FRAME_NO_LOCATION),
+                  "valid prefix: %d:%d-%d flags 0x%x", f->info.line, f->info.column,
+                  f->info.end_column, f->info.flags);
         f = mini_frame(&m, huge);
-        CHECK_MSG((f->line == -1 && (f->flags & PYF_FRAME_NO_LOCATION)) ||
-                      (f->line == 10 && f->column == 0 && f->end_column == 3),
-                  "huge ob_size: line %d", f->line);
+        CHECK_MSG((f->info.line == -1 && (f->info.flags & PYF_FRAME_NO_LOCATION)) ||
+                      (f->info.line == 10 && f->info.column == 0 && f->info.end_column == 3),
+                  "huge ob_size: line %d", f->info.line);
         /* never a crash, a location that is either unknown or plausible */
-        CHECK(mini_frame(&m, endless_i)->line == -1);
-        CHECK_EQ_STR(mini_frame(&m, bigvar_i)->function, "bigvar");
-        CHECK_EQ_STR(mini_frame(&m, zero_i)->function, "outside");
-        CHECK_EQ_STR(mini_frame(&m, far_i)->function, "outside");
-        CHECK_EQ_INT(mini_frame(&m, far_i)->line, -1);
+        CHECK(mini_frame(&m, endless_i)->info.line == -1);
+        CHECK_EQ_STR(mini_frame(&m, bigvar_i)->info.function, "bigvar");
+        CHECK_EQ_STR(mini_frame(&m, zero_i)->info.function, "outside");
+        CHECK_EQ_STR(mini_frame(&m, far_i)->info.function, "outside");
+        CHECK_EQ_INT(mini_frame(&m, far_i)->info.line, -1);
         f = mini_frame(&m, last);
-        CHECK_EQ_STR(f->function, "good");
+        CHECK_EQ_STR(f->info.function, "good");
         /* long form (line 1 below firstlineno 5), index 2 of 4 units */
-        CHECK(f->line == 1 && f->end_line == 1 && f->column == 0 && f->end_column == 1);
+        CHECK(f->info.line == 1 && f->info.end_line == 1 && f->info.column == 0 &&
+              f->info.end_column == 1);
     }
     mini_free(&m);
 }
@@ -493,10 +497,10 @@ static void test_instr_ptr_extremes(int minor)
     }
     if (mini_run(&m, NULL) == 0) {
         for (int i = 0; i < 4; i++)
-            CHECK_EQ_STR(mini_frame(&m, i)->function, "extreme");
+            CHECK_EQ_STR(mini_frame(&m, i)->info.function, "extreme");
         /* far above the bytecode: past the end of the table */
-        CHECK_EQ_INT(mini_frame(&m, 0)->line, -1);
-        CHECK_EQ_INT(mini_frame(&m, 2)->line, -1);
+        CHECK_EQ_INT(mini_frame(&m, 0)->info.line, -1);
+        CHECK_EQ_INT(mini_frame(&m, 2)->info.line, -1);
     }
     mini_free(&m);
 }

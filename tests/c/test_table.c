@@ -99,8 +99,8 @@ static void test_unchanged(int minor, int with_readv)
         CHECK(record_of(&a, i) == record_of(&a, 1));
         CHECK(a.frame_keys[i] != a.frame_keys[i - 1]);
     }
-    CHECK_EQ_STR(a.records[record_of(&a, 1)].function, "walk");
-    CHECK_EQ_INT(a.records[record_of(&a, 1)].line, 21);
+    CHECK_EQ_STR(a.records[record_of(&a, 1)].info.function, "walk");
+    CHECK_EQ_INT(a.records[record_of(&a, 1)].info.line, 21);
     CHECK_EQ_INT(a.records[record_of(&a, 1)].instr, 3);
 
     pyf_target_reset_stats(t);
@@ -114,8 +114,8 @@ static void test_unchanged(int minor, int with_readv)
     CHECK_EQ_INT(b.nkeys, a.nkeys);
     CHECK(memcmp(a.frame_keys, b.frame_keys, (DEPTH + 1) * sizeof(uint32_t)) == 0);
     for (uint32_t i = 0; i <= DEPTH; i++) /* no string made again */
-        CHECK(s1->frames[i].function == s2->frames[i].function &&
-              s1->frames[i].filename == s2->frames[i].filename);
+        CHECK(s1->frames[i].info.function == s2->frames[i].info.function &&
+              s1->frames[i].info.filename == s2->frames[i].info.filename);
 
     /* warm snapshots read the same, and few: with readv, everything the
      * last one read in one call (prefetch); without, the thread's chunks
@@ -160,8 +160,8 @@ static void test_top_moves(int minor)
     CHECK(memcmp(a.frame_keys + 1, b.frame_keys + 1, DEPTH * sizeof(uint32_t)) == 0);
     CHECK_EQ_INT(b.nrecords, a.nrecords + 1);
     CHECK_EQ_INT(b.nkeys, a.nkeys + 1);
-    CHECK_EQ_INT(s2->frames[0].line, 41);
-    CHECK_EQ_INT(s1->frames[0].line, 40); /* the older snapshot is unchanged */
+    CHECK_EQ_INT(s2->frames[0].info.line, 41);
+    CHECK_EQ_INT(s1->frames[0].info.line, 40); /* the older snapshot is unchanged */
     /* back where it was: the old key again */
     move_top(&sc, 0);
     pyf_snapshot *s3 = take(t);
@@ -266,16 +266,16 @@ static void test_code_replaced(int minor)
     pyf_snapshot *s2 = take(t);
     REQUIRE(s2 != NULL && s2->nframes == DEPTH + 1);
     pyf_frame_table b = table_of(s2);
-    CHECK_EQ_STR(s2->frames[0].function, "other");
-    CHECK_EQ_STR(s2->frames[0].filename, "/app/other.py");
-    CHECK_EQ_INT(s2->frames[0].line, 90);
-    CHECK_EQ_STR(s1->frames[0].function, "Top.leaf"); /* kept as it was */
+    CHECK_EQ_STR(s2->frames[0].info.function, "other");
+    CHECK_EQ_STR(s2->frames[0].info.filename, "/app/other.py");
+    CHECK_EQ_INT(s2->frames[0].info.line, 90);
+    CHECK_EQ_STR(s1->frames[0].info.function, "Top.leaf"); /* kept as it was */
     if (b.table_id == a.table_id) /* 3.13: the same table, a new record */
         CHECK(record_of(&b, 0) != record_of(&a, 0) && record_of(&b, 0) >= a.nrecords);
     else /* 3.14+: the cache was emptied, a new table */
         CHECK(minor >= 14);
     /* the unchanged code objects below keep their names */
-    CHECK_EQ_STR(s2->frames[1].function, "walk");
+    CHECK_EQ_STR(s2->frames[1].info.function, "walk");
     pyf_snapshot_free(s1);
     pyf_snapshot_free(s2);
     pyf_target_close(t);
@@ -324,9 +324,9 @@ static void test_lifetime(int minor)
         const pyf_record *r = &a.records[a.keys[a.frame_keys[i]].record];
         char fn[32];
         snprintf(fn, sizeof fn, "f%u", 9 - i);
-        CHECK_EQ_STR(r->function, fn);
-        CHECK_EQ_STR(s1->frames[i].function, fn);
-        CHECK_EQ_STR(r->filename, "/app/many.py");
+        CHECK_EQ_STR(r->info.function, fn);
+        CHECK_EQ_STR(s1->frames[i].info.function, fn);
+        CHECK_EQ_STR(r->info.filename, "/app/many.py");
     }
     CHECK(fake_check_snapshot(s1) == NULL);
     CHECK(fake_check_snapshot(s2) == NULL);
@@ -334,7 +334,7 @@ static void test_lifetime(int minor)
     pyf_snapshot_free(s2);
     pyf_snapshot_free(s1);
     CHECK(fake_check_snapshot(s3) == NULL);
-    CHECK_EQ_STR(s3->frames[609].function, "f0");
+    CHECK_EQ_STR(s3->frames[609].info.function, "f0");
     pyf_snapshot_free(s3);
     fake_free(ft);
 }

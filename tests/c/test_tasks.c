@@ -31,6 +31,7 @@ typedef struct world {
     uint64_t interp;            /* interpreter 0 */
     fake_thread *th;            /* its first thread (native id 501) */
     uint64_t code_main, code_a, code_b, code_c, code_decoy;
+    uint64_t code_agen; /* an async generator's (the others' are coroutines') */
     uint64_t coro_type, task_type, decoy;
 } world;
 
@@ -207,6 +208,11 @@ static void world_new(world *w, int minor)
     w->code_b = fake_code(w->ft, "/app/jobs.py", "Client.read", 10, L, NL(L));
     w->code_c = fake_code(w->ft, "/app/net.py", "Stream.wait", 10, L, NL(L));
     w->code_decoy = fake_code(w->ft, "/app/x.py", "decoy", 10, L, NL(L));
+    w->code_agen = fake_code(w->ft, "/app/net.py", "Stream.chunks", 10, L, NL(L));
+    const uint64_t coros[] = {w->code_a, w->code_b, w->code_c, w->code_decoy};
+    for (size_t i = 0; i < NL(coros); i++)
+        fake_code_set_flags(w->ft, coros[i], FAKE_CO_COROUTINE);
+    fake_code_set_flags(w->ft, w->code_agen, FAKE_CO_ASYNC_GENERATOR);
     w->coro_type = fake_type(w->ft, "coroutine");
     w->task_type = fake_type(w->ft, "_asyncio.Task");
     w->decoy = new_coro(w, w->code_decoy, 0);
@@ -251,6 +257,10 @@ static void check_list(const pyf_snapshot *s, const pyf_task_list *tl)
             threads_end = s->threads[i].first_frame + s->threads[i].nframes;
     CHECK_EQ_INT(tl->task_size, sizeof(pyf_task));
     CHECK((tl->status == 0 && tl->list_error == 0) == (tl->failure == NULL));
+    /* one failure: status and list_error are its code */
+    CHECK(tl->failure == NULL ||
+          tl->failure->code == (tl->status != 0 ? tl->status : tl->list_error));
+    CHECK(tl->status == 0 || (tl->list_error == 0 && tl->ntasks == 0));
     CHECK(tl->failure == NULL || tl->failure->detail[0] != '\0');
     for (uint32_t i = 0; i < tl->ntasks; i++) {
         const pyf_task *k = &tl->tasks[i];
@@ -265,7 +275,7 @@ static void check_list(const pyf_snapshot *s, const pyf_task_list *tl)
         CHECK(fake_known_error(k->error) && (k->error == 0) == (k->failure == NULL));
         CHECK(k->failure == NULL || (k->failure->code == k->error && k->failure->detail[0]));
         for (uint32_t j = 0; j < k->nframes && k->first_frame + j < s->nframes; j++)
-            CHECK(s->frames[k->first_frame + j].flags & PYF_FRAME_GENERATOR);
+            CHECK(s->frames[k->first_frame + j].info.flags & PYF_FRAME_GENERATOR);
     }
 }
 
@@ -313,7 +323,7 @@ static const pyf_task *expect(const pyf_snapshot *s, const pyf_task_list *tl, ui
     CHECK_EQ_STR(k->name, name);
     CHECK_MSG(k->nframes == nstack, "%s: %u frames, expected %u", name, k->nframes, nstack);
     for (uint32_t i = 0; i < k->nframes && i < nstack; i++)
-        CHECK_EQ_STR(s->frames[k->first_frame + i].function, stack[i]);
+        CHECK_EQ_STR(s->frames[k->first_frame + i].info.function, stack[i]);
     CHECK_MSG(k->nawaiters == nby, "%s: %u awaiters, expected %u", name, k->nawaiters, nby);
     for (uint32_t i = 0; i < k->nawaiters && i < nby; i++)
         CHECK_ADDR(tl->awaited_by[k->first_awaiter + i], by[i]);
@@ -352,7 +362,7 @@ static void test_happy(int minor)
     awaited_by(&w, B, C, 0);
     uint64_t E = new_task(&w, int_name(&w, 7), new_coro(&w, w.code_a, 1), PYF_TASK_PENDING);
     /* G (its thread gone): serve awaits an asend wrapper of an async generator */
-    uint64_t agen = new_gen(&w, fake_type(ft, "async_generator"), w.code_c, 3);
+    uint64_t agen = new_gen(&w, fake_type(ft, "async_generator"), w.code_agen, 3);
     uint64_t asend = new_obj(&w, fake_type(ft, "async_generator_asend"), 32);
     fake_w64(ft, asend + 16, agen);
     uint64_t g1 = new_coro(&w, w.code_a, 4);
@@ -386,7 +396,7 @@ static void test_happy(int minor)
         if (k != NULL) {
             fake_loc l;
             REQUIRE(fake_loc_at(L, NL(L), 9, &l) == 0);
-            CHECK_EQ_INT(s->frames[k->first_frame + 2].line, l.line);
+            CHECK_EQ_INT(s->frames[k->first_frame + 2].info.line, l.line);
             CHECK_ADDR(s->frames[k->first_frame + 2].frame_addr, a1 + off(&w, "gen_object.gi_iframe"));
             CHECK_ADDR(k->coro_addr, a1);
             CHECK_EQ_INT(k->state, PYF_TASK_PENDING);
@@ -405,11 +415,18 @@ static void test_happy(int minor)
         const char *se[] = {"serve"};
         k = expect(s, &tl, E, "Task-7", se, 1, NULL, 0);
         CHECK(k == NULL || (k->flags == PYF_TASK_NAME_NOT_STR && k->native_thread_id == 502));
-        const char *sg[] = {"Stream.wait", "serve"};
+        const char *sg[] = {"Stream.chunks", "serve"};
         int ig = -1, ih = -1, ie = -1, ia = -1;
         k = expect(s, &tl, G, "orphan", sg, 2, NULL, 0);
         CHECK(k == NULL || (k->flags == PYF_TASK_THREAD_GONE && k->tstate_addr == 0 &&
                             k->thread_id == 0 && k->native_thread_id == 0 && k->interp_id == 0));
+        /* each frame named by its owner: an async generator, a coroutine */
+        if (k != NULL && k->nframes == 2) {
+            CHECK_EQ_INT(s->frames[k->first_frame].info.flags,
+                         PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR);
+            CHECK_EQ_INT(s->frames[k->first_frame + 1].info.flags,
+                         PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE);
+        }
         const char *sh[] = {"Client.read"};
         k = expect(s, &tl, H, "heap", sh, 1, NULL, 0);
         CHECK(k == NULL || k->error == 0);

@@ -107,21 +107,22 @@ static int check_frames(const pyf_snapshot *snap, int ti, const stk *s, int nexp
     for (int k = 0; k < n; k++) {
         const pyf_frame *f = &snap->frames[t->first_frame + (uint32_t)k];
         const exp_frame *e = &s->f[s->n - 1 - k];
-        CHECK_MSG(strcmp(f->function, e->func) == 0, "%s #%d function '%s' != '%s'", what, k,
-                  f->function, e->func);
-        CHECK_MSG(strcmp(f->filename, e->file) == 0, "%s #%d filename '%s' != '%s'", what, k,
-                  f->filename, e->file);
+        CHECK_MSG(strcmp(f->info.function, e->func) == 0, "%s #%d function '%s' != '%s'", what, k,
+                  f->info.function, e->func);
+        CHECK_MSG(strcmp(f->info.filename, e->file) == 0, "%s #%d filename '%s' != '%s'", what, k,
+                  f->info.filename, e->file);
         CHECK_MSG(f->frame_addr == e->frame_addr, "%s #%d frame_addr 0x%llx != 0x%llx", what,
                   k, (unsigned long long)f->frame_addr, (unsigned long long)e->frame_addr);
         CHECK_MSG(f->code_addr == e->code_addr, "%s #%d code_addr 0x%llx != 0x%llx", what, k,
                   (unsigned long long)f->code_addr, (unsigned long long)e->code_addr);
-        CHECK_MSG(f->line == e->line && f->end_line == e->end_line && f->column == e->col &&
-                      f->end_column == e->end_col,
-                  "%s #%d %s location %d-%d:%d-%d != %d-%d:%d-%d", what, k, e->func, f->line,
-                  f->end_line, f->column, f->end_column, e->line, e->end_line, e->col,
+        const pyf_frame_info *fi = &f->info;
+        CHECK_MSG(fi->line == e->line && fi->end_line == e->end_line && fi->column == e->col &&
+                      fi->end_column == e->end_col,
+                  "%s #%d %s location %d-%d:%d-%d != %d-%d:%d-%d", what, k, e->func, fi->line,
+                  fi->end_line, fi->column, fi->end_column, e->line, e->end_line, e->col,
                   e->end_col);
-        CHECK_MSG((f->flags & mask) == (e->flags & mask), "%s #%d %s flags 0x%x != 0x%x", what,
-                  k, e->func, f->flags & mask, e->flags & mask);
+        CHECK_MSG((f->info.flags & mask) == (e->flags & mask), "%s #%d %s flags 0x%x != 0x%x", what,
+                  k, e->func, f->info.flags & mask, e->flags & mask);
     }
     return check_failures == before;
 }
@@ -466,7 +467,7 @@ static void run_cycle_case(int minor, const char *what, int link_from, int link_
             for (int k = 0; k < prefix; k++) {
                 const pyf_frame *f = &s->frames[th->first_frame + (uint32_t)k];
                 CHECK_EQ_INT(f->frame_addr, sc.fr[3 - k]);
-                CHECK_EQ_STR(f->function, tail->f[tail->n - 1 - k].func);
+                CHECK_EQ_STR(f->info.function, tail->f[tail->n - 1 - k].func);
             }
             if (check_failures != before)
                 fake_dump_snapshot(s, stderr);
@@ -668,14 +669,14 @@ static void test_unreadable_code(int minor)
             int idx = 4 - (int)k;
             CHECK_EQ_INT(f->frame_addr, sc.fr[idx]);
             if (idx == 1 || idx == 3) {
-                CHECK_EQ_STR(f->function, "???");
-                CHECK_EQ_STR(f->filename, "???");
-                CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
-                CHECK_EQ_INT(f->line, -1);
+                CHECK_EQ_STR(f->info.function, "???");
+                CHECK_EQ_STR(f->info.filename, "???");
+                CHECK(f->info.flags & PYF_FRAME_CODE_UNREADABLE);
+                CHECK_EQ_INT(f->info.line, -1);
                 CHECK_EQ_INT(f->code_addr, idx == 1 ? hole : denied);
             } else {
-                CHECK_EQ_STR(f->function, sc.st.f[idx + 0].func);
-                CHECK(!(f->flags & PYF_FRAME_CODE_UNREADABLE));
+                CHECK_EQ_STR(f->info.function, sc.st.f[idx + 0].func);
+                CHECK(!(f->info.flags & PYF_FRAME_CODE_UNREADABLE));
             }
         }
     }
@@ -708,13 +709,13 @@ static void test_odd_executables(int minor)
         int w = 0;
         for (uint32_t k = 0; k < th->nframes; k++) {
             const pyf_frame *f = &s->frames[th->first_frame + k];
-            CHECK_MSG(strcmp(f->function, "bogus") != 0, "non-code object decoded as code");
+            CHECK_MSG(strcmp(f->info.function, "bogus") != 0, "non-code object decoded as code");
             if (w < 3 && f->frame_addr == sc.fr[want[w]]) {
-                CHECK_EQ_STR(f->function, sc.st.f[want[w] + 0].func);
+                CHECK_EQ_STR(f->info.function, sc.st.f[want[w] + 0].func);
                 w++;
             } else if (f->frame_addr == sc.fr[1] || f->frame_addr == sc.fr[3]) {
-                CHECK(f->flags & PYF_FRAME_CODE_UNREADABLE);
-                CHECK_EQ_STR(f->function, "???");
+                CHECK(f->info.flags & PYF_FRAME_CODE_UNREADABLE);
+                CHECK_EQ_STR(f->info.function, "???");
             }
         }
         CHECK_MSG(w == 3, "only %d of the 3 real frames found", w);
@@ -951,6 +952,66 @@ static void test_generators(int minor)
     done(&sc, s);
 }
 
+/* ---- the owner of a generator's frame, by its code's co_flags ---------------- */
+static void test_generator_kinds(int minor)
+{
+    begin(minor, "generator, coroutine and async generator frames", 0);
+    scene sc;
+    image(&sc, minor);
+    fake_target *ft = sc.ft;
+    static const struct {
+        const char *func;
+        uint32_t co_flags, owned; /* owned: -1 = a frame the thread owns */
+    } kinds[] = {
+        {"main", FAKE_CO_COROUTINE, PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE},
+        {"ticks", FAKE_CO_ASYNC_GENERATOR, PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR},
+        {"numbers", FAKE_CO_GENERATOR, PYF_FRAME_GENERATOR},
+        /* @types.coroutine: still a generator object */
+        {"sleep0", FAKE_CO_GENERATOR | FAKE_CO_ITERABLE_COROUTINE, PYF_FRAME_GENERATOR},
+        /* bits CPython never gives a generator's code: unknown */
+        {"odd", 0, PYF_FRAME_GENERATOR},
+        /* a coroutine's code in a frame of the thread (before
+         * RETURN_GENERATOR moved it into the coroutine): no owner */
+        {"starting", FAKE_CO_COROUTINE, UINT32_MAX},
+    };
+    code_info mod = mkcode(ft, "/k/m.py", "<module>", 1, L_MOD, NL(L_MOD));
+    fake_thread *t1 = fake_add_thread(ft, sc.interp0, 0x10, 4101, 0);
+    entry(t1, &sc.s1, -1);
+    push(t1, &sc.s1, &mod, 0);
+    code_info ci[sizeof kinds / sizeof kinds[0]];
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        ci[i] = mkcode(ft, "/k/m.py", kinds[i].func, 40, L_GEN, NL(L_GEN));
+        fake_code_set_flags(ft, ci[i].addr, kinds[i].co_flags);
+        if (kinds[i].owned == UINT32_MAX) {
+            push(t1, &sc.s1, &ci[i], 1);
+        } else {
+            uint64_t f = fake_gen_frame(t1, ci[i].addr, 1, NULL);
+            expect_frame(&sc.s1, &ci[i], f, 1, kinds[i].owned);
+        }
+    }
+    pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
+    /* again: the owner comes from the cached decode of each code object */
+    pyf_snapshot *s2 = s ? take_again(&sc, NULL) : NULL;
+    for (int round = 0; round < 2; round++) {
+        const pyf_snapshot *snap = round == 0 ? s : s2;
+        if (snap == NULL)
+            continue;
+        int a = fake_find_thread(snap, 4101);
+        check_frames(snap, a, &sc.s1, -1, ~PYF_FRAME_ENTRY_FROM_C,
+                     round == 0 ? "owners" : "owners, cached");
+        pyf_frame_table tb = {.struct_size = sizeof tb};
+        CHECK(pyf_snapshot_table(snap, &tb) == 0);
+        /* the records carry them too: a frame is its key's record */
+        for (uint32_t i = 0; a >= 0 && i < snap->threads[a].nframes; i++) {
+            uint32_t k = tb.frame_keys[snap->threads[a].first_frame + i];
+            CHECK_EQ_INT(tb.records[tb.keys[k].record].info.flags,
+                         snap->frames[snap->threads[a].first_frame + i].info.flags);
+        }
+    }
+    pyf_snapshot_free(s2);
+    done(&sc, s);
+}
+
 /* ---- max_threads -------------------------------------------------------- */
 static void test_max_threads(int minor)
 {
@@ -1004,8 +1065,8 @@ static void test_code_reuse(int minor)
     uint64_t fr = fake_push_frame(th, c.addr, 5);
     pyf_snapshot *s = open_take(&sc, NULL, 0, NULL);
     if (s && s->nframes == 1) {
-        CHECK_EQ_STR(s->frames[0].function, "old_name");
-        CHECK_EQ_INT(s->frames[0].line, 12);
+        CHECK_EQ_STR(s->frames[0].info.function, "old_name");
+        CHECK_EQ_INT(s->frames[0].info.line, 12);
     }
     pyf_snapshot_free(s);
     /* the new code object: other names, other line table, same address */
@@ -1024,10 +1085,10 @@ static void test_code_reuse(int minor)
     (void)fr;
     s = take_again(&sc, NULL);
     if (s && s->nframes == 1) {
-        CHECK_EQ_STR(s->frames[0].function, "new_name");
-        CHECK_EQ_STR(s->frames[0].filename, "/new.py");
-        CHECK_EQ_INT(s->frames[0].line, 70);
-        CHECK_EQ_INT(s->frames[0].column, 1);
+        CHECK_EQ_STR(s->frames[0].info.function, "new_name");
+        CHECK_EQ_STR(s->frames[0].info.filename, "/new.py");
+        CHECK_EQ_INT(s->frames[0].info.line, 70);
+        CHECK_EQ_INT(s->frames[0].info.column, 1);
     }
     done(&sc, s);
 }
@@ -1081,12 +1142,12 @@ static void test_deep(int minor, int with_readv)
                     int i = DEEP - 1 - (int)k;
                     fake_loc l;
                     int have = fake_loc_at(L, NL(L), i % 12, &l) == 0;
-                    if (f->frame_addr != frames[i] || strcmp(f->function, names[i % NCODES]) ||
-                        strcmp(f->filename, "/deep/recursion.py") ||
-                        f->line != (have ? l.line : -1) ||
-                        f->end_column != (have ? l.end_col : -1)) {
-                        CHECK_MSG(0, "frame %u: %s line %d end_col %d", k, f->function,
-                                  f->line, f->end_column);
+                    if (f->frame_addr != frames[i] || strcmp(f->info.function, names[i % NCODES]) ||
+                        strcmp(f->info.filename, "/deep/recursion.py") ||
+                        f->info.line != (have ? l.line : -1) ||
+                        f->info.end_column != (have ? l.end_col : -1)) {
+                        CHECK_MSG(0, "frame %u: %s line %d end_col %d", k, f->info.function,
+                                  f->info.line, f->info.end_column);
                         bad++;
                     }
                 }
@@ -1158,6 +1219,7 @@ int main(void)
         test_list_cycles(m);
         test_unreadable_interp(m);
         test_generators(m);
+        test_generator_kinds(m);
         test_max_threads(m);
         test_code_reuse(m);
         test_deep(m, 0);

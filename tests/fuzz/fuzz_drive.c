@@ -112,8 +112,8 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
         fz_die("inconsistent snapshot: %s", why);
     }
     for (uint32_t i = 0; i < s->nframes; i++) {
-        check_str(s->frames[i].function, max_string, "frame function");
-        check_str(s->frames[i].filename, max_string, "frame filename");
+        check_str(s->frames[i].info.function, max_string, "frame function");
+        check_str(s->frames[i].info.filename, max_string, "frame filename");
     }
     for (uint32_t i = 0; i < s->nthreads; i++)
         if (s->threads[i].failure != NULL)
@@ -124,8 +124,8 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
     tab.struct_size = sizeof tab;
     check_rc(pyf_snapshot_table(s, &tab), "pyf_snapshot_table");
     for (uint32_t i = 0; i < tab.nrecords; i++) {
-        check_str(tab.records[i].function, max_string, "record function");
-        check_str(tab.records[i].filename, max_string, "record filename");
+        check_str(tab.records[i].info.function, max_string, "record function");
+        check_str(tab.records[i].info.filename, max_string, "record filename");
     }
     for (uint32_t i = 0; i < tab.nkeys; i++)
         if (tab.keys[i].record >= tab.nrecords)
@@ -194,8 +194,9 @@ static void same_frames(const pyf_snapshot *a, const pyf_snapshot *b)
     for (uint32_t i = 0; i < a->nframes; i++) {
         const pyf_frame *x = &a->frames[i], *y = &b->frames[i];
         if (x->frame_addr != y->frame_addr || x->code_addr != y->code_addr ||
-            x->line != y->line || x->flags != y->flags || strcmp(x->function, y->function) ||
-            strcmp(x->filename, y->filename)) {
+            x->info.line != y->info.line || x->info.flags != y->info.flags ||
+            strcmp(x->info.function, y->info.function) ||
+            strcmp(x->info.filename, y->info.filename)) {
             fake_dump_snapshot(a, stderr);
             fake_dump_snapshot(b, stderr);
             fz_die("cached frame %u differs from the uncached one", i);

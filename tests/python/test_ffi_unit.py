@@ -32,7 +32,8 @@ CONSTANTS = [
     "PYF_DEFAULT_MAX_INTERPRETERS", "PYF_MAX_INTERPRETERS", "PYF_DEFAULT_MAX_STRING",
     "PYF_FRAME_NAME_TRUNCATED", "PYF_FRAME_NO_LOCATION",
     "PYF_FRAME_CODE_UNREADABLE", "PYF_FRAME_GENERATOR",
-    "PYF_FRAME_ENTRY_FROM_C", "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
+    "PYF_FRAME_ENTRY_FROM_C", "PYF_FRAME_COROUTINE", "PYF_FRAME_ASYNC_GENERATOR",
+    "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
     "PYF_THREAD_GIL_KNOWN", "PYF_THREAD_MAIN", "PYF_SNAP_ONE_THREAD",
     "PYF_THREAD_SAME_FRAMES", "PYF_COPY_ARRAYS", "PYF_COPY_FREED", "PYF_COPY_SAME_ARRAYS",
     "PYF_COPY_KEPT",
@@ -144,6 +145,24 @@ def test_model_flag_constants_match_ffi():
     assert model.FRAME_CODE_UNREADABLE == _abi.PYF_FRAME_CODE_UNREADABLE
     assert model.FRAME_GENERATOR == _abi.PYF_FRAME_GENERATOR
     assert model.FRAME_ENTRY_FROM_C == _abi.PYF_FRAME_ENTRY_FROM_C
+    assert model.FRAME_COROUTINE == _abi.PYF_FRAME_COROUTINE
+    assert model.FRAME_ASYNC_GENERATOR == _abi.PYF_FRAME_ASYNC_GENERATOR
+
+
+def test_frame_and_record_share_one_view(c_layout):
+    """pyf_frame and pyf_record hold one pyf_frame_info at the offset 0.5
+    put their fields: 56 bytes each, the info at 16 (the C side asserts the
+    same at build time)."""
+    sizes, fields, _ = c_layout
+    assert sizes["pyf_frame"][0] == sizes["pyf_record"][0] == 56
+    assert sizes["pyf_frame_info"][0] == 40
+    assert fields["pyf_frame.info"] == fields["pyf_record.info"] == (16, 40)
+    frame, record = _abi.Layout(_abi.pyf_frame), _abi.Layout(_abi.pyf_record)
+    info = _abi.Layout(_abi.pyf_frame_info)
+    for name in info.names:
+        assert frame.offset["info." + name] == record.offset["info." + name] == \
+            16 + info.offset[name], name
+    assert record.spans["info"] == slice(2, 2 + len(info.names))
 
 
 def test_every_api_function_has_a_prototype():
@@ -558,9 +577,7 @@ def _c_snapshot():
     ]
     for f, (fa, ca, fn, fname, line, eline, col, ecol, flags) in zip(frames, rows):
         f.frame_addr, f.code_addr = fa, ca
-        f.function, f.filename = cstr(fn), cstr(fname)
-        f.line, f.end_line, f.column, f.end_column = line, eline, col, ecol
-        f.flags = flags
+        f.info = _abi.pyf_frame_info(cstr(fn), cstr(fname), line, eline, col, ecol, flags)
     threads = (_abi.pyf_thread * 3)()
     t = threads[0]
     t.tstate_addr, t.thread_id, t.native_thread_id = 0x100, 0x7F00, 11
@@ -595,10 +612,7 @@ def _c_snapshot():
     frame_keys = (ctypes.c_uint32 * 4)(0, 1, 2, 3)
     for i, f in enumerate(frames):
         r = records[i]
-        r.code_addr, r.function, r.filename = f.code_addr, f.function, f.filename
-        r.line, r.end_line, r.column, r.end_column = (f.line, f.end_line, f.column,
-                                                      f.end_column)
-        r.flags = f.flags
+        r.code_addr, r.info = f.code_addr, f.info  # the one view, copied whole
         keys[i].frame_addr, keys[i].record = f.frame_addr, i
     table = _abi.pyf_frame_table(struct_size=ctypes.sizeof(_abi.pyf_frame_table),
                                  nframes=4, table_id=1, nrecords=4, nkeys=4)
@@ -659,6 +673,55 @@ def test_convert_c_snapshot_to_model():
     del keep
 
 
+def test_convert_reads_only_the_failure():
+    """A thread's error comes from its one failure: the int error beside
+    it (an alias of failure->code kept for the layout) is not read."""
+    snap, table, keep = _c_snapshot()
+    snap.threads[1].error = errors.PYF_EFAULT  # a stale alias: ignored
+    snap.threads[2].error = errors.PYF_EDEPTH  # no failure: no error
+    _, broken, other = _bare_converter(1).convert(ctypes.pointer(snap),
+                                                  _table_fields(table)).threads()
+    assert (broken.error_code, broken.error) == (errors.PYF_ECYCLE, "cycle at 0x200")
+    assert (other.error_code, other.error) == (0, None)
+    del keep
+
+
+def test_convert_tasks_reads_only_the_failures():
+    """Tasks and the task list: their failures say what failed; the codes
+    beside them (error, status, list_error) are not read."""
+    snap, table, keep = _c_snapshot()
+    converter = _bare_converter(1)
+    snapshot = converter.convert(ctypes.pointer(snap), _table_fields(table))
+    broken = _abi.pyf_failure(code=errors.PYF_EFAULT, what=b"coroutine", addr=0x90,
+                              len=8, detail=b"reading coroutine at 0x90")
+    cut = _abi.pyf_failure(code=errors.PYF_ECYCLE, detail=b"task list loops at 0x70")
+    tasks = (_abi.pyf_task * 2)()
+    names = [ctypes.create_string_buffer(b"ok"), ctypes.create_string_buffer(b"cut")]
+    for task, addr, name in zip(tasks, (0x50, 0x60), names):
+        task.task_addr, task.name, task.first_frame = addr, ctypes.cast(name, ctypes.c_char_p), 4
+    tasks[0].error = errors.PYF_EDEPTH  # stale aliases: ignored
+    tasks[1].failure = ctypes.pointer(broken)
+    raw = _abi.pyf_task_list(struct_size=ctypes.sizeof(_abi.pyf_task_list), ntasks=2,
+                             task_size=ctypes.sizeof(_abi.pyf_task), list_error=0,
+                             status=errors.PYF_ENOTSUP)
+    raw.tasks = ctypes.cast(tasks, ctypes.POINTER(_abi.pyf_task))
+    raw.failure = ctypes.pointer(cut)
+
+    class FakeLib:
+        @staticmethod
+        def pyf_snapshot_tasks(s, out):
+            ctypes.memmove(out, ctypes.addressof(raw), ctypes.sizeof(raw))
+            return 0
+
+    converter._lib = FakeLib
+    converter.convert_tasks(None, table.frame_keys, snapshot)
+    assert [(t.name, t.error) for t in snapshot.tasks] == [
+        ("ok", None), ("cut", errors.failure_text(errors.PYF_EFAULT, **_convert.facts(broken)))]
+    assert snapshot.tasks_error == errors.failure_text(errors.PYF_ECYCLE,
+                                                       **_convert.facts(cut))
+    del keep
+
+
 def test_convert_tolerates_out_of_range_indices():
     snap, table, keep = _c_snapshot()
     snap.threads[2].first_frame = 9   # beyond nframes
@@ -672,7 +735,8 @@ def test_convert_tolerates_out_of_range_indices():
     assert len(threads) == 3
     assert len(threads[0].frames) == 4
     assert threads[2].frames == ()
-    assert threads[1].error == errors.error_message(errors.PYF_ECYCLE)
+    # no failure, no error (the int error beside it is an alias, not read)
+    assert threads[1].error is None and threads[1].error_code == 0
     del keep
 
 
@@ -766,7 +830,8 @@ def test_sample_source_reads_threads_and_keys():
     assert [(t[index["thread_id"]], t[index["native_thread_id"]]) for t, _ in rows] == \
         [(0x7F00, 11), (0x7F01, 12), (0, 0)]
     assert rows[0][0][index["flags"]] & _abi.PYF_THREAD_MAIN
-    assert [t[index["error"]] for t, _ in rows] == [0, errors.PYF_ECYCLE, 0]
+    assert [_convert.failure_code(t[index["failure"]]) for t, _ in rows] == \
+        [0, errors.PYF_ECYCLE, 0]
     assert [t[index["interp_index"]] for t, _ in rows] == [0, 0, 1]
     assert [keys for _, keys in rows] == [bytes((ctypes.c_uint32 * 2)(0, 1)),
                                           bytes((ctypes.c_uint32 * 1)(2)),

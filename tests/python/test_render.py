@@ -14,6 +14,8 @@ if _PKG not in sys.path:
 
 from pyframes import render  # noqa: E402
 from pyframes.model import (  # noqa: E402
+    FRAME_ASYNC_GENERATOR,
+    FRAME_COROUTINE,
     FRAME_ENTRY_FROM_C,
     FRAME_GENERATOR,
     Frame,
@@ -93,6 +95,21 @@ def test_frame_flag_properties():
     assert Frame("g", "y.py").line is None
 
 
+def test_frame_owner_names_the_generator_object():
+    def owner(flags):
+        return Frame("f", "x.py", flags=flags).owner
+    assert owner(0) is None
+    assert owner(FRAME_ENTRY_FROM_C) is None
+    assert owner(FRAME_GENERATOR) == "generator"
+    assert owner(FRAME_GENERATOR | FRAME_COROUTINE) == "coroutine"
+    assert owner(FRAME_GENERATOR | FRAME_ASYNC_GENERATOR | FRAME_ENTRY_FROM_C) \
+        == "async_generator"
+    # the kind bits mean nothing without GENERATOR (the library never sets them so)
+    assert owner(FRAME_COROUTINE) is None
+    f = Frame("f", "x.py", flags=FRAME_GENERATOR | FRAME_COROUTINE)
+    assert f.is_generator
+
+
 def test_model_objects_are_frozen():
     with pytest.raises(Exception):
         PY.version = "3.14.0"
@@ -124,6 +141,20 @@ def test_text_full_output():
         "",
         "Thread (interpreter 1):",
         "  (no Python frames)",
+    ]
+
+
+def test_text_tags_each_owner():
+    frames = [frame("agen", line=3, flags=FRAME_GENERATOR | FRAME_ASYNC_GENERATOR),
+              frame("coro", line=2, flags=FRAME_GENERATOR | FRAME_COROUTINE),
+              frame("gen", line=1, flags=FRAME_GENERATOR),
+              frame("plain", line=1, flags=FRAME_ENTRY_FROM_C)]
+    lines = list(render.format_thread(Thread(thread_id=1, native_thread_id=2, frames=frames), show_source=False))
+    assert lines[2:] == [
+        '  File "/app/x.py", line 3, in agen [async generator]',
+        '  File "/app/x.py", line 2, in coro [coroutine]',
+        '  File "/app/x.py", line 1, in gen [generator]',
+        '  File "/app/x.py", line 1, in plain',
     ]
 
 
@@ -330,8 +361,9 @@ def test_json_schema_is_exact():
             assert set(thread) == {"thread_id", "native_thread_id", "complete",
                                    "holds_gil", "error", "frames"}
             for f in thread["frames"]:
-                assert set(f) == {"function", "filename", "line", "end_line",
-                                  "column", "end_column"}
+                # "owner" only for a frame a generator object owns
+                assert set(f) - {"owner"} == {"function", "filename", "line", "end_line",
+                                              "column", "end_column"}
     main = doc["interpreters"][0]["threads"][0]
     assert main == {
         "thread_id": 0x7F1200001000,
@@ -352,6 +384,9 @@ def test_json_schema_is_exact():
     assert worker["complete"] is False
     assert worker["holds_gil"] is False
     assert worker["error"] == "cycle in frame chain at 0x1234"
+    assert worker["frames"] == [
+        {"function": "gen", "filename": "/app/g.py", "line": 2, "end_line": 2,
+         "column": 4, "end_column": 10, "owner": "generator"}]
     idle = doc["interpreters"][1]["threads"][0]
     assert idle == {"thread_id": None, "native_thread_id": None,
                     "complete": True, "holds_gil": None, "error": None,
@@ -368,6 +403,16 @@ def test_json_nulls_for_unknown_numbers_and_pid():
         {"function": "f", "filename": "a.py", "line": None, "end_line": None,
          "column": None, "end_column": None}]
     assert '"line": null' in text
+
+
+def test_json_owner_of_coroutine_and_async_generator_frames():
+    frames = [Frame("a", "a.py", flags=FRAME_GENERATOR | FRAME_ASYNC_GENERATOR),
+              Frame("c", "a.py", flags=FRAME_GENERATOR | FRAME_COROUTINE),
+              Frame("p", "a.py", flags=FRAME_ENTRY_FROM_C)]
+    snap = Snapshot(pid=1, python=PY, interpreters=[Interpreter(id=0, threads=[
+        Thread(thread_id=1, native_thread_id=2, frames=frames)])])
+    got = json.loads(render.format_json(snap))["interpreters"][0]["threads"][0]["frames"]
+    assert [f.get("owner", "-") for f in got] == ["async_generator", "coroutine", "-"]
 
 
 def test_json_is_one_ascii_document():

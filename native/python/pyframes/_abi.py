@@ -20,6 +20,7 @@ __all__ = [
     "pyf_options",
     "pyf_python_info",
     "pyf_stats",
+    "pyf_frame_info",
     "pyf_frame",
     "pyf_thread",
     "pyf_interp",
@@ -51,6 +52,8 @@ PYF_FRAME_NO_LOCATION = 0x02
 PYF_FRAME_CODE_UNREADABLE = 0x04
 PYF_FRAME_GENERATOR = 0x08
 PYF_FRAME_ENTRY_FROM_C = 0x10
+PYF_FRAME_COROUTINE = 0x20
+PYF_FRAME_ASYNC_GENERATOR = 0x40
 
 PYF_THREAD_COMPLETE = 0x01
 PYF_THREAD_HOLDS_GIL = 0x02
@@ -183,10 +186,8 @@ class pyf_stats(ctypes.Structure):
     ]
 
 
-class pyf_frame(ctypes.Structure):
+class pyf_frame_info(ctypes.Structure):
     _fields_ = [
-        ("frame_addr", c_uint64),
-        ("code_addr", c_uint64),
         ("function", c_char_p),
         ("filename", c_char_p),
         ("line", c_int32),
@@ -195,6 +196,14 @@ class pyf_frame(ctypes.Structure):
         ("end_column", c_int32),
         ("flags", c_uint32),
         ("reserved", c_uint32),
+    ]
+
+
+class pyf_frame(ctypes.Structure):
+    _fields_ = [
+        ("frame_addr", c_uint64),
+        ("code_addr", c_uint64),
+        ("info", pyf_frame_info),
     ]
 
 
@@ -242,14 +251,7 @@ class pyf_record(ctypes.Structure):
     _fields_ = [
         ("code_addr", c_uint64),
         ("instr", c_int64),
-        ("function", c_char_p),
-        ("filename", c_char_p),
-        ("line", c_int32),
-        ("end_line", c_int32),
-        ("column", c_int32),
-        ("end_column", c_int32),
-        ("flags", c_uint32),
-        ("reserved", c_uint32),
+        ("info", pyf_frame_info),
     ]
 
 
@@ -383,7 +385,7 @@ class pyf_snapshot_copy(ctypes.Structure):
 STRUCTURES = {
     cls.__name__: cls
     for cls in (pyf_failure, pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
-                pyf_stats, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
+                pyf_stats, pyf_frame_info, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
                 pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list)

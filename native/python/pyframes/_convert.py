@@ -58,21 +58,21 @@ SNAPSHOT_ARRAYS = SNAPSHOT.getter("ninterps", "nthreads", "nframes", "interps", 
                                   "frames")
 SNAPSHOT_SAMPLE = SNAPSHOT.getter("nthreads", "nframes", "threads")
 # the values read of each record, key, thread, interpreter, task
-RECORD_ROW = RECORD.getter("code_addr", "function", "filename", "line", "end_line", "column",
-                           "end_column", "flags")
+# a record's code object and its pyf_frame_info (the view a pyf_frame holds too)
+RECORD_ROW = RECORD.getter("code_addr", "info.function", "info.filename", "info.line",
+                           "info.end_line", "info.column", "info.end_column", "info.flags")
 KEY_ROW = KEY.getter("frame_addr", "record")
+# a thread's, a task's and the task list's one failure is their failure
+# pointer (its code within it): their error codes beside it are not read
 THREAD_ROW = THREAD.getter("tstate_addr", "thread_id", "native_thread_id", "interp_index",
-                           "flags", "first_frame", "nframes", "error", "more_frames",
-                           "failure")
+                           "flags", "first_frame", "nframes", "more_frames", "failure")
 INTERP_ID = INTERP.index["id"]
 INTERP_ROW = INTERP.getter("addr", "id", "first_thread", "nthreads")
 TASK_ROW = TASK.getter("task_addr", "coro_addr", "tstate_addr", "thread_id",
                        "native_thread_id", "interp_id", "name", "state", "flags",
-                       "first_frame", "nframes", "first_awaiter", "nawaiters", "error",
-                       "failure")
+                       "first_frame", "nframes", "first_awaiter", "nawaiters", "failure")
 TASK_FIRST = TASK.index["first_frame"]
-TASK_LIST_ROW = TASK_LIST.getter("status", "tasks", "awaited_by", "ntasks", "nawaited_by",
-                                 "list_error", "failure")
+TASK_LIST_ROW = TASK_LIST.getter("tasks", "awaited_by", "ntasks", "nawaited_by", "failure")
 THREAD_FIRST = THREAD.index["first_frame"]
 THREAD_COUNT = THREAD.index["nframes"]
 
@@ -105,12 +105,19 @@ def facts(failure):
                 reader_message=text(failure.reader_message), detail=text(failure.detail))
 
 
-def _failure_text(code, failure):
-    """The text of a thread's or task's failure (failure: the address of its
-    pyf_failure, 0 when none)."""
-    if failure:
-        return errors.failure_text(code, **facts(_abi.pyf_failure.from_address(failure)))
-    return errors.error_message(code)
+def failure_of(failure):
+    """``(code, text)`` of a thread's, task's or task list's failure
+    (``failure``: the address of its pyf_failure, which the snapshot owns);
+    ``(0, None)`` for 0 (none)."""
+    if not failure:
+        return 0, None
+    f = _abi.pyf_failure.from_address(failure)
+    return f.code, errors.failure_text(f.code, **facts(f))
+
+
+def failure_code(failure):
+    """The code of a failure (its address; 0 for none)."""
+    return _abi.pyf_failure.from_address(failure).code if failure else 0
 
 
 def _elements(layout, at, first, end):
@@ -436,7 +443,7 @@ class Converter:
         thread_list = ft.thread_list
         for row in rows:
             (tstate_addr, thread_id, native_id, interp_index, flags, first, count,
-             error_code, more, failure) = THREAD_ROW(row)
+             more, failure) = THREAD_ROW(row)
             if first > nframes:
                 first = count = 0
             elif first + count > nframes:
@@ -448,7 +455,7 @@ class Converter:
                 holds_gil = None
                 if flags & _GIL_KNOWN:
                     holds_gil = bool(flags & _HOLDS_GIL)
-                error = _failure_text(error_code, failure) if error_code != 0 else None
+                error_code, error = failure_of(failure)
                 fields_of = dict(
                     thread_id=thread_id or None,
                     native_thread_id=native_id or None,
@@ -464,7 +471,7 @@ class Converter:
                 )
                 if free_threaded:  # Thread.free_threaded, default False
                     fields_of["free_threaded"] = True
-            if error_code == 0:  # a failure's text is of its snapshot only
+            if not failure:  # a failure's text is of its snapshot only
                 kept[row] = fields_of
             t = new(Thread)
             d = t.__dict__
@@ -513,12 +520,11 @@ class Converter:
         rc = self._lib.pyf_snapshot_tasks(snap, ctypes.byref(raw))
         if rc != 0:
             raise error_from_code(rc, "pyf_snapshot_tasks")
-        status, tasks_at, awaited_at, ntasks, nawaited, list_error, failure = TASK_LIST_ROW(
+        tasks_at, awaited_at, ntasks, nawaited, failure = TASK_LIST_ROW(
             TASK_LIST.struct.unpack(ctypes.string_at(ctypes.addressof(raw), TASK_LIST.size)))
-        code = status or list_error
-        error = _failure_text(code, failure) if code else None
+        error = failure_of(failure)[1]
         tasks = []
-        if status == 0 and ntasks and tasks_at:
+        if ntasks and tasks_at:  # none when no task could be read
             string_at = ctypes.string_at
             awaited = array.array("Q")
             if nawaited and awaited_at:
@@ -535,10 +541,10 @@ class Converter:
             frame_of = self.table.frames.__getitem__
             new = object.__new__
             for (addr, coro, tstate, tid, native, interp, name, state, flags, first, count,
-                 first_aw, naw, err, tfail) in map(TASK_ROW, rows):
+                 first_aw, naw, tfail) in map(TASK_ROW, rows):
                 if first > nframes or first + count > nframes:
                     first = count = 0
-                terror = _failure_text(err, tfail) if err else None
+                terror = failure_of(tfail)[1]
                 task = new(Task)
                 task.__dict__.update(
                     id=addr, name=text(name),

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
 # pyf_frame.flags: the header's PYF_FRAME_* (_abi loads no library)
+from ._abi import PYF_FRAME_ASYNC_GENERATOR as FRAME_ASYNC_GENERATOR
 from ._abi import PYF_FRAME_CODE_UNREADABLE as FRAME_CODE_UNREADABLE
+from ._abi import PYF_FRAME_COROUTINE as FRAME_COROUTINE
 from ._abi import PYF_FRAME_ENTRY_FROM_C as FRAME_ENTRY_FROM_C
 from ._abi import PYF_FRAME_GENERATOR as FRAME_GENERATOR
 from ._abi import PYF_FRAME_NAME_TRUNCATED as FRAME_NAME_TRUNCATED
@@ -30,6 +32,8 @@ __all__ = [
     "FRAME_CODE_UNREADABLE",
     "FRAME_GENERATOR",
     "FRAME_ENTRY_FROM_C",
+    "FRAME_COROUTINE",
+    "FRAME_ASYNC_GENERATOR",
 ]
 
 _LEVELS = {0xA: "a", 0xB: "b", 0xC: "rc"}
@@ -104,6 +108,19 @@ class Frame:
         return bool(self.flags & FRAME_GENERATOR)
 
     @property
+    def owner(self):
+        """The type of the object that owns the frame: ``"generator"``,
+        ``"coroutine"`` or ``"async_generator"`` (as ``type(obj).__name__``
+        in the target; a ``@types.coroutine`` generator is a generator);
+        None for a frame of a plain call."""
+        flags = self.flags
+        if not flags & FRAME_GENERATOR:
+            return None
+        if flags & FRAME_ASYNC_GENERATOR:
+            return "async_generator"
+        return "coroutine" if flags & FRAME_COROUTINE else "generator"
+
+    @property
     def name_truncated(self):
         """The function or file name was capped at the string limit."""
         return bool(self.flags & FRAME_NAME_TRUNCATED)
@@ -124,7 +141,7 @@ class Frame:
         return bool(self.flags & FRAME_ENTRY_FROM_C)
 
     def to_dict(self):
-        return {
+        d = {
             "function": self.function,
             "filename": self.filename,
             "line": self.line,
@@ -132,6 +149,9 @@ class Frame:
             "column": self.column,
             "end_column": self.end_column,
         }
+        if self.flags & FRAME_GENERATOR:
+            d["owner"] = self.owner
+        return d
 
 
 @dataclass(frozen=True)

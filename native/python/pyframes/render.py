@@ -152,6 +152,11 @@ def thread_header(thread):
     return head + ":"
 
 
+# the tag of a frame owned by a generator object (Frame.owner)
+_OWNER_TAGS = {"generator": " [generator]", "coroutine": " [coroutine]",
+               "async_generator": " [async generator]"}
+
+
 def format_frame(frame, *, show_source=True, source=None, addresses=False):
     """Lines of one frame: ``  File "f.py", line 3, in func`` and, when
     available, its source line indented by 4 spaces."""
@@ -159,8 +164,9 @@ def format_frame(frame, *, show_source=True, source=None, addresses=False):
     if frame.line is not None:
         text += ", line %d" % frame.line
     text += ", in %s" % escape(frame.function)
-    if frame.is_generator:
-        text += " [generator]"
+    owner = frame.owner
+    if owner is not None:
+        text += _OWNER_TAGS[owner]
     if addresses:
         text += " (frame 0x%x, code 0x%x)" % (frame.frame_addr, frame.code_addr)
     yield text
@@ -195,7 +201,7 @@ def format_thread(thread, *, limit=None, show_source=True, source=None,
             yield from format_frame(frame, show_source=show_source, source=source,
                                     addresses=True)
             continue
-        key = (frame.filename, frame.line, frame.function, frame.is_generator)
+        key = (frame.filename, frame.line, frame.function, frame.owner)
         lines = memo.get(key)
         if lines is None:
             lines = memo[key] = list(format_frame(frame, show_source=show_source,

@@ -11,7 +11,7 @@ import array
 import time
 
 from . import _abi, errors
-from ._convert import THREAD
+from ._convert import THREAD, failure_code
 from .escaping import collapsed_name
 
 _MAX_TABLES = 16
@@ -20,7 +20,7 @@ _TID = THREAD.index["thread_id"]
 _NATIVE = THREAD.index["native_thread_id"]
 _INTERP_INDEX = THREAD.index["interp_index"]
 _FLAGS = THREAD.index["flags"]
-_ERROR = THREAD.index["error"]
+_FAILURE = THREAD.index["failure"]  # the thread's one failure (NULL: none)
 
 
 class Profile(object):
@@ -162,10 +162,11 @@ class Sampler(object):
             if self._pick_main:
                 rows = _main_thread(rows)
             for thread, keys in rows:
-                error = thread[_ERROR]
-                if error != 0:
+                failure = thread[_FAILURE]
+                if failure:
                     prof.thread_errors += 1
-                    message = "stack not read to the end: " + errors.error_message(error)
+                    message = ("stack not read to the end: " +
+                               errors.error_message(failure_code(failure)))
                     prof.errors[message] = prof.errors.get(message, 0) + 1
                     continue
                 if keys is None:  # past the snapshot's frames

@@ -3,7 +3,8 @@
  * the layout of the CPython whose headers this is compiled against: the
  * _Py_DebugOffsets table CPython itself initializes and the facts the table
  * lacks (bitfield positions read back from a real PyASCIIObject, generator,
- * stack-chunk and _PyCodeArray layouts, tag bits, frame owners).  Compiled
+ * stack-chunk and _PyCodeArray layouts, co_version and co_flags with its
+ * CO_* bits, tag bits, frame owners).  Compiled
  * with -DPy_BUILD_CORE and, for a free-threaded layout, -DPy_GIL_DISABLED=1
  * (the -dev headers carry both branches).
  * Usage: emit_layout NAME INCLUDE_DIR OUTPUT_FILE
@@ -91,6 +92,10 @@ int main(int argc, char **argv)
            ".gen_gi_frame_state = %zu,\n", sizeof(PyGenObject), offsetof(PyGenObject, gi_name),
            offsetof(PyGenObject, gi_iframe), offsetof(PyGenObject, gi_frame_state));
     printf("    .co_version = %zu,\n", offsetof(PyCodeObject, co_version));
+    printf("    .co_flags = %zu,\n", offsetof(PyCodeObject, co_flags));
+    printf("    .co_generator = 0x%x, .co_coroutine = 0x%x, .co_iterable_coroutine = 0x%x, "
+           ".co_async_generator = 0x%x,\n", CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
+           CO_ASYNC_GENERATOR);
     printf("    .frame_executing = %d,\n", (int)FRAME_EXECUTING);
     printf("    .owner_thread = %d, .owner_generator = %d, .owner_entry = %d,\n",
            (int)FRAME_OWNED_BY_THREAD, (int)FRAME_OWNED_BY_GENERATOR, (int)OWNER_ENTRY);
