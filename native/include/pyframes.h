@@ -33,7 +33,9 @@
  *   - Function names are pyf_<noun>_<verb>; only pyf_ symbols are exported.
  *     The soname carries the major version.  Until 1.0 a minor release may
  *     also rename or remove functions (0.2 renamed 0.1's to this scheme and
- *     replaced its error strings by pyf_failure); a patch release only adds
+ *     replaced its error strings by pyf_failure; 0.6 gave the calls without a
+ *     target their pyf_failure argument and put a frame's names and
+ *     position under pyf_frame_info, offsets unchanged); a patch release only adds
  *     functions, appends fields to input structs and uses reserved fields.
  *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request,
  *     pyf_locate_request) start with struct_size = sizeof(the caller's
@@ -98,7 +100,7 @@ extern "C" {
 #endif
 
 #define PYF_VERSION_MAJOR 0
-#define PYF_VERSION_MINOR 5
+#define PYF_VERSION_MINOR 6
 #define PYF_VERSION_PATCH 0
 #define PYF_VERSION_NUMBER \
     (PYF_VERSION_MAJOR * 10000 + PYF_VERSION_MINOR * 100 + PYF_VERSION_PATCH)

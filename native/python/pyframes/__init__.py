@@ -30,7 +30,7 @@ from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
 from .target import (Target, attach, elf_runtime_address, find_runtime_in_range,  # noqa: F401
                      library_version, open_reader, probe_runtime)
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "__version__", "attach", "open_reader", "probe_runtime", "find_runtime_in_range",

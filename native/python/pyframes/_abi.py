@@ -38,7 +38,7 @@ __all__ = [
 
 # The library version this package was written against.
 PYF_VERSION_MAJOR = 0
-PYF_VERSION_MINOR = 5
+PYF_VERSION_MINOR = 6
 PYF_VERSION_PATCH = 0
 
 PYF_DEFAULT_MAX_DEPTH = 10000
