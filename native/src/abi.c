@@ -75,9 +75,10 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
     return rc;
 }
 
-bool pyf__failure_ok(const pyf_failure *f)
+bool pyf__failure_begin(const pyf_failure *caller, pyf_failure *f)
 {
-    return f == NULL || f->struct_size >= PYF_FAILURE_SIZE_V0;
+    memset(f, 0, sizeof *f);
+    return caller == NULL || caller->struct_size >= PYF_FAILURE_SIZE_V0;
 }
 
 int pyf__failure_out(pyf_failure *caller, pyf_failure *f, int rc)

@@ -474,8 +474,7 @@ static int section_in_map(const char *path, const char *name, uint64_t map_start
     pyf_failure f;
     int rc;
 
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure))
+    if (!pyf__failure_begin(failure, &f))
         return PYF_EINVAL;
     if (path == NULL || found == NULL)
         return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL, "%s is NULL",

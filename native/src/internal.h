@@ -63,9 +63,10 @@ int pyf__struct_in(const void *in, size_t v0_size, void *local,
  * the caller's struct out, whose struct_size says how much it holds;
  * PYF_EINVAL below v0_size. */
 int pyf__struct_out(void *out, size_t v0_size, void *local, size_t local_size);
-/* The failure out-parameter of a call without a target: NULL (no detail
+/* The start of a call that reports through a failure out-parameter: f (the
+ * call's own) cleared, and whether the caller's is usable: NULL (no detail
  * wanted) or a struct_size of at least PYF_FAILURE_SIZE_V0. */
-bool pyf__failure_ok(const pyf_failure *f);
+bool pyf__failure_begin(const pyf_failure *caller, pyf_failure *f);
 /* Set f->code = rc (an empty detail on success, the code's message when
  * none was written) and hand f to the caller's struct, when given, as far
  * as its struct_size goes.  Returns rc. */

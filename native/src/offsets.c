@@ -702,8 +702,7 @@ int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
     pyf_reader r;
     pyf_failure f;
 
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure))
+    if (!pyf__failure_begin(failure, &f))
         return PYF_EINVAL;
     int rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
     if (rc != PYF_OK)

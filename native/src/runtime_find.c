@@ -499,8 +499,7 @@ PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_reques
     int rc;
 
     memset(&res, 0, sizeof res);
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure) ||
+    if (!pyf__failure_begin(failure, &f) ||
         (out != NULL && out->struct_size < PYF_RUNTIME_LOCATION_SIZE_V0))
         return PYF_EINVAL;
     rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
@@ -529,8 +528,7 @@ PYF_API int pyf_runtime_find_in_range(const pyf_reader *reader, uint64_t start,
     pyf_failure f;
     int rc;
 
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure))
+    if (!pyf__failure_begin(failure, &f))
         return PYF_EINVAL;
     rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
     if (rc == PYF_OK && (found == NULL || start > end))

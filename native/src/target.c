@@ -61,6 +61,23 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     return PYF_OK;
 }
 
+/* The arguments every open checks first: the caller's failure struct and
+ * out.  False with *rc when the call ends here. */
+static bool open_begin(pyf_failure *failure, pyf_target **out, pyf_failure *f, int *rc)
+{
+    if (!pyf__failure_begin(failure, f)) {
+        *rc = PYF_EINVAL;
+        return false;
+    }
+    if (out == NULL) {
+        *rc = pyf__failure_out(failure, f, pyf__failure_set(f, PYF_EINVAL,
+                                                            "no place for the target (out is NULL)"));
+        return false;
+    }
+    *out = NULL;
+    return true;
+}
+
 int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
                     const pyf_options *opts, pyf_target **out,
                     pyf_failure *failure)
@@ -69,13 +86,8 @@ int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
     pyf_reader r;
     int rc;
 
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure))
-        return PYF_EINVAL;
-    if (out == NULL)
-        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
-                                                         "no place for the target (out is NULL)"));
-    *out = NULL;
+    if (!open_begin(failure, out, &f, &rc))
+        return rc;
     rc = pyf__reader_in(reader, &r, f.detail, sizeof f.detail);
     if (rc == PYF_OK && runtime_addr == 0)
         rc = pyf__failure_set(&f, PYF_EINVAL, "the address of _PyRuntime is required "
@@ -92,13 +104,8 @@ int pyf_target_open_pid(int pid, uint64_t runtime_addr, const pyf_options *opts,
     pyf_reader r;
     int rc;
 
-    memset(&f, 0, sizeof f);
-    if (!pyf__failure_ok(failure))
-        return PYF_EINVAL;
-    if (out == NULL)
-        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
-                                                         "no place for the target (out is NULL)"));
-    *out = NULL;
+    if (!open_begin(failure, out, &f, &rc))
+        return rc;
     if (pid <= 0)
         return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
                                                          "invalid process id %d", pid));

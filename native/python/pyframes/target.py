@@ -31,22 +31,23 @@ def library_version():
     return _loader.library_version()
 
 
+def _int_in(value, what, low, high, kind, out_of_range):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be %s" % (what, kind))
+    if not low <= value <= high:
+        raise ValueError(out_of_range.format(what=what, value=value))
+    return value
+
+
 def _depth(value, what="max_depth"):
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("%s must be an int or None" % what)
-    if not 1 <= value <= _U32_MAX:
-        raise ValueError("%s must be between 1 and %d" % (what, _U32_MAX))
-    return value
+    return _int_in(value, what, 1, _U32_MAX, "an int or None",
+                   "{what} must be between 1 and %d" % _U32_MAX)
 
 
 def _address(value, what):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("%s must be an int" % what)
-    if not 0 <= value <= _U64_MAX:
-        raise ValueError("%s out of range: %r" % (what, value))
-    return value
+    return _int_in(value, what, 0, _U64_MAX, "an int", "{what} out of range: {value!r}")
 
 
 def _options(ffi, max_depth):
