@@ -1,0 +1,57 @@
+"""A profile as speedscope's file format (``--speedscope FILE``), for its
+timeline ("Time Order") view: https://www.speedscope.app/file-format-schema.json
+
+One ``"sampled"`` profile per thread, its samples in the order taken (stacks
+of indexes into ``shared.frames``, root first), each weighed by the seconds
+until that thread's next sample (the last one by the profile's mean
+interval).  Made from the recorded samples (``Profile.raw``).
+"""
+
+import json
+
+from . import __version__
+from .errors import UsageError
+
+SCHEMA = "https://www.speedscope.app/file-format-schema.json"
+
+__all__ = ["SCHEMA", "document", "dumps"]
+
+
+def document(profile, title):
+    """The speedscope document of ``profile`` (a dict)."""
+    if profile.raw is None:
+        raise UsageError("--speedscope: this profile's samples were not all recorded")
+    frames, numbers, threads = [], {}, {}
+    for t, label, stack in profile.raw:
+        idx = []
+        for frame in stack:
+            n = numbers.get(frame)
+            if n is None:
+                n = numbers[frame] = len(frames)
+                entry = {"name": frame[0], "file": frame[1]}
+                if frame[2] is not None:
+                    entry["line"] = frame[2]
+                frames.append(entry)
+            idx.append(n)
+        # to the microsecond, as the raw file keeps it: the same document
+        # from the profile and from its raw file
+        threads.setdefault(label, []).append((round(t, 6), idx))
+    mean = profile.duration / profile.samples if profile.samples else 0.0
+    profiles = []
+    for label in sorted(threads, key=lambda k: (k is not None, k or "")):
+        taken = threads[label]
+        weights = [round(max(0.0, taken[i + 1][0] - taken[i][0]), 9)
+                   for i in range(len(taken) - 1)] + [round(mean, 9)]
+        start = taken[0][0]
+        profiles.append({
+            "type": "sampled", "name": label if label is not None else title,
+            "unit": "seconds", "startValue": start,
+            "endValue": round(start + sum(weights), 9),
+            "samples": [idx for _, idx in taken], "weights": weights})
+    return {"$schema": SCHEMA, "shared": {"frames": frames}, "profiles": profiles,
+            "name": title, "activeProfileIndex": 0,
+            "exporter": "pyframes %s" % __version__}
+
+
+def dumps(profile, title):
+    return json.dumps(document(profile, title), separators=(",", ":")) + "\n"
