@@ -5,11 +5,11 @@ The file is JSON lines, UTF-8, one JSON object per line, in this order:
 
 1. the header: ``{"format": "pyframes-raw", "version": 1, "title": T}``
    (``T`` the name the outputs were given, e.g. ``"pid 1234"``);
-2. the frames, numbered from 0 in the order they appear:
+2. the frames, numbered from 0 in the order of these lines:
    ``{"frame": [function, filename, line or null]}``;
 3. the thread-samples in the order taken: ``{"t": seconds since the first,
-   "thread": label or null, "stack": [frame numbers, root first]}``, each
-   frame defined on an earlier line;
+   to the microsecond, "thread": label or null, "stack": [frame numbers,
+   root first]}``;
 4. the end: ``{"end": {"samples": N, "failed_samples": N, "thread_errors":
    N, "duration": seconds, "errors": {message: count}, "stats": {name:
    value}}}`` -- the rounds over the process (a sample reads every thread it
@@ -29,7 +29,7 @@ from .sampling import Profile
 FORMAT = "pyframes-raw"
 VERSION = 1
 
-__all__ = ["FORMAT", "VERSION", "dumps", "load"]
+__all__ = ["FORMAT", "VERSION", "dumps", "load", "numbered"]
 
 
 def _line(obj):
@@ -41,21 +41,30 @@ def dumps(profile, title):
     if profile.raw is None:
         raise UsageError("--raw: this profile's samples were not all recorded")
     out = [_line({"format": FORMAT, "version": VERSION, "title": title})]
-    numbers = {}
-    for t, label, frames in profile.raw:
-        stack = []
-        for frame in frames:
-            n = numbers.get(frame)
-            if n is None:
-                n = numbers[frame] = len(numbers)
-                out.append(_line({"frame": list(frame)}))
-            stack.append(n)
-        out.append(_line({"t": round(t, 6), "thread": label, "stack": stack}))
+    frames, samples = numbered(profile.raw)
+    out.extend(_line({"frame": list(frame)}) for frame in frames)
+    out.extend(_line({"t": round(t, 6), "thread": label, "stack": stack})
+               for t, label, stack in samples)
     out.append(_line({"end": {
         "samples": profile.samples, "failed_samples": profile.failed,
         "thread_errors": profile.thread_errors, "duration": profile.duration,
         "errors": dict(profile.errors), "stats": dict(profile.stats)}}))
     return "".join(out)
+
+
+def numbered(raw):
+    """``(frames, samples)`` of ``Profile.raw``: the frames in the order
+    first seen, and each sample as ``(t, label, [frame numbers])``."""
+    numbers, samples = {}, []
+    for t, label, stack in raw:
+        idx = []
+        for frame in stack:
+            n = numbers.get(frame)
+            if n is None:
+                n = numbers[frame] = len(numbers)
+            idx.append(n)
+        samples.append((t, label, idx))
+    return list(numbers), samples
 
 
 def load(path):

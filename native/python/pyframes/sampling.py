@@ -196,6 +196,7 @@ class Sampler(object):
                 return False
             table_id, rows = read
             counts = self._counts
+            record = self._raw is not None
             if self._pick_main:
                 rows = _main_thread(rows)
             for thread, keys in rows:
@@ -211,7 +212,7 @@ class Sampler(object):
                 label = self._label(thread[_TID], thread[_NATIVE]) if self.label_threads else None
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
-                if self._raw is not None:
+                if record:
                     self._record(started, label, table_id, keys)
             # the newest snapshot of each table is kept (with the table, for
             # the names); the one it replaces goes

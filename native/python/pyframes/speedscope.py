@@ -9,7 +9,7 @@ interval).  Made from the recorded samples (``Profile.raw``).
 
 import json
 
-from . import __version__
+from . import __version__, rawprofile
 from .errors import UsageError
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -21,18 +21,15 @@ def document(profile, title):
     """The speedscope document of ``profile`` (a dict)."""
     if profile.raw is None:
         raise UsageError("--speedscope: this profile's samples were not all recorded")
-    frames, numbers, threads = [], {}, {}
-    for t, label, stack in profile.raw:
-        idx = []
-        for frame in stack:
-            n = numbers.get(frame)
-            if n is None:
-                n = numbers[frame] = len(frames)
-                entry = {"name": frame[0], "file": frame[1]}
-                if frame[2] is not None:
-                    entry["line"] = frame[2]
-                frames.append(entry)
-            idx.append(n)
+    names, samples = rawprofile.numbered(profile.raw)
+    frames = []
+    for function, filename, line in names:
+        entry = {"name": function, "file": filename}
+        if line is not None:
+            entry["line"] = line
+        frames.append(entry)
+    threads = {}
+    for t, label, idx in samples:
         # to the microsecond, as the raw file keeps it: the same document
         # from the profile and from its raw file
         threads.setdefault(label, []).append((round(t, 6), idx))
