@@ -61,7 +61,8 @@ def test_raw_round_trip(tmp_path):
     lines = [json.loads(line) for line in text.splitlines()]
     assert lines[0] == {"format": "pyframes-raw", "version": 1, "title": "pid 7"}
     assert lines[-1]["end"]["samples"] == 3
-    assert sum(1 for line in lines if "stack" in line) == 5
+    assert sum(1 for line in lines if "s" in line) == 5
+    assert sum(1 for line in lines if "stack" in line) == 3
     assert sum(1 for line in lines if "frame" in line) == 4
     path = tmp_path / "p.raw"
     path.write_text(text, encoding="utf-8")
@@ -77,6 +78,7 @@ def test_raw_round_trip(tmp_path):
     ('{"format": "pyframes-raw", "version": 2}\n', "version 2"),
     ('{"format": "other"}\n', "header"),
     ('{"format": "pyframes-raw", "version": 1}\n{"t": 0, "stack": [0]}\n', "not defined"),
+    ('{"format": "pyframes-raw", "version": 1}\n{"t": 0, "s": 0}\n', "not defined"),
     ('{"format": "pyframes-raw", "version": 1}\n', "no end line"),
 ])
 def test_raw_refuses_what_it_cannot_read(tmp_path, text, why):

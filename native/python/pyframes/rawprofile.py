@@ -7,14 +7,15 @@ The file is JSON lines, UTF-8, one JSON object per line, in this order:
    (``T`` the name the outputs were given, e.g. ``"pid 1234"``);
 2. the frames, numbered from 0 in the order of these lines:
    ``{"frame": [function, filename, line or null]}``;
-3. the thread-samples in the order taken: ``{"t": seconds since the first,
-   to the microsecond, "thread": label or null, "stack": [frame numbers,
-   root first]}``;
-4. the end: ``{"end": {"samples": N, "failed_samples": N, "thread_errors":
+3. the stacks, numbered from 0 in the order of these lines:
+   ``{"stack": [frame numbers, root first]}``;
+4. the thread-samples in the order taken: ``{"t": seconds since the first,
+   to the microsecond, "thread": label or null, "s": stack number}``;
+5. the end: ``{"end": {"samples": N, "failed_samples": N, "thread_errors":
    N, "duration": seconds, "errors": {message: count}, "stats": {name:
-   value}}}`` -- the rounds over the process (a sample reads every thread it
-   samples: the thread-samples of step 3 are one per thread read), the
-   failures and the target's counters.
+   value}}}`` -- the rounds over the process, the
+   failures and the target's counters (the thread-samples of step 4 are
+   one per thread read).
 
 A reader takes versions it knows (1) and refuses others.  Rendering the
 file gives the same outputs, byte for byte, as the sampling run that wrote
@@ -41,10 +42,11 @@ def dumps(profile, title):
     if profile.raw is None:
         raise UsageError("--raw: this profile's samples were not all recorded")
     out = [_line({"format": FORMAT, "version": VERSION, "title": title})]
-    frames, samples = numbered(profile.raw)
+    frames, stacks, samples = numbered(profile.raw)
     out.extend(_line({"frame": list(frame)}) for frame in frames)
-    out.extend(_line({"t": round(t, 6), "thread": label, "stack": stack})
-               for t, label, stack in samples)
+    out.extend(_line({"stack": stack}) for stack in stacks)
+    out.extend(_line({"t": round(t, 6), "thread": label, "s": n})
+               for t, label, n in samples)
     out.append(_line({"end": {
         "samples": profile.samples, "failed_samples": profile.failed,
         "thread_errors": profile.thread_errors, "duration": profile.duration,
@@ -53,18 +55,19 @@ def dumps(profile, title):
 
 
 def numbered(raw):
-    """``(frames, samples)`` of ``Profile.raw``: the frames in the order
-    first seen, and each sample as ``(t, label, [frame numbers])``."""
-    numbers, samples = {}, []
+    """``(frames, stacks, samples)`` of ``Profile.raw``: the frames and the
+    stacks (lists of frame numbers) in the order first seen, and each
+    sample as ``(t, label, stack number)``."""
+    numbers, stacks, samples = {}, {}, []
     for t, label, stack in raw:
-        idx = []
-        for frame in stack:
-            n = numbers.get(frame)
-            if n is None:
-                n = numbers[frame] = len(numbers)
-            idx.append(n)
-        samples.append((t, label, idx))
-    return list(numbers), samples
+        n = stacks.get(stack)
+        if n is None:
+            n = stacks[stack] = len(stacks)
+            for frame in stack:
+                if frame not in numbers:
+                    numbers[frame] = len(numbers)
+        samples.append((t, label, n))
+    return (list(numbers), [[numbers[f] for f in stack] for stack in stacks], samples)
 
 
 def load(path):
@@ -82,7 +85,7 @@ def _parse(lines, path):
 
     profile = Profile()
     profile.raw = []
-    frames, title, ended = [], None, False
+    frames, stacks, title, ended = [], [], None, False
     for number, text in enumerate(lines, 1):
         try:
             obj = json.loads(text)
@@ -107,9 +110,14 @@ def _parse(lines, path):
                            None if frame[2] is None else int(frame[2])))
         elif "stack" in obj:
             try:
-                stack = tuple(frames[i] for i in obj["stack"])
+                stacks.append(tuple(frames[i] for i in obj["stack"]))
             except (IndexError, TypeError):
                 raise bad(number, "a stack names a frame not defined before it")
+        elif "s" in obj:
+            try:
+                stack = stacks[obj["s"]]
+            except (IndexError, TypeError):
+                raise bad(number, "a sample names a stack not defined before it")
             label = obj.get("thread")
             profile.raw.append((float(obj.get("t", 0.0)), label, stack))
             key = (label, stack)

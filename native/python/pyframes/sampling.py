@@ -160,10 +160,12 @@ class Sampler(object):
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
         self._profile = Profile()
-        # recording: [seconds, label, table id, keys] per thread-sample,
-        # the keys replaced by the frames when their table is resolved
+        # recording: (seconds, counted key) per thread-sample, each key
+        # one shared object (_canon) until its table is resolved, then
+        # looked up in _resolved: key -> (label, frames)
         self._raw = [] if record else None
-        self._raw_pending = {}  # table id -> [entries of self._raw]
+        self._canon = {}
+        self._resolved = {}
         self._started = None
         self._elapsed = 0.0
         #: True once a sample failed because the process exited.
@@ -213,7 +215,9 @@ class Sampler(object):
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
                 if record:
-                    self._record(started, label, table_id, keys)
+                    if self._started is None:
+                        self._started = started
+                    self._raw.append((started - self._started, self._canon.setdefault(k, k)))
             # the newest snapshot of each table is kept (with the table, for
             # the names); the one it replaces goes
             spare.pop()
@@ -230,13 +234,6 @@ class Sampler(object):
             if not keep:
                 source.free(out)
             self._elapsed += time.perf_counter() - started
-
-    def _record(self, started, label, table_id, keys):
-        if self._started is None:
-            self._started = started
-        entry = [started - self._started, label, table_id, keys]
-        self._raw.append(entry)
-        self._raw_pending.setdefault(table_id, []).append(entry)
 
     @staticmethod
     def _label(tid, native):
@@ -257,17 +254,14 @@ class Sampler(object):
             names = self._source.names(holder)
             frames = [(f.function, f.filename, f.line) for f in names.frames]
             stacks = self._profile.stacks
-            resolved = {}
+            record = self._raw is not None
             for key in [k for k in self._counts if k[0] == table_id]:
                 count = self._counts.pop(key)
-                stack = resolved[key[2]] = _stack(frames, key[2])
-                skey = (key[1], stack)
+                skey = (key[1], _stack(frames, key[2]))
                 stacks[skey] = stacks.get(skey, 0) + count
-            for entry in self._raw_pending.pop(table_id, ()):
-                stack = resolved.get(entry[3])
-                if stack is None:
-                    stack = resolved[entry[3]] = _stack(frames, entry[3])
-                entry[2:] = [stack]
+                if record:
+                    self._canon.pop(key, None)
+                    self._resolved[key] = skey
         finally:
             self._source.free(holder)
             self._spare.append((holder, holder_ref))
@@ -280,7 +274,8 @@ class Sampler(object):
         prof = self._profile
         prof.stats = self.target.stats()
         if self._raw is not None:
-            prof.raw = [tuple(e) for e in self._raw if len(e) == 3]
+            resolved = self._resolved
+            prof.raw = [(t,) + resolved[key] for t, key in self._raw]
         return prof
 
     def close(self):

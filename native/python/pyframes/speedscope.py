@@ -21,7 +21,7 @@ def document(profile, title):
     """The speedscope document of ``profile`` (a dict)."""
     if profile.raw is None:
         raise UsageError("--speedscope: this profile's samples were not all recorded")
-    names, samples = rawprofile.numbered(profile.raw)
+    names, stacks, samples = rawprofile.numbered(profile.raw)
     frames = []
     for function, filename, line in names:
         entry = {"name": function, "file": filename}
@@ -29,10 +29,10 @@ def document(profile, title):
             entry["line"] = line
         frames.append(entry)
     threads = {}
-    for t, label, idx in samples:
+    for t, label, n in samples:
         # to the microsecond, as the raw file keeps it: the same document
         # from the profile and from its raw file
-        threads.setdefault(label, []).append((round(t, 6), idx))
+        threads.setdefault(label, []).append((round(t, 6), stacks[n]))
     mean = profile.duration / profile.samples if profile.samples else 0.0
     profiles = []
     for label in sorted(threads, key=lambda k: (k is not None, k or "")):
