@@ -180,3 +180,7 @@ def test_command_line_errors(cli_env):
                           "--read-only"], env=cli_env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, timeout=60)
     assert run.returncode == 2 and b"not allowed with" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "pyframes", "sample", "1", "--by", "file"],
+                         env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60)
+    assert run.returncode == 2 and b"--by" in run.stderr

@@ -70,7 +70,8 @@ def build_parser():
         description="Read a profile kept with 'sample --raw FILE' and write "
         "any of sample's outputs from it (the same bytes as sampling straight "
         "to them), then print its summary.")
-    render.add_argument("raw_file", metavar="FILE")
+    render.add_argument("raw_file", metavar="FILE",
+                        help="a raw profile written by 'sample --raw' or py-sample --raw")
     report.add_output_options(render)
     sub.add_parser("version", help="print the package and library versions")
     return parser

@@ -5,8 +5,11 @@ the classic way: the total ("all") at the bottom, callees above their
 callers, widths proportional to samples, children ordered by name.  The
 document has no external references: an inline ``<style>`` and an inline
 ``<script>`` give hover details, click-to-zoom, "Reset Zoom" and a search
-(the "Search" control, Ctrl-F or "/") that highlights matching frames and
-shows the share of samples they cover.  Without scripts (an image viewer)
+(the "Search" control, Ctrl-F or "/") that highlights matching frames (by
+``function (filename:line)``, the box's label or its function, so that a
+function split by line is found in all its boxes) and shows the share of
+samples they cover.  A function with several boxes under one caller (one
+per line) labels each ``function:line``.  Without scripts (an image viewer)
 it is still a complete picture with native ``<title>`` tooltips.
 
 Standard library only, Python 3.9+ (it runs inside gdb's and lldb's
@@ -17,7 +20,7 @@ import zlib
 
 from .escaping import escape
 
-__all__ = ["render_svg", "frame_label", "frame_color"]
+__all__ = ["render_svg", "frame_label", "frame_color", "box_name"]
 
 WIDTH = 1200              # px, the whole image
 XPAD = 10                 # px left and right of the frames

@@ -4,7 +4,9 @@ A sample costs one library snapshot and, per thread, one slice of its
 frame-key array counted in a dict: no frame, record or string is looked at
 while sampling.  Names are resolved once, when the profile is made, from the
 frame table the keys belong to (the latest snapshot of each table is kept
-for that, which keeps the table alive).
+for that, which keeps the table alive).  A sampler that records (for
+``--raw`` and ``--speedscope``) also appends each thread-sample's time and
+counted key to a list.
 """
 
 import array
