@@ -349,6 +349,28 @@ def test_frame_count_is_bounded_and_callers_kept():
     assert samples_of([b for b in drawn if b.label == "all"][0]) == sum(c for _, c in stacks)
 
 
+def split_stacks():
+    """main split over two lines under the root, each calling on; other
+    once."""
+    return [((f("main", "/app/main.py", 30), f("a")), 30),
+            ((f("main", "/app/main.py", 31), f("b")), 10),
+            ((f("other", "/app/o.py", 3), f("main", "/app/main.py", 99)), 20)]
+
+
+def test_split_boxes_carry_their_line():
+    svg = render_svg(split_stacks())
+    shown = {b.label: (b.text or b.full_name) for b in boxes(svg)}
+    assert shown["main (/app/main.py:30)"] == "main:30"
+    assert shown["main (/app/main.py:31)"] == "main:31"
+    # alone under its caller: just the function
+    assert shown["main (/app/main.py:99)"] == "main"
+    assert shown["other (/app/o.py:3)"] == "other"
+    root = parse(svg)
+    fns = [g.get("data-fn") for g in root.iter(SVG + "g") if g.get("data-fn")]
+    assert fns == ["main", "main"]
+    assert flamegraph.box_name(("main", "/app/main.py", None), True) == "main"
+
+
 # ---- a real browser ----------------------------------------------------------
 
 
@@ -560,3 +582,48 @@ def test_chromium_zooms_into_a_narrow_frame(chromium, tmp_path):
     assert rects["kid_a"]["width"] == pytest.approx(1180 * 2 / 3, abs=0.5)
     assert rects["kid_b"]["x"] == pytest.approx(10 + 1180 * 2 / 3, abs=0.5)
     assert rects["kid_b"]["width"] == pytest.approx(1180 / 3, abs=0.5)
+
+
+def chromium_state(dom):
+    """{box label: (class, rect attributes)} of the DOM chromium dumped."""
+    groups = re.findall(r'<g((?: [\w-]+="[^"]*")*)><title>([^<]*)</title><rect ([^>]*)>', dom)
+    state = {}
+    for g_attrs, title, rect in groups:
+        cls = dict(re.findall(r'([\w-]+)="([^"]*)"', g_attrs)).get("class", "")
+        attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', rect))
+        state[title.rsplit(" %s " % DASH, 1)[0]] = (cls, attrs)
+    return state
+
+
+def test_chromium_search_marks_every_box_of_a_function(chromium, tmp_path):
+    path = tmp_path / "split.svg"
+    path.write_text(render_svg(split_stacks()), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path, "--dump-dom", path.as_uri() + "?s=^main$")
+    state = chromium_state(dom)
+    for line in (30, 31, 99):
+        assert state["main (/app/main.py:%d)" % line][1]["fill"] == flamegraph.HIGHLIGHT
+    assert state["other (/app/o.py:3)"][1]["fill"] != flamegraph.HIGHLIGHT
+    assert "Matched: 100.0%" in dom        # main everywhere (under other too)
+    # a box's own label finds just that box
+    dom = run_chromium(chromium, tmp_path, "--dump-dom", path.as_uri() + "?s=^main:31$")
+    state = chromium_state(dom)
+    assert state["main (/app/main.py:31)"][1]["fill"] == flamegraph.HIGHLIGHT
+    assert state["main (/app/main.py:30)"][1]["fill"] != flamegraph.HIGHLIGHT
+    assert "Matched: 16.7%" in dom
+
+
+def test_chromium_zooms_into_a_split_function_whole(chromium, tmp_path):
+    path = tmp_path / "split.svg"
+    path.write_text(render_svg(split_stacks()), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path, "--dump-dom", path.as_uri() + "?z=^main$")
+    state = chromium_state(dom)
+    cls, m30 = state["main (/app/main.py:30)"]
+    assert "hide" not in cls
+    assert float(m30["x"]) == pytest.approx(10, abs=0.05)
+    assert float(m30["width"]) == pytest.approx(1180 * 30 / 40, abs=0.05)
+    cls, m31 = state["main (/app/main.py:31)"]
+    assert "hide" not in cls
+    assert float(m31["x"]) == pytest.approx(10 + 1180 * 30 / 40, abs=0.05)
+    assert float(m31["width"]) == pytest.approx(1180 * 10 / 40, abs=0.05)
+    assert "hide" in state["other (/app/o.py:3)"][0]
+    assert "parent" in state["all"][0]

@@ -38,14 +38,15 @@ def test_py_sample_profile(driver, version, tmp_path):
     try:
         assert proc.stdout.readline() == b"ready\n"
         f = {k: str(tmp_path / k) for k in ("p1.json", "p2.json", "s2.json", "c2.txt",
-                                            "s3.json", "g.svg")}
+                                            "s3.json", "g.svg", "all.raw", "c3.txt")}
         n = 100 if version == "3.15" else 10
         named = [
             ("first", "py-sample -n %d --interval 1 --json %s" % (n, f["p1.json"])),
             ("second", "py-sample -n %d --interval 1 --json %s --stats-json %s "
              "--collapsed %s --flamegraph %s" % (n, f["p2.json"], f["s2.json"], f["c2.txt"],
                                                  f["g.svg"])),
-            ("bare", "py-sample --top 3"),
+            ("bare", "py-sample --top 3 --by function --raw %s --collapsed %s"
+             % (f["all.raw"], f["c3.txt"])),
             ("readonly", "py-sample --reset -n 5 --interval 1 --read-only "
              "--stats-json %s" % f["s3.json"]),
             ("stack", "%s --all --json" % driver.command),
@@ -79,6 +80,17 @@ def test_py_sample_profile(driver, version, tmp_path):
         doc["counters"]["thread_errors"]
     assert total >= 2 * n - 5
     assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
+
+    # the raw file holds every sample of the three invocations; rendered
+    # by function it gives py-sample's own collapsed file
+    from pyframes import rawprofile, report
+    kept, title = rawprofile.load(f["all.raw"])
+    assert kept.samples == 2 * n + 1 and title == "py-sample"
+    assert len(kept.raw) == kept.total == sum(kept.stacks.values())
+    options = type("Options", (), {"by": "function", "collapsed": str(tmp_path / "r.txt")})
+    report.write_outputs(kept, options, title=title)
+    assert open(options.collapsed).read() == open(f["c3.txt"]).read()
+    assert all(re.search(r"main \([^:]*aba_chains\.py\)", line) for line in open(f["c3.txt"]))
 
     svg = ElementTree.parse(f["g.svg"]).getroot()
     titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]

@@ -120,6 +120,57 @@ def test_command_line_profile(cli_env, tmp_path):
         assert any(t.startswith(name) for t in titles), name
 
 
+def test_command_line_raw_renders_the_same_outputs(cli_env, tmp_path):
+    """One run with --all writes every output and --raw; the counts agree
+    across them (samples: rounds; thread-samples: stacks), and ``render``
+    of the raw file writes the same bytes."""
+    proc = _start(release_python("3.15"), "aba_chains.py")
+    names = ("collapsed", "json", "stats-json", "flamegraph", "speedscope")
+    direct = {k: str(tmp_path / ("direct." + k)) for k in names}
+    raw = str(tmp_path / "kept.raw")
+    try:
+        cmd = [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "0.5",
+               "--rate", "200", "--all", "--raw", raw]
+        for k in names:
+            cmd += ["--" + k, direct[k]]
+        run = subprocess.run(cmd, env=cli_env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert run.returncode == 0, run.stderr.decode()
+    out = run.stdout.decode()
+    m = re.search(r"^(\d+) samples in ([\d.]+) s \(\d+/s\); \d+ failed \([\d.]+%\); "
+                  r"(\d+) thread-samples$", out, re.M)
+    assert m, out
+    samples, threads = int(m.group(1)), int(m.group(3))
+    doc = json.load(open(direct["json"]))
+    assert (doc["samples"], doc["thread_samples"]) == (samples, threads)
+    assert sum(s["count"] for s in doc["stacks"]) == threads
+    lines = open(direct["collapsed"]).read().splitlines()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in lines) == threads
+    svg = ElementTree.parse(direct["flamegraph"]).getroot()
+    sub = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")
+           if t.get("id") == "subtitle"]
+    assert sub == ["%d samples in %s s; %d thread-samples" % (samples, m.group(2), threads)]
+    scope = json.load(open(direct["speedscope"]))
+    assert sum(len(p["samples"]) for p in scope["profiles"]) == threads
+    with open(raw) as f:
+        assert sum(1 for line in f if line.startswith('{"t":')) == threads
+
+    again = {k: str(tmp_path / ("render." + k)) for k in names}
+    cmd = [sys.executable, "-m", "pyframes", "render", raw]
+    for k in names:
+        cmd += ["--" + k, again[k]]
+    run = subprocess.run(cmd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout.decode().splitlines()[0] == m.group(0)
+    for k in names:
+        with open(direct[k], "rb") as a, open(again[k], "rb") as b:
+            assert a.read() == b.read(), k
+
+
 def test_command_line_errors(cli_env):
     run = subprocess.run([sys.executable, "-m", "pyframes", "sample", "1", "--rate", "-1"],
                          env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -129,3 +180,7 @@ def test_command_line_errors(cli_env):
                           "--read-only"], env=cli_env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, timeout=60)
     assert run.returncode == 2 and b"not allowed with" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "pyframes", "sample", "1", "--by", "file"],
+                         env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60)
+    assert run.returncode == 2 and b"--by" in run.stderr

@@ -1,5 +1,5 @@
-"""Command line: ``python3 -m pyframes dump PID``, ``sample PID`` and
-``version``."""
+"""Command line: ``python3 -m pyframes dump PID``, ``sample PID``,
+``render FILE`` and ``version``."""
 
 import argparse
 import os
@@ -65,6 +65,14 @@ def build_parser():
     sample.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
                         help="address of _PyRuntime (default: found from the "
                         "process's mappings)")
+    render = sub.add_parser(
+        "render", help="write the outputs of a profile kept with 'sample --raw'",
+        description="Read a profile kept with 'sample --raw FILE' and write "
+        "any of sample's outputs from it (the same bytes as sampling straight "
+        "to them), then print its summary.")
+    render.add_argument("raw_file", metavar="FILE",
+                        help="a raw profile written by 'sample --raw' or py-sample --raw")
+    report.add_output_options(render)
     sub.add_parser("version", help="print the package and library versions")
     return parser
 
@@ -76,7 +84,8 @@ _rate = number_in("a rate in Hz", 0, 1000000)
 def _sample(args, out):
     cache = False if args.no_cache else ("read-only" if args.read_only else True)
     with api.attach(args.pid, runtime_addr=args.runtime_addr or 0, cache=cache) as target:
-        sampler = sampling.Sampler(target, threads="all" if args.all else "main")
+        sampler = sampling.Sampler(target, threads="all" if args.all else "main",
+                                   record=report.wants_raw(args))
         progress = report.progress_line(sys.stderr) if sys.stderr.isatty() else None
         try:
             profile = sampling.run(sampler, duration=args.duration, rate=args.rate,
@@ -93,6 +102,17 @@ def _sample(args, out):
         return _fail(errors.process_exited(args.pid, "it was being sampled: the profile "
                                            "holds the %d samples taken before"
                                            % profile.samples), 1)
+    return 0
+
+
+def _render(args, out):
+    from . import rawprofile
+    profile, title = rawprofile.load(args.raw_file)
+    report.write_outputs(profile, args, title=title)
+    if args.by == "function":
+        profile = profile.by_function()
+    out.write(report.summary(profile, None, top=args.top))
+    out.flush()
     return 0
 
 
@@ -175,6 +195,8 @@ def main(argv=None):
             return _version(out)
         if args.command == "sample":
             return _sample(args, out)
+        if args.command == "render":
+            return _render(args, out)
         return _dump(args, out)
     except (PyframesError, CommandError) as exc:
         return _fail(str(exc), 1)

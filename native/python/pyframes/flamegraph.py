@@ -5,8 +5,11 @@ the classic way: the total ("all") at the bottom, callees above their
 callers, widths proportional to samples, children ordered by name.  The
 document has no external references: an inline ``<style>`` and an inline
 ``<script>`` give hover details, click-to-zoom, "Reset Zoom" and a search
-(the "Search" control, Ctrl-F or "/") that highlights matching frames and
-shows the share of samples they cover.  Without scripts (an image viewer)
+(the "Search" control, Ctrl-F or "/") that highlights matching frames (by
+``function (filename:line)``, the box's label or its function, so that a
+function split by line is found in all its boxes) and shows the share of
+samples they cover.  A function with several boxes under one caller (one
+per line) labels each ``function:line``.  Without scripts (an image viewer)
 it is still a complete picture with native ``<title>`` tooltips.
 
 Standard library only, Python 3.9+ (it runs inside gdb's and lldb's
@@ -17,7 +20,7 @@ import zlib
 
 from .escaping import escape
 
-__all__ = ["render_svg", "frame_label", "frame_color"]
+__all__ = ["render_svg", "frame_label", "frame_color", "box_name"]
 
 WIDTH = 1200              # px, the whole image
 XPAD = 10                 # px left and right of the frames
@@ -117,20 +120,25 @@ def _order(item):
 
 
 def _layout(root):
-    """``[(frame or None for "all", count, depth, first sample)]`` in
+    """``[(frame or None for "all", count, depth, first sample, split)]`` in
     depth-first order, children left to right by name, without frames
-    narrower than MIN_WIDTH and, past MAX_FRAMES, without the narrowest."""
+    narrower than MIN_WIDTH and, past MAX_FRAMES, without the narrowest;
+    ``split``: the function has more than one box under this parent."""
     least = MIN_WIDTH * root[0]    # a frame is drawn when count * FULL >= least
     out = []
-    todo = [(None, root, 0, 0)]
+    todo = [(None, root, 0, 0, False)]
     while todo:
-        key, node, depth, start = todo.pop()
-        out.append((key, node[0], depth, start))
+        key, node, depth, start, split = todo.pop()
+        out.append((key, node[0], depth, start, split))
         placed = []
         pos = start
+        functions = {}
+        for child_key in node[1]:
+            functions[child_key[0]] = functions.get(child_key[0], 0) + 1
         for child_key, child in sorted(node[1].items(), key=_order):
             if child[0] * FULL >= least:
-                placed.append((child_key, child, depth + 1, pos))
+                placed.append((child_key, child, depth + 1, pos,
+                               functions[child_key[0]] > 1))
             pos += child[0]
         placed.reverse()
         todo.extend(placed)
@@ -142,6 +150,14 @@ def _layout(root):
     return out
 
 
+def box_name(frame, split):
+    """The text in a frame's box: the function, and ``:line`` when the
+    function is split (more than one box, one per line, under one
+    parent)."""
+    function, _, line = frame
+    return "%s:%d" % (function, line) if split and line is not None else function
+
+
 def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
     """The flame graph of ``stacks`` as an SVG document (text).
 
@@ -149,7 +165,9 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
     ``(function, filename, line or None)``, ``count`` samples (pairs with
     equal frames are summed; counts of 0 or less are ignored).  Frames merge when
     the whole ``(function, filename, line)`` is equal, so each box is one
-    ``function (filename:line)`` of the collapsed format.  ``title`` and
+    ``function (filename:line)`` of the collapsed format; a box shows its
+    function, and ``function:line`` when the function has several boxes under
+    one caller (one per line: it is split by line).  ``title`` and
     ``subtitle`` head the image; ``unit`` names the counts in tooltips.
     """
     root = _merge(stacks)
@@ -169,7 +187,8 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
         '<stop stop-color="#eeeeee" offset="5%"/><stop stop-color="#eeeeb0" offset="95%"/>'
         '</linearGradient></defs>\n',
         _STYLE,
-        _SCRIPT % {"xpad": XPAD, "full": FULL, "charw": CHAR_WIDTH, "highlight": HIGHLIGHT},
+        _SCRIPT % {"xpad": XPAD, "full": FULL, "charw": CHAR_WIDTH, "fh": FRAME_HEIGHT,
+                   "highlight": HIGHLIGHT},
         '<rect x="0" y="0" width="%d" height="%d" fill="url(#background)"/>\n' % (WIDTH, height),
         '<text id="title" x="%d" y="24">%s</text>\n' % (WIDTH // 2, _xml(title)),
     ]
@@ -185,20 +204,24 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
         out.append('<text id="empty" x="%d" y="%d">no samples</text>\n'
                    % (WIDTH // 2, top + 2 * FRAME_HEIGHT))
     out.append('<g id="frames">\n')
-    for key, count, level, start in nodes:
+    for key, count, level, start, split in nodes:
+        function = None
         if key is None:
             name, label, fill = "all", "all", NEUTRAL
         else:
-            name, label = _clean(key[0]), _clean(frame_label(key))
+            name, label = _clean(box_name(key, split)), _clean(frame_label(key))
             fill = frame_color(key[0], key[1])
+            if name != key[0]:
+                function = _clean(key[0])
         digits = _digits(count * scale)
         x1 = round(XPAD + start * scale, digits)
         x2 = round(XPAD + (start + count) * scale, digits)
         y = base - (level + 1) * FRAME_HEIGHT
         text = fit_label(name, x2 - x1)
-        out.append('<g%s><title>%s \u2014 %s %s, %.2f%%</title>'
+        out.append('<g%s%s><title>%s \u2014 %s %s, %.2f%%</title>'
                    '<rect x="%.*f" y="%d" width="%.*f" height="%d" fill="%s"/>' % (
                        "" if text == name else ' data-f="%s"' % _xml(name),
+                       "" if function is None else ' data-fn="%s"' % _xml(function),
                        _xml(label), "{:,}".format(count), _xml(unit), 100.0 * count / total,
                        digits, x1, y, digits, x2 - x1, FRAME_HEIGHT - 1, fill))
         if text:
@@ -225,7 +248,7 @@ text { font-family: Verdana, "DejaVu Sans", sans-serif; font-size: 12px; fill: #
 
 _SCRIPT = """<script type="text/ecmascript"><![CDATA[
 "use strict";
-var XPAD = %(xpad)d, FULL = %(full)d, CHARW = %(charw)r, EPS = 0.005;
+var XPAD = %(xpad)d, FULL = %(full)d, CHARW = %(charw)r, FH = %(fh)d, EPS = 0.005;
 var HIGHLIGHT = "%(highlight)s", SVGNS = "http://www.w3.org/2000/svg";
 var nodes = [], hint = "", term = null, details, unzoomButton, searchButton, matched;
 
@@ -241,10 +264,11 @@ function init() {
         var title = g.getElementsByTagName("title")[0].textContent;
         var cut = title.lastIndexOf(" \\u2014 ");
         g.pfIndex = i;
+        var name = g.hasAttribute("data-f") ? g.getAttribute("data-f")
+                                            : (text ? text.textContent : "");
         nodes.push({g: g, rect: rect, text: text, title: title,
-                    label: cut < 0 ? title : title.slice(0, cut),
-                    name: g.hasAttribute("data-f") ? g.getAttribute("data-f")
-                                                   : (text ? text.textContent : ""),
+                    label: cut < 0 ? title : title.slice(0, cut), name: name,
+                    fn: g.hasAttribute("data-fn") ? g.getAttribute("data-fn") : name,
                     xs: rect.getAttribute("x"), ws: rect.getAttribute("width"),
                     x: +rect.getAttribute("x"), w: +rect.getAttribute("width"),
                     y: +rect.getAttribute("y"), fill: rect.getAttribute("fill")});
@@ -293,9 +317,10 @@ function place(n, x, w, xs, ws) {
     n.text.textContent = s;
 }
 
-function zoom(n) {
+function zoom(n, x0, x1) {
     if (n === nodes[0]) { unzoom(); return; }
-    var x0 = n.x, x1 = n.x + n.w, ratio = FULL / n.w;
+    if (x0 === undefined) { x0 = n.x; x1 = n.x + n.w; }
+    var ratio = FULL / (x1 - x0);
     for (var i = 0; i < nodes.length; i++) {
         var m = nodes[i], cls = m.g.classList;
         if (m.y <= n.y && m.x >= x0 - EPS && m.x + m.w <= x1 + EPS) {
@@ -321,6 +346,29 @@ function unzoom() {
     unzoomButton.classList.add("hide");
 }
 
+function matches(re, m) {
+    return re.test(m.label) || re.test(m.name) || re.test(m.fn);
+}
+
+function zoomFunction(n) {
+    // every box of n's function under n's caller: a function split by line
+    // is zoomed as a whole
+    var parent = null, x0 = n.x, x1 = n.x + n.w;
+    for (var i = 0; i < nodes.length; i++) {
+        var p = nodes[i];
+        if (p.y === n.y + FH && p.x <= n.x + EPS && p.x + p.w >= n.x + n.w - EPS) parent = p;
+    }
+    for (var j = 0; parent && j < nodes.length; j++) {
+        var m = nodes[j];
+        if (m.y === n.y && m.fn === n.fn && m.x >= parent.x - EPS &&
+                m.x + m.w <= parent.x + parent.w + EPS) {
+            x0 = Math.min(x0, m.x);
+            x1 = Math.max(x1, m.x + m.w);
+        }
+    }
+    zoom(n, x0, x1);
+}
+
 function matcher(s) {
     try { return new RegExp(s); }
     catch (e) { return new RegExp(s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&")); }
@@ -330,7 +378,7 @@ function search(s) {
     var re = matcher(s), hits = [], covered = 0, end = -Infinity;
     for (var i = 1; i < nodes.length; i++) {
         var m = nodes[i];
-        if (re.test(m.label)) {
+        if (matches(re, m)) {
             m.rect.setAttribute("fill", HIGHLIGHT);
             hits.push(m);
         } else {
@@ -356,7 +404,7 @@ function resetSearch() {
 }
 
 function promptSearch() {
-    var s = prompt("Search function and file names (regular expression or text):",
+    var s = prompt("Search function and file names, function:line (regular expression or text):",
                    term === null ? "" : term);
     if (s) search(s);
 }
@@ -379,7 +427,7 @@ function applyQuery() {
     if (z) {
         var re = matcher(z);
         for (var i = 1; i < nodes.length; i++) {
-            if (re.test(nodes[i].label)) { zoom(nodes[i]); break; }
+            if (matches(re, nodes[i])) { zoomFunction(nodes[i]); break; }
         }
     }
 }

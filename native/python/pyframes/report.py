@@ -20,6 +20,14 @@ def add_output_options(parser):
                         help="write the sampling counters as JSON")
     parser.add_argument("--flamegraph", metavar="FILE.svg",
                         help="write an interactive flame graph (SVG)")
+    parser.add_argument("--raw", metavar="FILE",
+                        help="keep every sample (JSON lines) to render later with "
+                        "'python3 -m pyframes render FILE'")
+    parser.add_argument("--speedscope", metavar="FILE",
+                        help="write a timeline for speedscope (speedscope.app)")
+    parser.add_argument("--by", choices=("line", "function"), default="line",
+                        help="a box per function and line (default), or per "
+                        "function (lines merged)")
     parser.add_argument("--top", type=_top, default=15, metavar="K",
                         help="functions in the summary table (default 15; 0: none)")
 
@@ -43,6 +51,7 @@ def counters(profile):
     out["samples"] = profile.samples
     out["failed_samples"] = profile.failed
     out["thread_errors"] = profile.thread_errors
+    out["thread_samples"] = profile.total
     return out
 
 
@@ -54,8 +63,28 @@ def _write(path, text):
         raise UsageError("cannot write %s: %s" % (path, e.strerror or e))
 
 
+def wants_raw(args):
+    """Whether the options need every sample kept (Sampler(record=...))."""
+    return bool(getattr(args, "raw", None) or getattr(args, "speedscope", None))
+
+
+def counts(profile):
+    """``N samples in S s; M thread-samples``: the rounds over the process
+    and the stacks they read (one per thread read)."""
+    return "%d samples in %.2f s; %d thread-samples" % (
+        profile.samples, profile.duration, profile.total)
+
+
 def write_outputs(profile, args, title="pyframes"):
     """The files the options ask for."""
+    if getattr(args, "raw", None):
+        from . import rawprofile
+        _write(args.raw, rawprofile.dumps(profile, title))
+    if getattr(args, "by", "line") == "function":
+        profile = profile.by_function()
+    if getattr(args, "speedscope", None):
+        from . import speedscope
+        _write(args.speedscope, speedscope.dumps(profile, title))
     if getattr(args, "collapsed", None):
         _write(args.collapsed, "".join(line + "\n" for line in profile.collapsed()))
     if getattr(args, "json", None):
@@ -67,13 +96,15 @@ def write_outputs(profile, args, title="pyframes"):
     if getattr(args, "flamegraph", None):
         from . import flamegraph
         stacks = []
+        labelled = False
         for (label, frames), count in profile.stacks.items():
             if label is not None:
+                labelled = True
                 frames = ((label, "", None),) + tuple(frames)
             stacks.append((frames, count))
         _write(args.flamegraph, flamegraph.render_svg(
-            stacks, title="pyframes: %s" % title,
-            subtitle="%d samples in %.1f s" % (profile.total, profile.duration)))
+            stacks, title="pyframes: %s" % title, subtitle=counts(profile),
+            unit="thread-samples" if labelled else "samples"))
 
 
 def summary(profile, sampler=None, cache="off", top=15, extra=()):
@@ -82,9 +113,9 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
     total = profile.total
     rate = profile.samples / profile.duration if profile.duration > 0 else 0.0
     failed = profile.failed + profile.thread_errors
-    lines.append("%d samples in %.2f s (%.0f/s); %d failed (%.1f%%)" % (
+    lines.append("%d samples in %.2f s (%.0f/s); %d failed (%.1f%%); %d thread-samples" % (
         profile.samples, profile.duration, rate, failed,
-        100.0 * failed / max(profile.samples, 1)))
+        100.0 * failed / max(profile.samples, 1), total))
     for message, count in sorted(profile.errors.items(), key=lambda kv: -kv[1])[:3]:
         lines.append("  %d x %s" % (count, escape(message)))
     c = counters(profile)

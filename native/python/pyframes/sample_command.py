@@ -34,6 +34,10 @@ sample.
   --json FILE      write the profile as JSON
   --stats-json FILE  write the sampling counters as JSON
   --flamegraph FILE.svg  write an interactive flame graph
+  --raw FILE       keep every sample (JSON lines; python3 -m pyframes render
+                   FILE writes any output from it later)
+  --speedscope FILE  write a timeline for speedscope (speedscope.app)
+  --by function    one box per function (default: --by line, one per line)
   --top K          functions in the summary (default 15; 0: none)
   --reset          start a new profile
   --no-cache       do not use the CPython 3.15 frame cache
@@ -105,7 +109,10 @@ class SampleCommand(object):
         elif options.count is None:
             count = 1
         effective = target.set_cache(mode)
-        sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all")
+        # every sample is kept (one append each: the stop/resume costs
+        # milliseconds), so that --raw and --speedscope hold the whole profile
+        sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
+                                   record=True)
         # the process is expected to run between samples: its changes are
         # checked by the library, the session does not flush for them
         self.session.begin_sampling()

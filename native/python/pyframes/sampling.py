@@ -4,7 +4,9 @@ A sample costs one library snapshot and, per thread, one slice of its
 frame-key array counted in a dict: no frame, record or string is looked at
 while sampling.  Names are resolved once, when the profile is made, from the
 frame table the keys belong to (the latest snapshot of each table is kept
-for that, which keeps the table alive).
+for that, which keeps the table alive).  A sampler that records (for
+``--raw`` and ``--speedscope``) also appends each thread-sample's time and
+counted key to a list.
 """
 
 import array
@@ -30,10 +32,17 @@ class Profile(object):
     ``(function, filename, line)``; ``samples`` taken, ``failed`` samples
     (the snapshot failed), ``thread_errors`` (a thread whose stack could not
     be read to the end: not counted in ``stacks``), ``duration`` in seconds,
-    ``stats`` the target's counters.
+    ``stats`` the target's counters.  ``raw``: None, or (when the sampler
+    records) every thread-sample as ``(seconds since the start, thread
+    label or None, frames root first)``, in the order taken.
+
+    ``samples`` counts rounds over the process; ``total`` (also
+    ``thread_samples``) counts the stacks those rounds read, one per thread
+    (with ``--all`` several per sample).
     """
 
     def __init__(self):
+        self.raw = None
         self.stacks = {}
         self.samples = 0
         self.failed = 0
@@ -46,7 +55,30 @@ class Profile(object):
     def total(self):
         return sum(self.stacks.values())
 
+    thread_samples = total
+
+    def by_function(self):
+        """This profile with every frame's line dropped: one
+        ``(function, filename, None)`` per function (``--by function``)."""
+        out = Profile()
+        out.__dict__.update(self.__dict__)
+        out.stacks = {}
+        for (label, frames), count in self.stacks.items():
+            key = (label, tuple((f[0], f[1], None) for f in frames))
+            out.stacks[key] = out.stacks.get(key, 0) + count
+        if self.raw is not None:
+            out.raw = [(t, label, tuple((f[0], f[1], None) for f in frames))
+                       for t, label, frames in self.raw]
+        return out
+
     def merge(self, other):
+        if other.raw is None or (self.raw is None and self.samples):
+            self.raw = None  # some samples were not recorded
+        else:
+            # the other profile's times follow this one's
+            offset = self.duration
+            self.raw = (self.raw or []) + [(t + offset, label, frames)
+                                           for t, label, frames in other.raw]
         for key, count in other.stacks.items():
             self.stacks[key] = self.stacks.get(key, 0) + count
         self.samples += other.samples
@@ -91,6 +123,7 @@ class Profile(object):
             "samples": self.samples,
             "failed_samples": self.failed,
             "thread_errors": self.thread_errors,
+            "thread_samples": self.total,
             "duration": round(self.duration, 6),
             "stacks": [
                 {"thread": label,
@@ -109,10 +142,12 @@ class Sampler(object):
 
     ``threads``: "main" (the main thread: the one whose OS id is the
     process id, else the interpreter's main thread), or "all".
-    ``label_threads`` keeps each thread apart in the profile.
+    ``label_threads`` keeps each thread apart in the profile.  ``record``
+    keeps every thread-sample in order as well (``Profile.raw``, what
+    ``--raw`` writes): one list append per thread-sample.
     """
 
-    def __init__(self, target, threads="main", label_threads=None):
+    def __init__(self, target, threads="main", label_threads=None, record=False):
         if threads not in ("main", "all"):
             raise ValueError("threads must be 'main' or 'all'")
         self.target = target
@@ -127,6 +162,12 @@ class Sampler(object):
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
         self._profile = Profile()
+        # recording: (seconds, counted key) per thread-sample, each key
+        # one shared object (_canon) until its table is resolved, then
+        # looked up in _resolved: key -> (label, frames)
+        self._raw = [] if record else None
+        self._canon = {}
+        self._resolved = {}
         self._started = None
         self._elapsed = 0.0
         #: True once a sample failed because the process exited.
@@ -159,6 +200,7 @@ class Sampler(object):
                 return False
             table_id, rows = read
             counts = self._counts
+            record = self._raw is not None
             if self._pick_main:
                 rows = _main_thread(rows)
             for thread, keys in rows:
@@ -174,6 +216,10 @@ class Sampler(object):
                 label = self._label(thread[_TID], thread[_NATIVE]) if self.label_threads else None
                 k = (table_id, label, keys)
                 counts[k] = counts.get(k, 0) + 1
+                if record:
+                    if self._started is None:
+                        self._started = started
+                    self._raw.append((started - self._started, self._canon.setdefault(k, k)))
             # the newest snapshot of each table is kept (with the table, for
             # the names); the one it replaces goes
             spare.pop()
@@ -210,13 +256,14 @@ class Sampler(object):
             names = self._source.names(holder)
             frames = [(f.function, f.filename, f.line) for f in names.frames]
             stacks = self._profile.stacks
+            record = self._raw is not None
             for key in [k for k in self._counts if k[0] == table_id]:
                 count = self._counts.pop(key)
-                idx = array.array("I")
-                idx.frombytes(key[2])
-                stack = tuple(frames[i] for i in reversed(idx) if i < len(frames))
-                skey = (key[1], stack)
+                skey = (key[1], _stack(frames, key[2]))
                 stacks[skey] = stacks.get(skey, 0) + count
+                if record:
+                    self._canon.pop(key, None)
+                    self._resolved[key] = skey
         finally:
             self._source.free(holder)
             self._spare.append((holder, holder_ref))
@@ -228,11 +275,21 @@ class Sampler(object):
         self._counts = {k: v for k, v in self._counts.items() if k[0] in self._holders}
         prof = self._profile
         prof.stats = self.target.stats()
+        if self._raw is not None:
+            resolved = self._resolved
+            prof.raw = [(t,) + resolved[key] for t, key in self._raw]
         return prof
 
     def close(self):
         for table_id in list(self._holders):
             self._source.free(self._holders.pop(table_id)[0])
+
+
+def _stack(frames, keys):
+    """The frames, root first, of a thread's frame-key bytes."""
+    idx = array.array("I")
+    idx.frombytes(keys)
+    return tuple(frames[i] for i in reversed(idx) if i < len(frames))
 
 
 def process_gone(pid):

@@ -1,0 +1,169 @@
+"""The outputs of a sampling profile made from profiles built here (no
+shared library, no process): the raw file (pyframes.rawprofile) read back
+into the same profile, ``--by function``, the counts the files name
+(samples and thread-samples), speedscope's format against the required
+fields of its published schema (checked by hand, no network), and
+``python3 -m pyframes render`` writing the same bytes as the profile did.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PKG = os.path.join(_REPO, "native", "python")
+if _PKG not in sys.path:
+    sys.path.insert(0, _PKG)
+
+from pyframes import rawprofile, report, speedscope  # noqa: E402
+from pyframes.errors import UsageError  # noqa: E402
+from pyframes.sampling import Profile  # noqa: E402
+
+MAIN30 = ("main", "/app/main.py", 30)
+MAIN31 = ("main", "/app/main.py", 31)
+WORK = ("work", "/app/w.py", 5)
+ODD = ("say \"hi\" \udcff <\u03bb>", "<frozen odd>", None)
+
+
+def make_profile():
+    """3 samples over 2 threads: 5 thread-samples, 1 thread error."""
+    prof = Profile()
+    prof.raw = [
+        (0.0, "thread-1", (MAIN30, WORK)), (0.0, "thread-2", (ODD,)),
+        (0.001, "thread-1", (MAIN31, WORK)), (0.001, "thread-2", (ODD,)),
+        (0.0025, "thread-1", (MAIN30, WORK)),
+    ]
+    for _, label, frames in prof.raw:
+        key = (label, frames)
+        prof.stacks[key] = prof.stacks.get(key, 0) + 1
+    prof.samples, prof.failed, prof.thread_errors = 3, 0, 1
+    prof.duration = 0.003125
+    prof.errors = {"stack not read to the end: bad": 1}
+    prof.stats = {"full_hits": 2, "read_calls": 40}
+    return prof
+
+
+def outputs(tmp_path, tag, **extra):
+    names = ("collapsed", "json", "stats_json", "flamegraph", "speedscope")
+    args = argparse.Namespace(raw=None, by="line", top=5, **extra)
+    for name in names:
+        setattr(args, name, str(tmp_path / ("%s.%s" % (tag, name))))
+    return args, names
+
+
+def test_raw_round_trip(tmp_path):
+    prof = make_profile()
+    text = rawprofile.dumps(prof, "pid 7")
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0] == {"format": "pyframes-raw", "version": 1, "title": "pid 7"}
+    assert lines[-1]["end"]["samples"] == 3
+    assert sum(1 for line in lines if "s" in line) == 5
+    assert sum(1 for line in lines if "stack" in line) == 3
+    assert sum(1 for line in lines if "frame" in line) == 4
+    path = tmp_path / "p.raw"
+    path.write_text(text, encoding="utf-8")
+    back, title = rawprofile.load(str(path))
+    assert title == "pid 7"
+    assert back.stacks == prof.stacks and back.raw == prof.raw
+    for name in ("samples", "failed", "thread_errors", "duration", "errors", "stats"):
+        assert getattr(back, name) == getattr(prof, name), name
+
+
+@pytest.mark.parametrize("text,why", [
+    ("", "empty"),
+    ('{"format": "pyframes-raw", "version": 2}\n', "version 2"),
+    ('{"format": "other"}\n', "header"),
+    ('{"format": "pyframes-raw", "version": 1}\n{"t": 0, "stack": [0]}\n', "not defined"),
+    ('{"format": "pyframes-raw", "version": 1}\n{"t": 0, "s": 0}\n', "not defined"),
+    ('{"format": "pyframes-raw", "version": 1}\n', "no end line"),
+])
+def test_raw_refuses_what_it_cannot_read(tmp_path, text, why):
+    path = tmp_path / "bad.raw"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=why):
+        rawprofile.load(str(path))
+
+
+def test_files_name_samples_and_thread_samples(tmp_path):
+    prof = make_profile()
+    args, _ = outputs(tmp_path, "a")
+    report.write_outputs(prof, args, title="t")
+    doc = json.load(open(args.json))
+    assert (doc["samples"], doc["thread_samples"]) == (3, 5)
+    assert doc["counters"]["thread_samples"] == 5
+    stats = json.load(open(args.stats_json))
+    assert (stats["samples"], stats["thread_samples"]) == (3, 5)
+    svg = open(args.flamegraph, encoding="utf-8").read()
+    assert ">3 samples in 0.00 s; 5 thread-samples</text>" in svg
+    assert "thread-samples, " in svg   # the boxes count thread-samples
+    text = report.summary(prof)
+    assert text.startswith("3 samples in 0.00 s (960/s); 1 failed (33.3%); 5 thread-samples\n")
+
+
+def test_by_function_merges_the_lines(tmp_path):
+    prof = make_profile()
+    by = prof.by_function()
+    assert by.stacks == {
+        ("thread-1", (("main", "/app/main.py", None), ("work", "/app/w.py", None))): 3,
+        ("thread-2", ((ODD[0], ODD[1], None),)): 2}
+    assert by.samples == 3 and by.total == prof.total == 5
+    args, _ = outputs(tmp_path, "f", )
+    args.by = "function"
+    report.write_outputs(prof, args, title="t")
+    assert open(args.collapsed).read().splitlines()[0] == (
+        "thread-1;main (/app/main.py);work (/app/w.py) 3")
+    svg = open(args.flamegraph, encoding="utf-8").read()
+    assert "main:30" not in svg and "main:31" not in svg
+
+
+def test_speedscope_has_the_schemas_required_fields():
+    doc = speedscope.document(make_profile(), "pid 7")
+    # file-format-schema.json: SpeedscopeFile requires $schema, shared
+    # (frames), profiles; SampledProfile requires type, name, unit,
+    # startValue, endValue, samples, weights; a frame requires name
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    frames = doc["shared"]["frames"]
+    assert all(isinstance(fr["name"], str) for fr in frames)
+    assert all(isinstance(fr.get("line", 1), int) and isinstance(fr.get("file", ""), str)
+               for fr in frames)
+    assert [p["name"] for p in doc["profiles"]] == ["thread-1", "thread-2"]
+    for p in doc["profiles"]:
+        assert {"type", "name", "unit", "startValue", "endValue", "samples",
+                "weights"} <= set(p)
+        assert p["type"] == "sampled"
+        assert p["unit"] in ("none", "nanoseconds", "microseconds", "milliseconds",
+                             "seconds", "bytes")
+        assert len(p["samples"]) == len(p["weights"])
+        assert all(0 <= i < len(frames) for s in p["samples"] for i in s)
+        assert all(isinstance(w, (int, float)) and w >= 0 for w in p["weights"])
+        assert p["endValue"] >= p["startValue"]
+        assert isinstance(doc["activeProfileIndex"], int)
+    one = doc["profiles"][0]
+    assert [[frames[i]["name"] for i in s] for s in one["samples"]] == [["main", "work"]] * 3
+    assert one["weights"][:2] == [0.001, 0.0015]
+    assert frames[one["samples"][1][0]]["line"] == 31
+    json.dumps(doc)   # plain JSON
+
+
+def test_render_writes_the_same_bytes(tmp_path):
+    prof = make_profile()
+    args, names = outputs(tmp_path, "direct")
+    args.raw = str(tmp_path / "kept.raw")
+    report.write_outputs(prof, args, title="pid 7")
+    cmd = [sys.executable, "-m", "pyframes", "render", args.raw]
+    again = {}
+    for name in names:
+        again[name] = str(tmp_path / ("render." + name))
+        cmd += ["--" + name.replace("_", "-"), again[name]]
+    env = dict(os.environ, PYTHONPATH=_PKG)
+    run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout.decode().startswith("3 samples in 0.00 s")
+    for name in names:
+        with open(getattr(args, name), "rb") as a, open(again[name], "rb") as b:
+            assert a.read() == b.read(), name
