@@ -149,6 +149,16 @@ def test_speedscope_has_the_schemas_required_fields():
     json.dumps(doc)   # plain JSON
 
 
+def test_speedscope_of_an_empty_profile_names_no_profile():
+    """No sample: no profile, and no activeProfileIndex pointing into the
+    empty list (the schema makes the index optional)."""
+    prof = Profile()
+    prof.raw = []
+    doc = speedscope.document(prof, "empty")
+    assert doc["profiles"] == [] and "activeProfileIndex" not in doc
+    assert {"$schema", "shared", "profiles"} <= set(doc)
+
+
 def test_render_writes_the_same_bytes(tmp_path):
     prof = make_profile()
     args, names = outputs(tmp_path, "direct")

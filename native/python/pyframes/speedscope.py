@@ -45,9 +45,11 @@ def document(profile, title):
             "unit": "seconds", "startValue": start,
             "endValue": round(start + sum(weights), 9),
             "samples": [idx for _, idx in taken], "weights": weights})
-    return {"$schema": SCHEMA, "shared": {"frames": frames}, "profiles": profiles,
-            "name": title, "activeProfileIndex": 0,
-            "exporter": "pyframes %s" % __version__}
+    doc = {"$schema": SCHEMA, "shared": {"frames": frames}, "profiles": profiles,
+           "name": title, "exporter": "pyframes %s" % __version__}
+    if profiles:  # optional in the schema; an index into an empty list is not
+        doc["activeProfileIndex"] = 0
+    return doc
 
 
 def dumps(profile, title):
