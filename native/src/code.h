@@ -75,6 +75,25 @@ void pyf__code_scratch_free(pyf_target *t);
 const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr,
                                int *soft_err);
 
+/* Index in code units of the instruction at ip, for bytecode at base; -1
+ * just before the first instruction, INT64_MAX when ip is nowhere near. */
+static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
+{
+    if (ip < base)
+        return base - ip <= 2 ? -1 : INT64_MAX;
+    uint64_t d = (ip - base) / 2;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
+/* The instruction index (code units) of frame fr running decoded code:
+ * against the main bytecode (co_code_adaptive), or on free-threaded 3.14+
+ * against the thread-local copy its tlbc_index names (read afresh each
+ * snapshot; a bad index, NULL slot or failed read falls back to the main
+ * copy, and an ip outside the copy used gives INT64_MAX: no location,
+ * never a wrong line).  A failed read adds one to *tlbc_failures.
+ */
+int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
+                         const pyf__code *code, uint32_t *tlbc_failures);
 typedef struct pyf__location {
     int32_t line, end_line, column, end_column;
 } pyf__location;

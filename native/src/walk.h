@@ -170,25 +170,6 @@ static inline bool pyf__iframe_entry(const pyf__offsets *o, const pyf__iframe *f
 int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
                      bool *shown);
 
-/* Index in code units of the instruction at ip, for bytecode at base; -1
- * just before the first instruction, INT64_MAX when ip is nowhere near. */
-static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
-{
-    if (ip < base)
-        return base - ip <= 2 ? -1 : INT64_MAX;
-    uint64_t d = (ip - base) / 2;
-    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
-}
-
-/* The instruction index (code units) of frame fr running decoded code:
- * against the main bytecode (co_code_adaptive), or on free-threaded 3.14+
- * against the thread-local copy its tlbc_index names (read afresh each
- * snapshot; a bad index, NULL slot or failed read falls back to the main
- * copy, and an ip outside the copy used gives INT64_MAX: no location,
- * never a wrong line).  A failed read adds one to *tlbc_failures.
- * (code.c) */
-int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
-                         const pyf__code *code, uint32_t *tlbc_failures);
 /* (the frame's fields passed one by one: a walk keeps fr in registers) */
 static inline int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr,
                                         const pyf__code *code, uint32_t *tlbc_failures)
