@@ -440,7 +440,7 @@ class PyframesFilterParameter(gdb.Parameter):
         return ""
 
     def get_show_string(self, svalue):
-        return "Python frames in bt (pyframes frame filter): %s" % svalue
+        return _pyf.bt_state(svalue == "on", "pyframes frame filter")
 
 
 class PyframesBtCommand(gdb.Command):

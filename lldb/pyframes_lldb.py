@@ -572,7 +572,7 @@ class PyBt(object):
                     _remove_provider(debugger, target)
                 if selected.IsValid():
                     debugger.SetSelectedTarget(selected)
-            result.AppendMessage("Python frames in bt (frame provider): %s" % word)
+            result.AppendMessage(_pyf.bt_state(on, "frame provider"))
             result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
             return
         name = debugger.GetInstanceName()
@@ -588,7 +588,7 @@ class PyBt(object):
         if error.Fail():
             result.SetError("pyframes-bt: %s" % error.GetCString())
             return
-        result.AppendMessage("Python frames in bt: %s" % word)
+        result.AppendMessage(_pyf.bt_state(on, "frame-format hook"))
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
