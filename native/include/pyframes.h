@@ -780,6 +780,152 @@ PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
 PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
                                  uint64_t *found, pyf_failure *failure);
 
+/* ==== Values ============================================================
+ * What a frame holds: its arguments, locals, cells and free variables, each
+ * decoded into a small tree of pyf_value nodes that a binding renders the
+ * way repr() in the target would.  Reading is bounded (pyf_values_request)
+ * and cycle-safe; an object that cannot be read or makes no sense becomes
+ * one PYF_VALUE_UNREADABLE node saying why, and the rest still decodes.
+ * Nothing is written to the target.  The target should be stopped: values
+ * of a running thread may come from different moments. */
+
+/* pyf_value.kind: what the object is.  Builtin types are recognised by
+ * their type object (its address in the runtime, or name and tp_flags);
+ * subclasses of builtins are PYF_VALUE_OTHER. */
+#define PYF_VALUE_UNREADABLE 0 /* data: why, e.g. "bad type pointer 0x10" */
+#define PYF_VALUE_OTHER 1      /* any other object: type_name, addr; with
+                                  PYF_VALUES_ATTRS, children: its attributes
+                                  (__dict__ or slots) as name, value pairs */
+#define PYF_VALUE_NONE 2
+#define PYF_VALUE_BOOL 3       /* number: 0 or 1 */
+#define PYF_VALUE_INT 4        /* data: |value| as little-endian uint32
+                                  digits of 30 bits (CPython's); number: sign
+                                  -1, 0 or 1; length: digits in the object */
+#define PYF_VALUE_FLOAT 5      /* real */
+#define PYF_VALUE_COMPLEX 6    /* real, imag */
+#define PYF_VALUE_STR 7        /* data: UTF-8 (lone surrogates encoded as
+                                  "surrogatepass" would); length: chars */
+#define PYF_VALUE_BYTES 8      /* data: the bytes; length: len() */
+#define PYF_VALUE_BYTEARRAY 9  /* data, length as bytes */
+#define PYF_VALUE_TUPLE 10     /* children: items; length: len() */
+#define PYF_VALUE_LIST 11
+#define PYF_VALUE_DICT 12      /* children: key, value, key, value ... in
+                                  insertion order; length: len() */
+#define PYF_VALUE_SET 13       /* children: items in table order */
+#define PYF_VALUE_FROZENSET 14
+#define PYF_VALUE_RANGE 15     /* children: start, stop, step (ints) */
+#define PYF_VALUE_TYPE 16      /* data: the name repr() shows (module.qualname) */
+#define PYF_VALUE_FUNCTION 17  /* data: __qualname__ */
+#define PYF_VALUE_BUILTIN 18   /* data: __name__; children: __self__ when it
+                                  is not a module (repr's "of X object") */
+#define PYF_VALUE_METHOD 19    /* children: __func__, __self__ */
+#define PYF_VALUE_MODULE 20    /* data: __name__ */
+#define PYF_VALUE_CELL 21      /* children: the contents, none when empty */
+#define PYF_VALUE_CODE 22      /* data: co_name; children: co_filename (str);
+                                  number: co_firstlineno */
+#define PYF_VALUE_GENERATOR 23 /* data: __qualname__ */
+#define PYF_VALUE_COROUTINE 24
+#define PYF_VALUE_ASYNC_GENERATOR 25
+#define PYF_VALUE_EXCEPTION 26 /* children: args (a tuple) */
+#define PYF_VALUE_ELLIPSIS 27
+#define PYF_VALUE_NOTIMPLEMENTED 28
+
+/* pyf_value.flags */
+#define PYF_VALUE_TRUNCATED 0x01u /* data or children cut by a limit:
+                                     length says how much there was */
+#define PYF_VALUE_CYCLE 0x02u     /* an object already being decoded on the
+                                     path to it: no children (repr's [...]) */
+#define PYF_VALUE_TOO_DEEP 0x04u  /* max_depth reached: no children */
+#define PYF_VALUE_BUDGET 0x08u    /* the call's object or byte budget ran out
+                                     (with kind UNREADABLE) */
+
+typedef struct pyf_value {
+    uint64_t addr;          /* remote object; 0 for none */
+    const char *type_name;  /* the type's name as repr() of an instance shows
+                               it: tp_name of a static type, "module.qualname"
+                               of a heap type (module left out for builtins);
+                               UTF-8, never NULL ("" when unreadable) */
+    const char *data;       /* kind-specific bytes (see kinds), NULL if none */
+    uint64_t data_size;     /* bytes at data */
+    uint64_t length;        /* the object's own length (see kinds) */
+    double real, imag;
+    int64_t number;
+    uint32_t kind;          /* PYF_VALUE_* */
+    uint32_t flags;         /* PYF_VALUE_* flags */
+    uint32_t first_child;   /* index into pyf_values.values */
+    uint32_t nchildren;
+} pyf_value;
+#define PYF_VALUE_SIZE 80u
+
+/* pyf_local.kind, from co_localspluskinds */
+#define PYF_LOCAL_ARG 1   /* a parameter (positional, keyword, *args, **kwargs) */
+#define PYF_LOCAL_LOCAL 2
+#define PYF_LOCAL_CELL 3  /* a local captured by an inner function */
+#define PYF_LOCAL_FREE 4  /* a variable of an enclosing function */
+/* pyf_local.flags */
+#define PYF_LOCAL_VARARGS 0x01u     /* *args */
+#define PYF_LOCAL_VARKEYWORDS 0x02u /* **kwargs */
+#define PYF_LOCAL_KWONLY 0x04u      /* keyword-only parameter */
+#define PYF_LOCAL_UNBOUND 0x08u     /* NULL slot or empty cell: value is PYF_NO_VALUE */
+#define PYF_LOCAL_HIDDEN 0x10u      /* CO_FAST_HIDDEN: an inlined comprehension's */
+#define PYF_NO_VALUE 0xffffffffu
+
+typedef struct pyf_local {
+    const char *name;       /* UTF-8, never NULL */
+    uint32_t kind;          /* PYF_LOCAL_* */
+    uint32_t flags;
+    uint32_t value;         /* index into pyf_values.values, or PYF_NO_VALUE.
+                               A cell's value is its contents (the cell itself
+                               is not shown); before MAKE_CELL ran, the raw
+                               slot's value */
+    uint32_t reserved;
+} pyf_local;
+#define PYF_LOCAL_SIZE 24u
+
+/* pyf_values_request.flags */
+#define PYF_VALUES_ATTRS 0x01u  /* other objects' attributes, one level down */
+
+#define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */
+#define PYF_DEFAULT_VALUE_ITEMS 100u     /* items of a container */
+#define PYF_DEFAULT_VALUE_DEPTH 6u       /* nesting below a local */
+#define PYF_DEFAULT_VALUE_OBJECTS 10000u /* objects decoded per call */
+#define PYF_DEFAULT_VALUE_BYTES (4u << 20) /* bytes read per call */
+
+typedef struct pyf_values_request {
+    uint32_t struct_size;   /* = sizeof(pyf_values_request) */
+    uint32_t flags;         /* PYF_VALUES_* */
+    uint32_t max_string;    /* 0 = default; each, 0 = its PYF_DEFAULT_VALUE_* */
+    uint32_t max_items;
+    uint32_t max_depth;
+    uint32_t max_objects;
+    uint64_t max_bytes;
+} pyf_values_request;
+#define PYF_VALUES_REQUEST_SIZE_V0 32u
+
+typedef struct pyf_values {
+    uint32_t nlocals;
+    uint32_t nvalues;
+    const pyf_local *locals;   /* co_localsplusnames order (arguments first) */
+    const pyf_value *values;   /* pyf_value_read: values[0] is the object */
+    uint32_t local_size, value_size; /* strides: PYF_LOCAL_SIZE, PYF_VALUE_SIZE */
+    uint64_t code_addr;        /* the frame's code object (pyf_frame_locals) */
+    uint64_t globals_addr;     /* the frame's globals dict, 0 if unknown */
+    uint64_t objects_read;     /* what the call cost */
+    uint64_t bytes_read;
+} pyf_values;
+
+/* The locals of the interpreter frame at frame_addr (a pyf_frame's
+ * frame_addr of a snapshot of the stopped target).  PYF_ECORRUPT when the
+ * frame no longer runs a readable code object.  req may be NULL. */
+PYF_API int pyf_frame_locals(pyf_target *t, uint64_t frame_addr,
+                             const pyf_values_request *req, pyf_values **out);
+/* One object (e.g. a value's addr, a globals dict) decoded as values[0];
+ * nlocals is 0. */
+PYF_API int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_request *req,
+                           pyf_values **out);
+/* Accepts NULL. */
+PYF_API void pyf_values_free(pyf_values *v);
+
 #ifdef __cplusplus
 }
 #endif
