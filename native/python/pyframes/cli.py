@@ -52,6 +52,7 @@ def build_parser():
     sample.add_argument("--rate", type=_rate, default=1000.0, metavar="HZ",
                         help="samples per second (default 1000; 0: as fast as "
                         "possible)")
+    sampling.add_mode_option(sample)
     sample.add_argument("--all", action="store_true",
                         help="every thread, each its own root (default: the "
                         "main thread)")
@@ -85,7 +86,7 @@ def _sample(args, out):
     cache = False if args.no_cache else ("read-only" if args.read_only else True)
     with api.attach(args.pid, runtime_addr=args.runtime_addr or 0, cache=cache) as target:
         sampler = sampling.Sampler(target, threads="all" if args.all else "main",
-                                   record=report.wants_raw(args))
+                                   record=report.wants_raw(args), mode=args.mode)
         progress = report.progress_line(sys.stderr) if sys.stderr.isatty() else None
         try:
             profile = sampling.run(sampler, duration=args.duration, rate=args.rate,

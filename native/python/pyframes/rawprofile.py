@@ -12,8 +12,10 @@ The file is JSON lines, UTF-8, one JSON object per line, in this order:
 4. the thread-samples in the order taken: ``{"t": seconds since the first,
    to the microsecond, "thread": label or null, "s": stack number}``;
 5. the end: ``{"end": {"samples": N, "failed_samples": N, "thread_errors":
-   N, "duration": seconds, "errors": {message: count}, "stats": {name:
-   value}}}`` -- the rounds over the process, the
+   N, "duration": seconds, "mode": "wall" | "cpu" | "gil", "errors":
+   {message: count}, "stats": {name: value}}}`` -- the rounds over the
+   process (``mode``: which thread-samples they counted; "wall" when
+   absent), the
    failures and the target's counters (the thread-samples of step 4 are
    one per thread read).
 
@@ -50,6 +52,7 @@ def dumps(profile, title):
     out.append(_line({"end": {
         "samples": profile.samples, "failed_samples": profile.failed,
         "thread_errors": profile.thread_errors, "duration": profile.duration,
+        "mode": profile.mode,
         "errors": dict(profile.errors), "stats": dict(profile.stats)}}))
     return "".join(out)
 
@@ -142,5 +145,6 @@ def _end(profile, end):
     profile.failed = int(end["failed_samples"])
     profile.thread_errors = int(end["thread_errors"])
     profile.duration = float(end["duration"])
+    profile.mode = str(end.get("mode", "wall"))
     profile.errors = dict(end.get("errors", {}))
     profile.stats = dict(end.get("stats", {}))

@@ -118,6 +118,7 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
         100.0 * failed / max(profile.samples, 1), total))
     for message, count in sorted(profile.errors.items(), key=lambda kv: -kv[1])[:3]:
         lines.append("  %d x %s" % (count, escape(message)))
+    lines.append(_mode_line(profile))
     c = counters(profile)
     if cache != "off":
         lines.append("frame cache (%s): %d full hits, %d partial hits, %d misses; "
@@ -141,6 +142,24 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
     elif not total:
         lines.append("no Python stacks were sampled")
     return "\n".join(lines) + "\n"
+
+
+_MODE_WORDS = {"wall": "every thread read", "cpu": "threads on a CPU",
+               "gil": "the thread holding the GIL"}
+
+
+def _mode_line(profile):
+    """Which thread-samples the mode counted, and how many each thread gave
+    (most first; at most 8 named)."""
+    line = "mode %s (%s)" % (profile.mode, _MODE_WORDS.get(profile.mode, profile.mode))
+    per = sorted(((n, label) for label, n in profile.by_thread().items() if label is not None),
+                 key=lambda nl: (-nl[0], nl[1]))
+    if per:
+        shown = ", ".join("%s %d" % (escape(label), n) for n, label in per[:8])
+        more = len(per) - 8
+        line += "; thread-samples per thread: " + shown + (
+            ", %d more threads" % more if more > 0 else "")
+    return line
 
 
 class _Line(object):

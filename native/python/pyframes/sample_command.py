@@ -62,6 +62,7 @@ def build_parser(command_name):
     parser.add_argument("--interval", type=_interval, default=10.0, metavar="MS",
                         help="milliseconds the process runs before each sample")
     parser.add_argument("--all", action="store_true", help="every thread")
+    sampling.add_mode_option(parser)
     report.add_output_options(parser)
     parser.add_argument("--reset", action="store_true", help="start a new profile")
     cache = parser.add_mutually_exclusive_group()
@@ -94,7 +95,8 @@ class SampleCommand(object):
 
     def _run(self, options, adapter, progress):
         threads = "all" if options.all else "main"
-        if options.reset or (self.threads is not None and self.threads != threads):
+        if options.reset or (self.threads is not None and self.threads != threads) \
+                or (self.profile.samples and self.profile.mode != options.mode):
             self.profile = sampling.Profile()
             self.library_time = self.debugger_time = 0.0
         self.threads = threads
@@ -111,8 +113,13 @@ class SampleCommand(object):
         effective = target.set_cache(mode)
         # every sample is kept (one append each: the stop/resume costs
         # milliseconds), so that --raw and --speedscope hold the whole profile
+        if options.mode == "cpu":
+            raise errors.UsageError(
+                "--mode cpu: the debugger stops every thread for each sample, so none is "
+                "ever on a CPU then; sample the live process with 'python3 -m pyframes "
+                "sample --mode cpu PID' (or use --mode wall or gil here)")
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
-                                   record=True)
+                                   record=True, mode=options.mode)
         # the process is expected to run between samples: its changes are
         # checked by the library, the session does not flush for them
         self.session.begin_sampling()

@@ -10,6 +10,7 @@ counted key to a list.
 """
 
 import array
+import os
 import time
 
 from . import _abi, errors
@@ -17,6 +18,9 @@ from ._convert import THREAD, failure_code
 from .escaping import collapsed_name
 
 _MAX_TABLES = 16
+#: what a sample counts (``--mode``), as CPython's profiler names them:
+#: every thread (wall clock), threads on a CPU, the thread holding the GIL
+MODES = ("wall", "cpu", "gil")
 # a thread's values in Target.sample_source()'s rows
 _TID = THREAD.index["thread_id"]
 _NATIVE = THREAD.index["native_thread_id"]
@@ -38,10 +42,13 @@ class Profile(object):
 
     ``samples`` counts rounds over the process; ``total`` (also
     ``thread_samples``) counts the stacks those rounds read, one per thread
-    (with ``--all`` several per sample).
+    (with ``--all`` several per sample) that the ``mode`` counts: every
+    thread ("wall"), a thread running on a CPU ("cpu"), the thread holding
+    the GIL ("gil").
     """
 
     def __init__(self):
+        self.mode = "wall"
         self.raw = None
         self.stacks = {}
         self.samples = 0
@@ -71,7 +78,15 @@ class Profile(object):
                        for t, label, frames in self.raw]
         return out
 
+    def by_thread(self):
+        """{thread label or None: thread-samples}."""
+        out = {}
+        for (label, _), count in self.stacks.items():
+            out[label] = out.get(label, 0) + count
+        return out
+
     def merge(self, other):
+        self.mode = other.mode
         if other.raw is None or (self.raw is None and self.samples):
             self.raw = None  # some samples were not recorded
         else:
@@ -125,6 +140,7 @@ class Profile(object):
             "thread_errors": self.thread_errors,
             "thread_samples": self.total,
             "duration": round(self.duration, 6),
+            "mode": self.mode,
             "stacks": [
                 {"thread": label,
                  "frames": [{"function": f, "filename": n, "line": l} for f, n, l in frames],
@@ -144,12 +160,19 @@ class Sampler(object):
     process id, else the interpreter's main thread), or "all".
     ``label_threads`` keeps each thread apart in the profile.  ``record``
     keeps every thread-sample in order as well (``Profile.raw``, what
-    ``--raw`` writes): one list append per thread-sample.
+    ``--raw`` writes): one list append per thread-sample.  ``mode`` (one of
+    :data:`MODES`) says which of the threads read a sample counts: "cpu"
+    needs a live local process (``target.pid``: the state of each thread in
+    ``/proc/PID/task/TID/stat``), "gil" a CPython whose thread states say
+    which holds the GIL (3.15, not free-threaded); else ``UsageError``.
     """
 
-    def __init__(self, target, threads="main", label_threads=None, record=False):
+    def __init__(self, target, threads="main", label_threads=None, record=False,
+                 mode="wall"):
         if threads not in ("main", "all"):
             raise ValueError("threads must be 'main' or 'all'")
+        self._keep = _mode_filter(target, mode)
+        self.mode = mode
         self.target = target
         self.threads = threads
         self.label_threads = threads == "all" if label_threads is None else label_threads
@@ -162,6 +185,7 @@ class Sampler(object):
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
         self._profile = Profile()
+        self._profile.mode = mode
         # recording: (seconds, counted key) per thread-sample, each key
         # one shared object (_canon) until its table is resolved, then
         # looked up in _resolved: key -> (label, frames)
@@ -203,6 +227,8 @@ class Sampler(object):
             record = self._raw is not None
             if self._pick_main:
                 rows = _main_thread(rows)
+            if self._keep is not None:
+                rows = self._keep(rows)
             for thread, keys in rows:
                 failure = thread[_FAILURE]
                 if failure:
@@ -283,6 +309,89 @@ class Sampler(object):
     def close(self):
         for table_id in list(self._holders):
             self._source.free(self._holders.pop(table_id)[0])
+        if self._keep is not None:
+            self._keep.close()
+
+
+def add_mode_option(parser):
+    """``--mode wall|cpu|gil`` (the command line's sample and py-sample)."""
+    parser.add_argument(
+        "--mode", choices=MODES, default="wall",
+        help="which threads a sample counts: wall, every thread read (the "
+        "default); cpu, threads running on a CPU (a live local process); gil, "
+        "the thread holding the GIL (CPython 3.15+)")
+
+
+def _mode_filter(target, mode):
+    """None for "wall" (every thread counts), else a callable keeping the
+    rows of the threads the mode counts (with a ``close()``)."""
+    if mode == "wall":
+        return None
+    if mode == "cpu":
+        if not target.pid:
+            raise errors.UsageError(
+                "--mode cpu reads each thread's state from /proc/PID/task/TID/stat: it "
+                "needs a live process on this machine (use --mode wall or gil here)")
+        return _OnCpu(target.pid)
+    if mode == "gil":
+        python = target.python
+        if python.free_threaded:
+            raise errors.UsageError("--mode gil: this CPython %s is free-threaded and has "
+                                    "no GIL (use --mode cpu or wall)" % python.version)
+        if (python.major, python.minor) < (3, 15):
+            raise errors.UsageError(
+                "--mode gil needs CPython 3.15 or later, whose thread states say which one "
+                "holds the GIL; this process runs %s (use --mode cpu or wall)" % python.version)
+        return _HoldsGil()
+    raise errors.UsageError("--mode: one of %s, not %r" % (", ".join(MODES), mode))
+
+
+class _HoldsGil(object):
+    """The thread holding the GIL (its thread state's holds_gil)."""
+
+    _BOTH = _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL
+
+    def __call__(self, rows):
+        both = self._BOTH
+        return [row for row in rows if row[0][_FLAGS] & both == both]
+
+    def close(self):
+        pass
+
+
+class _OnCpu(object):
+    """Threads running or runnable (state R in /proc/PID/task/TID/stat), as
+    CPython's profiler counts them in its cpu mode.  Each thread's stat file
+    stays open between samples (one pread per thread-sample)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self._fds = {}
+
+    def __call__(self, rows):
+        return [row for row in rows if self._running(row[0][_NATIVE])]
+
+    def _running(self, native):
+        fd = self._fds.get(native)
+        try:
+            if fd is None:
+                fd = self._fds[native] = os.open(
+                    "/proc/%d/task/%d/stat" % (self.pid, native), os.O_RDONLY)
+            data = os.pread(fd, 512, 0)
+        except OSError:  # the thread is gone (or its id was not an OS one)
+            self._drop(native)
+            return False
+        end = data.rfind(b")")
+        return end >= 0 and data[end + 2:end + 3] == b"R"
+
+    def _drop(self, native):
+        fd = self._fds.pop(native, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self):
+        for native in list(self._fds):
+            self._drop(native)
 
 
 def _stack(frames, keys):
