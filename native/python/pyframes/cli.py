@@ -84,6 +84,7 @@ _rate = number_in("a rate in Hz", 0, 1000000)
 
 def _sample(args, out):
     cache = False if args.no_cache else ("read-only" if args.read_only else True)
+    report.base_profile(args)  # a --diff file that cannot be read fails first
     with api.attach(args.pid, runtime_addr=args.runtime_addr or 0, cache=cache) as target:
         sampler = sampling.Sampler(target, threads="all" if args.all else "main",
                                    record=report.wants_raw(args), mode=args.mode)
@@ -95,7 +96,7 @@ def _sample(args, out):
                 progress.done()
             report.write_outputs(profile, args, title="pid %d" % args.pid)
             out.write(report.summary(profile, sampler, cache=target.cache,
-                                     top=args.top))
+                                     top=args.top, base=report.base_profile(args)))
         finally:
             sampler.close()
     out.flush()
@@ -112,7 +113,7 @@ def _render(args, out):
     report.write_outputs(profile, args, title=title)
     if args.by == "function":
         profile = profile.by_function()
-    out.write(report.summary(profile, None, top=args.top))
+    out.write(report.summary(profile, None, top=args.top, base=report.base_profile(args)))
     out.flush()
     return 0
 

@@ -20,7 +20,7 @@ import zlib
 
 from .escaping import escape
 
-__all__ = ["render_svg", "frame_label", "frame_color", "box_name"]
+__all__ = ["render_svg", "frame_label", "frame_color", "diff_color", "box_name"]
 
 WIDTH = 1200              # px, the whole image
 XPAD = 10                 # px left and right of the frames
@@ -119,17 +119,22 @@ def _order(item):
     return (function, filename, -1 if line is None else line)
 
 
-def _layout(root):
-    """``[(frame or None for "all", count, depth, first sample, split)]`` in
-    depth-first order, children left to right by name, without frames
-    narrower than MIN_WIDTH and, past MAX_FRAMES, without the narrowest;
-    ``split``: the function has more than one box under this parent."""
+_NO_NODE = [0, {}]
+
+
+def _layout(root, base=None):
+    """``[(frame or None for "all", count, depth, first sample, split,
+    base count)]`` in depth-first order, children left to right by name,
+    without frames narrower than MIN_WIDTH and, past MAX_FRAMES, without the
+    narrowest; ``split``: the function has more than one box under this
+    parent; ``base count``: the same call path's count in the tree ``base``
+    (0 when absent or without a base)."""
     least = MIN_WIDTH * root[0]    # a frame is drawn when count * FULL >= least
     out = []
-    todo = [(None, root, 0, 0, False)]
+    todo = [(None, root, 0, 0, False, base or _NO_NODE)]
     while todo:
-        key, node, depth, start, split = todo.pop()
-        out.append((key, node[0], depth, start, split))
+        key, node, depth, start, split, was = todo.pop()
+        out.append((key, node[0], depth, start, split, was[0]))
         placed = []
         pos = start
         functions = {}
@@ -138,7 +143,7 @@ def _layout(root):
         for child_key, child in sorted(node[1].items(), key=_order):
             if child[0] * FULL >= least:
                 placed.append((child_key, child, depth + 1, pos,
-                               functions[child_key[0]] > 1))
+                               functions[child_key[0]] > 1, was[1].get(child_key, _NO_NODE)))
             pos += child[0]
         placed.reverse()
         todo.extend(placed)
@@ -158,7 +163,21 @@ def box_name(frame, split):
     return "%s:%d" % (function, line) if split and line is not None else function
 
 
-def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
+def diff_color(share, base_share):
+    """The fill of a box of a differential flame graph: red where the call
+    path's share of the samples grew since the base profile, blue where it
+    shrank, white where it is the same; the stronger, the larger the change
+    against the larger of the two shares (a path new in this profile is full
+    red)."""
+    larger = max(share, base_share)
+    change = (share - base_share) / larger if larger > 0 else 0.0
+    fade = int(round(255 * (1.0 - min(1.0, abs(change)))))
+    if change >= 0:
+        return "rgb(255,%d,%d)" % (fade, fade)
+    return "rgb(%d,%d,255)" % (fade, fade)
+
+
+def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples", base=None):
     """The flame graph of ``stacks`` as an SVG document (text).
 
     ``stacks``: ``(frames, count)`` pairs, ``frames`` root first, each frame
@@ -169,10 +188,19 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
     function, and ``function:line`` when the function has several boxes under
     one caller (one per line: it is split by line).  ``title`` and
     ``subtitle`` head the image; ``unit`` names the counts in tooltips.
+
+    ``base``: stacks of an earlier profile, for a differential flame graph:
+    the boxes are this profile's, each colored by how its call path's share
+    of all samples changed from the base's (:func:`diff_color`), its tooltip
+    giving both shares.  Shares, not counts, are compared, so profiles of
+    one workload taken at different rates or for different times compare as
+    unchanged.
     """
     root = _merge(stacks)
     total = root[0]
-    nodes = _layout(root) if total else []
+    base_root = _merge(base) if base is not None else None
+    base_total = base_root[0] if base_root is not None else 0
+    nodes = _layout(root, base_root) if total else []
     depth = max(n[2] for n in nodes) + 1 if nodes else 4
     top = TOP + (2 * FONT_SIZE if subtitle else 0)
     height = top + depth * FRAME_HEIGHT + BOTTOM
@@ -204,13 +232,21 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
         out.append('<text id="empty" x="%d" y="%d">no samples</text>\n'
                    % (WIDTH // 2, top + 2 * FRAME_HEIGHT))
     out.append('<g id="frames">\n')
-    for key, count, level, start, split in nodes:
+    for key, count, level, start, split, was in nodes:
         function = None
+        change = ""
+        if base_root is not None:
+            share = 100.0 * count / total
+            was_share = 100.0 * was / base_total if base_total else 0.0
+            change = " (base %.2f%%, %+.2f)" % (was_share, share - was_share)
         if key is None:
             name, label, fill = "all", "all", NEUTRAL
         else:
             name, label = _clean(box_name(key, split)), _clean(frame_label(key))
-            fill = frame_color(key[0], key[1])
+            if base_root is not None:
+                fill = diff_color(share, was_share)
+            else:
+                fill = frame_color(key[0], key[1])
             if name != key[0]:
                 function = _clean(key[0])
         digits = _digits(count * scale)
@@ -218,11 +254,12 @@ def render_svg(stacks, *, title="pyframes", subtitle="", unit="samples"):
         x2 = round(XPAD + (start + count) * scale, digits)
         y = base - (level + 1) * FRAME_HEIGHT
         text = fit_label(name, x2 - x1)
-        out.append('<g%s%s><title>%s \u2014 %s %s, %.2f%%</title>'
+        out.append('<g%s%s><title>%s \u2014 %s %s, %.2f%%%s</title>'
                    '<rect x="%.*f" y="%d" width="%.*f" height="%d" fill="%s"/>' % (
                        "" if text == name else ' data-f="%s"' % _xml(name),
                        "" if function is None else ' data-fn="%s"' % _xml(function),
                        _xml(label), "{:,}".format(count), _xml(unit), 100.0 * count / total,
+                       change,
                        digits, x1, y, digits, x2 - x1, FRAME_HEIGHT - 1, fill))
         if text:
             out.append('<text x="%.2f" y="%d">%s</text>' % (x1 + 3, y + 11, _xml(text)))

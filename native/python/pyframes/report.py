@@ -28,6 +28,10 @@ def add_output_options(parser):
     parser.add_argument("--by", choices=("line", "function"), default="line",
                         help="a box per function and line (default), or per "
                         "function (lines merged)")
+    parser.add_argument("--diff", metavar="BASE",
+                        help="compare with an earlier profile kept with --raw: the "
+                        "flame graph colored by each call path's change in share, the "
+                        "summary's table by each function's")
     parser.add_argument("--top", type=_top, default=15, metavar="K",
                         help="functions in the summary table (default 15; 0: none)")
 
@@ -75,11 +79,41 @@ def counts(profile):
         profile.samples, profile.duration, profile.total)
 
 
+def base_profile(args):
+    """The profile ``--diff BASE`` names (by ``--by``, loaded once), or
+    None."""
+    path = getattr(args, "diff", None)
+    if not path:
+        return None
+    cached = getattr(args, "_diff_base", None)
+    if cached is None or cached[0] != path:
+        from . import rawprofile
+        base = rawprofile.load(path)[0]
+        if getattr(args, "by", "line") == "function":
+            base = base.by_function()
+        cached = args._diff_base = (path, base)
+    return cached[1]
+
+
+def _stacks(profile):
+    """``([(frames, count)], labelled)``: the profile's stacks for a flame
+    graph, a thread's label (when kept) as their root frame."""
+    stacks = []
+    labelled = False
+    for (label, frames), count in profile.stacks.items():
+        if label is not None:
+            labelled = True
+            frames = ((label, "", None),) + tuple(frames)
+        stacks.append((frames, count))
+    return stacks, labelled
+
+
 def write_outputs(profile, args, title="pyframes"):
     """The files the options ask for."""
     if getattr(args, "raw", None):
         from . import rawprofile
         _write(args.raw, rawprofile.dumps(profile, title))
+    base = base_profile(args)
     if getattr(args, "by", "line") == "function":
         profile = profile.by_function()
     if getattr(args, "speedscope", None):
@@ -95,19 +129,39 @@ def write_outputs(profile, args, title="pyframes"):
         _write(args.stats_json, json.dumps(counters(profile), indent=1, sort_keys=True) + "\n")
     if getattr(args, "flamegraph", None):
         from . import flamegraph
-        stacks = []
-        labelled = False
-        for (label, frames), count in profile.stacks.items():
-            if label is not None:
-                labelled = True
-                frames = ((label, "", None),) + tuple(frames)
-            stacks.append((frames, count))
+        stacks, labelled = _stacks(profile)
+        subtitle = counts(profile)
+        if base is not None:
+            subtitle += "; against %s (%s)" % (escape(args.diff), counts(base))
         _write(args.flamegraph, flamegraph.render_svg(
-            stacks, title="pyframes: %s" % title, subtitle=counts(profile),
-            unit="thread-samples" if labelled else "samples"))
+            stacks, title="pyframes: %s" % title, subtitle=subtitle,
+            unit="thread-samples" if labelled else "samples",
+            base=None if base is None else _stacks(base)[0]))
 
 
-def summary(profile, sampler=None, cache="off", top=15, extra=()):
+def diff_table(profile, base, top=15):
+    """Lines of the functions whose share of the thread-samples (total:
+    counted once per stack they are in) changed most from ``base`` to
+    ``profile``, in percentage points."""
+    now = _shares(profile)
+    was = _shares(base)
+    rows = sorted(set(now) | set(was), key=lambda name: (
+        -abs(now.get(name, 0.0) - was.get(name, 0.0)), name))
+    lines = ["%7s %7s %7s  %s" % ("base%", "now%", "change", "function (file)")]
+    for name in rows[:top]:
+        a, b = was.get(name, 0.0), now.get(name, 0.0)
+        lines.append("%6.1f%% %6.1f%% %+7.1f  %s (%s)" % (
+            a, b, b - a, escape(name[0]), escape(name[1])))
+    return lines
+
+
+def _shares(profile):
+    total = profile.total
+    return {(f, n): 100.0 * whole / total
+            for f, n, _, whole in profile.top(None)} if total else {}
+
+
+def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None):
     """The text printed at the end of a profile."""
     lines = []
     total = profile.total
@@ -141,6 +195,10 @@ def summary(profile, sampler=None, cache="off", top=15, extra=()):
                 escape(filename)))
     elif not total:
         lines.append("no Python stacks were sampled")
+    if base is not None and top:
+        lines.append("")
+        lines.append("against the base profile (%s):" % counts(base))
+        lines.extend(diff_table(profile, base, top))
     return "\n".join(lines) + "\n"
 
 

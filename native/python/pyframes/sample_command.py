@@ -113,6 +113,7 @@ class SampleCommand(object):
         effective = target.set_cache(mode)
         # every sample is kept (one append each: the stop/resume costs
         # milliseconds), so that --raw and --speedscope hold the whole profile
+        report.base_profile(options)  # a --diff file that cannot be read fails first
         if options.mode == "cpu":
             raise errors.UsageError(
                 "--mode cpu: the debugger stops every thread for each sample, so none is "
@@ -159,4 +160,5 @@ class SampleCommand(object):
             failed = sum(n for m, n in whole.errors.items() if errors.is_read_failure(m))
             if failed:
                 extra.append(errors.core_note(failed))
-        return report.summary(whole, None, cache=effective, top=options.top, extra=extra)
+        return report.summary(whole, None, cache=effective, top=options.top, extra=extra,
+                              base=report.base_profile(options))

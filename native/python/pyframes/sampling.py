@@ -131,7 +131,7 @@ class Profile(object):
                 total[name] = total.get(name, 0) + count
         rows = [(name[0], name[1], own.get(name, 0), n) for name, n in total.items()]
         rows.sort(key=lambda r: (-r[3], -r[2], r[0], r[1]))
-        return rows[:limit]
+        return rows if limit is None else rows[:limit]
 
     def to_dict(self):
         return {
