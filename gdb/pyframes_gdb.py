@@ -102,27 +102,53 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         except gdb.MemoryError as e:
             raise OSError(str(e))
 
-    def resume_for(self, seconds):
-        """continue; an interrupt posted to gdb's event loop after
-        ``seconds`` stops it again."""
+    def resume_while(self, work):
+        """continue while work runs in a thread; an interrupt posted to
+        gdb's event loop when it returns stops the inferior.  gdb's stop
+        report (the signal, the location) goes to /dev/null through gdb's
+        logging redirect unless the user logs already."""
         if not self.is_live():
-            return False
+            return False, None
+        halt = threading.Event()
+        box = {}
 
         def stop():
             try:
                 gdb.execute("interrupt", to_string=True)
             except gdb.error:
                 pass
-        timer = threading.Timer(seconds, lambda: gdb.post_event(stop))
-        timer.start()
+
+        def worker():
+            try:
+                box["result"] = work(halt)
+            except BaseException as e:
+                box["error"] = e
+            finally:
+                if not halt.is_set():
+                    gdb.post_event(stop)
+        selected = gdb.selected_thread()
+        quiet = _QuietStops()
+        thread = threading.Thread(target=worker, name="pyframes-resume", daemon=True)
+        ran = True
         try:
+            thread.start()
             gdb.execute("continue", to_string=True)
         except gdb.error:
-            return False
+            ran = False
         finally:
-            timer.cancel()
-        return self.pid() is not None and any(
+            halt.set()
+            thread.join()
+            quiet.restore()
+        if "error" in box:
+            raise box["error"]
+        ran = ran and self.pid() is not None and any(
             t.is_stopped() for t in self.inferior.threads())
+        if ran and selected is not None and selected.is_valid():
+            try:
+                selected.switch()
+            except gdb.error:
+                pass
+        return ran, box.get("result")
 
     def lookup_symbol(self, name):
         try:
@@ -495,6 +521,39 @@ def _pyframes_run(name, command):
     if error is not None:
         raise gdb.GdbError(error)
     return text
+
+
+class _QuietStops(object):
+    """While it lives, gdb's output goes to /dev/null (its logging
+    redirect), so that a stop the plugin asked for prints no "Program
+    received signal SIGINT" and location; restore() puts the user's logging
+    settings back.  Nothing is changed when the user logs already."""
+
+    _NAMES = ("logging file", "logging redirect", "logging debugredirect")
+
+    def __init__(self):
+        self.saved = None
+        try:
+            if gdb.parameter("logging enabled"):
+                return
+            self.saved = [(name, gdb.parameter(name)) for name in self._NAMES]
+            for command in ("set logging file /dev/null", "set logging redirect on",
+                            "set logging debugredirect on", "set logging enabled on"):
+                gdb.execute(command, to_string=True)
+        except (gdb.error, RuntimeError):
+            self.restore()
+
+    def restore(self):
+        if self.saved is None:
+            return
+        saved, self.saved = self.saved, None
+        for command in ["set logging enabled off"] + [
+                "set %s %s" % (name, ("on" if value else "off") if isinstance(value, bool)
+                               else value) for name, value in saved if value is not None]:
+            try:
+                gdb.execute(command, to_string=True)
+            except gdb.error:
+                pass
 
 
 class _GdbStream(object):

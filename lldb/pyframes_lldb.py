@@ -9,6 +9,8 @@ to the command.
 """
 
 import os
+import select
+import signal
 import sys
 import threading
 
@@ -145,35 +147,54 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
             raise OSError("cannot write %d bytes at 0x%x: %s"
                           % (len(data), addr, error.GetCString() or "short write"))
 
-    def resume_for(self, seconds):
+    def resume_while(self, work):
         """Continue synchronously (lldb then waits for the stop itself, and
-        prints nothing); a thread interrupts the process after ``seconds``,
-        and again every few milliseconds until it has stopped (an interrupt
-        that comes before the process runs is lost)."""
+        prints nothing) while work runs in a thread; when it returns, the
+        thread interrupts the process, and again every few milliseconds
+        until it has stopped (an interrupt that comes before the process
+        runs is lost)."""
         if not self.is_live():
-            return False
+            return False, None
         debugger = self.target.GetDebugger()
         was_async = debugger.GetAsync()
-        done = threading.Event()
+        halt = _Halt(debugger)
         process = self.process
+        box = {}
 
-        def interrupt():
-            if done.wait(seconds):
-                return
-            while not done.is_set():
-                process.SendAsyncInterrupt()
-                done.wait(0.005)
-        stopper = threading.Thread(target=interrupt, daemon=True)
+        def worker():
+            try:
+                box["result"] = work(halt)
+            except BaseException as e:
+                box["error"] = e
+            finally:
+                while not halt.stopped():
+                    process.SendAsyncInterrupt()
+                    halt.wait(0.005)
+        selected = process.GetSelectedThread().GetThreadID()
+        thread = threading.Thread(target=worker, name="pyframes-resume", daemon=True)
         debugger.SetAsync(False)
+        halt.watch_sigint()
+        ran = False
         try:
-            stopper.start()
-            if process.Continue().Fail():
-                return False
-        finally:
-            done.set()
-            stopper.join()
-            debugger.SetAsync(was_async)
-        return process.GetState() == lldb.eStateStopped
+            try:
+                thread.start()
+                ran = not process.Continue().Fail()
+            finally:
+                halt.set()
+                thread.join()
+                debugger.SetAsync(was_async)
+                halt.unwatch_sigint()
+        except KeyboardInterrupt:
+            # lldb's Ctrl-C, raised here once Python ran again: the work
+            # ended on it already (see _Halt); its result is kept
+            thread.join()
+            ran = True
+        if "error" in box:
+            raise box["error"]
+        ran = ran and process.GetState() == lldb.eStateStopped
+        if ran and selected:
+            process.SetSelectedThreadByID(selected)
+        return ran, box.get("result")
 
     def _read_from_file(self, addr, size):
         address = self.target.ResolveLoadAddress(addr)
@@ -518,6 +539,74 @@ def frame_python_lines(frame, unused):
         return at.get(frame.GetFrameID(), "")
     except Exception as e:
         return "    %sframes not shown: %s\n" % (_pyf.mixed.PYTHON_MARK, _pyf.escape(str(e)))
+
+
+class _Halt(threading.Event):
+    """Set when the process stopped by itself; is_set() also says yes once
+    the user asked lldb to interrupt the command (Ctrl-C: lldb's driver
+    leaves the process running then and lets the command see the request
+    through SBDebugger.InterruptRequested)."""
+
+    def __init__(self, debugger):
+        threading.Event.__init__(self)
+        self.interrupted = getattr(debugger, "InterruptRequested", lambda: False)
+        self._pipe = self._old_fd = None
+
+    def watch_sigint(self):
+        """Ctrl-C during the continue: lldb's own SIGINT handler does not
+        reach a continue made from Python (its embedded Python has no
+        SIGINT handler, so the KeyboardInterrupt it asks for is dropped),
+        so for the continue Python's handler is put in its place, with a
+        wakeup fd that is_set() watches; unwatch_sigint() puts lldb's
+        handler back (saved and restored whole by sigaction).  Main thread
+        only; when anything is refused, nothing changes."""
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            saved = ctypes.create_string_buffer(512)  # > any struct sigaction
+            if libc.sigaction(signal.SIGINT, None, saved) != 0:
+                return
+            r, w = os.pipe()
+        except (OSError, AttributeError):
+            return
+        try:
+            os.set_blocking(w, False)
+            old_fd = signal.set_wakeup_fd(w)
+        except (ValueError, OSError):
+            os.close(r)
+            os.close(w)
+            return
+        try:
+            signal.signal(signal.SIGINT, lambda signum, frame: None)
+        except (ValueError, OSError):
+            signal.set_wakeup_fd(old_fd)
+            os.close(r)
+            os.close(w)
+            return
+        self._pipe, self._old_fd, self._saved = (r, w), old_fd, (libc, saved)
+
+    def unwatch_sigint(self):
+        if self._pipe is None:
+            return
+        pipe, self._pipe = self._pipe, None
+        libc, saved = self._saved
+        libc.sigaction(signal.SIGINT, saved, None)
+        try:
+            signal.set_wakeup_fd(self._old_fd)
+        except (ValueError, OSError):
+            pass
+        for fd in pipe:
+            os.close(fd)
+
+    def is_set(self):
+        if threading.Event.is_set(self) or self.interrupted():
+            return True
+        pipe = self._pipe
+        return bool(pipe is not None and select.select([pipe[0]], [], [], 0)[0])
+
+    def stopped(self):
+        """Whether the process stopped (the event alone)."""
+        return threading.Event.is_set(self)
 
 
 class PyBt(object):

@@ -12,7 +12,10 @@ import json
 import os
 from xml.etree import ElementTree
 import re
+import select
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -67,8 +70,9 @@ def test_py_sample_profile(driver, version, tmp_path):
     assert re.search(r"^%d samples in " % n, s["first"], re.M), s.describe("first")
     assert re.search(r"^%d samples in " % (2 * n), s["second"], re.M), s.describe("second")
     assert re.search(r"^%d samples in " % (2 * n + 1), s["bare"], re.M), s.describe("bare")
-    assert re.search(r"^per sample: library [\d.]+ us, %s stop/resume [\d.]+ ms$"
-                     % driver.debugger, s["second"], re.M), s.describe("second")
+    assert re.search(r"^per sample: library [\d.]+ us; the process ran while sampled by PID "
+                     r"\(%s stopped it once\)$" % driver.debugger, s["second"], re.M), \
+        s.describe("second")
 
     doc, stacks = _stacks(f["p2.json"])
     total = 0
@@ -131,3 +135,75 @@ def test_py_sample_process_exits(driver, tmp_path):
         s.describe("sample")
     assert re.search(r"^\d+ samples in ", s["sample"], re.M), s.describe("sample")
     assert re.search(driver.echo(3)[1], s["after"]), s.describe("after")
+
+
+LIVE = [d for d in DRIVERS if d.name in ("gdb", "lldb")]
+
+
+def _state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    return data[data.rfind(")") + 2]
+
+
+@pytest.mark.parametrize("driver", LIVE, ids=lambda d: d.name)
+def test_py_sample_live(driver, tmp_path):
+    """A live local process runs while py-sample reads it by PID: 500 samples
+    at 1 kHz, no stop report in the output, the process stopped
+    again with the selected thread still selected and the next commands
+    right; Ctrl-C (SIGINT to the debugger) mid-sampling ends it with the
+    partial profile, and the session goes on."""
+    from test_write_nothing import Stepper
+    driver.require("3.14")
+    proc = subprocess.Popen([du.python_for("3.14"), os.path.join(HERE, "targets", "modes.py"),
+                             "cpu"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    profile = str(tmp_path / "live.json")
+    try:
+        roles = json.loads(proc.stdout.readline())["roles"]
+        stepper = Stepper(driver.debugger, proc.pid, str(tmp_path))
+        try:
+            gdb = driver.debugger == "gdb"
+            stepper.step("thread 3" if gdb else "thread select 3")
+            stepper.step("thread" if gdb else "thread info")
+            stepper.step("py-sample -n 500 --interval 1 --all --mode cpu --json %s" % profile)
+            stepper.step("thread" if gdb else "thread info")
+            stepper.step("%s --json" % driver.command)
+            stepper.step("bt 3")
+            # Ctrl-C: once the process runs again (py-sample resumed it), the
+            # debugger gets SIGINT; the run would take 1,000 s
+            stepper.send("py-sample --reset -n 1000000 --interval 1")
+            deadline = time.monotonic() + 60
+            while _state(proc.pid) == "t" and time.monotonic() < deadline:
+                select.select([], [], [], 0.01)
+            assert _state(proc.pid) != "t", "py-sample did not resume the process"
+            os.kill(stepper.proc.pid, signal.SIGINT)
+            stepper.wait("the interrupted py-sample")
+            stepper.step(driver.echo(5)[0])
+        finally:
+            session = stepper.close()
+    finally:
+        proc.kill()
+        proc.wait()
+    before, sample, after, stack, bt, interrupted, echo = (session[i] for i in range(1, 8))
+    assert re.search(r"^500 samples in ", sample, re.M), session.describe(2)
+    assert "ran while sampled by PID" in sample, session.describe(2)
+    for noise in ("received signal", "SIGINT", "stop reason", "Interrupt."):
+        assert noise not in sample, session.describe(2)
+    # the same thread selected (its number and id; lldb's stop reason may differ)
+    ident = r"(?:Current thread is|thread #)\s*(\d+)\D.*?(?:LWP |tid = )(\d+)"
+    assert re.search(ident, before) and \
+        re.search(ident, before).groups() == re.search(ident, after or "").groups(), \
+        (before, after)
+    doc = json.load(open(profile))
+    busy = sum(st["count"] for st in doc["stacks"] if st["thread"] == "thread-%d" % roles["busy"])
+    # (threads the stop left are runnable for a moment after the resume)
+    assert doc["samples"] == 500 and busy >= 0.8 * doc["thread_samples"], doc["thread_samples"]
+    # the plugin's command shows the selected thread: the one selected before
+    selected = int(re.search(r"(?:LWP |tid = )(\d+)", before).group(1))
+    threads = [t for interp in json.JSONDecoder().raw_decode(stack[stack.index("{"):])[0]["interpreters"]
+               for t in interp["threads"]]
+    assert [t["native_thread_id"] for t in threads] == [selected], stack
+    assert "#0" in bt or "frame #0" in bt, bt
+    m = re.search(r"^(\d+) samples in ", interrupted, re.M)
+    assert m and 0 < int(m.group(1)) < 1000000, interrupted
+    assert re.search(driver.echo(5)[1], echo, re.M), echo

@@ -143,6 +143,12 @@ class Stepper(object):
         return ("python " if self.debugger == "gdb" else "script ") + code
 
     def step(self, command):
+        self.send(command)
+        self.wait(command)
+
+    def send(self, command):
+        """Write a command (and the line that says it is done) without
+        waiting for it; :meth:`wait` then waits."""
         lines = []
         if command is not None:
             mark = "@@PYF-%d@@" % len(self.commands)
@@ -155,6 +161,8 @@ class Stepper(object):
             "os.close(_pyf_fd)" % self.fifo))
         self.proc.stdin.write(("\n".join(lines) + "\n").encode())
         self.proc.stdin.flush()
+
+    def wait(self, command):
         ready, _, _ = select.select([self.rfd], [], [], STEP_TIMEOUT)
         assert ready, "%s did not finish %r:\n%s" % (self.debugger, command, self.output()[-3000:])
         os.read(self.rfd, 64)

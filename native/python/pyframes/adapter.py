@@ -97,7 +97,19 @@ class DebuggerAdapter(object):
         """Let the stopped inferior run for about ``seconds`` and stop it
         again (every thread); False when it cannot run (a core file) or did
         not stop (it exited)."""
-        return False
+        return self.resume_while(lambda halt: halt.wait(seconds))[0]
+
+    def resume_while(self, work):
+        """Let the stopped inferior run while ``work(halt)`` runs in a
+        thread of its own, and stop it again (every thread, the selected
+        one selected again, nothing printed) when work returns.  ``halt``
+        (a threading.Event) is set when the inferior stopped by itself
+        (a breakpoint, Ctrl-C, its exit): work should then return soon.
+        Returns ``(ran, result)``: ran False when it could not run (a core
+        file) or did not stop (it exited); result what work returned (an
+        exception it raised is raised here).  Work must not call the
+        debugger: it runs while the debugger waits for the stop."""
+        return False, None
 
     def generation(self):
         """A value that changes whenever the inferior may have changed

@@ -1,7 +1,10 @@
 """``py-sample`` in gdb and lldb: a sampling profile over a stopped session.
 
-Each sample lets the inferior run for the interval, stops it and samples
-every thread (or the main one); the inferior is left stopped.  The profile
+A live process on this machine (the PID reader) runs while it is sampled
+through its memory, as the command line samples it, and is stopped again
+when the N samples are in; elsewhere (a remote target) each sample lets the
+inferior run for the interval, stops it and samples every thread (or the
+main one).  The inferior is left stopped, its selected thread selected.  The profile
 lives in the session until ``--reset``, so the command typed again and again
 keeps building one profile; without ``-n`` on a stopped process it adds one
 sample where the process stands.  On a core file there is one sample to take,
@@ -19,17 +22,23 @@ from .options import new_parser, number_in, positive_int
 __all__ = ["SampleCommand", "describe"]
 
 _HELP = """\
-Sample the Python stacks of the inferior: let it run, stop it, sample, again.
+Sample the Python stacks of the inferior while it runs.
 
-Each sample lets the process run for the interval, stops it and reads the
-Python stack of its main thread (--all: every thread); the process is left
-stopped.  Samples add up across invocations until --reset; without -n on a
+A live process on this machine runs while its memory is sampled (by PID,
+every interval) until N samples are in, and is stopped again; a remote
+process is stopped for each sample instead (it runs for the interval
+before each).  Each sample reads the Python stack of the main thread
+(--all: every thread); the process is left stopped, the selected thread
+selected.  Samples add up across invocations until --reset; without -n on a
 stopped process one sample is taken where it stands.  A core file gives one
 sample.
 
-  -n N             take N samples (letting the process run before each)
-  --interval MS    how long the process runs before each sample (default 10)
+  -n N             take N samples, letting the process run
+  --interval MS    milliseconds between samples (default 1 on a live local
+                   process, 0: as fast as possible; 10 on a remote one)
   --all            every thread, each its own root
+  --mode M         wall (every thread), cpu (threads on a CPU: a live local
+                   process) or gil (the thread holding the GIL: CPython 3.15)
   --collapsed FILE write the profile in flamegraph.pl's collapsed format
   --json FILE      write the profile as JSON
   --stats-json FILE  write the sampling counters as JSON
@@ -44,7 +53,7 @@ sample.
   --read-only      never write to the process (the 3.15 frame cache writes one
                    word per thread state)
 
-Example: {cmd} -n 200 --interval 5 --flamegraph /tmp/profile.svg
+Example: {cmd} -n 5000 --all --flamegraph /tmp/profile.svg
 """
 
 
@@ -59,8 +68,9 @@ def build_parser(command_name):
     parser = new_parser(command_name, describe(command_name))
     parser.add_argument("-n", type=positive_int, metavar="N", dest="count",
                         help="number of samples")
-    parser.add_argument("--interval", type=_interval, default=10.0, metavar="MS",
-                        help="milliseconds the process runs before each sample")
+    parser.add_argument("--interval", type=_interval, default=None, metavar="MS",
+                        help="milliseconds between samples (default 1 on a live local "
+                        "process, 10 on a remote one)")
     parser.add_argument("--all", action="store_true", help="every thread")
     sampling.add_mode_option(parser)
     report.add_output_options(parser)
@@ -100,9 +110,12 @@ class SampleCommand(object):
             self.profile = sampling.Profile()
             self.library_time = self.debugger_time = 0.0
         self.threads = threads
-        cached, _ = self.session._get_target(adapter, "auto")
+        cached, reader = self.session._get_target(adapter, "auto")
         target = cached.target
         live = bool(ask(adapter.is_live))
+        # a live process on this machine runs for the whole profile and is
+        # sampled through its memory, as the command line samples it
+        running = live and reader == "pid" and options.count is not None
         mode = False if options.no_cache else ("read-only" if options.read_only else True)
         count = options.count if live else 1
         notes = []
@@ -110,27 +123,41 @@ class SampleCommand(object):
             notes.append("a core file holds one moment: 1 sample taken")
         elif options.count is None:
             count = 1
-        effective = target.set_cache(mode)
-        # every sample is kept (one append each: the stop/resume costs
-        # milliseconds), so that --raw and --speedscope hold the whole profile
         report.base_profile(options)  # a --diff file that cannot be read fails first
-        if options.mode == "cpu":
+        if options.mode == "cpu" and not running:
             raise errors.UsageError(
-                "--mode cpu: the debugger stops every thread for each sample, so none is "
-                "ever on a CPU then; sample the live process with 'python3 -m pyframes "
-                "sample --mode cpu PID' (or use --mode wall or gil here)")
+                "--mode cpu: this process is stopped for each sample (it is not a live "
+                "process on this machine, or -n was not given), so no thread is ever on a "
+                "CPU then; use --mode wall or gil here")
+        # every sample is kept (one append each), so that --raw and
+        # --speedscope hold the whole profile
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
                                    record=True, mode=options.mode)
+        try:
+            effective = target.set_cache(mode)
+        except BaseException:
+            sampler.close()
+            raise
         # the process is expected to run between samples: its changes are
         # checked by the library, the session does not flush for them
         self.session.begin_sampling()
         before = target.stats()
         started = time.monotonic()
         try:
+            if running:
+                interval = 1.0 if options.interval is None else options.interval
+                rate = 1000.0 / interval if interval else 0.0
+                ran, _ = adapter.resume_while(lambda halt: sampling.run(
+                    sampler, count=count, rate=rate, stop=halt.is_set))
+                if not ran:
+                    notes.append("the process stopped running after %d samples"
+                                 % sampler.profile().samples)
+                count = 0
             for i in range(count):
                 if live and options.count is not None:
                     t0 = time.perf_counter()
-                    ran = adapter.resume_for(options.interval / 1000.0)
+                    ms = 10.0 if options.interval is None else options.interval
+                    ran = adapter.resume_for(ms / 1000.0)
                     self.debugger_time += time.perf_counter() - t0
                     if not ran:
                         notes.append("the process stopped running after %d samples" % i)
@@ -151,7 +178,12 @@ class SampleCommand(object):
         whole = self.profile
         report.write_outputs(whole, options, title=self.command_name)
         extra = []
-        if whole.samples:
+        if running and profile.samples:
+            extra.append("per sample: library %.1f us; the process ran while sampled "
+                         "by PID (%s stopped it once)" % (
+                             1e6 * sampler.library_time / profile.samples,
+                             adapter.debugger_name))
+        elif whole.samples:
             extra.append("per sample: library %.1f us, %s stop/resume %.1f ms" % (
                 1e6 * self.library_time / whole.samples, adapter.debugger_name,
                 1e3 * self.debugger_time / whole.samples))

@@ -426,9 +426,10 @@ def _main_thread(rows):
 
 
 def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
-        clock=time.monotonic):
+        clock=time.monotonic, stop=None):
     """Sample until ``duration`` seconds or ``count`` samples (at least one
-    of them), Ctrl-C, or the process exits (``sampler.exited``); ``rate`` samples per second (0: as fast as possible).
+    of them), Ctrl-C, the process exits (``sampler.exited``) or ``stop()``
+    says so; ``rate`` samples per second (0: as fast as possible).
     ``progress(samples, failed, elapsed)`` is called about 4 times a second."""
     start = clock()
     interval = 1.0 / rate if rate else 0.0
@@ -442,8 +443,12 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 break
             if count is not None and n >= count:
                 break
+            if stop is not None and stop():
+                break
             if interval and now < next_at:
                 time.sleep(next_at - now)
+                if stop is not None and stop():
+                    break
             sampler.sample()
             n += 1
             if getattr(sampler, "exited", False):
