@@ -519,6 +519,25 @@ def _pyframes_taken(name):
     return "(pyframes)" not in text
 
 
+# the plain names (py-up, ...) registered as pyframes' commands
+_PYF_PLAIN = []
+
+
+def _pyframes_check_taken(_event=None):
+    """After an objfile loaded (CPython's helper is auto-loaded with
+    python's): say so when it took plain names that were pyframes'."""
+    taken = [name for name in _PYF_PLAIN if _pyframes_taken(name)]
+    if not taken:
+        return
+    for name in taken:
+        _PYF_PLAIN.remove(name)
+    gdb.write("pyframes: %s %s now another extension's (CPython's gdb helper, loaded "
+              "with python); pyframes' %s %s\n" % (
+                  ", ".join(taken), "is" if len(taken) == 1 else "are",
+                  "is" if len(taken) == 1 else "are",
+                  ", ".join(_pyf.navigate.PYF_NAMES[n] for n in taken)))
+
+
 def _pyframes_nav_command(name, session):
     """The navigation command ``name`` (py-up, pyf-list, ...):
     pyframes.navigate's, printed here."""
@@ -587,11 +606,23 @@ def _pyframes_connect(session):
         session.reset()
         _pyf.navigate.reset(session)
 
+    def objfile(_event=None):
+        reset()
+        # an objfile's auto-loaded scripts run after its event: the next
+        # objfile's, or the next prompt, sees what they took
+        if _PYF_PLAIN:
+            _pyframes_check_taken()
+
+    def prompt():
+        if _PYF_PLAIN:
+            _pyframes_check_taken()
+
     handlers = []
     for name, fn in (("cont", stopped_or_ran), ("stop", stopped_or_ran),
                      ("memory_changed", flush),
-                     ("exited", reset), ("new_objfile", reset),
-                     ("clear_objfiles", reset), ("inferior_deleted", reset)):
+                     ("exited", reset), ("new_objfile", objfile),
+                     ("clear_objfiles", reset), ("inferior_deleted", reset),
+                     ("before_prompt", prompt)):
         registry = getattr(gdb.events, name, None)
         if registry is None:
             continue
@@ -621,8 +652,11 @@ def _pyframes_install():
         except RuntimeError:
             pass  # sourced again: the settings exist
         PyframesBtCommand()
+        _PYF_PLAIN[:] = []
         for name in _pyf.navigation_names(_pyframes_taken):
             _pyframes_nav_command(name, session)
+            if name in _pyf.navigate.COMMANDS:
+                _PYF_PLAIN.append(name)
         gdb.frame_filters["pyframes"] = PyframesFrameFilter(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 
