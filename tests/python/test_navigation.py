@@ -243,16 +243,28 @@ def test_gdb_plugin_first_then_cpython_helper(nav):
 
 
 def test_gdb_without_cpython_helper(nav):
-    """Without CPython's helper the plain names are ours."""
+    """Without CPython's helper the plain names are ours; py-list's
+    ranges."""
+    line = nav.own[2][2]
     s = du.run_gdb(["set auto-load python-scripts off", "attach %d" % nav.pid,
                     "source " + du.GDB_PLUGIN, "help py-up", "py-up 3", "py-down",
-                    "py-frame", "py-list", "help py-list", "detach"], plugin=False)
+                    "py-frame", "py-list", "help py-list", "py-list 1 3", "py-list %d, %d"
+                    % (line - 1, line), "py-list %d" % line, "py-list 3 1", "detach"],
+                   plugin=False)
     assert "(pyframes)" in s[3] and "(pyframes)" in s[8], s.describe(3)
     for at, index in ((4, 3), (5, 2), (6, 2)):
         moved = _MOVED.search(s[at])
         assert moved and int(moved.group(1)) == index, s.describe(at)
-    line = nav.own[2][2]
     assert [int(n) for n, _ in _MARKED.findall(s[7])] == [line], s.describe(7)
+    # START END, START, END (CPython's spelling), START: START and 10 more
+    # (to the end of the file)
+    with open(nav.own[2][1], encoding="utf-8") as f:
+        last = len(f.read().splitlines())
+    numbered = re.compile(r"^\s*>?(\d+)    ", re.M)
+    for at, lines in ((9, [1, 2, 3]), (10, [line - 1, line]),
+                      (11, list(range(line, min(line + 10, last) + 1)))):
+        assert [int(n) for n in numbered.findall(s[at])] == lines, s.describe(at)
+    assert "usage: py-list [START [END]]" in s[12], s.describe(12)
 
 
 @pytest.mark.parametrize("debugger", [GDB, LLDB], ids=["gdb", "lldb"])
