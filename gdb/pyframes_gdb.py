@@ -606,16 +606,21 @@ def _pyframes_connect(session):
         session.reset()
         _pyf.navigate.reset(session)
 
+    loaded = []
+
     def objfile(_event=None):
         reset()
         # an objfile's auto-loaded scripts run after its event: the next
         # objfile's, or the next prompt, sees what they took
         if _PYF_PLAIN:
+            loaded[:] = [True]
             _pyframes_check_taken()
 
     def prompt():
-        if _PYF_PLAIN:
-            _pyframes_check_taken()
+        if loaded:
+            del loaded[:]
+            if _PYF_PLAIN:
+                _pyframes_check_taken()
 
     handlers = []
     for name, fn in (("cont", stopped_or_ran), ("stop", stopped_or_ran),
