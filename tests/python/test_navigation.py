@@ -280,6 +280,29 @@ def test_selection_forgotten_at_a_new_stop(nav, debugger):
 
 
 @pytest.mark.parametrize("debugger", [GDB, LLDB], ids=["gdb", "lldb"])
+def test_each_thread_its_own_selection(debugger, tmp_path):
+    """The selection belongs to the selected thread: another thread starts
+    at #0, and the first keeps its own (targets/mixed.py: two threads)."""
+    if debugger is LLDB and not du.lldb_usable():
+        pytest.skip("no lldb")
+    du.require("gdb", "3.14")
+    with du.LiveTarget(du.python_for("3.14"), "mixed.py", workdir=str(tmp_path)) as target:
+        tids = {v["name"]: int(k) for k, v in target.view["thread_info"].items()}
+        select = {name: (("python [t.switch() for t in gdb.selected_inferior().threads() "
+                          "if t.ptid[1] == %d]" if debugger is GDB else
+                          "script lldb.process.SetSelectedThreadByID(%d)") % tid)
+                  for name, tid in tids.items()}
+        s = debugger.run([select["through-c"], "pyf-up 2", select["plain"], "pyf-frame",
+                          "pyf-up", select["through-c"], "pyf-frame"], pid=target.pid)
+        for at, name, index in ((1, "through-c", 2), (3, "plain", 0), (4, "plain", 1),
+                                (6, "through-c", 2)):
+            moved = _MOVED.search(s[at])
+            function, filename, line = target.threads[tids[name]][index]
+            assert moved and (int(moved.group(1)), moved.group(4), int(moved.group(3))) == \
+                (index, function, line), s.describe(at)
+
+
+@pytest.mark.parametrize("debugger", [GDB, LLDB], ids=["gdb", "lldb"])
 def test_no_process_and_no_python(debugger):
     """Without a process, and in a process without Python: one message,
     and the session goes on."""
