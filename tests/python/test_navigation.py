@@ -159,6 +159,15 @@ def _walk(debugger, prefix):
     return w
 
 
+def _up_walk(debugger):
+    """From #0 up by one to the outermost (a core file's walk)."""
+    w = Walk(debugger, "pyf-")
+    w.step("frame", 0)
+    for i in range(1, DEPTH):
+        w.step("up", i)
+    return w
+
+
 def test_gdb_walk_beside_cpython_helper(nav):
     """gdb with CPython's helper loaded (it has py-up, py-down, py-list):
     ours as pyf-*, every step against the target's own view and gdb's
@@ -166,8 +175,8 @@ def test_gdb_walk_beside_cpython_helper(nav):
     w = _walk(GDB, "pyf-")
     s = GDB.run(w.commands + ["gcore " + nav.core], pid=nav.pid)
     w.check(s, nav)
-    core = _walk(GDB, "pyf-")
-    w.check(GDB.run(core.commands, executable=nav.view["executable"], core=nav.core), nav)
+    core = _up_walk(GDB)
+    core.check(GDB.run(core.commands, executable=nav.view["executable"], core=nav.core), nav)
 
 
 def test_lldb_walk(nav):
@@ -182,10 +191,7 @@ def test_lldb_walk_on_gdb_core(nav):
         pytest.skip("no lldb")
     if not os.path.exists(nav.core):
         GDB.run(["gcore " + nav.core], pid=nav.pid)
-    w = Walk(LLDB, "pyf-")
-    w.step("frame", 0)
-    for i in range(1, DEPTH):
-        w.step("up", i)
+    w = _up_walk(LLDB)
     w.check(LLDB.run(w.commands, executable=nav.view["executable"], core=nav.core), nav)
 
 

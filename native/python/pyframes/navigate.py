@@ -151,7 +151,8 @@ class Navigation(object):
         if tid is None:
             if not adapter.has_process():
                 raise CommandError(errors.NO_PROCESS)
-            raise CommandError(errors.NO_SELECTED_THREAD)
+            raise CommandError("no thread is selected: select one in %s"
+                               % adapter.debugger_name)
         state = self.threads.get(tid)
         if state is None:
             runs = session.thread_runs(adapter, tid)
