@@ -1,4 +1,6 @@
-"""gdb plugin of pyframes: the ``py-bt-fast`` and ``py-sample`` commands.
+"""gdb plugin of pyframes: the ``py-bt-fast`` and ``py-sample`` commands,
+and frame navigation (``pyf-up``, ``pyf-down``, ``pyf-frame``, ``pyf-list``,
+also named ``py-up`` ... where CPython's gdb helper has not taken them).
 
 Load it with ``source /path/to/pyframes_gdb.py`` (from the source tree or
 from <prefix>/share/pyframes/gdb/).  Only the gdb adapter and gdb's side
@@ -257,14 +259,34 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 return "thread %d" % thread.num
         return None
 
-    def native_frames(self, native_tid):
-        """gdb's backtrace of the thread (selected for the walk, then the
-        user's thread and frame selected again)."""
+    def _thread_of(self, native_tid):
         thread = None
         for t in self._thread_list():
             pid, lwp, _tid = t.ptid
             if (lwp or pid) == native_tid:
                 thread = t
+        return thread
+
+    def select_native_frame(self, native_tid, native):
+        """Select that thread and its frame ``native`` (a NativeFrame of
+        native_frames); gdb's name of it (``#7 _PyEval_EvalFrameDefault``)."""
+        thread = self._thread_of(native_tid)
+        if thread is None:
+            raise RuntimeError("gdb has no thread with LWP %d" % native_tid)
+        thread.switch()
+        frame = gdb.newest_frame()
+        while frame is not None and frame.level() < native.level:
+            frame = frame.older()
+        if frame is None or frame.level() != native.level or (
+                native.pc is not None and frame.pc() != native.pc):
+            raise RuntimeError("gdb's frame #%d is not the one placed" % native.level)
+        frame.select()
+        return "#%d %s" % (native.level, frame.name() or "??")
+
+    def native_frames(self, native_tid):
+        """gdb's backtrace of the thread (selected for the walk, then the
+        user's thread and frame selected again)."""
+        thread = self._thread_of(native_tid)
         if thread is None:
             return None
         selected = gdb.selected_thread()
@@ -514,6 +536,50 @@ class PyBtFastCommand(gdb.Command):
                                 lambda: self.session.run(argument, PyframesGdbAdapter())))
 
 
+def _pyframes_taken(name):
+    """Whether another command (CPython's gdb helper) has the name."""
+    try:
+        text = gdb.execute("help " + name, to_string=True)
+    except gdb.error:
+        return False
+    return "(pyframes)" not in text
+
+
+# the plain names (py-up, ...) registered as pyframes' commands
+_PYF_PLAIN = []
+
+
+def _pyframes_check_taken(_event=None):
+    """After an objfile loaded (CPython's helper is auto-loaded with
+    python's): say so when it took plain names that were pyframes'."""
+    taken = [name for name in _PYF_PLAIN if _pyframes_taken(name)]
+    if not taken:
+        return
+    for name in taken:
+        _PYF_PLAIN.remove(name)
+    gdb.write("pyframes: %s %s now another extension's (CPython's gdb helper, loaded "
+              "with python); pyframes' %s %s\n" % (
+                  ", ".join(taken), "is" if len(taken) == 1 else "are",
+                  "is" if len(taken) == 1 else "are",
+                  ", ".join(_pyf.navigate.PYF_NAMES[n] for n in taken)))
+
+
+def _pyframes_nav_command(name, session):
+    """The navigation command ``name`` (py-up, pyf-list, ...):
+    pyframes.navigate's, printed here."""
+    detail = _pyf.navigate.help_text(name)[1]
+
+    def invoke(self, argument, from_tty):
+        if name.endswith(("-frame", "-list")):
+            self.dont_repeat()
+        gdb.write(_pyframes_run(name, lambda: _pyf.navigate.run(
+            session, PyframesGdbAdapter(), name, argument)))
+
+    cls = type("PyframesNav_" + name.replace("-", "_"), (gdb.Command,),
+               {"__doc__": detail, "invoke": invoke})
+    return cls(name, gdb.COMMAND_STACK)
+
+
 def _pyframes_run(name, command):
     """command() -> the text to print; every failure becomes one gdb error,
     never a Python traceback."""
@@ -591,13 +657,36 @@ def _pyframes_connect(session):
     def flush(_event=None):
         session.flush()
 
+    def stopped_or_ran(_event=None):
+        session.flush()
+        _pyf.navigate.reset(session)
+
     def reset(_event=None):
         session.reset()
+        _pyf.navigate.reset(session)
+
+    loaded = []
+
+    def objfile(_event=None):
+        reset()
+        # an objfile's auto-loaded scripts run after its event: the next
+        # objfile's, or the next prompt, sees what they took
+        if _PYF_PLAIN:
+            loaded[:] = [True]
+            _pyframes_check_taken()
+
+    def prompt():
+        if loaded:
+            del loaded[:]
+            if _PYF_PLAIN:
+                _pyframes_check_taken()
 
     handlers = []
-    for name, fn in (("cont", flush), ("stop", flush), ("memory_changed", flush),
-                     ("exited", reset), ("new_objfile", reset),
-                     ("clear_objfiles", reset), ("inferior_deleted", reset)):
+    for name, fn in (("cont", stopped_or_ran), ("stop", stopped_or_ran),
+                     ("memory_changed", flush),
+                     ("exited", reset), ("new_objfile", objfile),
+                     ("clear_objfiles", reset), ("inferior_deleted", reset),
+                     ("before_prompt", prompt)):
         registry = getattr(gdb.events, name, None)
         if registry is None:
             continue
@@ -627,6 +716,11 @@ def _pyframes_install():
         except RuntimeError:
             pass  # sourced again: the settings exist
         PyframesBtCommand()
+        _PYF_PLAIN[:] = []
+        for name in _pyf.navigation_names(_pyframes_taken):
+            _pyframes_nav_command(name, session)
+            if name in _pyf.navigate.COMMANDS:
+                _PYF_PLAIN.append(name)
         gdb.frame_filters["pyframes"] = PyframesFrameFilter(session)
     return {"session": session, "handlers": _pyframes_connect(session)}
 

@@ -1,4 +1,6 @@
-"""lldb plugin of pyframes: the ``pystack`` and ``py-sample`` commands.
+"""lldb plugin of pyframes: the ``pystack`` and ``py-sample`` commands, and
+frame navigation (``py-up``, ``py-down``, ``py-frame``, ``py-list``, also
+named ``pyf-up`` ...).
 
 Load it with ``command script import /path/to/pyframes_lldb.py`` (from the
 source tree or from <prefix>/share/pyframes/lldb/).  Only the lldb adapter
@@ -279,6 +281,23 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                   for i in range(min(thread.GetNumFrames(), _pyf.MAX_NATIVE))]
         # a frame provider's own (PC-less) frames are not native frames
         return _native_list([f for f in frames if f.GetPC() != lldb.LLDB_INVALID_ADDRESS])
+
+    def select_native_frame(self, native_tid, native):
+        """Select that thread and its frame ``native`` (a NativeFrame of
+        native_frames, found by pc and stack pointer); lldb's name of it
+        (``#7 _PyEval_EvalFrameDefault``)."""
+        thread = self.process.GetThreadByID(native_tid)
+        if thread is None or not thread.IsValid():
+            raise RuntimeError("lldb has no thread with tid %d" % native_tid)
+        count = min(thread.GetNumFrames(), _pyf.MAX_NATIVE)
+        for i in [native.level] + list(range(count)):
+            f = thread.GetFrameAtIndex(i)
+            if (i < count and f.IsValid() and not f.IsInlined()
+                    and f.GetPC() == native.pc and f.GetSP() == native.sp):
+                self.process.SetSelectedThread(thread)
+                thread.SetSelectedFrame(i)
+                return "#%d %s" % (i, f.GetFunctionName() or "??")
+        raise RuntimeError("lldb's backtrace has no frame at pc 0x%x" % (native.pc or 0))
 
 
 def _native_list(frames, skip_first=False):
@@ -744,6 +763,37 @@ class PySample(object):
                 progress.done()
 
 
+class _Navigate(object):
+    """A frame navigation command (py-up, pyf-list, ...): its name is the
+    class's; pyframes.navigate does the work."""
+
+    name = None
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return _pyf.navigate.help_text(self.name)[0] if _pyf is not None else ""
+
+    def get_long_help(self):
+        return _pyf.navigate.help_text(self.name)[1] if _pyf is not None else ""
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        if _SESSION is None:
+            result.SetError(_IMPORT_ERROR)
+            return
+        _finish(result, self.name, lambda: _pyf.navigate.run(
+            _SESSION, LldbAdapter.of(exe_ctx), self.name, command))
+
+
+# one class per name (lldb makes commands of classes): Nav_py_up, ...
+_NAV_CLASSES = []
+for _name in (_pyf.navigation_names() if _pyf is not None else ()):
+    _cls = "Nav_" + _name.replace("-", "_")
+    globals()[_cls] = type(_cls, (_Navigate,), {"name": _name})
+    _NAV_CLASSES.append((_cls, _name))
+
+
 _SESSION = (_pyf.new_session("pystack", "lldb", globals().get("_SESSION"))
             if _pyf is not None else None)
 _SAMPLE = _pyf.sample_command.SampleCommand(_SESSION) if _SESSION is not None else None
@@ -777,7 +827,8 @@ def _avoid_parallel_module_load(debugger):
 def __lldb_init_module(debugger, internal_dict):
     _avoid_parallel_module_load(debugger)
     interpreter = debugger.GetCommandInterpreter()
-    for cls, name in (("PyStack", "pystack"), ("PySample", "py-sample"), ("PyBt", "pyframes-bt")):
+    for cls, name in [("PyStack", "pystack"), ("PySample", "py-sample"),
+                      ("PyBt", "pyframes-bt")] + _NAV_CLASSES:
         for flags in ("-o -c", "-c"):  # -o (overwrite) lets a re-import replace it
             result = lldb.SBCommandReturnObject()
             interpreter.HandleCommand(

@@ -9,12 +9,12 @@ and the ``pyframes-bt`` switch of the Python frames in the debugger's own
 backtrace.
 """
 
-from . import adapter, errors, mixed, options, report, sample_command, session  # noqa: F401
+from . import adapter, errors, mixed, navigate, options, report, sample_command, session  # noqa: F401
 from .escaping import escape, escape_lines  # noqa: F401
 
-__all__ = ["adapter", "errors", "mixed", "options", "report", "sample_command", "session",
-           "escape", "escape_lines", "new_session", "run_command",
-           "BT_COMMAND", "bt_switch", "bt_state", "MAX_NATIVE"]
+__all__ = ["adapter", "errors", "mixed", "navigate", "options", "report", "sample_command",
+           "session", "escape", "escape_lines", "new_session", "run_command",
+           "BT_COMMAND", "bt_switch", "bt_state", "MAX_NATIVE", "navigation_names"]
 
 #: The command that switches the Python frames in the debugger's ``bt``
 #: (gdb also keeps its setting ``set pyframes frame-filter on|off``).
@@ -62,3 +62,17 @@ def bt_switch(argument):
 def bt_state(on, how):
     """The line ``pyframes-bt`` prints: whether bt shows Python frames."""
     return "Python frames in bt (%s): %s" % (how, "on" if on else "off")
+
+
+def navigation_names(taken=None):
+    """The names to register the frame navigation commands under: every
+    ``pyf-`` name (pyf-up, pyf-down, pyf-frame, pyf-list), and each plain
+    one (py-up, ...) unless ``taken(name)`` says another command has it
+    (CPython's gdb helper defines py-up, py-down and py-list)."""
+    names = []
+    for plain in navigate.COMMANDS:
+        if taken is None or not taken(plain):
+            names.append(plain)
+        names.append(navigate.PYF_NAMES[plain])
+    return names
+

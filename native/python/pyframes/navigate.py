@@ -1,0 +1,326 @@
+"""Python frame navigation in a debugger: ``py-up``, ``py-down``,
+``py-frame`` and ``py-list`` (also named ``pyf-up`` ... in both debuggers).
+
+One selected Python frame per thread of a stopped inferior, numbered as
+``py-bt-fast`` and ``pystack`` list the thread's frames: #0 is the
+innermost (most recent call).  The selection starts at #0 and is forgotten
+when the inferior stops again or runs (gdb: its stop and continue events
+call :func:`reset`; lldb: the process's stop id, ``adapter.generation()``,
+is part of what the selection is kept under).
+
+Selecting a Python frame also selects, in the debugger, the native
+eval-loop frame that runs it, where :mod:`pyframes.mixed` places the
+frame's run (the frames an eval call runs, up to the one entered from C)
+on the native backtrace: the adapter's optional
+``select_native_frame(native_tid, native_frame)`` does it and returns how
+the debugger names that frame (``#7 _PyEval_EvalFrameDefault``).
+
+The plugins only register the commands and print what :func:`run`
+returns; every failure is a CommandError with its one message.
+:func:`selected_frame` gives other commands the selected frame.
+"""
+
+import re
+
+from . import errors, mixed, render
+from .adapter import ask
+from .errors import CommandError
+from .escaping import escape
+
+__all__ = ["Navigation", "navigation", "reset", "selected_frame", "selected_index",
+           "run", "COMMANDS", "PYF_NAMES", "help_text", "LIST_CONTEXT"]
+
+#: Lines py-list shows before and after the selected frame's line.
+LIST_CONTEXT = 5
+#: Lines ``py-list START`` shows (START and the 10 after it, as CPython's).
+LIST_FROM_START = 10
+
+#: The commands: name -> what it does.  Each is also registered as
+#: ``pyf-<what>`` (PYF_NAMES), which CPython's gdb helper never takes.
+COMMANDS = ("py-up", "py-down", "py-frame", "py-list")
+PYF_NAMES = {name: "pyf-" + name[3:] for name in COMMANDS}
+
+_USAGE = {
+    "up": "%s [N]",
+    "down": "%s [N]",
+    "frame": "%s [N]",
+    "list": "%s [START [END]]",
+}
+
+_HELP = {
+    "up": ("Select the Python frame N calls older than the selected one "
+           "(default 1: its caller)",
+           "Frames are numbered as py-bt-fast and pystack list them, #0 the innermost. "
+           "Past the outermost frame it stops there; at the outermost already it says "
+           "so and nothing moves."),
+    "down": ("Select the Python frame N calls newer than the selected one "
+             "(default 1: the frame it called)",
+             "Past the innermost frame it stops there; at the innermost already it says "
+             "so and nothing moves."),
+    "frame": ("Show the selected Python frame, or select frame #N",
+              "#N as py-bt-fast and pystack list the thread's frames, #0 the innermost."),
+    "list": ("List the source around the selected Python frame's line "
+             "(marked with '>')",
+             "Without arguments the %d lines before and after it; `START`: START and "
+             "the %d lines after it; `START END` (or `START, END`): those lines. The "
+             "file is read from disk, as the process sees it when it is live and local."
+             % (LIST_CONTEXT, LIST_FROM_START)),
+}
+
+_COMMON_HELP = (
+    "The selection is per thread (the debugger's selected thread) and starts at "
+    "#0 at each stop. Selecting a Python frame also selects the native eval-loop "
+    "frame that runs it (_PyEval_EvalFrameDefault), where pyframes can place it "
+    "on the native backtrace, so the debugger's own `info locals` / `frame "
+    "variable` are about the same call. In gdb, when CPython's own gdb helper "
+    "(python3.X-gdb.py, loaded with the -dbg package) defines py-up, py-down or "
+    "py-list, those names are CPython's (they walk the native frames from the "
+    "selected one) and pyframes' commands are pyf-up, pyf-down, pyf-list; "
+    "pyf-frame, pyf-up, ... always name pyframes' commands (docs/debuggers.md, "
+    "\"Navigation\").")
+
+
+def _what(name):
+    """"up" for py-up and pyf-up."""
+    return name.split("-", 1)[1]
+
+
+def help_text(name):
+    """(one-line summary, long help) of the command ``name``."""
+    summary, detail = _HELP[_what(name)]
+    summary += " (pyframes)."
+    usage = _USAGE[_what(name)] % name
+    return summary, "%s\n\nUsage: %s\n\n%s\n\n%s" % (summary, usage, detail, _COMMON_HELP)
+
+
+class _ThreadState(object):
+    """One OS thread at one stop: its Python frames (innermost first, as
+    py-bt-fast lists them), their runs, the selection and, once asked
+    for, which native frame runs each frame."""
+
+    def __init__(self, tid, runs):
+        self.tid = tid
+        self.runs = runs
+        self.frames = [f for run in runs for f in run.frames]
+        self.selected = 0
+        self.native = None      # the debugger's frames (mixed.NativeFrame)
+        self.owner = None       # per frame: index into native, or None
+        self.unplaced = None    # why a frame has no native frame
+
+    def place(self, adapter):
+        """Which native frame runs each Python frame (once per stop)."""
+        if self.owner is not None:
+            return
+        self.owner = [None] * len(self.frames)
+        native = ask(adapter.native_frames, self.tid)
+        if not native:
+            self.unplaced = "%s gave no native backtrace" % adapter.debugger_name
+            return
+        self.native = native
+        placement = mixed.place(native, self.runs)
+        start, offset = {}, 0
+        for run in self.runs:
+            start[id(run)] = offset
+            offset += len(run.frames)
+        for i, placed in placement.at.items():
+            for run in placed:
+                first = start[id(run)]
+                for k in range(len(run.frames)):
+                    self.owner[first + k] = i
+        self.unplaced = placement.marker()
+
+
+class Navigation(object):
+    """The selected Python frame of each thread of one stop."""
+
+    def __init__(self):
+        self.key = None
+        self.threads = {}
+
+    def reset(self):
+        self.key = None
+        self.threads = {}
+
+    def thread(self, session, adapter):
+        """The _ThreadState of the debugger's selected thread."""
+        key = (ask(adapter.identity), ask(adapter.generation))
+        if key != self.key:
+            self.reset()
+            self.key = key
+        tid = ask(adapter.selected_native_tid)
+        if tid is None:
+            if not adapter.has_process():
+                raise CommandError(errors.NO_PROCESS)
+            raise CommandError("no thread is selected: select one in %s"
+                               % adapter.debugger_name)
+        state = self.threads.get(tid)
+        if state is None:
+            runs = session.thread_runs(adapter, tid)
+            if not runs:
+                # the stack command's own words: not Python, no Python in
+                # this thread (with the list of those that have some)
+                session.run("--limit 1 --no-source", adapter)
+                raise CommandError("the selected thread runs no Python code")
+            state = self.threads[tid] = _ThreadState(tid, runs)
+        return state
+
+
+def navigation(session):
+    """The Navigation kept with a debugger session."""
+    nav = getattr(session, "navigation", None)
+    if nav is None:
+        nav = session.navigation = Navigation()
+    return nav
+
+
+def reset(session):
+    """Forget every selection (the inferior stopped again or ran)."""
+    navigation(session).reset()
+
+
+def selected_index(session, adapter):
+    """The number (#N, as py-bt-fast lists them) of the selected Python
+    frame of the debugger's selected thread."""
+    return navigation(session).thread(session, adapter).selected
+
+
+def selected_frame(session, adapter):
+    """The selected Python frame (a pyframes.model.Frame, with its
+    frame_addr and code_addr) of the debugger's selected thread; #0 until
+    py-up, py-down or py-frame selects another.  Raises CommandError."""
+    state = navigation(session).thread(session, adapter)
+    return state.frames[state.selected]
+
+
+# ---- the commands ---------------------------------------------------------
+
+def _usage(name):
+    return "usage: " + _USAGE[_what(name)] % name
+
+
+def _number(text, name, minimum):
+    if not re.match(r"^\d+$", text) or int(text) < minimum:
+        raise CommandError(_usage(name))
+    return int(text)
+
+
+def _frame_name(state, index):
+    return "#%d (%s)" % (index, escape(state.frames[index].function))
+
+
+def _select(state, index, adapter):
+    """Select frame #index, and its native frame where it is placed; the
+    note on the native frame (or None)."""
+    state.selected = index
+    select = getattr(adapter, "select_native_frame", None)
+    if select is None:
+        return None
+    state.place(adapter)
+    owner = state.owner[index]
+    if owner is None:
+        return "native frame not selected: %s" % (state.unplaced or "not placed")
+    try:
+        name = select(state.tid, state.native[owner])
+    except Exception as e:
+        return "native frame not selected: %s" % e
+    return None if name is None else "native frame %s selected" % name
+
+
+def _show(session, adapter, state, note):
+    frame = state.frames[state.selected]
+    lines = list(render.format_frame(frame, source=_source(session, adapter)))
+    out = ["#%d %s" % (state.selected, lines[0].strip())] + lines[1:]
+    if note:
+        out.append("    (%s)" % note)
+    return "".join(line + "\n" for line in out)
+
+
+def _source(session, adapter):
+    kind = "pid" if ask(adapter.is_live_local) else "debugger"
+    return session.source_for(adapter, kind)
+
+
+def _move(session, adapter, name, argument, older):
+    words = argument.split()
+    if len(words) > 1:
+        raise CommandError(_usage(name))
+    count = _number(words[0], name, 1) if words else 1
+    state = navigation(session).thread(session, adapter)
+    last = len(state.frames) - 1
+    if older:
+        if state.selected >= last:
+            raise CommandError("no older Python frame: %s is the outermost of this thread"
+                               % _frame_name(state, last))
+        index = min(state.selected + count, last)
+    else:
+        if state.selected <= 0:
+            raise CommandError("no newer Python frame: %s is the innermost of this thread"
+                               % _frame_name(state, 0))
+        index = max(state.selected - count, 0)
+    return _show(session, adapter, state, _select(state, index, adapter))
+
+
+def _frame(session, adapter, name, argument):
+    words = argument.split()
+    if len(words) > 1:
+        raise CommandError(_usage(name))
+    state = navigation(session).thread(session, adapter)
+    index = state.selected
+    if words:
+        index = _number(words[0], name, 0)
+        if index >= len(state.frames):
+            raise CommandError("no Python frame #%d: this thread's frames are #0 to #%d"
+                               % (index, len(state.frames) - 1))
+    return _show(session, adapter, state, _select(state, index, adapter))
+
+
+def _list(session, adapter, name, argument):
+    words = argument.replace(",", " ").split()
+    if len(words) > 2:
+        raise CommandError(_usage(name))
+    numbers = [_number(w, name, 1) for w in words]
+    if len(numbers) == 2 and numbers[1] < numbers[0]:
+        raise CommandError(_usage(name))
+    state = navigation(session).thread(session, adapter)
+    frame = state.frames[state.selected]
+    if frame.line is None and len(numbers) < 1:
+        raise CommandError("%s has no line number" % _frame_name(state, state.selected))
+    if not numbers:
+        start, end = max(1, frame.line - LIST_CONTEXT), frame.line + LIST_CONTEXT
+    elif len(numbers) == 1:
+        start, end = numbers[0], numbers[0] + LIST_FROM_START
+    else:
+        start, end = numbers
+    source = _source(session, adapter)
+    out = []
+    for n in range(start, end + 1):
+        text = source(frame.filename, n)
+        if text is None:
+            break
+        mark = (">%d" if n == frame.line else "%d") % n
+        out.append("%4s    %s" % (mark, escape(text.expandtabs())))
+    if not out:
+        if source(frame.filename, 1) is None:
+            raise CommandError("cannot read the source of %s: %s"
+                               % (_frame_name(state, state.selected), escape(frame.filename)))
+        raise CommandError("line %d is past the end of %s" % (start, escape(frame.filename)))
+    return "".join(line + "\n" for line in out)
+
+
+_RUN = {
+    "up": lambda s, a, n, arg: _move(s, a, n, arg, True),
+    "down": lambda s, a, n, arg: _move(s, a, n, arg, False),
+    "frame": _frame,
+    "list": _list,
+}
+
+
+def run(session, adapter, name, argument):
+    """The text command ``name`` (py-up, pyf-up, ...) prints with
+    ``argument``; raises CommandError with the message to show."""
+    try:
+        return _RUN[_what(name)](session, adapter, name, (argument or "").strip())
+    except CommandError:
+        raise
+    except Exception as e:
+        raise CommandError(session._translate(e, adapter))
