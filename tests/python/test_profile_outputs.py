@@ -104,6 +104,22 @@ def test_files_name_samples_and_thread_samples(tmp_path):
     assert text.startswith("3 samples in 0.00 s (960/s); 1 failed (33.3%); 5 thread-samples\n")
 
 
+def test_summary_gives_self_and_total_per_function_and_per_line():
+    """5 thread-samples: work:5 is the innermost of 3 (60 %), ODD of 2
+    (a frame without a line is in no line row); main:30 is in 2 stacks and
+    innermost in none, main:31 in 1; the mode line counts per thread."""
+    text = report.summary(make_profile(), top=5)
+    lines = text.splitlines()
+    assert "mode wall (every thread read); thread-samples per thread: thread-1 3, " \
+        "thread-2 2" in lines
+    by_line = lines[lines.index("  self%  total%  line (file)") + 1:]
+    assert by_line[:1] == ["  60.0%   60.0%  work:5 (/app/w.py)"], text
+    functions = lines[lines.index("  self%  total%  function (file)") + 1:]
+    assert "   0.0%   60.0%  main (/app/main.py)" in functions, text
+    rows = make_profile().top_lines(None)
+    assert ("main", "/app/main.py", 30, 0, 2) in rows and ("main", "/app/main.py", 31, 0, 1) in rows
+
+
 def test_by_function_merges_the_lines(tmp_path):
     prof = make_profile()
     by = prof.by_function()

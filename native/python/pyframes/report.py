@@ -193,6 +193,14 @@ def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None):
             lines.append("%6.1f%% %6.1f%%  %s (%s)" % (
                 100.0 * own / total, 100.0 * whole / total, escape(function),
                 escape(filename)))
+        lines_by_self = [r for r in profile.top_lines(top) if r[3]]
+        if lines_by_self:
+            lines.append("")
+            lines.append("%7s %7s  %s" % ("self%", "total%", "line (file)"))
+            for function, filename, line, own, whole in lines_by_self:
+                lines.append("%6.1f%% %6.1f%%  %s:%d (%s)" % (
+                    100.0 * own / total, 100.0 * whole / total, escape(function), line,
+                    escape(filename)))
     elif not total:
         lines.append("no Python stacks were sampled")
     if base is not None and top:

@@ -133,6 +133,23 @@ class Profile(object):
         rows.sort(key=lambda r: (-r[3], -r[2], r[0], r[1]))
         return rows if limit is None else rows[:limit]
 
+    def top_lines(self, limit=20):
+        """[(function, filename, line, self count, total count)] by self,
+        then total: the lines a function was at when sampled (self: the
+        innermost frame; total: counted once per stack it is in)."""
+        own, total = {}, {}
+        for (_, frames), count in self.stacks.items():
+            if not frames:
+                continue
+            leaf = frames[-1]
+            own[leaf] = own.get(leaf, 0) + count
+            for frame in set(frames):
+                total[frame] = total.get(frame, 0) + count
+        rows = [(f[0], f[1], f[2], own.get(f, 0), n) for f, n in total.items()
+                if f[2] is not None]
+        rows.sort(key=lambda r: (-r[3], -r[4], r[0], r[1], r[2]))
+        return rows if limit is None else rows[:limit]
+
     def to_dict(self):
         return {
             "samples": self.samples,
