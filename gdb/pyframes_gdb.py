@@ -104,17 +104,43 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         except gdb.MemoryError as e:
             raise OSError(str(e))
 
+    def resume_refused(self):
+        """gdbserver stops a running process by signalling its process
+        group (SIGINT to -pgid): a process attached over gdbserver that
+        leads no process group can be resumed but never stopped again, and
+        gdb would wait for it for good.  The reason, when that is so."""
+        if self._connection_type() not in ("remote", "extended-remote"):
+            return None
+        try:
+            text = gdb.execute("info proc stat", to_string=True)
+        except gdb.error:
+            return None
+        m = re.search(r"^Process group: (\d+)", text, re.M)
+        pid = self.pid()
+        if m and pid and int(m.group(1)) != pid:
+            return ("gdbserver stops a running process by signalling its process group, "
+                    "and process %d leads none (its group is %s): once resumed it could not "
+                    "be stopped again; sample it where it runs (python3 -m pyframes sample "
+                    "%d), or start it in a session of its own (setsid)" % (
+                        pid, m.group(1), pid))
+        return None
+
     def resume_while(self, work):
-        """continue while work runs in a thread; an interrupt posted to
-        gdb's event loop when it returns stops the inferior.  gdb's stop
-        report (the signal, the location) goes to /dev/null through gdb's
-        logging redirect unless the user logs already."""
+        """continue while work runs in a thread; when it returns, an
+        interrupt posted to gdb's event loop stops the inferior, posted
+        again every 20 ms until the continue has returned (one that runs
+        before the inferior is running, as over a remote connection, is
+        lost; one still queued afterwards does nothing).  gdb's stop report
+        (the signal, the location) goes to /dev/null through gdb's logging
+        redirect unless the user logs already."""
         if not self.is_live():
             return False, None
         halt = threading.Event()
         box = {}
 
         def stop():
+            if halt.is_set():
+                return
             try:
                 gdb.execute("interrupt", to_string=True)
             except gdb.error:
@@ -126,8 +152,9 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
             except BaseException as e:
                 box["error"] = e
             finally:
-                if not halt.is_set():
+                while not halt.is_set():
                     gdb.post_event(stop)
+                    halt.wait(0.02)
         selected = gdb.selected_thread()
         quiet = _QuietStops()
         thread = threading.Thread(target=worker, name="pyframes-resume", daemon=True)

@@ -65,7 +65,7 @@ class LiveTarget(object):
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
                  args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
-                 aslr=True):
+                 aslr=True, new_session=False):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -78,6 +78,7 @@ class LiveTarget(object):
         self.timeout = timeout
         self.args = list(args)
         self.handshake = handshake
+        self.new_session = new_session
         # hung: a callable; when it returns true the handshake counts as
         # late at once (the tests of the timeout report, test_hang_report.py).
         self.hung = hung
@@ -130,7 +131,7 @@ class LiveTarget(object):
             self.proc = subprocess.Popen(
                 self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args,
                 stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
-                cwd=self.workdir, env=env, pass_fds=pass_fds)
+                cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session)
         finally:
             if wfd is not None:
                 os.close(wfd)  # the child holds it: EOF here means it died

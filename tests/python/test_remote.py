@@ -36,11 +36,40 @@ def test_gdbserver(version, tmp_path):
             "py-bt-fast --reader pid",
             "py-bt-fast --all --tasks --no-source" if version != "3.13" else "print 1",
             "print 2+2",
+            "py-sample -n 10 --interval 1 --all",
+            "py-bt-fast --all --json",
         ], executable=target.view["executable"], remote=target.pid)
         _assert_own_view(s.json(0), target, s.describe(0))
         assert "reader: debugger" in s[1], s.describe(1)
         assert "needs a live process" in s[2] or "live local" in s[2], s.describe(2)
         assert "$" in s[4] and "= 4" in s[4], s.describe(4)
+        # gdbserver could not stop the process again (it leads no process group)
+        assert "leads none" in s[5] and "setsid" in s[5], s.describe(5)
+        _assert_own_view(s.json(6), target, s.describe(6))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_gdbserver_py_sample(version, tmp_path):
+    """py-sample over gdbserver, the process leading its own process group
+    (gdbserver stops a process by signalling its group): stopped for each
+    sample, nothing of the stops printed, the stacks right afterwards."""
+    du.require("gdb", version)
+    _require_gdbserver()
+    with du.LiveTarget(du.python_for(version), depth=5, workdir=str(tmp_path),
+                       new_session=True) as target:
+        s = du.run_gdb(["py-sample -n 10 --interval 1 --all", "py-bt-fast --all --json"],
+                       executable=target.view["executable"], remote=target.pid)
+        _assert_remote_sample(s[0], "gdb", s.describe(0))
+        _assert_own_view(s.json(1), target, s.describe(1))
+
+
+def _assert_remote_sample(text, debugger, context):
+    """py-sample over a remote connection: stopped for each sample (no PID
+    reader there), and nothing of the stops printed."""
+    assert text.startswith("10 samples in "), context
+    assert "%s stop/resume" % debugger in text, context
+    for noise in ("received signal", "SIGINT", "stop reason", "Interrupt."):
+        assert noise not in text, context
 
 
 def _require_gdbserver():
@@ -88,10 +117,14 @@ def test_lldb_server(version, tmp_path):
             "pystack --all --json",
             "pystack --info",
             "pystack --reader pid",
+            "py-sample -n 10 --interval 1 --all",
+            "pystack --all --json",
         ], tmp_path)
         _assert_own_view(s.json(1), target, s.describe(1))
         assert "reader: debugger" in s[2], s.describe(2)
         assert "needs a live process" in s[3], s.describe(3)
+        _assert_remote_sample(s[4], "lldb", s.describe(4))
+        _assert_own_view(s.json(5), target, s.describe(5))
 
 
 def _scenario_target(version, name, tmp_path):

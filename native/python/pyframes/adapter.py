@@ -99,6 +99,11 @@ class DebuggerAdapter(object):
         not stop (it exited)."""
         return self.resume_while(lambda halt: halt.wait(seconds))[0]
 
+    def resume_refused(self):
+        """Why the inferior must not be resumed by the plugin (it could not
+        be stopped again), or None."""
+        return None
+
     def resume_while(self, work):
         """Let the stopped inferior run while ``work(halt)`` runs in a
         thread of its own, and stop it again (every thread, the selected

@@ -124,6 +124,10 @@ class SampleCommand(object):
         elif options.count is None:
             count = 1
         report.base_profile(options)  # a --diff file that cannot be read fails first
+        if live and options.count is not None and not running:
+            refused = ask(adapter.resume_refused)
+            if refused:
+                raise errors.CommandError("py-sample -n: " + refused)
         if options.mode == "cpu" and not running:
             raise errors.UsageError(
                 "--mode cpu: this process is stopped for each sample (it is not a live "
