@@ -33,7 +33,7 @@ import ast
 import struct
 import sys
 
-from . import errors
+from . import _abi, errors
 from .errors import CommandError
 from .escaping import escape
 
@@ -43,8 +43,11 @@ __all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "local_lines", "local_di
 #: The limit keywords of Target.frame_locals and Target.value, and their
 #: defaults (the library's PYF_DEFAULT_VALUE_*; None asks for them).
 LIMITS = ("max_string", "max_items", "max_depth", "max_objects", "max_bytes")
-DEFAULTS = {"max_string": 200, "max_items": 100, "max_depth": 6, "max_objects": 10000,
-            "max_bytes": 4 << 20}
+DEFAULTS = {"max_string": _abi.PYF_DEFAULT_VALUE_STRING,
+            "max_items": _abi.PYF_DEFAULT_VALUE_ITEMS,
+            "max_depth": _abi.PYF_DEFAULT_VALUE_DEPTH,
+            "max_objects": _abi.PYF_DEFAULT_VALUE_OBJECTS,
+            "max_bytes": _abi.PYF_DEFAULT_VALUE_BYTES}
 
 #: Ints of more 30-bit digits than this (about 100,000 decimal digits) are
 #: not converted to decimal (quadratic before CPython 3.12): they show as
@@ -365,7 +368,7 @@ def render(value, python=None):
 
 # ---- locals -------------------------------------------------------------------
 
-_HIDDEN = 0x10  # PYF_LOCAL_HIDDEN: an inlined comprehension's variable
+_HIDDEN = _abi.PYF_LOCAL_HIDDEN  # an inlined comprehension's variable
 
 
 def shown_locals(frame_values):
