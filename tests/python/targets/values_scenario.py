@@ -230,10 +230,9 @@ def main():
     doc = {"threads": RECORDS,
            "globals": {name: spec(globals()[name])
                        for name in ("GLOBAL_NUMBER", "POINTS", "NESTED", "BIG_DICT")}}
-    path = os.path.join(H.workdir, "values.json")
-    with open(path + ".tmp", "w") as f:
+    # read by the test once the handshake has come, after this
+    with open(os.path.join(H.workdir, "values.json"), "w") as f:
         json.dump(doc, f)
-    os.replace(path + ".tmp", path)
     H.publish_and_block()
 
 
