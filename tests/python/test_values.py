@@ -433,3 +433,23 @@ def test_value_options_everywhere():
     with pytest.raises(Exception):
         options.parse_arguments(parser, "--max-items 0")
     assert re.search(r"--max-value-depth", " ".join(options.completions("--max-v")[1]))
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_core_locals(scenario, driver, tmp_path):
+    """gdb's ELF core of the scenario, read by each debugger with --locals:
+    the same values as the live process (the debugger's reads)."""
+    driver.require(scenario.interp.name)
+    if not du.gdb_usable():
+        pytest.skip("no gdb to write an ELF core")
+    core = str(tmp_path / "values.core")
+    du.run_gdb(["gcore " + core], pid=scenario.target.pid, plugin=False)
+    assert os.path.exists(core), "gdb wrote no core"
+    s = driver.run([("json", "%s --all --locals --json" % driver.command)],
+                   executable=scenario.target.view["executable"], core=core)
+    doc = s.json("json")
+    problems = []
+    for name in THREADS:
+        problems += mismatches(scenario.oracle, scenario.tids[name],
+                               _json_frames(doc, scenario.tids[name]))
+    assert not problems, "\n".join(problems) + "\n" + s.describe("json")

@@ -203,7 +203,7 @@ def _tuple_text(v, depth, py):
     if (v.cycle or v.too_deep) and not v.children:
         return _cut_container(v, "(", ")")
     parts = _items(v, depth, py)
-    if len(parts) == 1 and not v.truncated:
+    if len(v.children) == 1 and v.length == 1:
         return "(%s,)" % parts[0]
     return "(%s)" % ", ".join(parts)
 
@@ -319,7 +319,7 @@ def _exception(v, depth, py):
     if not v.children:
         return "%s(%s)" % (name, _cut(v))
     args = v.children[0]
-    if args.kind == "tuple" and len(args.children) == 1 and not args.truncated:
+    if args.kind == "tuple" and len(args.children) == 1 and args.length == 1:
         return "%s(%s)" % (name, _render(args.children[0], depth + 1, py))
     return name + _render(args, depth, py)
 
