@@ -373,18 +373,23 @@ class Value:
         return bool(self.flags & PYF_VALUE_TOO_DEEP)
 
     def cut(self):
-        """Whether this value or any below it was cut by a limit (truncated,
-        too deep, out of budget)."""
+        """Whether this value or any below it that its repr() shows was cut
+        by a limit (truncated, too deep, out of budget): a built-in
+        method's owner and a cell's contents, which repr() names only by
+        type and address, do not count."""
         stack = [self]
         while stack:
             v = stack.pop()
             if v.flags & _CUT:
                 return True
-            stack.extend(v.children)
+            if v.kind not in _NAMED_ONLY:
+                stack.extend(v.children)
         return False
 
 
 _CUT = PYF_VALUE_TRUNCATED | PYF_VALUE_TOO_DEEP | PYF_VALUE_BUDGET
+# kinds whose children repr() shows by type and address only
+_NAMED_ONLY = ("builtin", "cell")
 
 
 def decode_text(data):

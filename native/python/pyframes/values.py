@@ -303,8 +303,11 @@ def _cell(v, _depth, py):
 
 def _code(v, _depth, py):
     filename = v.children[0] if v.children else None
-    where = ('"%s"' % filename.text if filename is not None and filename.kind == "str"
-             else "???")
+    where = "???"
+    if filename is not None and filename.kind == "str":
+        where = '"%s"' % filename.text
+        if filename.truncated and filename.length > len(filename.text):
+            where += _more(filename.length - len(filename.text), "char")
     return "<code object %s at 0x%x, file %s, line %d>" % (v.text, v.addr, where, v.number)
 
 
