@@ -25,10 +25,10 @@ is how the test builds the text it expects: ``{"repr": repr(value)}``, or
 for a value the default limits cut (200 chars, 100 items), ``{"str":
 repr(first 200 chars), "more": N}``, ``{"items": [repr(item), ...],
 "more": N}`` or ``{"pairs": [[repr(key), repr(value)], ...], "more": N}``;
-a module ``{"module": name}``; an object whose class defines __repr__
-``{"repr": object.__repr__(value)}`` (no code runs in the target when
-pyframes reads it).  ``"globals"``: specs of a few module globals for
-py-print.
+a module ``{"module": name}``; an instance of any class of this file
+(builtin subclasses too, but not exceptions) ``{"repr":
+object.__repr__(value)}`` (no code runs in the target when pyframes reads
+it).  ``"globals"``: specs of a few module globals for py-print.
 """
 
 import json
@@ -66,6 +66,18 @@ class WithRepr:
         return "WithRepr() -- never shown by pyframes"
 
 
+class MyError(Exception):
+    pass
+
+
+class MyList(list):
+    pass
+
+
+class MyInt(int):
+    pass
+
+
 POINTS = [Point(i, -i) for i in range(5)]  # several instances: split-table dicts
 BIG_STR = "0123456789abcdef" * (2 * 1024 * 1024 // 16)
 BIG_LIST = list(range(100000))
@@ -90,7 +102,9 @@ def spec(value):
     if t is dict and len(value) > MAX_ITEMS:
         pairs = list(value.items())[:MAX_ITEMS]
         return {"pairs": [[repr(k), repr(v)] for k, v in pairs], "more": len(value) - MAX_ITEMS}
-    if "__repr__" in vars(t) and t.__module__ == __name__:
+    if t.__module__ == __name__ and not isinstance(value, BaseException):
+        # a class of this file, a builtin's subclass too: its default repr
+        # (an exception's repr is BaseException's, its args)
         return {"repr": object.__repr__(value)}
     return {"repr": repr(value)}
 
@@ -169,6 +183,9 @@ def leaf(number, text, *rest, flag=False, **options):
     v_exc = ValueError("bad", 3)
     v_exc1 = KeyError("k")
     v_exc0 = RuntimeError()
+    v_user_exc = MyError("mine", [1])
+    v_sub_list = MyList([1, 2])
+    v_sub_int = MyInt(5)
     v_ellipsis = ...
     v_notimpl = NotImplemented
     v_cell = (lambda: text).__closure__[0]
