@@ -50,6 +50,26 @@ static bool may_descend(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
     return true;
 }
 
+/* How many of n items node i shows: at most max_items (TRUNCATED when
+ * cut), none when it may not descend. */
+static uint64_t shown(pyf__vctx *c, uint32_t i, uint64_t n, uint32_t depth)
+{
+    if (n > c->req.max_items) {
+        n = c->req.max_items;
+        c->v[i].flags |= PYF_VALUE_TRUNCATED;
+    }
+    return n == 0 || !may_descend(c, i, c->v[i].addr, depth) ? 0 : n;
+}
+
+/* n words of scratch, or NULL (out of memory noted). */
+static uint64_t *words(pyf__vctx *c, uint64_t n)
+{
+    uint64_t *w = malloc((size_t)n * 8);
+    if (w == NULL)
+        c->nomem = true;
+    return w;
+}
+
 /* Children of node i: the objects at addrs[n] (0: unreadable). */
 static void children(pyf__vctx *c, uint32_t i, const uint64_t *addrs, uint32_t n,
                      uint32_t depth)
@@ -91,18 +111,10 @@ static void sequence(pyf__vctx *c, uint32_t i, int64_t n, uint64_t items, uint32
         return;
     }
     c->v[i].length = (uint64_t)n;
-    uint64_t k = (uint64_t)n;
-    if (k > c->req.max_items) {
-        k = c->req.max_items;
-        c->v[i].flags |= PYF_VALUE_TRUNCATED;
-    }
-    if (k == 0 || !may_descend(c, i, c->v[i].addr, depth))
+    uint64_t k = shown(c, i, (uint64_t)n, depth);
+    uint64_t *addrs = k ? words(c, k) : NULL;
+    if (addrs == NULL)
         return;
-    uint64_t *addrs = malloc((size_t)k * 8);
-    if (addrs == NULL) {
-        c->nomem = true;
-        return;
-    }
     if (items != 0 && obj_read(c, i, items, addrs, (size_t)k * 8))
         children(c, i, addrs, (uint32_t)k, depth);
     else if (items == 0)
@@ -203,18 +215,10 @@ static int64_t dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t
 static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t values,
                           uint32_t depth)
 {
-    uint64_t max = c->v[i].length;
-    if (max > c->req.max_items) {
-        max = c->req.max_items;
-        c->v[i].flags |= PYF_VALUE_TRUNCATED;
-    }
-    if (max == 0 || !may_descend(c, i, c->v[i].addr, depth))
+    uint64_t max = shown(c, i, c->v[i].length, depth);
+    uint64_t *kv = max ? words(c, 2 * max) : NULL;
+    if (kv == NULL)
         return;
-    uint64_t *kv = malloc((size_t)max * 16);
-    if (kv == NULL) {
-        c->nomem = true;
-        return;
-    }
     const char *why;
     bool budget;
     int64_t n = dict_pairs(c, keys, values, max, kv, &why, &budget);
@@ -289,18 +293,10 @@ static void decode_set(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
         return;
     }
     c->v[i].length = (uint64_t)used;
-    uint64_t max = (uint64_t)used;
-    if (max > c->req.max_items) {
-        max = c->req.max_items;
-        c->v[i].flags |= PYF_VALUE_TRUNCATED;
-    }
-    if (max == 0 || !may_descend(c, i, addr, depth))
+    uint64_t max = shown(c, i, (uint64_t)used, depth);
+    uint64_t *keys = max ? words(c, max) : NULL;
+    if (keys == NULL)
         return;
-    uint64_t *keys = malloc((size_t)max * 8);
-    if (keys == NULL) {
-        c->nomem = true;
-        return;
-    }
     uint64_t got = 0;
     uint8_t buf[CHUNK * 16];
     bool ok = true;

@@ -277,21 +277,20 @@ const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
         return &too_many;
     }
     uint32_t at = c->ntv++;
-    pyf__vtype *ty = &c->tv[at];
-    memset(ty, 0, sizeof *ty);
-    ty->addr = addr;
-    ty->name = "";
+    pyf__vtype ty = {.addr = addr, .name = ""};
+    c->tv[at] = (pyf__vtype){.addr = addr, .name = "", .bad = "type read within itself"};
     /* remembered before it is read: a type whose dict leads back to it
-     * finds it (unfinished, its name still tp_name or "") */
+     * finds it (unfinished, its name still ""); read into a copy, since
+     * the table may grow meanwhile */
     bool added;
     uint64_t *put = addr != 0 ? pyf__addrmap_put(&c->types, addr, &added) : NULL;
     if (put != NULL)
         *put = at + 1;
-    type_read(c, ty);
-    ty = &c->tv[at]; /* tv may have grown meanwhile */
-    if (ty->bad != NULL)
-        ty->kind = PYF_VALUE_UNREADABLE;
-    return ty;
+    type_read(c, &ty);
+    if (ty.bad != NULL)
+        ty.kind = PYF_VALUE_UNREADABLE;
+    c->tv[at] = ty;
+    return &c->tv[at];
 }
 
 /* ---- the calls ------------------------------------------------------------ */
@@ -368,8 +367,20 @@ static int ctx_end(pyf__vctx *c, const pyf_local *locals, uint32_t nlocals,
     return PYF_OK;
 }
 
-int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_request *req,
-                   pyf_values **out)
+/* One object as values[0]. */
+static int one_value(pyf__vctx *c, uint64_t addr, pyf_values **out)
+{
+    if (addr == 0)
+        return pyf__fail(c->t, PYF_EINVAL, "no object at address 0");
+    uint32_t i = pyf__vnodes(c, 1);
+    if (i != PYF_NO_VALUE)
+        pyf__decode_object(c, i, addr, 0);
+    return ctx_end(c, NULL, 0, out);
+}
+
+/* A call: its arguments checked, a context made, body run, the context freed. */
+static int values_call(pyf_target *t, uint64_t addr, const pyf_values_request *req,
+                       pyf_values **out, int (*body)(pyf__vctx *, uint64_t, pyf_values **))
 {
     if (out != NULL)
         *out = NULL;
@@ -377,16 +388,16 @@ int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_request *req,
         return PYF_EINVAL;
     pyf__vctx c;
     int rc = ctx_begin(&c, t, req);
-    if (rc == PYF_OK && addr == 0)
-        rc = pyf__fail(t, PYF_EINVAL, "no object at address 0");
-    if (rc == PYF_OK) {
-        uint32_t i = pyf__vnodes(&c, 1);
-        if (i != PYF_NO_VALUE)
-            pyf__decode_object(&c, i, addr, 0);
-        rc = ctx_end(&c, NULL, 0, out);
-    }
+    if (rc == PYF_OK)
+        rc = body(&c, addr, out);
     ctx_free(&c);
     return rc;
+}
+
+int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_request *req,
+                   pyf_values **out)
+{
+    return values_call(t, addr, req, out, one_value);
 }
 
 void pyf_values_free(pyf_values *v)
@@ -601,14 +612,5 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
 int pyf_frame_locals(pyf_target *t, uint64_t frame_addr, const pyf_values_request *req,
                      pyf_values **out)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (t == NULL || out == NULL)
-        return PYF_EINVAL;
-    pyf__vctx c;
-    int rc = ctx_begin(&c, t, req);
-    if (rc == PYF_OK)
-        rc = frame_locals(&c, frame_addr, out);
-    ctx_free(&c);
-    return rc;
+    return values_call(t, frame_addr, req, out, frame_locals);
 }

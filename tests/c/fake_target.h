@@ -159,6 +159,11 @@ void fake_code_locals(fake_target *ft, uint64_t code, const char *const *names,
 /* An interpreter frame running code with f_globals and n slots (raw words). */
 uint64_t fake_locals_frame(fake_target *ft, uint64_t code, uint64_t globals,
                            const uint64_t *slots, size_t n);
+/* A frame of def f(a, b, *args, k, **kw) whose locals hold every kind of
+ * value (fake_values.c lists them): x unbound, c a cell, r a cell slot
+ * before MAKE_CELL, e an empty cell, h hidden, n a tagged int on 3.14+, fv
+ * free, then lists, dicts, sets, instances ..., a list holding itself. */
+uint64_t fake_values_frame(fake_target *ft, uint64_t *code_out, uint64_t *globals_out);
 
 /* ==== line tables: fake_linetable.c ======================================= */
 

@@ -343,3 +343,65 @@ uint64_t fake_locals_frame(fake_target *ft, uint64_t code, uint64_t globals,
         fake_w64(ft, f + ls + 8 * i, slots[i]);
     return f;
 }
+
+/* def f(a, b, *args, k, **kw): x (unbound), c (a cell), r (a cell before
+ * MAKE_CELL), e (an empty cell), h (hidden), n (a tagged int on 3.14+),
+ * fv (free); then one local of every other kind. */
+uint64_t fake_values_frame(fake_target *ft, uint64_t *code_out, uint64_t *globals_out)
+{
+    static const fake_loc L[] = {{4, 1, 1, 0, 4}};
+    static const char *const names[] = {
+        "a", "b", "k", "args", "kw", "x", "c", "r", "e", "h", "n", "fv",
+        "lst", "gd", "split", "st", "fs", "rg", "mod", "meth", "bi", "exc", "obj", "inl",
+        "big", "fl", "cx", "by", "ba", "s2", "s4", "gen", "code", "cls", "cyc", "none"};
+    const uint8_t LOCAL = 0x20, CELL = 0x40, FREE = 0x80, HIDDEN = 0x10;
+    uint8_t kinds[sizeof names / sizeof names[0]];
+    memset(kinds, LOCAL, sizeof kinds);
+    kinds[1] = LOCAL | CELL;
+    kinds[6] = kinds[7] = kinds[8] = CELL;
+    kinds[9] = LOCAL | HIDDEN;
+    kinds[11] = FREE;
+    uint64_t code = fake_code(ft, "/m.py", "f", 1, L, 1);
+    fake_code_locals(ft, code, names, kinds, sizeof names / sizeof names[0], 2, 1,
+                     0x4 | 0x8 /* CO_VARARGS | CO_VARKEYWORDS */);
+    uint64_t one = fake_int(ft, 1), s = fake_str(ft, "s");
+    uint64_t kv[6] = {fake_str(ft, "a"), one, one, s, fake_tuple(ft, &one, 1), s};
+    uint64_t items[4] = {one, fake_list(ft, &one, 1), fake_dict(ft, kv, 1, 1), s};
+    uint64_t skeys[4] = {fake_str(ft, "p"), 0, fake_str(ft, "q"), 0};
+    uint64_t sk = fake_dict_keys(ft, skeys, 2, 1);
+    uint64_t svals[2] = {one, s};
+    uint8_t order[2] = {1, 0};
+    uint64_t cls = fake_heap_type(ft, "P", "app", "P", ft->layout->tp_managed_dict, 0, 0);
+    uint64_t icls = fake_heap_type(ft, "Q", "app", "Q",
+                                   ft->layout->tp_managed_dict | ft->layout->tp_inline_values,
+                                   0, sk);
+    uint64_t exc = fake_type(ft, "KeyError");
+    fake_type_set_flags(ft, exc, ft->layout->tp_base_exc);
+    uint32_t digits[5] = {1, 2, 3, 4, 5};
+    uint32_t cps[3] = {0x20ac, 'x', 0x1f600};
+    uint64_t cyc = fake_list(ft, &one, 1);
+    fake_w64(ft, fake_r64(ft, cyc + fake_off(ft, "list_object.ob_item")), cyc);
+    uint64_t globals = fake_dict(ft, kv, 3, 0);
+    uint64_t slots[] = {
+        one, fake_cell(ft, fake_str(ft, "bee")), fake_int(ft, 3), fake_tuple(ft, NULL, 0),
+        fake_dict(ft, NULL, 0, 1), 0, fake_cell(ft, fake_int(ft, 7)), fake_int(ft, 8),
+        fake_cell(ft, 0), fake_int(ft, 9),
+        ft->minor >= 14 ? (uint64_t)(42 << 2 | 3) : fake_int(ft, 42),
+        fake_cell(ft, fake_str(ft, "free")),
+        fake_list(ft, items, 4), fake_dict(ft, kv, 3, 0),
+        fake_dict_of(ft, sk, fake_dict_values(ft, svals, order, 2, 2), 2),
+        fake_set(ft, "set", items, 2), fake_set(ft, "frozenset", &s, 1),
+        fake_range(ft, 0, 10, 2), fake_module(ft, "mod", "/mod.py"),
+        fake_method(ft, fake_function(ft, "P.m"), one), fake_builtin(ft, "append", cyc),
+        fake_exception(ft, exc, fake_tuple(ft, &s, 1)),
+        fake_instance_dict(ft, cls, fake_dict(ft, kv, 2, 1)),
+        fake_instance_inline(ft, icls, svals, order, 2, 2),
+        fake_int_digits(ft, -1, digits, 5), fake_float(ft, 0.25), fake_complex(ft, 1, 2),
+        fake_bytes(ft, "xy", 2), fake_bytearray(ft, "z", 1), fake_str(ft, "\xe2\x82\xac"),
+        fake_str_cp(ft, cps, 3, 0), fake_genobj(ft, "coroutine", "co"), code, cls, cyc,
+        ft->none_obj,
+    };
+    *code_out = code;
+    *globals_out = globals;
+    return fake_locals_frame(ft, code, globals, slots, sizeof slots / sizeof slots[0]);
+}
