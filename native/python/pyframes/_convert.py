@@ -669,6 +669,10 @@ def _rows(layout, at, count, stride):
     return [unpack(raw, i * stride) for i in range(count)]
 
 
+_VALUE_FIELDS = ("kind", "type_name", "addr", "data", "length", "real", "imag", "number",
+                 "flags", "children")
+
+
 def values_of(at):
     """A :class:`FrameValues` of the pyf_values at address ``at`` (which
     the caller frees): its locals (pyf_frame_locals) or its one value
@@ -679,7 +683,8 @@ def values_of(at):
     nodes = [None] * nvalues
     names = {0: ""}
     string_at = ctypes.string_at
-    kinds = VALUE_KINDS
+    kinds, nkinds = VALUE_KINDS, len(VALUE_KINDS)
+    new = object.__new__
     rows = _rows(VALUE, values_at, nvalues, value_size)
     # children come after their parent (each node's children are one run
     # of the array, decoded after it): built from the last node back
@@ -691,11 +696,13 @@ def values_of(at):
             name = names[type_name] = _abi.decode(string_at(type_name))
         if count and (first <= i or first + count > nvalues):
             count = 0  # not a tree: no children
-        nodes[i] = Value(
-            kind=kinds[kind] if kind < len(kinds) else "other", type_name=name,
-            addr=addr, data=string_at(data, data_size) if data else None, length=length,
-            real=real, imag=imag, number=number, flags=flags,
-            children=tuple(nodes[first:first + count]))
+        # frozen dataclass: its fields filled without __init__ (a tree
+        # may hold a million nodes)
+        node = nodes[i] = new(Value)
+        node.__dict__.update(zip(_VALUE_FIELDS, (
+            kinds[kind] if kind < nkinds else "other", name, addr,
+            string_at(data, data_size) if data else None, length, real, imag, number, flags,
+            tuple(nodes[first:first + count]))))
     local_list = []
     for name, kind, flags, index in map(LOCAL_ROW, _rows(LOCAL, locals_at, nlocals,
                                                          local_size)):
