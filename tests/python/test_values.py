@@ -44,7 +44,6 @@ CHAINS = {
 # non-argument variables captured by an inner function, per frame
 CELLS = {"leaf": {"v_list", "v_instance"}, "outer": {"captured", "counter"}}
 FREE = {"outer.<locals>.inner": {"captured", "counter", "text", "n", "kw"}}
-OWNERS = {"gen_body": "generator", "coro_body": "coroutine"}
 
 
 # ---- the oracle ------------------------------------------------------------------
@@ -169,6 +168,9 @@ def test_oracle_is_what_the_target_holds(scenario):
     assert leaf["v_big_dict"]["more"] == 1000 - 100
     assert len(leaf["v_bigint"]["repr"]) == 1000 and leaf["v_nan"]["repr"] == "nan"
     assert "later" not in leaf
+    inner = scenario.oracle["threads"][str(scenario.tids["values-a"])][1]["locals"]
+    assert inner["comp_step"] == {"repr": "1"}  # the comprehension's, bound
+    assert "tag" not in scenario.oracle["threads"][str(scenario.tids["values-a"])][3]["locals"]
 
 
 @pytest.mark.parametrize("thread", THREADS)
@@ -180,6 +182,12 @@ def test_library_values_equal_the_targets_repr(scenario, pyframes, thread):
     assert not problems, "\n".join(problems)
     leaf = {loc.name: loc for loc in frames[0]["values"].locals}
     assert leaf["later"].unbound and leaf["later"].kind == "local"
+    # an inlined comprehension's variable is a plain local of a function
+    # (hidden only at module or class level): unbound once it is done
+    at = {name: frames[i] for i, name in enumerate(CHAINS[thread])}
+    assert {row["name"]: row["value"] for row in at["chain"]["locals"]}["tag"] is None
+    inner = {row["name"]: row["value"] for row in at["outer.<locals>.inner"]["locals"]}
+    assert inner["comp_step"] == ("1" if thread == "values-a" else None)
     assert [f["frame"].owner for f in frames[:3]] == (
         [None, "coroutine", "generator"] if thread == "values-b" else [None, None, None])
 

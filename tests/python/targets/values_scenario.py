@@ -5,7 +5,9 @@ Two threads run the same chain of calls with different values, each frame
 holding arguments, locals, cells and free variables:
 
 * "values-a": ``chain`` -> ``outer`` -> ``inner`` (a closure: free
-  variables of ``outer``) -> ``leaf``;
+  variables of ``outer``; it calls ``leaf`` inside an inlined list
+  comprehension, whose variable is a local of ``inner``) ->
+  ``leaf``;
 * "values-b": the same down to ``inner``, which resumes the generator
   ``gen_body``, which sends into the coroutine ``coro_body``, which calls
   ``leaf``: a generator frame and a coroutine frame on the stack.
@@ -227,13 +229,16 @@ def outer(n, text, *args, kw="default", **kwargs):
         if text == "b":
             g = gen_body(n)
             next(g)
-        leaf(n + step, text, captured, local_here, flag=bool(n), key=kw)
-        return local_here
+        # an inlined comprehension: comp_step, bound while leaf runs (in
+        # values-b, unbound: the generator above blocks first)
+        return [leaf(n + comp_step, text, captured, local_here, flag=bool(n), key=kw)
+                for comp_step in (step,)]
 
     return inner(1)
 
 
 def chain(variant):
+    tags = [tag for tag in (variant,)]  # tag: unbound again after it
     if variant == "a":
         outer(1, "a", 3.5, None, kw="ka", extra={"x": 1})
     else:
