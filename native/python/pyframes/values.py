@@ -37,8 +37,9 @@ from . import _abi, errors
 from .errors import CommandError
 from .escaping import escape
 
-__all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "local_lines", "local_dict",
-           "locals_lines", "print_lines", "parse_expression", "resolve", "read_locals"]
+__all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "shown_locals", "local_lines",
+           "local_dict", "read_locals", "locals_lines", "print_lines", "parse_expression",
+           "resolve"]
 
 #: The limit keywords of Target.frame_locals and Target.value, and their
 #: defaults (the library's PYF_DEFAULT_VALUE_*; None asks for them).
@@ -99,8 +100,7 @@ def _decimal(v):
         return str(v)
     except ValueError:
         pass
-    get = getattr(sys, "get_int_max_str_digits", None)
-    old = get()
+    old = sys.get_int_max_str_digits()  # only 3.11+ raises above
     sys.set_int_max_str_digits(0)
     try:
         return str(v)
