@@ -469,3 +469,22 @@ def test_core_locals(scenario, driver):
                    executable=scenario.target.view["executable"], core=core)
     problems = _document_mismatches(scenario, s.json("json"))
     assert not problems, "\n".join(problems) + "\n" + s.describe("json")
+
+
+def test_values_parser_of_py_locals_and_py_print():
+    """The parser a py-locals or py-print command will use: the same limits,
+    EXPR as the rest of the line, as typed."""
+    from pyframes import options
+    from pyframes.errors import UsageError
+    printer = options.build_values_parser("py-print", expression=True)
+    ns = options.parse_values_command(printer, " --max-items 3 --max-string=9 d['a b'][0].x ")
+    assert options.value_limits(ns)["max_items"] == 3
+    assert options.value_limits(ns)["max_string"] == 9
+    assert ns.expression == "d['a b'][0].x"
+    assert values.parse_expression(ns.expression) == ("d", [("key", "a b"), ("index", 0),
+                                                            ("attr", "x")])
+    ns = options.parse_values_command(options.build_values_parser("py-locals"), "")
+    assert options.value_limits(ns) == dict.fromkeys(values.LIMITS)
+    for bad in ("", "--max-items 3", "--max-items x y", "--bogus 1 y"):
+        with pytest.raises(UsageError):
+            options.parse_values_command(printer, bad)

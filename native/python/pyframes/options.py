@@ -87,11 +87,54 @@ def add_value_options(parser):
         help="under each frame its arguments and local variables, one "
              "\"name = value\" per line, arguments first, as repr() in the "
              "target shows them (with --json a \"locals\" list per frame)")
+    add_value_limits(parser, "with --locals: ")
+
+
+def add_value_limits(parser, prefix=""):
+    """The limits of the values shown (--max-string N, ...)."""
     for option, key, what in VALUE_LIMITS:
         parser.add_argument(
             option, metavar="N", type=positive_int,
-            help="with --locals: at most N %s (default %s); a value cut "
-                 "says so" % (what, format(DEFAULTS[key], ",")))
+            help="%sat most N %s (default %s); a value cut says so"
+                 % (prefix, what, format(DEFAULTS[key], ",")))
+
+
+def build_values_parser(command_name, expression=False, description=None):
+    """The option parser of a debugger command that prints values of the
+    selected frame (py-locals; with ``expression``, py-print EXPR): the
+    value limits, and EXPR (the rest of the line, as ``expression``)."""
+    parser = new_parser(command_name, description)
+    add_value_limits(parser)
+    if expression:
+        parser.add_argument("expression", metavar="EXPR", nargs="?",
+                            help="a local or global name, then any chain of .attr, "
+                                 "[int] and ['key'] (the rest of the line, as typed)")
+    return parser
+
+
+def parse_values_command(parser, argument_string):
+    """parse_arguments for a parser of build_values_parser: the options
+    come first; with an EXPR the rest of the line is it, quotes and all
+    (``py-print d['k']``), in ``expression`` (UsageError when missing)."""
+    text = (argument_string or "").strip()
+    wants = "expression" in _positionals(parser)
+    if not wants:
+        return parse_arguments(parser, text)
+    words = []
+    while text.startswith("-"):
+        word, _, text = text.partition(" ")
+        words.append(word)
+        text = text.lstrip()
+        if "=" not in word and word not in ("-h", "--help") and text:
+            value, _, text = text.partition(" ")
+            words.append(value)
+            text = text.lstrip()
+    ns = parse_arguments(parser, " ".join(shlex.quote(w) for w in words))
+    if not text:
+        raise UsageError("%s%s: error: the expression to print is missing"
+                         % (parser.format_usage(), parser.prog))
+    ns.expression = text
+    return ns
 
 
 def value_limits(options):

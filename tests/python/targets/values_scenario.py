@@ -137,6 +137,7 @@ async def never():
 
 
 def leaf(number, text, *rest, flag=False, **options):
+    # every v_* is assigned for the reader to find, never used
     v_none = None
     v_true = True
     v_int = 12345 if flag else -7
