@@ -128,6 +128,7 @@ static void sequence(pyf__vctx *c, uint32_t i, int64_t n, uint64_t items, uint32
  * keys with, for a split table or an object's inline values, the values at
  * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
  * -1 with *why (and *budget when the byte budget ran out). */
+__attribute__((noinline)) /* its buffers stay off the recursion's stack */
 static int64_t dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
                           uint64_t *kv, const char **why, bool *budget)
 {
@@ -232,7 +233,7 @@ static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t valu
 static void decode_dict(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 {
     const pyf__offsets *o = c->o;
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     if (!obj_read(c, i, addr, b, (size_t)o->dict.size))
         return;
     int64_t used = (int64_t)pyf__ld64(b + c->vl.dict_used);
@@ -248,7 +249,7 @@ static void decode_dict(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
 {
     const pyf__offsets *o = c->o;
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     uint64_t kv[2 * LOOKUP_ITEMS];
     const char *why;
     bool budget;
@@ -278,11 +279,35 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
 
 /* ---- sets ----------------------------------------------------------------- */
 
+/* Up to max keys of a set's table of mask + 1 entries {key, hash} (empty
+ * and dummy ones left out) into keys; UINT64_MAX when unreadable (node i
+ * says why). */
+__attribute__((noinline)) /* its buffer stays off the recursion's stack */
+static uint64_t set_keys(pyf__vctx *c, uint32_t i, uint64_t table, uint64_t mask,
+                         uint64_t max, uint64_t *keys)
+{
+    uint64_t got = 0;
+    uint8_t buf[CHUNK * 16];
+    for (uint64_t at = 0; at <= mask && got < max; at += CHUNK) {
+        uint64_t m = mask + 1 - at < CHUNK ? mask + 1 - at : CHUNK;
+        if (!obj_read(c, i, table + at * 16, buf, (size_t)m * 16))
+            return UINT64_MAX;
+        for (uint64_t e = 0; e < m && got < max; e++) {
+            uint64_t key = pyf__ld64(buf + e * 16);
+            if (key != 0 && pyf__ld64(buf + e * 16 + 8) != UINT64_MAX) /* dummy: hash -1 */
+                keys[got++] = key;
+        }
+    }
+    return got;
+}
+
 static void decode_set(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 {
     const pyf__value_layout *vl = &c->vl;
-    uint8_t b[128];
-    if (!obj_read(c, i, addr, b, (size_t)vl->set_table + 8))
+    uint8_t b[128]; /* the offsets are at most 120 (pyf__offsets_check_values) */
+    uint64_t end = vl->set_table > vl->set_used ? vl->set_table : vl->set_used;
+    end = (end > vl->set_mask ? end : vl->set_mask) + 8;
+    if (end > sizeof b || !obj_read(c, i, addr, b, (size_t)end))
         return;
     int64_t used = (int64_t)pyf__ld64(b + vl->set_used);
     uint64_t mask = pyf__ld64(b + vl->set_mask), table = pyf__ld64(b + vl->set_table);
@@ -297,18 +322,8 @@ static void decode_set(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
     uint64_t *keys = max ? words(c, max) : NULL;
     if (keys == NULL)
         return;
-    uint64_t got = 0;
-    uint8_t buf[CHUNK * 16];
-    bool ok = true;
-    for (uint64_t at = 0; ok && at <= mask && got < max; at += CHUNK) {
-        uint64_t m = mask + 1 - at < CHUNK ? mask + 1 - at : CHUNK;
-        ok = obj_read(c, i, table + at * 16, buf, (size_t)m * 16);
-        for (uint64_t e = 0; ok && e < m && got < max; e++) {
-            uint64_t key = pyf__ld64(buf + e * 16);
-            if (key != 0 && pyf__ld64(buf + e * 16 + 8) != UINT64_MAX) /* dummy: hash -1 */
-                keys[got++] = key;
-        }
-    }
+    uint64_t got = set_keys(c, i, table, mask, max, keys);
+    bool ok = got != UINT64_MAX;
     if (ok)
         children(c, i, keys, (uint32_t)got, depth);
     free(keys);
@@ -319,7 +334,7 @@ static void decode_set(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
 {
     const pyf__offsets *o = c->o;
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     if (!obj_read(c, i, addr, b, (size_t)o->lng.ob_digit))
         return;
     uint64_t tag = pyf__ld64(b + o->lng.lv_tag);
@@ -456,7 +471,7 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
     if (dict == 0 || dict % 8 != 0)
         return;
     const pyf__offsets *o = c->o;
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     if (pyf__vread(c, dict, b, (size_t)o->dict.size) != PYF_OK ||
         pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type))->kind != PYF_VALUE_DICT)
         return;
@@ -478,7 +493,7 @@ static bool fields(pyf__vctx *c, uint32_t i, uint64_t addr, const uint64_t *offs
                    uint64_t *out)
 {
     uint64_t end = 0;
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     for (int k = 0; k < n; k++)
         if (offs[k] + 8 > end)
             end = offs[k] + 8;
@@ -526,12 +541,20 @@ static void decode_builtin(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t dep
 static void decode_code(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 {
     const pyf__offsets *o = c->o;
-    uint8_t b[PYF__OBJECT_READ_MAX * 2];
-    if (o->code.size > sizeof b || !obj_read(c, i, addr, b, (size_t)o->code.size))
+    uint8_t *b = malloc((size_t)o->code.size);
+    if (b == NULL) {
+        c->nomem = true;
         return;
-    c->v[i].number = (int32_t)pyf__ld32(b + o->code.firstlineno);
-    name_data(c, i, pyf__ld64(b + o->code.name));
-    child(c, i, pyf__ld64(b + o->code.filename), depth);
+    }
+    if (obj_read(c, i, addr, b, (size_t)o->code.size)) {
+        c->v[i].number = (int32_t)pyf__ld32(b + o->code.firstlineno);
+        uint64_t name = pyf__ld64(b + o->code.name), file = pyf__ld64(b + o->code.filename);
+        free(b);
+        name_data(c, i, name);
+        child(c, i, file, depth);
+        return;
+    }
+    free(b);
 }
 
 static void decode_type(pyf__vctx *c, uint32_t i, uint64_t addr)
@@ -549,7 +572,7 @@ static void decode_kind(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtyp
     const pyf__offsets *o = c->o;
     const pyf__value_layout *vl = &c->vl;
     uint64_t f[3];
-    uint8_t b[PYF__OBJECT_READ_MAX];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
     switch (ty->kind) {
     case PYF_VALUE_BOOL:
     case PYF_VALUE_INT:

@@ -669,15 +669,21 @@ int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen)
         return rc;
     /* what the decoder copies whole, and the int layout (checked for the
      * asyncio reader, which needs 3.14+, with its table) */
-    if (o->lng.size == PYF__ABSENT || o->lng.size > PYF__OBJECT_READ_MAX ||
+    const uint64_t head = PYF__VALUE_HEAD_MAX;
+    if (o->lng.size == PYF__ABSENT || o->lng.size > head ||
         o->lng.lv_tag + 8 > o->lng.ob_digit || o->lng.ob_digit > o->lng.size ||
-        o->type.size > PYF__OBJECT_READ_MAX || o->tuple.size > PYF__OBJECT_READ_MAX ||
-        o->list.size > PYF__OBJECT_READ_MAX || o->dict.size > PYF__OBJECT_READ_MAX ||
-        o->flt.size > PYF__OBJECT_READ_MAX || o->frame.localsplus < 32 ||
+        o->type.size > PYF__OBJECT_READ_MAX || o->tuple.size > head ||
+        o->list.size > head || o->dict.size > head ||
+        o->flt.size > head || o->frame.localsplus < 32 ||
         o->frame.localsplus > o->frame.size || o->code.firstlineno < 8 ||
-        o->tuple.ob_item > o->tuple.size) {
-        pyf__fmt(err, errlen, "value layout: the int, type, tuple, list, dict, float, "
-                 "code or frame layout of _Py_DebugOffsets is implausible");
+        o->tuple.ob_item > o->tuple.size || o->pyobject.size > 64 ||
+        o->bytes.size > head || o->code.size > 2 * PYF__OBJECT_READ_MAX ||
+        o->unicode.asciiobject_size > 256 || o->unicode.compactunicodeobject_size > 256 ||
+        (o->set.table != PYF__ABSENT &&
+         (o->set.table > 120 || o->set.used > 120 || o->set.mask > 120))) {
+        pyf__fmt(err, errlen, "value layout: the object, int, type, tuple, list, dict, "
+                 "float, bytes, str, set, code or frame layout of _Py_DebugOffsets is "
+                 "implausible");
         return PYF_EOFFSETS;
     }
     return PYF_OK;

@@ -96,6 +96,10 @@ int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
 /* The public pyf_python_info of a decoded table at addr. */
 void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);
 
+/* The most the value decoder copies of an object's fixed part (an int, a
+ * tuple, a list, a dict, a float, a bytes header) at each level of its
+ * recursion: larger layouts are refused. */
+#define PYF__VALUE_HEAD_MAX 512u
 /* The fields the value decoder relies on, checked when it is first used:
  * PYF_OK, or PYF_EOFFSETS with the field named in err. */
 int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen);
