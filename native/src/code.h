@@ -56,6 +56,22 @@ typedef struct pyf__code_cache {
  * failure *out is NULL and the code is returned (detail in t->fail). */
 int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
                   char **out, bool *truncated, const char *what);
+/* A compact str's header: kind (1, 2, 4), ascii, length in code points and
+ * where its characters start.  PYF_ECORRUPT when it is no compact str. */
+typedef struct pyf__str_info {
+    unsigned kind;
+    bool ascii;
+    uint64_t length;
+    uint64_t data_off;
+} pyf__str_info;
+int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si);
+/* nchars characters at d as heap UTF-8 (*out, NUL terminated, *out_len
+ * bytes), cut at max_bytes (*truncated set; left alone otherwise).  raw:
+ * lone surrogates as "surrogatepass" and U+0000 as a NUL byte (values);
+ * otherwise U+FFFD and C0 80 (names). */
+int pyf__str_utf8(const pyf__str_info *si, const uint8_t *d, uint64_t nchars,
+                  uint32_t max_bytes, bool raw, char **out, size_t *out_len,
+                  bool *truncated);
 /* Decode a str from an already-read prefix (header + some data) when it
  * holds the whole string; returns PYF__EMORE when more must be read. */
 int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,

@@ -93,5 +93,7 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
 #include "cache.h"
 #include "tasks.h"
 #include "target.h"
+#include "value_layout.h"
+#include "values.h"
 
 #endif /* PYFRAMES_INTERNAL_H */

@@ -193,6 +193,8 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
  *         fails to open without them)
  *   TASKS only the asyncio reader: checked with its own table
  *         (pyf__asyncio_offsets_decode; a target without them still opens)
+ *   VALUES only the value decoder: checked at its first use
+ *         (pyf__offsets_check_values)
  * The decoder and the checks are generated from it.  A field a version lacks
  * decodes as PYF__ABSENT and is not checked. */
 #define USED_FIELDS(X)                                                                      \
@@ -236,6 +238,20 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(code, firstlineno, "code_object.firstlineno", OFF, 4, WALK)                           \
     X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2, WALK)                 \
     X(code, co_tlbc, "code_object.co_tlbc", PTR, 8, WALK)                                   \
+    X(code, argcount, "code_object.argcount", OFF, 4, VALUES)                               \
+    X(code, localsplusnames, "code_object.localsplusnames", PTR, 8, VALUES)                 \
+    X(code, localspluskinds, "code_object.localspluskinds", PTR, 8, VALUES)                 \
+    X(tuple, size, "tuple_object.size", SIZE, 0, VALUES)                                    \
+    X(tuple, ob_item, "tuple_object.ob_item", PTR, 0, VALUES)                               \
+    X(tuple, ob_size, "tuple_object.ob_size", OFF, 8, VALUES)                               \
+    X(list, size, "list_object.size", SIZE, 0, VALUES)                                      \
+    X(list, ob_item, "list_object.ob_item", PTR, 8, VALUES)                                 \
+    X(list, ob_size, "list_object.ob_size", OFF, 8, VALUES)                                 \
+    X(dict, size, "dict_object.size", SIZE, 0, VALUES)                                      \
+    X(dict, ma_keys, "dict_object.ma_keys", PTR, 8, VALUES)                                 \
+    X(dict, ma_values, "dict_object.ma_values", PTR, 8, VALUES)                             \
+    X(flt, size, "float_object.size", SIZE, 0, VALUES)                                      \
+    X(flt, ob_fval, "float_object.ob_fval", OFF, 8, VALUES)                                 \
     X(pyobject, size, "pyobject.size", SIZE, 0, WALK)                                       \
     X(pyobject, ob_type, "pyobject.ob_type", PTR, 8, WALK)                                  \
     X(type, size, "type_object.size", SIZE, 0, WALK)                                        \
@@ -265,7 +281,7 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
 #define SECTION_MAX (1u << 20)
 
 typedef enum check_kind { SIZE, PTR, OFF, NONE } check_kind;
-typedef enum check_group { WALK, TASKS, ASYNCIO } check_group;
+typedef enum check_group { WALK, TASKS, ASYNCIO, VALUES } check_group;
 
 typedef struct check_ctx {
     char *err;
@@ -280,6 +296,8 @@ static const char *section_label(check_group group, const char *sec)
 {
     if (group == WALK)
         return NULL;
+    if (group == VALUES)
+        return "value layout";
     if (group == TASKS)
         return strcmp(sec, "llist") == 0 ? "list node layout"
                                           : "generator, set or int layout";
@@ -641,6 +659,33 @@ int pyf__asyncio_offsets_decode(const uint8_t *raw, const pyf__offsets *o,
     if (a->task.is_task == a->task.awaited_by + 12 &&
         a->task.awaited_by_is_set == a->task.is_task + 1)
         a->task.state = a->task.awaited_by + 8;
+    return PYF_OK;
+}
+
+int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen)
+{
+    int rc = check_used(o, VALUES, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
+    /* what the decoder copies whole, and the int layout (checked for the
+     * asyncio reader, which needs 3.14+, with its table) */
+    const uint64_t head = PYF__VALUE_HEAD_MAX;
+    if (o->lng.size == PYF__ABSENT || o->lng.size > head ||
+        o->lng.lv_tag + 8 > o->lng.ob_digit || o->lng.ob_digit > o->lng.size ||
+        o->type.size > PYF__OBJECT_READ_MAX || o->tuple.size > head ||
+        o->list.size > head || o->dict.size > head ||
+        o->flt.size > head || o->frame.localsplus < 32 ||
+        o->frame.localsplus > o->frame.size || o->code.firstlineno < 8 ||
+        o->tuple.ob_item > o->tuple.size || o->pyobject.size > 64 ||
+        o->bytes.size > head || o->code.size > 2 * PYF__OBJECT_READ_MAX ||
+        o->unicode.asciiobject_size > 256 || o->unicode.compactunicodeobject_size > 256 ||
+        (o->set.table != PYF__ABSENT &&
+         (o->set.table > 120 || o->set.used > 120 || o->set.mask > 120))) {
+        pyf__fmt(err, errlen, "value layout: the object, int, type, tuple, list, dict, "
+                 "float, bytes, str, set, code or frame layout of _Py_DebugOffsets is "
+                 "implausible");
+        return PYF_EOFFSETS;
+    }
     return PYF_OK;
 }
 

@@ -37,6 +37,7 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
             co_code_adaptive, co_tlbc;
+        uint64_t argcount, localsplusnames, localspluskinds; /* the values' */
         uint64_t co_version; /* not in the table: see offsets.c */
         uint64_t co_flags;   /* not in the table: see offsets.c */
     } code;
@@ -47,7 +48,12 @@ typedef struct pyf__offsets {
         uint64_t size, state, length, asciiobject_size,
             compactunicodeobject_size;
     } unicode;
-    /* the rest serve the asyncio reader (tasks.c) */
+    /* the value decoder's (values.c, objects.c) */
+    struct { uint64_t size, ob_item, ob_size; } tuple, list;
+    struct { uint64_t size, ma_keys, ma_values; } dict;
+    struct { uint64_t size, ob_fval; } flt;
+    /* the rest serve the asyncio reader (tasks.c), the int layout the
+     * value decoder too */
     struct { uint64_t size, gi_name, gi_iframe, gi_frame_state; } gen;
     struct { uint64_t size, used, table, mask; } set;
     struct { uint64_t size, lv_tag, ob_digit; } lng;
@@ -89,6 +95,14 @@ int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
 
 /* The public pyf_python_info of a decoded table at addr. */
 void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);
+
+/* The most the value decoder copies of an object's fixed part (an int, a
+ * tuple, a list, a dict, a float, a bytes header) at each level of its
+ * recursion: larger layouts are refused. */
+#define PYF__VALUE_HEAD_MAX 512u
+/* The fields the value decoder relies on, checked when it is first used:
+ * PYF_OK, or PYF_EOFFSETS with the field named in err. */
+int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen);
 
 /* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
 size_t pyf__offsets_table_size(int minor);

@@ -15,13 +15,16 @@
 
 #define SPECULATIVE_DATA 192 /* bytes read past the header on the first try */
 
-static size_t put_utf8(char *dst, uint32_t cp)
+/* One code point as UTF-8.  raw: lone surrogates kept (as "surrogatepass"
+ * writes them) and U+0000 as one NUL byte; otherwise a surrogate becomes
+ * U+FFFD and U+0000 C0 80, so that a name ends at its only NUL. */
+static size_t put_utf8(char *dst, uint32_t cp, bool raw)
 {
-    if (cp >= 0xD800 && cp <= 0xDFFF)
+    if (cp >= 0xD800 && cp <= 0xDFFF && !raw)
         cp = 0xFFFD; /* lone surrogate */
     if (cp > 0x10FFFF)
         cp = 0xFFFD;
-    if (cp == 0) { /* U+0000 as C0 80, so a string ends at its only NUL */
+    if (cp == 0 && !raw) { /* U+0000 as C0 80, so a string ends at its only NUL */
         dst[0] = (char)0xC0;
         dst[1] = (char)0x80;
         return 2;
@@ -48,6 +51,59 @@ static size_t put_utf8(char *dst, uint32_t cp)
     return 4;
 }
 
+int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si)
+{
+    uint32_t state = pyf__ld32(buf + o->unicode.state);
+    int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
+    unsigned kind = (state >> o->str_kind_shift) & 7;
+    bool compact = (state >> o->str_compact_bit) & 1;
+    bool ascii = (state >> o->str_ascii_bit) & 1;
+    if (!compact || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) ||
+        length < 0)
+        return PYF_ECORRUPT;
+    si->kind = kind;
+    si->ascii = ascii;
+    si->length = (uint64_t)length;
+    si->data_off = ascii ? o->unicode.asciiobject_size : o->unicode.compactunicodeobject_size;
+    return PYF_OK;
+}
+
+int pyf__str_utf8(const pyf__str_info *si, const uint8_t *d, uint64_t nchars,
+                  uint32_t max_bytes, bool raw, char **out, size_t *out_len,
+                  bool *truncated)
+{
+    char *s = malloc((size_t)nchars * 4 + 1);
+    if (s == NULL)
+        return PYF_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < nchars; i++) {
+        uint32_t cp;
+        if (si->kind == 1) {
+            cp = d[i];
+            if (si->ascii && cp > 0x7F)
+                cp = 0xFFFD;
+        } else if (si->kind == 2) {
+            uint16_t u;
+            memcpy(&u, d + i * 2, 2);
+            cp = u;
+        } else {
+            memcpy(&cp, d + i * 4, 4);
+        }
+        char tmp[4];
+        size_t k = put_utf8(tmp, cp, raw);
+        if (n + k > max_bytes) {
+            *truncated = true;
+            break;
+        }
+        memcpy(s + n, tmp, k);
+        n += k;
+    }
+    s[n] = '\0';
+    *out = s;
+    *out_len = n;
+    return PYF_OK;
+}
+
 int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
                     uint32_t max_bytes, char **out, bool *truncated,
                     size_t *need)
@@ -59,57 +115,22 @@ int pyf__decode_str(const pyf__offsets *o, const uint8_t *buf, size_t have,
         *need = (size_t)o->unicode.compactunicodeobject_size;
         return PYF__EMORE;
     }
-    uint32_t state = pyf__ld32(buf + o->unicode.state);
-    int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
-    unsigned kind = (state >> o->str_kind_shift) & 7;
-    bool compact = (state >> o->str_compact_bit) & 1;
-    bool ascii = (state >> o->str_ascii_bit) & 1;
-    if (!compact || (kind != 1 && kind != 2 && kind != 4) ||
-        (ascii && kind != 1) || length < 0)
+    pyf__str_info si;
+    if (pyf__str_header(o, buf, &si) != PYF_OK)
         return PYF_ECORRUPT;
-
-    size_t data_off = ascii ? (size_t)o->unicode.asciiobject_size
-                            : (size_t)o->unicode.compactunicodeobject_size;
-    uint64_t nchars = (uint64_t)length;
+    uint64_t nchars = si.length;
     if (nchars > max_bytes) {
         nchars = max_bytes;
         *truncated = true;
     }
-    size_t data_len = (size_t)nchars * kind;
-    if (have < data_off + data_len) {
-        *need = data_off + data_len;
+    size_t data_len = (size_t)nchars * si.kind;
+    if (have < si.data_off + data_len) {
+        *need = si.data_off + data_len;
         return PYF__EMORE;
     }
-    const uint8_t *d = buf + data_off;
-    char *s = malloc((size_t)nchars * 4 + 1);
-    if (s == NULL)
-        return PYF_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < nchars; i++) {
-        uint32_t cp;
-        if (kind == 1) {
-            cp = d[i];
-            if (ascii && cp > 0x7F)
-                cp = 0xFFFD;
-        } else if (kind == 2) {
-            uint16_t u;
-            memcpy(&u, d + i * 2, 2);
-            cp = u;
-        } else {
-            memcpy(&cp, d + i * 4, 4);
-        }
-        char tmp[4];
-        size_t k = put_utf8(tmp, cp);
-        if (n + k > max_bytes) {
-            *truncated = true;
-            break;
-        }
-        memcpy(s + n, tmp, k);
-        n += k;
-    }
-    s[n] = '\0';
-    *out = s;
-    return PYF_OK;
+    size_t len;
+    return pyf__str_utf8(&si, buf + si.data_off, nchars, max_bytes, false, out, &len,
+                         truncated);
 }
 
 int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,

@@ -5,6 +5,7 @@
 set(PYF_FAKE_TARGET_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fake_image.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_objects.c
+  ${CMAKE_CURRENT_LIST_DIR}/fake_values.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_linetable.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_code.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_tlbc.c

@@ -107,6 +107,64 @@ size_t fake_utf8_len(const char *utf8);
 /* bytes object with ob_size = len. */
 uint64_t fake_bytes(fake_target *ft, const void *data, size_t len);
 
+/* ==== objects a frame holds: fake_values.c ================================
+ * Only on images made by fake_new_layout (laid out from CPython's headers).
+ * Items, keys and values are object addresses. */
+uint64_t fake_obj(fake_target *ft, uint64_t type, size_t size); /* refcount 1 */
+uint64_t fake_singleton(fake_target *ft, const char *type);     /* None, ... */
+uint64_t fake_int(fake_target *ft, int64_t v);
+/* |v| as 30-bit digits, sign -1, 0, 1 */
+uint64_t fake_int_digits(fake_target *ft, int sign, const uint32_t *digits, size_t n);
+uint64_t fake_bool(fake_target *ft, int v);
+uint64_t fake_float(fake_target *ft, double v);
+uint64_t fake_complex(fake_target *ft, double re, double im);
+uint64_t fake_bytearray(fake_target *ft, const void *data, size_t len);
+uint64_t fake_tuple(fake_target *ft, const uint64_t *items, size_t n);
+uint64_t fake_list(fake_target *ft, const uint64_t *items, size_t n);
+/* A keys object of n entries kv[2n] (key, value): unicode (PyDictUnicodeEntry)
+ * or general (PyDictKeyEntry); values NULL in a split table's keys. */
+uint64_t fake_dict_keys(fake_target *ft, const uint64_t *kv, size_t n, int unicode);
+uint64_t fake_dict_of(fake_target *ft, uint64_t keys, uint64_t values, size_t used);
+uint64_t fake_dict(fake_target *ft, const uint64_t *kv, size_t n, int unicode);
+/* PyDictValues of capacity slots: values[capacity] by slot, order[n] the
+ * insertion order (slot numbers). */
+uint64_t fake_dict_values(fake_target *ft, const uint64_t *values, const uint8_t *order,
+                          size_t n, size_t capacity);
+/* type "set" or "frozenset" */
+uint64_t fake_set(fake_target *ft, const char *type, const uint64_t *items, size_t n);
+uint64_t fake_range(fake_target *ft, int64_t start, int64_t stop, int64_t step);
+/* A heap type: tp_name, __module__ in its dict (NULL: no dict), ht_qualname,
+ * more tp_flags, tp_basicsize, ht_cached_keys. */
+uint64_t fake_heap_type(fake_target *ft, const char *tp_name, const char *module,
+                        const char *qualname, uint64_t flags, uint64_t basicsize,
+                        uint64_t cached_keys);
+void fake_type_set_flags(fake_target *ft, uint64_t type, uint64_t flags);
+/* An instance of type whose managed dict pointer is dict. */
+uint64_t fake_instance_dict(fake_target *ft, uint64_t type, uint64_t dict);
+/* An instance with inline values (sets the type's tp_basicsize). */
+uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *values,
+                              const uint8_t *order, size_t n, size_t capacity);
+uint64_t fake_function(fake_target *ft, const char *qualname);
+uint64_t fake_builtin(fake_target *ft, const char *name, uint64_t self);
+uint64_t fake_method(fake_target *ft, uint64_t func, uint64_t self);
+uint64_t fake_module(fake_target *ft, const char *name, const char *file);
+uint64_t fake_cell(fake_target *ft, uint64_t contents);
+/* type "generator", "coroutine", "async_generator" */
+uint64_t fake_genobj(fake_target *ft, const char *type, const char *qualname);
+uint64_t fake_exception(fake_target *ft, uint64_t type, uint64_t args);
+/* A code object's locals: names and CO_FAST_* kinds of n slots, arguments. */
+void fake_code_locals(fake_target *ft, uint64_t code, const char *const *names,
+                      const uint8_t *kinds, size_t n, int argcount, int kwonly,
+                      uint32_t co_flags);
+/* An interpreter frame running code with f_globals and n slots (raw words). */
+uint64_t fake_locals_frame(fake_target *ft, uint64_t code, uint64_t globals,
+                           const uint64_t *slots, size_t n);
+/* A frame of def f(a, b, *args, k, **kw) whose locals hold every kind of
+ * value (fake_values.c lists them): x unbound, c a cell, r a cell slot
+ * before MAKE_CELL, e an empty cell, h hidden, n a tagged int on 3.14+, fv
+ * free, then lists, dicts, sets, instances ..., a list holding itself. */
+uint64_t fake_values_frame(fake_target *ft, uint64_t *code_out, uint64_t *globals_out);
+
 /* ==== line tables: fake_linetable.c ======================================= */
 
 #define FAKE_NOLINE (-1)

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../native/src/value_fields.h"
+
 typedef struct ft_layout {
     const char *name;             /* "3.14t", "3.14" */
     const char *include_dir;      /* the headers it was made from */
@@ -41,12 +43,26 @@ typedef struct ft_layout {
     uint64_t co_tlbc;             /* offsetof(PyCodeObject, co_tlbc) */
     uint64_t frame_tlbc_index, frame_tlbc_index_size;
     uint64_t codearray_size, codearray_entries, codearray_entry_size;
+    /* the value decoder's object layouts (native/src/value_fields.h) */
+    struct {
+#define FT_VALUE_FIELD(name) uint64_t name;
+        PYF__VALUE_LAYOUT(FT_VALUE_FIELD)
+#undef FT_VALUE_FIELD
+    } values;
+    uint32_t co_varargs, co_varkeywords;
+    uint32_t co_fast_hidden, co_fast_local, co_fast_cell, co_fast_free;
+    uint64_t tp_inline_values, tp_managed_dict, tp_heaptype, tp_base_exc;
+    int dict_keys_general;
 } ft_layout;
 
 /* Every layout made at build time (the last one's name is NULL), and the
  * headers that were missing at configure time ("" when none). */
 extern const ft_layout ft_layouts[];
 extern const char ft_layouts_missing[];
+
+/* 0 when every layout was made; else what a test exits with after saying
+ * why (77, skipped; 1 inside the sandbox, whose headers must be there). */
+int ft_layouts_missing_exit(void);
 
 /* The layout of 3.<minor>, free-threaded or not; NULL when not made. */
 const ft_layout *ft_layout_find(int minor, int free_threaded);

@@ -25,7 +25,6 @@
 #include "fault_sweeps.h"
 
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- what the images hold -------------------------------------------------- */
 
@@ -497,25 +496,11 @@ static fake_target *sweep_build(const sweep_image *si)
     return ft;
 }
 
-static int in_sandbox(void)
-{
-    const char *v = getenv("PYFRAMES_IN_SANDBOX");
-    struct stat st;
-    return (v != NULL && strcmp(v, "1") == 0) || stat("/src/native", &st) == 0;
-}
-
 int main(void)
 {
-    if (ft_layouts_missing[0] != '\0') {
-        if (in_sandbox()) {
-            fprintf(stderr, "CPython -dev headers missing from the sandbox root: %s\n",
-                    ft_layouts_missing);
-            return 1;
-        }
-        fprintf(stderr, "SKIP: no CPython -dev headers (%s), so no layout from CPython itself\n",
-                ft_layouts_missing);
-        return 77;
-    }
+    int missing = ft_layouts_missing_exit();
+    if (missing != 0)
+        return missing;
     check_layouts();
     for (int minor = 13; minor <= 15; minor++) {
         const ft_layout *ftl = ft_layout_find(minor, 1), *def = ft_layout_find(minor, 0);

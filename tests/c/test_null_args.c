@@ -27,6 +27,7 @@ static const char *const k_called[] = {
     "pyf_snapshot_table", "pyf_snapshot_take_copy", "pyf_snapshot_tasks",
     "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
+    "pyf_frame_locals", "pyf_value_read", "pyf_values_free",
 };
 #define NCALLED (sizeof k_called / sizeof k_called[0])
 
@@ -167,6 +168,13 @@ static void test_target_handle(fake_target *ft)
     CHECK_RC(pyf_snapshot_table(NULL, &tab), PYF_EINVAL);
     tl.struct_size = sizeof tl;
     CHECK_RC(pyf_snapshot_tasks(NULL, &tl), PYF_EINVAL);
+    pyf_values *vals = (pyf_values *)(uintptr_t)1;
+    CHECK_RC(pyf_frame_locals(NULL, 0x1000, NULL, &vals), PYF_EINVAL);
+    CHECK(vals == NULL);
+    vals = (pyf_values *)(uintptr_t)1;
+    CHECK_RC(pyf_value_read(NULL, 0x1000, NULL, &vals), PYF_EINVAL);
+    CHECK(vals == NULL);
+    pyf_values_free(NULL);
 
     /* a real target, NULL for what it needs */
     REQUIRE(pyf_target_open(&r, fake_runtime_addr(ft), NULL, &t, NULL) == PYF_OK);
@@ -181,6 +189,8 @@ static void test_target_handle(fake_target *ft)
     CHECK_RC(pyf_snapshot_entries(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_snapshot_table(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_snapshot_tasks(s, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_frame_locals(t, 0x1000, NULL, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_value_read(t, 0x1000, NULL, NULL), PYF_EINVAL);
     pyf_snapshot_free(s);
     pyf_target_close(t);
 }

@@ -1,4 +1,5 @@
-# Every dynamic symbol libpyframes defines must start with "pyf_".
+# Every dynamic symbol libpyframes defines must start with "pyf_" (never
+# "pyf__", the internal prefix), and the public calls must be there.
 # Usage: cmake -DLIB=/path/to/libpyframes.so -P test_symbols.cmake
 cmake_policy(SET CMP0057 NEW)
 if(NOT LIB)
@@ -20,6 +21,7 @@ set(allowed_prefix "^(__asan_|__odr_asan|__ubsan_|__sanitizer_|__lsan_)")
 string(REPLACE "\n" ";" lines "${out}")
 set(bad "")
 set(good 0)
+set(names "")
 foreach(line IN LISTS lines)
   if(line MATCHES "^[0-9a-fA-F]* *([A-Za-z]) (.+)$")
     set(type "${CMAKE_MATCH_1}")
@@ -27,8 +29,11 @@ foreach(line IN LISTS lines)
     string(REGEX REPLACE "@.*$" "" name "${name}")
     if(type STREQUAL "A" AND name MATCHES "^[A-Za-z][A-Za-z0-9_]*_[0-9][0-9.]*$")
       # a symbol-version node (e.g. PYFRAMES_0.1), not a symbol
+    elseif(name MATCHES "^pyf__")
+      list(APPEND bad "${type} ${name} (internal)")
     elseif(name MATCHES "^pyf_")
       math(EXPR good "${good} + 1")
+      list(APPEND names "${name}")
     elseif(name IN_LIST allowed OR name MATCHES "${allowed_prefix}")
       # fine
     else()
@@ -40,6 +45,12 @@ if(bad)
   string(REPLACE ";" "\n  " badtxt "${bad}")
   message(FATAL_ERROR "exported symbols without the pyf_ prefix:\n  ${badtxt}")
 endif()
+# the public API, including the value decoder's three calls
+foreach(want pyf_target_open pyf_snapshot_take pyf_frame_locals pyf_value_read pyf_values_free)
+  if(NOT want IN_LIST names)
+    message(FATAL_ERROR "${want} is not exported")
+  endif()
+endforeach()
 if(good LESS 10)
   message(FATAL_ERROR "only ${good} pyf_ symbols exported; expected the public API")
 endif()

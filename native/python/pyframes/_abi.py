@@ -31,6 +31,10 @@ __all__ = [
     "pyf_frame_table",
     "pyf_task",
     "pyf_task_list",
+    "pyf_value",
+    "pyf_local",
+    "pyf_values_request",
+    "pyf_values",
     "STRUCTURES",
     "Layout",
     "decode",
@@ -82,6 +86,63 @@ PYF_COPY_FREED = 0x02
 PYF_COPY_SAME_ARRAYS = 0x04
 PYF_COPY_KEPT = 0x08
 PYF_SNAPSHOT_COPY_SIZE = 168
+
+# pyf_value.kind
+PYF_VALUE_UNREADABLE = 0
+PYF_VALUE_OTHER = 1
+PYF_VALUE_NONE = 2
+PYF_VALUE_BOOL = 3
+PYF_VALUE_INT = 4
+PYF_VALUE_FLOAT = 5
+PYF_VALUE_COMPLEX = 6
+PYF_VALUE_STR = 7
+PYF_VALUE_BYTES = 8
+PYF_VALUE_BYTEARRAY = 9
+PYF_VALUE_TUPLE = 10
+PYF_VALUE_LIST = 11
+PYF_VALUE_DICT = 12
+PYF_VALUE_SET = 13
+PYF_VALUE_FROZENSET = 14
+PYF_VALUE_RANGE = 15
+PYF_VALUE_TYPE = 16
+PYF_VALUE_FUNCTION = 17
+PYF_VALUE_BUILTIN = 18
+PYF_VALUE_METHOD = 19
+PYF_VALUE_MODULE = 20
+PYF_VALUE_CELL = 21
+PYF_VALUE_CODE = 22
+PYF_VALUE_GENERATOR = 23
+PYF_VALUE_COROUTINE = 24
+PYF_VALUE_ASYNC_GENERATOR = 25
+PYF_VALUE_EXCEPTION = 26
+PYF_VALUE_ELLIPSIS = 27
+PYF_VALUE_NOTIMPLEMENTED = 28
+# pyf_value.flags
+PYF_VALUE_TRUNCATED = 0x01
+PYF_VALUE_CYCLE = 0x02
+PYF_VALUE_TOO_DEEP = 0x04
+PYF_VALUE_BUDGET = 0x08
+PYF_VALUE_SIZE = 80
+# pyf_local.kind and flags
+PYF_LOCAL_ARG = 1
+PYF_LOCAL_LOCAL = 2
+PYF_LOCAL_CELL = 3
+PYF_LOCAL_FREE = 4
+PYF_LOCAL_VARARGS = 0x01
+PYF_LOCAL_VARKEYWORDS = 0x02
+PYF_LOCAL_KWONLY = 0x04
+PYF_LOCAL_UNBOUND = 0x08
+PYF_LOCAL_HIDDEN = 0x10
+PYF_NO_VALUE = 0xFFFFFFFF
+PYF_LOCAL_SIZE = 24
+# pyf_values_request
+PYF_VALUES_ATTRS = 0x01
+PYF_DEFAULT_VALUE_STRING = 200
+PYF_DEFAULT_VALUE_ITEMS = 100
+PYF_DEFAULT_VALUE_DEPTH = 6
+PYF_DEFAULT_VALUE_OBJECTS = 10000
+PYF_DEFAULT_VALUE_BYTES = 4 << 20
+PYF_VALUES_REQUEST_SIZE_V0 = 32
 
 c_int = ctypes.c_int
 c_int32 = ctypes.c_int32
@@ -381,6 +442,60 @@ class pyf_snapshot_copy(ctypes.Structure):
     ]
 
 
+class pyf_value(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_uint64),
+        ("type_name", c_char_p),
+        ("data", c_void_p),  # const char *: bytes of data_size (NULs inside)
+        ("data_size", c_uint64),
+        ("length", c_uint64),
+        ("real", ctypes.c_double),
+        ("imag", ctypes.c_double),
+        ("number", c_int64),
+        ("kind", c_uint32),
+        ("flags", c_uint32),
+        ("first_child", c_uint32),
+        ("nchildren", c_uint32),
+    ]
+
+
+class pyf_local(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("kind", c_uint32),
+        ("flags", c_uint32),
+        ("value", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_values_request(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("max_string", c_uint32),
+        ("max_items", c_uint32),
+        ("max_depth", c_uint32),
+        ("max_objects", c_uint32),
+        ("max_bytes", c_uint64),
+    ]
+
+
+class pyf_values(ctypes.Structure):
+    _fields_ = [
+        ("nlocals", c_uint32),
+        ("nvalues", c_uint32),
+        ("locals", POINTER(pyf_local)),
+        ("values", POINTER(pyf_value)),
+        ("local_size", c_uint32),
+        ("value_size", c_uint32),
+        ("code_addr", c_uint64),
+        ("globals_addr", c_uint64),
+        ("objects_read", c_uint64),
+        ("bytes_read", c_uint64),
+    ]
+
+
 #: Every mirrored structure, by its C name (used by the layout test).
 STRUCTURES = {
     cls.__name__: cls
@@ -388,7 +503,8 @@ STRUCTURES = {
                 pyf_stats, pyf_frame_info, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
                 pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
-                pyf_runtime_location, pyf_task, pyf_task_list)
+                pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
+                pyf_values_request, pyf_values)
 }
 
 pyf_target_p = c_void_p
@@ -428,6 +544,11 @@ _PROTOTYPES = {
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
+    "pyf_frame_locals": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),
+                                 POINTER(POINTER(pyf_values))]),
+    "pyf_value_read": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),
+                               POINTER(POINTER(pyf_values))]),
+    "pyf_values_free": (None, [POINTER(pyf_values)]),
 }
 
 

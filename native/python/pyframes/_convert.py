@@ -15,7 +15,8 @@ import sys
 
 from . import _abi, errors
 from .errors import PyframesError, error_from_code
-from .model import TASK_STATES, Frame, Interpreter, Snapshot, Task, Thread
+from .model import (LOCAL_KINDS, TASK_STATES, VALUE_KINDS, Frame, FrameValues, Interpreter,
+                    Local, Snapshot, Task, Thread, Value)
 
 ctypes = _abi.ctypes
 Layout = _abi.Layout
@@ -31,6 +32,9 @@ TABLE = Layout(_abi.pyf_frame_table)  # its first layout
 COPY = Layout(_abi.pyf_snapshot_copy)  # its fields, a pyf_snapshot, a pyf_frame_table
 TASK = Layout(_abi.pyf_task)
 TASK_LIST = Layout(_abi.pyf_task_list)  # its first layout
+VALUE = Layout(_abi.pyf_value)
+LOCAL = Layout(_abi.pyf_local)
+VALUES = Layout(_abi.pyf_values)
 
 # pyf_frame_table's values (also as COPY_TABLE slices them out of a copy)
 T_NFRAMES = TABLE.index["nframes"]
@@ -75,6 +79,13 @@ TASK_FIRST = TASK.index["first_frame"]
 TASK_LIST_ROW = TASK_LIST.getter("tasks", "awaited_by", "ntasks", "nawaited_by", "failure")
 THREAD_FIRST = THREAD.index["first_frame"]
 THREAD_COUNT = THREAD.index["nframes"]
+
+VALUE_ROW = VALUE.getter("addr", "type_name", "data", "data_size", "length", "real", "imag",
+                         "number", "kind", "flags", "first_child", "nchildren")
+LOCAL_ROW = LOCAL.getter("name", "kind", "flags", "value")
+VALUES_ROW = VALUES.getter("nlocals", "nvalues", "locals", "values", "local_size",
+                           "value_size", "code_addr", "globals_addr", "objects_read",
+                           "bytes_read")
 
 KEY_INDEX_SIZE = ctypes.sizeof(ctypes.c_uint32)  # an entry of frame_keys
 ENTRY_SIZE = ctypes.sizeof(ctypes.c_uint64)  # an entry of pyf_snapshot_entries
@@ -637,3 +648,68 @@ class SampleSource:
         names = FrameTable()
         names.update(TABLE.struct.unpack_from(self._table_view))
         return names
+
+
+# ---- values ----------------------------------------------------------------
+
+
+def _rows(layout, at, count, stride):
+    """The values of count elements of a C array whose elements are
+    ``layout``'s first bytes, ``stride`` bytes apart (a newer library's
+    elements may be longer)."""
+    if not at or not count:
+        return []
+    size = layout.size
+    if stride < size:
+        raise PyframesError(errors.PYF_EINVAL, "array stride %d below %d" % (stride, size))
+    raw = ctypes.string_at(at, count * stride)
+    if stride == size:
+        return list(layout.struct.iter_unpack(raw))
+    unpack = layout.struct.unpack_from
+    return [unpack(raw, i * stride) for i in range(count)]
+
+
+_VALUE_FIELDS = ("kind", "type_name", "addr", "data", "length", "real", "imag", "number",
+                 "flags", "children")
+
+
+def values_of(at):
+    """A :class:`FrameValues` of the pyf_values at address ``at`` (which
+    the caller frees): its locals (pyf_frame_locals) or its one value
+    (pyf_value_read)."""
+    (nlocals, nvalues, locals_at, values_at, local_size, value_size, code_addr,
+     globals_addr, objects_read, bytes_read) = VALUES_ROW(
+        VALUES.struct.unpack(ctypes.string_at(at, VALUES.size)))
+    nodes = [None] * nvalues
+    names = {0: ""}
+    string_at = ctypes.string_at
+    kinds, nkinds = VALUE_KINDS, len(VALUE_KINDS)
+    new = object.__new__
+    rows = _rows(VALUE, values_at, nvalues, value_size)
+    # children come after their parent (each node's children are one run
+    # of the array, decoded after it): built from the last node back
+    for i in range(nvalues - 1, -1, -1):
+        (addr, type_name, data, data_size, length, real, imag, number, kind, flags,
+         first, count) = VALUE_ROW(rows[i])
+        name = names.get(type_name)
+        if name is None:
+            name = names[type_name] = _abi.decode(string_at(type_name))
+        if count and (first <= i or first + count > nvalues):
+            count = 0  # not a tree: no children
+        # frozen dataclass: its fields filled without __init__ (a tree
+        # may hold a million nodes)
+        node = nodes[i] = new(Value)
+        node.__dict__.update(zip(_VALUE_FIELDS, (
+            kinds[kind] if kind < nkinds else "other", name, addr,
+            string_at(data, data_size) if data else None, length, real, imag, number, flags,
+            tuple(nodes[first:first + count]))))
+    local_list = []
+    for name, kind, flags, index in map(LOCAL_ROW, _rows(LOCAL, locals_at, nlocals,
+                                                         local_size)):
+        value = nodes[index] if index < nvalues else None
+        local_list.append(Local(name=_abi.decode(string_at(name)) if name else "",
+                                kind=LOCAL_KINDS.get(kind, "local"), flags=flags,
+                                value=value))
+    return FrameValues(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
+                       else None, code_addr=code_addr, globals_addr=globals_addr,
+                       objects_read=objects_read, bytes_read=bytes_read)

@@ -18,6 +18,7 @@ from ._abi import PYF_FRAME_ENTRY_FROM_C as FRAME_ENTRY_FROM_C
 from ._abi import PYF_FRAME_GENERATOR as FRAME_GENERATOR
 from ._abi import PYF_FRAME_NAME_TRUNCATED as FRAME_NAME_TRUNCATED
 from ._abi import PYF_FRAME_NO_LOCATION as FRAME_NO_LOCATION
+from ._abi import PYF_VALUE_BUDGET, PYF_VALUE_CYCLE, PYF_VALUE_TOO_DEEP, PYF_VALUE_TRUNCATED
 
 __all__ = [
     "PythonInfo",
@@ -26,6 +27,9 @@ __all__ = [
     "Interpreter",
     "Snapshot",
     "Task",
+    "Value",
+    "Local",
+    "FrameValues",
     "version_string",
     "FRAME_NAME_TRUNCATED",
     "FRAME_NO_LOCATION",
@@ -312,3 +316,121 @@ def only_threads(snapshot, threads):
 
 def _like(original, items):
     return tuple(items) if isinstance(original, tuple) else list(items)
+
+
+# ---- values (Target.frame_locals, Target.value) ---------------------------
+
+#: Value.kind names, by pyf_value.kind (PYF_VALUE_*)
+VALUE_KINDS = ("unreadable", "other", "none", "bool", "int", "float", "complex", "str",
+               "bytes", "bytearray", "tuple", "list", "dict", "set", "frozenset", "range",
+               "type", "function", "builtin", "method", "module", "cell", "code",
+               "generator", "coroutine", "async_generator", "exception", "ellipsis",
+               "notimplemented")
+#: Local.kind names, by pyf_local.kind (PYF_LOCAL_*)
+LOCAL_KINDS = {1: "arg", 2: "local", 3: "cell", 4: "free"}
+
+
+@dataclass(frozen=True)
+class Value:
+    """One object of the target as the library decoded it: a node of a
+    value tree (pyframes.h, pyf_value).  pyframes.values renders it as
+    repr() in the target would."""
+
+    #: VALUE_KINDS: "int", "str", "list", "other", "unreadable", ...
+    kind: str
+    #: The type's name as repr() of an instance shows it ("" when unreadable).
+    type_name: str = ""
+    #: Remote address of the object (0 for none).
+    addr: int = 0
+    #: Kind-specific bytes (str: UTF-8 with surrogatepass; int: 30-bit
+    #: digits as little-endian uint32; a name; why it is unreadable), or None.
+    data: Optional[bytes] = None
+    #: The object's own length (chars, bytes, items, int digits).
+    length: int = 0
+    real: float = 0.0
+    imag: float = 0.0
+    number: int = 0
+    #: PYF_VALUE_TRUNCATED, _CYCLE, _TOO_DEEP, _BUDGET bits.
+    flags: int = 0
+    children: Tuple["Value", ...] = ()
+
+    @property
+    def text(self):
+        """data as text (UTF-8, lone surrogates kept), "" when None."""
+        return decode_text(self.data)
+
+    @property
+    def truncated(self):
+        """data or children cut by a limit (length says how much there was)."""
+        return bool(self.flags & PYF_VALUE_TRUNCATED)
+
+    @property
+    def cycle(self):
+        return bool(self.flags & PYF_VALUE_CYCLE)
+
+    @property
+    def too_deep(self):
+        return bool(self.flags & PYF_VALUE_TOO_DEEP)
+
+    def cut(self):
+        """Whether this value or any below it that its repr() shows was cut
+        by a limit (truncated, too deep, out of budget): a built-in
+        method's owner and a cell's contents, which repr() names only by
+        type and address, do not count."""
+        stack = [self]
+        while stack:
+            v = stack.pop()
+            if v.flags & _CUT:
+                return True
+            if v.kind not in _NAMED_ONLY:
+                stack.extend(v.children)
+        return False
+
+
+_CUT = PYF_VALUE_TRUNCATED | PYF_VALUE_TOO_DEEP | PYF_VALUE_BUDGET
+# kinds whose children repr() shows by type and address only
+_NAMED_ONLY = ("builtin", "cell")
+
+
+def decode_text(data):
+    """UTF-8 text of the target (lone surrogates as "surrogatepass" wrote
+    them); never raises."""
+    if data is None:
+        return ""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Local:
+    """One variable of a frame: an argument, a local, a cell or a free
+    variable."""
+
+    name: str
+    #: "arg", "local", "cell" or "free".
+    kind: str
+    #: PYF_LOCAL_* bits (varargs, varkeywords, kwonly, unbound, hidden).
+    flags: int = 0
+    #: None when unbound.
+    value: Optional[Value] = None
+
+    @property
+    def unbound(self):
+        return self.value is None
+
+
+@dataclass(frozen=True)
+class FrameValues:
+    """What Target.frame_locals read of one frame (Target.value: ``value``)."""
+
+    #: co_localsplusnames order: arguments first.
+    locals: Tuple[Local, ...] = ()
+    #: Target.value: the object read; else None.
+    value: Optional[Value] = None
+    code_addr: int = 0
+    #: The frame's globals dict, 0 when unknown.
+    globals_addr: int = 0
+    objects_read: int = 0
+    bytes_read: int = 0

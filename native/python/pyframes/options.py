@@ -12,6 +12,7 @@ import argparse
 import shlex
 
 from .errors import UsageError
+from .values import DEFAULTS
 
 __all__ = [
     "HelpRequested",
@@ -64,7 +65,82 @@ def add_stack_options(parser, json_group=None):
         help="the asyncio tasks as a table, one row per task and awaiter, "
              "with the columns of `python -m asyncio ps` (stacks innermost "
              "first; implies --tasks)")
+    add_value_options(parser)
     return parser
+
+
+#: The value limits: (option, Target.frame_locals keyword, what it bounds);
+#: their defaults are the library's (values.DEFAULTS)
+VALUE_LIMITS = (
+    ("--max-string", "max_string", "characters of a str (bytes of a bytes) shown"),
+    ("--max-items", "max_items", "items of a container shown"),
+    ("--max-value-depth", "max_depth", "nesting shown below a variable"),
+    ("--max-objects", "max_objects", "objects read per frame"),
+    ("--max-bytes", "max_bytes", "bytes of memory read per frame"),
+)
+
+
+def add_value_options(parser):
+    """--locals and the limits of the values it shows."""
+    parser.add_argument(
+        "--locals", action="store_true",
+        help="under each frame its arguments and local variables, one "
+             "\"name = value\" per line, arguments first, as repr() in the "
+             "target shows them (with --json a \"locals\" list per frame)")
+    add_value_limits(parser, "with --locals: ")
+
+
+def add_value_limits(parser, prefix=""):
+    """The limits of the values shown (--max-string N, ...)."""
+    for option, key, what in VALUE_LIMITS:
+        parser.add_argument(
+            option, metavar="N", type=positive_int,
+            help="%sat most N %s (default %s); a value cut says so"
+                 % (prefix, what, format(DEFAULTS[key], ",")))
+
+
+def build_values_parser(command_name, expression=False, description=None):
+    """The option parser of a debugger command that prints values of the
+    selected frame (py-locals; with ``expression``, py-print EXPR): the
+    value limits, and EXPR (the rest of the line, as ``expression``)."""
+    parser = new_parser(command_name, description)
+    add_value_limits(parser)
+    if expression:
+        parser.add_argument("expression", metavar="EXPR", nargs="?",
+                            help="a local or global name, then any chain of .attr, "
+                                 "[int] and ['key'] (the rest of the line, as typed)")
+    return parser
+
+
+def parse_values_command(parser, argument_string):
+    """parse_arguments for a parser of build_values_parser: the options
+    come first; with an EXPR the rest of the line is it, quotes and all
+    (``py-print d['k']``), in ``expression`` (UsageError when missing)."""
+    text = (argument_string or "").strip()
+    wants = "expression" in _positionals(parser)
+    if not wants:
+        return parse_arguments(parser, text)
+    words = []
+    while text.startswith("-"):
+        word, _, text = text.partition(" ")
+        words.append(word)
+        text = text.lstrip()
+        if "=" not in word and word not in ("-h", "--help") and text:
+            value, _, text = text.partition(" ")
+            words.append(value)
+            text = text.lstrip()
+    ns = parse_arguments(parser, " ".join(shlex.quote(w) for w in words))
+    if not text:
+        raise UsageError("%s%s: error: the expression to print is missing"
+                         % (parser.format_usage(), parser.prog))
+    ns.expression = text
+    return ns
+
+
+def value_limits(options):
+    """The Target.frame_locals limits the options give (None: default)."""
+    return {key: getattr(options, option[2:].replace("-", "_"), None)
+            for option, key, _ in VALUE_LIMITS}
 
 
 class HelpRequested(Exception):
@@ -245,6 +321,14 @@ packages.  Without options it shows the thread selected in {dbg}.
   --table          the asyncio tasks as the table of `python -m asyncio ps`
                    (coroutine stack, awaiter chain: innermost first;
                    implies --tasks)
+  --locals         under each frame its arguments and locals, one
+                   "name = value" per line, as repr() in the target shows
+                   them (user classes: <module.Class object at 0x...>)
+  --max-string N, --max-items N, --max-value-depth N, --max-objects N,
+  --max-bytes N    the limits of --locals (defaults 200 chars, 100 items,
+                   depth 6, 10,000 objects and 4 MiB read per frame); a cut
+                   value says so: 'abc'...<1,234 more chars>,
+                   [1, 2, ...<12,345 more items>], [...<too deep: 3 items>]
   --native         {dbg}'s own backtrace with the Python frames placed under
                    the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else

@@ -182,9 +182,10 @@ def format_frame(frame, *, show_source=True, source=None, addresses=False):
 
 
 def format_thread(thread, *, limit=None, show_source=True, source=None,
-                  addresses=False):
+                  addresses=False, locals_of=None):
     """Lines of one thread: header, ``Traceback (most recent call first):``
-    and the frames, innermost first."""
+    and the frames, innermost first; ``locals_of(frame)``, when given, the
+    lines under each frame (its variables)."""
     yield thread_header(thread)
     frames = thread.frames
     if not frames:
@@ -200,13 +201,15 @@ def format_thread(thread, *, limit=None, show_source=True, source=None,
         if addresses:
             yield from format_frame(frame, show_source=show_source, source=source,
                                     addresses=True)
-            continue
-        key = (frame.filename, frame.line, frame.function, frame.owner)
-        lines = memo.get(key)
-        if lines is None:
-            lines = memo[key] = list(format_frame(frame, show_source=show_source,
-                                                  source=source))
-        yield from lines
+        else:
+            key = (frame.filename, frame.line, frame.function, frame.owner)
+            lines = memo.get(key)
+            if lines is None:
+                lines = memo[key] = list(format_frame(frame, show_source=show_source,
+                                                      source=source))
+            yield from lines
+        if locals_of is not None:
+            yield from locals_of(frame)
     rest = len(frames) - len(shown) + thread.more_frames
     if rest > 0:
         yield "  ... %d more frame%s" % (rest, "" if rest == 1 else "s")
@@ -223,13 +226,13 @@ def _threads(snapshot_or_threads):
 def format_text(snapshot_or_threads: Union[Snapshot, Thread, Iterable[Thread]],
                 *, limit: Optional[int] = None, show_source: bool = True,
                 source: Optional[SourceFn] = None,
-                addresses: bool = False) -> Iterator[str]:
+                addresses: bool = False, locals_of=None) -> Iterator[str]:
     """py-bt style lines for every thread, a blank line between threads.
 
     ``limit`` caps the frames shown per thread (innermost kept); the rest
     is summarised as ``  ... N more frames``.  ``source`` defaults to a
     fresh :class:`SourceReader`; ``addresses`` appends frame and code
-    object addresses.
+    object addresses; ``locals_of`` as :func:`format_thread`'s.
     """
     if show_source and source is None:
         source = SourceReader()
@@ -239,7 +242,7 @@ def format_text(snapshot_or_threads: Union[Snapshot, Thread, Iterable[Thread]],
             yield ""
         first = False
         yield from format_thread(thread, limit=limit, show_source=show_source,
-                                 source=source, addresses=addresses)
+                                 source=source, addresses=addresses, locals_of=locals_of)
 
 
 def format_json(snapshot: Snapshot, *, indent: Optional[int] = None) -> str:
@@ -322,7 +325,7 @@ def labelled_header(thread, label=None, debugger=None):
 
 
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
-                        show_source=True, source=None, addresses=False):
+                        show_source=True, source=None, addresses=False, locals_of=None):
     """The text of the stack command: each thread as format_text shows it,
     its header naming the debugger's own label for the thread
     (``[gdb thread 2]``) when label_of gives one, threads separated by an
@@ -334,7 +337,7 @@ def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
         header = thread_header(t)
         label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
         lines = format_text([t], limit=limit, show_source=show_source, source=source,
-                            addresses=addresses)
+                            addresses=addresses, locals_of=locals_of)
         for n, line in enumerate(lines):
             if n == 0 and line == header:
                 line = labelled_header(t, label, debugger)

@@ -10,7 +10,11 @@ The options (pyframes.options) mean the same in each:
 - ``--max-depth N``: the walk itself stops after N frames per thread (a
   deeper chain is shown incomplete);
 - ``--all`` / ``--thread N``, ``--json``, ``--no-source``, ``--tasks``,
-  ``--table``.
+  ``--table``;
+- ``--locals`` (and the value limits ``--max-string N``, ``--max-items
+  N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
+  each shown frame's variables (pyframes.values), read with
+  ``Target.frame_locals`` from the snapshot's frame addresses.
 
 What differs between front ends is a :class:`Front`: the threads shown
 without ``--all`` or ``--thread``, how a missing thread is reported, the
@@ -21,7 +25,8 @@ to print and raises CommandError (or a PyframesError) with the message.
 
 import json
 
-from . import errors, model, render, taskview
+from . import errors, model, render, taskview, values
+from .options import value_limits
 from .errors import CommandError
 
 __all__ = ["Front", "run", "walk_of", "select_thread", "snapshot_native"]
@@ -107,10 +112,17 @@ def run(target, options, front):
     else:
         snapshot, threads = front.default_threads(target, walk)
 
+    show_locals = getattr(options, "locals", False)
+    if show_locals and (getattr(options, "native", False) or
+                        getattr(options, "collapsed", False)):
+        raise CommandError("--locals shows the variables under the frames of the stack "
+                           "and JSON outputs (not with --native or --collapsed)")
+    frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     if getattr(options, "native", False):
         return front.native(snapshot, threads, options)
     if options.json:
-        return json_text(snapshot, limited=bool(options.limit)) + "\n"
+        return json_text(snapshot, limited=bool(options.limit),
+                         frame_values=frame_values) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
@@ -121,22 +133,53 @@ def run(target, options, front):
             threads, label_of=front.label, debugger=front.debugger,
             show_source=not options.no_source,
             source=None if options.no_source else front.source(),
-            addresses=getattr(options, "addresses", False))
+            addresses=getattr(options, "addresses", False),
+            locals_of=frame_values.text_lines if frame_values else None)
     if tasks:
         text += ("\n" if text else "") + "".join(
             line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
     return text + front.note(threads, snapshot if tasks else None)
 
 
-def json_text(snapshot, limited=False):
+class FrameValuesOf(object):
+    """--locals: each frame's variables read from the target with the
+    options' limits, as text lines under the frame or as JSON."""
+
+    INDENT = "      "
+
+    def __init__(self, target, limits):
+        self.target = target
+        self.limits = limits
+
+    def text_lines(self, frame):
+        fv, why = values.read_locals(self.target, frame, self.limits)
+        if fv is None:
+            return [self.INDENT + "<locals unreadable: %s>" % render.escape(why)]
+        return [self.INDENT + line for line in values.local_lines(fv, self.target.python)]
+
+    def add_json(self, frame, row):
+        """Fill a frame's JSON row: "locals" (and "locals_error")."""
+        fv, why = values.read_locals(self.target, frame, self.limits)
+        python = self.target.python
+        row["locals"] = [] if fv is None else [values.local_dict(loc, python)
+                                               for loc in values.shown_locals(fv)]
+        row["locals_error"] = why
+
+
+def json_text(snapshot, limited=False, frame_values=None):
     """The JSON document; with --limit each thread also says how many of its
-    frames were left out (``more_frames``)."""
-    if not limited:
+    frames were left out (``more_frames``); with --locals each frame gains
+    its variables (``locals``, ``locals_error``)."""
+    if not limited and frame_values is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
-        row["more_frames"] = thread.more_frames
+        if limited:
+            row["more_frames"] = thread.more_frames
+        if frame_values is not None:
+            for frame, frame_row in zip(thread.frames, row["frames"]):
+                frame_values.add_json(frame, frame_row)
     return json.dumps(doc)
 
 

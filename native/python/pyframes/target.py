@@ -253,6 +253,60 @@ class Target:
         req = cache[key] = ffi.ctypes.pointer(raw)
         return req
 
+    def frame_locals(self, frame_addr, *, max_string=None, max_items=None, max_depth=None,
+                     max_objects=None, max_bytes=None, attrs=False):
+        """The arguments, locals, cells and free variables of the frame at
+        ``frame_addr`` (a :class:`Frame`'s ``frame_addr`` in a snapshot of
+        the stopped target): a :class:`model.FrameValues` whose ``locals``
+        hold each one's :class:`model.Value` tree (None: unbound).  The
+        limits (None: the library's default, pyframes.h's
+        PYF_DEFAULT_VALUE_*): ``max_string`` chars of a str (bytes of a
+        bytes), ``max_items`` of a container, ``max_depth`` nesting below a
+        local, ``max_objects`` and ``max_bytes`` read by the call;
+        ``attrs``: other objects' attributes, one level down."""
+        return self._values(self._lib.pyf_frame_locals, _address(frame_addr, "frame_addr"),
+                            max_string, max_items, max_depth, max_objects, max_bytes, attrs)
+
+    def value(self, addr, *, max_string=None, max_items=None, max_depth=None,
+              max_objects=None, max_bytes=None, attrs=False):
+        """The object at ``addr`` as a :class:`model.Value` tree (the limits
+        as :meth:`frame_locals`)."""
+        return self.values_at(addr, max_string=max_string, max_items=max_items,
+                              max_depth=max_depth, max_objects=max_objects,
+                              max_bytes=max_bytes, attrs=attrs).value
+
+    def values_at(self, addr, **limits):
+        """:meth:`value`'s :class:`model.FrameValues` (its ``value``, and
+        what the read cost)."""
+        return self._values(self._lib.pyf_value_read, _address(addr, "addr"),
+                            limits.get("max_string"), limits.get("max_items"),
+                            limits.get("max_depth"), limits.get("max_objects"),
+                            limits.get("max_bytes"), limits.get("attrs", False))
+
+    def _values(self, call, addr, max_string, max_items, max_depth, max_objects, max_bytes,
+                attrs):
+        ffi = self._abi
+        req = ffi.pyf_values_request()
+        req.struct_size = ffi.ctypes.sizeof(req)
+        req.flags = ffi.PYF_VALUES_ATTRS if attrs else 0
+        req.max_string = _depth(max_string, "max_string")
+        req.max_items = _depth(max_items, "max_items")
+        req.max_depth = _depth(max_depth, "max_depth")
+        req.max_objects = _depth(max_objects, "max_objects")
+        req.max_bytes = 0 if max_bytes is None else _int_in(
+            max_bytes, "max_bytes", 1, _U64_MAX, "an int or None",
+            "{what} must be at least 1")
+        out = ffi.POINTER(ffi.pyf_values)()
+        rc = call(self._check_open(), addr, ffi.ctypes.byref(req), ffi.ctypes.byref(out))
+        if rc != 0:
+            if out:
+                self._lib.pyf_values_free(out)
+            raise self._error(rc)
+        try:
+            return _convert.values_of(ffi.ctypes.addressof(out.contents))
+        finally:
+            self._lib.pyf_values_free(out)
+
     def set_asyncio(self, addr):
         """Where the target's asyncio debug offsets are (the symbol
         _AsyncioDebug or the .AsyncioDebug section); a PID target finds

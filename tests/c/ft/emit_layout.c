@@ -4,7 +4,8 @@
  * _Py_DebugOffsets table CPython itself initializes and the facts the table
  * lacks (bitfield positions read back from a real PyASCIIObject, generator,
  * stack-chunk and _PyCodeArray layouts, co_version and co_flags with its
- * CO_* bits, tag bits, frame owners).  Compiled
+ * CO_* bits, tag bits, frame owners, and the object layouts of the value
+ * decoder: native/src/value_fields.h).  Compiled
  * with -DPy_BUILD_CORE and, for a free-threaded layout, -DPy_GIL_DISABLED=1
  * (the -dev headers carry both branches).
  * Usage: emit_layout NAME INCLUDE_DIR OUTPUT_FILE
@@ -15,7 +16,12 @@
 #include <internal/pycore_interp.h>
 #include <internal/pycore_frame.h>
 #include <internal/pycore_genobject.h>
+#include <internal/pycore_dict.h>
+#include <internal/pycore_object.h>
+#include <internal/pycore_moduleobject.h>
+#include <internal/pycore_code.h>
 #include <stdio.h>
+#include "../../../native/src/value_fields.h"
 #include <string.h>
 
 #if PY_MINOR_VERSION == 13
@@ -53,6 +59,69 @@ static unsigned state_word(int which)
     uint32_t w;
     memcpy(&w, &o.state, sizeof w);
     return w;
+}
+
+/* The value decoder's layouts (native/src/value_fields.h), each from the
+ * struct CPython declares.  rangeobject is declared in Objects/rangeobject.c
+ * only (start, stop, step, length after the object header): no header
+ * carries it, so only its header shift is checked. */
+static void print_values(void)
+{
+    PyDictKeysObject *dk = NULL;
+    PyDictValues *dv = NULL;
+    (void)dk;
+    (void)dv;
+    const uint64_t dict_used = offsetof(PyDictObject, ma_used);
+    const uint64_t keys_log2_size = offsetof(PyDictKeysObject, dk_log2_size);
+    const uint64_t keys_log2_index_bytes = offsetof(PyDictKeysObject, dk_log2_index_bytes);
+    const uint64_t keys_kind = offsetof(PyDictKeysObject, dk_kind);
+    const uint64_t keys_nentries = offsetof(PyDictKeysObject, dk_nentries);
+    const uint64_t keys_indices = offsetof(PyDictKeysObject, dk_indices);
+    const uint64_t values_capacity = offsetof(PyDictValues, capacity);
+    const uint64_t values_size = offsetof(PyDictValues, size);
+    const uint64_t values_embedded = offsetof(PyDictValues, embedded);
+    const uint64_t values_valid = offsetof(PyDictValues, valid);
+    const uint64_t values_values = offsetof(PyDictValues, values);
+    const uint64_t managed_dict_back = (uint64_t)-(MANAGED_DICT_OFFSET);
+    const uint64_t cell_ref = offsetof(PyCellObject, ob_ref);
+    const uint64_t method_func = offsetof(PyMethodObject, im_func);
+    const uint64_t method_self = offsetof(PyMethodObject, im_self);
+    const uint64_t func_qualname = offsetof(PyFunctionObject, func_qualname);
+    const uint64_t module_dict = offsetof(PyModuleObject, md_dict);
+    const uint64_t complex_real = offsetof(PyComplexObject, cval.real);
+    const uint64_t complex_imag = offsetof(PyComplexObject, cval.imag);
+    const uint64_t bytearray_start = offsetof(PyByteArrayObject, ob_start);
+    const uint64_t cfunc_ml = offsetof(PyCFunctionObject, m_ml);
+    const uint64_t cfunc_self = offsetof(PyCFunctionObject, m_self);
+    const uint64_t gen_qualname = offsetof(PyGenObject, gi_qualname);
+    const uint64_t set_used = offsetof(PySetObject, used);
+    const uint64_t set_mask = offsetof(PySetObject, mask);
+    const uint64_t set_table = offsetof(PySetObject, table);
+    const uint64_t exc_args = offsetof(PyBaseExceptionObject, args);
+    const uint64_t type_basicsize = offsetof(PyTypeObject, tp_basicsize);
+    const uint64_t type_dict = offsetof(PyTypeObject, tp_dict);
+    const uint64_t type_dictoffset = offsetof(PyTypeObject, tp_dictoffset);
+    const uint64_t heap_qualname = offsetof(PyHeapTypeObject, ht_qualname);
+    const uint64_t heap_cached_keys = offsetof(PyHeapTypeObject, ht_cached_keys);
+    const uint64_t code_kwonlyargcount = offsetof(PyCodeObject, co_kwonlyargcount);
+    const uint64_t frame_globals = offsetof(_PyInterpreterFrame, f_globals);
+    const uint64_t range_start = sizeof(PyObject);
+    const uint64_t range_stop = sizeof(PyObject) + sizeof(PyObject *);
+    const uint64_t range_step = sizeof(PyObject) + 2 * sizeof(PyObject *);
+    printf("    .values = {\n");
+#define PRINT_FIELD(name) printf("        ." #name " = %llu,\n", (unsigned long long)name);
+    PYF__VALUE_LAYOUT(PRINT_FIELD)
+#undef PRINT_FIELD
+    printf("    },\n");
+    printf("    .co_varargs = 0x%x, .co_varkeywords = 0x%x,\n", CO_VARARGS, CO_VARKEYWORDS);
+    printf("    .co_fast_hidden = 0x%x, .co_fast_local = 0x%x, .co_fast_cell = 0x%x, "
+           ".co_fast_free = 0x%x,\n", CO_FAST_HIDDEN, CO_FAST_LOCAL, CO_FAST_CELL,
+           CO_FAST_FREE);
+    printf("    .tp_inline_values = 0x%llx, .tp_managed_dict = 0x%llx, .tp_heaptype = 0x%llx, "
+           ".tp_base_exc = 0x%llx,\n", (unsigned long long)Py_TPFLAGS_INLINE_VALUES,
+           (unsigned long long)Py_TPFLAGS_MANAGED_DICT, (unsigned long long)Py_TPFLAGS_HEAPTYPE,
+           (unsigned long long)Py_TPFLAGS_BASE_EXC_SUBCLASS);
+    printf("    .dict_keys_general = %d,\n", (int)DICT_KEYS_GENERAL);
 }
 
 int main(int argc, char **argv)
@@ -114,6 +183,7 @@ int main(int argc, char **argv)
 #else
     printf("    .has_tlbc = 0,\n");
 #endif
+    print_values();
     printf("},\n");
     return fclose(stdout) == 0 ? 0 : 1;
 }

@@ -1,0 +1,587 @@
+"""Values of a target's frames as repr() in the target would show them.
+
+:func:`render` turns a :class:`pyframes.model.Value` tree (what
+``Target.frame_locals`` and ``Target.value`` read) into the text CPython's
+own repr() gives for every builtin type: a float's shortest round-trip
+form, str quoting and escaping, an int of any size, ``(x,)``, ``set()``,
+``range(0, 10)``, ``<function f at 0x7f...>`` and so on.  An object of any
+other class shows as its default repr, ``<module.Class object at 0x...>``
+(no code of the target runs, so no ``__repr__`` either).  The whole text
+goes through :func:`pyframes.escaping.escape`, as all target text does.
+
+What a limit cut says so, in one format (``...<WHAT>`` where the rest
+would be)::
+
+    'abcdef'...<1,234 more chars>        a str past max_string
+    b'abc'...<10 more bytes>             bytes, bytearray(b'...'...<N more bytes>)
+    [1, 2, ...<12,345 more items>]       a container past max_items
+    [...<too deep: 3 items>]             a container at max_depth
+    <too deep>                           anything else at max_depth
+    [...]  (...)  {...}  set(...)        a cycle, as Python shows it
+    <unreadable: why>                    an object that could not be read
+                                         (or the call's object/byte budget ran out)
+
+Local variables are shown one ``name = value`` per line, arguments first,
+``name = <unbound>`` for an unbound one (:func:`local_lines`); in JSON each
+is a dict (:func:`local_dict`, docs/json-schema.md).  :func:`locals_lines`
+and :func:`print_lines` are what ``py-locals`` and ``py-print EXPR`` print
+for a frame; :func:`resolve` finds EXPR (a name, then any chain of
+``.attr``, ``[int]``, ``['key']``) by reading values only.
+"""
+
+import ast
+import struct
+import sys
+
+from . import _abi, errors
+from .errors import CommandError
+from .escaping import escape
+
+__all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "shown_locals", "local_lines",
+           "local_dict", "read_locals", "locals_lines", "print_lines", "parse_expression",
+           "resolve"]
+
+#: The limit keywords of Target.frame_locals and Target.value, and their
+#: defaults (the library's PYF_DEFAULT_VALUE_*; None asks for them).
+LIMITS = ("max_string", "max_items", "max_depth", "max_objects", "max_bytes")
+DEFAULTS = {"max_string": _abi.PYF_DEFAULT_VALUE_STRING,
+            "max_items": _abi.PYF_DEFAULT_VALUE_ITEMS,
+            "max_depth": _abi.PYF_DEFAULT_VALUE_DEPTH,
+            "max_objects": _abi.PYF_DEFAULT_VALUE_OBJECTS,
+            "max_bytes": _abi.PYF_DEFAULT_VALUE_BYTES}
+
+#: Ints of more 30-bit digits than this (about 100,000 decimal digits) are
+#: not converted to decimal (quadratic before CPython 3.12): they show as
+#: ``<int of about N decimal digits>``.
+MAX_INT_DIGITS = 11100
+#: Nesting rendered at most (a tree read with a larger max_depth shows
+#: ``<too deep>`` below it): Python's own recursion limit is not reached.
+MAX_RENDER_DEPTH = 200
+
+_LOG10_2 = 0.30102999566398120
+
+
+def _count(n, what):
+    return "%s %s%s" % (format(n, ","), what, "" if n == 1 else "s")
+
+
+def _more(n, what):
+    return "...<%s more %s>" % (format(n, ","), what + ("" if n == 1 else "s"))
+
+
+# ---- ints ---------------------------------------------------------------------
+
+
+def _combine(digits, lo, hi):
+    """The value of 30-bit digits[lo:hi] (least significant first), split
+    in halves: linear shifts, not a quadratic loop."""
+    if hi - lo <= 64:
+        v = 0
+        for i in range(hi - 1, lo - 1, -1):
+            v = (v << 30) + digits[i]
+        return v
+    mid = (lo + hi) // 2
+    return _combine(digits, lo, mid) + (_combine(digits, mid, hi) << (30 * (mid - lo)))
+
+
+def int_value(value):
+    """The int a PYF_VALUE_INT node holds (its digits and sign)."""
+    data = value.data or b""
+    n = len(data) // 4
+    digits = struct.unpack("<%dI" % n, data[:4 * n])
+    v = _combine(digits, 0, n)
+    return -v if value.number < 0 else v
+
+
+def _decimal(v):
+    """str(v) of any size: the int max str digits limit (3.11+) is lifted
+    for the call, never changed for good."""
+    try:
+        return str(v)
+    except ValueError:
+        pass
+    old = sys.get_int_max_str_digits()  # only 3.11+ raises above
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(v)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def _int(v, _depth, py):
+    ndigits = len(v.data or b"") // 4
+    if v.truncated or ndigits > MAX_INT_DIGITS:
+        about = max(int(max(v.length, ndigits) * 30 * _LOG10_2), 1)
+        return "<int of about %s decimal digits>" % format(about, ",")
+    return _decimal(int_value(v))
+
+
+# ---- text ---------------------------------------------------------------------
+
+
+def _str(v, _depth, py):
+    text = v.text
+    out = repr(text)
+    if v.truncated and v.length > len(text):
+        out += _more(v.length - len(text), "char")
+    return out
+
+
+def _bytearray_literal(data):
+    """bytearray's repr of its bytes before CPython 3.15: the quote chosen
+    as bytes' repr does, but every ' escaped."""
+    quote = "'" if b'"' in data or b"'" not in data else '"'
+    out = ["b", quote]
+    for c in data:
+        if c in (0x27, 0x5C):
+            out.append("\\" + chr(c))
+        elif c in _BYTE_ESCAPES:
+            out.append(_BYTE_ESCAPES[c])
+        elif c < 0x20 or c >= 0x7F:
+            out.append("\\x%02x" % c)
+        else:
+            out.append(chr(c))
+    out.append(quote)
+    return "".join(out)
+
+
+_BYTE_ESCAPES = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+
+
+def _bytes_repr(v, old_bytearray=False):
+    data = v.data or b""
+    out = _bytearray_literal(data) if old_bytearray else repr(data)
+    if v.truncated and v.length > len(data):
+        out += _more(v.length - len(data), "byte")
+    return out
+
+
+def _bytes(v, _depth, py):
+    return _bytes_repr(v)
+
+
+def _bytearray(v, _depth, py):
+    return "bytearray(%s)" % _bytes_repr(v, py is not None and py < (3, 15))
+
+
+# ---- containers ---------------------------------------------------------------
+
+_CYCLE = {"list": "[...]", "tuple": "(...)", "dict": "{...}", "set": "set(...)",
+          "frozenset": "frozenset(...)"}
+
+
+def _items(v, depth, py, per_item=1):
+    """The rendered items (dict: "k: v") with the "more items" marker, or
+    None when the container was not descended into (cycle, too deep)."""
+    children = v.children
+    shown = len(children) // per_item
+    if per_item == 2:
+        parts = ["%s: %s" % (_render(children[i], depth, py), _render(children[i + 1], depth, py))
+                 for i in range(0, 2 * shown, 2)]
+    else:
+        parts = [_render(c, depth, py) for c in children]
+    if v.length > shown and (v.truncated or not parts):
+        parts.append(_more(v.length - shown, "item"))
+    return parts
+
+
+def _cut_container(v, open_, close):
+    """A container not descended into: a cycle as Python shows it, or the
+    depth cut."""
+    if v.cycle:
+        return _CYCLE[v.kind]
+    return "%s...<too deep: %s>%s" % (open_, _count(v.length, "item"), close)
+
+
+def _list(v, depth, py):
+    if (v.cycle or v.too_deep) and not v.children:
+        return _cut_container(v, "[", "]")
+    return "[%s]" % ", ".join(_items(v, depth, py))
+
+
+def _tuple_text(v, depth, py):
+    if (v.cycle or v.too_deep) and not v.children:
+        return _cut_container(v, "(", ")")
+    parts = _items(v, depth, py)
+    if len(v.children) == 1 and v.length == 1:
+        return "(%s,)" % parts[0]
+    return "(%s)" % ", ".join(parts)
+
+
+def _dict(v, depth, py):
+    if (v.cycle or v.too_deep) and not v.children:
+        return _cut_container(v, "{", "}")
+    return "{%s}" % ", ".join(_items(v, depth, py, 2))
+
+
+def _set(v, depth, py):
+    if (v.cycle or v.too_deep) and not v.children:
+        return _cut_container(v, "{", "}")
+    if not v.length and not v.children:
+        return "set()"
+    return "{%s}" % ", ".join(_items(v, depth, py))
+
+
+def _frozenset(v, depth, py):
+    if (v.cycle or v.too_deep) and not v.children:
+        return _CYCLE["frozenset"] if v.cycle else "frozenset(%s)" % _cut_container(v, "{", "}")
+    if not v.length and not v.children:
+        return "frozenset()"
+    return "frozenset({%s})" % ", ".join(_items(v, depth, py))
+
+
+def _range(v, depth, py):
+    if len(v.children) < 3:
+        return "range(%s)" % _cut(v)
+    start, stop, step = (_render(c, depth, py) for c in v.children[:3])
+    if step == "1":
+        return "range(%s, %s)" % (start, stop)
+    return "range(%s, %s, %s)" % (start, stop, step)
+
+
+# ---- objects with a fixed form -------------------------------------------------
+
+
+def _cut(v):
+    """What stands for the children a node was not given."""
+    if v.cycle:
+        return "..."
+    return "<too deep>"
+
+
+def _child(v, i, depth, py):
+    return _render(v.children[i], depth, py) if len(v.children) > i else _cut(v)
+
+
+def _tp_name(v):
+    """The type's tp_name, as C code of CPython prints it (a cell's
+    contents, a built-in method's owner): a heap type's is its __name__,
+    the part of "module.qualname" after the last dot (a static type of an
+    extension module with a dotted tp_name loses its module here)."""
+    return v.type_name.rpartition(".")[2]
+
+
+def _other(v, _depth, py):
+    return "<%s object at 0x%x>" % (v.type_name, v.addr)
+
+
+def _type(v, _depth, py):
+    return "<class '%s'>" % v.text
+
+
+def _function(v, _depth, py):
+    return "<function %s at 0x%x>" % (v.text, v.addr)
+
+
+def _builtin(v, _depth, py):
+    if v.children:
+        owner = v.children[0]
+        return "<built-in method %s of %s object at 0x%x>" % (v.text, _tp_name(owner),
+                                                              owner.addr)
+    return "<built-in function %s>" % v.text
+
+
+def _method(v, depth, py):
+    func = v.children[0] if v.children else None
+    name = func.text if func is not None and func.kind in ("function", "builtin") else "?"
+    return "<bound method %s of %s>" % (name, _child(v, 1, depth, py))
+
+
+def _module(v, _depth, py):
+    return "<module %s>" % repr(v.text)
+
+
+def _cell(v, _depth, py):
+    if v.children:
+        content = v.children[0]
+        return "<cell at 0x%x: %s object at 0x%x>" % (v.addr, _tp_name(content),
+                                                       content.addr)
+    if v.too_deep or v.cycle:
+        return "<cell at 0x%x: %s>" % (v.addr, _cut(v))
+    return "<cell at 0x%x: empty>" % v.addr
+
+
+def _code(v, _depth, py):
+    filename = v.children[0] if v.children else None
+    where = "???"
+    if filename is not None and filename.kind == "str":
+        where = '"%s"' % filename.text
+        if filename.truncated and filename.length > len(filename.text):
+            where += _more(filename.length - len(filename.text), "char")
+    return "<code object %s at 0x%x, file %s, line %d>" % (v.text, v.addr, where, v.number)
+
+
+def _owned(what):
+    def render_it(v, _depth, py):
+        return "<%s object %s at 0x%x>" % (what, v.text, v.addr)
+    return render_it
+
+
+def _exception(v, depth, py):
+    name = _tp_name(v)  # _PyType_Name(): the part after the last dot
+    if not v.children:
+        return "%s(%s)" % (name, _cut(v))
+    args = v.children[0]
+    if args.kind == "tuple" and len(args.children) == 1 and args.length == 1:
+        return "%s(%s)" % (name, _render(args.children[0], depth + 1, py))
+    return name + _render(args, depth, py)
+
+
+def _unreadable(v, _depth, py):
+    return "<unreadable: %s>" % (v.text or "no reason given")
+
+
+def _constant(text):
+    return lambda v, _depth, py: text
+
+
+_KINDS = {
+    "unreadable": _unreadable, "other": _other,
+    "none": _constant("None"), "bool": lambda v, _d, py: "True" if v.number else "False",
+    "int": _int, "float": lambda v, _d, py: repr(v.real),
+    "complex": lambda v, _d, py: repr(complex(v.real, v.imag)),
+    "str": _str, "bytes": _bytes, "bytearray": _bytearray, "tuple": _tuple_text,
+    "list": _list, "dict": _dict, "set": _set, "frozenset": _frozenset, "range": _range,
+    "type": _type, "function": _function, "builtin": _builtin, "method": _method,
+    "module": _module, "cell": _cell, "code": _code,
+    "generator": _owned("generator"), "coroutine": _owned("coroutine"),
+    "async_generator": _owned("async_generator"), "exception": _exception,
+    "ellipsis": _constant("Ellipsis"), "notimplemented": _constant("NotImplemented"),
+}
+
+
+def _render(v, depth, py):
+    depth += 1
+    if depth > MAX_RENDER_DEPTH:
+        return "<too deep>"
+    return _KINDS.get(v.kind, _other)(v, depth, py)
+
+
+def render(value, python=None):
+    """The repr() text of a value tree, escaped (see the module docstring
+    for what the limits' cuts look like); ``<unbound>`` for None.
+    ``python``: the target's (major, minor) or its PythonInfo, for the few
+    reprs that changed (bytearray before 3.15); None: the newest."""
+    if value is None:
+        return "<unbound>"
+    if python is not None and not isinstance(python, tuple):
+        python = (python.major, python.minor)
+    return escape(_render(value, 0, python))
+
+
+# ---- locals -------------------------------------------------------------------
+
+_HIDDEN = _abi.PYF_LOCAL_HIDDEN  # an inlined comprehension's variable
+
+
+def shown_locals(frame_values):
+    """The locals to show, arguments first: an inlined comprehension's
+    variable only while it is bound."""
+    rows = [loc for loc in frame_values.locals
+            if not (loc.flags & _HIDDEN and loc.value is None)]
+    return sorted(rows, key=lambda loc: loc.kind != "arg")  # stable
+
+
+def local_lines(frame_values, python=None):
+    """``name = value`` per local (:func:`shown_locals`; ``python`` as
+    :func:`render`'s)."""
+    return ["%s = %s" % (escape(loc.name), render(loc.value, python))
+            for loc in shown_locals(frame_values)]
+
+
+def local_dict(local, python=None):
+    """A local in JSON: name, kind, type (null if unbound), value (the
+    rendered text, null if unbound), address, truncated."""
+    v = local.value
+    return {
+        "name": local.name,
+        "kind": local.kind,
+        "type": None if v is None else v.type_name,
+        "value": None if v is None else render(v, python),
+        "address": (v.addr or None) if v is not None else None,
+        "truncated": bool(v is not None and v.cut()),
+    }
+
+
+def read_locals(target, frame, limits=None):
+    """(FrameValues, None) of a frame (a model.Frame or its address), or
+    (None, why it could not be read)."""
+    addr = getattr(frame, "frame_addr", frame)
+    try:
+        return target.frame_locals(addr, **_limits(limits)), None
+    except errors.PyframesError as e:
+        return None, str(e)
+
+
+def _limits(limits):
+    return {k: v for k, v in (limits or {}).items() if k in LIMITS and v is not None}
+
+
+def locals_lines(target, frame, limits=None):
+    """What ``py-locals`` prints for a frame: ``name = value`` lines."""
+    fv, why = read_locals(target, frame, limits)
+    if fv is None:
+        raise CommandError("cannot read the frame's locals: %s" % why)
+    return local_lines(fv, target.python)
+
+
+def print_lines(target, frame, expression, limits=None):
+    """What ``py-print EXPR`` prints for a frame: ``EXPR = value``."""
+    value = resolve(target, frame, expression, limits)
+    return ["%s = %s" % (escape(expression.strip()), render(value, target.python))]
+
+
+# ---- expressions --------------------------------------------------------------
+
+
+def parse_expression(text):
+    """(name, steps) of ``name.attr[0]['key']...``: steps are ("attr",
+    name), ("index", int) and ("key", str, int or bytes).  Raises
+    CommandError."""
+    s = text.strip()
+    pos = _name_end(s, 0)
+    if pos == 0:
+        raise CommandError("py-print: expected a name at the start of %r" % s)
+    name, steps = s[:pos], []
+    while pos < len(s):
+        c = s[pos]
+        if c == ".":
+            end = _name_end(s, pos + 1)
+            if end == pos + 1:
+                raise CommandError("py-print: expected an attribute name after '.' in %r" % s)
+            steps.append(("attr", s[pos + 1:end]))
+            pos = end
+        elif c == "[":
+            end = _subscript_end(s, pos + 1)
+            try:
+                key = ast.literal_eval(s[pos + 1:end].strip())
+            except (ValueError, SyntaxError):
+                key = None
+            if isinstance(key, bool) or not isinstance(key, (int, str, bytes)):
+                raise CommandError("py-print: a subscript is an int or a str literal, "
+                                   "not %r" % s[pos + 1:end])
+            steps.append(("index" if isinstance(key, int) else "key", key))
+            pos = end + 1
+        else:
+            raise CommandError("py-print: unexpected %r in %r (a name, then .attr, "
+                               "[int] or ['key'])" % (c, s))
+    return name, steps
+
+
+def _name_end(s, pos):
+    end = pos
+    while end < len(s) and (s[end].isalnum() or s[end] == "_") and not (
+            end == pos and s[end].isdigit()):
+        end += 1
+    return end
+
+
+def _subscript_end(s, pos):
+    """The index of the ']' closing a subscript that starts at pos (quotes
+    skipped)."""
+    quote = None
+    i = pos
+    while i < len(s):
+        c = s[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "]":
+            return i
+        i += 1
+    raise CommandError("py-print: no ']' closes the subscript in %r" % s)
+
+
+# how wide a container lookup reads (one level down)
+_LOOKUP_ITEMS = 1 << 16
+
+
+def _shallow(target, addr, items, attrs=False):
+    return target.value(addr, max_depth=1, max_items=max(items, 1),
+                        max_objects=2 * max(items, 1) + 2, attrs=attrs)
+
+
+def _key_matches(node, key):
+    if isinstance(key, str):
+        return node.kind == "str" and not node.truncated and node.text == key
+    if isinstance(key, bytes):
+        return node.kind == "bytes" and not node.truncated and node.data == key
+    return node.kind in ("int", "bool") and (
+        int_value(node) if node.kind == "int" else node.number) == key
+
+
+def _lookup_pairs(children, key):
+    for i in range(0, len(children) - 1, 2):
+        if _key_matches(children[i], key):
+            return children[i + 1]
+    return None
+
+
+def _step(target, node, step, shown):
+    kind, key = step
+    if not node.addr:
+        raise CommandError("py-print: %s is %s" % (shown, render(node)))
+    if kind == "attr":
+        node = _shallow(target, node.addr, _LOOKUP_ITEMS, attrs=True)
+        found = _lookup_pairs(node.children, key) if node.kind == "other" else None
+        if found is None:
+            raise CommandError("py-print: %s (%s) has no attribute %r that pyframes can "
+                               "read (its __dict__ or slots)" % (shown, node.type_name, key))
+        return found
+    if node.kind == "dict":
+        node = _shallow(target, node.addr, max(node.length, 1))
+        found = _lookup_pairs(node.children, key)
+        if found is None:
+            raise CommandError("py-print: %s has no key %r" % (shown, key))
+        return found
+    if kind == "index" and node.kind in ("list", "tuple"):
+        index = key + node.length if key < 0 else key
+        if not 0 <= index < node.length:
+            raise CommandError("py-print: index %d out of range (%s has %d items)"
+                               % (key, shown, node.length))
+        node = _shallow(target, node.addr, index + 1)
+        if index >= len(node.children):
+            raise CommandError("py-print: item %d of %s could not be read" % (key, shown))
+        return node.children[index]
+    raise CommandError("py-print: %s (%s) cannot be subscripted with %r by reading it"
+                       % (shown, node.type_name, key))
+
+
+def resolve(target, frame, expression, limits=None):
+    """The Value EXPR names in a frame (a model.Frame or its address):
+    the name among the frame's locals, else in its globals dict; each step
+    read from the target (attributes through PYF_VALUES_ATTRS).  No code
+    of the target runs.  Raises CommandError."""
+    name, steps = parse_expression(expression)
+    limits = _limits(limits)
+    fv, why = read_locals(target, frame, limits if not steps else {"max_depth": 1})
+    if fv is None:
+        raise CommandError("py-print: cannot read the frame's locals: %s" % why)
+    node = None
+    for loc in fv.locals:
+        if loc.name == name:
+            if loc.value is None:
+                raise CommandError("py-print: local %r is unbound" % name)
+            node = loc.value
+            break
+    if node is None:
+        if not fv.globals_addr:
+            raise CommandError("py-print: no local %r, and the frame's globals are "
+                               "unknown" % name)
+        globs = _shallow(target, fv.globals_addr, _LOOKUP_ITEMS)
+        node = _lookup_pairs(globs.children, name) if globs.kind == "dict" else None
+        if node is None:
+            raise CommandError("py-print: no local or global %r" % name)
+        if not steps:
+            return target.value(node.addr, **limits) if node.addr else node
+    elif not steps:
+        return node
+    shown = name
+    for step in steps:
+        node = _step(target, node, step, shown)
+        shown += ".%s" % step[1] if step[0] == "attr" else "[%r]" % (step[1],)
+    return target.value(node.addr, **limits) if node.addr else node

@@ -1,0 +1,700 @@
+/*
+ * objects.c - one decoder a kind of object, into a pyf_value node and its
+ * children (values.h): numbers, str, bytes, containers, dicts (combined and
+ * split tables, instance values), sets, functions, methods, modules,
+ * cells, code objects, generators, exceptions, and any other object with
+ * its attributes.  Offsets come from _Py_DebugOffsets (c->o) and, where it
+ * has none, from value_layout.c (c->vl).  Every size read from the target
+ * is checked before it sizes a read or a loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define INT_DIGITS_MAX (1u << 20)   /* digits kept of a huge int */
+#define INT_DIGITS_ABSURD (1ull << 28)
+#define SIZE_ABSURD (1ll << 40)     /* a length no object in memory has */
+#define CHUNK 128u                  /* table entries read at once */
+#define LOOKUP_ITEMS 64u            /* entries searched for __name__ and the like */
+#define LOOKUP_DEPTH 4u             /* lookups within lookups (types of keys) */
+#define SET_SLOTS_MAX (1ull << 30)
+#define DICT_LOG2_MAX 30u
+
+/* Read len bytes of the object at addr into buf, or mark node i. */
+static bool obj_read(pyf__vctx *c, uint32_t i, uint64_t addr, void *buf, size_t len)
+{
+    int rc = pyf__vread(c, addr, buf, len);
+    if (rc == PYF_OK)
+        return true;
+    if (rc == PYF__EBUDGET)
+        pyf__vbad(c, i, PYF_VALUE_BUDGET, "byte budget spent");
+    else
+        pyf__vbad(c, i, 0, "unreadable memory at 0x%llx (%zu bytes)",
+                  (unsigned long long)addr, len);
+    return false;
+}
+
+/* Whether node i (the object at addr) may get children: not an object on
+ * the path to it (CYCLE), not deeper than allowed (TOO_DEEP). */
+static bool may_descend(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    if (pyf__addrmap_get(&c->path, addr) != NULL) {
+        c->v[i].flags |= PYF_VALUE_CYCLE;
+        return false;
+    }
+    if (depth >= c->req.max_depth) {
+        c->v[i].flags |= PYF_VALUE_TOO_DEEP;
+        return false;
+    }
+    return true;
+}
+
+/* How many of n items node i shows: at most max_items (TRUNCATED when
+ * cut), none when it may not descend. */
+static uint64_t shown(pyf__vctx *c, uint32_t i, uint64_t n, uint32_t depth)
+{
+    if (n > c->req.max_items) {
+        n = c->req.max_items;
+        c->v[i].flags |= PYF_VALUE_TRUNCATED;
+    }
+    return n == 0 || !may_descend(c, i, c->v[i].addr, depth) ? 0 : n;
+}
+
+/* n words of scratch, or NULL (out of memory noted). */
+static uint64_t *words(pyf__vctx *c, uint64_t n)
+{
+    uint64_t *w = malloc((size_t)n * 8);
+    if (w == NULL)
+        c->nomem = true;
+    return w;
+}
+
+/* Children of node i: the objects at addrs[n] (0: unreadable). */
+static void children(pyf__vctx *c, uint32_t i, const uint64_t *addrs, uint32_t n,
+                     uint32_t depth)
+{
+    if (n == 0)
+        return;
+    uint32_t first = pyf__vnodes(c, n);
+    if (first == PYF_NO_VALUE)
+        return;
+    c->v[i].first_child = first;
+    c->v[i].nchildren = n;
+    uint64_t self = c->v[i].addr;
+    bool dup;
+    if (!pyf__addrset_add(&c->path, self, &dup)) {
+        c->nomem = true;
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (addrs[k] == 0)
+            pyf__vbad(c, first + k, 0, "NULL");
+        else
+            pyf__decode_object(c, first + k, addrs[k], depth + 1);
+    }
+    pyf__addrmap_remove(&c->path, self);
+}
+
+/* One child: the object at addr. */
+static void child(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    if (may_descend(c, i, c->v[i].addr, depth))
+        children(c, i, &addr, 1, depth);
+}
+
+/* The first items of a sequence whose n item pointers start at items. */
+static void sequence(pyf__vctx *c, uint32_t i, int64_t n, uint64_t items, uint32_t depth)
+{
+    if (n < 0 || n > SIZE_ABSURD) {
+        pyf__vbad(c, i, 0, "implausible size %lld", (long long)n);
+        return;
+    }
+    c->v[i].length = (uint64_t)n;
+    uint64_t k = shown(c, i, (uint64_t)n, depth);
+    uint64_t *addrs = k ? words(c, k) : NULL;
+    if (addrs == NULL)
+        return;
+    if (items != 0 && obj_read(c, i, items, addrs, (size_t)k * 8))
+        children(c, i, addrs, (uint32_t)k, depth);
+    else if (items == 0)
+        pyf__vbad(c, i, 0, "NULL items of a sequence of %lld", (long long)n);
+    free(addrs);
+}
+
+/* ---- dicts ------------------------------------------------------------------ */
+
+/* Up to max (key, value) pairs, in insertion order, of the keys object at
+ * keys with, for a split table or an object's inline values, the values at
+ * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
+ * -1 with *why (and *budget when the byte budget ran out). */
+__attribute__((noinline)) /* its buffers stay off the recursion's stack */
+static int64_t dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
+                          uint64_t *kv, const char **why, bool *budget)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t hdr[64];
+    int rc;
+    *budget = false;
+    if (keys == 0 || keys % 8 != 0) {
+        *why = "bad dict keys pointer";
+        return -1;
+    }
+    if ((rc = pyf__vread(c, keys, hdr, (size_t)vl->keys_indices)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict keys";
+        return -1;
+    }
+    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
+    bool general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
+    int64_t nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
+    if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || nentries < 0 ||
+        nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2) {
+        *why = "implausible dict keys";
+        return -1;
+    }
+    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
+    uint64_t esize = general ? 24 : 16, koff = general ? 8 : 0;
+    int64_t got = 0;
+    if (values == 0) {
+        uint8_t buf[CHUNK * 24];
+        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += CHUNK) {
+            int64_t m = nentries - at < CHUNK ? nentries - at : CHUNK;
+            if ((rc = pyf__vread(c, entries + (uint64_t)at * esize, buf,
+                                 (size_t)((uint64_t)m * esize))) != PYF_OK) {
+                *budget = rc == PYF__EBUDGET;
+                *why = "unreadable dict entries";
+                return -1;
+            }
+            for (int64_t e = 0; e < m && (uint64_t)got < max; e++) {
+                uint64_t k = pyf__ld64(buf + e * esize + koff);
+                uint64_t v = pyf__ld64(buf + e * esize + koff + 8);
+                if (k != 0 && v != 0) {
+                    kv[2 * got] = k;
+                    kv[2 * got + 1] = v;
+                    got++;
+                }
+            }
+        }
+        return got;
+    }
+    /* split: values[capacity], then the insertion order, one byte each */
+    uint8_t vh[8];
+    uint64_t vals[256];
+    uint8_t order[256], ents[256 * 16];
+    if (general || values % 8 != 0 || (rc = pyf__vread(c, values, vh, 8)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict values";
+        return -1;
+    }
+    unsigned cap = vh[vl->values_capacity], size = vh[vl->values_size];
+    if (size > cap || (int64_t)cap > nentries + 256) {
+        *why = "implausible dict values";
+        return -1;
+    }
+    unsigned ne = nentries < 256 ? (unsigned)nentries : 256;
+    if ((rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
+        (rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap)) !=
+            PYF_OK ||
+        (rc = pyf__vread(c, entries, ents, (size_t)ne * 16)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict values";
+        return -1;
+    }
+    for (unsigned j = 0; j < size && (uint64_t)got < max; j++) {
+        unsigned ix = order[j];
+        if (ix >= ne || ix >= cap || vals[ix] == 0)
+            continue;
+        kv[2 * got] = pyf__ld64(ents + ix * 16);
+        kv[2 * got + 1] = vals[ix];
+        got++;
+    }
+    return got;
+}
+
+/* Node i's children: the pairs of a dict's table (length already set). */
+static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t values,
+                          uint32_t depth)
+{
+    uint64_t max = shown(c, i, c->v[i].length, depth);
+    uint64_t *kv = max ? words(c, 2 * max) : NULL;
+    if (kv == NULL)
+        return;
+    const char *why;
+    bool budget;
+    int64_t n = dict_pairs(c, keys, values, max, kv, &why, &budget);
+    if (n < 0)
+        pyf__vbad(c, i, budget ? PYF_VALUE_BUDGET : 0, "%s", why);
+    else
+        children(c, i, kv, (uint32_t)n * 2, depth);
+    free(kv);
+}
+
+static void decode_dict(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    if (!obj_read(c, i, addr, b, (size_t)o->dict.size))
+        return;
+    int64_t used = (int64_t)pyf__ld64(b + c->vl.dict_used);
+    if (used < 0 || used > SIZE_ABSURD) {
+        pyf__vbad(c, i, 0, "implausible size %lld", (long long)used);
+        return;
+    }
+    c->v[i].length = (uint64_t)used;
+    dict_children(c, i, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
+                  depth);
+}
+
+uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    uint64_t kv[2 * LOOKUP_ITEMS];
+    const char *why;
+    bool budget;
+    uint64_t found = 0;
+    if (dict_addr == 0 || dict_addr % 8 != 0 || c->lookups >= LOOKUP_DEPTH ||
+        pyf__vread(c, dict_addr, b, (size_t)o->dict.size) != PYF_OK)
+        return 0;
+    c->lookups++;
+    const pyf__vtype *ty = pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type));
+    int64_t n = ty->kind == PYF_VALUE_DICT
+                    ? dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
+                                 pyf__ld64(b + o->dict.ma_values), LOOKUP_ITEMS, kv, &why,
+                                 &budget)
+                    : -1;
+    size_t want = strlen(name);
+    for (int64_t k = 0; k < n && found == 0; k++) {
+        size_t nb;
+        uint64_t chars;
+        bool cut;
+        const char *s = pyf__vstr(c, kv[2 * k], (uint32_t)want + 1, &nb, &chars, &cut);
+        if (s != NULL && nb == want && memcmp(s, name, want) == 0)
+            found = kv[2 * k + 1];
+    }
+    c->lookups--;
+    return found;
+}
+
+/* ---- sets ----------------------------------------------------------------- */
+
+/* Up to max keys of a set's table of mask + 1 entries {key, hash} (empty
+ * and dummy ones left out) into keys; UINT64_MAX when unreadable (node i
+ * says why). */
+__attribute__((noinline)) /* its buffer stays off the recursion's stack */
+static uint64_t set_keys(pyf__vctx *c, uint32_t i, uint64_t table, uint64_t mask,
+                         uint64_t max, uint64_t *keys)
+{
+    uint64_t got = 0;
+    uint8_t buf[CHUNK * 16];
+    for (uint64_t at = 0; at <= mask && got < max; at += CHUNK) {
+        uint64_t m = mask + 1 - at < CHUNK ? mask + 1 - at : CHUNK;
+        if (!obj_read(c, i, table + at * 16, buf, (size_t)m * 16))
+            return UINT64_MAX;
+        for (uint64_t e = 0; e < m && got < max; e++) {
+            uint64_t key = pyf__ld64(buf + e * 16);
+            if (key != 0 && pyf__ld64(buf + e * 16 + 8) != UINT64_MAX) /* dummy: hash -1 */
+                keys[got++] = key;
+        }
+    }
+    return got;
+}
+
+static void decode_set(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t b[128]; /* the offsets are at most 120 (pyf__offsets_check_values) */
+    uint64_t end = vl->set_table > vl->set_used ? vl->set_table : vl->set_used;
+    end = (end > vl->set_mask ? end : vl->set_mask) + 8;
+    if (end > sizeof b || !obj_read(c, i, addr, b, (size_t)end))
+        return;
+    int64_t used = (int64_t)pyf__ld64(b + vl->set_used);
+    uint64_t mask = pyf__ld64(b + vl->set_mask), table = pyf__ld64(b + vl->set_table);
+    if (used < 0 || mask >= SET_SLOTS_MAX || ((mask + 1) & mask) != 0 ||
+        (uint64_t)used > mask + 1 || table == 0 || table % 8 != 0) {
+        pyf__vbad(c, i, 0, "implausible set (used %lld, mask %llu)", (long long)used,
+                  (unsigned long long)mask);
+        return;
+    }
+    c->v[i].length = (uint64_t)used;
+    uint64_t max = shown(c, i, (uint64_t)used, depth);
+    uint64_t *keys = max ? words(c, max) : NULL;
+    if (keys == NULL)
+        return;
+    uint64_t got = set_keys(c, i, table, mask, max, keys);
+    bool ok = got != UINT64_MAX;
+    if (ok)
+        children(c, i, keys, (uint32_t)got, depth);
+    free(keys);
+}
+
+/* ---- numbers, str, bytes ---------------------------------------------------- */
+
+static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    if (!obj_read(c, i, addr, b, (size_t)o->lng.ob_digit))
+        return;
+    uint64_t tag = pyf__ld64(b + o->lng.lv_tag);
+    uint64_t nd = tag >> 3;
+    unsigned sign = tag & 3;
+    if (sign == 3 || nd > INT_DIGITS_ABSURD || (sign == 1 && nd > 1)) {
+        pyf__vbad(c, i, 0, "implausible int (lv_tag 0x%llx)", (unsigned long long)tag);
+        return;
+    }
+    uint64_t keep = nd;
+    if (keep > INT_DIGITS_MAX) {
+        keep = INT_DIGITS_MAX;
+        c->v[i].flags |= PYF_VALUE_TRUNCATED;
+    }
+    uint32_t *d = malloc((size_t)keep * 4 + 4);
+    if (d == NULL) {
+        c->nomem = true;
+        return;
+    }
+    if (keep == 0 || obj_read(c, i, addr + o->lng.ob_digit, d, (size_t)keep * 4)) {
+        bool zero = sign == 1;
+        for (uint64_t k = 0; k < keep; k++)
+            if (d[k] >> 30)
+                zero = false, keep = 0, sign = 3;
+        if (sign == 3) {
+            pyf__vbad(c, i, 0, "implausible int digit");
+        } else if (is_bool) {
+            c->v[i].number = !zero && keep > 0 && d[0] != 0;
+        } else {
+            c->v[i].number = zero ? 0 : sign == 2 ? -1 : 1;
+            c->v[i].length = zero ? 0 : nd;
+            if (zero)
+                keep = 0;
+            pyf__vdata(c, i, d, (size_t)keep * 4);
+        }
+    }
+    free(d);
+}
+
+static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
+{
+    size_t nb;
+    uint64_t chars;
+    bool cut;
+    const char *s = pyf__vstr(c, addr, c->req.max_string, &nb, &chars, &cut);
+    if (s == NULL) {
+        pyf__vbad(c, i, 0, "not a readable str");
+        return;
+    }
+    c->v[i].data = s;
+    c->v[i].data_size = nb;
+    c->v[i].length = chars;
+    if (cut)
+        c->v[i].flags |= PYF_VALUE_TRUNCATED;
+}
+
+/* n bytes at data as node i's data, cut at max_string. */
+static void byte_data(pyf__vctx *c, uint32_t i, int64_t n, uint64_t data)
+{
+    if (n < 0 || n > SIZE_ABSURD) {
+        pyf__vbad(c, i, 0, "implausible size %lld", (long long)n);
+        return;
+    }
+    c->v[i].length = (uint64_t)n;
+    uint64_t k = (uint64_t)n;
+    if (k > c->req.max_string) {
+        k = c->req.max_string;
+        c->v[i].flags |= PYF_VALUE_TRUNCATED;
+    }
+    uint8_t *buf = malloc((size_t)k + 1);
+    if (buf == NULL) {
+        c->nomem = true;
+        return;
+    }
+    if (k == 0 || (data != 0 && obj_read(c, i, data, buf, (size_t)k)))
+        pyf__vdata(c, i, buf, (size_t)k);
+    else if (data == 0)
+        pyf__vbad(c, i, 0, "NULL data of %lld bytes", (long long)n);
+    free(buf);
+}
+
+/* The str at addr as node i's data (a name: qualname, __name__), or why not. */
+static void name_data(pyf__vctx *c, uint32_t i, uint64_t addr)
+{
+    size_t nb;
+    uint64_t chars;
+    bool cut;
+    const char *s = pyf__vstr(c, addr, c->req.max_string, &nb, &chars, &cut);
+    if (s != NULL) {
+        c->v[i].data = s;
+        c->v[i].data_size = nb;
+        if (cut)
+            c->v[i].flags |= PYF_VALUE_TRUNCATED;
+    }
+}
+
+/* ---- other objects: attributes ------------------------------------------------ */
+
+/* An instance's attributes (its __dict__, or its inline values) as name,
+ * value pairs. */
+static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype *ty,
+                       uint32_t depth)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint64_t dict = 0, values = 0, keys = 0;
+    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+        if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
+            return;
+        if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {
+            uint8_t vh[8];
+            values = addr + ty->basicsize;
+            keys = ty->cached_keys;
+            if (pyf__vread(c, values, vh, 8) != PYF_OK || !vh[vl->values_valid])
+                return;
+            /* the count: the values present, at most size */
+            uint64_t vals[256];
+            unsigned size = vh[vl->values_size];
+            if (pyf__vread(c, values + vl->values_values, vals, (size_t)size * 8) != PYF_OK)
+                return;
+            uint64_t n = 0;
+            for (unsigned k = 0; k < size; k++)
+                n += vals[k] != 0;
+            c->v[i].length = n;
+            bool saved = c->no_attrs;
+            c->no_attrs = true;
+            dict_children(c, i, keys, values, depth);
+            c->no_attrs = saved;
+            return;
+        }
+    } else if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20)) {
+        if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
+            return;
+    }
+    if (dict == 0 || dict % 8 != 0)
+        return;
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    if (pyf__vread(c, dict, b, (size_t)o->dict.size) != PYF_OK ||
+        pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type))->kind != PYF_VALUE_DICT)
+        return;
+    int64_t used = (int64_t)pyf__ld64(b + vl->dict_used);
+    if (used < 0 || used > SIZE_ABSURD)
+        return;
+    c->v[i].length = (uint64_t)used;
+    bool saved = c->no_attrs;
+    c->no_attrs = true;
+    dict_children(c, i, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
+                  depth);
+    c->no_attrs = saved;
+}
+
+/* ---- the kinds with a few fields ---------------------------------------------- */
+
+/* Read the fields at offs[n] (pointers) of the object at addr into out. */
+static bool fields(pyf__vctx *c, uint32_t i, uint64_t addr, const uint64_t *offs, int n,
+                   uint64_t *out)
+{
+    uint64_t end = 0;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    for (int k = 0; k < n; k++)
+        if (offs[k] + 8 > end)
+            end = offs[k] + 8;
+    if (end > sizeof b || !obj_read(c, i, addr, b, (size_t)end))
+        return false;
+    for (int k = 0; k < n; k++)
+        out[k] = pyf__ld64(b + offs[k]);
+    return true;
+}
+
+static void decode_module(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    uint64_t dict;
+    if (!fields(c, i, addr, &c->vl.module_dict, 1, &dict))
+        return;
+    uint64_t name = pyf__dict_lookup(c, dict, "__name__");
+    if (name != 0)
+        name_data(c, i, name);
+    uint64_t file = pyf__dict_lookup(c, dict, "__file__");
+    if (file != 0) {
+        uint8_t h[64];
+        if (pyf__vread(c, file, h, (size_t)c->o->pyobject.size) == PYF_OK &&
+            pyf__vtype_get(c, pyf__ld64(h + c->o->pyobject.ob_type))->kind == PYF_VALUE_STR)
+            child(c, i, file, depth);
+    }
+}
+
+static void decode_builtin(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    uint64_t offs[2] = {c->vl.cfunc_ml, c->vl.cfunc_self}, f[2], ml_name;
+    if (!fields(c, i, addr, offs, 2, f))
+        return;
+    if (f[0] != 0 && f[0] % 8 == 0 && pyf__vread(c, f[0], &ml_name, 8) == PYF_OK) {
+        const char *s = pyf__vcstr(c, ml_name, 128);
+        if (s != NULL)
+            pyf__vdata(c, i, s, strlen(s));
+    }
+    uint8_t h[64];
+    if (f[1] != 0 && f[1] % 8 == 0 &&
+        pyf__vread(c, f[1], h, (size_t)c->o->pyobject.size) == PYF_OK &&
+        pyf__vtype_get(c, pyf__ld64(h + c->o->pyobject.ob_type))->kind != PYF_VALUE_MODULE)
+        child(c, i, f[1], depth);
+}
+
+static void decode_code(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t *b = malloc((size_t)o->code.size);
+    if (b == NULL) {
+        c->nomem = true;
+        return;
+    }
+    if (obj_read(c, i, addr, b, (size_t)o->code.size)) {
+        c->v[i].number = (int32_t)pyf__ld32(b + o->code.firstlineno);
+        uint64_t name = pyf__ld64(b + o->code.name), file = pyf__ld64(b + o->code.filename);
+        free(b);
+        name_data(c, i, name);
+        child(c, i, file, depth);
+        return;
+    }
+    free(b);
+}
+
+static void decode_type(pyf__vctx *c, uint32_t i, uint64_t addr)
+{
+    const pyf__vtype *ty = pyf__vtype_get(c, addr);
+    if (ty->bad != NULL)
+        pyf__vbad(c, i, 0, "unreadable type object");
+    else
+        pyf__vdata(c, i, ty->name, strlen(ty->name));
+}
+
+static void decode_kind(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype *ty,
+                        uint32_t depth)
+{
+    const pyf__offsets *o = c->o;
+    const pyf__value_layout *vl = &c->vl;
+    uint64_t f[3];
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    switch (ty->kind) {
+    case PYF_VALUE_BOOL:
+    case PYF_VALUE_INT:
+        decode_int(c, i, addr, ty->kind == PYF_VALUE_BOOL);
+        break;
+    case PYF_VALUE_FLOAT:
+        if (obj_read(c, i, addr, b, (size_t)o->flt.ob_fval + 8))
+            memcpy(&c->v[i].real, b + o->flt.ob_fval, 8);
+        break;
+    case PYF_VALUE_COMPLEX:
+        if (obj_read(c, i, addr, b, (size_t)vl->complex_imag + 8)) {
+            memcpy(&c->v[i].real, b + vl->complex_real, 8);
+            memcpy(&c->v[i].imag, b + vl->complex_imag, 8);
+        }
+        break;
+    case PYF_VALUE_STR:
+        decode_str(c, i, addr);
+        break;
+    case PYF_VALUE_BYTES:
+        if (obj_read(c, i, addr, b, (size_t)o->bytes.ob_sval))
+            byte_data(c, i, (int64_t)pyf__ld64(b + o->bytes.ob_size), addr + o->bytes.ob_sval);
+        break;
+    case PYF_VALUE_BYTEARRAY:
+        if (obj_read(c, i, addr, b, (size_t)vl->bytearray_start + 8))
+            byte_data(c, i, (int64_t)pyf__ld64(b + o->bytes.ob_size),
+                      pyf__ld64(b + vl->bytearray_start));
+        break;
+    case PYF_VALUE_TUPLE:
+        if (obj_read(c, i, addr, b, (size_t)o->tuple.ob_item))
+            sequence(c, i, (int64_t)pyf__ld64(b + o->tuple.ob_size), addr + o->tuple.ob_item,
+                     depth);
+        break;
+    case PYF_VALUE_LIST:
+        if (obj_read(c, i, addr, b, (size_t)o->list.size))
+            sequence(c, i, (int64_t)pyf__ld64(b + o->list.ob_size),
+                     pyf__ld64(b + o->list.ob_item), depth);
+        break;
+    case PYF_VALUE_DICT:
+        decode_dict(c, i, addr, depth);
+        break;
+    case PYF_VALUE_SET:
+    case PYF_VALUE_FROZENSET:
+        decode_set(c, i, addr, depth);
+        break;
+    case PYF_VALUE_RANGE:
+        if (fields(c, i, addr, &vl->range_start, 3, f) && may_descend(c, i, addr, depth))
+            children(c, i, f, 3, depth);
+        break;
+    case PYF_VALUE_TYPE:
+        decode_type(c, i, addr);
+        break;
+    case PYF_VALUE_FUNCTION:
+        if (fields(c, i, addr, &vl->func_qualname, 1, f))
+            name_data(c, i, f[0]);
+        break;
+    case PYF_VALUE_BUILTIN:
+        decode_builtin(c, i, addr, depth);
+        break;
+    case PYF_VALUE_METHOD:
+        if (fields(c, i, addr, &vl->method_func, 2, f) && may_descend(c, i, addr, depth))
+            children(c, i, f, 2, depth);
+        break;
+    case PYF_VALUE_MODULE:
+        decode_module(c, i, addr, depth);
+        break;
+    case PYF_VALUE_CELL:
+        if (fields(c, i, addr, &vl->cell_ref, 1, f) && f[0] != 0)
+            child(c, i, f[0], depth);
+        break;
+    case PYF_VALUE_CODE:
+        decode_code(c, i, addr, depth);
+        break;
+    case PYF_VALUE_GENERATOR:
+    case PYF_VALUE_COROUTINE:
+    case PYF_VALUE_ASYNC_GENERATOR:
+        if (fields(c, i, addr, &vl->gen_qualname, 1, f))
+            name_data(c, i, f[0]);
+        break;
+    case PYF_VALUE_EXCEPTION:
+        if (fields(c, i, addr, &vl->exc_args, 1, f) && f[0] != 0)
+            child(c, i, f[0], depth);
+        break;
+    case PYF_VALUE_OTHER:
+        if ((c->req.flags & PYF_VALUES_ATTRS) && !c->no_attrs)
+            attributes(c, i, addr, ty, depth);
+        break;
+    default: /* None, Ellipsis, NotImplemented: nothing more */
+        break;
+    }
+}
+
+void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
+{
+    const pyf__offsets *o = c->o;
+    c->v[i].addr = addr;
+    if (c->objects >= c->req.max_objects) {
+        pyf__vbad(c, i, PYF_VALUE_BUDGET, "object budget spent");
+        return;
+    }
+    c->objects++;
+    if (addr < 4096 || addr % 8 != 0) {
+        pyf__vbad(c, i, 0, "bad object pointer 0x%llx", (unsigned long long)addr);
+        return;
+    }
+    uint8_t hdr[64];
+    if (!obj_read(c, i, addr, hdr, (size_t)o->pyobject.size))
+        return;
+    /* a default build's first word is the reference count: 0 once freed
+     * (free-threaded builds keep the owning thread there) */
+    if (!o->free_threaded && pyf__ld32(hdr) == 0) {
+        pyf__vbad(c, i, 0, "freed object (reference count 0)");
+        return;
+    }
+    uint64_t type = pyf__ld64(hdr + o->pyobject.ob_type);
+    const pyf__vtype *ty = pyf__vtype_get(c, type);
+    if (ty->bad != NULL) {
+        pyf__vbad(c, i, strstr(ty->bad, "budget") ? PYF_VALUE_BUDGET : 0, "%s 0x%llx", ty->bad,
+                  (unsigned long long)type);
+        return;
+    }
+    c->v[i].kind = ty->kind;
+    c->v[i].type_name = ty->name;
+    pyf__vtype copy = *ty; /* the table of types may grow while decoding */
+    decode_kind(c, i, addr, &copy, depth);
+}

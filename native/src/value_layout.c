@@ -1,0 +1,96 @@
+/*
+ * value_layout.c - the object layouts the value decoder needs and
+ * _Py_DebugOffsets lacks, per minor version and flavour.
+ *
+ * Every struct below starts with PyObject_HEAD (or PyObject_VAR_HEAD) in
+ * 3.13, 3.14 and 3.15, so its fields sit at fixed distances after the
+ * object header, whose size the table gives (pyobject.size: 16, or 32 on
+ * free-threaded builds); the structs that are not objects (dict keys and
+ * values, the interpreter frame) have the same layout in both flavours.
+ * tests/c/ft/emit_layout.c prints each field from the -dev headers of every
+ * version and flavour, and test_values checks these against them.
+ */
+#include "internal.h"
+
+void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
+{
+    const uint64_t h = o->pyobject.size; /* sizeof(PyObject) */
+    const uint64_t p = 8;                /* sizeof(PyObject *) */
+
+    /* internal/pycore_dict.h: PyDictObject { PyObject_HEAD; Py_ssize_t
+     * ma_used; ... }; struct _dictkeysobject { Py_ssize_t dk_refcnt;
+     * uint8_t dk_log2_size, dk_log2_index_bytes, dk_kind; [PyMutex
+     * dk_mutex, free-threaded: in the padding]; uint32_t dk_version;
+     * Py_ssize_t dk_usable, dk_nentries; char dk_indices[]; } with the
+     * entries after 1 << dk_log2_index_bytes bytes of indices;
+     * struct _dictvalues { uint8_t capacity, size, embedded, valid;
+     * PyObject *values[]; } with the insertion order (one byte a value)
+     * after values[capacity]. */
+    vl->dict_used = h;
+    vl->keys_log2_size = 8;
+    vl->keys_log2_index_bytes = 9;
+    vl->keys_kind = 10;
+    vl->keys_nentries = 24;
+    vl->keys_indices = 32;
+    vl->values_capacity = 0;
+    vl->values_size = 1;
+    vl->values_embedded = 2;
+    vl->values_valid = 3;
+    vl->values_values = 8;
+    /* internal/pycore_object.h: MANAGED_DICT_OFFSET is -3 pointers (before
+     * the GC header), -1 pointer on free-threaded builds (no GC header) */
+    vl->managed_dict_back = o->free_threaded ? p : 3 * p;
+    /* cpython/cellobject.h: PyCellObject { PyObject_HEAD; PyObject *ob_ref; } */
+    vl->cell_ref = h;
+    /* cpython/classobject.h: PyMethodObject { PyObject_HEAD; im_func; im_self; ... } */
+    vl->method_func = h;
+    vl->method_self = h + p;
+    /* cpython/funcobject.h: PyFunctionObject { PyObject_HEAD; func_globals,
+     * func_builtins, func_name, func_qualname, ... } */
+    vl->func_qualname = h + 3 * p;
+    /* internal/pycore_moduleobject.h: PyModuleObject { PyObject_HEAD; md_dict; ... } */
+    vl->module_dict = h;
+    /* cpython/complexobject.h: PyComplexObject { PyObject_HEAD; Py_complex cval; } */
+    vl->complex_real = h;
+    vl->complex_imag = h + 8;
+    /* cpython/bytearrayobject.h: { PyObject_VAR_HEAD; Py_ssize_t ob_alloc;
+     * char *ob_bytes; char *ob_start; ... } (ob_size at bytes.ob_size) */
+    vl->bytearray_start = h + 3 * p;
+    /* cpython/methodobject.h: PyCFunctionObject { PyObject_HEAD; PyMethodDef
+     * *m_ml; PyObject *m_self; ... }; ml_name is PyMethodDef's first field */
+    vl->cfunc_ml = h;
+    vl->cfunc_self = h + p;
+    /* internal/pycore_genobject.h (_PyGenObject_HEAD): weakreflist, name, qualname */
+    vl->gen_qualname = h + 2 * p;
+    /* cpython/setobject.h: PySetObject { PyObject_HEAD; Py_ssize_t fill,
+     * used, mask; setentry *table; ... }; the table also serves 3.14+
+     * where _Py_DebugOffsets has set_object (used there instead) */
+    vl->set_used = o->set.used != PYF__ABSENT ? o->set.used : h + p;
+    vl->set_mask = o->set.mask != PYF__ABSENT ? o->set.mask : h + 2 * p;
+    vl->set_table = o->set.table != PYF__ABSENT ? o->set.table : h + 3 * p;
+    /* cpython/pyerrors.h: PyBaseExceptionObject { PyObject_HEAD; dict; args; ... } */
+    vl->exc_args = h + p;
+    /* cpython/object.h: PyTypeObject { PyObject_VAR_HEAD; tp_name;
+     * tp_basicsize; ... tp_dict at 248 bytes past the header, tp_dictoffset
+     * at 272 } (3.15's table publishes tp_basicsize and tp_dictoffset) */
+    vl->type_basicsize = h + 2 * p;
+    vl->type_dict = h + 248;
+    vl->type_dictoffset = h + 272;
+    /* cpython/object.h: PyHeapTypeObject { PyTypeObject ht_type; as_async,
+     * as_number, as_mapping, as_sequence, as_buffer; ht_name, ht_slots,
+     * ht_qualname, ht_cached_keys, ... }: 3.15's PyTypeObject has one
+     * more pointer (and its table publishes ht_cached_keys) */
+    vl->heap_qualname = h + (o->minor >= 15 ? 864 : 856);
+    vl->heap_cached_keys = vl->heap_qualname + p;
+    /* cpython/code.h: co_argcount, co_posonlyargcount, co_kwonlyargcount,
+     * co_stacksize, co_firstlineno: consecutive ints */
+    vl->code_kwonlyargcount = o->code.firstlineno - 8;
+    /* internal/pycore_frame.h (3.13), pycore_interpframe_structs.h (3.14+):
+     * f_executable, previous, f_funcobj, f_globals */
+    vl->frame_globals = 24;
+    /* Objects/rangeobject.c: rangeobject { PyObject_HEAD; start; stop;
+     * step; length; } (in no header) */
+    vl->range_start = h;
+    vl->range_stop = h + p;
+    vl->range_step = h + 2 * p;
+}

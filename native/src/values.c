@@ -1,0 +1,616 @@
+/*
+ * values.c - what a frame holds, as a tree of pyf_value nodes: the calls
+ * (pyf_frame_locals, pyf_value_read, pyf_values_free), the tree and its
+ * limits, reads within the call's budget, types read once per call, str
+ * and C string helpers.  objects.c decodes each kind of object.
+ *
+ * Bounds: every count read from the target is checked before it sizes a
+ * read or a loop; the call stops decoding (BUDGET nodes) when its objects
+ * or bytes run out; nesting is cut at max_depth (at most VALUE_DEPTH_CAP, so
+ * the recursion is bounded); cycles are cut by the set of objects on the
+ * current path.  Nothing is written to the target.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define VALUE_DEPTH_CAP 64u      /* the recursion's bound, whatever is asked */
+#define VALUE_STRING_CAP (1u << 24)
+#define VALUE_ITEMS_CAP (1u << 20)
+#define VALUE_OBJECTS_CAP (1u << 24)
+#define TYPES_MAX 4096u          /* types read per call */
+#define TYPE_NAME_MAX 128u
+#define QUALNAME_MAX 200u
+#define LOCALS_MAX 65536u        /* co_nlocalsplus */
+#define NAME_MAX_CHARS 256u
+
+/* The call's result: the public struct first, then what frees it. */
+typedef struct values_result {
+    pyf_values pub;
+    pyf__arena arena;
+} values_result;
+
+_Static_assert(sizeof(pyf_value) == PYF_VALUE_SIZE, "pyf_value is frozen");
+_Static_assert(sizeof(pyf_local) == PYF_LOCAL_SIZE, "pyf_local is frozen");
+_Static_assert(sizeof(pyf_values_request) == PYF_VALUES_REQUEST_SIZE_V0,
+               "pyf_values_request");
+
+/* ---- reads, nodes, strings ------------------------------------------------ */
+
+int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
+{
+    if (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len)
+        return PYF__EBUDGET;
+    c->bytes += len;
+    return pyf__read_now(c->t, addr, dst, len);
+}
+
+uint32_t pyf__vnodes(pyf__vctx *c, uint32_t count)
+{
+    if (c->nomem || count > (1u << 30) - c->n) {
+        c->nomem = true;
+        return PYF_NO_VALUE;
+    }
+    if (!pyf__grow((void **)&c->v, &c->cap, c->n + count, sizeof *c->v)) {
+        c->nomem = true;
+        return PYF_NO_VALUE;
+    }
+    uint32_t first = c->n;
+    memset(c->v + first, 0, (size_t)count * sizeof *c->v);
+    for (uint32_t i = 0; i < count; i++)
+        c->v[first + i].type_name = "";
+    c->n += count;
+    return first;
+}
+
+void pyf__vbad(pyf__vctx *c, uint32_t i, uint32_t flags, const char *fmt, ...)
+{
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(why, sizeof why, fmt, ap) < 0)
+        why[0] = '\0';
+    va_end(ap);
+    pyf_value *v = &c->v[i];
+    v->kind = PYF_VALUE_UNREADABLE;
+    v->flags |= flags;
+    v->first_child = v->nchildren = 0;
+    pyf__vdata(c, i, why, strlen(why));
+}
+
+void pyf__vdata(pyf__vctx *c, uint32_t i, const void *data, size_t len)
+{
+    char *p = pyf__arena_alloc(&c->arena, len + 1);
+    if (p == NULL) {
+        c->nomem = true;
+        return;
+    }
+    if (len)
+        memcpy(p, data, len);
+    p[len] = '\0';
+    c->v[i].data = p;
+    c->v[i].data_size = len;
+}
+
+static bool printable(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max)
+{
+    char buf[TYPE_NAME_MAX + 1];
+    size_t have = 0;
+    if (addr == 0 || max > TYPE_NAME_MAX)
+        return NULL;
+    while (have < max) { /* page by page: a name may end a mapping */
+        size_t piece = 4096 - (size_t)((addr + have) % 4096);
+        if (piece > max - have)
+            piece = max - have;
+        if (pyf__vread(c, addr + have, buf + have, piece) != PYF_OK)
+            return NULL;
+        void *nul = memchr(buf + have, 0, piece);
+        have += piece;
+        if (nul != NULL) {
+            if (nul == buf || !printable(buf))
+                return NULL;
+            const char *s = pyf__arena_dup(&c->arena, buf);
+            if (s == NULL)
+                c->nomem = true;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
+                      uint64_t *chars, bool *cut)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t hdr[256];
+    size_t hlen = (size_t)o->unicode.compactunicodeobject_size;
+    pyf__str_info si;
+    *cut = false;
+    if (addr == 0 || addr % 8 != 0 || hlen > sizeof hdr)
+        return NULL;
+    if (pyf__vread(c, addr, hdr, hlen) != PYF_OK &&
+        pyf__vread(c, addr, hdr, hlen = (size_t)o->unicode.asciiobject_size) != PYF_OK)
+        return NULL;
+    if (pyf__str_header(o, hdr, &si) != PYF_OK || si.data_off > hlen + 16 ||
+        si.length > ((uint64_t)1 << 40))
+        return NULL;
+    uint64_t n = si.length;
+    if (n > max_chars) {
+        n = max_chars;
+        *cut = true;
+    }
+    uint8_t *d = malloc((size_t)n * si.kind + 1);
+    if (d == NULL) {
+        c->nomem = true;
+        return NULL;
+    }
+    char *utf8 = NULL;
+    size_t len = 0;
+    bool cut_bytes = false;
+    const char *s = NULL;
+    if (pyf__vread(c, addr + si.data_off, d, (size_t)n * si.kind) == PYF_OK &&
+        pyf__str_utf8(&si, d, n, (uint32_t)(n * 4), true, &utf8, &len, &cut_bytes) == PYF_OK) {
+        char *a = pyf__arena_alloc(&c->arena, len + 1);
+        if (a != NULL) {
+            memcpy(a, utf8, len + 1);
+            s = a;
+        } else
+            c->nomem = true;
+    }
+    free(utf8);
+    free(d);
+    *bytes = len;
+    *chars = si.length;
+    return s;
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* The builtin static types the decoder knows, by tp_name. */
+static const struct {
+    const char *name;
+    uint32_t kind;
+} builtin_types[] = {
+    {"NoneType", PYF_VALUE_NONE}, {"bool", PYF_VALUE_BOOL}, {"int", PYF_VALUE_INT},
+    {"float", PYF_VALUE_FLOAT}, {"complex", PYF_VALUE_COMPLEX}, {"str", PYF_VALUE_STR},
+    {"bytes", PYF_VALUE_BYTES}, {"bytearray", PYF_VALUE_BYTEARRAY},
+    {"tuple", PYF_VALUE_TUPLE}, {"list", PYF_VALUE_LIST}, {"dict", PYF_VALUE_DICT},
+    {"set", PYF_VALUE_SET}, {"frozenset", PYF_VALUE_FROZENSET}, {"range", PYF_VALUE_RANGE},
+    {"type", PYF_VALUE_TYPE}, {"function", PYF_VALUE_FUNCTION},
+    {"builtin_function_or_method", PYF_VALUE_BUILTIN}, {"method", PYF_VALUE_METHOD},
+    {"module", PYF_VALUE_MODULE}, {"cell", PYF_VALUE_CELL}, {"code", PYF_VALUE_CODE},
+    {"generator", PYF_VALUE_GENERATOR}, {"coroutine", PYF_VALUE_COROUTINE},
+    {"async_generator", PYF_VALUE_ASYNC_GENERATOR}, {"ellipsis", PYF_VALUE_ELLIPSIS},
+    {"NotImplementedType", PYF_VALUE_NOTIMPLEMENTED},
+};
+
+/* "module.qualname" of a heap type (module left out for builtins), or
+ * NULL when its qualname or module cannot be read. */
+static const char *heap_type_name(pyf__vctx *c, pyf__vtype *ty, uint64_t qualname)
+{
+    size_t qb, mb;
+    uint64_t chars;
+    bool cut;
+    const char *q = pyf__vstr(c, qualname, QUALNAME_MAX, &qb, &chars, &cut);
+    if (q == NULL || qb == 0 || strlen(q) != qb)
+        return NULL;
+    uint64_t mod = ty->dict != 0 ? pyf__dict_lookup(c, ty->dict, "__module__") : 0;
+    const char *m = mod != 0 ? pyf__vstr(c, mod, QUALNAME_MAX, &mb, &chars, &cut) : NULL;
+    if (m == NULL || mb == 0 || strlen(m) != mb || strcmp(m, "builtins") == 0)
+        return q;
+    char *name = pyf__arena_alloc(&c->arena, mb + 1 + qb + 1);
+    if (name == NULL) {
+        c->nomem = true;
+        return q;
+    }
+    memcpy(name, m, mb);
+    name[mb] = '.';
+    memcpy(name + mb + 1, q, qb + 1);
+    return name;
+}
+
+static void type_read(pyf__vctx *c, pyf__vtype *ty)
+{
+    const pyf__offsets *o = c->o;
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t buf[PYF__OBJECT_READ_MAX];
+    uint64_t addr = ty->addr;
+    size_t len = (size_t)o->type.size;
+    if (len < vl->type_dictoffset + 8)
+        len = (size_t)vl->type_dictoffset + 8;
+    int rc = addr < 4096 || addr % 8 != 0 || len > sizeof buf ? PYF_EFAULT
+                                                               : pyf__vread(c, addr, buf, len);
+    if (rc != PYF_OK) {
+        ty->bad = rc == PYF__EBUDGET ? "byte budget spent reading type" : "bad type pointer";
+        return;
+    }
+    ty->flags = pyf__ld64(buf + o->type.tp_flags);
+    ty->basicsize = pyf__ld64(buf + vl->type_basicsize);
+    ty->dictoffset = pyf__ld64(buf + vl->type_dictoffset);
+    ty->dict = pyf__ld64(buf + vl->type_dict);
+    uint64_t meta = pyf__ld64(buf + o->pyobject.ob_type);
+    const char *tp_name = pyf__vcstr(c, pyf__ld64(buf + o->type.tp_name), TYPE_NAME_MAX);
+    if (tp_name == NULL || meta == 0 || meta % 8 != 0 || ty->basicsize > (1u << 20)) {
+        ty->bad = "bad type pointer";
+        return;
+    }
+    ty->name = tp_name;
+    ty->kind = PYF_VALUE_OTHER;
+    if (!(ty->flags & PYF__TPFLAGS_HEAPTYPE)) {
+        for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
+            if (strcmp(tp_name, builtin_types[i].name) == 0)
+                ty->kind = builtin_types[i].kind;
+    } else {
+        uint8_t ht[16];
+        if (pyf__vread(c, addr + vl->heap_qualname, ht, sizeof ht) == PYF_OK) {
+            ty->cached_keys = pyf__ld64(ht + 8);
+            const char *name = heap_type_name(c, ty, pyf__ld64(ht));
+            if (name != NULL)
+                ty->name = name;
+        }
+    }
+    if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS))
+        ty->kind = PYF_VALUE_EXCEPTION;
+}
+
+const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
+{
+    static const pyf__vtype too_many = {0, PYF_VALUE_UNREADABLE, 0, 0, 0, 0, 0, "",
+                                        "too many types"};
+    uint64_t *slot = pyf__addrmap_get(&c->types, addr);
+    if (slot != NULL)
+        return &c->tv[*slot - 1];
+    if (c->ntv >= TYPES_MAX)
+        return &too_many;
+    if (!pyf__grow((void **)&c->tv, &c->captv, c->ntv + 1, sizeof *c->tv)) {
+        c->nomem = true;
+        return &too_many;
+    }
+    uint32_t at = c->ntv++;
+    pyf__vtype ty = {.addr = addr, .name = ""};
+    c->tv[at] = (pyf__vtype){.addr = addr, .name = "", .bad = "type read within itself"};
+    /* remembered before it is read: a type whose dict leads back to it
+     * finds it (unfinished, its name still ""); read into a copy, since
+     * the table may grow meanwhile */
+    bool added;
+    uint64_t *put = addr != 0 ? pyf__addrmap_put(&c->types, addr, &added) : NULL;
+    if (put != NULL)
+        *put = at + 1;
+    type_read(c, &ty);
+    if (ty.bad != NULL)
+        ty.kind = PYF_VALUE_UNREADABLE;
+    c->tv[at] = ty;
+    return &c->tv[at];
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
+static uint32_t limit(uint32_t asked, uint32_t dflt, uint32_t cap)
+{
+    uint32_t v = asked != 0 ? asked : dflt;
+    return v < cap ? v : cap;
+}
+
+static int ctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
+{
+    memset(c, 0, sizeof *c);
+    c->t = t;
+    c->o = &t->off;
+    pyf__fail(t, PYF_OK, "%s", "");
+    if (req != NULL) {
+        int rc = pyf__struct_in(req, PYF_VALUES_REQUEST_SIZE_V0, &c->req, sizeof c->req,
+                                "pyf_values_request", t->fail.detail, sizeof t->fail.detail);
+        if (rc != PYF_OK)
+            return t->fail.code = rc;
+    }
+    char why[PYF__ERRBUF];
+    if (pyf__offsets_check_values(c->o, why, sizeof why) != PYF_OK)
+        return pyf__fail(t, PYF_EOFFSETS, "%s", why);
+    c->req.max_string = limit(c->req.max_string, PYF_DEFAULT_VALUE_STRING, VALUE_STRING_CAP);
+    c->req.max_items = limit(c->req.max_items, PYF_DEFAULT_VALUE_ITEMS, VALUE_ITEMS_CAP);
+    c->req.max_depth = limit(c->req.max_depth, PYF_DEFAULT_VALUE_DEPTH, VALUE_DEPTH_CAP);
+    c->req.max_objects = limit(c->req.max_objects, PYF_DEFAULT_VALUE_OBJECTS,
+                               VALUE_OBJECTS_CAP);
+    if (c->req.max_bytes == 0)
+        c->req.max_bytes = PYF_DEFAULT_VALUE_BYTES;
+    pyf__value_layout_fill(c->o, &c->vl);
+    return PYF_OK;
+}
+
+static void ctx_free(pyf__vctx *c)
+{
+    free(c->v);
+    free(c->tv);
+    pyf__addrmap_free(&c->types);
+    pyf__addrset_free(&c->path);
+    pyf__arena_free(&c->arena);
+}
+
+/* The result: the nodes and locals copied into the arena, which the
+ * result keeps. */
+static int ctx_end(pyf__vctx *c, const pyf_local *locals, uint32_t nlocals,
+                   pyf_values **out)
+{
+    values_result *r = calloc(1, sizeof *r);
+    pyf_value *v = c->nomem ? NULL : pyf__arena_alloc(&c->arena, (size_t)c->n * sizeof *v + 8);
+    pyf_local *l = c->nomem ? NULL
+                            : pyf__arena_alloc(&c->arena, (size_t)nlocals * sizeof *l + 8);
+    if (r == NULL || v == NULL || l == NULL) {
+        free(r);
+        return pyf__fail(c->t, PYF_ENOMEM, "out of memory decoding values");
+    }
+    if (c->n)
+        memcpy(v, c->v, (size_t)c->n * sizeof *v);
+    if (nlocals)
+        memcpy(l, locals, (size_t)nlocals * sizeof *l);
+    r->pub.nlocals = nlocals;
+    r->pub.nvalues = c->n;
+    r->pub.locals = l;
+    r->pub.values = v;
+    r->pub.local_size = PYF_LOCAL_SIZE;
+    r->pub.value_size = PYF_VALUE_SIZE;
+    r->pub.objects_read = c->objects;
+    r->pub.bytes_read = c->bytes;
+    r->arena = c->arena;
+    c->arena = (pyf__arena){0};
+    *out = &r->pub;
+    return PYF_OK;
+}
+
+/* One object as values[0]. */
+static int one_value(pyf__vctx *c, uint64_t addr, pyf_values **out)
+{
+    if (addr == 0)
+        return pyf__fail(c->t, PYF_EINVAL, "no object at address 0");
+    uint32_t i = pyf__vnodes(c, 1);
+    if (i != PYF_NO_VALUE)
+        pyf__decode_object(c, i, addr, 0);
+    return ctx_end(c, NULL, 0, out);
+}
+
+/* A call: its arguments checked, a context made, body run, the context freed. */
+static int values_call(pyf_target *t, uint64_t addr, const pyf_values_request *req,
+                       pyf_values **out, int (*body)(pyf__vctx *, uint64_t, pyf_values **))
+{
+    if (out != NULL)
+        *out = NULL;
+    if (t == NULL || out == NULL)
+        return PYF_EINVAL;
+    pyf__vctx c;
+    int rc = ctx_begin(&c, t, req);
+    if (rc == PYF_OK)
+        rc = body(&c, addr, out);
+    ctx_free(&c);
+    return rc;
+}
+
+int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_request *req,
+                   pyf_values **out)
+{
+    return values_call(t, addr, req, out, one_value);
+}
+
+void pyf_values_free(pyf_values *v)
+{
+    if (v == NULL)
+        return;
+    values_result *r = (values_result *)v;
+    pyf__arena_free(&r->arena);
+    free(r);
+}
+
+/* ---- a frame's locals ------------------------------------------------------- */
+
+/* What a code object says about its locals. */
+typedef struct code_locals {
+    uint32_t n;              /* co_nlocalsplus */
+    uint64_t *names;         /* [n] str addresses */
+    uint8_t *kinds;          /* [n] CO_FAST_* */
+    uint32_t nargs, argcount, kwonly;
+    uint32_t co_flags;
+} code_locals;
+
+static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
+{
+    const pyf__offsets *o = c->o;
+    pyf_target *t = c->t;
+    uint8_t *buf = malloc((size_t)o->code.size);
+    if (buf == NULL)
+        return pyf__fail(t, PYF_ENOMEM, "out of memory");
+    int rc = pyf__read(t, code, buf, (size_t)o->code.size, "code object");
+    c->bytes += o->code.size;
+    if (rc != PYF_OK) {
+        free(buf);
+        return rc;
+    }
+    uint64_t names = pyf__ld64(buf + o->code.localsplusnames);
+    uint64_t kinds = pyf__ld64(buf + o->code.localspluskinds);
+    int32_t argcount = (int32_t)pyf__ld32(buf + o->code.argcount);
+    int32_t kwonly = (int32_t)pyf__ld32(buf + c->vl.code_kwonlyargcount);
+    cl->co_flags = o->code.co_flags != PYF__ABSENT ? pyf__ld32(buf + o->code.co_flags) : 0;
+    free(buf);
+
+    uint8_t hdr[PYF__OBJECT_READ_MAX];
+    rc = pyf__read(t, names, hdr, (size_t)o->tuple.ob_item, "code object's local names");
+    if (rc != PYF_OK)
+        return rc;
+    int64_t n = (int64_t)pyf__ld64(hdr + o->tuple.ob_size);
+    rc = pyf__read(t, kinds, hdr, (size_t)o->bytes.ob_sval, "code object's local kinds");
+    if (rc != PYF_OK)
+        return rc;
+    int64_t nk = (int64_t)pyf__ld64(hdr + o->bytes.ob_size);
+    uint32_t nargs = 0;
+    if (argcount >= 0 && kwonly >= 0)
+        nargs = (uint32_t)argcount + (uint32_t)kwonly +
+                ((cl->co_flags & PYF__CO_VARARGS) ? 1 : 0) +
+                ((cl->co_flags & PYF__CO_VARKEYWORDS) ? 1 : 0);
+    if (n < 0 || n > LOCALS_MAX || nk != n || argcount < 0 || kwonly < 0 || nargs > n)
+        return pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has implausible locals "
+                         "(%lld names, %lld kinds, %d arguments)", (unsigned long long)code,
+                         (long long)n, (long long)nk, argcount);
+    cl->n = (uint32_t)n;
+    cl->argcount = (uint32_t)argcount;
+    cl->kwonly = (uint32_t)kwonly;
+    cl->nargs = nargs;
+    cl->names = malloc((size_t)n * 8 + 8);
+    cl->kinds = malloc((size_t)n + 8);
+    if (cl->names == NULL || cl->kinds == NULL)
+        return pyf__fail(t, PYF_ENOMEM, "out of memory");
+    rc = pyf__read(t, names + o->tuple.ob_item, cl->names, (size_t)n * 8,
+                   "code object's local names");
+    if (rc == PYF_OK)
+        rc = pyf__read(t, kinds + o->bytes.ob_sval, cl->kinds, (size_t)n,
+                       "code object's local kinds");
+    c->bytes += (uint64_t)n * 9;
+    return rc;
+}
+
+/* kind and flags of local i */
+static void local_kind(const code_locals *cl, uint32_t i, pyf_local *l)
+{
+    uint8_t k = cl->kinds[i];
+    if (i < cl->nargs) {
+        l->kind = PYF_LOCAL_ARG;
+        uint32_t after = cl->argcount + cl->kwonly;
+        if (i >= cl->argcount && i < after)
+            l->flags |= PYF_LOCAL_KWONLY;
+        else if (i == after && (cl->co_flags & PYF__CO_VARARGS))
+            l->flags |= PYF_LOCAL_VARARGS;
+        else if (i >= after)
+            l->flags |= PYF_LOCAL_VARKEYWORDS;
+    } else if (k & PYF__CO_FAST_FREE)
+        l->kind = PYF_LOCAL_FREE;
+    else if (k & PYF__CO_FAST_CELL)
+        l->kind = PYF_LOCAL_CELL;
+    else
+        l->kind = PYF_LOCAL_LOCAL;
+    if (k & PYF__CO_FAST_HIDDEN)
+        l->flags |= PYF_LOCAL_HIDDEN;
+}
+
+/* The value of one slot into l (a cell's contents for a cell or free
+ * variable once the slot holds a cell). */
+static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_t raw,
+                        pyf_local *l)
+{
+    const pyf__offsets *o = c->o;
+    l->value = PYF_NO_VALUE;
+    if (o->minor >= 14 && (raw & 3) == 3) { /* a tagged int (Py_INT_TAG) */
+        uint32_t v = pyf__vnodes(c, 1);
+        if (v == PYF_NO_VALUE)
+            return;
+        int64_t x = (int64_t)raw >> 2;
+        uint64_t mag = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+        uint32_t digits[3] = {(uint32_t)(mag & 0x3fffffff), (uint32_t)((mag >> 30) & 0x3fffffff),
+                              (uint32_t)(mag >> 60)};
+        uint32_t nd = mag == 0 ? 0 : mag >> 60 ? 3 : mag >> 30 ? 2 : 1;
+        c->v[v].kind = PYF_VALUE_INT;
+        c->v[v].type_name = "int";
+        c->v[v].number = x < 0 ? -1 : x > 0;
+        c->v[v].length = nd;
+        pyf__vdata(c, v, digits, nd * 4);
+        l->value = v;
+        return;
+    }
+    uint64_t addr = raw & o->tag_mask;
+    if (addr == 0) {
+        l->flags |= PYF_LOCAL_UNBOUND;
+        return;
+    }
+    if (cl->kinds[i] & (PYF__CO_FAST_CELL | PYF__CO_FAST_FREE)) {
+        uint8_t hdr[64];
+        const pyf__vtype *ty = NULL;
+        if (addr % 8 == 0 && pyf__vread(c, addr, hdr, (size_t)o->pyobject.size) == PYF_OK)
+            ty = pyf__vtype_get(c, pyf__ld64(hdr + o->pyobject.ob_type));
+        if (ty != NULL && ty->kind == PYF_VALUE_CELL) {
+            uint64_t ref;
+            if (pyf__vread(c, addr + c->vl.cell_ref, &ref, 8) == PYF_OK && ref == 0) {
+                l->flags |= PYF_LOCAL_UNBOUND;
+                return;
+            }
+            if (ref != 0)
+                addr = ref; /* else the cell itself shows why */
+        }
+    }
+    uint32_t v = pyf__vnodes(c, 1);
+    if (v == PYF_NO_VALUE)
+        return;
+    pyf__decode_object(c, v, addr, 0);
+    l->value = v;
+}
+
+static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
+{
+    const pyf__offsets *o = c->o;
+    pyf_target *t = c->t;
+    uint8_t f[PYF__OBJECT_READ_MAX];
+    if (frame_addr == 0 || frame_addr % 8 != 0)
+        return pyf__fail(t, PYF_EINVAL, "no frame at 0x%llx", (unsigned long long)frame_addr);
+    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.localsplus, "interpreter frame");
+    if (rc != PYF_OK)
+        return rc;
+    uint64_t code = pyf__ld64(f + o->frame.executable) & o->tag_mask;
+    uint64_t globals = pyf__ld64(f + c->vl.frame_globals);
+    uint8_t hdr[64];
+    const pyf__vtype *ty = NULL;
+    if (code != 0 && code % 8 == 0 &&
+        pyf__vread(c, code, hdr, (size_t)o->pyobject.size) == PYF_OK)
+        ty = pyf__vtype_get(c, pyf__ld64(hdr + o->pyobject.ob_type));
+    if (ty == NULL || ty->kind != PYF_VALUE_CODE)
+        return pyf__fail(t, PYF_ECORRUPT, "the frame at 0x%llx runs no code object "
+                         "(executable 0x%llx)", (unsigned long long)frame_addr,
+                         (unsigned long long)code);
+    code_locals cl = {0};
+    pyf_local *locals = NULL;
+    uint64_t *slots = NULL;
+    rc = read_code_locals(c, code, &cl);
+    if (rc == PYF_OK) {
+        locals = calloc((size_t)cl.n + 1, sizeof *locals);
+        slots = malloc((size_t)cl.n * 8 + 8);
+        if (locals == NULL || slots == NULL)
+            rc = pyf__fail(t, PYF_ENOMEM, "out of memory");
+    }
+    if (rc == PYF_OK) {
+        rc = pyf__read(t, frame_addr + o->frame.localsplus, slots, (size_t)cl.n * 8,
+                       "frame's locals");
+        c->bytes += (uint64_t)cl.n * 8;
+    }
+    for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++) {
+        pyf_local *l = &locals[i];
+        size_t nb;
+        uint64_t chars;
+        bool cut;
+        const char *name = pyf__vstr(c, cl.names[i], NAME_MAX_CHARS, &nb, &chars, &cut);
+        l->name = name != NULL ? name : "?";
+        local_kind(&cl, i, l);
+        local_value(c, &cl, i, slots[i], l);
+    }
+    if (rc == PYF_OK) {
+        rc = ctx_end(c, locals, cl.n, out);
+        if (rc == PYF_OK) {
+            (*out)->code_addr = code;
+            (*out)->globals_addr = globals;
+        }
+    }
+    free(cl.names);
+    free(cl.kinds);
+    free(locals);
+    free(slots);
+    return rc;
+}
+
+int pyf_frame_locals(pyf_target *t, uint64_t frame_addr, const pyf_values_request *req,
+                     pyf_values **out)
+{
+    return values_call(t, frame_addr, req, out, frame_locals);
+}

@@ -1,0 +1,70 @@
+/*
+ * values.h - the value decoder's insides, shared by values.c (the calls,
+ * the result tree, limits, reads, types, frames) and objects.c (one
+ * decoder a kind of object). Part of internal.h.
+ */
+#ifndef PYFRAMES_VALUES_H
+#define PYFRAMES_VALUES_H
+
+/* What a type object is, read once per call. */
+typedef struct pyf__vtype {
+    uint64_t addr;
+    uint32_t kind;           /* PYF_VALUE_* of its instances */
+    uint64_t flags;          /* tp_flags */
+    uint64_t basicsize, dictoffset, dict, cached_keys;
+    const char *name;        /* repr()'s name of its instances (arena) */
+    const char *bad;         /* why it is no readable type (arena), else NULL */
+} pyf__vtype;
+
+typedef struct pyf__vctx {
+    pyf_target *t;
+    const pyf__offsets *o;
+    pyf__value_layout vl;
+    pyf_values_request req;  /* every limit filled in */
+    pyf__arena arena;        /* strings of the result */
+    pyf_value *v;            /* the nodes, children of one node contiguous */
+    uint32_t n, cap;
+    pyf__addrmap types;      /* type address -> index + 1 into tv */
+    pyf__vtype *tv;
+    uint32_t ntv, captv;
+    pyf__addrset path;       /* objects being decoded: a cycle's mark */
+    uint64_t objects, bytes; /* spent */
+    uint32_t lookups;        /* dict lookups under way (pyf__dict_lookup) */
+    bool no_attrs;           /* decoding attributes: not theirs again */
+    bool nomem;
+} pyf__vctx;
+
+/* Private result of a read refused by the byte budget. */
+#define PYF__EBUDGET (-1002)
+
+/* Read [addr, addr+len) within the byte budget: PYF_OK, PYF__EBUDGET or the
+ * reader's code.  Never writes t->fail. */
+int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
+/* count more nodes after the last, zeroed (type_name ""); their first index,
+ * or PYF_NO_VALUE when out of memory (c->nomem) or past 2^31 nodes. */
+uint32_t pyf__vnodes(pyf__vctx *c, uint32_t count);
+/* Mark node i unreadable: why, formatted into the arena. */
+void pyf__vbad(pyf__vctx *c, uint32_t i, uint32_t flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Copy len bytes into the arena as node i's data (NUL added). */
+void pyf__vdata(pyf__vctx *c, uint32_t i, const void *data, size_t len);
+/* The type at addr (never NULL unless out of memory; ->bad says whether it
+ * is usable). */
+const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr);
+/* A C string of at most max bytes at addr into the arena; NULL when
+ * unreadable, unterminated or not printable. */
+const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max);
+/* A str object's text into the arena (raw UTF-8, at most max_chars
+ * characters); NULL when it is no readable str.  *chars: its length. */
+const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
+                      uint64_t *chars, bool *cut);
+
+/* ---- objects.c ---- */
+/* Decode the object at addr into node i (allocated), at depth below a
+ * local; children are allocated after every node there is. */
+void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
+/* The value of key name (a str) in the dict at addr, 0 when absent or
+ * unreadable (the first entries only: __name__, __module__, __file__). */
+uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
+
+#endif /* PYFRAMES_VALUES_H */

@@ -1,0 +1,490 @@
+"""Values of frames: ``Target.frame_locals``, ``dump --locals`` (CLI),
+``py-bt-fast --locals`` (gdb), ``pystack --locals`` (lldb), and what
+py-locals and py-print print (pyframes.values), against live CPython
+3.13/3.14/3.15 (and pyenv's 3.13 when present).
+
+The target is targets/values_scenario.py: two threads whose frames hold
+every builtin type as arguments, locals, cells and free variables, one of
+them through a generator and a coroutine frame.  The oracle is the
+target's own: repr() of every bound local of every frame (its f_locals),
+written at its handshake (values.json); for the values the default limits
+cut, the documented truncation of it (``'...'...<N more chars>``,
+``[..., ...<N more items>]``), and ``<module 'name'>`` for a module (the
+library reads a module's name only).  A name the frame has but f_locals
+lacks must be shown unbound.
+
+Without a library or a target, the command layer (text and JSON of
+--locals, the options) runs over a fake target whose values are built
+from objects of this process (test_values_render.tree).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import conftest
+import debugger_util as du
+import drivers
+from livetarget import LiveTarget
+from pyframes import cli, model, stack_command, values
+from pyframes.errors import PYF_ECORRUPT, CommandError, error_from_code
+from pyframes.escaping import escape
+from test_values_render import tree
+
+CLI_TIMEOUT = 120
+THREADS = ("values-a", "values-b")
+CHAINS = {
+    "values-a": ["leaf", "outer.<locals>.inner", "outer", "chain"],
+    "values-b": ["leaf", "coro_body", "gen_body", "outer.<locals>.inner", "outer", "chain"],
+}
+# non-argument variables captured by an inner function, per frame
+CELLS = {"leaf": {"v_list", "v_instance"}, "outer": {"captured", "counter"}}
+FREE = {"outer.<locals>.inner": {"captured", "counter", "text", "n", "kw"}}
+
+
+# ---- the oracle ------------------------------------------------------------------
+
+
+def expected_text(spec):
+    """The text pyframes shows for a value the target described."""
+    if "repr" in spec:
+        return escape(spec["repr"])
+    if "module" in spec:
+        return "<module %r>" % spec["module"]
+    more = "...<%s more %s>" % (format(spec["more"], ","), "chars" if "str" in spec else "items")
+    if "str" in spec:
+        return escape(spec["str"]) + more
+    if "items" in spec:
+        return "[%s, %s]" % (", ".join(spec["items"]), more)
+    return "{%s, %s}" % (", ".join("%s: %s" % tuple(p) for p in spec["pairs"]), more)
+
+
+def mismatches(oracle, tid, frames):
+    """What differs between the oracle's frames of a thread and the frames
+    pyframes read ([{"function", "locals": [JSON local]}], innermost first)."""
+    problems = []
+    want_frames = oracle["threads"][str(tid)]
+    got_names = [f["function"] for f in frames[:len(want_frames)]]
+    if got_names != [f["function"] for f in want_frames]:
+        return ["thread %d: frames %s, expected %s" % (tid, got_names,
+                                                        [f["function"] for f in want_frames])]
+    for want, got in zip(want_frames, frames):
+        where = "thread %d, %s" % (tid, want["function"])
+        rows = got["locals"]
+        names = [row["name"] for row in rows]
+        if names[:len(want["args"])] != want["args"]:
+            problems.append("%s: arguments first %s, expected %s" % (where, names, want["args"]))
+        for row in rows:
+            name, spec = row["name"], want["locals"].get(row["name"])
+            if spec is None:
+                if row["value"] is not None or row["type"] is not None:
+                    problems.append("%s: %s = %r, expected unbound" % (where, name, row["value"]))
+                continue
+            text = expected_text(spec)
+            if row["value"] != text:
+                problems.append("%s: %s = %r\n    expected %r" % (where, name, row["value"], text))
+            if row["truncated"] != ("repr" not in spec and "module" not in spec):
+                problems.append("%s: %s truncated %r" % (where, name, row["truncated"]))
+            kind = ("arg" if name in want["args"] else
+                    "cell" if name in CELLS.get(want["function"], ()) else
+                    "free" if name in FREE.get(want["function"], ()) else "local")
+            if row["kind"] != kind:
+                problems.append("%s: %s is %r, expected %r" % (where, name, row["kind"], kind))
+        missing = set(want["locals"]) - set(names)
+        if missing:
+            problems.append("%s: not shown: %s" % (where, sorted(missing)))
+    return problems
+
+
+def _interpreters():
+    chosen = [i for i in conftest.INTERPRETERS if i.kind in ("release", "pyenv")]
+    return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
+
+
+class Scenario(object):
+    pass
+
+
+@pytest.fixture(scope="module", params=_interpreters())
+def scenario(request, tmp_path_factory):
+    interp = request.param
+    if interp is None:
+        conftest.require_interpreters()
+    workdir = tmp_path_factory.mktemp("values-%s" % interp.name)
+    # the file handshake: a debugger's attach would interrupt a FIFO write
+    with LiveTarget(interp.path, "values_scenario.py", workdir, handshake="file") as target:
+        with open(os.path.join(target.workdir, "values.json")) as f:
+            oracle = json.load(f)
+        s = Scenario()
+        s.interp, s.target, s.oracle = interp, target, oracle
+        s.tids = {name: target.tid_by_name()[name] for name in THREADS}
+        yield s
+
+
+def _library_frames(t, tid, **limits):
+    snap = t.snapshot(native_tid=tid)
+    (thread,) = [th for th in snap.threads() if th.native_thread_id == tid]
+    out = []
+    for frame in thread.frames:
+        fv = t.frame_locals(frame.frame_addr, **limits)
+        out.append({"function": frame.function, "frame": frame, "values": fv,
+                    "locals": [values.local_dict(loc, t.python)
+                               for loc in values.shown_locals(fv)]})
+    return out
+
+
+def _document_mismatches(scenario, doc):
+    """mismatches() of both threads of a JSON document."""
+    problems = []
+    for name in THREADS:
+        tid = scenario.tids[name]
+        problems += mismatches(scenario.oracle, tid, _json_frames(doc, tid))
+    return problems
+
+
+def _json_frames(doc, tid):
+    for interp in doc["interpreters"]:
+        for thread in interp["threads"]:
+            if thread["native_thread_id"] == tid:
+                return thread["frames"]
+    raise AssertionError("no thread %d in the document" % tid)
+
+
+# ---- live: the library -----------------------------------------------------------
+
+
+def test_oracle_is_what_the_target_holds(scenario):
+    """The target made what the scenario says (the oracle itself)."""
+    for name, chain in CHAINS.items():
+        frames = scenario.oracle["threads"][str(scenario.tids[name])]
+        assert [f["function"] for f in frames] == chain
+    leaf = scenario.oracle["threads"][str(scenario.tids["values-a"])][0]["locals"]
+    assert leaf["v_big_str"]["more"] == 2 * 1024 * 1024 - 200
+    assert leaf["v_big_list"]["more"] == 100000 - 100
+    assert leaf["v_big_dict"]["more"] == 1000 - 100
+    assert len(leaf["v_bigint"]["repr"]) == 1000 and leaf["v_nan"]["repr"] == "nan"
+    assert "later" not in leaf
+    inner = scenario.oracle["threads"][str(scenario.tids["values-a"])][1]["locals"]
+    assert inner["comp_step"] == {"repr": "1"}  # the comprehension's, bound
+    assert "tag" not in scenario.oracle["threads"][str(scenario.tids["values-a"])][3]["locals"]
+
+
+@pytest.mark.parametrize("thread", THREADS)
+def test_library_values_equal_the_targets_repr(scenario, pyframes, thread):
+    tid = scenario.tids[thread]
+    with pyframes.attach(scenario.target.pid) as t:
+        frames = _library_frames(t, tid)
+    problems = mismatches(scenario.oracle, tid, frames)
+    assert not problems, "\n".join(problems)
+    leaf = {loc.name: loc for loc in frames[0]["values"].locals}
+    assert leaf["later"].unbound and leaf["later"].kind == "local"
+    # an inlined comprehension's variable is a plain local of a function
+    # (hidden only at module or class level): unbound once it is done
+    at = {name: frames[i] for i, name in enumerate(CHAINS[thread])}
+    assert {row["name"]: row["value"] for row in at["chain"]["locals"]}["tag"] is None
+    inner = {row["name"]: row["value"] for row in at["outer.<locals>.inner"]["locals"]}
+    assert inner["comp_step"] == ("1" if thread == "values-a" else None)
+    assert [f["frame"].owner for f in frames[:3]] == (
+        [None, "coroutine", "generator"] if thread == "values-b" else [None, None, None])
+
+
+def test_limits(scenario, pyframes):
+    tid = scenario.tids["values-a"]
+    with pyframes.attach(scenario.target.pid) as t:
+        (leaf, *_rest) = _library_frames(t, tid, max_string=5, max_items=3, max_depth=2)
+    shown = {row["name"]: row["value"] for row in leaf["locals"]}
+    assert shown["v_big_str"] == "'01234'...<2,097,147 more chars>"
+    assert shown["v_big_list"] == "[0, 1, 2, ...<99,997 more items>]"
+    assert shown["v_ascii"] == "'plain'...<6 more chars>"
+    assert shown["v_nested"] == "{'a': [1, {...<too deep: 1 item>}]}"
+    assert shown["v_self_list"] == "[1, 'two', [...]]"
+    assert shown["v_self_dict"] == "{'name': 'self', 'me': {...}}"
+
+
+def test_budget_cuts_values_not_the_frame(scenario, pyframes):
+    """An object budget too small for the frame: some values say so, every
+    local is still listed."""
+    tid = scenario.tids["values-a"]
+    with pyframes.attach(scenario.target.pid) as t:
+        (leaf, *_rest) = _library_frames(t, tid, max_objects=20)
+    rows = leaf["locals"]
+    assert len(rows) == len(scenario.oracle["threads"][str(tid)][0]["locals"]) + 1  # later
+    assert any(row["value"] and row["value"].startswith("<unreadable: ") for row in rows)
+    assert leaf["values"].objects_read <= 20 + len(rows)
+
+
+def _leaf_frame(t, tid):
+    snap = t.snapshot(native_tid=tid)
+    (thread,) = [th for th in snap.threads() if th.native_thread_id == tid]
+    return thread.frames[0]
+
+
+@pytest.mark.parametrize("expr,want", [
+    ("v_nested['a'][1]['b'][0]", "2"),
+    ("v_nested['a'][-1]", "{'b': (2, [3, {'c': 'deep'}])}"),
+    ("v_instance.x", "3"),
+    ("v_instance.y", "-3"),
+    ("POINTS[3].x", "3"),
+    ("GLOBAL_NUMBER", "4242"),
+    ("v_big_dict['k999']", "998001"),
+    ("BIG_DICT['k10']", "100"),
+    ("v_big_list[-1]", "99999"),
+    ("v_big_list[54321]", "54321"),
+    pytest.param("v_slotted.a", "'slot a'", marks=pytest.mark.xfail(
+        strict=True, reason="pyframes.h promises an object's slots with PYF_VALUES_ATTRS; "
+        "the library reads its __dict__ only")),
+    ("v_dict[2]", "[3]"),
+    ("number", "2"),
+    # refused (CommandError): its message holds the text
+    ("nosuch", Exception("no local or global 'nosuch'")),
+    ("later", Exception("local 'later' is unbound")),
+    ("v_instance.nope", Exception("has no attribute 'nope'")),
+    ("v_big_list[100000]", Exception("index 100000 out of range")),
+    ("v_dict['missing']", Exception("has no key 'missing'")),
+    ("v_int[0]", Exception("cannot be subscripted")),
+])
+def test_py_print(scenario, pyframes, expr, want):
+    """py-print EXPR in the leaf frame of values-a: locals, then globals,
+    attributes of a split-table instance and of slots, items and keys."""
+    with pyframes.attach(scenario.target.pid) as t:
+        frame = _leaf_frame(t, scenario.tids["values-a"])
+        if not isinstance(want, Exception):
+            assert values.print_lines(t, frame, expr) == ["%s = %s" % (expr, want)]
+            return
+        with pytest.raises(CommandError) as e:
+            values.print_lines(t, frame, expr)
+    assert str(want) in str(e.value)
+
+
+def test_py_locals(scenario, pyframes):
+    tid = scenario.tids["values-b"]
+    with pyframes.attach(scenario.target.pid) as t:
+        snap = t.snapshot(native_tid=tid)
+        (thread,) = list(snap.threads())
+        coro = thread.frames[1]
+        lines = values.locals_lines(t, coro)
+    want = scenario.oracle["threads"][str(tid)][1]["locals"]
+    assert lines == ["%s = %s" % (name, expected_text(spec)) for name, spec in want.items()]
+
+
+# ---- live: the command line and the debuggers --------------------------------------
+
+
+def run_cli(env, *args):
+    return subprocess.run([sys.executable, "-m", "pyframes"] + [str(a) for a in args],
+                          capture_output=True, timeout=CLI_TIMEOUT, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_cli_json(scenario, cli_env):
+    res = run_cli(cli_env, "dump", scenario.target.pid, "--locals", "--json")
+    assert res.returncode == 0, res.stderr.decode()
+    doc = json.loads(res.stdout)
+    problems = _document_mismatches(scenario, doc)
+    assert not problems, "\n".join(problems)
+    for row in _json_frames(doc, scenario.tids["values-a"])[0]["locals"]:
+        assert set(row) == {"name", "kind", "type", "value", "address", "truncated"}
+        assert (row["address"] is None) == (row["value"] is None)
+    assert all(f["locals_error"] is None
+               for f in _json_frames(doc, scenario.tids["values-a"]))
+
+
+def test_cli_text(scenario, cli_env):
+    tid = scenario.tids["values-b"]
+    res = run_cli(cli_env, "dump", scenario.target.pid, "--locals", "--thread", tid,
+                  "--no-source", "--max-items", "2", "--max-string", "4")
+    out = res.stdout.decode("utf-8")
+    assert res.returncode == 0, res.stderr.decode()
+    assert "      v_big_list = [0, 1, ...<99,998 more items>]\n" in out
+    assert "      v_big_str = '0123'...<2,097,148 more chars>\n" in out
+    assert "      later = <unbound>\n" in out
+    assert "      v_controls = 'tab\\t'...<" in out  # escaped as repr() does
+    assert "\x1b" not in out and "\x85" not in out
+    # each frame's variables under it, arguments first
+    lines = out.splitlines()
+    leaf = next(i for i, line in enumerate(lines) if line.endswith(", in leaf"))
+    assert lines[leaf + 1:leaf + 5] == [
+        "      number = 4", "      text = 'from'...<12 more chars>", "      flag = True",
+        "      rest = ({'valu'...<1 more char>: 4, 'shar'...<2 more chars>: [2, 'gen']}, 2.5)"]
+    coro = next(i for i, line in enumerate(lines) if line.endswith("in coro_body [coroutine]"))
+    assert lines[coro + 1] == "      value = 4"
+
+
+DRIVERS = drivers.selected()
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_debugger_locals(scenario, driver):
+    version = scenario.interp.name
+    driver.require(version)
+    cmd = driver.command
+    tid = scenario.tids["values-a"]
+    s = driver.run([
+        ("json", "%s --all --locals --json" % cmd),
+        ("text", "%s --thread %d --locals --no-source --max-items 2" % (cmd, tid)),
+        ("debugger", "%s --thread %d --locals --json --reader debugger" % (cmd, tid)),
+        ("native", "%s --locals --native" % cmd),
+    ], pid=scenario.target.pid)
+    problems = _document_mismatches(scenario, s.json("json"))
+    problems += mismatches(scenario.oracle, tid, _json_frames(s.json("debugger"), tid))
+    assert not problems, "\n".join(problems) + "\n" + s.describe("json")
+    assert "      v_big_list = [0, 1, ...<99,998 more items>]" in s["text"], s.describe("text")
+    assert "--locals shows the variables" in s["native"], s.describe("native")
+
+
+# ---- the command layer over a fake target ------------------------------------------
+
+
+class FakeTarget(object):
+    """snapshot() and frame_locals() over objects of this process."""
+
+    python = model.PythonInfo(version="3.14.0", hexversion=0x030E00F0, major=3, minor=14,
+                              micro=0)
+
+    def __init__(self):
+        self.calls = []
+        self.frames = {
+            0x100: FrameValuesOfObjects([("a", "arg", 1), ("s", "arg", "x" * 300),
+                                         ("later", "local", None), ("lst", "cell", [1, [2]])]),
+            0x200: None,  # pyf_frame_locals fails
+        }
+
+    def snapshot(self, **kw):
+        frames = (model.Frame("f", "/x.py", 3, frame_addr=0x100),
+                  model.Frame("<module>", "/x.py", 9, frame_addr=0x200))
+        thread = model.Thread(thread_id=1, native_thread_id=11, frames=frames)
+        return model.Snapshot(pid=5, python=self.python,
+                              interpreters=(model.Interpreter(0, threads=(thread,)),))
+
+    def frame_locals(self, addr, **limits):
+        self.calls.append((addr, limits))
+        fv = self.frames[addr]
+        if fv is None:
+            raise error_from_code(PYF_ECORRUPT, "frame 0x200 runs no code object")
+        return fv.read(**limits)
+
+
+class FrameValuesOfObjects(object):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def read(self, max_string=None, max_items=None, max_depth=None, **_):
+        kw = dict(max_string=max_string or 200, max_items=max_items or 100,
+                  max_depth=max_depth or 6)
+        return model.FrameValues(locals=tuple(
+            model.Local(name, kind, value=None if obj is None else tree(obj, **kw))
+            for name, kind, obj in self.rows))
+
+
+def _dump(*args):
+    options = cli.build_parser().parse_args(["dump", "5"] + list(args))
+    target = FakeTarget()
+    return stack_command.run(target, options, stack_command.Front()), target
+
+
+def test_command_text_with_locals():
+    text, target = _dump("--locals", "--no-source", "--max-string", "3", "--max-items", "1")
+    lines = text.splitlines()
+    assert lines[2:-1] == [
+        '  File "/x.py", line 3, in f',
+        "      a = 1",
+        "      s = 'xxx'...<297 more chars>",
+        "      later = <unbound>",
+        "      lst = [1, ...<1 more item>]",
+        '  File "/x.py", line 9, in <module>',
+    ]
+    assert re.fullmatch(r"      <locals unreadable: .*runs no code object.*>", lines[-1])
+    assert target.calls[0] == (0x100, {"max_string": 3, "max_items": 1})
+
+
+def test_command_json_with_locals():
+    text, target = _dump("--locals", "--json", "--max-value-depth", "1")
+    frames = json.loads(text)["interpreters"][0]["threads"][0]["frames"]
+    assert frames[0]["locals_error"] is None
+    rows = {row["name"]: row for row in frames[0]["locals"]}
+    assert rows["lst"] == {"name": "lst", "kind": "cell", "type": "list",
+                           "value": "[1, [...<too deep: 1 item>]]",
+                           "address": rows["lst"]["address"], "truncated": True}
+    assert rows["later"] == {"name": "later", "kind": "local", "type": None, "value": None,
+                             "address": None, "truncated": False}
+    assert rows["s"]["truncated"] and not rows["a"]["truncated"]
+    assert frames[1]["locals"] == [] and "runs no code object" in frames[1]["locals_error"]
+    assert target.calls[0] == (0x100, {"max_depth": 1})
+
+
+def test_command_without_locals_reads_no_values():
+    text, target = _dump("--json")
+    assert "locals" not in text and target.calls == []
+    text, target = _dump("--no-source")
+    assert " = " not in text and target.calls == []
+
+
+def test_locals_refuses_collapsed():
+    with pytest.raises(CommandError):
+        _dump("--locals", "--collapsed")
+
+
+def test_value_options_everywhere():
+    """The same options in the debuggers' parser, their help naming the
+    library's defaults."""
+    from pyframes import options
+    parser = options.build_parser("py-bt-fast")
+    ns = options.parse_arguments(parser, "--locals --max-string 7 --max-items 0x10 "
+                                         "--max-value-depth 2 --max-objects 9 --max-bytes 100")
+    assert options.value_limits(ns) == {"max_string": 7, "max_items": 16, "max_depth": 2,
+                                        "max_objects": 9, "max_bytes": 100}
+    assert ns.locals and ns.max_depth is None
+    helptext = parser.format_help()
+    for option, key, _ in options.VALUE_LIMITS:
+        assert option in helptext
+    assert "(default 10,000)" in helptext and "(default 4,194,304)" in helptext
+    assert "--locals" in options.describe("py-bt-fast", "gdb")
+    with pytest.raises(Exception):
+        options.parse_arguments(parser, "--max-items 0")
+    assert re.search(r"--max-value-depth", " ".join(options.completions("--max-v")[1]))
+
+
+_CORE_DRIVERS = [d for d in DRIVERS if d.name != "lldb22"]  # lldb 21 reads cores as 22 does
+
+
+@pytest.mark.parametrize("driver", _CORE_DRIVERS, ids=[d.name for d in _CORE_DRIVERS])
+def test_core_locals(scenario, driver):
+    """gdb's ELF core of the scenario (one per interpreter), read by each
+    debugger with --locals: the same values as the live process (the
+    debugger's reads)."""
+    driver.require(scenario.interp.name)
+    if not du.gdb_usable():
+        pytest.skip("no gdb to write an ELF core")
+    core = getattr(scenario, "core", None)
+    if core is None:
+        core = os.path.join(scenario.target.workdir, "values.core")
+        du.run_gdb(["gcore " + core], pid=scenario.target.pid, plugin=False)
+        assert os.path.exists(core), "gdb wrote no core"
+        scenario.core = core
+    s = driver.run([("json", "%s --all --locals --json" % driver.command)],
+                   executable=scenario.target.view["executable"], core=core)
+    problems = _document_mismatches(scenario, s.json("json"))
+    assert not problems, "\n".join(problems) + "\n" + s.describe("json")
+
+
+def test_values_parser_of_py_locals_and_py_print():
+    """The parser a py-locals or py-print command will use: the same limits,
+    EXPR as the rest of the line, as typed."""
+    from pyframes import options
+    from pyframes.errors import UsageError
+    printer = options.build_values_parser("py-print", expression=True)
+    ns = options.parse_values_command(printer, " --max-items 3 --max-string=9 d['a b'][0].x ")
+    assert options.value_limits(ns)["max_items"] == 3
+    assert options.value_limits(ns)["max_string"] == 9
+    assert ns.expression == "d['a b'][0].x"
+    assert values.parse_expression(ns.expression) == ("d", [("key", "a b"), ("index", 0),
+                                                            ("attr", "x")])
+    ns = options.parse_values_command(options.build_values_parser("py-locals"), "")
+    assert options.value_limits(ns) == dict.fromkeys(values.LIMITS)
+    for bad in ("", "--max-items 3", "--max-items x y", "--bogus 1 y"):
+        with pytest.raises(UsageError):
+            options.parse_values_command(printer, bad)
