@@ -261,6 +261,11 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     }
     if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS))
         ty->kind = PYF_VALUE_EXCEPTION;
+    /* a metaclass: its instances are classes, shown as classes unless it
+     * says how itself (__repr__ in its own dict, as enum's does) */
+    if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_TYPE_SUBCLASS) &&
+        (ty->dict == 0 || pyf__dict_lookup(c, ty->dict, "__repr__") == 0))
+        ty->kind = PYF_VALUE_TYPE;
 }
 
 const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
