@@ -41,7 +41,7 @@ _Static_assert(sizeof(pyf_values_request) == PYF_VALUES_REQUEST_SIZE_V0,
 
 int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
 {
-    if (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len)
+    if (!c->frame_reads && (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len))
         return PYF__EBUDGET;
     c->bytes += len;
     return pyf__read_now(c->t, addr, dst, len);
@@ -538,7 +538,7 @@ static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_
         if (addr % 8 == 0 && pyf__vread(c, addr, hdr, (size_t)o->pyobject.size) == PYF_OK)
             ty = pyf__vtype_get(c, pyf__ld64(hdr + o->pyobject.ob_type));
         if (ty != NULL && ty->kind == PYF_VALUE_CELL) {
-            uint64_t ref;
+            uint64_t ref = 0;
             if (pyf__vread(c, addr + c->vl.cell_ref, &ref, 8) == PYF_OK && ref == 0) {
                 l->flags |= PYF_LOCAL_UNBOUND;
                 return;
@@ -564,6 +564,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.localsplus, "interpreter frame");
     if (rc != PYF_OK)
         return rc;
+    c->frame_reads = true; /* until the names are read: outside the budget */
     uint64_t code = pyf__ld64(f + o->frame.executable) & o->tag_mask;
     uint64_t globals = pyf__ld64(f + c->vl.frame_globals);
     uint8_t hdr[64];
@@ -590,16 +591,18 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
                        "frame's locals");
         c->bytes += (uint64_t)cl.n * 8;
     }
+    /* the names first, outside the budget (the values spend it) */
     for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++) {
-        pyf_local *l = &locals[i];
         size_t nb;
         uint64_t chars;
         bool cut;
         const char *name = pyf__vstr(c, cl.names[i], NAME_MAX_CHARS, &nb, &chars, &cut);
-        l->name = name != NULL ? name : "?";
-        local_kind(&cl, i, l);
-        local_value(c, &cl, i, slots[i], l);
+        locals[i].name = name != NULL ? name : "?";
+        local_kind(&cl, i, &locals[i]);
     }
+    c->frame_reads = false;
+    for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++)
+        local_value(c, &cl, i, slots[i], &locals[i]);
     if (rc == PYF_OK) {
         rc = ctx_end(c, locals, cl.n, out);
         if (rc == PYF_OK) {

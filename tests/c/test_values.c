@@ -470,6 +470,17 @@ static void limits(fake_target *ft, pyf_target *t)
     CHECK_EQ_INT(kid(v, V(v, 0), 0)->kind, PYF_VALUE_INT);
     CHECK(kid(v, V(v, 0), 9)->flags & PYF_VALUE_BUDGET);
     pyf_values_free(v);
+    /* a frame's names are read whatever the budget */
+    uint64_t code, globals;
+    uint64_t f = fake_values_frame(ft, &code, &globals);
+    r = req_of(0);
+    r.max_bytes = 64;
+    CHECK_RC(pyf_frame_locals(t, f, &r, &v), PYF_OK);
+    REQUIRE(v != NULL);
+    check_tree(v);
+    CHECK_EQ_STR(v->locals[v->nlocals - 1].name, "slotted");
+    CHECK(V(v, v->locals[0].value)->flags & PYF_VALUE_BUDGET);
+    pyf_values_free(v);
     /* a request too small to be one */
     pyf_values_request tiny = {8, 0, 0, 0, 0, 0, 0};
     CHECK_RC(pyf_value_read(t, items[0], &tiny, &v), PYF_EINVAL);
