@@ -561,11 +561,13 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     uint8_t f[PYF__OBJECT_READ_MAX];
     if (frame_addr == 0 || frame_addr % 8 != 0)
         return pyf__fail(t, PYF_EINVAL, "no frame at 0x%llx", (unsigned long long)frame_addr);
-    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.localsplus, "interpreter frame");
+    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.size, "interpreter frame");
     if (rc != PYF_OK)
         return rc;
     c->frame_reads = true; /* until the names are read: outside the budget */
-    uint64_t code = pyf__ld64(f + o->frame.executable) & o->tag_mask;
+    pyf__iframe fr;        /* the walk's decoder: f_executable's tag bits masked */
+    pyf__iframe_decode(o, f, frame_addr, &fr);
+    uint64_t code = fr.exe;
     uint64_t globals = pyf__ld64(f + c->vl.frame_globals);
     uint8_t hdr[64];
     const pyf__vtype *ty = NULL;
