@@ -911,7 +911,9 @@ typedef struct pyf_values {
     uint32_t local_size, value_size; /* strides: PYF_LOCAL_SIZE, PYF_VALUE_SIZE */
     uint64_t code_addr;        /* the frame's code object (pyf_frame_locals) */
     uint64_t globals_addr;     /* the frame's globals dict, 0 if unknown */
-    uint64_t objects_read;     /* what the call cost */
+    uint64_t objects_read;     /* what the call cost (bytes_read: max_bytes
+                                  bounds the objects' reads; a frame, its code
+                                  object and names are read besides) */
     uint64_t bytes_read;
 } pyf_values;
 

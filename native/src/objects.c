@@ -433,8 +433,49 @@ static void name_data(pyf__vctx *c, uint32_t i, uint64_t addr)
 
 /* ---- other objects: attributes ------------------------------------------------ */
 
-/* An instance's attributes (its __dict__, or its inline values) as name,
- * value pairs. */
+/* The __slots__ members of an instance of ty that are set, as name, value
+ * pairs: the entries of the type's dict that are member descriptors of
+ * object slots (Py_T_OBJECT_EX) inside the instance. */
+__attribute__((noinline)) /* its buffers stay off the recursion's stack */
+static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
+                           uint64_t *kv)
+{
+    const pyf__offsets *o = c->o;
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    uint64_t entries[2 * LOOKUP_ITEMS];
+    const char *why;
+    bool budget;
+    if (ty->dict == 0 || ty->dict % 8 != 0 ||
+        pyf__vread(c, ty->dict, b, (size_t)o->dict.size) != PYF_OK)
+        return 0;
+    int64_t n = dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
+                           LOOKUP_ITEMS, entries, &why, &budget);
+    uint64_t got = 0;
+    for (int64_t k = 0; k < n && got < max; k++) {
+        uint64_t d = entries[2 * k + 1], def, value;
+        uint8_t h[64], m[24];
+        if (d % 8 != 0 || pyf__vread(c, d, h, (size_t)o->pyobject.size) != PYF_OK ||
+            strcmp(pyf__vtype_get(c, pyf__ld64(h + o->pyobject.ob_type))->name,
+                   "member_descriptor") != 0 ||
+            pyf__vread(c, d + vl->member_descr_member, &def, 8) != PYF_OK || def % 8 != 0 ||
+            pyf__vread(c, def, m, sizeof m) != PYF_OK ||
+            (int32_t)pyf__ld32(m + vl->member_def_type) != PYF__T_OBJECT_EX)
+            continue;
+        uint64_t off = pyf__ld64(m + vl->member_def_offset);
+        if (ty->basicsize < 16 || ty->basicsize > (1u << 20) || off < o->pyobject.size ||
+            off > ty->basicsize - 8 ||
+            pyf__vread(c, addr + off, &value, 8) != PYF_OK || value == 0)
+            continue;
+        kv[2 * got] = entries[2 * k];
+        kv[2 * got + 1] = value;
+        got++;
+    }
+    return got;
+}
+
+/* An instance's attributes (its __dict__, its inline values, or its
+ * __slots__) as name, value pairs. */
 static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype *ty,
                        uint32_t depth)
 {
@@ -468,8 +509,17 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
         if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
             return;
     }
-    if (dict == 0 || dict % 8 != 0)
+    if (dict == 0 || dict % 8 != 0) {
+        uint64_t kv[2 * LOOKUP_ITEMS];
+        uint64_t n = slot_pairs(c, addr, ty, LOOKUP_ITEMS, kv);
+        c->v[i].length = n;
+        uint64_t shows = shown(c, i, n, depth);
+        bool saved = c->no_attrs;
+        c->no_attrs = true;
+        children(c, i, kv, (uint32_t)shows * 2, depth);
+        c->no_attrs = saved;
         return;
+    }
     const pyf__offsets *o = c->o;
     uint8_t b[PYF__VALUE_HEAD_MAX];
     if (pyf__vread(c, dict, b, (size_t)o->dict.size) != PYF_OK ||

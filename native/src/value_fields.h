@@ -30,6 +30,8 @@
     X(exc_args)                                  /* PyBaseExceptionObject */   \
     X(type_basicsize) X(type_dict) X(type_dictoffset) /* PyTypeObject */       \
     X(heap_qualname) X(heap_cached_keys)         /* PyHeapTypeObject */        \
+    X(member_descr_member)                       /* PyMemberDescrObject */     \
+    X(member_def_type) X(member_def_offset)      /* PyMemberDef */             \
     X(code_kwonlyargcount)                       /* PyCodeObject */            \
     X(frame_globals)                             /* _PyInterpreterFrame */     \
     X(range_start) X(range_stop) X(range_step)   /* rangeobject */

@@ -82,6 +82,12 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
      * more pointer (and its table publishes ht_cached_keys) */
     vl->heap_qualname = h + (o->minor >= 15 ? 864 : 856);
     vl->heap_cached_keys = vl->heap_qualname + p;
+    /* cpython/descrobject.h: PyMemberDescrObject { PyDescr_COMMON (PyObject_HEAD;
+     * d_type; d_name; d_qualname); PyMemberDef *d_member; }; descrobject.h:
+     * PyMemberDef { const char *name; int type; Py_ssize_t offset; ... } */
+    vl->member_descr_member = h + 3 * p;
+    vl->member_def_type = 8;
+    vl->member_def_offset = 16;
     /* cpython/code.h: co_argcount, co_posonlyargcount, co_kwonlyargcount,
      * co_stacksize, co_firstlineno: consecutive ints */
     vl->code_kwonlyargcount = o->code.firstlineno - 8;

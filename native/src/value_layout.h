@@ -2,7 +2,7 @@
  * value_layout.h - where the object decoder (objects.c) finds what
  * _Py_DebugOffsets does not publish: dict keys and values, instance dicts,
  * cells, methods, functions, modules, complex, bytearray, range, sets on
- * 3.13, exceptions, type fields and frame globals; laid out per minor
+ * 3.13, exceptions, __slots__ members, type fields and frame globals; laid out per minor
  * version and flavour from CPython's own headers (value_layout.c says which
  * header each comes from).  Part of internal.h.
  *
@@ -30,6 +30,7 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl);
 #define PYF__TPFLAGS_MANAGED_DICT (1ull << 4)
 #define PYF__TPFLAGS_HEAPTYPE (1ull << 9)
 #define PYF__TPFLAGS_BASE_EXC_SUBCLASS (1ull << 30)
+#define PYF__TPFLAGS_TYPE_SUBCLASS (1ull << 31)
 #define PYF__CO_VARARGS 0x0004u
 #define PYF__CO_VARKEYWORDS 0x0008u
 #define PYF__CO_FAST_HIDDEN 0x10u
@@ -37,5 +38,6 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl);
 #define PYF__CO_FAST_CELL 0x40u
 #define PYF__CO_FAST_FREE 0x80u
 #define PYF__DICT_KEYS_GENERAL 0u  /* PyDictKeyEntry {hash, key, value} */
+#define PYF__T_OBJECT_EX 16        /* PyMemberDef.type of a __slots__ member */
 
 #endif /* PYFRAMES_VALUE_LAYOUT_H */

@@ -41,7 +41,7 @@ _Static_assert(sizeof(pyf_values_request) == PYF_VALUES_REQUEST_SIZE_V0,
 
 int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
 {
-    if (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len)
+    if (!c->frame_reads && (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len))
         return PYF__EBUDGET;
     c->bytes += len;
     return pyf__read_now(c->t, addr, dst, len);
@@ -261,6 +261,11 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     }
     if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS))
         ty->kind = PYF_VALUE_EXCEPTION;
+    /* a metaclass: its instances are classes, shown as classes unless it
+     * says how itself (__repr__ in its own dict, as enum's does) */
+    if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_TYPE_SUBCLASS) &&
+        (ty->dict == 0 || pyf__dict_lookup(c, ty->dict, "__repr__") == 0))
+        ty->kind = PYF_VALUE_TYPE;
 }
 
 const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
@@ -533,7 +538,7 @@ static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_
         if (addr % 8 == 0 && pyf__vread(c, addr, hdr, (size_t)o->pyobject.size) == PYF_OK)
             ty = pyf__vtype_get(c, pyf__ld64(hdr + o->pyobject.ob_type));
         if (ty != NULL && ty->kind == PYF_VALUE_CELL) {
-            uint64_t ref;
+            uint64_t ref = 0;
             if (pyf__vread(c, addr + c->vl.cell_ref, &ref, 8) == PYF_OK && ref == 0) {
                 l->flags |= PYF_LOCAL_UNBOUND;
                 return;
@@ -556,10 +561,13 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     uint8_t f[PYF__OBJECT_READ_MAX];
     if (frame_addr == 0 || frame_addr % 8 != 0)
         return pyf__fail(t, PYF_EINVAL, "no frame at 0x%llx", (unsigned long long)frame_addr);
-    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.localsplus, "interpreter frame");
+    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.size, "interpreter frame");
     if (rc != PYF_OK)
         return rc;
-    uint64_t code = pyf__ld64(f + o->frame.executable) & o->tag_mask;
+    c->frame_reads = true; /* until the names are read: outside the budget */
+    pyf__iframe fr;        /* the walk's decoder: f_executable's tag bits masked */
+    pyf__iframe_decode(o, f, frame_addr, &fr);
+    uint64_t code = fr.exe;
     uint64_t globals = pyf__ld64(f + c->vl.frame_globals);
     uint8_t hdr[64];
     const pyf__vtype *ty = NULL;
@@ -585,16 +593,18 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
                        "frame's locals");
         c->bytes += (uint64_t)cl.n * 8;
     }
+    /* the names first, outside the budget (the values spend it) */
     for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++) {
-        pyf_local *l = &locals[i];
         size_t nb;
         uint64_t chars;
         bool cut;
         const char *name = pyf__vstr(c, cl.names[i], NAME_MAX_CHARS, &nb, &chars, &cut);
-        l->name = name != NULL ? name : "?";
-        local_kind(&cl, i, l);
-        local_value(c, &cl, i, slots[i], l);
+        locals[i].name = name != NULL ? name : "?";
+        local_kind(&cl, i, &locals[i]);
     }
+    c->frame_reads = false;
+    for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++)
+        local_value(c, &cl, i, slots[i], &locals[i]);
     if (rc == PYF_OK) {
         rc = ctx_end(c, locals, cl.n, out);
         if (rc == PYF_OK) {

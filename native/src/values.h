@@ -31,6 +31,7 @@ typedef struct pyf__vctx {
     uint64_t objects, bytes; /* spent */
     uint32_t lookups;        /* dict lookups under way (pyf__dict_lookup) */
     bool no_attrs;           /* decoding attributes: not theirs again */
+    bool frame_reads;        /* reading a frame's names: outside the budget */
     bool nomem;
 } pyf__vctx;
 

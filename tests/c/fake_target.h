@@ -144,6 +144,12 @@ uint64_t fake_instance_dict(fake_target *ft, uint64_t type, uint64_t dict);
 /* An instance with inline values (sets the type's tp_basicsize). */
 uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *values,
                               const uint8_t *order, size_t n, size_t capacity);
+/* A heap type "app.<qualname>" with __slots__ names[n] (object members,
+ * one word each after the header), and an instance holding values[n]
+ * (0: unset). */
+uint64_t fake_slots_type(fake_target *ft, const char *qualname, const char *const *names,
+                         size_t n);
+uint64_t fake_slots_instance(fake_target *ft, uint64_t type, const uint64_t *values, size_t n);
 uint64_t fake_function(fake_target *ft, const char *qualname);
 uint64_t fake_builtin(fake_target *ft, const char *name, uint64_t self);
 uint64_t fake_method(fake_target *ft, uint64_t func, uint64_t self);

@@ -257,6 +257,35 @@ uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *va
     return a;
 }
 
+uint64_t fake_slots_type(fake_target *ft, const char *qualname, const char *const *names,
+                         size_t n)
+{
+    const ft_layout *l = lay(ft);
+    uint64_t *kv = ft_xcalloc(2 * n + 2, 8);
+    kv[0] = fake_str(ft, "__module__");
+    kv[1] = fake_str(ft, "app");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t def = fake_alloc(ft, 40), d = obj(ft, "member_descriptor", 64);
+        fake_w32(ft, def + l->values.member_def_type, (uint32_t)l->t_object_ex);
+        fake_w64(ft, def + l->values.member_def_offset, ft->o.ob_size + 8 * i);
+        fake_w64(ft, d + l->values.member_descr_member, def);
+        kv[2 * i + 2] = fake_str(ft, names[i]);
+        kv[2 * i + 3] = d;
+    }
+    uint64_t t = fake_heap_type(ft, qualname, NULL, qualname, 0, ft->o.ob_size + 8 * n, 0);
+    fake_w64(ft, t + l->values.type_dict, fake_dict(ft, kv, n + 1, 1));
+    free(kv);
+    return t;
+}
+
+uint64_t fake_slots_instance(fake_target *ft, uint64_t type, const uint64_t *values, size_t n)
+{
+    uint64_t a = fake_obj(ft, type, ft->o.ob_size + 8 * n);
+    for (size_t i = 0; i < n; i++)
+        fake_w64(ft, a + ft->o.ob_size + 8 * i, values[i]);
+    return a;
+}
+
 uint64_t fake_function(fake_target *ft, const char *qualname)
 {
     uint64_t a = obj(ft, "function", 256);
@@ -353,7 +382,8 @@ uint64_t fake_values_frame(fake_target *ft, uint64_t *code_out, uint64_t *global
     static const char *const names[] = {
         "a", "b", "k", "args", "kw", "x", "c", "r", "e", "h", "n", "fv",
         "lst", "gd", "split", "st", "fs", "rg", "mod", "meth", "bi", "exc", "obj", "inl",
-        "big", "fl", "cx", "by", "ba", "s2", "s4", "gen", "code", "cls", "cyc", "none"};
+        "big", "fl", "cx", "by", "ba", "s2", "s4", "gen", "code", "cls", "cyc", "none",
+        "slotted"};
     const uint8_t LOCAL = 0x20, CELL = 0x40, FREE = 0x80, HIDDEN = 0x10;
     uint8_t kinds[sizeof names / sizeof names[0]];
     memset(kinds, LOCAL, sizeof kinds);
@@ -399,8 +429,12 @@ uint64_t fake_values_frame(fake_target *ft, uint64_t *code_out, uint64_t *global
         fake_int_digits(ft, -1, digits, 5), fake_float(ft, 0.25), fake_complex(ft, 1, 2),
         fake_bytes(ft, "xy", 2), fake_bytearray(ft, "z", 1), fake_str(ft, "\xe2\x82\xac"),
         fake_str_cp(ft, cps, 3, 0), fake_genobj(ft, "coroutine", "co"), code, cls, cyc,
-        ft->none_obj,
+        ft->none_obj, 0,
     };
+    static const char *const slot_names[] = {"u", "v", "w"};
+    uint64_t slot_values[3] = {one, 0, s};
+    slots[sizeof slots / sizeof slots[0] - 1] =
+        fake_slots_instance(ft, fake_slots_type(ft, "S", slot_names, 3), slot_values, 3);
     *code_out = code;
     *globals_out = globals;
     return fake_locals_frame(ft, code, globals, slots, sizeof slots / sizeof slots[0]);

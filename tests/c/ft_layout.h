@@ -51,8 +51,8 @@ typedef struct ft_layout {
     } values;
     uint32_t co_varargs, co_varkeywords;
     uint32_t co_fast_hidden, co_fast_local, co_fast_cell, co_fast_free;
-    uint64_t tp_inline_values, tp_managed_dict, tp_heaptype, tp_base_exc;
-    int dict_keys_general;
+    uint64_t tp_inline_values, tp_managed_dict, tp_heaptype, tp_base_exc, tp_type_subclass;
+    int dict_keys_general, t_object_ex;
 } ft_layout;
 
 /* Every layout made at build time (the last one's name is NULL), and the

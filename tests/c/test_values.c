@@ -118,7 +118,9 @@ static void layouts(const ft_layout *l)
     CHECK_EQ_INT(PYF__TPFLAGS_MANAGED_DICT, l->tp_managed_dict);
     CHECK_EQ_INT(PYF__TPFLAGS_HEAPTYPE, l->tp_heaptype);
     CHECK_EQ_INT(PYF__TPFLAGS_BASE_EXC_SUBCLASS, l->tp_base_exc);
+    CHECK_EQ_INT(PYF__TPFLAGS_TYPE_SUBCLASS, l->tp_type_subclass);
     CHECK_EQ_INT(PYF__DICT_KEYS_GENERAL, l->dict_keys_general);
+    CHECK_EQ_INT(PYF__T_OBJECT_EX, l->t_object_ex);
 }
 
 /* ---- every kind ------------------------------------------------------------ */
@@ -246,6 +248,19 @@ static void callables(fake_target *ft, pyf_target *t)
     uint64_t heap = fake_heap_type(ft, "Point", "geometry", "Shapes.Point", 0, 0, 0);
     expect(t, heap, PYF_VALUE_TYPE, "type", "geometry.Shapes.Point");
     expect(t, fake_heap_type(ft, "B", "builtins", "B", 0, 0, 0), PYF_VALUE_TYPE, "type", "B");
+    /* a class of a metaclass: a class, unless the metaclass has a __repr__ */
+    uint64_t meta = fake_heap_type(ft, "abc.ABCMeta", "abc", "ABCMeta",
+                                   PYF__TPFLAGS_TYPE_SUBCLASS, 0, 0);
+    uint64_t cls = fake_heap_type(ft, "Base", "app", "Base", 0, 0, 0);
+    fake_w64(ft, cls + fake_off(ft, "pyobject.ob_type"), meta);
+    expect(t, cls, PYF_VALUE_TYPE, "abc.ABCMeta", "app.Base");
+    uint64_t rkv[2] = {fake_str(ft, "__repr__"), fake_function(ft, "EnumType.__repr__")};
+    uint64_t emeta = fake_heap_type(ft, "enum.EnumType", NULL, "EnumType",
+                                    PYF__TPFLAGS_TYPE_SUBCLASS, 0, 0);
+    fake_w64(ft, emeta + fake_layout(ft)->values.type_dict, fake_dict(ft, rkv, 1, 1));
+    uint64_t color = fake_heap_type(ft, "Color", "app", "Color", 0, 0, 0);
+    fake_w64(ft, color + fake_off(ft, "pyobject.ob_type"), emeta);
+    expect(t, color, PYF_VALUE_OTHER, "EnumType", NULL);
     expect(t, fake_function(ft, "outer.<locals>.inner"), PYF_VALUE_FUNCTION, "function",
            "outer.<locals>.inner");
     uint64_t mod = fake_module(ft, "json", "/usr/lib/json/__init__.py");
@@ -332,6 +347,17 @@ static void others(fake_target *ft, pyf_target *t)
     /* without PYF_VALUES_ATTRS: no children */
     v = read1(t, q, NULL);
     CHECK_EQ_INT(V(v, 0)->nchildren, 0);
+    pyf_values_free(v);
+    /* __slots__: u and w set, v not */
+    static const char *const names[] = {"u", "v", "w"};
+    uint64_t sv[3] = {fake_int(ft, 1), 0, fake_str(ft, "ww")};
+    uint64_t so = fake_slots_instance(ft, fake_slots_type(ft, "S", names, 3), sv, 3);
+    v = read1(t, so, &r);
+    CHECK_EQ_STR(V(v, 0)->type_name, "app.S");
+    CHECK_EQ_INT(V(v, 0)->nchildren, 4);
+    CHECK_EQ_STR(kid(v, V(v, 0), 0)->data, "u");
+    CHECK_EQ_STR(kid(v, V(v, 0), 2)->data, "w");
+    CHECK_EQ_STR(kid(v, V(v, 0), 3)->data, "ww");
     pyf_values_free(v);
     /* a static type outside the builtins */
     expect(t, fake_obj(ft, fake_type(ft, "collections.OrderedDict"), 64), PYF_VALUE_OTHER,
@@ -443,6 +469,17 @@ static void limits(fake_target *ft, pyf_target *t)
     CHECK(v->bytes_read <= 1500);
     CHECK_EQ_INT(kid(v, V(v, 0), 0)->kind, PYF_VALUE_INT);
     CHECK(kid(v, V(v, 0), 9)->flags & PYF_VALUE_BUDGET);
+    pyf_values_free(v);
+    /* a frame's names are read whatever the budget */
+    uint64_t code, globals;
+    uint64_t f = fake_values_frame(ft, &code, &globals);
+    r = req_of(0);
+    r.max_bytes = 64;
+    CHECK_RC(pyf_frame_locals(t, f, &r, &v), PYF_OK);
+    REQUIRE(v != NULL);
+    check_tree(v);
+    CHECK_EQ_STR(v->locals[v->nlocals - 1].name, "slotted");
+    CHECK(V(v, v->locals[0].value)->flags & PYF_VALUE_BUDGET);
     pyf_values_free(v);
     /* a request too small to be one */
     pyf_values_request tiny = {8, 0, 0, 0, 0, 0, 0};

@@ -25,6 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint32_t g_sink;
 
+#define PYF__OBJECT_READ_MAX_TEST 4096u /* the most of a code object read */
+
 static void die(const char *what, uint64_t a, uint64_t b) __attribute__((noreturn));
 static void die(const char *what, uint64_t a, uint64_t b)
 {
@@ -37,7 +39,9 @@ static void check_values(const pyf_values *v, const pyf_values_request *req)
 {
     if (v->local_size != PYF_LOCAL_SIZE || v->value_size != PYF_VALUE_SIZE)
         die("strides", v->local_size, v->value_size);
-    if (v->objects_read > req->max_objects || v->bytes_read > req->max_bytes + 65536)
+    /* the frame, its code object and its names are read besides the budget */
+    uint64_t frame_reads = 2 * PYF__OBJECT_READ_MAX_TEST + (24ull + 1100) * v->nlocals;
+    if (v->objects_read > req->max_objects || v->bytes_read > req->max_bytes + frame_reads)
         die("budget exceeded", v->objects_read, v->bytes_read);
     for (uint32_t i = 0; i < v->nvalues; i++) {
         const pyf_value *x = &v->values[i];

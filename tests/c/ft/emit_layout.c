@@ -103,6 +103,9 @@ static void print_values(void)
     const uint64_t type_dictoffset = offsetof(PyTypeObject, tp_dictoffset);
     const uint64_t heap_qualname = offsetof(PyHeapTypeObject, ht_qualname);
     const uint64_t heap_cached_keys = offsetof(PyHeapTypeObject, ht_cached_keys);
+    const uint64_t member_descr_member = offsetof(PyMemberDescrObject, d_member);
+    const uint64_t member_def_type = offsetof(PyMemberDef, type);
+    const uint64_t member_def_offset = offsetof(PyMemberDef, offset);
     const uint64_t code_kwonlyargcount = offsetof(PyCodeObject, co_kwonlyargcount);
     const uint64_t frame_globals = offsetof(_PyInterpreterFrame, f_globals);
     const uint64_t range_start = sizeof(PyObject);
@@ -118,10 +121,13 @@ static void print_values(void)
            ".co_fast_free = 0x%x,\n", CO_FAST_HIDDEN, CO_FAST_LOCAL, CO_FAST_CELL,
            CO_FAST_FREE);
     printf("    .tp_inline_values = 0x%llx, .tp_managed_dict = 0x%llx, .tp_heaptype = 0x%llx, "
-           ".tp_base_exc = 0x%llx,\n", (unsigned long long)Py_TPFLAGS_INLINE_VALUES,
+           ".tp_base_exc = 0x%llx, .tp_type_subclass = 0x%llx,\n",
+           (unsigned long long)Py_TPFLAGS_INLINE_VALUES,
            (unsigned long long)Py_TPFLAGS_MANAGED_DICT, (unsigned long long)Py_TPFLAGS_HEAPTYPE,
-           (unsigned long long)Py_TPFLAGS_BASE_EXC_SUBCLASS);
-    printf("    .dict_keys_general = %d,\n", (int)DICT_KEYS_GENERAL);
+           (unsigned long long)Py_TPFLAGS_BASE_EXC_SUBCLASS,
+           (unsigned long long)Py_TPFLAGS_TYPE_SUBCLASS);
+    printf("    .dict_keys_general = %d, .t_object_ex = %d,\n", (int)DICT_KEYS_GENERAL,
+           (int)Py_T_OBJECT_EX);
 }
 
 int main(int argc, char **argv)
