@@ -234,9 +234,7 @@ def _leaf_frame(t, tid):
     ("BIG_DICT['k10']", "100"),
     ("v_big_list[-1]", "99999"),
     ("v_big_list[54321]", "54321"),
-    pytest.param("v_slotted.a", "'slot a'", marks=pytest.mark.xfail(
-        strict=True, reason="pyframes.h promises an object's slots with PYF_VALUES_ATTRS; "
-        "the library reads its __dict__ only")),
+    ("v_slotted.a", "'slot a'"),
     ("v_dict[2]", "[3]"),
     ("number", "2"),
     # refused (CommandError): its message holds the text
