@@ -240,8 +240,9 @@ def test_gdb_plugin_first_then_cpython_helper(nav):
     _require_helper(nav, s, 3)
     assert "(pyframes)" not in s[3] and "stack frame" in s[3], s.describe(3)
     # said when it happened
-    assert ("pyframes: py-up, py-down, py-list are now another extension's (CPython's "
-            "gdb helper, loaded with python); pyframes' are pyf-up, pyf-down, pyf-list"
+    assert ("pyframes: py-up, py-down, py-list, py-locals, py-print are now another "
+            "extension's (CPython's gdb helper, loaded with python); pyframes' are pyf-up, "
+            "pyf-down, pyf-list, pyf-locals, pyf-print"
             in s[2]), s.describe(2)
     moved = _MOVED.search(s[4])
     assert moved and int(moved.group(1)) == 2, s.describe(4)

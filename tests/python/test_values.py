@@ -334,6 +334,42 @@ def test_debugger_locals(scenario, driver):
     assert "--locals shows the variables" in s["native"], s.describe("native")
 
 
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_debugger_py_locals_and_py_print(scenario, driver):
+    """pyf-locals / pyf-print (py-locals / py-print where CPython's gdb
+    helper does not own those names) on the selected Python frame of the
+    selected thread, moved with pyf-up and pyf-down: each frame's locals
+    equal the target's repr() of them, py-print reads through locals and
+    globals, a refusal keeps the session."""
+    driver.require(scenario.interp.name)
+    b, a = scenario.tids["values-b"], scenario.tids["values-a"]
+    s = driver.run([
+        ("select_b", driver.select(b)),
+        ("locals0", "pyf-locals"),
+        ("up", "pyf-up"),
+        ("locals1", "pyf-locals"),
+        ("select_a", driver.select(a)),
+        ("print", "pyf-print v_nested['a'][1]['b'][0]"),
+        ("global", "pyf-print GLOBAL_NUMBER"),
+        ("refused", "pyf-print nosuch"),
+        ("limits", "pyf-locals --max-items 2"),
+        ("after", driver.echo(4)[0]),
+    ], pid=scenario.target.pid)
+    frames = scenario.oracle["threads"]
+    for name, index in (("locals0", 0), ("locals1", 1)):
+        want = ["%s = %s" % (n, expected_text(spec))
+                for n, spec in frames[str(b)][index]["locals"].items()]
+        # (the target's locals() has no unbound variable)
+        got = [line for line in s[name].splitlines()
+               if " = " in line and not line.endswith(" = <unbound>")]
+        assert sorted(got) == sorted(want), s.describe(name)  # (the order: test_py_locals)
+    assert "v_nested['a'][1]['b'][0] = 2" in s["print"], s.describe("print")
+    assert "GLOBAL_NUMBER = 4242" in s["global"], s.describe("global")
+    assert "no local or global 'nosuch'" in s["refused"], s.describe("refused")
+    assert "v_big_list = [0, 1, ...<99,998 more items>]" in s["limits"], s.describe("limits")
+    assert drivers.matches(driver.echo(4)[1], s["after"]), s.describe("after")
+
+
 # ---- the command layer over a fake target ------------------------------------------
 
 

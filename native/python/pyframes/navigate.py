@@ -1,5 +1,6 @@
 """Python frame navigation in a debugger: ``py-up``, ``py-down``,
-``py-frame`` and ``py-list`` (also named ``pyf-up`` ... in both debuggers).
+``py-frame`` and ``py-list``, and the selected frame's values: ``py-locals``
+and ``py-print EXPR`` (also named ``pyf-up`` ... in both debuggers).
 
 One selected Python frame per thread of a stopped inferior, numbered as
 ``py-bt-fast`` and ``pystack`` list the thread's frames: #0 is the
@@ -22,7 +23,7 @@ returns; every failure is a CommandError with its one message.
 
 import re
 
-from . import errors, mixed, render
+from . import errors, mixed, options, render, values
 from .adapter import ask
 from .errors import CommandError
 from .escaping import escape
@@ -37,7 +38,7 @@ LIST_FROM_START = 10
 
 #: The commands: name -> what it does.  Each is also registered as
 #: ``pyf-<what>`` (PYF_NAMES), which CPython's gdb helper never takes.
-COMMANDS = ("py-up", "py-down", "py-frame", "py-list")
+COMMANDS = ("py-up", "py-down", "py-frame", "py-list", "py-locals", "py-print")
 PYF_NAMES = {name: "pyf-" + name[3:] for name in COMMANDS}
 
 _USAGE = {
@@ -45,6 +46,9 @@ _USAGE = {
     "down": "%s [N]",
     "frame": "%s [N]",
     "list": "%s [START [END]]",
+    "locals": "%s [--max-string N] [--max-items N] [--max-value-depth N] "
+              "[--max-objects N] [--max-bytes N]",
+    "print": "%s [limits] EXPR",
 }
 
 _HELP = {
@@ -65,6 +69,16 @@ _HELP = {
              "the %d lines after it; `START END` (or `START, END`): those lines. The "
              "file is read from disk, as the process sees it when it is live and local."
              % (LIST_CONTEXT, LIST_FROM_START)),
+    "locals": ("Show the selected Python frame's locals, one `name = value` per line, "
+               "arguments first",
+               "Values as repr() in the process would show them, read from its memory (no "
+               "code runs in it), cut where a limit says so (`...<N more items>`); a "
+               "variable not yet bound shows `<unbound>`."),
+    "print": ("Show one value of the selected Python frame: a local or global name, then "
+              "any chain of .attr, [int] and ['key']",
+              "E.g. `py-print request.headers['Host']`. Nothing runs in the process: "
+              "attributes are read from the object's __dict__ or slots, items from the "
+              "list, tuple or dict; the value limits as for py-locals."),
 }
 
 _COMMON_HELP = (
@@ -307,11 +321,34 @@ def _list(session, adapter, name, argument):
     return "".join(line + "\n" for line in out)
 
 
+def _values(session, adapter, name, argument):
+    """py-locals and py-print: pyframes.values on the selected frame."""
+    expression = _what(name) == "print"
+    parser = options.build_values_parser(name, expression=expression,
+                                         description=help_text(name)[1])
+    try:
+        opts = options.parse_values_command(parser, argument)
+    except options.HelpRequested as h:
+        return h.text if h.text.endswith("\n") else h.text + "\n"
+    state = navigation(session).thread(session, adapter)
+    frame = state.frames[state.selected]
+    target = session._get_target(adapter, "auto")[0].target
+    limits = options.value_limits(opts)
+    if expression:
+        lines = values.print_lines(target, frame, opts.expression, limits)
+    else:
+        lines = values.locals_lines(target, frame, limits) or [
+            "%s has no locals" % _frame_name(state, state.selected)]
+    return "".join(line + "\n" for line in lines)
+
+
 _RUN = {
     "up": lambda s, a, n, arg: _move(s, a, n, arg, True),
     "down": lambda s, a, n, arg: _move(s, a, n, arg, False),
     "frame": _frame,
     "list": _list,
+    "locals": _values,
+    "print": _values,
 }
 
 
