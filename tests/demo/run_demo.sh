@@ -37,11 +37,13 @@ if [[ -z ${LLDB_DEBUGSERVER_PATH:-} ]]; then
     unset _srv
 fi
 
-VIEWS=(pyframes_cli gdb lldb)
+VIEWS=(pyframes_cli gdb lldb gdb_locals lldb_locals)
 declare -A VIEW_TITLE=(
     [pyframes_cli]="pyframes dump --all"
     [gdb]="gdb py-bt-fast --all"
     [lldb]="lldb pystack --all"
+    [gdb_locals]="gdb py-bt-fast --all --locals (each frame's variables, no debug symbols)"
+    [lldb_locals]="lldb pystack --all --locals --max-items 3"
 )
 
 # Functions in which demo_program.py's threads block: every view must show
@@ -67,6 +69,17 @@ view_gdb() {
 view_lldb() {
     run_view lldb lldb --batch -p "$1" \
         -o "command script import $SRC/lldb/pyframes_lldb.py" -o 'pystack --all' -o detach
+}
+
+view_gdb_locals() {
+    run_view gdb gdb --batch -nx -p "$1" \
+        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --all --locals'
+}
+
+view_lldb_locals() {
+    run_view lldb lldb --batch -p "$1" \
+        -o "command script import $SRC/lldb/pyframes_lldb.py" \
+        -o 'pystack --all --locals --max-items 3' -o detach
 }
 
 # ---------------------------------------------------------------- plumbing
