@@ -75,7 +75,10 @@ run_pytest() {
 # tests: see docs/fuzzing.md).
 ASAN_PYTEST=(test_cli.py test_live_stacks.py test_sampling.py test_frame_cache.py
              test_tasks.py::test_thousand_idle_tasks test_tasks.py::test_no_tasks_to_read
-             test_churn.py::test_cli_dumps_under_churn test_churn.py::test_snapshots_under_churn)
+             test_churn.py::test_cli_dumps_under_churn test_churn.py::test_snapshots_under_churn
+             test_values.py::test_library_values_equal_the_targets_repr
+             test_values.py::test_limits test_values.py::test_budget_cuts_values_not_the_frame
+             test_values.py::test_py_print test_values.py::test_cli_json)
 
 run_pytest_asan() {
     # The runtimes are preloaded into the python3 that runs pytest (the
