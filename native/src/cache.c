@@ -233,6 +233,23 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     pyf__frame_cache *fc = &t->cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
     uint8_t v[8];
+    /* Right before the write, the thread state must still be the thread's
+     * (its thread_id as the walk read it): a thread that ended since, its
+     * state freed and the memory given to another object, must never be
+     * written to -- the walk may have taken long; this read leaves a window
+     * of one reader call.  (A new thread's state at the same address is
+     * harmless: CPython only compares the anchor.)  The process runs, so
+     * this read goes to the target, not to the prefetched copy. */
+    pyf__prefetch *pf = &t->prefetch;
+    uint32_t pf_n = pf->n;
+    bool pf_active = pf->active;
+    pf->n = 0;
+    pf->active = false;
+    int live = pyf__read_now(t, tstate + o->tstate.thread_id, v, 8);
+    pf->n = pf_n;
+    pf->active = pf_active;
+    if (live != PYF_OK || pyf__ld64(v) != thread_id || c == 0)
+        return PYF_OK;
     for (int k = 0; k < 8; k++)
         v[k] = (uint8_t)(c >> (8 * k));
     if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)

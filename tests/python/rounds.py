@@ -99,6 +99,13 @@ def churning(python, tmp_path, mode="full"):
             raise AssertionError("churn.py did not start under %s" % python)
         record = Record(path)
         yield proc, record
+        # a target that ended by itself (it runs until killed) crashed: say
+        # so, with how, rather than as reads of a process that is gone
+        status = proc.poll()
+        if status is not None:
+            raise AssertionError(
+                "churn.py under %s ended by itself during the test: %s" % (
+                    python, "signal %d" % -status if status < 0 else "exit status %d" % status))
     finally:
         proc.kill()
         proc.wait()

