@@ -195,10 +195,59 @@ static void test_older_versions(void)
     }
 }
 
+/* The thread ends while it is walked: its state is freed and the memory
+ * given to another object before the anchor would be written.  The word
+ * where last_profiled_frame was now belongs to that object: nothing may be
+ * written (the check reads the state's thread_id right before the write). */
+typedef struct reused {
+    uint64_t state, thread_id_off;
+} reused;
+
+static void state_reused(fake_target *ft, void *arg)
+{
+    reused *r = arg;
+    /* another object's words over the whole state (e.g. a dict's keys) */
+    for (uint64_t off = 0; off < 256; off += 8)
+        fake_w64(ft, r->state + off, 0x0000000000000011ULL + off);
+}
+
+static void test_freed_state_not_written(void)
+{
+    for (int reuse = 1; reuse >= 0; reuse--) {
+        check_begin(reuse ? "3.15 frame cache: a thread state freed and reused before "
+                            "the anchor write is not written"
+                          : "3.15 frame cache: the same thread state is written (control)");
+        scene sc;
+        build(&sc);
+        REQUIRE(sc.cached != NULL);
+        uint32_t mode = 9;
+        CHECK_EQ_INT(pyf_target_set_cache(sc.cached, PYF_CACHE_ON, &mode), PYF_OK);
+        reused r = {fake_thread_addr(sc.th), fake_off(sc.ft, "thread_state.thread_id")};
+        if (reuse)
+            fake_on_read(sc.ft, r.state + r.thread_id_off, state_reused, &r);
+        uint64_t writes0 = fake_get_counters(sc.ft).writes;
+        pyf_snapshot *snap = NULL;
+        CHECK_EQ_INT(pyf_snapshot_take(sc.cached, NULL, &snap), PYF_OK);
+        pyf_snapshot_free(snap);
+        uint64_t written = fake_get_counters(sc.ft).writes - writes0;
+        if (reuse) {
+            CHECK_EQ_INT(written, 0);
+            CHECK_EQ_INT(stats_of(sc.cached).anchor_writes, 0);
+            /* the reused memory is as the other object left it */
+            uint64_t lpf = fake_off(sc.ft, "thread_state.last_profiled_frame");
+            CHECK_EQ_INT(fake_r64(sc.ft, r.state + lpf), 0x0000000000000011ULL + lpf);
+        } else {
+            CHECK_EQ_INT(written, 1);
+        }
+        done(&sc);
+    }
+}
+
 int main(void)
 {
     test_paths();
     test_read_only();
     test_older_versions();
+    test_freed_state_not_written();
     return check_end();
 }
