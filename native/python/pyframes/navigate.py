@@ -321,11 +321,16 @@ def _list(session, adapter, name, argument):
     return "".join(line + "\n" for line in out)
 
 
+_PARSERS = {}
+
+
 def _values(session, adapter, name, argument):
     """py-locals and py-print: pyframes.values on the selected frame."""
     expression = _what(name) == "print"
-    parser = options.build_values_parser(name, expression=expression,
-                                         description=help_text(name)[1])
+    parser = _PARSERS.get(name)
+    if parser is None:  # made once per name: argparse takes longer than the read
+        parser = _PARSERS[name] = options.build_values_parser(
+            name, expression=expression, description=help_text(name)[1])
     try:
         opts = options.parse_values_command(parser, argument)
     except options.HelpRequested as h:
