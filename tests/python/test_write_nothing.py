@@ -6,8 +6,9 @@ every kind).  The test reads every writable mapping through /proc/PID/mem
 (target_memory.py) before and after each command -- the CLI's while the
 target is SIGSTOPped, the debuggers' inside one session each, driven one
 command at a time (the debugger reports each command done through a FIFO).
-Commands: py-bt-fast / pystack (selected thread, --all, --tasks on 3.14+,
---reader debugger), py-sample --read-only, ``dump``, ``dump --tasks``,
+Commands: py-bt-fast / pystack (selected thread, --all, --locals, --tasks on 3.14+,
+--reader debugger), pyf-up, pyf-locals, pyf-print, py-sample --read-only, ``dump``,
+``dump --locals``, ``dump --tasks``,
 ``dump --json`` and ``sample --read-only``.  With the 3.15 frame cache on
 (``sample`` and ``py-sample`` without --read-only) the only words allowed to
 change are the anchors (last_profiled_frame of each thread state), whose
@@ -91,15 +92,17 @@ def _measure(t, what, run, cache=False):
 
 
 def _looked(output, what):
-    """The command did look: it printed a stack, tasks or a profile."""
+    """The command did look: it printed a stack, tasks, a profile, a
+    selected frame (File "...") or values (name = value)."""
     assert any(m in output for m in ("Traceback (most recent call first)", "asyncio tasks:",
-                                     '"interpreters"', "samples in")), \
+                                     '"interpreters"', "samples in", 'File "', " = ")), \
         "%s printed no stack:\n%s" % (what, output[-3000:])
 
 
 def test_cli(target):
     t = target
-    commands = [["dump"], ["dump", "--json"], ["sample", "--read-only", "--duration", "0.2"]]
+    commands = [["dump"], ["dump", "--json"], ["dump", "--all", "--locals"],
+                ["sample", "--read-only", "--duration", "0.2"]]
     if t.tasks:
         commands += [["dump", "--tasks"], ["dump", "--tasks", "--json"]]
     os.kill(t.pid, signal.SIGSTOP)
@@ -197,6 +200,8 @@ def test_debugger(target, debugger):
     du.require(debugger, t.version)
     cmd = "py-bt-fast" if debugger == "gdb" else "pystack"
     commands = [cmd, cmd + " --all", cmd + " --all --reader debugger",
+                cmd + " --all --locals", cmd + " --all --locals --reader debugger",
+                "pyf-up", "pyf-locals", "pyf-print __name__",
                 "py-sample --read-only --all"]
     if t.tasks:
         commands += [cmd + " --tasks", cmd + " --all --tasks"]
