@@ -136,7 +136,6 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         if not self.is_live():
             return False, None
         halt = threading.Event()
-        box = {}
 
         def stop():
             if halt.is_set():
@@ -145,19 +144,10 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 gdb.execute("interrupt", to_string=True)
             except gdb.error:
                 pass
-
-        def worker():
-            try:
-                box["result"] = work(halt)
-            except BaseException as e:
-                box["error"] = e
-            finally:
-                while not halt.is_set():
-                    gdb.post_event(stop)
-                    halt.wait(0.02)
+        thread, box = _pyf.adapter.resume_worker(
+            work, halt, lambda: gdb.post_event(stop), halt.is_set, 0.02)
         selected = gdb.selected_thread()
         quiet = _QuietStops()
-        thread = threading.Thread(target=worker, name="pyframes-resume", daemon=True)
         ran = True
         try:
             thread.start()
@@ -168,8 +158,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
             halt.set()
             thread.join()
             quiet.restore()
-        if "error" in box:
-            raise box["error"]
+        result = _pyf.adapter.resume_outcome(box)
         ran = ran and self.pid() is not None and any(
             t.is_stopped() for t in self.inferior.threads())
         if ran and selected is not None and selected.is_valid():
@@ -177,7 +166,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 selected.switch()
             except gdb.error:
                 pass
-        return ran, box.get("result")
+        return ran, result
 
     def lookup_symbol(self, name):
         try:

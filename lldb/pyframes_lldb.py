@@ -161,19 +161,9 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         was_async = debugger.GetAsync()
         halt = _Halt(debugger)
         process = self.process
-        box = {}
-
-        def worker():
-            try:
-                box["result"] = work(halt)
-            except BaseException as e:
-                box["error"] = e
-            finally:
-                while not halt.stopped():
-                    process.SendAsyncInterrupt()
-                    halt.wait(0.005)
+        thread, box = _pyf.adapter.resume_worker(
+            work, halt, process.SendAsyncInterrupt, halt.stopped, 0.005)
         selected = process.GetSelectedThread().GetThreadID()
-        thread = threading.Thread(target=worker, name="pyframes-resume", daemon=True)
         debugger.SetAsync(False)
         halt.watch_sigint()
         ran = False
@@ -191,12 +181,11 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
             # ended on it already (see _Halt); its result is kept
             thread.join()
             ran = True
-        if "error" in box:
-            raise box["error"]
+        result = _pyf.adapter.resume_outcome(box)
         ran = ran and process.GetState() == lldb.eStateStopped
         if ran and selected:
             process.SetSelectedThreadByID(selected)
-        return ran, box.get("result")
+        return ran, result
 
     def _read_from_file(self, addr, size):
         address = self.target.ResolveLoadAddress(addr)

@@ -82,7 +82,10 @@ def test_py_sample_profile(driver, version, tmp_path):
         total += count
     assert total == doc["counters"]["samples"] - doc["counters"]["failed_samples"] - \
         doc["counters"]["thread_errors"]
-    assert total >= 2 * n - 5
+    # the process runs while it is read (a live local one): a sample whose
+    # stack changed under every retry is counted as failed, not shown; at
+    # most 10 % on a loaded machine
+    assert total >= 0.9 * 2 * n, doc["counters"]
     assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
 
     # the raw file holds every sample of the three invocations; rendered

@@ -7,6 +7,7 @@ mandatory; every other method has a safe default.
 """
 
 import os
+import threading
 
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
            "process_start_time", "ask"]
@@ -125,6 +126,33 @@ class DebuggerAdapter(object):
         """The debugger's own backtrace of that thread, innermost first, as
         pyframes.mixed.NativeFrame; None when it cannot give one."""
         return None
+
+
+def resume_worker(work, halt, request_stop, stopped, period):
+    """The thread of a resume_while: it runs ``work(halt)`` while the
+    debugger's continue waits, then calls ``request_stop()`` every
+    ``period`` seconds until ``stopped()`` (a stop asked for before the
+    process runs is lost).  Returns (thread, box): box gets "result" or
+    "error" (see :func:`resume_outcome`)."""
+    box = {}
+
+    def worker():
+        try:
+            box["result"] = work(halt)
+        except BaseException as e:
+            box["error"] = e
+        finally:
+            while not stopped():
+                request_stop()
+                halt.wait(period)
+    return threading.Thread(target=worker, name="pyframes-resume", daemon=True), box
+
+
+def resume_outcome(box):
+    """What work returned; what it raised is raised here."""
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
 
 
 def process_start_time(pid):
