@@ -232,32 +232,8 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     const pyf__offsets *o = &t->off;
     pyf__frame_cache *fc = &t->cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
-    uint8_t v[8];
-    /* Right before the write, the thread state must still be the thread's
-     * (its thread_id as the walk read it): a thread that ended since, its
-     * state freed and the memory given to another object, must never be
-     * written to -- the walk may have taken long; this read leaves a window
-     * of one reader call.  (A new thread's state at the same address is
-     * harmless: CPython only compares the anchor.)  The process runs, so
-     * this read goes to the target, not to the prefetched copy. */
-    pyf__prefetch *pf = &t->prefetch;
-    uint32_t pf_n = pf->n;
-    bool pf_active = pf->active;
-    pf->n = 0;
-    pf->active = false;
-    int live = pyf__read_now(t, tstate + o->tstate.thread_id, v, 8);
-    pf->n = pf_n;
-    pf->active = pf_active;
-    if (live != PYF_OK || pyf__ld64(v) != thread_id || c == 0)
+    if (c == 0)
         return PYF_OK;
-    for (int k = 0; k < 8; k++)
-        v[k] = (uint8_t)(c >> (8 * k));
-    if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
-        return PYF_OK;
-    t->stats.write_calls++;
-    t->stats.anchor_writes++;
-
-    /* the thread state as it is after the write: the anchor must be ours */
     size_t textra = (size_t)o->tstate.size + (size_t)o->frame.size;
     uint8_t *buf = malloc(textra);
     if (buf == NULL)
@@ -266,8 +242,26 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     pyf__prefetch *p = &t->prefetch;
     uint32_t pn = p->n;
     bool active = p->active;
-    p->n = 0; /* what follows reads the target as it is now */
+    p->n = 0; /* the process runs: what follows reads the target as it is now */
     p->active = false;
+    /* Right before the write, the thread state must still be the thread's
+     * (its thread_id as the walk read it): a thread that ended since, its
+     * state freed and the memory given to another object, must never be
+     * written to -- the walk may have taken long; this read leaves a window
+     * of one reader call.  (A new thread's state at the same address is
+     * harmless: CPython only compares the anchor.) */
+    uint8_t v[8];
+    if (pyf__read_now(t, tstate + o->tstate.thread_id, v, 8) != PYF_OK ||
+        pyf__ld64(v) != thread_id)
+        goto out;
+    for (int k = 0; k < 8; k++)
+        v[k] = (uint8_t)(c >> (8 * k));
+    if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
+        goto out;
+    t->stats.write_calls++;
+    t->stats.anchor_writes++;
+
+    /* the thread state as it is after the write: the anchor must be ours */
     if (pyf__read_now(t, tstate, buf, textra) != PYF_OK ||
         pyf__ld64(buf + o->tstate.last_profiled_frame) != c)
         goto out;
