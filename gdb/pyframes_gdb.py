@@ -118,11 +118,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         m = re.search(r"^Process group: (\d+)", text, re.M)
         pid = self.pid()
         if m and pid and int(m.group(1)) != pid:
-            return ("gdbserver stops a running process by signalling its process group, "
-                    "and process %d leads none (its group is %s): once resumed it could not "
-                    "be stopped again; sample it where it runs (python3 -m pyframes sample "
-                    "%d), or start it in a session of its own (setsid)" % (
-                        pid, m.group(1), pid))
+            return _pyf.errors.cannot_stop_again(pid, m.group(1))
         return None
 
     def resume_while(self, work):

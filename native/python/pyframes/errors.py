@@ -357,6 +357,16 @@ def pid_reader_impossible(live, pid):
             "no process: use --reader debugger")
 
 
+def cannot_stop_again(pid, pgid):
+    """A process attached over gdbserver that leads no process group:
+    gdbserver stops a running process by signalling its group, so once
+    resumed it could not be stopped again."""
+    return ("gdbserver stops a running process by signalling its process group, "
+            "and process %d leads none (its group is %s): once resumed it could not "
+            "be stopped again; sample it where it runs (python3 -m pyframes sample "
+            "%d), or start it in a session of its own (setsid)" % (pid, pgid, pid))
+
+
 def permission_denied(exc):
     return "permission denied reading the target: %s" % (exc,)
 
