@@ -24,6 +24,9 @@ __all__ = [
     "PythonInfo",
     "Frame",
     "Thread",
+    "ThreadException",
+    "GIL_STATES",
+    "NAME_SOURCES",
     "Interpreter",
     "Snapshot",
     "Task",
@@ -159,6 +162,34 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class ThreadException:
+    """The exception in flight in a thread: being raised (the thread
+    state's current exception) or being handled (the innermost ``except``
+    or ``finally`` block's, what ``sys.exception()`` returns there)."""
+
+    #: The exception's type as repr() names it (``ValueError``,
+    #: ``mod.Error``).
+    type: str
+    #: str() of the exception, bounded and escaped; None when unreadable.
+    message: Optional[str] = None
+    #: True: being handled; False: being raised.
+    handled: bool = False
+    #: The innermost traceback entry's file and line, None when unknown.
+    file: Optional[str] = None
+    line: Optional[int] = None
+
+    def to_dict(self):
+        return {"type": self.type, "message": self.message, "handled": self.handled,
+                "file": self.file, "line": self.line}
+
+
+#: Thread.gil values
+GIL_STATES = ("holds", "waits", "no")
+#: Thread.name_source values
+NAME_SOURCES = ("python", "os", "debugger")
+
+
+@dataclass(frozen=True)
 class Thread:
     """One Python thread state and its frames."""
 
@@ -195,6 +226,25 @@ class Thread:
     #: The thread belongs to a free-threaded (Py_GIL_DISABLED) build: no
     #: thread holds a GIL.  Not part of the JSON (see python.free_threaded).
     free_threaded: bool = False
+    #: The thread's name, and where it came from (NAME_SOURCES): "python"
+    #: (its threading.Thread's name, read from the target), "os"
+    #: (/proc/PID/task/TID/comm) or "debugger" (the debugger's thread
+    #: name); both None when unknown.
+    name: Optional[str] = None
+    name_source: Optional[str] = None
+    #: The GIL as this thread sees it (GIL_STATES): "holds", "waits" (it
+    #: asked for it), "no"; None when unknown or for a free-threaded build.
+    gil: Optional[str] = None
+    #: Where the thread waits in native code when it is not running Python,
+    #: worded for people ("waiting for the GIL", "waiting on a lock",
+    #: "sleeping", "reading fd 7", "in poll/epoll/select", "in C: symbol",
+    #: "on CPU"); None when unknown.
+    native: Optional[str] = None
+    #: Whether the thread is on a CPU (running or runnable); None when
+    #: unknown (a core file).
+    on_cpu: Optional[bool] = None
+    #: The exception in flight, or None.
+    exception: Optional[ThreadException] = None
 
     def to_dict(self):
         d = {
