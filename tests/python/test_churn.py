@@ -124,7 +124,10 @@ def test_debugger_churn(driver, version, mode, busy, tmp_path):
         with open(profile) as f:
             doc = json.load(f)
         total = sum(st["count"] for st in doc["stacks"])
-        assert total >= count * 5 + 20 - 5, (total, s.describe("final"))
+        # a sample of a thread torn by the churn is counted as failed, not
+        # shown: up to a tenth of them on a loaded machine (as test_py_sample)
+        asked = count * 5 + 20
+        assert total >= asked - asked // 10, (total, asked, s.describe("final"))
         end = record.event()
         bad = []
         for st in doc["stacks"]:
