@@ -1,0 +1,309 @@
+"""Held locks, lock waits and deadlock cycles (pyframes.locks, ``--locks``)
+against live CPython 3.13/3.14/3.15 (and pyenv's 3.13 when present).
+
+The target is targets/locks_scenario.py: the two-lock opposite-order
+deadlock with Lock and with RLock, a no-deadlock control (a thread inside
+``with c: with d:`` and one waiting for c), and a thread waiting in an
+explicit ``acquire()`` for a lock the main thread took explicitly.  The
+oracle is the target's own record (locks.json): which locks each thread
+took with ``with`` and still holds, which lock each thread then waits for.
+
+On 3.14+ every hold, wait and cycle must be found, and no other.  On 3.13
+the innermost frame of a thread blocked in C has no saved stack pointer:
+its stack is unreadable (``holds`` null) and no wait (so no cycle) can be
+seen; the holds of the frames that called Python functions must still be
+found, and nothing else claimed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import conftest
+import drivers
+from livetarget import LiveTarget
+from pyframes import locks, model
+
+CLI_TIMEOUT = 120
+CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"})
+
+
+def _interpreters():
+    chosen = [i for i in conftest.INTERPRETERS if i.kind in ("release", "pyenv")]
+    return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
+
+
+class Scenario(object):
+    def expected_waits(self):
+        """native id -> (lock address, holder native id or None)."""
+        if self.minor < 14:
+            return {}
+        holder = {lock: int(tid) for tid, held in self.truth["holds"].items()
+                  for lock in held}
+        return {int(tid): (lock, holder.get(lock))
+                for tid, lock in self.truth["waits"].items()}
+
+    def expected_holds(self):
+        return {int(tid): set(held) for tid, held in self.truth["holds"].items()}
+
+    def name_of(self, tid):
+        return {v: k for k, v in self.truth["names"].items()}.get(tid)
+
+
+@pytest.fixture(scope="module", params=_interpreters())
+def scenario(request, tmp_path_factory):
+    interp = request.param
+    if interp is None:
+        conftest.require_interpreters()
+    workdir = tmp_path_factory.mktemp("locks-%s" % interp.name)
+    # the file handshake: a debugger's attach would interrupt a FIFO write
+    with LiveTarget(interp.path, "locks_scenario.py", workdir, handshake="file") as target:
+        with open(os.path.join(target.workdir, "locks.json")) as f:
+            truth = json.load(f)
+        s = Scenario()
+        s.interp, s.target, s.truth = interp, target, truth
+        s.minor = int(target.doc["hexversion"]) >> 16 & 0xFF
+        yield s
+
+
+def _mismatches(s, waits, cycles, holds):
+    """What differs from the target's record: waits (native id -> (address,
+    holder)), cycles (each a list of (native id, address, holder)), holds
+    (native id -> set of addresses, over all its readable frames)."""
+    problems = []
+    want = s.expected_waits()
+    if waits != want:
+        problems.append("waits %s, expected %s" % (waits, want))
+    want_cycles = sorted(sorted(s.truth["names"][n] for n in c) for c in CYCLES) \
+        if s.minor >= 14 else []
+    got_cycles = sorted(sorted(tid for tid, _, _ in c) for c in cycles)
+    if got_cycles != want_cycles:
+        problems.append("cycles %s, expected %s" % (cycles, want_cycles))
+    for cycle in cycles:
+        for i, (tid, addr, held_by) in enumerate(cycle):
+            if (addr, held_by) != want.get(tid) or \
+                    held_by != cycle[(i + 1) % len(cycle)][0]:
+                problems.append("cycle %s: %d's edge is not the record's" % (cycle, tid))
+    for tid, held in s.expected_holds().items():
+        if holds.get(tid, set()) != held:
+            problems.append("thread %s (%d) holds %s, expected %s" % (
+                s.name_of(tid), tid, holds.get(tid), held))
+    for tid, held in holds.items():
+        if held and tid not in s.expected_holds():
+            problems.append("thread %d holds %s, expected nothing" % (tid, held))
+    return problems
+
+
+# ---- the library -------------------------------------------------------------------
+
+
+def test_record_is_complete(scenario):
+    names = scenario.truth["names"]
+    assert set(scenario.truth["waits"]) == {str(names[n]) for n in (
+        "ledger-writer", "auditor", "r-one", "r-two", "ctl-waiter", "explicit")}
+    assert {int(k): len(v) for k, v in scenario.truth["holds"].items()} == {
+        names["ledger-writer"]: 1, names["auditor"]: 1, names["r-one"]: 1,
+        names["r-two"]: 1, names["ctl-holder"]: 2}
+
+
+def test_library(scenario, pyframes):
+    with pyframes.attach(scenario.target.pid) as t:
+        snap = t.snapshot()
+        threads = list(snap.threads())
+        report = locks.analyze(t, threads, t.python.minor)
+    waits = {tid: (w.lock.address, w.held_by) for tid, w in report.waits.items()}
+    cycles = [[(w.native_thread_id, w.lock.address, w.held_by) for w in c]
+              for c in report.cycles]
+    holds = {}
+    for thread in threads:
+        for frame in thread.frames:
+            for lock in report.holds.get(frame.frame_addr) or ():
+                holds.setdefault(thread.native_thread_id, set()).add(lock.address)
+    problems = _mismatches(scenario, waits, cycles, holds)
+    assert not problems, "\n".join(problems)
+    names = scenario.truth["names"]
+    # an RLock's owner is the thread the lock records
+    for name, other in (("r-one", "r-two"), ("r-two", "r-one")):
+        wait = report.waits.get(names[name])
+        if wait is not None:
+            assert wait.lock.type_name == "_thread.RLock"
+            assert wait.lock.owner_ident == scenario.truth["idents"][str(names[other])]
+    # no native state read here: every wait is by the Python frame only
+    assert all(w.confirmed is None for w in report.waits.values())
+    # 3.13: the innermost frame of each blocked worker is unreadable, and says why
+    for name in names:
+        thread = next(t for t in threads if t.native_thread_id == names[name])
+        inner = thread.frames[0].frame_addr
+        if scenario.minor == 13:
+            assert report.holds[inner] is None and "3.13" in report.unreadable[inner]
+        else:
+            assert report.holds[inner] is not None, report.unreadable.get(inner)
+
+
+def test_rlock_owner_layout(scenario, pyframes):
+    """The RLock owner read from the object (value_layout.c: rlock_owner)
+    is the ident its owner thread records, on every version."""
+    names = scenario.truth["names"]
+    with pyframes.attach(scenario.target.pid) as t:
+        for lock, owner in (("r1", "r-one"), ("r2", "r-two")):
+            addr = scenario.truth["locks"][lock]
+            fv = t.frame_locals(_frame_holding(t, names[owner]), stack=True)
+            found = [loc.value for loc in fv.locals if loc.kind == "stack" and
+                     loc.value is not None and loc.value.addr == addr]
+            found += [c for loc in fv.locals if loc.kind == "stack" and loc.value is not None
+                      for c in loc.value.children if c.addr == addr]
+            assert found, "RLock %s not on its holder's stack" % lock
+            assert found[0].number == scenario.truth["idents"][str(names[owner])]
+            assert found[0].type_name == "_thread.RLock"
+
+
+def _frame_holding(t, tid):
+    snap = t.snapshot(native_tid=tid)
+    (thread,) = [th for th in snap.threads() if th.native_thread_id == tid]
+    return next(f.frame_addr for f in thread.frames if f.function == "first_then")
+
+
+def test_call_opcodes_are_the_interpreters(scenario):
+    """locks.CALL_OPCODES equal the interpreter's own opcode numbers."""
+    code = ("import opcode, json; m = dict(opcode.opmap); "
+            "m.update(getattr(opcode, '_specialized_opmap', {})); "
+            "print(json.dumps(m))")
+    res = subprocess.run([scenario.interp.path, "-c", code], capture_output=True,
+                         timeout=60, check=True)
+    opmap = json.loads(res.stdout)
+    calls = {o for n, o in opmap.items() if (n == "CALL" or n.startswith("CALL_") or
+                                             n.startswith("INSTRUMENTED_CALL")) and
+             "INTRINSIC" not in n and "FUNCTION_EX" not in n and not n.startswith("CALL_EX")}
+    keyword = {o for n, o in opmap.items() if "CALL_KW" in n}
+    assert locks.CALL_OPCODES[scenario.minor] == (frozenset(calls - keyword),
+                                                  frozenset(keyword))
+
+
+# ---- the command line and the debuggers --------------------------------------------
+
+
+def run_cli(env, *args):
+    return subprocess.run([sys.executable, "-m", "pyframes"] + [str(a) for a in args],
+                          capture_output=True, timeout=CLI_TIMEOUT, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def _document(scenario, doc):
+    """(waits, cycles, holds) of a JSON document."""
+    waits, holds = {}, {}
+    for interp in doc["interpreters"]:
+        for thread in interp["threads"]:
+            tid = thread["native_thread_id"]
+            if thread["waits_for"] is not None:
+                waits[tid] = (thread["waits_for"]["address"], thread["waits_for"]["held_by"])
+            for frame in thread["frames"]:
+                for lock in frame["holds"] or ():
+                    holds.setdefault(tid, set()).add(lock["address"])
+    cycles = [[(e["native_thread_id"], e["waits_for"], e["held_by"]) for e in c]
+              for c in doc["deadlocks"]]
+    return waits, cycles, holds
+
+
+def test_cli_json(scenario, cli_env):
+    res = run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--json")
+    assert res.returncode == 0, res.stderr.decode()
+    doc = json.loads(res.stdout)
+    problems = _mismatches(scenario, *_document(scenario, doc))
+    assert not problems, "\n".join(problems)
+    for interp in doc["interpreters"]:
+        for thread in interp["threads"]:
+            wait = thread["waits_for"]
+            if wait is not None:
+                assert set(wait) >= {"address", "type", "held_by", "confirmed"}
+                assert wait["type"] in locks.LOCK_TYPES
+
+
+def test_cli_text(scenario, cli_env):
+    res = run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--all", "--no-source")
+    assert res.returncode == 0, res.stderr.decode()
+    out = res.stdout.decode("utf-8")
+    lines = out.splitlines()
+    deadlocks = [line for line in lines if line.startswith("deadlock: ")]
+    names = scenario.truth["names"]
+    if scenario.minor < 14:
+        assert not deadlocks and " waits for " not in out, out
+        return
+    assert len(deadlocks) == 2, out
+    assert lines[0].startswith("deadlock: "), out  # the cycles first
+    for line in deadlocks:
+        assert line.count(" waits for ") == 2 and ", which waits for " in line, line
+        assert " held by an unknown thread" not in line, line
+        kind = "_thread.RLock" if "RLock" in line else "_thread.lock"
+        assert line.count("<%s at 0x" % kind) == 2, line
+    # the control: a wait, no cycle; the explicit one: holder unknown
+    assert "thread %d waits for <_thread.lock at 0x%x> held by thread %d" % (
+        names["ctl-waiter"], scenario.truth["locks"]["c"], names["ctl-holder"]) in out, out
+    assert "thread %d waits for <_thread.lock at 0x%x> held by an unknown thread" % (
+        names["explicit"], scenario.truth["locks"]["e"]) in out, out
+    assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
+
+
+DRIVERS = drivers.selected()
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_debugger_locks(scenario, driver):
+    driver.require(scenario.interp.name)
+    cmd = driver.command
+    s = driver.run([("json", "%s --all --locks --json" % cmd),
+                    ("debugger", "%s --all --locks --json --reader debugger" % cmd)],
+                   pid=scenario.target.pid)
+    for name in ("json", "debugger"):
+        problems = _mismatches(scenario, *_document(scenario, s.json(name)))
+        assert not problems, "\n".join(problems) + "\n" + s.describe(name)
+
+
+# ---- the graph, without a target ----------------------------------------------------
+
+
+def _wait(tid, addr, held_by):
+    return locks.Wait(native_thread_id=tid, lock=locks.Lock(addr, "_thread.lock"),
+                      held_by=held_by)
+
+
+def test_cycles_every_one_once_in_order():
+    waits = {5: _wait(5, 0x10, 7), 7: _wait(7, 0x20, 9), 9: _wait(9, 0x30, 5),
+             1: _wait(1, 0x40, 5),          # waits into a cycle: not in it
+             2: _wait(2, 0x50, None),       # holder unknown
+             3: _wait(3, 0x60, 4), 4: _wait(4, 0x70, 3),
+             6: _wait(6, 0x80, 6)}          # waits for a lock it holds itself
+    order = [1, 2, 4, 3, 9, 7, 5, 6]
+    cycles = locks._cycles(waits, order)
+    assert [[w.native_thread_id for w in c] for c in cycles] == [[4, 3], [9, 5, 7], [6]]
+
+
+def test_text_of_a_cycle():
+    report = locks.LockReport()
+    a, b = model.Frame(function="f", filename="x.py", line=3, frame_addr=0x100), \
+        model.Frame(function="g", filename="y.py", line=4, frame_addr=0x200)
+    ta = model.Thread(thread_id=1, native_thread_id=11, frames=(a,), name="ledger-writer")
+    tb = model.Thread(thread_id=2, native_thread_id=22, frames=(b,))
+    report.threads = {11: ta, 22: tb}
+    report.waits = {11: _wait(11, 0xA0, 22), 22: _wait(22, 0xB0, 11)}
+    report.waiting = {11: (ta, a), 22: (tb, b)}
+    report.taken = {0xA0: [(22, b)], 0xB0: [(11, a)]}
+    report.holds = {0x100: (locks.Lock(0xB0, "_thread.lock"),), 0x200: ()}
+    report.cycles = locks._cycles(report.waits, [11, 22])
+    lines = locks.deadlock_lines(report)
+    assert lines[0] == ('deadlock: "ledger-writer" waits for <_thread.lock at 0xa0> held by '
+                        'thread 22, which waits for <_thread.lock at 0xb0> held by '
+                        '"ledger-writer"')
+    assert '  "ledger-writer" waits in f (x.py:3) (by its Python frame)' in lines
+    assert "  thread 22 took <_thread.lock at 0xa0> in g (y.py:4)" in lines
+    assert locks.frame_lines(report, ta, a, "  ") == [
+        "  holds <_thread.lock at 0xb0>",
+        "  waits for <_thread.lock at 0xa0> held by thread 22 (by its Python frame)"]
+    doc = {"interpreters": [{"threads": [{"frames": [{}]}, {"frames": [{}]}]}]}
+    locks.to_json(report, doc, [ta, tb])
+    assert doc["deadlocks"] == [[{"native_thread_id": 11, "waits_for": 0xA0, "held_by": 22},
+                                 {"native_thread_id": 22, "waits_for": 0xB0, "held_by": 11}]]
+    assert doc["interpreters"][0]["threads"][0]["frames"][0]["holds"] == [
+        {"address": 0xB0, "type": "_thread.lock"}]
