@@ -55,17 +55,17 @@ class Scenario(object):
 
 @pytest.fixture(scope="module", params=_interpreters())
 def scenario(request, tmp_path_factory):
-    interp = request.param
-    if interp is None:
+    s = Scenario()
+    s.interp = request.param
+    if s.interp is None:
         conftest.require_interpreters()
-    workdir = tmp_path_factory.mktemp("locks-%s" % interp.name)
     # the file handshake: a debugger's attach would interrupt a FIFO write
-    with LiveTarget(interp.path, "locks_scenario.py", workdir, handshake="file") as target:
-        with open(os.path.join(target.workdir, "locks.json")) as f:
-            truth = json.load(f)
-        s = Scenario()
-        s.interp, s.target, s.truth = interp, target, truth
-        s.minor = int(target.doc["hexversion"]) >> 16 & 0xFF
+    with LiveTarget(s.interp.path, "locks_scenario.py",
+                    tmp_path_factory.mktemp("locks-%s" % s.interp.name),
+                    handshake="file") as s.target:
+        with open(os.path.join(s.target.workdir, "locks.json")) as f:
+            s.truth = json.load(f)
+        s.minor = int(s.target.doc["hexversion"]) >> 16 & 0xFF
         yield s
 
 
