@@ -905,6 +905,9 @@ typedef struct pyf_local {
  * co_stacksize gives one PYF_LOCAL_NO_STACK entry.  pyf_values.opcode and
  * oparg: the instruction at the frame's instr_ptr. */
 #define PYF_VALUES_STACK 0x02u
+/* With PYF_VALUES_STACK: the stack entries only, the locals left unread
+ * (nlocals counts the stack entries). */
+#define PYF_VALUES_STACK_ONLY 0x04u
 
 #define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */
 #define PYF_DEFAULT_VALUE_ITEMS 100u     /* items of a container */

@@ -614,12 +614,14 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
     return NULL;
 }
 
-/* The frame's value stack appended to *locals (*n entries, grown), each
- * entry decoded STACK_DEPTH deep; op: the code unit at instr_ptr. */
+/* The value stack of a frame of nlocalsplus locals appended to *locals (*n
+ * entries, grown), each entry decoded STACK_DEPTH deep; op: the code unit
+ * at instr_ptr. */
 static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
-                       uint64_t ip, pyf_local **locals, uint32_t *n, uint32_t op[2])
+                       uint64_t ip, uint32_t nlocalsplus, pyf_local **locals, uint32_t *n,
+                       uint32_t op[2])
 {
-    uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)*n * 8, sp = 0;
+    uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)nlocalsplus * 8, sp = 0;
     char buf[160];
     const char *why = stack_top(c, f, frame_addr, code, base, &sp, buf, sizeof buf);
     uint32_t count = why == NULL ? (uint32_t)((sp - base) / 8) : 1;
@@ -664,6 +666,36 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
     return PYF_OK;
 }
 
+/* PYF_VALUES_STACK_ONLY: the stack of a frame running code, its locals
+ * only counted (co_localsplusnames' size). */
+static int stack_only(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
+                      uint64_t ip, pyf_values **out)
+{
+    const pyf__offsets *o = c->o;
+    uint64_t names = 0, size = 0;
+    int rc = pyf__read(c->t, code + o->code.localsplusnames, &names, 8, "code object");
+    if (rc == PYF_OK)
+        rc = pyf__read(c->t, names + o->tuple.ob_size, &size, 8, "code object's local names");
+    if (rc == PYF_OK && size > LOCALS_MAX)
+        rc = pyf__fail(c->t, PYF_ECORRUPT, "code object at 0x%llx has %llu locals",
+                       (unsigned long long)code, (unsigned long long)size);
+    c->frame_reads = false;
+    pyf_local *locals = NULL;
+    uint32_t n = 0, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
+    if (rc == PYF_OK)
+        rc = frame_stack(c, f, frame_addr, code, ip, (uint32_t)size, &locals, &n, op);
+    if (rc == PYF_OK)
+        rc = ctx_end(c, locals, n, out);
+    if (rc == PYF_OK) {
+        (*out)->code_addr = code;
+        (*out)->globals_addr = pyf__ld64(f + c->vl.frame_globals);
+        (*out)->opcode = op[0];
+        (*out)->oparg = op[1];
+    }
+    free(locals);
+    return rc;
+}
+
 static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
 {
     const pyf__offsets *o = c->o;
@@ -688,6 +720,9 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
         return pyf__fail(t, PYF_ECORRUPT, "the frame at 0x%llx runs no code object "
                          "(executable 0x%llx)", (unsigned long long)frame_addr,
                          (unsigned long long)code);
+    if ((c->req.flags & (PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY)) ==
+        (PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY))
+        return stack_only(c, f, frame_addr, code, fr.ip, out);
     code_locals cl = {0};
     pyf_local *locals = NULL;
     uint64_t *slots = NULL;
@@ -717,7 +752,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
         local_value(c, &cl, i, slots[i], &locals[i]);
     uint32_t nl = cl.n, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
     if (rc == PYF_OK && (c->req.flags & PYF_VALUES_STACK))
-        rc = frame_stack(c, f, frame_addr, code, fr.ip, &locals, &nl, op);
+        rc = frame_stack(c, f, frame_addr, code, fr.ip, cl.n, &locals, &nl, op);
     if (rc == PYF_OK) {
         rc = ctx_end(c, locals, nl, out);
         if (rc == PYF_OK) {

@@ -13,6 +13,7 @@
  *   slot-aligned, 3.13's -1 (the frame runs), an unreadable stack: one
  *   PYF_LOCAL_NO_STACK entry saying why, the locals still read;
  * - garbage entries: UNREADABLE nodes, never a failed call;
+ * - PYF_VALUES_STACK_ONLY: the same entries without the locals;
  * - without the flag: the locals only, opcode PYF_NO_VALUE.
  */
 #include <string.h>
@@ -128,6 +129,13 @@ static void entries(fake_target *ft, pyf_target *t)
     CHECK_EQ_INT(v->opcode, 0x1b); /* fake_code's units: 0x011b */
     CHECK_EQ_INT(v->oparg, 1);
     pyf_values_free(v);
+    /* the stack only: the same entries, no locals */
+    v = read_stack(t, s.frame, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY);
+    CHECK_EQ_INT(v->nlocals, 6);
+    CHECK(v->locals[0].kind == PYF_LOCAL_STACK && v->code_addr == s.code);
+    CHECK_EQ_STR(V(v, v->locals[0].value)->data, "__exit__");
+    CHECK(v->opcode == 0x1b && V(v, v->locals[1].value)->addr == lock);
+    pyf_values_free(v);
     /* an empty stack: no entry */
     set_depth(ft, &s, 0);
     v = read_stack(t, s.frame, PYF_VALUES_STACK);
@@ -183,6 +191,13 @@ static void bounds(fake_target *ft, pyf_target *t)
     set_depth(ft, &s, 1);
     fake_w32(ft, s.code + fake_layout(ft)->values.code_stacksize, 0x80000000u);
     check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+    /* the stack only, of a code object whose local names are absurd */
+    uint64_t names = fake_r64(ft, s.code + fake_off(ft, "code_object.localsplusnames"));
+    fake_w64(ft, names + fake_off(ft, "tuple_object.ob_size"), 1u << 20);
+    pyf_values_request r = {sizeof r, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY, 0, 0, 0, 0, 0};
+    pyf_values *bad = NULL;
+    CHECK_RC(pyf_frame_locals(t, s.frame, &r, &bad), PYF_ECORRUPT);
+    CHECK(bad == NULL);
 }
 
 static void garbage(fake_target *ft, pyf_target *t)

@@ -69,9 +69,8 @@ CALL_OPCODES = {
          frozenset([53, 154, 155, 156, 250])),
 }
 
-#: Frame reads: the locals come along with the stack (one level, no text).
-_READ = dict(stack=True, max_depth=1, max_items=1, max_string=1, max_objects=4096,
-             max_bytes=1 << 20)
+#: Frame reads: the value stack only (its entries are read one level deep).
+_READ = dict(stack="only", max_objects=4096, max_bytes=1 << 20)
 
 
 @dataclass(frozen=True)

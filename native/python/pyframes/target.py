@@ -265,7 +265,8 @@ class Target:
         local, ``max_objects`` and ``max_bytes`` read by the call;
         ``attrs``: other objects' attributes, one level down; ``stack``: the
         frame's value stack too, as "stack" locals after the others (pyframes.h,
-        PYF_VALUES_STACK), and the instruction at its instr_ptr."""
+        PYF_VALUES_STACK), and the instruction at its instr_ptr; ``stack="only"``:
+        the stack without the locals (PYF_VALUES_STACK_ONLY)."""
         return self._values(self._lib.pyf_frame_locals, _address(frame_addr, "frame_addr"),
                             max_string, max_items, max_depth, max_objects, max_bytes,
                             attrs, stack)
@@ -291,7 +292,9 @@ class Target:
         ffi = self._abi
         req = ffi.pyf_values_request()
         req.struct_size = ffi.ctypes.sizeof(req)
-        req.flags = (ffi.PYF_VALUES_ATTRS if attrs else 0) | (ffi.PYF_VALUES_STACK if stack else 0)
+        req.flags = (ffi.PYF_VALUES_ATTRS if attrs else 0) | (
+            0 if not stack else ffi.PYF_VALUES_STACK | ffi.PYF_VALUES_STACK_ONLY
+            if stack == "only" else ffi.PYF_VALUES_STACK)
         req.max_string = _depth(max_string, "max_string")
         req.max_items = _depth(max_items, "max_items")
         req.max_depth = _depth(max_depth, "max_depth")
