@@ -241,8 +241,10 @@ def test_cli_text(scenario, cli_env):
     # the control: a wait, no cycle; the explicit one: holder unknown
     assert "thread %d waits for <_thread.lock at 0x%x> held by thread %d" % (
         names["ctl-waiter"], scenario.truth["locks"]["c"], names["ctl-holder"]) in out, out
-    assert "thread %d waits for <_thread.lock at 0x%x> held by an unknown thread" % (
-        names["explicit"], scenario.truth["locks"]["e"]) in out, out
+    explicit = "waits for <_thread.lock at 0x%x> held by an unknown thread" % (
+        scenario.truth["locks"]["e"])
+    assert "thread %d %s" % (names["explicit"], explicit) not in out, out  # not on top
+    assert "      %s (by its Python frame)" % explicit in out, out         # under its frame
     assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
 
 
@@ -307,3 +309,21 @@ def test_text_of_a_cycle():
                                  {"native_thread_id": 22, "waits_for": 0xB0, "held_by": 11}]]
     assert doc["interpreters"][0]["threads"][0]["frames"][0]["holds"] == [
         {"address": 0xB0, "type": "_thread.lock"}]
+
+
+def test_cli_one_thread_sees_every_holder(scenario, cli_env):
+    """--thread N --limit 1 shows one thread, one frame; the holders and
+    cycles are still read from every thread's every frame."""
+    names = scenario.truth["names"]
+    res = run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--json", "--thread",
+                  names["ctl-waiter"], "--limit", "1")
+    assert res.returncode == 0, res.stderr.decode()
+    doc = json.loads(res.stdout)
+    (thread,) = [t for i in doc["interpreters"] for t in i["threads"]]
+    assert len(thread["frames"]) == 1
+    assert len(doc["deadlocks"]) == (2 if scenario.minor >= 14 else 0)
+    if scenario.minor >= 14:
+        assert thread["waits_for"]["held_by"] == names["ctl-holder"]
+        assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]
+    else:
+        assert thread["waits_for"] is None and thread["frames"][0]["holds"] is None

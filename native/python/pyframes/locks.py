@@ -336,11 +336,13 @@ def _confirmation(wait):
 
 
 def wait_lines(report):
-    """The waits outside any cycle: ``"A" waits for <lock> held by ...``."""
+    """The waits outside any cycle whose holder is known: ``"A" waits for
+    <lock> held by "B"`` (the others, e.g. the waiter lock of every idle
+    Condition.wait of a pool, only under their frames)."""
     in_cycle = {w.native_thread_id for c in report.cycles for w in c}
     lines = []
     for tid, wait in report.waits.items():
-        if tid in in_cycle:
+        if tid in in_cycle or wait.held_by is None:
             continue
         lines.append("%s waits for %s %s" % (_label(report, tid), wait.lock.text(),
                                              _held_text(report, wait)))

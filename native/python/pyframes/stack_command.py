@@ -126,7 +126,9 @@ def run(target, options, front):
         if getattr(options, "native", False) or getattr(options, "collapsed", False):
             raise CommandError("--locks shows the locks under the frames of the stack "
                                "and JSON outputs (not with --native or --collapsed)")
-        every = threads if options.all else list(target.snapshot(**walk).threads())
+        # every thread, every frame (--limit cuts what is shown, not what holds)
+        every = threads if options.all and not options.limit else list(
+            target.snapshot(max_depth=walk.get("max_depth")).threads())
         lock_report = locks.analyze(target, every, target.python.minor)
     if getattr(options, "native", False):
         return front.native(snapshot, threads, options)
