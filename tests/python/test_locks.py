@@ -23,6 +23,7 @@ import sys
 import pytest
 
 import conftest
+import debugger_util as du
 import drivers
 from livetarget import LiveTarget
 from pyframes import locks, model
@@ -261,6 +262,31 @@ def test_debugger_locks(scenario, driver):
     for name in ("json", "debugger"):
         problems = _mismatches(scenario, *_document(scenario, s.json(name)))
         assert not problems, "\n".join(problems) + "\n" + s.describe(name)
+
+
+_CORE_DRIVERS = [d for d in DRIVERS if d.name != "lldb22"]  # lldb 21 reads cores as 22 does
+
+
+def _core(scenario):
+    """gdb's ELF core of the scenario's process (written once)."""
+    if getattr(scenario, "core", None) is None:
+        path = os.path.join(scenario.target.workdir, "locks.core")
+        du.run_gdb(["gcore " + path], pid=scenario.target.pid, plugin=False)
+        scenario.core = path if os.path.exists(path) else pytest.fail("gdb wrote no core")
+    return scenario.core
+
+
+@pytest.mark.parametrize("driver", _CORE_DRIVERS, ids=[d.name for d in _CORE_DRIVERS])
+def test_core_locks(scenario, driver):
+    """The core read by each debugger with --locks: the same holds, waits
+    and cycles as the live process."""
+    driver.require(scenario.interp.name)
+    if not du.gdb_usable():
+        pytest.skip("no gdb to write an ELF core")
+    s = driver.run([("json", "%s --all --locks --json" % driver.command)],
+                   executable=scenario.target.view["executable"], core=_core(scenario))
+    problems = _mismatches(scenario, *_document(scenario, s.json("json")))
+    assert not problems, "\n".join(problems) + "\n" + s.describe("json")
 
 
 # ---- the graph, without a target ----------------------------------------------------
