@@ -353,3 +353,94 @@ def test_cli_one_thread_sees_every_holder(scenario, cli_env):
         assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]
     else:
         assert thread["waits_for"] is None and thread["frames"][0]["holds"] is None
+
+
+# ---- analyze() over a fake target: hostile and ambiguous stacks ------------------
+
+CALL14 = 52  # 3.14's CALL (test_call_opcodes_are_the_interpreters checks the table)
+
+
+def _v(kind, type_name, addr=0, data=None, number=0, children=()):
+    return model.Value(kind=kind, type_name=type_name, addr=addr, data=data, number=number,
+                       children=tuple(children))
+
+
+def _lock(addr, rlock_owner=None):
+    return _v("other", "_thread.RLock" if rlock_owner is not None else "_thread.lock", addr,
+              number=rlock_owner or 0)
+
+
+def _desc(name):
+    return _v("other", "method_descriptor", 0x5000, data=name.encode())
+
+
+class FakeTarget(object):
+    """frame_locals(stack="only") over stacks given per frame address."""
+
+    def __init__(self, stacks):
+        self.stacks = stacks  # frame address -> ([values], opcode, oparg) or an exception
+
+    def frame_locals(self, addr, **kw):
+        assert kw["stack"] == "only"
+        found = self.stacks[addr]
+        if isinstance(found, Exception):
+            raise found
+        values, opcode, oparg = found
+        return model.FrameValues(
+            locals=tuple(model.Local(name="", kind="stack", value=v) for v in values),
+            opcode=opcode, oparg=oparg)
+
+
+def _thread(tid, ident, *addrs, **facts):
+    frames = tuple(model.Frame(function="f%x" % a, filename="m.py", line=1, frame_addr=a)
+                   for a in addrs)
+    return model.Thread(thread_id=ident, native_thread_id=tid, frames=frames, **facts)
+
+
+def test_analyze_hostile_and_ambiguous():
+    from pyframes.errors import error_from_code, PYF_EFAULT
+    stacks = {
+        # thread 1: holds 0xA0 (3.14's __exit__ descriptor, lock), waits for 0xB0
+        0x11: ([_desc("acquire"), _lock(0xB0)], CALL14, 0),
+        0x12: ([_desc("__exit__"), _lock(0xA0)], CALL14, 0),
+        # thread 2: holds 0xB0, waits for 0xA0 through the bound __enter__ (with)
+        0x21: ([_desc("__exit__"), _lock(0xB0),
+                _v("builtin", "builtin_function_or_method", 0x6000, b"__enter__",
+                   children=[_lock(0xA0)]), None], CALL14, 0),
+        # thread 3: waits for an RLock whose owner ident is garbage: no holder
+        0x31: ([_desc("acquire"), _lock(0xC0, rlock_owner=0xDEAD)], CALL14, 0),
+        # thread 4: at acquire but on CPU (native state): no wait
+        0x41: ([_desc("acquire"), _lock(0xA0)], CALL14, 0),
+        # thread 5: confirmed by its native state; 0xD0 held by two threads: unknown
+        0x51: ([_desc("acquire"), _lock(0xD0)], CALL14, 0),
+        0x61: ([_desc("__exit__"), _lock(0xD0)], None, None),
+        0x71: ([_desc("__exit__"), _lock(0xD0)], None, None),
+        # thread 8: the same pair but not at a CALL (opcode 1), a lock as a
+        # plain argument (not a `with`), an unreadable frame
+        0x81: ([_desc("acquire"), _lock(0xA0)], 1, 0),
+        0x82: ([_v("builtin", "builtin_function_or_method", 0x7000, b"print"), None,
+                _lock(0xE0)], CALL14, 1),
+        0x83: error_from_code(PYF_EFAULT, "unreadable frame"),
+        # thread 9: the callable position given by CALL's oparg: acquire(True, 5)
+        0x91: ([_desc("acquire"), _lock(0xF0), _v("bool", "bool"), _v("int", "int")],
+               CALL14, 2),
+        # an empty stack
+        0x92: ([], CALL14, 0),
+    }
+    threads = [_thread(1, 0x100, 0x11, 0x12), _thread(2, 0x200, 0x21),
+               _thread(3, 0x300, 0x31), _thread(4, 0x400, 0x41, native="on CPU", on_cpu=True),
+               _thread(5, 0x500, 0x51, native="waiting on a lock"), _thread(6, 0x600, 0x61),
+               _thread(7, 0x700, 0x71), _thread(8, 0x800, 0x81, 0x82, 0x83),
+               _thread(9, 0x900, 0x91, 0x92)]
+    report = locks.analyze(FakeTarget(stacks), threads, 14)
+    got = {tid: (w.lock.address, w.held_by, w.confirmed) for tid, w in report.waits.items()}
+    assert got == {1: (0xB0, 2, None), 2: (0xA0, 1, None), 3: (0xC0, None, None),
+                   5: (0xD0, None, True), 9: (0xF0, None, None)}
+    assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]
+    held = {a: [x.address for x in h] if h is not None else None
+            for a, h in report.holds.items()}
+    assert held[0x12] == [0xA0] and held[0x21] == [0xB0] and held[0x11] == []
+    assert held[0x82] == [] and held[0x83] is None and "unreadable frame" in \
+        report.unreadable[0x83]
+    # no version's CALL table: no wait at all (never guessed)
+    assert locks.analyze(FakeTarget(stacks), threads, 99).waits == {}
