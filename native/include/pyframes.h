@@ -863,12 +863,17 @@ typedef struct pyf_value {
 #define PYF_LOCAL_LOCAL 2
 #define PYF_LOCAL_CELL 3  /* a local captured by an inner function */
 #define PYF_LOCAL_FREE 4  /* a variable of an enclosing function */
+#define PYF_LOCAL_STACK 5 /* an entry of the frame's value stack (PYF_VALUES_STACK);
+                             name "" */
 /* pyf_local.flags */
 #define PYF_LOCAL_VARARGS 0x01u     /* *args */
 #define PYF_LOCAL_VARKEYWORDS 0x02u /* **kwargs */
 #define PYF_LOCAL_KWONLY 0x04u      /* keyword-only parameter */
 #define PYF_LOCAL_UNBOUND 0x08u     /* NULL slot or empty cell: value is PYF_NO_VALUE */
 #define PYF_LOCAL_HIDDEN 0x10u      /* CO_FAST_HIDDEN: an inlined comprehension's */
+#define PYF_LOCAL_NO_STACK 0x20u    /* the one PYF_LOCAL_STACK entry of a frame whose
+                                       value stack cannot be read: its value is a
+                                       PYF_VALUE_UNREADABLE node saying why */
 #define PYF_NO_VALUE 0xffffffffu
 
 typedef struct pyf_local {
@@ -885,6 +890,24 @@ typedef struct pyf_local {
 
 /* pyf_values_request.flags */
 #define PYF_VALUES_ATTRS 0x01u  /* other objects' attributes, one level down */
+/* pyf_frame_locals: the frame's value stack too, the objects between its
+ * locals and its stack pointer (bottom first), as PYF_LOCAL_STACK entries
+ * after the locals (counted in nlocals), each decoded one level deep (a
+ * bound method's __self__, no attributes), with two additions: a
+ * method_descriptor (a builtin type's method, unbound) has data: its name;
+ * a _thread.RLock has number: its owner's thread ident (0: none) and
+ * length: its recursion count.  The stack pointer is the frame's saved one
+ * (3.14+ stackpointer, 3.13 stacktop), valid while the frame is suspended
+ * in a call (every frame of a thread but its innermost; the innermost one
+ * too while it calls C code, on 3.14+; 3.13 saves it only on a call of a
+ * Python function): the innermost frame of a thread that runs bytecode
+ * shows its last saved stack.  A stack pointer outside the frame's
+ * co_stacksize gives one PYF_LOCAL_NO_STACK entry.  pyf_values.opcode and
+ * oparg: the instruction at the frame's instr_ptr. */
+#define PYF_VALUES_STACK 0x02u
+/* With PYF_VALUES_STACK: the stack entries only, the locals left unread
+ * (nlocals counts the stack entries). */
+#define PYF_VALUES_STACK_ONLY 0x04u
 
 #define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */
 #define PYF_DEFAULT_VALUE_ITEMS 100u     /* items of a container */
@@ -915,6 +938,8 @@ typedef struct pyf_values {
                                   bounds the objects' reads; a frame, its code
                                   object and names are read besides) */
     uint64_t bytes_read;
+    uint32_t opcode;           /* PYF_VALUES_STACK: the first code unit at the frame's */
+    uint32_t oparg;            /* instr_ptr (opcode, oparg bytes); else PYF_NO_VALUE */
 } pyf_values;
 
 /* The locals of the interpreter frame at frame_addr (a pyf_frame's

@@ -91,9 +91,27 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     /* cpython/code.h: co_argcount, co_posonlyargcount, co_kwonlyargcount,
      * co_stacksize, co_firstlineno: consecutive ints */
     vl->code_kwonlyargcount = o->code.firstlineno - 8;
+    vl->code_stacksize = o->code.firstlineno - 4;
     /* internal/pycore_frame.h (3.13), pycore_interpframe_structs.h (3.14+):
      * f_executable, previous, f_funcobj, f_globals */
     vl->frame_globals = 24;
+    /* internal/pycore_frame.h (3.13): ... frame_obj; _Py_CODEUNIT *instr_ptr;
+     * int stacktop (the stack pointer's distance from localsplus, in
+     * slots; -1 while the frame runs: saved on a call of a Python
+     * function); 3.14+ publish interpreter_frame.stackpointer (0 here) */
+    vl->frame_stacktop = o->minor == 13 ? 64 : 0;
+    /* cpython/descrobject.h: PyMethodDescrObject { PyDescr_COMMON;
+     * PyMethodDef *d_method; ... } (ml_name: PyMethodDef's first field) */
+    vl->method_descr_method = h + 3 * p;
+    /* Modules/_threadmodule.c (in no header): 3.13 rlockobject {
+     * PyObject_HEAD; PyThread_type_lock rlock_lock; PyThread_ident_t
+     * rlock_owner; unsigned long rlock_count; ... }; 3.14+ rlockobject {
+     * PyObject_HEAD; _PyRecursiveMutex lock; ... } with
+     * internal/pycore_lock.h's _PyRecursiveMutex { PyMutex mutex;
+     * unsigned long long thread; size_t level; }: the owner's
+     * PyThread_get_thread_ident_ex() and the count at the same places */
+    vl->rlock_owner = h + p;
+    vl->rlock_count = h + 2 * p;
     /* Objects/rangeobject.c: rangeobject { PyObject_HEAD; start; stop;
      * step; length; } (in no header) */
     vl->range_start = h;

@@ -366,6 +366,7 @@ static int ctx_end(pyf__vctx *c, const pyf_local *locals, uint32_t nlocals,
     r->pub.value_size = PYF_VALUE_SIZE;
     r->pub.objects_read = c->objects;
     r->pub.bytes_read = c->bytes;
+    r->pub.opcode = r->pub.oparg = PYF_NO_VALUE;
     r->arena = c->arena;
     c->arena = (pyf__arena){0};
     *out = &r->pub;
@@ -554,6 +555,147 @@ static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_
     l->value = v;
 }
 
+/* ---- a frame's value stack (PYF_VALUES_STACK) ----------------------------- */
+
+#define STACK_DEPTH 1u   /* an entry's nesting: a bound method's __self__ */
+#define STACK_ITEMS 8u
+#define STACK_STRING 64u
+
+/* What the nodes [from, c->n) of stack entries add: a method_descriptor's
+ * name (its PyMethodDef's ml_name), an RLock's owner and count. */
+static void stack_extras(pyf__vctx *c, uint32_t from)
+{
+    for (uint32_t i = from; i < c->n; i++) {
+        uint64_t addr = c->v[i].addr, w[2];
+        if (c->v[i].kind != PYF_VALUE_OTHER || addr == 0)
+            continue;
+        if (strcmp(c->v[i].type_name, "method_descriptor") == 0) {
+            if (pyf__vread(c, addr + c->vl.method_descr_method, w, 8) == PYF_OK && w[0] != 0 &&
+                w[0] % 8 == 0 && pyf__vread(c, w[0], w + 1, 8) == PYF_OK) {
+                const char *name = pyf__vcstr(c, w[1], 128);
+                if (name != NULL)
+                    pyf__vdata(c, i, name, strlen(name));
+            }
+        } else if (strcmp(c->v[i].type_name, "_thread.RLock") == 0 &&
+                   pyf__vread(c, addr + c->vl.rlock_owner, w, 8) == PYF_OK &&
+                   pyf__vread(c, addr + c->vl.rlock_count, w + 1, 8) == PYF_OK) {
+            c->v[i].number = (int64_t)w[0];
+            c->v[i].length = w[1];
+        }
+    }
+}
+
+/* Where the frame's stack ends, within [base, base + co_stacksize slots];
+ * NULL, or why it cannot be known. */
+static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr,
+                             uint64_t code, uint64_t base, uint64_t *sp, char *why, size_t len)
+{
+    const pyf__offsets *o = c->o;
+    int32_t size;
+    if (o->minor >= 14) {
+        if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
+            return "no stack pointer in this version's frame";
+        *sp = pyf__ld64(f + o->frame.stackpointer);
+    } else {
+        int32_t top = (int32_t)pyf__ld32(f + c->vl.frame_stacktop);
+        if (top < 0)
+            return "stack pointer not saved: the frame runs (3.13 saves it on a call of a "
+                   "Python function only)";
+        *sp = frame_addr + o->frame.localsplus + (uint64_t)top * 8;
+    }
+    if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
+        return "unreadable co_stacksize";
+    if (size < 0 || size > (int32_t)LOCALS_MAX || *sp < base || (*sp - base) % 8 != 0 ||
+        (*sp - base) / 8 > (uint64_t)size) {
+        snprintf(why, len, "stack pointer 0x%llx outside the frame's stack (0x%llx, "
+                 "co_stacksize %d)", (unsigned long long)*sp, (unsigned long long)base, size);
+        return why;
+    }
+    return NULL;
+}
+
+/* The value stack of a frame of nlocalsplus locals appended to *locals (*n
+ * entries, grown), each entry decoded STACK_DEPTH deep; op: the code unit
+ * at instr_ptr. */
+static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
+                       uint64_t ip, uint32_t nlocalsplus, pyf_local **locals, uint32_t *n,
+                       uint32_t op[2])
+{
+    uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)nlocalsplus * 8, sp = 0;
+    char buf[160];
+    const char *why = stack_top(c, f, frame_addr, code, base, &sp, buf, sizeof buf);
+    uint32_t count = why == NULL ? (uint32_t)((sp - base) / 8) : 1;
+    uint64_t *slots = malloc((size_t)count * 8 + 8);
+    pyf_local *grown = realloc(*locals, ((size_t)*n + count + 1) * sizeof **locals);
+    if (grown != NULL)
+        *locals = grown;
+    if (slots == NULL || grown == NULL) {
+        free(slots);
+        return pyf__fail(c->t, PYF_ENOMEM, "out of memory");
+    }
+    uint8_t unit[2];
+    if (ip != 0 && pyf__vread(c, ip, unit, 2) == PYF_OK) {
+        op[0] = unit[0];
+        op[1] = unit[1];
+    }
+    if (why == NULL && count != 0 && pyf__vread(c, base, slots, (size_t)count * 8) != PYF_OK)
+        why = "unreadable stack";
+    pyf_values_request keep = c->req;
+    c->req.flags &= ~PYF_VALUES_ATTRS;
+    c->req.max_depth = keep.max_depth < STACK_DEPTH ? keep.max_depth : STACK_DEPTH;
+    c->req.max_items = keep.max_items < STACK_ITEMS ? keep.max_items : STACK_ITEMS;
+    c->req.max_string = keep.max_string < STACK_STRING ? keep.max_string : STACK_STRING;
+    uint32_t from = c->n;
+    uint8_t plain = 0; /* no CO_FAST_* kind: an object, never a cell's contents */
+    code_locals entry = {.n = 1, .kinds = &plain};
+    for (uint32_t i = 0; i < (why == NULL ? count : 1); i++) {
+        pyf_local *l = &(*locals)[*n + i];
+        *l = (pyf_local){.name = "", .kind = PYF_LOCAL_STACK, .value = PYF_NO_VALUE};
+        if (why != NULL) {
+            l->flags = PYF_LOCAL_NO_STACK;
+            l->value = pyf__vnodes(c, 1);
+            if (l->value != PYF_NO_VALUE)
+                pyf__vbad(c, l->value, 0, "%s", why);
+        } else
+            local_value(c, &entry, 0, slots[i], l);
+    }
+    *n += why == NULL ? count : 1;
+    stack_extras(c, from);
+    c->req = keep;
+    free(slots);
+    return PYF_OK;
+}
+
+/* PYF_VALUES_STACK_ONLY: the stack of a frame running code, its locals
+ * only counted (co_localsplusnames' size). */
+static int stack_only(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
+                      uint64_t ip, pyf_values **out)
+{
+    const pyf__offsets *o = c->o;
+    uint64_t names = 0, size = 0;
+    int rc = pyf__read(c->t, code + o->code.localsplusnames, &names, 8, "code object");
+    if (rc == PYF_OK)
+        rc = pyf__read(c->t, names + o->tuple.ob_size, &size, 8, "code object's local names");
+    if (rc == PYF_OK && size > LOCALS_MAX)
+        rc = pyf__fail(c->t, PYF_ECORRUPT, "code object at 0x%llx has %llu locals",
+                       (unsigned long long)code, (unsigned long long)size);
+    c->frame_reads = false;
+    pyf_local *locals = NULL;
+    uint32_t n = 0, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
+    if (rc == PYF_OK)
+        rc = frame_stack(c, f, frame_addr, code, ip, (uint32_t)size, &locals, &n, op);
+    if (rc == PYF_OK)
+        rc = ctx_end(c, locals, n, out);
+    if (rc == PYF_OK) {
+        (*out)->code_addr = code;
+        (*out)->globals_addr = pyf__ld64(f + c->vl.frame_globals);
+        (*out)->opcode = op[0];
+        (*out)->oparg = op[1];
+    }
+    free(locals);
+    return rc;
+}
+
 static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
 {
     const pyf__offsets *o = c->o;
@@ -578,6 +720,9 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
         return pyf__fail(t, PYF_ECORRUPT, "the frame at 0x%llx runs no code object "
                          "(executable 0x%llx)", (unsigned long long)frame_addr,
                          (unsigned long long)code);
+    if ((c->req.flags & (PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY)) ==
+        (PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY))
+        return stack_only(c, f, frame_addr, code, fr.ip, out);
     code_locals cl = {0};
     pyf_local *locals = NULL;
     uint64_t *slots = NULL;
@@ -605,11 +750,16 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     c->frame_reads = false;
     for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++)
         local_value(c, &cl, i, slots[i], &locals[i]);
+    uint32_t nl = cl.n, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
+    if (rc == PYF_OK && (c->req.flags & PYF_VALUES_STACK))
+        rc = frame_stack(c, f, frame_addr, code, fr.ip, cl.n, &locals, &nl, op);
     if (rc == PYF_OK) {
-        rc = ctx_end(c, locals, cl.n, out);
+        rc = ctx_end(c, locals, nl, out);
         if (rc == PYF_OK) {
             (*out)->code_addr = code;
             (*out)->globals_addr = globals;
+            (*out)->opcode = op[0];
+            (*out)->oparg = op[1];
         }
     }
     free(cl.names);

@@ -128,15 +128,19 @@ PYF_LOCAL_ARG = 1
 PYF_LOCAL_LOCAL = 2
 PYF_LOCAL_CELL = 3
 PYF_LOCAL_FREE = 4
+PYF_LOCAL_STACK = 5
 PYF_LOCAL_VARARGS = 0x01
 PYF_LOCAL_VARKEYWORDS = 0x02
 PYF_LOCAL_KWONLY = 0x04
 PYF_LOCAL_UNBOUND = 0x08
 PYF_LOCAL_HIDDEN = 0x10
+PYF_LOCAL_NO_STACK = 0x20
 PYF_NO_VALUE = 0xFFFFFFFF
 PYF_LOCAL_SIZE = 24
 # pyf_values_request
 PYF_VALUES_ATTRS = 0x01
+PYF_VALUES_STACK = 0x02
+PYF_VALUES_STACK_ONLY = 0x04
 PYF_DEFAULT_VALUE_STRING = 200
 PYF_DEFAULT_VALUE_ITEMS = 100
 PYF_DEFAULT_VALUE_DEPTH = 6
@@ -493,6 +497,8 @@ class pyf_values(ctypes.Structure):
         ("globals_addr", c_uint64),
         ("objects_read", c_uint64),
         ("bytes_read", c_uint64),
+        ("opcode", c_uint32),
+        ("oparg", c_uint32),
     ]
 
 

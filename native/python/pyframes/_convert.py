@@ -85,7 +85,7 @@ VALUE_ROW = VALUE.getter("addr", "type_name", "data", "data_size", "length", "re
 LOCAL_ROW = LOCAL.getter("name", "kind", "flags", "value")
 VALUES_ROW = VALUES.getter("nlocals", "nvalues", "locals", "values", "local_size",
                            "value_size", "code_addr", "globals_addr", "objects_read",
-                           "bytes_read")
+                           "bytes_read", "opcode", "oparg")
 
 KEY_INDEX_SIZE = ctypes.sizeof(ctypes.c_uint32)  # an entry of frame_keys
 ENTRY_SIZE = ctypes.sizeof(ctypes.c_uint64)  # an entry of pyf_snapshot_entries
@@ -678,7 +678,7 @@ def values_of(at):
     the caller frees): its locals (pyf_frame_locals) or its one value
     (pyf_value_read)."""
     (nlocals, nvalues, locals_at, values_at, local_size, value_size, code_addr,
-     globals_addr, objects_read, bytes_read) = VALUES_ROW(
+     globals_addr, objects_read, bytes_read, opcode, oparg) = VALUES_ROW(
         VALUES.struct.unpack(ctypes.string_at(at, VALUES.size)))
     nodes = [None] * nvalues
     names = {0: ""}
@@ -712,4 +712,6 @@ def values_of(at):
                                 value=value))
     return FrameValues(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
                        else None, code_addr=code_addr, globals_addr=globals_addr,
-                       objects_read=objects_read, bytes_read=bytes_read)
+                       objects_read=objects_read, bytes_read=bytes_read,
+                       opcode=None if opcode == _abi.PYF_NO_VALUE else opcode,
+                       oparg=None if oparg == _abi.PYF_NO_VALUE else oparg)

@@ -377,7 +377,7 @@ VALUE_KINDS = ("unreadable", "other", "none", "bool", "int", "float", "complex",
                "generator", "coroutine", "async_generator", "exception", "ellipsis",
                "notimplemented")
 #: Local.kind names, by pyf_local.kind (PYF_LOCAL_*)
-LOCAL_KINDS = {1: "arg", 2: "local", 3: "cell", 4: "free"}
+LOCAL_KINDS = {1: "arg", 2: "local", 3: "cell", 4: "free", 5: "stack"}
 
 
 @dataclass(frozen=True)
@@ -459,7 +459,9 @@ class Local:
     variable."""
 
     name: str
-    #: "arg", "local", "cell" or "free".
+    #: "arg", "local", "cell", "free", or "stack" (an entry of the frame's
+    #: value stack, Target.frame_locals(stack=True); flags PYF_LOCAL_NO_STACK:
+    #: the stack was unreadable, value says why).
     kind: str
     #: PYF_LOCAL_* bits (varargs, varkeywords, kwonly, unbound, hidden).
     flags: int = 0
@@ -475,7 +477,8 @@ class Local:
 class FrameValues:
     """What Target.frame_locals read of one frame (Target.value: ``value``)."""
 
-    #: co_localsplusnames order: arguments first.
+    #: co_localsplusnames order: arguments first (then the value stack,
+    #: bottom first, with stack=True).
     locals: Tuple[Local, ...] = ()
     #: Target.value: the object read; else None.
     value: Optional[Value] = None
@@ -484,3 +487,7 @@ class FrameValues:
     globals_addr: int = 0
     objects_read: int = 0
     bytes_read: int = 0
+    #: Target.frame_locals(stack=True): the instruction at the frame's
+    #: instr_ptr (its opcode and oparg bytes), None when unread.
+    opcode: Optional[int] = None
+    oparg: Optional[int] = None

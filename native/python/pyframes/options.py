@@ -65,6 +65,12 @@ def add_stack_options(parser, json_group=None):
         help="the asyncio tasks as a table, one row per task and awaiter, "
              "with the columns of `python -m asyncio ps` (stacks innermost "
              "first; implies --tasks)")
+    parser.add_argument(
+        "--locks", action="store_true",
+        help="the locks each frame holds (inside `with lock:`), the lock each "
+             "thread waits for and who holds it, and every deadlock (cycle of "
+             "waits), printed first (with --json \"deadlocks\", \"waits_for\" "
+             "per thread and \"holds\" per frame)")
     add_value_options(parser)
     return parser
 
@@ -329,6 +335,10 @@ packages.  Without options it shows the thread selected in {dbg}.
                    depth 6, 10,000 objects and 4 MiB read per frame); a cut
                    value says so: 'abc'...<1,234 more chars>,
                    [1, 2, ...<12,345 more items>], [...<too deep: 3 items>]
+  --locks          under each frame the locks it holds (`with lock:`), under
+                   a blocked thread the lock it waits for and its holder;
+                   the deadlocks (cycles of waits) first: `deadlock: "A"
+                   waits for <_thread.lock at 0x...> held by "B", which ...`
   --native         {dbg}'s own backtrace with the Python frames placed under
                    the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else

@@ -11,6 +11,9 @@ The options (pyframes.options) mean the same in each:
   deeper chain is shown incomplete);
 - ``--all`` / ``--thread N``, ``--json``, ``--no-source``, ``--tasks``,
   ``--table``;
+- ``--locks``: the locks each frame holds, what each thread waits for and
+  the deadlocks, first (pyframes.locks), read over every thread of the
+  target whichever are shown;
 - ``--locals`` (and the value limits ``--max-string N``, ``--max-items
   N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
   each shown frame's variables (pyframes.values), read with
@@ -25,7 +28,7 @@ to print and raises CommandError (or a PyframesError) with the message.
 
 import json
 
-from . import errors, model, render, taskview, values
+from . import errors, locks, model, render, taskview, values
 from .options import value_limits
 from .errors import CommandError
 
@@ -118,27 +121,54 @@ def run(target, options, front):
         raise CommandError("--locals shows the variables under the frames of the stack "
                            "and JSON outputs (not with --native or --collapsed)")
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
+    lock_report = None
+    if getattr(options, "locks", False) and stacks:
+        if getattr(options, "native", False) or getattr(options, "collapsed", False):
+            raise CommandError("--locks shows the locks under the frames of the stack "
+                               "and JSON outputs (not with --native or --collapsed)")
+        # every thread, every frame (--limit cuts what is shown, not what holds)
+        every = threads if options.all and not options.limit else list(
+            target.snapshot(max_depth=walk.get("max_depth")).threads())
+        lock_report = locks.analyze(target, every, target.python.minor)
     if getattr(options, "native", False):
         return front.native(snapshot, threads, options)
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
-                         frame_values=frame_values) + "\n"
+                         frame_values=frame_values, lock_report=lock_report) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
+    under = frame_values.text_lines if frame_values else None
+    if lock_report is not None:
+        text = "".join(line + "\n" for line in
+                       locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
+        text += "\n" if text else ""
+        under = _with_locks(lock_report, threads, under)
     if stacks and getattr(options, "collapsed", False):
         text = "".join(line + "\n" for line in render.format_collapsed(threads))
     elif stacks:
-        text = render.format_threads_text(
+        text += render.format_threads_text(
             threads, label_of=front.label, debugger=front.debugger,
             show_source=not options.no_source,
             source=None if options.no_source else front.source(),
             addresses=getattr(options, "addresses", False),
-            locals_of=frame_values.text_lines if frame_values else None)
+            locals_of=under)
     if tasks:
         text += ("\n" if text else "") + "".join(
             line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
     return text + front.note(threads, snapshot if tasks else None)
+
+
+def _with_locks(report, threads, under):
+    """The lines under a frame: its locks (and a wait), then under(frame)'s."""
+    thread_of = {f.frame_addr: t for t in threads for f in t.frames}
+
+    def lines(frame):
+        out = locks.frame_lines(report, thread_of.get(frame.frame_addr), frame,
+                                FrameValuesOf.INDENT)
+        return out + list(under(frame)) if under is not None else out
+
+    return lines
 
 
 class FrameValuesOf(object):
@@ -166,13 +196,16 @@ class FrameValuesOf(object):
         row["locals_error"] = why
 
 
-def json_text(snapshot, limited=False, frame_values=None):
+def json_text(snapshot, limited=False, frame_values=None, lock_report=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
-    its variables (``locals``, ``locals_error``)."""
-    if not limited and frame_values is None:
+    its variables (``locals``, ``locals_error``); with --locks the
+    deadlocks, waits and held locks (pyframes.locks.to_json)."""
+    if not limited and frame_values is None and lock_report is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    if lock_report is not None:
+        locks.to_json(lock_report, doc, list(snapshot.threads()))
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
         if limited:

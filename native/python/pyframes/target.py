@@ -254,7 +254,7 @@ class Target:
         return req
 
     def frame_locals(self, frame_addr, *, max_string=None, max_items=None, max_depth=None,
-                     max_objects=None, max_bytes=None, attrs=False):
+                     max_objects=None, max_bytes=None, attrs=False, stack=False):
         """The arguments, locals, cells and free variables of the frame at
         ``frame_addr`` (a :class:`Frame`'s ``frame_addr`` in a snapshot of
         the stopped target): a :class:`model.FrameValues` whose ``locals``
@@ -263,9 +263,13 @@ class Target:
         PYF_DEFAULT_VALUE_*): ``max_string`` chars of a str (bytes of a
         bytes), ``max_items`` of a container, ``max_depth`` nesting below a
         local, ``max_objects`` and ``max_bytes`` read by the call;
-        ``attrs``: other objects' attributes, one level down."""
+        ``attrs``: other objects' attributes, one level down; ``stack``: the
+        frame's value stack too, as "stack" locals after the others (pyframes.h,
+        PYF_VALUES_STACK), and the instruction at its instr_ptr; ``stack="only"``:
+        the stack without the locals (PYF_VALUES_STACK_ONLY)."""
         return self._values(self._lib.pyf_frame_locals, _address(frame_addr, "frame_addr"),
-                            max_string, max_items, max_depth, max_objects, max_bytes, attrs)
+                            max_string, max_items, max_depth, max_objects, max_bytes,
+                            attrs, stack)
 
     def value(self, addr, *, max_string=None, max_items=None, max_depth=None,
               max_objects=None, max_bytes=None, attrs=False):
@@ -284,11 +288,13 @@ class Target:
                             limits.get("max_bytes"), limits.get("attrs", False))
 
     def _values(self, call, addr, max_string, max_items, max_depth, max_objects, max_bytes,
-                attrs):
+                attrs, stack=False):
         ffi = self._abi
         req = ffi.pyf_values_request()
         req.struct_size = ffi.ctypes.sizeof(req)
-        req.flags = ffi.PYF_VALUES_ATTRS if attrs else 0
+        req.flags = (ffi.PYF_VALUES_ATTRS if attrs else 0) | (
+            0 if not stack else ffi.PYF_VALUES_STACK | ffi.PYF_VALUES_STACK_ONLY
+            if stack == "only" else ffi.PYF_VALUES_STACK)
         req.max_string = _depth(max_string, "max_string")
         req.max_items = _depth(max_items, "max_items")
         req.max_depth = _depth(max_depth, "max_depth")

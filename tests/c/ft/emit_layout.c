@@ -38,6 +38,7 @@ static const _PyRuntimeState rt = _PyRuntimeState_INIT(rt, "xdebugpy");
 #include <internal/pycore_debug_offsets.h>
 #include <internal/pycore_interpframe_structs.h>
 #include <internal/pycore_stackref.h>
+#include <internal/pycore_lock.h>
 static const _Py_DebugOffsets table = _Py_DebugOffsets_INIT("xdebugpy");
 #define TABLE table
 #define OWNER_ENTRY FRAME_OWNED_BY_INTERPRETER
@@ -107,7 +108,23 @@ static void print_values(void)
     const uint64_t member_def_type = offsetof(PyMemberDef, type);
     const uint64_t member_def_offset = offsetof(PyMemberDef, offset);
     const uint64_t code_kwonlyargcount = offsetof(PyCodeObject, co_kwonlyargcount);
+    const uint64_t code_stacksize = offsetof(PyCodeObject, co_stacksize);
     const uint64_t frame_globals = offsetof(_PyInterpreterFrame, f_globals);
+    const uint64_t method_descr_method = offsetof(PyMethodDescrObject, d_method);
+#if PY_MINOR_VERSION == 13
+    const uint64_t frame_stacktop = offsetof(_PyInterpreterFrame, stacktop);
+    /* rlockobject is declared in Modules/_threadmodule.c only: PyObject_HEAD,
+     * PyThread_type_lock rlock_lock, PyThread_ident_t rlock_owner,
+     * unsigned long rlock_count (test_locks checks it against live targets) */
+    const uint64_t rlock_owner = sizeof(PyObject) + sizeof(void *);
+    const uint64_t rlock_count = rlock_owner + sizeof(PyThread_ident_t);
+#else
+    const uint64_t frame_stacktop = 0; /* stackpointer is in the table */
+    /* rlockobject (Modules/_threadmodule.c): PyObject_HEAD, then a
+     * _PyRecursiveMutex, which internal/pycore_lock.h declares */
+    const uint64_t rlock_owner = sizeof(PyObject) + offsetof(_PyRecursiveMutex, thread);
+    const uint64_t rlock_count = sizeof(PyObject) + offsetof(_PyRecursiveMutex, level);
+#endif
     const uint64_t range_start = sizeof(PyObject);
     const uint64_t range_stop = sizeof(PyObject) + sizeof(PyObject *);
     const uint64_t range_step = sizeof(PyObject) + 2 * sizeof(PyObject *);

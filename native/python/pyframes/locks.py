@@ -1,0 +1,390 @@
+"""Held locks, lock waits and waits-for cycles (deadlocks) of a snapshot's
+threads, read from the frames' value stacks (Target.frame_locals with
+``stack=True``; pyframes.h, PYF_VALUES_STACK).
+
+- A frame **holds** a lock while it is inside ``with lock:``: 3.13's
+  BEFORE_WITH leaves the bound ``__exit__`` of the lock (a builtin method
+  whose ``__self__`` is the lock) on the frame's value stack; 3.14 and 3.15
+  leave the unbound ``__exit__`` (a method_descriptor) followed by the lock.
+  A lock taken by an explicit ``acquire()`` leaves nothing on the stack.
+- A thread **waits** for a lock when its innermost frame is at a CALL
+  instruction (the opcode at its instr_ptr, of that CPython's own CALL
+  family) whose callable, as the stack lays it out for CALL (``callable,
+  self_or_null, args...`` below the top, and the names of the keywords
+  above them for CALL_KW), is the ``acquire`` or ``__enter__`` of a lock:
+  the unbound method_descriptor with the lock as self, or the lock's bound
+  builtin method.  A frame is not said to hold the lock it is waiting for.
+  The thread's native state, when a front end read it (Thread.native),
+  confirms the wait ("waiting on a lock") or rules it out (on CPU); without
+  it the wait is "by its Python frame" only (a thread that has just got the
+  lock shows the same frame for an instant).
+- The **holder** of a lock: an RLock's owner (the thread whose
+  threading.get_ident() the lock records), whatever the stacks say;
+  otherwise the one thread one of whose frames holds it.  Nobody, or more
+  than one thread: unknown, never guessed.
+- The **graph**: thread T waits for lock L held by thread U.  Each thread
+  waits for at most one lock and each lock has at most one holder, so every
+  cycle is found by following the edges from each thread; cycles are
+  reported in the order of their first thread in the snapshot, each
+  starting at that thread.
+
+Where the value stack cannot be read, nothing is said: 3.13 saves a frame's
+stack pointer only when the frame calls a Python function, so on 3.13 the
+innermost frame of a thread blocked in C (acquire() included) has no
+readable stack, and its waits are unknown (LockReport.unreadable says
+why).  3.14+ save it on every call that may escape, so the innermost
+frame's stack is readable while it is blocked in acquire().
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from . import errors
+from ._abi import PYF_LOCAL_NO_STACK
+from .escaping import escape
+
+__all__ = ["LOCK_TYPES", "CALL_OPCODES", "Lock", "Wait", "LockReport", "analyze",
+           "thread_label", "deadlock_lines", "wait_lines", "frame_lines", "to_json"]
+
+#: The lock types whose holder the graph follows (type names as the value
+#: decoder gives them: "module.qualname" of the heap types of _thread).
+LOCK_TYPES = ("_thread.lock", "_thread.RLock")
+RLOCK = "_thread.RLock"
+#: Methods whose call blocks until the lock is free.
+ACQUIRE = ("acquire", "__enter__", "acquire_lock")
+EXIT = "__exit__"
+
+#: The CALL instructions of each minor version, from each interpreter's own
+#: opcode module (opcode.opmap and opcode._specialized_opmap of 3.13.18,
+#: 3.14.10 and 3.15.2; the numbers do not change within a minor version;
+#: test_locks checks them against every interpreter it runs): (positional
+#: calls, whose stack ends with callable, self_or_null, oparg arguments;
+#: keyword calls, which add the tuple of keyword names on top).
+#: CALL_FUNCTION_EX (arguments in a tuple) and CALL_INTRINSIC_* are left out.
+CALL_OPCODES = {
+    13: (frozenset([53, 244] + list(range(162, 182))), frozenset([57, 245])),
+    14: (frozenset([52, 250] + list(range(143, 151)) + list(range(154, 166))),
+         frozenset([55, 151, 152, 153, 251])),
+    15: (frozenset([50, 153, 249] + list(range(144, 151)) + list(range(157, 169))),
+         frozenset([53, 154, 155, 156, 250])),
+}
+
+#: Frame reads: the value stack only (its entries are read one level deep).
+_READ = dict(stack="only", max_objects=4096, max_bytes=1 << 20)
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A lock object of the target."""
+
+    address: int
+    type_name: str
+    #: An RLock's owner as it records it (threading.get_ident() of the
+    #: owning thread; 0: not held); None for other locks.
+    owner_ident: Optional[int] = None
+
+    def text(self):
+        return "<%s at 0x%x>" % (escape(self.type_name), self.address)
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Thread ``native_thread_id`` waits for ``lock`` in its innermost frame."""
+
+    native_thread_id: int
+    lock: Lock
+    #: The native id of the thread holding it, None when unknown.
+    held_by: Optional[int]
+    #: True: the thread's native state says it waits on a lock; None: only
+    #: its Python frame says so.
+    confirmed: Optional[bool] = None
+
+
+@dataclass
+class LockReport:
+    """What :func:`analyze` found."""
+
+    #: frame address -> the locks the frame holds (None: its stack is unreadable).
+    holds: Dict[int, Optional[Tuple[Lock, ...]]] = field(default_factory=dict)
+    #: native thread id -> its wait.
+    waits: Dict[int, Wait] = field(default_factory=dict)
+    #: Each cycle: its waits, each held by the next thread.
+    cycles: List[Tuple[Wait, ...]] = field(default_factory=list)
+    #: frame address -> why its stack could not be read.
+    unreadable: Dict[int, str] = field(default_factory=dict)
+    #: lock address -> (native thread id, frame) where it is held (frames
+    #: holding it in a `with`, innermost first).
+    taken: Dict[int, List[Tuple[int, object]]] = field(default_factory=dict)
+    #: native thread id -> (thread, its innermost frame) of each waiting thread.
+    waiting: Dict[int, Tuple[object, object]] = field(default_factory=dict)
+    #: native thread id -> thread, in snapshot order.
+    threads: Dict[int, object] = field(default_factory=dict)
+
+
+def _lock_of(value):
+    """The Lock a stack value is, else None."""
+    if value is None or value.type_name not in LOCK_TYPES:
+        return None
+    owner = None
+    if value.type_name == RLOCK:
+        owner = value.number & 0xFFFFFFFFFFFFFFFF
+    return Lock(address=value.addr, type_name=value.type_name, owner_ident=owner)
+
+
+def _bound_lock(value, names):
+    """The lock whose bound builtin method named one of ``names`` value is."""
+    if value is not None and value.kind == "builtin" and value.text in names and \
+            value.children:
+        return _lock_of(value.children[0])
+    return None
+
+
+def _method_of(value, names):
+    return value is not None and value.kind == "other" and \
+        value.type_name == "method_descriptor" and value.text in names
+
+
+def held_in(stack):
+    """The locks a frame's stack entries show held by a `with`, in order."""
+    found = []
+    for i, value in enumerate(stack):
+        lock = _bound_lock(value, (EXIT,))
+        if lock is None and _method_of(value, (EXIT,)) and i + 1 < len(stack):
+            lock = _lock_of(stack[i + 1])
+        if lock is not None and all(lock.address != f.address for f in found):
+            found.append(lock)
+    return found
+
+
+def called_lock(stack, opcode, oparg, minor):
+    """The lock whose acquire/__enter__ the frame is calling, else None."""
+    calls = CALL_OPCODES.get(minor)
+    if calls is None or opcode is None or oparg is None:
+        return None
+    positional, keyword = calls
+    if opcode in positional:
+        at = len(stack) - 2 - oparg
+    elif opcode in keyword:
+        at = len(stack) - 3 - oparg
+    else:
+        return None
+    if at < 0:
+        return None
+    callable_, self_ = stack[at], stack[at + 1]
+    if _method_of(callable_, ACQUIRE):
+        return _lock_of(self_)
+    return _bound_lock(callable_, ACQUIRE)
+
+
+def _native_says(thread):
+    """True / False / None: what the thread's native state says of a wait."""
+    native = getattr(thread, "native", None)
+    if native is None:
+        return None
+    if "lock" in native:
+        return True
+    if getattr(thread, "on_cpu", None):
+        return False
+    return None
+
+
+def _frame_stack(target, frame):
+    """(stack values, opcode, oparg) of a frame, or (None, reason)."""
+    try:
+        fv = target.frame_locals(frame.frame_addr, **_READ)
+    except errors.PyframesError as e:
+        return None, str(e)
+    stack = [loc for loc in fv.locals if loc.kind == "stack"]
+    if len(stack) == 1 and stack[0].flags & PYF_LOCAL_NO_STACK:
+        return None, stack[0].value.text if stack[0].value is not None else "no stack"
+    return ([loc.value for loc in stack], fv.opcode, fv.oparg), None
+
+
+def analyze(target, threads, minor):
+    """The LockReport of ``threads`` (a snapshot's threads of ``target``;
+    ``minor``: its CPython minor version)."""
+    report = LockReport()
+    called = {}
+    owners = {}   # RLock address -> owner ident (as last read)
+    locks = {}
+    for thread in threads:
+        tid = thread.native_thread_id
+        if tid is None:
+            continue
+        report.threads[tid] = thread
+        for index, frame in enumerate(thread.frames):
+            read, why = _frame_stack(target, frame)
+            if read is None:
+                report.holds[frame.frame_addr] = None
+                report.unreadable[frame.frame_addr] = why
+                continue
+            stack, opcode, oparg = read
+            waiting = called_lock(stack, opcode, oparg, minor) if index == 0 else None
+            held = [lock for lock in held_in(stack)
+                    if waiting is None or lock.address != waiting.address]
+            for lock in held + ([waiting] if waiting else []):
+                locks.setdefault(lock.address, lock)
+                if lock.owner_ident is not None:
+                    owners[lock.address] = lock.owner_ident
+            report.holds[frame.frame_addr] = tuple(held)
+            for lock in held:
+                report.taken.setdefault(lock.address, []).append((tid, frame))
+            if waiting is not None:
+                called[tid] = (waiting, thread, frame)
+    by_ident = {t.thread_id: tid for tid, t in report.threads.items()
+                if t.thread_id is not None}
+    for tid, (lock, thread, frame) in called.items():
+        says = _native_says(thread)
+        if says is False:
+            continue
+        report.waits[tid] = Wait(native_thread_id=tid, lock=locks[lock.address],
+                                 held_by=_holder(lock.address, owners, report.taken,
+                                                 by_ident),
+                                 confirmed=says)
+        report.waiting[tid] = (thread, frame)
+    report.cycles = _cycles(report.waits, list(report.threads))
+    return report
+
+
+def _holder(address, owners, taken, by_ident):
+    if address in owners:  # an RLock: its own record
+        return by_ident.get(owners[address]) if owners[address] else None
+    holders = {tid for tid, _ in taken.get(address, ())}
+    return holders.pop() if len(holders) == 1 else None
+
+
+def _cycles(waits, order):
+    """Every cycle of the waits-for graph, each from its first thread in
+    ``order``, in that order."""
+    rank = {tid: i for i, tid in enumerate(order)}
+    done = set()
+    cycles = []
+    for start in order:
+        path, seen = [], {}
+        tid = start
+        while tid in waits and tid not in done and tid not in seen:
+            seen[tid] = len(path)
+            path.append(tid)
+            tid = waits[tid].held_by
+        if tid in seen:
+            ring = path[seen[tid]:]
+            first = min(range(len(ring)), key=lambda i: rank.get(ring[i], len(rank)))
+            ring = ring[first:] + ring[:first]
+            cycles.append(tuple(waits[t] for t in ring))
+        done.update(path)
+    cycles.sort(key=lambda c: rank.get(c[0].native_thread_id, len(rank)))
+    return cycles
+
+
+# ---- text and JSON ---------------------------------------------------------------
+
+
+def thread_label(thread, tid):
+    """``"name"`` of a named thread, else ``thread <native id>``."""
+    name = getattr(thread, "name", None) if thread is not None else None
+    if name:
+        return '"%s"' % escape(name)
+    return "thread %d" % tid
+
+
+def _where(frame):
+    line = "?" if frame.line is None else frame.line
+    return "%s (%s:%s)" % (escape(frame.function), escape(frame.filename), line)
+
+
+def _label(report, tid):
+    return thread_label(report.threads.get(tid), tid)
+
+
+def _held_text(report, wait):
+    if wait.held_by is None:
+        return "held by an unknown thread"
+    return "held by %s" % _label(report, wait.held_by)
+
+
+def deadlock_lines(report):
+    """``deadlock: "A" waits for <lock> held by "B", which waits for ...``,
+    then where each wait is and where each lock was taken."""
+    lines = []
+    for cycle in report.cycles:
+        first = cycle[0]
+        head = "%s waits for %s %s" % (_label(report, first.native_thread_id),
+                                       first.lock.text(), _held_text(report, first))
+        for wait in cycle[1:]:
+            head += ", which waits for %s %s" % (wait.lock.text(), _held_text(report, wait))
+        lines.append("deadlock: " + head)
+        lines.extend(_detail_lines(report, cycle))
+    return lines
+
+
+def _detail_lines(report, waits):
+    lines = []
+    for wait in waits:
+        tid = wait.native_thread_id
+        _, frame = report.waiting[tid]
+        lines.append("  %s waits in %s%s" % (_label(report, tid), _where(frame),
+                                             _confirmation(wait)))
+        for holder, taken in report.taken.get(wait.lock.address, ()):
+            if holder == wait.held_by:
+                lines.append("  %s took %s in %s" % (_label(report, holder),
+                                                     wait.lock.text(), _where(taken)))
+    return lines
+
+
+def _confirmation(wait):
+    return "" if wait.confirmed else " (by its Python frame)"
+
+
+def wait_lines(report):
+    """The waits outside any cycle whose holder is known: ``"A" waits for
+    <lock> held by "B"`` (the others, e.g. the waiter lock of every idle
+    Condition.wait of a pool, only under their frames)."""
+    in_cycle = {w.native_thread_id for c in report.cycles for w in c}
+    lines = []
+    for tid, wait in report.waits.items():
+        if tid in in_cycle or wait.held_by is None:
+            continue
+        lines.append("%s waits for %s %s" % (_label(report, tid), wait.lock.text(),
+                                             _held_text(report, wait)))
+        lines.extend(_detail_lines(report, (wait,)))
+    return lines
+
+
+def frame_lines(report, thread, frame, indent):
+    """The lines under a frame: ``holds <lock>``, and ``waits for <lock>
+    held by ...`` under a waiting thread's innermost frame."""
+    held = report.holds.get(frame.frame_addr) or ()
+    lines = [indent + "holds " + lock.text() for lock in held]
+    wait = report.waits.get(thread.native_thread_id) if thread is not None else None
+    if wait is not None and thread.frames and thread.frames[0].frame_addr == frame.frame_addr:
+        lines.append(indent + "waits for %s %s%s" % (wait.lock.text(),
+                                                    _held_text(report, wait),
+                                                    _confirmation(wait)))
+    return lines
+
+
+def _lock_dict(lock):
+    row = {"address": lock.address, "type": lock.type_name}
+    if lock.owner_ident is not None:
+        row["owner_ident"] = lock.owner_ident
+    return row
+
+
+def to_json(report, doc, threads):
+    """Add the keys to a snapshot's JSON document ``doc`` whose thread rows
+    are those of ``threads``: top-level "deadlocks" (each cycle a list of
+    {"native_thread_id", "waits_for", "held_by"}), per thread "waits_for"
+    ({"address", "type", "held_by", "confirmed"} or null), per frame "holds"
+    (a list of {"address", "type"}, or null when its stack is unreadable)."""
+    doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
+                          "waits_for": w.lock.address, "held_by": w.held_by}
+                         for w in cycle] for cycle in report.cycles]
+    rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
+    for thread, row in zip(threads, rows):
+        wait = report.waits.get(thread.native_thread_id)
+        row["waits_for"] = None if wait is None else dict(
+            _lock_dict(wait.lock), held_by=wait.held_by, confirmed=wait.confirmed)
+        for frame, frame_row in zip(thread.frames, row["frames"]):
+            held = report.holds.get(frame.frame_addr)
+            frame_row["holds"] = None if held is None else [_lock_dict(x) for x in held]
+    return doc

@@ -1,0 +1,251 @@
+/*
+ * test_value_stack.c - a frame's value stack (pyf_frame_locals with
+ * PYF_VALUES_STACK) on synthetic images laid out from CPython's own headers
+ * (ft_layout.h), for 3.13, 3.14 and 3.15, default and free-threaded:
+ *
+ * - the entries between the locals and the saved stack pointer (3.14+
+ *   stackpointer, 3.13 stacktop), bottom first, as PYF_LOCAL_STACK
+ *   entries: objects, NULL (unbound), 3.14+ tagged references and tagged
+ *   ints, a method_descriptor with its name, an RLock with its owner and
+ *   count, a bound builtin with its __self__ one level down;
+ * - the code unit at instr_ptr (opcode, oparg);
+ * - bounds: a stack pointer below the locals, past co_stacksize, not
+ *   slot-aligned, 3.13's -1 (the frame runs), an unreadable stack: one
+ *   PYF_LOCAL_NO_STACK entry saying why, the locals still read;
+ * - garbage entries: UNREADABLE nodes, never a failed call;
+ * - PYF_VALUES_STACK_ONLY: the same entries without the locals;
+ * - without the flag: the locals only, opcode PYF_NO_VALUE.
+ */
+#include <string.h>
+
+#include "../../native/src/internal.h"
+#include "fake_target.h"
+
+#define NLOCALS 2u
+#define STACKSIZE 6
+
+static const pyf_value *V(const pyf_values *v, uint32_t i)
+{
+    REQUIRE(i < v->nvalues);
+    return &v->values[i];
+}
+
+typedef struct stack_frame {
+    uint64_t frame, base, code;
+} stack_frame;
+
+/* def f(a, b) with co_stacksize STACKSIZE, at its first code unit. */
+static stack_frame new_frame(fake_target *ft)
+{
+    static const fake_loc L[] = {{4, 1, 1, 0, 4}};
+    static const char *const names[] = {"a", "b"};
+    static const uint8_t kinds[] = {0x20, 0x20};
+    stack_frame s;
+    s.code = fake_code(ft, "/m.py", "f", 1, L, 1);
+    fake_code_locals(ft, s.code, names, kinds, NLOCALS, 2, 0, 0);
+    fake_w32(ft, s.code + fake_layout(ft)->values.code_stacksize, STACKSIZE);
+    uint64_t slots[NLOCALS + STACKSIZE + 2] = {fake_int(ft, 1), fake_int(ft, 2)};
+    s.frame = fake_locals_frame(ft, s.code, 0, slots, NLOCALS + STACKSIZE + 2);
+    s.base = s.frame + fake_off(ft, "interpreter_frame.localsplus") + 8 * NLOCALS;
+    fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.instr_ptr"),
+             s.code + fake_off(ft, "code_object.co_code_adaptive"));
+    return s;
+}
+
+/* The saved stack pointer: depth slots above the locals (may be anything). */
+static void set_depth(fake_target *ft, const stack_frame *s, int64_t depth)
+{
+    if (fake_minor(ft) >= 14)
+        fake_w64(ft, s->frame + fake_off(ft, "interpreter_frame.stackpointer"),
+                 s->base + (uint64_t)(depth * 8));
+    else
+        fake_w32(ft, s->frame + fake_layout(ft)->values.frame_stacktop,
+                 (uint32_t)(int32_t)(depth < 0 ? -1 : (int64_t)NLOCALS + depth));
+}
+
+static pyf_values *read_stack(pyf_target *t, uint64_t frame, uint32_t flags)
+{
+    pyf_values_request r = {sizeof r, flags, 0, 0, 0, 0, 0};
+    pyf_values *v = NULL;
+    CHECK_RC(pyf_frame_locals(t, frame, &r, &v), PYF_OK);
+    REQUIRE(v != NULL);
+    return v;
+}
+
+static uint64_t method_descriptor(fake_target *ft, const char *name)
+{
+    uint64_t a = fake_obj(ft, fake_type(ft, "method_descriptor"), 96);
+    uint64_t def = fake_alloc(ft, 32), text = fake_alloc(ft, strlen(name) + 1);
+    fake_write(ft, text, name, strlen(name) + 1);
+    fake_w64(ft, def, text);
+    fake_w64(ft, a + fake_layout(ft)->values.method_descr_method, def);
+    return a;
+}
+
+static uint64_t rlock(fake_target *ft, uint64_t owner, uint64_t count)
+{
+    uint64_t a = fake_obj(ft, fake_heap_type(ft, "_thread.RLock", "_thread", "RLock", 0, 0, 0),
+                          64);
+    fake_w64(ft, a + fake_layout(ft)->values.rlock_owner, owner);
+    fake_w64(ft, a + fake_layout(ft)->values.rlock_count, count);
+    return a;
+}
+
+static void entries(fake_target *ft, pyf_target *t)
+{
+    stack_frame s = new_frame(ft);
+    uint64_t lock = rlock(ft, 0x7f0012345600ull, 2);
+    uint64_t desc = method_descriptor(ft, "__exit__");
+    uint64_t bound = fake_builtin(ft, "acquire", lock);
+    uint64_t deferred = fake_minor(ft) >= 14 ? fake_int(ft, 5) | 1 : fake_int(ft, 5);
+    uint64_t tagged = fake_minor(ft) >= 14 ? (uint64_t)(7 << 2 | 3) : fake_int(ft, 7);
+    const uint64_t stack[] = {desc, lock, bound, 0, deferred, tagged};
+    for (size_t i = 0; i < 6; i++)
+        fake_w64(ft, s.base + 8 * i, stack[i]);
+    set_depth(ft, &s, 6);
+    pyf_values *v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK_EQ_INT(v->nlocals, NLOCALS + 6);
+    const pyf_local *l = v->locals;
+    CHECK_EQ_STR(l[0].name, "a");
+    CHECK_EQ_INT(l[1].kind, PYF_LOCAL_ARG);
+    for (uint32_t i = NLOCALS; i < v->nlocals; i++) {
+        CHECK_EQ_INT(l[i].kind, PYF_LOCAL_STACK);
+        CHECK_EQ_STR(l[i].name, "");
+    }
+    const pyf_local *e = l + NLOCALS;
+    CHECK_EQ_STR(V(v, e[0].value)->type_name, "method_descriptor");
+    CHECK_EQ_STR(V(v, e[0].value)->data, "__exit__");
+    const pyf_value *r = V(v, e[1].value);
+    CHECK_EQ_STR(r->type_name, "_thread.RLock");
+    CHECK(r->addr == lock && (uint64_t)r->number == 0x7f0012345600ull && r->length == 2);
+    const pyf_value *b = V(v, e[2].value);
+    CHECK(b->kind == PYF_VALUE_BUILTIN && b->nchildren == 1);
+    CHECK_EQ_STR(b->data, "acquire");
+    const pyf_value *self = V(v, b->first_child);
+    CHECK(self->addr == lock && (uint64_t)self->number == 0x7f0012345600ull);
+    CHECK(e[3].value == PYF_NO_VALUE && (e[3].flags & PYF_LOCAL_UNBOUND));
+    CHECK(V(v, e[4].value)->kind == PYF_VALUE_INT && V(v, e[4].value)->data[0] == 5);
+    CHECK(V(v, e[5].value)->kind == PYF_VALUE_INT && V(v, e[5].value)->data[0] == 7);
+    CHECK_EQ_INT(v->opcode, 0x1b); /* fake_code's units: 0x011b */
+    CHECK_EQ_INT(v->oparg, 1);
+    pyf_values_free(v);
+    /* the stack only: the same entries, no locals */
+    v = read_stack(t, s.frame, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY);
+    CHECK_EQ_INT(v->nlocals, 6);
+    CHECK(v->locals[0].kind == PYF_LOCAL_STACK && v->code_addr == s.code);
+    CHECK_EQ_STR(V(v, v->locals[0].value)->data, "__exit__");
+    CHECK(v->opcode == 0x1b && V(v, v->locals[1].value)->addr == lock);
+    pyf_values_free(v);
+    /* an empty stack: no entry */
+    set_depth(ft, &s, 0);
+    v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK_EQ_INT(v->nlocals, NLOCALS);
+    pyf_values_free(v);
+    /* without the flag: the locals only */
+    set_depth(ft, &s, 6);
+    v = read_stack(t, s.frame, 0);
+    CHECK_EQ_INT(v->nlocals, NLOCALS);
+    CHECK(v->opcode == PYF_NO_VALUE && v->oparg == PYF_NO_VALUE);
+    pyf_values_free(v);
+}
+
+/* One NO_STACK entry after the locals, its value saying why. */
+static void check_no_stack(pyf_target *t, uint64_t frame, const char *why, int line)
+{
+    pyf_values *v = read_stack(t, frame, PYF_VALUES_STACK);
+    CHECK_MSG(v->nlocals == NLOCALS + 1, "line %d: %u entries", line, v->nlocals);
+    if (v->nlocals == NLOCALS + 1) {
+        const pyf_local *e = &v->locals[NLOCALS];
+        CHECK(e->kind == PYF_LOCAL_STACK && e->flags == PYF_LOCAL_NO_STACK);
+        const pyf_value *n = V(v, e->value);
+        CHECK_MSG(n->kind == PYF_VALUE_UNREADABLE && strstr(n->data, why) != NULL,
+                  "line %d: %s", line, n->data);
+    }
+    CHECK(v->locals[0].value != PYF_NO_VALUE); /* the locals are still read */
+    pyf_values_free(v);
+}
+
+static void bounds(fake_target *ft, pyf_target *t)
+{
+    stack_frame s = new_frame(ft);
+    set_depth(ft, &s, STACKSIZE + 1);
+    check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+    set_depth(ft, &s, STACKSIZE);
+    pyf_values *v = read_stack(t, s.frame, PYF_VALUES_STACK); /* full: fine */
+    CHECK_EQ_INT(v->nlocals, NLOCALS + STACKSIZE);
+    pyf_values_free(v);
+    if (fake_minor(ft) >= 14) {
+        set_depth(ft, &s, -1);
+        check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+        fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.stackpointer"), s.base + 12);
+        check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+        fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.stackpointer"), 0);
+        check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+    } else {
+        set_depth(ft, &s, -1);
+        check_no_stack(t, s.frame, "the frame runs", __LINE__);
+        fake_w32(ft, s.frame + fake_layout(ft)->values.frame_stacktop, 1); /* inside the locals */
+        check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+    }
+    /* an absurd co_stacksize */
+    set_depth(ft, &s, 1);
+    fake_w32(ft, s.code + fake_layout(ft)->values.code_stacksize, 0x80000000u);
+    check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
+    /* the stack only, of a code object whose local names are absurd */
+    uint64_t names = fake_r64(ft, s.code + fake_off(ft, "code_object.localsplusnames"));
+    fake_w64(ft, names + fake_off(ft, "tuple_object.ob_size"), 1u << 20);
+    pyf_values_request r = {sizeof r, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY, 0, 0, 0, 0, 0};
+    pyf_values *bad = NULL;
+    CHECK_RC(pyf_frame_locals(t, s.frame, &r, &bad), PYF_ECORRUPT);
+    CHECK(bad == NULL);
+}
+
+static void garbage(fake_target *ft, pyf_target *t)
+{
+    stack_frame s = new_frame(ft);
+    const uint64_t junk[] = {0x10, fake_unmapped_addr(ft), 0xdeadbeefdeadbeefull,
+                             s.frame, fake_int(ft, 3) + 4};
+    for (size_t i = 0; i < 5; i++)
+        fake_w64(ft, s.base + 8 * i, junk[i]);
+    set_depth(ft, &s, 5);
+    pyf_values *v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK_EQ_INT(v->nlocals, NLOCALS + 5);
+    for (uint32_t i = 0; i < v->nvalues; i++)
+        CHECK(v->values[i].type_name != NULL);
+    CHECK_EQ_INT(V(v, v->locals[NLOCALS].value)->kind, PYF_VALUE_UNREADABLE);
+    pyf_values_free(v);
+    /* the stack's own memory unreadable: the call still succeeds */
+    stack_frame u = new_frame(ft);
+    set_depth(ft, &u, 2);
+    uint64_t sp_field = fake_minor(ft) >= 14
+        ? u.frame + fake_off(ft, "interpreter_frame.stackpointer") : 0;
+    if (sp_field != 0) { /* a stack pointer into unmapped memory: out of bounds */
+        fake_w64(ft, sp_field, fake_unmapped_addr(ft));
+        check_no_stack(t, u.frame, "outside the frame's stack", __LINE__);
+    }
+}
+
+static void one_layout(const ft_layout *l)
+{
+    check_begin(l->name);
+    fake_target *ft = fake_new_layout(l);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    entries(ft, t);
+    bounds(ft, t);
+    garbage(ft, t);
+    pyf_target_close(t);
+    fake_free(ft);
+    check_end();
+}
+
+int main(void)
+{
+    int missing = ft_layouts_missing_exit();
+    if (missing != 0)
+        return missing;
+    fake_watchdog(120, "test_value_stack");
+    for (const ft_layout *l = ft_layouts; l->name != NULL; l++)
+        one_layout(l);
+    return check_failures ? 1 : 0;
+}
