@@ -36,6 +36,8 @@ typedef struct snap {
     uint64_t *entries;        /* PYF_SNAP_ENTRIES: per frame, its entry frame or 0 */
     uint32_t cap_e;
     bool want_entries;
+    bool want_facts;          /* PYF_SNAP_THREAD_FACTS */
+    pyf_thread_facts *facts;  /* per thread, in the arena */
     pyf__tasks tasks;
     pyf_target *t;
 } snap;
@@ -377,6 +379,8 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         return PYF_ENOMEM;
     s->t = t;
     s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
+    s->want_facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
+    s->facts = NULL;
     t->epoch++;
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
@@ -396,6 +400,14 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         rc = pyf__tasks_read(t, &sink, &s->pub.nframes, &s->arena, &s->tasks);
         if (rc != PYF_OK)
             pyf__fail(t, rc, "out of memory while reading the asyncio tasks");
+    }
+    if (rc == PYF_OK && s->want_facts) {
+        /* after the threads (and outside their prefetch): each one's name,
+         * GIL state and exception */
+        rc = pyf__thread_facts_read(t, s->interps, s->pub.ninterps, s->threads,
+                                    s->pub.nthreads, &s->arena, &s->facts);
+        if (rc != PYF_OK)
+            pyf__fail(t, rc, "out of memory while reading the threads' facts");
     }
     if (rc != PYF_OK) {
         s->table = NULL; /* not referenced yet */
@@ -501,6 +513,18 @@ int pyf_snapshot_entries(const pyf_snapshot *pub, const uint64_t **out)
     return PYF_OK;
 }
 
+int pyf_snapshot_thread_facts(const pyf_snapshot *pub, const pyf_thread_facts **out)
+{
+    if (pub == NULL || out == NULL)
+        return PYF_EINVAL;
+    const snap *s = (const snap *)pub;
+    *out = NULL;
+    if (!s->want_facts)
+        return PYF_ENOTSUP;
+    *out = s->facts;
+    return PYF_OK;
+}
+
 /* ---- one call for a binding ---------------------------------------------- */
 
 int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
@@ -521,7 +545,7 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     bool arrays = size <= c->cap;
     /* nothing left in the snapshot for the caller? */
     bool done = arrays && c->kept != 0 && c->kept == same_as && !s->tasks_asked &&
-                !s->want_entries;
+                !s->want_entries && !s->want_facts;
     for (uint32_t i = 0; i < nt && done; i++)
         done = (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) && s->threads[i].failure == NULL;
     pyf_snapshot *out = NULL;
