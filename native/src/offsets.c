@@ -213,7 +213,7 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(interp, sysdict, "interpreter_state.sysdict", PTR, 8, FACTS)                          \
     X(interp, ceval_gil, "interpreter_state.ceval_gil", PTR, 8, FACTS)                      \
     X(interp, gil_runtime_state, "interpreter_state.gil_runtime_state", PTR, 32, FACTS)     \
-    X(interp, gil_enabled, "interpreter_state.gil_runtime_state_enabled", OFF, 4, FACTS)    \
+    X(interp, gil_enabled, "interpreter_state.gil_runtime_state_enabled", NONE, 0, FACTS)   \
     X(interp, gil_locked, "interpreter_state.gil_runtime_state_locked", OFF, 4, FACTS)      \
     X(interp, gil_holder, "interpreter_state.gil_runtime_state_holder", PTR, 8, FACTS)      \
     X(tstate, size, "thread_state.size", SIZE, 0, WALK)                                     \
@@ -708,12 +708,15 @@ int pyf__offsets_check_facts(const pyf__offsets *o, char *err, size_t errlen)
     int rc = check_used(o, FACTS, err, errlen);
     if (rc != PYF_OK)
         return rc;
-    /* the GIL's fields lie inside the interpreter's own _gil (locked and
-     * holder after its start; enabled, free-threaded, at it) */
+    /* the GIL's locked and holder are offsets into the interpreter state,
+     * inside its own _gil (after its start); enabled (free-threaded; 0 in
+     * default builds) is an offset into struct _gil_runtime_state itself
+     * (3.13-3.15 initialize it with offsetof(struct _gil_runtime_state,
+     * enabled), 0: its first field) */
     const uint64_t g = o->interp.gil_runtime_state;
     if (o->interp.gil_locked < g || o->interp.gil_locked - g > 256 ||
         o->interp.gil_holder < g || o->interp.gil_holder - g > 256 ||
-        (o->free_threaded && (o->interp.gil_enabled < g || o->interp.gil_enabled - g > 256))) {
+        o->interp.gil_enabled > 256) {
         pyf__fmt(err, errlen, "thread facts layout: the GIL or exception fields of "
                  "_Py_DebugOffsets are implausible");
         return PYF_EOFFSETS;

@@ -24,10 +24,11 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, id, next, threads_head, threads_main, gc,
             code_object_generation, tlbc_generation;
-        /* the thread facts' (thread_facts.c): sys.modules, the GIL (the
-         * gil_* offsets are into the interpreter state, inside its own
-         * _gil at gil_runtime_state; ceval_gil the pointer to the GIL in
-         * use) */
+        /* the thread facts' (thread_facts.c): sys.modules, the GIL
+         * (gil_locked and gil_holder are offsets into the interpreter
+         * state, inside its own _gil at gil_runtime_state; gil_enabled an
+         * offset into the _gil struct itself; ceval_gil the pointer to the
+         * GIL in use) */
         uint64_t imports_modules, sysdict, ceval_gil, gil_runtime_state,
             gil_enabled, gil_locked, gil_holder;
     } interp;

@@ -377,7 +377,7 @@ static void read_gil(fctx *f, uint64_t interp, interp_facts *in)
     pyf_iovec iov[3] = {
         {gil + (o->interp.gil_locked - g), &locked, 4},
         {gil + (o->interp.gil_holder - g), &holder, 8},
-        {gil + (o->interp.gil_enabled - g), &enabled, 4},
+        {gil + o->interp.gil_enabled, &enabled, 4}, /* into the struct itself */
     };
     read_batch(f, iov, o->free_threaded ? 3 : 2, status);
     if (status[0] != PYF_OK || status[1] != PYF_OK || (o->free_threaded && status[2] != PYF_OK))
@@ -633,8 +633,8 @@ static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
             put(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
         else
             put_str_repr(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
-        if (v->flags & PYF_VALUE_TRUNCATED)
-            s->partial = true;
+        if (v->flags & PYF_VALUE_TRUNCATED) /* longer than a message holds */
+            s->cut = true;
         return;
     case PYF_VALUE_INT:
         put_int(s, v);
