@@ -501,28 +501,27 @@ int pyf_snapshot_tasks(const pyf_snapshot *pub, pyf_task_list *out)
     return pyf__struct_out(out, PYF_TASK_LIST_SIZE_V0, &tl, sizeof tl);
 }
 
+/* A per-frame or per-thread array the request asked for (asked), or
+ * PYF_ENOTSUP with *out NULL. */
+static int asked_array(const pyf_snapshot *pub, void *out, bool asked, const void *array)
+{
+    if (out == NULL)
+        return PYF_EINVAL;
+    const void *p = pub != NULL && asked ? array : NULL;
+    memcpy(out, &p, sizeof p); /* *out, a pointer to const data */
+    return pub == NULL ? PYF_EINVAL : asked ? PYF_OK : PYF_ENOTSUP;
+}
+
 int pyf_snapshot_entries(const pyf_snapshot *pub, const uint64_t **out)
 {
-    if (pub == NULL || out == NULL)
-        return PYF_EINVAL;
     const snap *s = (const snap *)pub;
-    *out = NULL;
-    if (!s->want_entries)
-        return PYF_ENOTSUP;
-    *out = s->entries;
-    return PYF_OK;
+    return asked_array(pub, out, s != NULL && s->want_entries, s != NULL ? s->entries : NULL);
 }
 
 int pyf_snapshot_thread_facts(const pyf_snapshot *pub, const pyf_thread_facts **out)
 {
-    if (pub == NULL || out == NULL)
-        return PYF_EINVAL;
     const snap *s = (const snap *)pub;
-    *out = NULL;
-    if (!s->want_facts)
-        return PYF_ENOTSUP;
-    *out = s->facts;
-    return PYF_OK;
+    return asked_array(pub, out, s != NULL && s->want_facts, s != NULL ? s->facts : NULL);
 }
 
 /* ---- one call for a binding ---------------------------------------------- */

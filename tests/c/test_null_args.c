@@ -167,6 +167,7 @@ static void test_target_handle(fake_target *ft)
     CHECK_RC(pyf_snapshot_entries(NULL, &entries), PYF_EINVAL);
     const pyf_thread_facts *facts = (const pyf_thread_facts *)(uintptr_t)1;
     CHECK_RC(pyf_snapshot_thread_facts(NULL, &facts), PYF_EINVAL);
+    CHECK(facts == NULL);
     tab.struct_size = sizeof tab;
     CHECK_RC(pyf_snapshot_table(NULL, &tab), PYF_EINVAL);
     tl.struct_size = sizeof tl;

@@ -537,7 +537,7 @@ STRUCTURES = {
                 pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
-                pyf_values_request, pyf_values)
+                pyf_values_request, pyf_values, pyf_thread_facts)
 }
 
 pyf_target_p = c_void_p
