@@ -360,6 +360,177 @@ static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
     tf->flags |= PYF_FACT_NAME;
 }
 
+/* The common case of every thread at once: a Thread whose attributes are
+ * inline values (3.13+) of a type whose shared keys hold "_name" at a slot
+ * found once per type, and a compact str there.  Four batches for every
+ * thread: the objects' headers and managed dict pointers, the values up to
+ * that slot, the strs' headers, their characters.  A thread that leaves
+ * the common case anywhere is read the one-by-one way (thread_name). */
+#define SLOT_MAX 64u        /* the highest "_name" slot read in a batch */
+#define TYPES_SLOTS 8u      /* Thread types whose slot is remembered */
+
+typedef struct name_job {
+    uint32_t thread;        /* index into the snapshot's threads */
+    uint64_t obj;           /* its Thread */
+    uint64_t at;            /* what the next batch reads */
+    uint32_t len;
+    int64_t slot;
+    uint64_t str;
+    pyf__str_info si;
+    bool slow;              /* left the common case */
+    uint8_t buf[SLOT_MAX * 8 + 16];
+} name_job;
+
+/* The slot of name in the shared keys of a split table (the entry index:
+ * the values' index), -1 when none or unreadable. */
+static int64_t keys_slot(fctx *f, uint64_t keys, const char *name)
+{
+    const pyf__value_layout *vl = &f->v.vl;
+    uint8_t hdr[64], ents[SLOT_MAX * 16];
+    uint64_t kv[2 * SLOT_MAX];
+    if (!plausible(keys) || vl->keys_indices > sizeof hdr ||
+        pyf__vread(&f->v, keys, hdr, (size_t)vl->keys_indices) != PYF_OK)
+        return -1;
+    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
+    int64_t n = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
+    if (hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL || log2 > 30 || log2ib < log2 ||
+        log2ib > log2 + 3 || n < 0 || n > ((int64_t)1 << log2))
+        return -1;
+    if (n > (int64_t)SLOT_MAX)
+        n = SLOT_MAX;
+    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
+    if (n == 0 || pyf__vread(&f->v, entries, ents, (size_t)n * 16) != PYF_OK)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        kv[2 * i] = pyf__ld64(ents + i * 16);
+        kv[2 * i + 1] = 0;
+    }
+    int64_t at = find_str_key(f, kv, (uint64_t)n, name);
+    return at >= 0 ? at : -1;
+}
+
+/* The "_name" slot of Thread type ty (remembered per call), -1 when none. */
+static int64_t type_slot(fctx *f, const pyf__vtype *ty, uint64_t *types, int64_t *slots,
+                         uint32_t *ntypes)
+{
+    for (uint32_t i = 0; i < *ntypes; i++)
+        if (types[i] == ty->addr)
+            return slots[i];
+    int64_t slot = keys_slot(f, ty->cached_keys, "_name");
+    if (*ntypes < TYPES_SLOTS) {
+        types[*ntypes] = ty->addr;
+        slots[(*ntypes)++] = slot;
+    }
+    return slot;
+}
+
+/* One batch: each job not yet slow reads [at, at+len) into its buf. */
+static void job_batch(fctx *f, name_job *jobs, uint32_t n, pyf_iovec *iov, int *status)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!jobs[i].slow)
+            iov[k++] = (pyf_iovec){jobs[i].at, jobs[i].buf, jobs[i].len};
+    read_batch(f, iov, k, status);
+    k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!jobs[i].slow && status[k++] != PYF_OK)
+            jobs[i].slow = true;
+}
+
+static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts *tf)
+{
+    const pyf__offsets *o = f->o;
+    const pyf__value_layout *vl = &f->v.vl;
+    const uint64_t back = vl->managed_dict_back, h = o->pyobject.size;
+    uint64_t types[TYPES_SLOTS];
+    int64_t slots[TYPES_SLOTS];
+    uint32_t ntypes = 0;
+    pyf_iovec *iov = malloc((size_t)n * sizeof *iov + 8);
+    int *status = malloc((size_t)n * sizeof *status + 8);
+    if (iov == NULL || status == NULL || back + h > sizeof jobs[0].buf ||
+        o->unicode.compactunicodeobject_size > sizeof jobs[0].buf) {
+        for (uint32_t i = 0; i < n; i++)
+            jobs[i].slow = true;
+        n = 0;
+    }
+    /* the objects: the managed dict pointer, then the header */
+    for (uint32_t i = 0; i < n; i++) {
+        jobs[i].at = jobs[i].obj - back;
+        jobs[i].len = (uint32_t)(back + h);
+        jobs[i].slow = !plausible(jobs[i].obj);
+    }
+    job_batch(f, jobs, n, iov, status);
+    for (uint32_t i = 0; i < n; i++) {
+        name_job *j = &jobs[i];
+        if (j->slow)
+            continue;
+        const pyf__vtype *ty = pyf__vtype_get(&f->v, pyf__ld64(j->buf + back + o->pyobject.ob_type));
+        const uint64_t want = PYF__TPFLAGS_MANAGED_DICT | PYF__TPFLAGS_INLINE_VALUES;
+        if (ty == NULL || ty->bad != NULL || (ty->flags & want) != want ||
+            pyf__ld64(j->buf) != 0 || ty->basicsize < 16 || ty->basicsize > (1u << 20) ||
+            (!o->free_threaded && pyf__ld32(j->buf + back) == 0) ||
+            (j->slot = type_slot(f, ty, types, slots, &ntypes)) < 0) {
+            j->slow = true;
+            continue;
+        }
+        j->at = j->obj + ty->basicsize;
+        j->len = (uint32_t)(vl->values_values + 8 * ((uint64_t)j->slot + 1));
+    }
+    /* the values up to the slot: the name's str */
+    job_batch(f, jobs, n, iov, status);
+    for (uint32_t i = 0; i < n; i++) {
+        name_job *j = &jobs[i];
+        if (j->slow)
+            continue;
+        j->str = pyf__ld64(j->buf + vl->values_values + 8 * (uint64_t)j->slot);
+        j->slow = !j->buf[vl->values_valid] || j->buf[vl->values_capacity] <= j->slot ||
+                  !plausible(j->str);
+        j->at = j->str;
+        j->len = (uint32_t)o->unicode.compactunicodeobject_size;
+    }
+    /* the strs' headers, then their characters */
+    job_batch(f, jobs, n, iov, status);
+    for (uint32_t i = 0; i < n; i++) {
+        name_job *j = &jobs[i];
+        if (j->slow)
+            continue;
+        const pyf__vtype *st = pyf__vtype_get(&f->v, pyf__ld64(j->buf + o->pyobject.ob_type));
+        uint64_t chars = j->si.length;
+        if (st == NULL || st->kind != PYF_VALUE_STR || pyf__str_header(o, j->buf, &j->si) != PYF_OK ||
+            (chars = j->si.length) > NAME_CHARS || chars * j->si.kind > sizeof j->buf ||
+            (!o->free_threaded && pyf__ld32(j->buf) == 0)) {
+            j->slow = true;
+            continue;
+        }
+        j->at = j->str + j->si.data_off;
+        j->len = (uint32_t)(chars * j->si.kind);
+        if (j->len == 0)
+            j->len = 1; /* "" reads a byte of its NUL */
+    }
+    job_batch(f, jobs, n, iov, status);
+    for (uint32_t i = 0; i < n; i++) {
+        name_job *j = &jobs[i];
+        char *utf8 = NULL;
+        size_t len = 0;
+        bool cut = false;
+        if (j->slow || pyf__str_utf8(&j->si, j->buf, j->si.length, NAME_CHARS * 4, true, &utf8,
+                                     &len, &cut) != PYF_OK) {
+            j->slow = true;
+            free(utf8);
+            continue;
+        }
+        pyf_thread_facts *x = &tf[j->thread];
+        if ((x->name = dup_n(f, utf8, len)) != NULL)
+            x->flags |= PYF_FACT_NAME;
+        else
+            j->slow = true;
+        free(utf8);
+    }
+    free(iov);
+    free(status);
+}
+
 /* ---- the GIL ------------------------------------------------------------------ */
 
 static void read_gil(fctx *f, uint64_t interp, interp_facts *in)
@@ -665,6 +836,8 @@ static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
         puts_(s, b);
         return;
     case PYF_VALUE_EXCEPTION: /* BaseException.__repr__: Name(arg) or Name(args) */
+        if (as_str) /* str() of an exception argument: its own message */
+            s->partial = true;
         puts_(s, v->type_name);
         if (v->nchildren == 1 && f->v.v[v->first_child].kind == PYF_VALUE_TUPLE) {
             const pyf_value *args = &f->v.v[v->first_child];
@@ -891,21 +1064,27 @@ static void exception_object(fctx *f, uint64_t exc, pyf_thread_facts *tf)
 }
 
 /* The exception being raised, else the one handled (sys.exception()). */
-static void exception_facts(fctx *f, const uint8_t *ts, pyf_thread_facts *tf)
+static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t tslen,
+                            pyf_thread_facts *tf)
 {
     const pyf__value_layout *vl = &f->v.vl;
     uint64_t exc = pyf__ld64(ts + vl->tstate_current_exception);
     if (exc == 0) {
         uint64_t item = pyf__ld64(ts + vl->tstate_exc_info), w[2];
+        uint8_t b[16];
         pyf__addrset seen = {0};
         for (uint32_t k = 0; k < EXC_CHAIN_MAX && item != 0 && exc == 0; k++) {
             bool dup = false;
+            bool own = item == tstate + vl->tstate_exc_state && vl->tstate_exc_state + 16 <= tslen;
+            if (own) /* the thread's own item: read with its state */
+                memcpy(b, ts + vl->tstate_exc_state, 16);
             if (!plausible(item) || !pyf__addrset_add(&seen, item, &dup) || dup ||
-                pyf__vread(&f->v, item + vl->stackitem_exc_value, &w[0], 8) != PYF_OK ||
-                pyf__vread(&f->v, item + vl->stackitem_previous, &w[1], 8) != PYF_OK) {
+                (!own && pyf__vread(&f->v, item, b, 16) != PYF_OK)) {
                 tf->flags |= PYF_FACT_EXC_UNREADABLE;
                 break;
             }
+            w[0] = pyf__ld64(b + vl->stackitem_exc_value);
+            w[1] = pyf__ld64(b + vl->stackitem_previous);
             if (w[0] != 0) {
                 const pyf__vtype *ty = type_of(f, w[0]);
                 if (ty == NULL) {
@@ -953,6 +1132,7 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     fctx *f = calloc(1, sizeof *f);
     interp_facts *in = calloc((size_t)ninterps + 1, sizeof *in);
     uint8_t *tsb = NULL;
+    name_job *jobs = NULL;
     pyf_iovec *iov = NULL;
     int *status = NULL;
     int rc = PYF_OK;
@@ -981,6 +1161,8 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     /* every thread state's exception and GIL words, in one batch */
     const pyf__value_layout *vl = &f->v.vl;
     size_t tslen = (size_t)vl->tstate_exc_info + 8;
+    if (vl->tstate_exc_state + 16 > tslen && vl->tstate_exc_state + 16 <= o->tstate.size)
+        tslen = (size_t)vl->tstate_exc_state + 16;
     if (o->tstate.gil_requested != PYF__ABSENT && o->tstate.gil_requested + 4 > tslen)
         tslen = (size_t)o->tstate.gil_requested + 4;
     if (o->tstate.holds_gil != PYF__ABSENT && o->tstate.holds_gil + 4 > tslen)
@@ -995,21 +1177,37 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     for (uint32_t i = 0; i < nthreads; i++)
         iov[i] = (pyf_iovec){threads[i].tstate_addr, tsb + (size_t)i * tslen, tslen};
     read_batch(f, iov, nthreads, status);
+    /* each thread's Thread, named in batches; the rest one by one */
+    jobs = malloc((size_t)nthreads * sizeof *jobs + 8);
+    if (jobs == NULL) {
+        rc = PYF_ENOMEM;
+        goto out;
+    }
+    uint32_t njobs = 0;
+    for (uint32_t i = 0; i < nthreads; i++) {
+        const pyf_thread *th = &threads[i];
+        interp_facts *ii = th->interp_index < ninterps ? &in[th->interp_index] : &in[ninterps];
+        if (ii->names < 0)
+            tf[i].flags |= PYF_FACT_NAME_UNREADABLE;
+        for (uint32_t k = 0; ii->names > 0 && k < ii->n; k++)
+            if (ii->ids[k] != 0 && ii->ids[k] == th->thread_id) {
+                jobs[njobs] = (name_job){.thread = i, .obj = ii->objs[k]};
+                njobs++;
+                break;
+            }
+    }
+    names_batched(f, jobs, njobs, tf);
+    for (uint32_t k = 0; k < njobs && !f->v.nomem; k++)
+        if (jobs[k].slow)
+            thread_name(f, jobs[k].obj, &tf[jobs[k].thread]);
     for (uint32_t i = 0; i < nthreads && !f->v.nomem; i++) {
         const pyf_thread *th = &threads[i];
         interp_facts *ii = th->interp_index < ninterps ? &in[th->interp_index] : &in[ninterps];
         const uint8_t *ts = tsb + (size_t)i * tslen;
         bool ts_ok = status[i] == PYF_OK;
         gil_facts(f, ii, th->tstate_addr, ts, ts_ok, &tf[i]);
-        if (ii->names < 0)
-            tf[i].flags |= PYF_FACT_NAME_UNREADABLE;
-        for (uint32_t k = 0; ii->names > 0 && k < ii->n; k++)
-            if (ii->ids[k] != 0 && ii->ids[k] == th->thread_id) {
-                thread_name(f, ii->objs[k], &tf[i]);
-                break;
-            }
         if (ts_ok)
-            exception_facts(f, ts, &tf[i]);
+            exception_facts(f, th->tstate_addr, ts, tslen, &tf[i]);
         else
             tf[i].flags |= PYF_FACT_EXC_UNREADABLE;
     }
@@ -1022,6 +1220,7 @@ out:
         interp_facts_free(in, ninterps + 1);
     free(f);
     free(tsb);
+    free(jobs);
     free(iov);
     free(status);
     t->fail = saved; /* the facts' failures are their flags */

@@ -37,6 +37,7 @@
     X(range_start) X(range_stop) X(range_step)   /* rangeobject */         \
     /* the thread facts' (thread_facts.c): */                                  \
     X(tstate_current_exception) X(tstate_exc_info) /* PyThreadState */        \
+    X(tstate_exc_state)                                                        \
     X(stackitem_exc_value) X(stackitem_previous) /* _PyErr_StackItem */       \
     X(exc_traceback)                             /* PyBaseExceptionObject */   \
     X(oserror_errno) X(oserror_strerror)         /* PyOSErrorObject */         \

@@ -109,6 +109,10 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     vl->tstate_current_exception =
         o->tstate.current_exception != PYF__ABSENT ? o->tstate.current_exception : 112;
     vl->tstate_exc_info = vl->tstate_current_exception + p;
+    /* ... the thread's own _PyErr_StackItem exc_state, where exc_info
+     * points when no generator runs: at 256 in 3.13 and 3.14 (both
+     * flavours), where 3.15's table publishes it (288) */
+    vl->tstate_exc_state = o->tstate.exc_state != PYF__ABSENT ? o->tstate.exc_state : 256;
     /* cpython/pystate.h: _PyErr_StackItem { PyObject *exc_value; struct
      * _err_stackitem *previous_item; } (3.15's table: exc_value) */
     vl->stackitem_exc_value = 0;

@@ -113,6 +113,7 @@ static void print_values(void)
     const uint64_t range_step = sizeof(PyObject) + 2 * sizeof(PyObject *);
     const uint64_t tstate_current_exception = offsetof(PyThreadState, current_exception);
     const uint64_t tstate_exc_info = offsetof(PyThreadState, exc_info);
+    const uint64_t tstate_exc_state = offsetof(PyThreadState, exc_state);
     const uint64_t stackitem_exc_value = offsetof(_PyErr_StackItem, exc_value);
     const uint64_t stackitem_previous = offsetof(_PyErr_StackItem, previous_item);
     const uint64_t exc_traceback = offsetof(PyBaseExceptionObject, traceback);
