@@ -9,9 +9,10 @@
  * "threading" -> its globals -> "_active" (where they were last time is
  * remembered in the target and checked again, else searched: the keys'
  * headers read in batches), the _active dict read once, its keys in one
- * batch; the GIL's locked flag and holder in one batch.  Per thread: its
- * thread state's exception fields (one batch for every thread), then only
- * what a thread has: its Thread's _name, its exception, its traceback.
+ * batch; the GIL's locked flag and holder in one batch.  For every thread
+ * at once: the thread states' exception fields (one batch), the names
+ * (four batches: names_batched).  Then only what a thread has, one by one:
+ * a name off the common path, its exception, its traceback.
  * Every loop is bounded, every chain cycle-checked; what cannot be read is
  * a flag of the fact (pyframes.h, "Thread facts"), never a guess and never
  * a failure of the snapshot.
@@ -496,15 +497,14 @@ static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts 
         if (j->slow)
             continue;
         const pyf__vtype *st = pyf__vtype_get(&f->v, pyf__ld64(j->buf + o->pyobject.ob_type));
-        uint64_t chars = j->si.length;
         if (st == NULL || st->kind != PYF_VALUE_STR || pyf__str_header(o, j->buf, &j->si) != PYF_OK ||
-            (chars = j->si.length) > NAME_CHARS || chars * j->si.kind > sizeof j->buf ||
+            j->si.length > NAME_CHARS || j->si.length * j->si.kind > sizeof j->buf ||
             (!o->free_threaded && pyf__ld32(j->buf) == 0)) {
-            j->slow = true;
+            j->slow = true; /* a long name, no str, ...: read one by one */
             continue;
         }
         j->at = j->str + j->si.data_off;
-        j->len = (uint32_t)(chars * j->si.kind);
+        j->len = (uint32_t)(j->si.length * j->si.kind);
         if (j->len == 0)
             j->len = 1; /* "" reads a byte of its NUL */
     }
