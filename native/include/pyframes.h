@@ -50,7 +50,8 @@
  *     receive only the bytes that size covers; below the first layout the
  *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
- *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task, and
+ *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task,
+ *     pyf_thread_facts, and
  *     pyf_frame_info inside pyf_frame and pyf_record) and
  *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
  *     within 0.x: their size never changes; new facts go into reserved
@@ -59,7 +60,8 @@
  *     within 0.x like its element: pyf_snapshot's interp_size, thread_size
  *     and frame_size (PYF_INTERP_SIZE, PYF_THREAD_SIZE, PYF_FRAME_SIZE),
  *     pyf_frame_table's record_size and key_size (PYF_RECORD_SIZE,
- *     PYF_FRAME_KEY_SIZE), pyf_task_list's task_size (PYF_TASK_SIZE).
+ *     PYF_FRAME_KEY_SIZE), pyf_task_list's task_size (PYF_TASK_SIZE);
+ *     pyf_snapshot_thread_facts' array has PYF_THREAD_FACTS_SIZE.
  *     Arrays the caller hands in are of structs frozen the same way, whose
  *     stride is their sizeof in this header: pyf_mapping (PYF_MAPPING_SIZE,
  *     pyf_locate_request.maps) and pyf_iovec (PYF_IOVEC_SIZE, the readv
@@ -433,6 +435,9 @@ typedef struct pyf_snapshot {
 #define PYF_SNAP_TASKS 0x02u
 /* also where each Python frame's eval call is: see pyf_snapshot_entries */
 #define PYF_SNAP_ENTRIES 0x04u
+/* also each thread's name, GIL state and exception: see
+ * pyf_snapshot_thread_facts */
+#define PYF_SNAP_THREAD_FACTS 0x08u
 
 typedef struct pyf_snapshot_request {
     uint32_t struct_size;       /* = sizeof(pyf_snapshot_request) */
@@ -466,6 +471,72 @@ PYF_API void pyf_snapshot_free(pyf_snapshot *s);
  * and where it is not known (frames taken from the 3.15 frame cache).
  * Valid until pyf_snapshot_free. */
 PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
+
+/* ==== Thread facts ========================================================
+ * What a snapshot taken with PYF_SNAP_THREAD_FACTS knows of each thread
+ * besides its frames, parallel to pyf_snapshot.threads (PYF_THREAD_FACTS_SIZE
+ * bytes apart, frozen within 0.x like pyf_thread).  Read after the walk,
+ * once per snapshot; a fact that cannot be read is a flag, never a failure
+ * of the snapshot, and never a guess.
+ *
+ * Name: the name of the thread's threading.Thread (its _name attribute),
+ * found through the interpreter's sys.modules["threading"]._active, the
+ * dict {threading.get_ident(): Thread} (whose key equals
+ * pyf_thread.thread_id).  NULL without PYF_FACT_NAME_UNREADABLE: threading
+ * is not imported, the thread is not in _active (a thread started by
+ * _thread.start_new_thread), or its _name is no str.  With
+ * PYF_FACT_NAME_UNREADABLE: sys.modules, threading, _active or the name
+ * could not be read or made no sense.
+ *
+ * GIL: GIL_KNOWN when the interpreter's GIL (its locked flag and last
+ * holder, _Py_DebugOffsets on 3.13-3.15) was read; GIL_HOLDER when it is
+ * locked and its last holder is this thread state; GIL_HOLDS the thread's
+ * own verdict: on 3.15 its holds_gil, on 3.13/3.14 GIL_HOLDER.  On 3.15
+ * GIL_REQUEST_KNOWN and GIL_REQUESTED (gil_requested: it waits for it).
+ * NO_GIL: a free-threaded build running without the GIL (then no other
+ * GIL flag).  pyf_thread's own PYF_THREAD_GIL_KNOWN/HOLDS_GIL are
+ * unchanged: 3.15 default builds only, from holds_gil.
+ *
+ * Exception: the one being raised (the thread state's current_exception),
+ * else the one being handled (what sys.exception() returns in the thread:
+ * the first exc_value of the exc_info chain that is neither NULL nor
+ * None): its type as repr() names it, str() of it (bounded at
+ * PYF_FACT_MESSAGE_MAX bytes, PYF_FACT_MESSAGE_TRUNCATED when cut; UTF-8,
+ * not escaped), and the innermost entry of its traceback: file and line
+ * (NULL and -1 when it has none, e.g. raised and not yet added to). */
+#define PYF_FACT_NAME 0x0001u             /* name is the threading.Thread's name */
+#define PYF_FACT_NAME_UNREADABLE 0x0002u  /* the name could not be read */
+#define PYF_FACT_GIL_KNOWN 0x0004u        /* the interpreter's GIL was read */
+#define PYF_FACT_GIL_HOLDS 0x0008u        /* the thread holds the GIL */
+#define PYF_FACT_GIL_HOLDER 0x0010u       /* the GIL is locked, this its last holder */
+#define PYF_FACT_GIL_REQUEST_KNOWN 0x0020u /* 3.15: gil_requested was read */
+#define PYF_FACT_GIL_REQUESTED 0x0040u    /* 3.15: the thread asks for the GIL */
+#define PYF_FACT_NO_GIL 0x0080u           /* free-threaded, the GIL disabled */
+#define PYF_FACT_EXCEPTION 0x0100u        /* an exception is raised or handled */
+#define PYF_FACT_EXC_HANDLED 0x0200u      /* handled (except/finally), not raised */
+#define PYF_FACT_EXC_UNREADABLE 0x0400u   /* the thread state or exception could
+                                             not be read (fields NULL as unknown) */
+#define PYF_FACT_MESSAGE_TRUNCATED 0x0800u /* exc_message was cut */
+#define PYF_FACT_MESSAGE_PARTIAL 0x1000u  /* part of the message could not be read */
+#define PYF_FACT_MESSAGE_MAX 200u
+
+typedef struct pyf_thread_facts {
+    const char *name;        /* UTF-8, or NULL (see above) */
+    const char *exc_type;    /* "ValueError", "mod.Qualname"; NULL when none */
+    const char *exc_message; /* str() of it, NULL when unknown */
+    const char *exc_file;    /* its innermost traceback entry's file, or NULL */
+    int32_t exc_line;        /* and line, -1 when unknown */
+    uint32_t flags;          /* PYF_FACT_* */
+    uint64_t exc_addr;       /* the exception object, 0 when none */
+    uint64_t reserved[2];
+} pyf_thread_facts;
+#define PYF_THREAD_FACTS_SIZE 64u /* the stride of the array: frozen within 0.x */
+
+/* The facts of each thread of a snapshot taken with PYF_SNAP_THREAD_FACTS
+ * (*out[i] is of pyf_snapshot.threads[i]); *out is NULL and the call
+ * PYF_ENOTSUP for a snapshot without the flag.  The strings and the array
+ * are owned by the snapshot: valid until pyf_snapshot_free. */
+PYF_API int pyf_snapshot_thread_facts(const pyf_snapshot *s, const pyf_thread_facts **out);
 
 /* ==== The frame table =====================================================
  * A target keeps one table of what its snapshots saw, shared by them:
@@ -568,8 +639,8 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * c->out is the snapshot, to free with pyf_snapshot_free, unless nothing
  * else of it can be needed: kept was same_as, the arrays were copied,
  * every thread has PYF_THREAD_SAME_FRAMES and no failure, and the request
- * asks neither PYF_SNAP_TASKS nor PYF_SNAP_ENTRIES.  Then the snapshot is
- * freed at once (its frames never made), c->out is NULL and PYF_COPY_FREED
+ * asks none of PYF_SNAP_TASKS, PYF_SNAP_ENTRIES and PYF_SNAP_THREAD_FACTS.
+ * Then the snapshot is freed at once (its frames never made), c->out is NULL and PYF_COPY_FREED
  * is set: the copy's pointers into the snapshot (snapshot.interps,
  * .threads, .frames, table.frame_keys) are NULL, and table.records,
  * table.keys and their strings stay valid only until the next call on the

@@ -36,6 +36,7 @@ _Static_assert(sizeof(pyf_thread) == PYF_THREAD_SIZE, "pyf_thread is frozen");
 _Static_assert(sizeof(pyf_snapshot_copy) == PYF_SNAPSHOT_COPY_SIZE,
                "pyf_snapshot_copy is frozen");
 _Static_assert(sizeof(pyf_interp) == PYF_INTERP_SIZE, "pyf_interp is frozen");
+_Static_assert(sizeof(pyf_thread_facts) == PYF_THREAD_FACTS_SIZE, "pyf_thread_facts is frozen");
 _Static_assert(sizeof(pyf_python_info) == 40, "pyf_python_info is frozen");
 _Static_assert(sizeof(pyf_stats) == 176, "pyf_stats is frozen");
 _Static_assert(sizeof(pyf_failure) == PYF_FAILURE_SIZE_V0, "pyf_failure");
@@ -92,6 +93,7 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
 #include "walk.h"
 #include "cache.h"
 #include "tasks.h"
+#include "thread_facts.h"
 #include "target.h"
 #include "value_layout.h"
 #include "values.h"

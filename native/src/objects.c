@@ -277,6 +277,46 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
     return found;
 }
 
+int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    const char *why;
+    bool budget;
+    if (dict_addr < 4096 || dict_addr % 8 != 0 ||
+        pyf__vread(c, dict_addr, b, (size_t)o->dict.size) != PYF_OK ||
+        pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type))->kind != PYF_VALUE_DICT)
+        return -1;
+    return dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values), max,
+                      kv, &why, &budget);
+}
+
+int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
+                            uint64_t *kv)
+{
+    const pyf__value_layout *vl = &c->vl;
+    const char *why;
+    bool budget;
+    uint64_t dict = 0;
+    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+        if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
+            return -1;
+        if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {
+            uint8_t vh[8];
+            uint64_t values = addr + ty->basicsize;
+            if (pyf__vread(c, values, vh, 8) != PYF_OK)
+                return -1;
+            if (!vh[vl->values_valid])
+                return -1; /* its dict is elsewhere (materialized): not read */
+            return dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
+        }
+    } else if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20)) {
+        if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
+            return -1;
+    }
+    return dict == 0 ? 0 : pyf__dict_items(c, dict, max, kv);
+}
+
 /* ---- sets ----------------------------------------------------------------- */
 
 /* Up to max keys of a set's table of mask + 1 entries {key, hash} (empty

@@ -209,6 +209,13 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(interp, gc, "interpreter_state.gc", NONE, 0, WALK)                                    \
     X(interp, code_object_generation, "interpreter_state.code_object_generation", OFF, 8, WALK) \
     X(interp, tlbc_generation, "interpreter_state.tlbc_generation", NONE, 0, WALK)          \
+    X(interp, imports_modules, "interpreter_state.imports_modules", PTR, 8, FACTS)          \
+    X(interp, sysdict, "interpreter_state.sysdict", PTR, 8, FACTS)                          \
+    X(interp, ceval_gil, "interpreter_state.ceval_gil", PTR, 8, FACTS)                      \
+    X(interp, gil_runtime_state, "interpreter_state.gil_runtime_state", PTR, 32, FACTS)     \
+    X(interp, gil_enabled, "interpreter_state.gil_runtime_state_enabled", NONE, 0, FACTS)   \
+    X(interp, gil_locked, "interpreter_state.gil_runtime_state_locked", OFF, 4, FACTS)      \
+    X(interp, gil_holder, "interpreter_state.gil_runtime_state_holder", PTR, 8, FACTS)      \
     X(tstate, size, "thread_state.size", SIZE, 0, WALK)                                     \
     X(tstate, prev, "thread_state.prev", PTR, 8, WALK)                                      \
     X(tstate, next, "thread_state.next", PTR, 8, WALK)                                      \
@@ -222,6 +229,10 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(tstate, datastack_chunk, "thread_state.datastack_chunk", PTR, 8, WALK)                \
     X(tstate, status, "thread_state.status", NONE, 0, WALK)                                 \
     X(tstate, holds_gil, "thread_state.holds_gil", OFF, 4, WALK)                            \
+    X(tstate, gil_requested, "thread_state.gil_requested", OFF, 4, FACTS)                   \
+    X(tstate, current_exception, "thread_state.current_exception", PTR, 8, FACTS)           \
+    X(tstate, exc_state, "thread_state.exc_state", PTR, 16, FACTS)                          \
+    X(err_stackitem, exc_value, "err_stackitem.exc_value", PTR, 8, FACTS)                   \
     X(frame, size, "interpreter_frame.size", SIZE, 0, WALK)                                 \
     X(frame, previous, "interpreter_frame.previous", PTR, 8, WALK)                          \
     X(frame, executable, "interpreter_frame.executable", PTR, 8, WALK)                      \
@@ -281,7 +292,7 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
 #define SECTION_MAX (1u << 20)
 
 typedef enum check_kind { SIZE, PTR, OFF, NONE } check_kind;
-typedef enum check_group { WALK, TASKS, ASYNCIO, VALUES } check_group;
+typedef enum check_group { WALK, TASKS, ASYNCIO, VALUES, FACTS } check_group;
 
 typedef struct check_ctx {
     char *err;
@@ -298,6 +309,8 @@ static const char *section_label(check_group group, const char *sec)
         return NULL;
     if (group == VALUES)
         return "value layout";
+    if (group == FACTS)
+        return "thread facts layout";
     if (group == TASKS)
         return strcmp(sec, "llist") == 0 ? "list node layout"
                                           : "generator, set or int layout";
@@ -504,6 +517,7 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
 #undef DECODE
     /* llist_node has no size: a node is two pointers */
     off->llist.size = off->llist.next != PYF__ABSENT ? 16 : PYF__ABSENT;
+    off->err_stackitem.size = 16;
     if (all_ones != NULL) {
         pyf__fmt(err, errlen, "_Py_DebugOffsets field %s is 2^64-1", all_ones);
         return PYF_EOFFSETS;
@@ -684,6 +698,27 @@ int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen)
         pyf__fmt(err, errlen, "value layout: the object, int, type, tuple, list, dict, "
                  "float, bytes, str, set, code or frame layout of _Py_DebugOffsets is "
                  "implausible");
+        return PYF_EOFFSETS;
+    }
+    return PYF_OK;
+}
+
+int pyf__offsets_check_facts(const pyf__offsets *o, char *err, size_t errlen)
+{
+    int rc = check_used(o, FACTS, err, errlen);
+    if (rc != PYF_OK)
+        return rc;
+    /* the GIL's locked and holder are offsets into the interpreter state,
+     * inside its own _gil (after its start); enabled (free-threaded; 0 in
+     * default builds) is an offset into struct _gil_runtime_state itself
+     * (3.13-3.15 initialize it with offsetof(struct _gil_runtime_state,
+     * enabled), 0: its first field) */
+    const uint64_t g = o->interp.gil_runtime_state;
+    if (o->interp.gil_locked < g || o->interp.gil_locked - g > 256 ||
+        o->interp.gil_holder < g || o->interp.gil_holder - g > 256 ||
+        o->interp.gil_enabled > 256) {
+        pyf__fmt(err, errlen, "thread facts layout: the GIL or exception fields of "
+                 "_Py_DebugOffsets are implausible");
         return PYF_EOFFSETS;
     }
     return PYF_OK;

@@ -24,12 +24,23 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, id, next, threads_head, threads_main, gc,
             code_object_generation, tlbc_generation;
+        /* the thread facts' (thread_facts.c): sys.modules, the GIL
+         * (gil_locked and gil_holder are offsets into the interpreter
+         * state, inside its own _gil at gil_runtime_state; gil_enabled an
+         * offset into the _gil struct itself; ceval_gil the pointer to the
+         * GIL in use) */
+        uint64_t imports_modules, sysdict, ceval_gil, gil_runtime_state,
+            gil_enabled, gil_locked, gil_holder;
     } interp;
     struct {
         uint64_t size, prev, next, interp, current_frame, base_frame,
             last_profiled_frame, last_profiled_frame_seq, thread_id,
             native_thread_id, datastack_chunk, status, holds_gil;
+        /* 3.15 only (the thread facts') */
+        uint64_t gil_requested, current_exception, exc_state;
     } tstate;
+    /* 3.15 only; no size in the table: 16 (exc_value, previous_item) */
+    struct { uint64_t size, exc_value; } err_stackitem;
     struct {
         uint64_t size, previous, executable, instr_ptr, localsplus, owner,
             stackpointer, tlbc_index;
@@ -103,6 +114,10 @@ void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info
 /* The fields the value decoder relies on, checked when it is first used:
  * PYF_OK, or PYF_EOFFSETS with the field named in err. */
 int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen);
+
+/* The fields the thread facts rely on (thread_facts.c), checked at their
+ * first use: PYF_OK, or PYF_EOFFSETS with the field named in err. */
+int pyf__offsets_check_facts(const pyf__offsets *o, char *err, size_t errlen);
 
 /* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
 size_t pyf__offsets_table_size(int minor);

@@ -36,6 +36,8 @@ typedef struct snap {
     uint64_t *entries;        /* PYF_SNAP_ENTRIES: per frame, its entry frame or 0 */
     uint32_t cap_e;
     bool want_entries;
+    bool want_facts;          /* PYF_SNAP_THREAD_FACTS */
+    pyf_thread_facts *facts;  /* per thread, in the arena */
     pyf__tasks tasks;
     pyf_target *t;
 } snap;
@@ -377,6 +379,8 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         return PYF_ENOMEM;
     s->t = t;
     s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
+    s->want_facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
+    s->facts = NULL;
     t->epoch++;
     t->stats.snapshots++;
     pyf__fail(t, PYF_OK, "%s", "");
@@ -396,6 +400,14 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         rc = pyf__tasks_read(t, &sink, &s->pub.nframes, &s->arena, &s->tasks);
         if (rc != PYF_OK)
             pyf__fail(t, rc, "out of memory while reading the asyncio tasks");
+    }
+    if (rc == PYF_OK && s->want_facts) {
+        /* after the threads (and outside their prefetch): each one's name,
+         * GIL state and exception */
+        rc = pyf__thread_facts_read(t, s->interps, s->pub.ninterps, s->threads,
+                                    s->pub.nthreads, &s->arena, &s->facts);
+        if (rc != PYF_OK)
+            pyf__fail(t, rc, "out of memory while reading the threads' facts");
     }
     if (rc != PYF_OK) {
         s->table = NULL; /* not referenced yet */
@@ -489,16 +501,27 @@ int pyf_snapshot_tasks(const pyf_snapshot *pub, pyf_task_list *out)
     return pyf__struct_out(out, PYF_TASK_LIST_SIZE_V0, &tl, sizeof tl);
 }
 
+/* A per-frame or per-thread array the request asked for (asked), or
+ * PYF_ENOTSUP with *out NULL. */
+static int asked_array(const pyf_snapshot *pub, void *out, bool asked, const void *array)
+{
+    if (out == NULL)
+        return PYF_EINVAL;
+    const void *p = pub != NULL && asked ? array : NULL;
+    memcpy(out, &p, sizeof p); /* *out, a pointer to const data */
+    return pub == NULL ? PYF_EINVAL : asked ? PYF_OK : PYF_ENOTSUP;
+}
+
 int pyf_snapshot_entries(const pyf_snapshot *pub, const uint64_t **out)
 {
-    if (pub == NULL || out == NULL)
-        return PYF_EINVAL;
     const snap *s = (const snap *)pub;
-    *out = NULL;
-    if (!s->want_entries)
-        return PYF_ENOTSUP;
-    *out = s->entries;
-    return PYF_OK;
+    return asked_array(pub, out, s != NULL && s->want_entries, s != NULL ? s->entries : NULL);
+}
+
+int pyf_snapshot_thread_facts(const pyf_snapshot *pub, const pyf_thread_facts **out)
+{
+    const snap *s = (const snap *)pub;
+    return asked_array(pub, out, s != NULL && s->want_facts, s != NULL ? s->facts : NULL);
 }
 
 /* ---- one call for a binding ---------------------------------------------- */
@@ -521,7 +544,7 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     bool arrays = size <= c->cap;
     /* nothing left in the snapshot for the caller? */
     bool done = arrays && c->kept != 0 && c->kept == same_as && !s->tasks_asked &&
-                !s->want_entries;
+                !s->want_entries && !s->want_facts;
     for (uint32_t i = 0; i < nt && done; i++)
         done = (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) && s->threads[i].failure == NULL;
     pyf_snapshot *out = NULL;

@@ -44,6 +44,7 @@ struct pyf_target {
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
     uint64_t not_code_type_addr; /* last type found not to be "code" */
     pyf__asyncio asyncio;
+    pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
 };
 
 /* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */

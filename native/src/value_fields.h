@@ -37,6 +37,15 @@
     X(frame_stacktop)                            /* 3.13's; 0 on 3.14+ */      \
     X(method_descr_method)                       /* PyMethodDescrObject */     \
     X(rlock_owner) X(rlock_count)                /* _thread.RLock */           \
-    X(range_start) X(range_stop) X(range_step)   /* rangeobject */
+    X(range_start) X(range_stop) X(range_step)   /* rangeobject */         \
+    /* the thread facts' (thread_facts.c): */                                  \
+    X(tstate_current_exception) X(tstate_exc_info) /* PyThreadState */        \
+    X(tstate_exc_state)                                                        \
+    X(stackitem_exc_value) X(stackitem_previous) /* _PyErr_StackItem */       \
+    X(exc_traceback)                             /* PyBaseExceptionObject */   \
+    X(oserror_errno) X(oserror_strerror)         /* PyOSErrorObject */         \
+    X(oserror_filename) X(oserror_filename2)                                   \
+    X(tb_next) X(tb_frame) X(tb_lasti) X(tb_lineno) /* PyTracebackObject */    \
+    X(frameobj_f_frame)                          /* PyFrameObject */
 
 #endif /* PYFRAMES_VALUE_FIELDS_H */

@@ -117,4 +117,41 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     vl->range_start = h;
     vl->range_stop = h + p;
     vl->range_step = h + 2 * p;
+
+    /* The thread facts' (thread_facts.c).  cpython/pystate.h: struct _ts
+     * { prev, next, interp, eval_breaker, _status, ... current_frame,
+     * c_profilefunc, c_tracefunc, c_profileobj, c_traceobj,
+     * current_exception, exc_info, ... }: current_exception at 112 in 3.13
+     * and 3.14 (both flavours), where 3.15's table publishes it (136);
+     * exc_info, a _PyErr_StackItem *, is the next pointer in all three. */
+    vl->tstate_current_exception =
+        o->tstate.current_exception != PYF__ABSENT ? o->tstate.current_exception : 112;
+    vl->tstate_exc_info = vl->tstate_current_exception + p;
+    /* ... the thread's own _PyErr_StackItem exc_state, where exc_info
+     * points when no generator runs: at 256 in 3.13 and 3.14 (both
+     * flavours), where 3.15's table publishes it (288) */
+    vl->tstate_exc_state = o->tstate.exc_state != PYF__ABSENT ? o->tstate.exc_state : 256;
+    /* cpython/pystate.h: _PyErr_StackItem { PyObject *exc_value; struct
+     * _err_stackitem *previous_item; } (3.15's table: exc_value) */
+    vl->stackitem_exc_value = 0;
+    vl->stackitem_previous = p;
+    /* cpython/pyerrors.h: PyException_HEAD is PyObject_HEAD; dict; args;
+     * notes; traceback; context; cause; char suppress_context;
+     * PyOSErrorObject { PyException_HEAD; myerrno; strerror; filename;
+     * filename2; [winerror;] written; } */
+    vl->exc_traceback = h + 3 * p;
+    vl->oserror_errno = h + 7 * p;
+    vl->oserror_strerror = h + 8 * p;
+    vl->oserror_filename = h + 9 * p;
+    vl->oserror_filename2 = h + 10 * p;
+    /* cpython/traceback.h: PyTracebackObject { PyObject_HEAD; tb_next;
+     * tb_frame; int tb_lasti (bytes: code unit index * 2); int tb_lineno
+     * (-1 until asked: Python/traceback.c computes it from tb_lasti) } */
+    vl->tb_next = h;
+    vl->tb_frame = h + p;
+    vl->tb_lasti = h + 2 * p;
+    vl->tb_lineno = h + 2 * p + 4;
+    /* internal/pycore_frame.h: struct _frame (PyFrameObject) { PyObject_HEAD;
+     * f_back; _PyInterpreterFrame *f_frame; ... } */
+    vl->frameobj_f_frame = h + p;
 }

@@ -341,6 +341,16 @@ static void ctx_free(pyf__vctx *c)
     pyf__arena_free(&c->arena);
 }
 
+int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
+{
+    return ctx_begin(c, t, req);
+}
+
+void pyf__vctx_end(pyf__vctx *c)
+{
+    ctx_free(c);
+}
+
 /* The result: the nodes and locals copied into the arena, which the
  * result keeps. */
 static int ctx_end(pyf__vctx *c, const pyf_local *locals, uint32_t nlocals,

@@ -68,4 +68,19 @@ void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
  * unreadable (the first entries only: __name__, __module__, __file__). */
 uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
 
+/* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
+ * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
+int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv);
+/* The same for the attributes of the instance at addr of type ty: its
+ * __dict__ or its inline values (not __slots__); 0 when it has none, -1
+ * when unreadable. */
+int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
+                            uint64_t *kv);
+
+/* ---- values.c: a context outside the calls (the thread facts) ---- */
+/* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
+ * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
+int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
+void pyf__vctx_end(pyf__vctx *c);
+
 #endif /* PYFRAMES_VALUES_H */

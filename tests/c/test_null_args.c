@@ -24,7 +24,8 @@ static const char *const k_called[] = {
     "pyf_target_failure", "pyf_target_python", "pyf_target_flush",
     "pyf_target_stats", "pyf_target_set_cache", "pyf_target_reset_stats",
     "pyf_snapshot_take", "pyf_snapshot_free", "pyf_snapshot_entries",
-    "pyf_snapshot_table", "pyf_snapshot_take_copy", "pyf_snapshot_tasks",
+    "pyf_snapshot_thread_facts", "pyf_snapshot_table", "pyf_snapshot_take_copy",
+    "pyf_snapshot_tasks",
     "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
     "pyf_frame_locals", "pyf_value_read", "pyf_values_free",
@@ -164,6 +165,9 @@ static void test_target_handle(fake_target *ft)
     CHECK_RC(pyf_target_set_asyncio(NULL, 0), PYF_EINVAL);
     pyf_snapshot_free(NULL);
     CHECK_RC(pyf_snapshot_entries(NULL, &entries), PYF_EINVAL);
+    const pyf_thread_facts *facts = (const pyf_thread_facts *)(uintptr_t)1;
+    CHECK_RC(pyf_snapshot_thread_facts(NULL, &facts), PYF_EINVAL);
+    CHECK(facts == NULL);
     tab.struct_size = sizeof tab;
     CHECK_RC(pyf_snapshot_table(NULL, &tab), PYF_EINVAL);
     tl.struct_size = sizeof tl;
@@ -187,6 +191,10 @@ static void test_target_handle(fake_target *ft)
     s = NULL;
     REQUIRE(pyf_snapshot_take(t, NULL, &s) == PYF_OK);
     CHECK_RC(pyf_snapshot_entries(s, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_snapshot_thread_facts(s, NULL), PYF_EINVAL);
+    facts = (const pyf_thread_facts *)(uintptr_t)1;
+    CHECK_RC(pyf_snapshot_thread_facts(s, &facts), PYF_ENOTSUP);
+    CHECK(facts == NULL);
     CHECK_RC(pyf_snapshot_table(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_snapshot_tasks(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_frame_locals(t, 0x1000, NULL, NULL), PYF_EINVAL);

@@ -182,6 +182,29 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
         g_sink += (uint32_t)tl.awaited_by[i];
 }
 
+/* The thread facts (asked: PYF_SNAP_THREAD_FACTS), read and checked. */
+static void read_facts(const pyf_snapshot *s, uint32_t max_string, int asked)
+{
+    const pyf_thread_facts *f = NULL;
+    int rc = pyf_snapshot_thread_facts(s, &f);
+    check_rc(rc, "pyf_snapshot_thread_facts");
+    if (asked != (rc == 0) || (rc == 0) != (f != NULL))
+        fz_die("pyf_snapshot_thread_facts: %d for a snapshot %s facts", rc,
+               asked ? "with" : "without");
+    for (uint32_t i = 0; rc == 0 && i < s->nthreads; i++) {
+        if ((f[i].flags & ~0x1fffu) != 0 || (f[i].name != NULL) != !!(f[i].flags & PYF_FACT_NAME))
+            fz_die("thread %u: facts flags 0x%x, name %p", i, f[i].flags, (void *)f[i].name);
+        if (f[i].name != NULL)
+            check_str(f[i].name, 1024, "thread name");
+        if (f[i].exc_type != NULL)
+            check_str(f[i].exc_type, 1024, "exception type");
+        if (f[i].exc_message != NULL)
+            check_str(f[i].exc_message, PYF_FACT_MESSAGE_MAX, "exception message");
+        if (f[i].exc_file != NULL)
+            check_str(f[i].exc_file, max_string, "exception file");
+    }
+}
+
 /* The cached snapshot equals the uncached one (frames of every thread). */
 static void same_frames(const pyf_snapshot *a, const pyf_snapshot *b)
 {
@@ -329,6 +352,8 @@ void fz_run(const uint8_t *data, size_t size, int profile)
         req.flags = rf & 7u;
         if (profile == FZ_TASKS)
             req.flags |= PYF_SNAP_TASKS;
+        if (b & 0x40)
+            req.flags |= PYF_SNAP_THREAD_FACTS;
         if (req.flags & PYF_SNAP_ONE_THREAD)
             req.native_tid = im.nthreads ? im.native_tids[(rf >> 3) % im.nthreads] : 1;
         if (rf & 0x40)
@@ -352,6 +377,7 @@ void fz_run(const uint8_t *data, size_t size, int profile)
             continue;
         int tasks = (req.flags & PYF_SNAP_TASKS) != 0, entries = (req.flags & PYF_SNAP_ENTRIES) != 0;
         read_snapshot(s, max_string, tasks, entries);
+        read_facts(s, max_string, (req.flags & PYF_SNAP_THREAD_FACTS) != 0);
         if (getenv("PYF_FUZZ_DUMP") != NULL) { /* what an input builds, for a person */
             pyf_task_list tl = {.struct_size = sizeof tl};
             pyf_snapshot_tasks(s, &tl);

@@ -68,6 +68,23 @@ PYF_THREAD_SAME_FRAMES = 0x10
 PYF_SNAP_ONE_THREAD = 0x01
 PYF_SNAP_TASKS = 0x02
 PYF_SNAP_ENTRIES = 0x04
+PYF_SNAP_THREAD_FACTS = 0x08
+
+# pyf_thread_facts.flags
+PYF_FACT_NAME = 0x0001
+PYF_FACT_NAME_UNREADABLE = 0x0002
+PYF_FACT_GIL_KNOWN = 0x0004
+PYF_FACT_GIL_HOLDS = 0x0008
+PYF_FACT_GIL_HOLDER = 0x0010
+PYF_FACT_GIL_REQUEST_KNOWN = 0x0020
+PYF_FACT_GIL_REQUESTED = 0x0040
+PYF_FACT_NO_GIL = 0x0080
+PYF_FACT_EXCEPTION = 0x0100
+PYF_FACT_EXC_HANDLED = 0x0200
+PYF_FACT_EXC_UNREADABLE = 0x0400
+PYF_FACT_MESSAGE_TRUNCATED = 0x0800
+PYF_FACT_MESSAGE_PARTIAL = 0x1000
+PYF_FACT_MESSAGE_MAX = 200
 
 PYF_TASK_PENDING = 0
 PYF_TASK_CANCELLED = 1
@@ -285,6 +302,22 @@ class pyf_thread(ctypes.Structure):
         ("more_frames", c_uint32),
         ("failure", POINTER(pyf_failure)),
     ]
+
+
+class pyf_thread_facts(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("exc_type", c_char_p),
+        ("exc_message", c_char_p),
+        ("exc_file", c_char_p),
+        ("exc_line", c_int32),
+        ("flags", c_uint32),
+        ("exc_addr", c_uint64),
+        ("reserved", c_uint64 * 2),
+    ]
+
+
+PYF_THREAD_FACTS_SIZE = 64
 
 
 class pyf_interp(ctypes.Structure):
@@ -510,7 +543,7 @@ STRUCTURES = {
                 pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
-                pyf_values_request, pyf_values)
+                pyf_values_request, pyf_values, pyf_thread_facts)
 }
 
 pyf_target_p = c_void_p
@@ -550,6 +583,8 @@ _PROTOTYPES = {
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
+    "pyf_snapshot_thread_facts": (c_int, [POINTER(pyf_snapshot),
+                                          POINTER(POINTER(pyf_thread_facts))]),
     "pyf_frame_locals": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),
                                  POINTER(POINTER(pyf_values))]),
     "pyf_value_read": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),

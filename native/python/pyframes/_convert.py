@@ -16,7 +16,7 @@ import sys
 from . import _abi, errors
 from .errors import PyframesError, error_from_code
 from .model import (LOCAL_KINDS, TASK_STATES, VALUE_KINDS, Frame, FrameValues, Interpreter,
-                    Local, Snapshot, Task, Thread, Value)
+                    Local, Snapshot, Task, Thread, ThreadException, Value)
 
 ctypes = _abi.ctypes
 Layout = _abi.Layout
@@ -240,6 +240,43 @@ class TakeFailed(Exception):
         self.rc = rc
 
 
+def _text(raw):
+    """A string of the library (UTF-8, lone surrogates as surrogatepass
+    would write them), or None."""
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
+
+
+def facts_fields(f):
+    """The Thread fields a pyf_thread_facts gives: name and name_source,
+    gil and holds_gil, exception."""
+    flags = f.flags
+    d = {}
+    if flags & _abi.PYF_FACT_NAME:
+        d["name"] = _text(f.name)
+        d["name_source"] = "python"
+    if flags & _abi.PYF_FACT_GIL_KNOWN:
+        holds = bool(flags & _abi.PYF_FACT_GIL_HOLDS)
+        d["holds_gil"] = holds
+        d["gil"] = ("holds" if holds else
+                    "waits" if flags & _abi.PYF_FACT_GIL_REQUESTED else "no")
+    if flags & _abi.PYF_FACT_EXCEPTION:
+        message = _text(f.exc_message)
+        if message is not None and flags & _abi.PYF_FACT_MESSAGE_TRUNCATED:
+            message += "..."
+        d["exception"] = ThreadException(
+            type=_text(f.exc_type) or "<unreadable>",
+            message=message,
+            handled=bool(flags & _abi.PYF_FACT_EXC_HANDLED),
+            file=_text(f.exc_file),
+            line=f.exc_line if f.exc_line >= 0 and f.exc_file is not None else None)
+    return d
+
+
 class Converter:
     """A target's snapshots taken with pyf_snapshot_take_copy and made into
     model objects.
@@ -307,7 +344,7 @@ class Converter:
             snapshot = self.recipe_snapshot = self.rebuild(self.recipe)
         return snapshot
 
-    def convert_head(self, rc, tasks, entries):
+    def convert_head(self, rc, tasks, entries, facts=False):
         """The model of what pyf_snapshot_take_copy returned (rc) and
         copied into the buffer (tasks and entries: what its request asked
         for); the snapshot, when the library left one, is freed.  Raises
@@ -335,9 +372,11 @@ class Converter:
                 self.convert_tasks(ctypes.cast(out, _SNAPSHOT_P), table[T_FRAME_KEYS], snapshot)
             if entries:
                 self.convert_entries(ctypes.cast(out, _SNAPSHOT_P), snapshot)
+            if facts:
+                self.convert_facts(ctypes.cast(out, _SNAPSHOT_P), snapshot)
             # an unchanged snapshot is this one again, unless it holds what
-            # only its own request asked for (tasks, entries)
-            self.recipe_snapshot = snapshot if not (tasks or entries) else None
+            # only its own request asked for (tasks, entries, facts)
+            self.recipe_snapshot = snapshot if not (tasks or entries or facts) else None
             return snapshot  # the library set kept to this one
         except BaseException:
             self.table.forget_lists()
@@ -522,6 +561,16 @@ class Converter:
             n = len(thread.frames)
             thread.__dict__["entries"] = raw[first:first + n].tolist()
             first += n
+
+    def convert_facts(self, snap, snapshot):
+        """Each thread's name, GIL state and exception
+        (pyf_snapshot_thread_facts), into its fields."""
+        ptr = _abi.POINTER(_abi.pyf_thread_facts)()
+        rc = self._lib.pyf_snapshot_thread_facts(snap, ctypes.byref(ptr))
+        if rc != 0 or not ptr:
+            return
+        for i, thread in enumerate(snapshot.threads()):
+            thread.__dict__.update(facts_fields(ptr[i]))
 
     def convert_tasks(self, snap, keys_at, snapshot):
         """Snapshot.tasks (and each running task into its thread) from the

@@ -180,7 +180,7 @@ class Target:
 
     # -- operations --
     def snapshot(self, *, native_tid=None, max_depth=None, limit=None, tasks=False,
-                 entries=False):
+                 entries=False, facts=False):
         """Walk every interpreter, thread and frame; a :class:`Snapshot`.
 
         ``native_tid`` restricts it to the thread with that OS thread id
@@ -192,14 +192,18 @@ class Target:
         every asyncio task (CPython 3.14+) into :attr:`Snapshot.tasks`
         (``tasks_error`` says why when there are none to read), whichever
         threads are walked.  ``entries`` fills each thread's
-        :attr:`Thread.entries` (see pyf_snapshot_entries).
+        :attr:`Thread.entries` (see pyf_snapshot_entries).  ``facts``
+        fills each thread's :attr:`Thread.name` (with ``name_source``
+        "python": its threading.Thread's name), :attr:`Thread.gil` (with
+        ``holds_gil``, on every version) and :attr:`Thread.exception`
+        (see pyf_snapshot_thread_facts).
         """
         handle = self._handle
         if not handle:
             self._check_open()  # raises
-        req = self._requests.get((native_tid, max_depth, limit, tasks, entries))
+        req = self._requests.get((native_tid, max_depth, limit, tasks, entries, facts))
         if req is None:
-            req = self._request(native_tid, max_depth, limit, tasks, entries)
+            req = self._request(native_tid, max_depth, limit, tasks, entries, facts)
         conv = self._convert
         if req is not conv.req:
             conv.use_request(req)
@@ -212,14 +216,14 @@ class Target:
                 snapshot = conv.unchanged()
             return snapshot
         try:
-            return conv.convert_head(rc, tasks, entries)
+            return conv.convert_head(rc, tasks, entries, facts)
         except _convert.TakeFailed as failed:
             raise self._error(failed.rc) from None
         except _convert.ListsLost:
             # cannot happen while this Target alone takes its snapshots:
             # again without lists kept (the snapshot is not freed then)
             return self.snapshot(native_tid=native_tid, max_depth=max_depth, limit=limit,
-                                 tasks=tasks, entries=entries)
+                                 tasks=tasks, entries=entries, facts=facts)
 
     def sample_source(self, native_tid=None):
         """A :class:`pyframes._convert.SampleSource`: snapshots of every
@@ -228,11 +232,11 @@ class Target:
         return _convert.SampleSource(self._lib, self._check_open, self._binding,
                                      self._request(native_tid, None, None))
 
-    def _request(self, native_tid, max_depth, limit, tasks=False, entries=False):
+    def _request(self, native_tid, max_depth, limit, tasks=False, entries=False, facts=False):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
         cache = self._requests
-        key = (native_tid, max_depth, limit, tasks, entries)
+        key = (native_tid, max_depth, limit, tasks, entries, facts)
         req = cache.get(key)
         if req is not None:
             return req
@@ -248,6 +252,8 @@ class Target:
             raw.flags |= ffi.PYF_SNAP_TASKS
         if entries:
             raw.flags |= ffi.PYF_SNAP_ENTRIES
+        if facts:
+            raw.flags |= ffi.PYF_SNAP_THREAD_FACTS
         if len(cache) >= 16:
             cache.clear()
         req = cache[key] = ffi.ctypes.pointer(raw)

@@ -5,7 +5,7 @@
  * lacks (bitfield positions read back from a real PyASCIIObject, generator,
  * stack-chunk and _PyCodeArray layouts, co_version and co_flags with its
  * CO_* bits, tag bits, frame owners, and the object layouts of the value
- * decoder: native/src/value_fields.h).  Compiled
+ * decoder and the thread facts: native/src/value_fields.h).  Compiled
  * with -DPy_BUILD_CORE and, for a free-threaded layout, -DPy_GIL_DISABLED=1
  * (the -dev headers carry both branches).
  * Usage: emit_layout NAME INCLUDE_DIR OUTPUT_FILE
@@ -128,6 +128,21 @@ static void print_values(void)
     const uint64_t range_start = sizeof(PyObject);
     const uint64_t range_stop = sizeof(PyObject) + sizeof(PyObject *);
     const uint64_t range_step = sizeof(PyObject) + 2 * sizeof(PyObject *);
+    const uint64_t tstate_current_exception = offsetof(PyThreadState, current_exception);
+    const uint64_t tstate_exc_info = offsetof(PyThreadState, exc_info);
+    const uint64_t tstate_exc_state = offsetof(PyThreadState, exc_state);
+    const uint64_t stackitem_exc_value = offsetof(_PyErr_StackItem, exc_value);
+    const uint64_t stackitem_previous = offsetof(_PyErr_StackItem, previous_item);
+    const uint64_t exc_traceback = offsetof(PyBaseExceptionObject, traceback);
+    const uint64_t oserror_errno = offsetof(PyOSErrorObject, myerrno);
+    const uint64_t oserror_strerror = offsetof(PyOSErrorObject, strerror);
+    const uint64_t oserror_filename = offsetof(PyOSErrorObject, filename);
+    const uint64_t oserror_filename2 = offsetof(PyOSErrorObject, filename2);
+    const uint64_t tb_next = offsetof(PyTracebackObject, tb_next);
+    const uint64_t tb_frame = offsetof(PyTracebackObject, tb_frame);
+    const uint64_t tb_lasti = offsetof(PyTracebackObject, tb_lasti);
+    const uint64_t tb_lineno = offsetof(PyTracebackObject, tb_lineno);
+    const uint64_t frameobj_f_frame = offsetof(PyFrameObject, f_frame);
     printf("    .values = {\n");
 #define PRINT_FIELD(name) printf("        ." #name " = %llu,\n", (unsigned long long)name);
     PYF__VALUE_LAYOUT(PRINT_FIELD)

@@ -1,0 +1,30 @@
+/*
+ * thread_facts.h - each thread's name, GIL state and exception in flight
+ * (thread_facts.c; PYF_SNAP_THREAD_FACTS).  Part of internal.h.
+ */
+#ifndef PYFRAMES_THREAD_FACTS_H
+#define PYFRAMES_THREAD_FACTS_H
+
+/* Where a key was found in a dict with a combined table: the dict, its
+ * keys object, the address of the entry's key and value, and both: valid
+ * again while the dict still has those keys and the entry still holds
+ * both (read again before each use, never trusted as it is). */
+typedef struct pyf__dict_slot {
+    uint64_t dict, keys, entry, key, value;
+} pyf__dict_slot;
+
+/* What the last snapshot found of one interpreter's threading module:
+ * sys.modules["threading"] and its global _active. */
+typedef struct pyf__facts_memo {
+    uint64_t interp;
+    pyf__dict_slot module, active;
+} pyf__facts_memo;
+
+/* The facts of the snapshot's threads[nthreads] (of interps[ninterps]),
+ * into a new array of the arena with strings of the arena: *out.  Never
+ * fails but for memory (PYF_ENOMEM). */
+int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
+                           const pyf_thread *threads, uint32_t nthreads, pyf__arena *arena,
+                           pyf_thread_facts **out);
+
+#endif /* PYFRAMES_THREAD_FACTS_H */

@@ -1,0 +1,459 @@
+/*
+ * test_thread_facts.c - each thread's name, GIL state and exception
+ * (PYF_SNAP_THREAD_FACTS, pyf_snapshot_thread_facts) on synthetic images
+ * laid out from CPython's own headers (ft_layout.h), for 3.13, 3.14 and
+ * 3.15, default and free-threaded:
+ *
+ * - names: sys.modules (hundreds of modules: the keys read in batches) ->
+ *   threading -> _active; a Thread with a managed dict, one with inline
+ *   values, a name that is no str (none), a name that cannot be read
+ *   (unreadable), a thread in no _active (none); no threading at all
+ *   (none), sys.modules unreadable (unreadable); what a snapshot found is
+ *   remembered, and a change to sys.modules is seen;
+ * - the GIL: locked and its holder (every version), 3.15's holds_gil and
+ *   gil_requested, a free-threaded build with the GIL off (no GIL) and on;
+ * - exceptions: raised (current_exception) with a traceback whose
+ *   tb_lineno is still -1 (the line from tb_lasti), handled under an item
+ *   of None (a running generator's), KeyError's and OSError's wording,
+ *   several arguments, a message cut at PYF_FACT_MESSAGE_MAX, garbage and
+ *   a cycle in the chain (unreadable), nothing at all;
+ * - every reader call of a facts snapshot failed in turn: the snapshot
+ *   still succeeds and every fact is well formed.
+ * White-box: the facts' offsets checked on every layout.
+ */
+#include "../../native/src/internal.h"
+#include "fake_target.h"
+
+#define NMODULES 300u
+#define NL(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct image {
+    fake_target *ft;
+    const ft_layout *l;
+    uint64_t interp;
+    fake_thread *th[6];
+    uint64_t ts[6];
+    uint64_t thread_type, modules_dict, threading;
+} image;
+
+enum { T_WRITER, T_AUDITOR, T_INTNAME, T_BADNAME, T_NOTACTIVE, T_MAIN };
+static const uint64_t IDENT[6] = {0x7f0000001100, 0x7f0000002200, 0x7f0000003300,
+                                  0x7f0000004400, 0x7f0000005500, 0x7f0000006600};
+
+static uint64_t off(const image *im, const char *name)
+{
+    return fake_off(im->ft, name);
+}
+
+static uint64_t exc_type(image *im, const char *name)
+{
+    uint64_t t = fake_type(im->ft, name);
+    fake_type_set_flags(im->ft, t, PYF__TPFLAGS_BASE_EXC_SUBCLASS);
+    return t;
+}
+
+/* A Thread whose attributes are a managed dict {"_name": name, ...}. */
+static uint64_t thread_with_dict(image *im, uint64_t name)
+{
+    uint64_t kv[6] = {fake_str(im->ft, "_target"), fake_singleton(im->ft, "NoneType"),
+                      fake_str(im->ft, "_daemon"), fake_bool(im->ft, 1),
+                      fake_str(im->ft, "_name"), name};
+    return fake_instance_dict(im->ft, im->thread_type, fake_dict(im->ft, kv, 3, 1));
+}
+
+/* sys.modules of NMODULES modules, threading (when with) near the end. */
+static uint64_t modules(image *im, bool with)
+{
+    fake_target *ft = im->ft;
+    uint64_t *kv = calloc(2 * NMODULES, 8);
+    char name[32];
+    REQUIRE(kv != NULL);
+    for (unsigned i = 0; i < NMODULES; i++) {
+        snprintf(name, sizeof name, i % 3 ? "mod%u" : "threadin%u", i);
+        kv[2 * i] = fake_str(ft, name);
+        kv[2 * i + 1] = fake_singleton(ft, "NoneType");
+    }
+    if (with) {
+        kv[2 * (NMODULES - 10)] = fake_str(ft, "threading");
+        kv[2 * (NMODULES - 10) + 1] = im->threading;
+    }
+    uint64_t d = fake_dict(ft, kv, NMODULES, 1);
+    free(kv);
+    return d;
+}
+
+static void build(image *im, const ft_layout *l)
+{
+    memset(im, 0, sizeof *im);
+    fake_target *ft = im->ft = fake_new_layout(l);
+    im->l = l;
+    im->interp = fake_add_interp(ft, 0);
+    for (int i = 5; i >= 0; i--) { /* prepended: T_WRITER first in the list */
+        im->th[i] = fake_add_thread(ft, im->interp, IDENT[i], 100 + (uint64_t)i, 0);
+        im->ts[i] = fake_thread_addr(im->th[i]);
+    }
+    im->thread_type = fake_heap_type(ft, "Thread", "threading", "Thread", l->tp_managed_dict,
+                                     0, 0);
+    /* "auditor": inline values on a type of its own */
+    uint64_t kkv[4] = {fake_str(ft, "_name"), 0, fake_str(ft, "_ident"), 0};
+    uint64_t keys = fake_dict_keys(ft, kkv, 2, 1);
+    uint64_t inline_type = fake_heap_type(ft, "Worker", "app", "Worker",
+                                          l->tp_managed_dict | l->tp_inline_values, 0, keys);
+    uint64_t vals[2] = {fake_str(ft, "auditor"), fake_int(ft, (int64_t)IDENT[T_AUDITOR])};
+    uint8_t order[2] = {0, 1};
+    uint64_t objs[6] = {
+        thread_with_dict(im, fake_str(ft, "ledger-writer")),
+        fake_instance_inline(ft, inline_type, vals, order, 2, 2),
+        thread_with_dict(im, fake_int(ft, 7)),
+        thread_with_dict(im, fake_unmapped_addr(ft)),
+        0,
+        thread_with_dict(im, fake_str(ft, "MainThread")),
+    };
+    uint64_t akv[12];
+    size_t n = 0;
+    for (int i = 0; i < 6; i++)
+        if (objs[i] != 0) {
+            akv[2 * n] = fake_int(ft, (int64_t)IDENT[i]);
+            akv[2 * n + 1] = objs[i];
+            n++;
+        }
+    uint64_t active = fake_dict(ft, akv, n, 0);
+    im->threading = fake_module(ft, "threading", "/usr/lib/python3/threading.py");
+    uint64_t gkv[4] = {fake_str(ft, "__name__"), fake_str(ft, "threading"),
+                       fake_str(ft, "_active"), active};
+    fake_w64(ft, im->threading + l->values.module_dict, fake_dict(ft, gkv, 2, 1));
+    im->modules_dict = modules(im, true);
+    fake_w64(ft, im->interp + off(im, "interpreter_state.imports_modules"), im->modules_dict);
+}
+
+static pyf_snapshot *take(pyf_target *t, const pyf_thread_facts **facts)
+{
+    pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_THREAD_FACTS};
+    pyf_snapshot *s = NULL;
+    CHECK_RC(pyf_snapshot_take(t, &req, &s), PYF_OK);
+    REQUIRE(s != NULL);
+    REQUIRE(fake_check_snapshot(s) == NULL);
+    CHECK_RC(pyf_snapshot_thread_facts(s, facts), PYF_OK);
+    REQUIRE(*facts != NULL);
+    return s;
+}
+
+static const pyf_thread_facts *of(const pyf_snapshot *s, const pyf_thread_facts *f, int i)
+{
+    int k = fake_find_thread(s, 100 + (uint64_t)i);
+    REQUIRE(k >= 0);
+    return &f[k];
+}
+
+/* Every fact well formed: strings UTF-8, a name only with NAME. */
+static void well_formed(const pyf_snapshot *s, const pyf_thread_facts *f)
+{
+    for (uint32_t i = 0; i < s->nthreads; i++) {
+        CHECK((f[i].name != NULL) == !!(f[i].flags & PYF_FACT_NAME));
+        CHECK(!(f[i].flags & PYF_FACT_NAME) || !(f[i].flags & PYF_FACT_NAME_UNREADABLE));
+        CHECK(f[i].name == NULL || fake_valid_utf8(f[i].name));
+        CHECK(f[i].exc_type == NULL || fake_valid_utf8(f[i].exc_type));
+        CHECK(f[i].exc_message == NULL ||
+              (fake_valid_utf8(f[i].exc_message) &&
+               strlen(f[i].exc_message) <= PYF_FACT_MESSAGE_MAX));
+        CHECK(f[i].exc_file == NULL || fake_valid_utf8(f[i].exc_file));
+        CHECK(f[i].exc_type == NULL || (f[i].flags & PYF_FACT_EXCEPTION));
+        CHECK((f[i].flags & PYF_FACT_NO_GIL) == 0 || (f[i].flags & PYF_FACT_GIL_KNOWN) == 0);
+    }
+}
+
+#define NAME_IS(s, f, i, want)                                                            \
+    do {                                                                                  \
+        const pyf_thread_facts *x_ = of(s, f, i);                                         \
+        CHECK_MSG(x_->name != NULL && strcmp(x_->name, want) == 0 &&                      \
+                      (x_->flags & PYF_FACT_NAME), "%s thread %d: name %s, want %s",      \
+                  lname, i, x_->name ? x_->name : "NULL", want);                          \
+    } while (0)
+#define NO_NAME(s, f, i, unreadable)                                                      \
+    do {                                                                                  \
+        const pyf_thread_facts *x_ = of(s, f, i);                                         \
+        CHECK_MSG(x_->name == NULL && !!(x_->flags & PYF_FACT_NAME_UNREADABLE) ==         \
+                      (unreadable), "%s thread %d: name %s flags 0x%x", lname, i,         \
+                  x_->name ? x_->name : "NULL", x_->flags);                               \
+    } while (0)
+
+static void names(const ft_layout *l)
+{
+    const char *lname = l->name;
+    image im;
+    build(&im, l);
+    pyf_target *t = fake_open(im.ft, NULL, 1);
+    REQUIRE(t != NULL);
+    const pyf_thread_facts *f;
+    for (int round = 0; round < 2; round++) { /* the second from what the first found */
+        pyf_snapshot *s = take(t, &f);
+        well_formed(s, f);
+        NAME_IS(s, f, T_WRITER, "ledger-writer");
+        NAME_IS(s, f, T_AUDITOR, "auditor");
+        NAME_IS(s, f, T_MAIN, "MainThread");
+        NO_NAME(s, f, T_INTNAME, false);
+        NO_NAME(s, f, T_BADNAME, true);
+        NO_NAME(s, f, T_NOTACTIVE, false);
+        pyf_snapshot_free(s);
+    }
+    CHECK(t->facts_memo.module.value == im.threading);
+    /* the entry remembered now holds another module: searched again */
+    uint64_t entry = t->facts_memo.module.entry;
+    fake_w64(im.ft, entry + 8, fake_module(im.ft, "other", NULL));
+    pyf_snapshot *s = take(t, &f);
+    NO_NAME(s, f, T_WRITER, false);
+    pyf_snapshot_free(s);
+    fake_w64(im.ft, entry + 8, im.threading);
+    /* a new sys.modules without threading: no names, none unreadable */
+    fake_w64(im.ft, im.interp + off(&im, "interpreter_state.imports_modules"),
+             modules(&im, false));
+    s = take(t, &f);
+    for (int i = 0; i < 6; i++)
+        NO_NAME(s, f, i, false);
+    pyf_snapshot_free(s);
+    /* sys.modules unreadable: every name unreadable */
+    fake_w64(im.ft, im.interp + off(&im, "interpreter_state.imports_modules"),
+             fake_unmapped_addr(im.ft));
+    s = take(t, &f);
+    for (int i = 0; i < 6; i++)
+        NO_NAME(s, f, i, true);
+    pyf_snapshot_free(s);
+    /* threading back: found again */
+    fake_w64(im.ft, im.interp + off(&im, "interpreter_state.imports_modules"), im.modules_dict);
+    s = take(t, &f);
+    NAME_IS(s, f, T_WRITER, "ledger-writer");
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(im.ft);
+}
+
+static void gil(const ft_layout *l)
+{
+    const char *lname = l->name;
+    image im;
+    build(&im, l);
+    fake_target *ft = im.ft;
+    uint64_t locked = im.interp + off(&im, "interpreter_state.gil_runtime_state_locked");
+    uint64_t holder = im.interp + off(&im, "interpreter_state.gil_runtime_state_holder");
+    uint64_t enabled = im.interp + off(&im, "interpreter_state.gil_runtime_state") +
+                       off(&im, "interpreter_state.gil_runtime_state_enabled");
+    fake_w32(ft, locked, 1);
+    fake_w64(ft, holder, im.ts[T_AUDITOR]);
+    bool has_requests = l->minor >= 15;
+    if (has_requests) { /* the thread's own word says another one */
+        fake_thread_set_holds_gil(im.th[T_AUDITOR], 1);
+        fake_w32(ft, im.ts[T_WRITER] + off(&im, "thread_state.gil_requested"), 1);
+    }
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    const pyf_thread_facts *f;
+    pyf_snapshot *s = take(t, &f);
+    well_formed(s, f);
+    if (l->free_threaded) { /* enabled is 0: no GIL */
+        for (int i = 0; i < 6; i++)
+            CHECK_MSG(of(s, f, i)->flags & PYF_FACT_NO_GIL, "%s thread %d flags 0x%x", lname,
+                      i, of(s, f, i)->flags);
+        pyf_snapshot_free(s);
+        fake_w32(ft, enabled, 1); /* PYTHON_GIL=1 */
+        s = take(t, &f);
+    }
+    const uint32_t known = PYF_FACT_GIL_KNOWN | (has_requests ? PYF_FACT_GIL_REQUEST_KNOWN : 0);
+    const uint32_t mask = PYF_FACT_GIL_KNOWN | PYF_FACT_GIL_HOLDS | PYF_FACT_GIL_HOLDER |
+                          PYF_FACT_GIL_REQUEST_KNOWN | PYF_FACT_GIL_REQUESTED | PYF_FACT_NO_GIL;
+    for (int i = 0; i < 6; i++) {
+        uint32_t want = known;
+        if (i == T_AUDITOR)
+            want |= PYF_FACT_GIL_HOLDS | PYF_FACT_GIL_HOLDER;
+        if (i == T_WRITER && has_requests)
+            want |= PYF_FACT_GIL_REQUESTED;
+        CHECK_MSG((of(s, f, i)->flags & mask) == want, "%s thread %d: GIL flags 0x%x, want 0x%x",
+                  lname, i, of(s, f, i)->flags & mask, want);
+    }
+    pyf_snapshot_free(s);
+    /* unlocked: nobody is the holder (3.15: the thread's word still is) */
+    fake_w32(ft, locked, 0);
+    s = take(t, &f);
+    CHECK(!(of(s, f, T_AUDITOR)->flags & PYF_FACT_GIL_HOLDER));
+    CHECK(!!(of(s, f, T_AUDITOR)->flags & PYF_FACT_GIL_HOLDS) == has_requests);
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* A traceback of two entries, the innermost in code whose line table puts
+ * code unit 3 on line 12, its tb_lineno -1 (not computed yet). */
+static uint64_t traceback(image *im, int32_t lineno)
+{
+    fake_target *ft = im->ft;
+    const ft_layout *l = im->l;
+    static const fake_loc L[] = {{2, 10, 10, 4, 8}, {3, 12, 12, 4, 20}};
+    uint64_t code = fake_code(ft, "/app/ledger.py", "post", 9, L, NL(L));
+    uint64_t tbt = fake_type(ft, "traceback"), frt = fake_type(ft, "frame");
+    uint64_t tb[2];
+    for (int i = 0; i < 2; i++) {
+        uint64_t frame = fake_obj(ft, frt, 128);
+        fake_w64(ft, frame + l->values.frameobj_f_frame, fake_locals_frame(ft, code, 0, NULL, 0));
+        tb[i] = fake_obj(ft, tbt, 64);
+        fake_w64(ft, tb[i] + l->values.tb_frame, frame);
+        fake_w32(ft, tb[i] + l->values.tb_lasti, 2 * 3);
+        fake_w32(ft, tb[i] + l->values.tb_lineno, (uint32_t)(i == 1 ? lineno : 10));
+    }
+    fake_w64(ft, tb[0] + l->values.tb_next, tb[1]);
+    return tb[0];
+}
+
+static uint64_t item(image *im, uint64_t exc, uint64_t previous)
+{
+    uint64_t a = fake_alloc(im->ft, 16);
+    fake_w64(im->ft, a + im->l->values.stackitem_exc_value, exc);
+    fake_w64(im->ft, a + im->l->values.stackitem_previous, previous);
+    return a;
+}
+
+static void set_exc(image *im, int i, uint64_t raised, uint64_t exc_info)
+{
+    fake_w64(im->ft, im->ts[i] + im->l->values.tstate_current_exception, raised);
+    fake_w64(im->ft, im->ts[i] + im->l->values.tstate_exc_info, exc_info);
+}
+
+static void exc_is(const char *lname, const pyf_snapshot *s, const pyf_thread_facts *f, int i,
+                   const char *type, const char *message, bool handled, const char *file,
+                   int line)
+{
+    const pyf_thread_facts *x = of(s, f, i);
+    CHECK_MSG((x->flags & PYF_FACT_EXCEPTION) && !(x->flags & PYF_FACT_EXC_UNREADABLE) &&
+                  !!(x->flags & PYF_FACT_EXC_HANDLED) == handled,
+              "%s thread %d: flags 0x%x", lname, i, x->flags);
+    CHECK_MSG(x->exc_type != NULL && strcmp(x->exc_type, type) == 0, "%s thread %d: type %s",
+              lname, i, x->exc_type ? x->exc_type : "NULL");
+    CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, message) == 0,
+              "%s thread %d: message [%s], want [%s]", lname, i,
+              x->exc_message ? x->exc_message : "NULL", message);
+    CHECK_MSG(file == NULL ? x->exc_file == NULL
+                           : x->exc_file != NULL && strcmp(x->exc_file, file) == 0,
+              "%s thread %d: file %s", lname, i, x->exc_file ? x->exc_file : "NULL");
+    CHECK_MSG(x->exc_line == line, "%s thread %d: line %d, want %d", lname, i, x->exc_line,
+              line);
+}
+
+static void exceptions(const ft_layout *l)
+{
+    const char *lname = l->name;
+    image im;
+    build(&im, l);
+    fake_target *ft = im.ft;
+    uint64_t none = fake_singleton(ft, "NoneType");
+    /* raised: ValueError("bad entry"), traceback line from tb_lasti */
+    uint64_t arg = fake_str(ft, "bad entry: n\xc3\xa9gatif");
+    uint64_t ve = fake_exception(ft, exc_type(&im, "ValueError"), fake_tuple(ft, &arg, 1));
+    fake_w64(ft, ve + l->values.exc_traceback, traceback(&im, -1));
+    set_exc(&im, T_WRITER, ve, 0);
+    /* handled under a running generator's empty item: KeyError('k') */
+    arg = fake_str(ft, "k");
+    uint64_t ke = fake_exception(ft, exc_type(&im, "KeyError"), fake_tuple(ft, &arg, 1));
+    fake_w64(ft, ke + l->values.exc_traceback, traceback(&im, 33));
+    set_exc(&im, T_AUDITOR, 0, item(&im, none, item(&im, 0, item(&im, ke, 0))));
+    /* OSError's words; several arguments; a long message */
+    uint64_t oe = fake_exception(ft, exc_type(&im, "FileNotFoundError"), fake_tuple(ft, NULL, 0));
+    fake_w64(ft, oe + l->values.oserror_errno, fake_int(ft, 2));
+    fake_w64(ft, oe + l->values.oserror_strerror, fake_str(ft, "No such file or directory"));
+    fake_w64(ft, oe + l->values.oserror_filename, fake_str(ft, "/x'y"));
+    set_exc(&im, T_INTNAME, 0, item(&im, oe, 0));
+    uint64_t many[4] = {fake_str(ft, "a\n"), fake_int(ft, -12345678901234), none,
+                        fake_float(ft, 2.5)};
+    uint64_t me = fake_heap_type(ft, "LedgerError", "app.errors", "LedgerError",
+                                 PYF__TPFLAGS_BASE_EXC_SUBCLASS, 0, 0);
+    set_exc(&im, T_BADNAME, fake_exception(ft, me, fake_tuple(ft, many, 4)), 0);
+    char longtext[400];
+    memset(longtext, 'x', sizeof longtext - 1);
+    longtext[sizeof longtext - 1] = '\0';
+    arg = fake_str(ft, longtext);
+    set_exc(&im, T_NOTACTIVE, fake_exception(ft, exc_type(&im, "RuntimeError"),
+                                             fake_tuple(ft, &arg, 1)), 0);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    const pyf_thread_facts *f;
+    pyf_snapshot *s = take(t, &f);
+    well_formed(s, f);
+    exc_is(lname, s, f, T_WRITER, "ValueError", "bad entry: n\xc3\xa9gatif", false,
+           "/app/ledger.py", 12);
+    exc_is(lname, s, f, T_AUDITOR, "KeyError", "'k'", true, "/app/ledger.py", 33);
+    exc_is(lname, s, f, T_INTNAME, "FileNotFoundError",
+           "[Errno 2] No such file or directory: \"/x'y\"", true, NULL, -1);
+    exc_is(lname, s, f, T_BADNAME, "app.errors.LedgerError",
+           "('a\\n', -12345678901234, None, 2.5)", false, NULL, -1);
+    const pyf_thread_facts *x = of(s, f, T_NOTACTIVE);
+    CHECK(x->exc_message != NULL && strlen(x->exc_message) == PYF_FACT_MESSAGE_MAX &&
+          (x->flags & PYF_FACT_MESSAGE_TRUNCATED));
+    CHECK(!(of(s, f, T_MAIN)->flags & (PYF_FACT_EXCEPTION | PYF_FACT_EXC_UNREADABLE)));
+    CHECK(of(s, f, T_MAIN)->exc_type == NULL && of(s, f, T_MAIN)->exc_line == -1);
+    pyf_snapshot_free(s);
+    /* garbage: no exception type; a chain that loops; an item out of memory */
+    set_exc(&im, T_WRITER, fake_int(ft, 5), 0);
+    uint64_t loop = item(&im, none, 0);
+    fake_w64(ft, loop + l->values.stackitem_previous, loop);
+    set_exc(&im, T_AUDITOR, 0, loop);
+    set_exc(&im, T_INTNAME, 0, item(&im, fake_unmapped_addr(ft), 0));
+    set_exc(&im, T_BADNAME, 0, fake_unmapped_addr(ft));
+    s = take(t, &f);
+    well_formed(s, f);
+    for (int i = T_WRITER; i <= T_BADNAME; i++)
+        CHECK_MSG(of(s, f, i)->flags & PYF_FACT_EXC_UNREADABLE, "%s thread %d: flags 0x%x",
+                  lname, i, of(s, f, i)->flags);
+    CHECK(of(s, f, T_WRITER)->exc_type == NULL && of(s, f, T_WRITER)->exc_addr != 0);
+    pyf_snapshot_free(s);
+    /* every reader call failed in turn: the snapshot stands, facts well formed */
+    for (uint64_t n = 1; n < 400; n++) {
+        fake_fail_nth(ft, n, PYF_EFAULT, 0);
+        pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_THREAD_FACTS};
+        s = NULL;
+        int rc = pyf_snapshot_take(t, &req, &s);
+        fake_fail_nth(ft, 0, 0, 0);
+        if (rc != PYF_OK) {
+            CHECK(s == NULL && fake_known_error(rc));
+            continue;
+        }
+        CHECK_RC(pyf_snapshot_thread_facts(s, &f), PYF_OK);
+        well_formed(s, f);
+        pyf_snapshot_free(s);
+    }
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* The facts' offsets pass their checks on every layout; without the
+ * request the call says so. */
+static void offsets(const ft_layout *l)
+{
+    pyf__offsets o;
+    char err[256];
+    REQUIRE(pyf__offsets_decode(l->table, l->table_len, &o, err, sizeof err) == PYF_OK);
+    CHECK_MSG(pyf__offsets_check_facts(&o, err, sizeof err) == PYF_OK, "%s: %s", l->name, err);
+    image im;
+    build(&im, l);
+    pyf_target *t = fake_open(im.ft, NULL, 1);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s = NULL;
+    REQUIRE(pyf_snapshot_take(t, NULL, &s) == PYF_OK);
+    const pyf_thread_facts *f = (const pyf_thread_facts *)(uintptr_t)1;
+    CHECK_RC(pyf_snapshot_thread_facts(s, &f), PYF_ENOTSUP);
+    CHECK(f == NULL);
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(im.ft);
+}
+
+int main(void)
+{
+    int missing = ft_layouts_missing_exit();
+    if (missing != 0)
+        return missing;
+    fake_watchdog(300, "test_thread_facts");
+    for (const ft_layout *l = ft_layouts; l->name != NULL; l++) {
+        offsets(l);
+        names(l);
+        gil(l);
+        exceptions(l);
+    }
+    return check_failures ? 1 : 0;
+}
