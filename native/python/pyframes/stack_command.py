@@ -23,6 +23,8 @@ adds (``--native``, the note on a core file).  :func:`run` returns the text
 to print and raises CommandError (or a PyframesError) with the message.
 """
 
+import dataclasses
+import inspect
 import json
 
 from . import errors, model, render, taskview, values
@@ -74,6 +76,13 @@ class Front(object):
         """Text after the output (a core file's missing memory), or ""."""
         return ""
 
+    def describe(self, snapshot, threads):
+        """The threads with what the front end knows of them besides the
+        target's memory (pyframes.waits.describe: the OS's or the
+        debugger's name when the target gave none, the native wait,
+        on_cpu); the same list when it knows nothing."""
+        return threads
+
 
 def walk_of(options):
     """Target.snapshot keywords of the options."""
@@ -89,9 +98,20 @@ def walk_of(options):
     return walk
 
 
+def _takes_facts(target):
+    """Whether Target.snapshot reads the threads' facts (name, GIL state,
+    exception in flight: ``facts=True``)."""
+    try:
+        return "facts" in inspect.signature(target.snapshot).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def run(target, options, front):
     """The text the options ask for, from ``target``."""
     walk = walk_of(options)
+    if _takes_facts(target) and not getattr(options, "collapsed", False):
+        walk["facts"] = True
     tasks = options.tasks or options.table
     # --tasks alone: the tasks only (the stacks too with --all, --thread or
     # --json)
@@ -113,20 +133,32 @@ def run(target, options, front):
         snapshot, threads = front.default_threads(target, walk)
 
     show_locals = getattr(options, "locals", False)
-    if show_locals and (getattr(options, "native", False) or
-                        getattr(options, "collapsed", False)):
+    native = getattr(options, "native", False)
+    collapsed = getattr(options, "collapsed", False)
+    group = getattr(options, "group", False)
+    if show_locals and (native or collapsed):
         raise CommandError("--locals shows the variables under the frames of the stack "
                            "and JSON outputs (not with --native or --collapsed)")
+    if group and (native or collapsed or show_locals):
+        raise CommandError("--group shows each stack once (not with --native, "
+                           "--collapsed or --locals)")
+    if stacks and not collapsed and threads:
+        snapshot, threads = described(snapshot, threads, front)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
-    if getattr(options, "native", False):
+    if native:
         return front.native(snapshot, threads, options)
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
-                         frame_values=frame_values) + "\n"
+                         frame_values=frame_values,
+                         groups=threads if group else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
-    if stacks and getattr(options, "collapsed", False):
+    if group and stacks and not collapsed:
+        text = render.format_threads_text(
+            threads, group=True, show_source=not options.no_source,
+            source=None if options.no_source else front.source())
+    elif stacks and collapsed:
         text = "".join(line + "\n" for line in render.format_collapsed(threads))
     elif stacks:
         text = render.format_threads_text(
@@ -166,13 +198,29 @@ class FrameValuesOf(object):
         row["locals_error"] = why
 
 
-def json_text(snapshot, limited=False, frame_values=None):
+def described(snapshot, threads, front):
+    """(snapshot, threads) with the shown threads as front.describe fills
+    them, the snapshot holding those (its JSON is made from it)."""
+    new = front.describe(snapshot, threads)
+    if new is threads or snapshot is None or not dataclasses.is_dataclass(snapshot):
+        return snapshot, new
+    by_id = {id(old): t for old, t in zip(threads, new)}
+    interps = [dataclasses.replace(i, threads=model._like(
+        i.threads, [by_id.get(id(t), t) for t in i.threads])) for i in snapshot.interpreters]
+    return dataclasses.replace(snapshot, interpreters=model._like(
+        snapshot.interpreters, interps)), list(new)
+
+
+def json_text(snapshot, limited=False, frame_values=None, groups=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
-    its variables (``locals``, ``locals_error``)."""
-    if not limited and frame_values is None:
+    its variables (``locals``, ``locals_error``); with --group (``groups``:
+    the threads shown) the document gains "groups"."""
+    if not limited and frame_values is None and groups is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    if groups is not None:
+        doc["groups"] = render.groups_json(groups)
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
         if limited:
