@@ -9,8 +9,10 @@ mandatory; every other method has a safe default.
 import os
 import threading
 
+from . import waits
+
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
-           "process_start_time", "ask"]
+           "process_start_time", "ask", "describe_threads"]
 
 
 def ask(fn, *args):
@@ -126,6 +128,47 @@ class DebuggerAdapter(object):
         """The debugger's own backtrace of that thread, innermost first, as
         pyframes.mixed.NativeFrame; None when it cannot give one."""
         return None
+
+    def thread_name(self, native_tid):
+        """The debugger's name of that thread (gdb's ``info threads``
+        name, lldb's thread name), or None."""
+        return None
+
+    def innermost_functions(self, native_tids, count):
+        """{native tid: the function names of its ``count`` innermost
+        native frames, innermost first (None for a frame without a name)}
+        for the threads the debugger can unwind.  The default cuts
+        native_frames; a plugin unwinds only ``count`` frames."""
+        out = {}
+        for tid in native_tids:
+            frames = ask(self.native_frames, tid)
+            if frames:
+                out[tid] = [f.function for f in frames[:count]]
+        return out
+
+
+def describe_threads(adapter, snapshot, threads):
+    """The debuggers' Front.describe: each thread's name when the target
+    gave none (/proc's comm for a live local process, else the debugger's
+    name), its native wait from the debugger's unwind of its innermost
+    frames (waits.WINDOW of them) and, for a live local process, /proc
+    (the fd of a read, on_cpu)."""
+    pid = adapter.pid() if ask(adapter.is_live_local) else None
+    tids = [t.native_thread_id for t in threads if t.native_thread_id]
+    functions = ask(adapter.innermost_functions, tids, waits.WINDOW) or {}
+    minor = getattr(getattr(snapshot, "python", None), "minor", None)
+    out = []
+    for t in threads:
+        tid = t.native_thread_id
+        if not tid:
+            out.append(t)
+            continue
+        facts = waits.proc_facts(pid, tid) if pid else None
+        name = None
+        if t.name is None and not (facts and facts.comm):
+            name = ask(adapter.thread_name, tid)
+        out.append(waits.describe(t, facts, functions.get(tid), name, minor))
+    return out
 
 
 def resume_worker(work, halt, request_stop, stopped, period):

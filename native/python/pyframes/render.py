@@ -417,9 +417,14 @@ def _listed(items):
 def group_header(group):
     """``12 threads with the same stack: "pool-0", "pool-1", ... (native
     1, 2, ..., waiting on a lock):``: the count, the names (at most
-    GROUP_SHOWN), the native ids, and the native wait when every thread of
-    the group has the same."""
-    names = [quoted_name(t.name) for t in group if getattr(t, "name", None) is not None]
+    GROUP_SHOWN; a name several threads share once, with their count:
+    ``"python3.13" x12``), the native ids, and the native wait when every
+    thread of the group has the same."""
+    counts = {}
+    for t in group:
+        if getattr(t, "name", None) is not None:
+            counts[t.name] = counts.get(t.name, 0) + 1
+    names = [quoted_name(n) + (" x%d" % k if k > 1 else "") for n, k in counts.items()]
     head = "%d threads with the same stack" % len(group)
     if names:
         head += ": " + _listed(names)

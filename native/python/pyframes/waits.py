@@ -211,6 +211,9 @@ _SLEEP = re.compile(r"nanosleep|^pysleep$|^time_sleep$|^(?:__)?u?sleep$")
 _READ = re.compile(r"^(?:__libc_|__GI___libc_|__GI_|__)?(?:read|readv|pread64|pread|"
                    r"recv|recvfrom|recvmsg)$|^__read_nocancel$|^_Py_read$|^os_read(?:_impl)?$|"
                    r"^sock_recv|^_io_FileIO_read|^_bufferedreader_raw_read")
+_WRITE = re.compile(r"^(?:__libc_|__GI___libc_|__GI_|__)?(?:write|writev|pwrite64|pwrite|"
+                    r"send|sendto|sendmsg)$|^__write_nocancel$|^_Py_write(?:_noraise)?$|"
+                    r"^os_write(?:_impl)?$")
 _POLL = re.compile(r"^(?:__libc_|__GI___|__GI_|__|___)?(?:poll|ppoll|epoll_wait|epoll_pwait2?|"
                    r"select|pselect|pselect6)(?:64)?$|^select_(?:select|poll|epoll)|"
                    r"^(?:select_)?(?:poll|devpoll)_poll|^pyepoll_|^select_epoll_poll")
@@ -228,11 +231,11 @@ def _clean(name):
     return name.strip() or None
 
 
-def classify_functions(names, read_fd=None):
+def classify_functions(names, io_fd=None):
     """(native text or None, waits for the GIL) of a thread whose
     innermost native frames (innermost first, at most :data:`WINDOW` used)
-    are named ``names`` (None for a frame without a name).  ``read_fd``:
-    the fd of its read system call when /proc tells it.
+    are named ``names`` (None for a frame without a name).  ``io_fd``:
+    the fd of its read or write system call when /proc tells it.
 
     None: the thread runs Python (its innermost frame is CPython's own
     code) or the names say nothing (no frames)."""
@@ -262,7 +265,9 @@ def classify_functions(names, read_fd=None):
     if _SLEEP.search(first):
         return SLEEPING, False
     if _READ.search(first):
-        return ("reading fd %d" % read_fd) if read_fd is not None else "reading", False
+        return ("reading fd %d" % io_fd) if io_fd is not None else "reading", False
+    if _WRITE.search(first):
+        return ("writing fd %d" % io_fd) if io_fd is not None else "writing", False
     if _POLL.search(first):
         return POLLING, False
     if _PYTHON.search(first):
@@ -290,10 +295,10 @@ def describe(thread, facts=None, functions=None, debugger_name=None, minor=None)
     free = bool(getattr(thread, "free_threaded", False))
     native, on_cpu = classify_proc(facts, gil, free)
     if functions:
-        read_fd = None
-        if facts is not None and facts.syscall in _READS and facts.args:
-            read_fd = facts.args[0]
-        words, gil_wait = classify_functions(functions, read_fd)
+        io_fd = None
+        if facts is not None and facts.syscall in _READS + _WRITES and facts.args:
+            io_fd = facts.args[0]
+        words, gil_wait = classify_functions(functions, io_fd)
         if gil_wait and not free and gil in (None, "no") and minor in (None, 13, 14):
             changes["gil"] = "waits"
         if words is None and native == ON_CPU:
