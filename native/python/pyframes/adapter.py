@@ -153,9 +153,12 @@ def describe_threads(adapter, snapshot, threads):
     name), its native wait from the debugger's unwind of its innermost
     frames (waits.WINDOW of them) and, for a live local process, /proc
     (the fd of a read, on_cpu)."""
-    pid = adapter.pid() if ask(adapter.is_live_local) else None
+    def method(name):  # an adapter written without this base class lacks some
+        return getattr(adapter, name, None) or (lambda *args: None)
+
+    pid = adapter.pid() if ask(method("is_live_local")) else None
     tids = [t.native_thread_id for t in threads if t.native_thread_id]
-    functions = ask(adapter.innermost_functions, tids, waits.WINDOW) or {}
+    functions = ask(method("innermost_functions"), tids, waits.WINDOW) or {}
     minor = getattr(getattr(snapshot, "python", None), "minor", None)
     out = []
     for t in threads:
@@ -166,7 +169,7 @@ def describe_threads(adapter, snapshot, threads):
         facts = waits.proc_facts(pid, tid) if pid else None
         name = None
         if t.name is None and not (facts and facts.comm):
-            name = ask(adapter.thread_name, tid)
+            name = ask(method("thread_name"), tid)
         out.append(waits.describe(t, facts, functions.get(tid), name, minor))
     return out
 
