@@ -150,15 +150,22 @@ class DebuggerAdapter(object):
 def describe_threads(adapter, snapshot, threads):
     """The debuggers' Front.describe: each thread's name when the target
     gave none (/proc's comm for a live local process, else the debugger's
-    name), its native wait from the debugger's unwind of its innermost
-    frames (waits.WINDOW of them) and, for a live local process, /proc
-    (the fd of a read, on_cpu)."""
+    name), its native wait from /proc on a live local process, and from the
+    debugger's unwind of its innermost frames (waits.WINDOW of them) where
+    /proc is not ours (cores, remote targets) or says too little (a thread
+    outside any system call, a futex wait that may be the GIL's)."""
     def method(name):  # an adapter written without this base class lacks some
         return getattr(adapter, name, None) or (lambda *args: None)
 
     pid = adapter.pid() if ask(method("is_live_local")) else None
     tids = [t.native_thread_id for t in threads if t.native_thread_id]
-    functions = ask(method("innermost_functions"), tids, waits.WINDOW) or {}
+    facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids} if pid else {}
+    # the unwind costs about a millisecond a thread in gdb: only where /proc
+    # leaves the wait unknown or ambiguous
+    unwind = [t.native_thread_id for t in threads if t.native_thread_id and
+              waits.needs_unwind(facts_of.get(t.native_thread_id), t)]
+    functions = ask(method("innermost_functions"), unwind, waits.WINDOW) or {} \
+        if unwind else {}
     minor = getattr(getattr(snapshot, "python", None), "minor", None)
     out = []
     for t in threads:
@@ -166,7 +173,7 @@ def describe_threads(adapter, snapshot, threads):
         if not tid:
             out.append(t)
             continue
-        facts = waits.proc_facts(pid, tid) if pid else None
+        facts = facts_of.get(tid)
         name = None
         if t.name is None and not (facts and facts.comm):
             name = ask(method("thread_name"), tid)

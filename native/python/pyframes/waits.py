@@ -30,7 +30,7 @@ import platform
 import re
 
 __all__ = ["WINDOW", "ProcFacts", "proc_facts", "classify_proc", "classify_functions",
-           "describe", "GIL_WAIT", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
+           "needs_unwind", "describe", "GIL_WAIT", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
 WINDOW = 12
@@ -276,6 +276,16 @@ def classify_functions(names, io_fd=None):
 
 
 # ---- one thread ---------------------------------------------------------
+
+def needs_unwind(facts, thread):
+    """Whether a debugger should unwind the thread for its wait: /proc is
+    not readable (a core, a remote target), or it shows the thread outside
+    any system call (running Python or C code), or in a futex wait that
+    may be the GIL's, or in a system call it does not word."""
+    if facts is None or facts.syscall in (None, "", "running"):
+        return True
+    words, _ = classify_proc(facts, thread.gil, bool(getattr(thread, "free_threaded", False)))
+    return words is None or words == LOCK_OR_GIL or words.startswith("in syscall")
 
 def describe(thread, facts=None, functions=None, debugger_name=None, minor=None):
     """``thread`` with what the OS and the debugger tell of it: its name
