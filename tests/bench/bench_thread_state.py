@@ -3,9 +3,10 @@ adds to a stack command over every thread of a process with many threads.
 
 Starts a target with N threads (a third blocked in time.sleep, a third on a
 Lock, a third in os.read; default 200), then times, warm (medians):
-  - gdb: py-bt-fast --all --no-source, with the thread state (the debugger's
-    unwind of each thread's innermost frames, /proc) and without it (the
-    Front's describe switched off in the session);
+  - gdb: py-bt-fast --all --no-source, with the thread state (/proc, and
+    the debugger's unwind of the threads /proc says too little of) and
+    without it (the Front's describe switched off in the session); then the
+    same on a core of the target (gcore), where every thread is unwound;
   - lldb: pystack --all --no-source, the same two;
   - the command line: dump PID --no-source, the same two (in-process).
 
@@ -52,8 +53,9 @@ on = statistics.median(timed(cmd) for _ in range({repeat}))
 {off}
 timed(cmd)
 off = statistics.median(timed(cmd) for _ in range({repeat}))
-sys.stdout.write("RESULT gdb on=%.4f off=%.4f\n" % (on, off))
+sys.stdout.write("RESULT gdb {what} on=%.4f off=%.4f\n" % (on, off))
 sys.stdout.flush()
+{after}
 """
 
 LLDB_SCRIPT = r"""
@@ -102,6 +104,11 @@ def run(argv):
     return m.group(0) if m else "no result:\n" + out[-2000:]
 
 
+def _which(name):
+    import shutil
+    return shutil.which(name) or name
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default="python3.13")
@@ -113,14 +120,21 @@ def main():
     try:
         assert target.stdout.readline().strip() == "ready"
         tmp = "/tmp/pyf-bench-thread-state-%d" % os.getpid()
+        core = tmp + ".core"
         with open(tmp + ".gdb.py", "w") as f:
-            f.write(GDB_SCRIPT.format(repeat=args.repeat, off=OFF))
+            f.write(GDB_SCRIPT.format(repeat=args.repeat, off=OFF, what="live",
+                                      after="gdb.execute('gcore %s', to_string=True)" % core))
+        with open(tmp + ".core.py", "w") as f:
+            f.write(GDB_SCRIPT.format(repeat=args.repeat, off=OFF, what="core", after=""))
         with open(tmp + ".lldb.py", "w") as f:
             f.write(LLDB_SCRIPT.format(repeat=args.repeat, off=OFF))
         print("%s, %d threads" % (args.python, args.threads + 1))
         print(run(["gdb", "--batch", "-nx", "-p", str(target.pid),
                    "-ex", "source " + os.path.join(REPO, "gdb", "pyframes_gdb.py"),
                    "-ex", "source " + tmp + ".gdb.py"]))
+        print(run(["gdb", "--batch", "-nx", os.path.realpath(_which(args.python)), core,
+                   "-ex", "source " + os.path.join(REPO, "gdb", "pyframes_gdb.py"),
+                   "-ex", "source " + tmp + ".core.py"]))
         print(run(["lldb", "--batch", "-x", "-O",
                    "settings set target.parallel-module-load false",
                    "-p", str(target.pid),
@@ -129,8 +143,9 @@ def main():
                    "-o", "process detach"]))
         print(run([sys.executable, "-c", CLI_SCRIPT.format(pid=target.pid,
                                                             repeat=args.repeat)]))
-        for suffix in (".gdb.py", ".lldb.py"):
-            os.unlink(tmp + suffix)
+        for suffix in (".gdb.py", ".core.py", ".lldb.py", ".core"):
+            if os.path.exists(tmp + suffix):
+                os.unlink(tmp + suffix)
     finally:
         target.kill()
         target.wait()

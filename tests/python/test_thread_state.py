@@ -272,3 +272,80 @@ def test_gdb_remote(version, tmp_path):
             raise AssertionError("%s\n%s" % (e, s.describe(0)))
     finally:
         target.stop()
+
+
+# ---- the classification itself (no target) -------------------------------
+
+sys.path.insert(0, os.path.join(du.REPO, "native", "python"))
+from pyframes import waits  # noqa: E402
+
+
+@pytest.mark.parametrize("names, words, gil", [
+    # glibc 2.41's cancellable system calls under CPython 3.13's Lock.acquire
+    (["__syscall_cancel_arch", "__internal_syscall_cancel", "__futex_abstimed_wait_common",
+      "__new_sem_wait_slow64", "_PySemaphore_PlatformWait", "_PySemaphore_Wait",
+      "_PyParkingLot_Park", "_PyMutex_LockTimed", "PyThread_acquire_lock_timed"],
+     "waiting on a lock", False),
+    # take_gil anywhere in the window: the GIL, whatever waits under it
+    (["__syscall_cancel_arch", "__futex_abstimed_wait_common", "__pthread_cond_wait_common",
+      "___pthread_cond_timedwait64", "take_gil", "PyEval_RestoreThread"],
+     "waiting for the GIL", True),
+    # take_gil inlined, no DWARF: the condition wait right under its caller
+    (["__futex_abstimed_wait_common", "___pthread_cond_timedwait64", "PyEval_RestoreThread"],
+     "waiting for the GIL", True),
+    (["__syscall_cancel_arch", "__internal_syscall_cancel", "__GI___clock_nanosleep",
+      "__GI___nanosleep", "pysleep", "time_sleep"], "sleeping", False),
+    (["__syscall_cancel_arch", "__internal_syscall_cancel", "__GI___libc_read", "_Py_read"],
+     "reading fd 7", False),
+    (["__GI___poll", "select_poll_poll"], "in poll/epoll/select", False),
+    (["epoll_wait", "select_epoll_poll_impl"], "in poll/epoll/select", False),
+    (["_PyEval_EvalFrameDefault", "PyEval_EvalCode"], None, False),
+    (["PyObject_GetAttr", "_PyEval_EvalFrameDefault"], None, False),
+    (["my_extension_spin(int)", "PyObject_Call"], "in C: my_extension_spin", False),
+    ([], None, False),
+    ([None, "PyObject_Call"], None, False),
+])
+def test_classify_functions(names, words, gil):
+    assert waits.classify_functions(names, io_fd=7) == (words, gil)
+
+
+def _facts(syscall, args=(), state="S", wchan=None):
+    return waits.ProcFacts("python3.13", state, syscall, tuple(args), wchan)
+
+
+@pytest.mark.parametrize("facts, gil, words, on_cpu", [
+    (_facts("running", state="R"), None, "on CPU", True),
+    (_facts("read", (5, 0, 1)), None, "reading fd 5", False),
+    (_facts("clock_nanosleep", (0, 0, 0)), None, "sleeping", False),
+    (_facts("epoll_wait", (3, 0, 1, 0)), None, "in poll/epoll/select", False),
+    # an untimed futex wait is no GIL wait (the GIL's is always timed)
+    (_facts("futex", (0x1000, 0x189, 0, 0, 0, 0xffffffff)), None, "waiting on a lock", False),
+    (_facts("futex", (0x1000, 0x189, 0, 0x7ff0, 0, 0xffffffff)), None,
+     "waiting on a lock or for the GIL", False),
+    (_facts("futex", (0x1000, 0x189, 0, 0x7ff0, 0, 0xffffffff)), "holds",
+     "waiting on a lock", False),
+    (_facts("futex", (0x1000, 0x189, 0, 0x7ff0, 0, 0xffffffff)), "waits",
+     "waiting for the GIL", False),
+    (_facts("wait4", (1, 2, 3, 4)), None, "in syscall wait4", False),
+    (_facts("", state="t"), None, None, None),
+    (_facts(None, wchan="do_nanosleep"), None, "sleeping", False),
+    (_facts(None, wchan="some_driver_wait"), None, "in the kernel: some_driver_wait", False),
+])
+def test_classify_proc(facts, gil, words, on_cpu):
+    assert waits.classify_proc(facts, gil) == (words, on_cpu)
+
+
+def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
+    from pyframes.model import Thread
+    named = Thread(thread_id=1, native_thread_id=2, name="ledger-writer", name_source="python")
+    got = waits.describe(named, _facts("read", (9,)), None, "from-debugger", 13)
+    assert (got.name, got.name_source, got.native, got.on_cpu) == \
+        ("ledger-writer", "python", "reading fd 9", False)
+    bare = Thread(thread_id=1, native_thread_id=2, gil="no")
+    got = waits.describe(bare, None, ["take_gil"], "worker", 14)
+    assert (got.name, got.name_source, got.gil, got.native, got.on_cpu) == \
+        ("worker", "debugger", "waits", "waiting for the GIL", None)
+    # 3.15 records the waiter itself: its "no" stands
+    assert waits.describe(bare, None, ["take_gil"], None, 15).gil == "no"
+    assert waits.describe(Thread(thread_id=1, native_thread_id=2), None, None) == \
+        Thread(thread_id=1, native_thread_id=2)

@@ -302,6 +302,8 @@ def describe(thread, facts=None, functions=None, debugger_name=None, minor=None)
         elif debugger_name:
             changes.update(name=debugger_name, name_source="debugger")
     gil = thread.gil
+    if gil is None and thread.holds_gil is True:
+        gil = "holds"
     free = bool(getattr(thread, "free_threaded", False))
     native, on_cpu = classify_proc(facts, gil, free)
     if functions:
@@ -309,7 +311,7 @@ def describe(thread, facts=None, functions=None, debugger_name=None, minor=None)
         if facts is not None and facts.syscall in _READS + _WRITES and facts.args:
             io_fd = facts.args[0]
         words, gil_wait = classify_functions(functions, io_fd)
-        if gil_wait and not free and gil in (None, "no") and minor in (None, 13, 14):
+        if gil_wait and not free and thread.gil in (None, "no") and minor in (None, 13, 14):
             changes["gil"] = "waits"
         if words is None and native == ON_CPU:
             words = ON_CPU
