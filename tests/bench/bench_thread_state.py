@@ -40,40 +40,37 @@ time.sleep(1e6)
 
 OFF = "pyframes.session._DebuggerFront.describe = lambda self, snapshot, threads: threads"
 
-GDB_SCRIPT = r"""
-import gdb, time, statistics, sys
-import pyframes.session
+# timed(cmd) in each debugger, then the one measurement
+GDB_TIMED = r"""
+import gdb
 def timed(cmd):
     t0 = time.perf_counter()
     gdb.execute(cmd, to_string=True)
     return time.perf_counter() - t0
-cmd = "py-bt-fast --all --no-source"
-timed(cmd)
-on = statistics.median(timed(cmd) for _ in range({repeat}))
-{off}
-timed(cmd)
-off = statistics.median(timed(cmd) for _ in range({repeat}))
-sys.stdout.write("RESULT gdb {what} on=%.4f off=%.4f\n" % (on, off))
-sys.stdout.flush()
-{after}
 """
 
-LLDB_SCRIPT = r"""
-import lldb, time, statistics, sys
-import pyframes.session
+LLDB_TIMED = r"""
+import lldb
 def timed(cmd):
     ro = lldb.SBCommandReturnObject()
     t0 = time.perf_counter()
     lldb.debugger.GetCommandInterpreter().HandleCommand(cmd, ro)
     return time.perf_counter() - t0
-cmd = "pystack --all --no-source"
+"""
+
+MEASURE = r"""
+import time, statistics, sys
+import pyframes.session
+{timed}
+cmd = "{cmd} --all --no-source"
 timed(cmd)
 on = statistics.median(timed(cmd) for _ in range({repeat}))
 {off}
 timed(cmd)
 off = statistics.median(timed(cmd) for _ in range({repeat}))
-sys.stdout.write("RESULT lldb on=%.4f off=%.4f\n" % (on, off))
+sys.stdout.write("RESULT {what} on=%.4f off=%.4f\n" % (on, off))
 sys.stdout.flush()
+{after}
 """
 
 CLI_SCRIPT = r"""
@@ -121,13 +118,16 @@ def main():
         assert target.stdout.readline().strip() == "ready"
         tmp = "/tmp/pyf-bench-thread-state-%d" % os.getpid()
         core = tmp + ".core"
-        with open(tmp + ".gdb.py", "w") as f:
-            f.write(GDB_SCRIPT.format(repeat=args.repeat, off=OFF, what="live",
-                                      after="gdb.execute('gcore %s', to_string=True)" % core))
-        with open(tmp + ".core.py", "w") as f:
-            f.write(GDB_SCRIPT.format(repeat=args.repeat, off=OFF, what="core", after=""))
-        with open(tmp + ".lldb.py", "w") as f:
-            f.write(LLDB_SCRIPT.format(repeat=args.repeat, off=OFF))
+        scripts = {
+            ".gdb.py": (GDB_TIMED, "py-bt-fast", "gdb live",
+                        "gdb.execute('gcore %s', to_string=True)" % core),
+            ".core.py": (GDB_TIMED, "py-bt-fast", "gdb core", ""),
+            ".lldb.py": (LLDB_TIMED, "pystack", "lldb", ""),
+        }
+        for suffix, (timed, cmd, what, after) in scripts.items():
+            with open(tmp + suffix, "w") as f:
+                f.write(MEASURE.format(timed=timed, cmd=cmd, repeat=args.repeat, off=OFF,
+                                       what=what, after=after))
         print("%s, %d threads" % (args.python, args.threads + 1))
         print(run(["gdb", "--batch", "-nx", "-p", str(target.pid),
                    "-ex", "source " + os.path.join(REPO, "gdb", "pyframes_gdb.py"),
