@@ -162,8 +162,9 @@ def describe_threads(adapter, snapshot, threads):
     facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids} if pid else {}
     # the unwind costs about a millisecond a thread in gdb: only where /proc
     # leaves the wait unknown or ambiguous
+    gils = waits.gil_ranges(snapshot)
     unwind = [t.native_thread_id for t in threads if t.native_thread_id and
-              waits.needs_unwind(facts_of.get(t.native_thread_id), t)]
+              waits.needs_unwind(facts_of.get(t.native_thread_id), t, gils)]
     functions = ask(method("innermost_functions"), unwind, waits.WINDOW) or {} \
         if unwind else {}
     minor = getattr(getattr(snapshot, "python", None), "minor", None)
@@ -177,7 +178,7 @@ def describe_threads(adapter, snapshot, threads):
         name = None
         if t.name is None and not (facts and facts.comm):
             name = ask(method("thread_name"), tid)
-        out.append(waits.describe(t, facts, functions.get(tid), name, minor))
+        out.append(waits.describe(t, facts, functions.get(tid), name, minor, gils))
     return out
 
 

@@ -30,7 +30,7 @@ import platform
 import re
 
 __all__ = ["WINDOW", "ProcFacts", "proc_facts", "classify_proc", "classify_functions",
-           "needs_unwind", "describe", "GIL_WAIT", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
+           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
 WINDOW = 12
@@ -70,8 +70,32 @@ _FUTEX = ("futex", "futex_waitv")
 #: t, ...) or None; syscall: the system call's name (a number as text when
 #: unnamed), "running" (in user space, on a CPU), "" (stopped outside any
 #: system call) or None (unreadable); args: its six arguments; wchan: the
-#: kernel function it sleeps in, or None.
-ProcFacts = collections.namedtuple("ProcFacts", "comm state syscall args wchan")
+#: kernel function it sleeps in, or None; sp: its user stack pointer in the
+#: system call, or None.
+ProcFacts = collections.namedtuple("ProcFacts", "comm state syscall args wchan sp",
+                                   defaults=(None,))
+
+#: How far above the stack pointer a futex word counts as the thread's own
+#: stack: CPython's parking lot (every PyMutex, threading.Lock and RLock,
+#: queue, Event, Thread.join on 3.13+) waits on a semaphore in the waiting
+#: thread's stack frame, a few frames up; the GIL's condition variables and
+#: mutexes live in the interpreter state, on no stack.
+STACK_REACH = 64 << 10
+#: How far past an interpreter state's address its GIL may lie (the
+#: condition variables and mutexes of ``interp->_gil``; the main
+#: interpreter's are inside _PyRuntime).  A futex word farther from every
+#: interpreter state is no GIL's.
+INTERP_REACH = 1 << 20
+
+
+def gil_ranges(snapshot):
+    """The address ranges where the snapshot's interpreters may keep their
+    GIL (see INTERP_REACH), for classify_proc; None when unknown."""
+    interps = getattr(snapshot, "interpreters", None)
+    if not interps:
+        return None
+    ranges = [(i.addr, i.addr + INTERP_REACH) for i in interps if i.addr]
+    return ranges or None
 
 
 def _read(path):
@@ -97,7 +121,7 @@ def proc_facts(pid, tid, machine=None):
     close = stat.rfind(b")")
     if close >= 0 and len(stat) > close + 2:
         state = stat[close + 2:close + 3].decode("ascii", "replace")
-    syscall, args = _syscall(_read(base + "syscall"), machine)
+    syscall, args, sp = _syscall(_read(base + "syscall"), machine)
     wchan = None
     if syscall is None:
         raw = _read(base + "wchan")
@@ -105,26 +129,29 @@ def proc_facts(pid, tid, machine=None):
             wchan = raw.decode("ascii", "replace").strip() or None
             if wchan == "0":
                 wchan = None
-    return ProcFacts(comm, state, syscall, args, wchan)
+    return ProcFacts(comm, state, syscall, args, wchan, sp)
 
 
 def _syscall(raw, machine):
+    """(name, args, sp) of a /proc/.../syscall line: "nr a1 .. a6 sp pc",
+    "-1 sp pc" or "running"."""
     if raw is None:
-        return None, ()
+        return None, (), None
     fields = raw.split()
     if not fields:
-        return None, ()
+        return None, (), None
     if fields[0] == b"running":
-        return "running", ()
+        return "running", (), None
     try:
         number = int(fields[0])
         args = tuple(int(f, 16) for f in fields[1:7])
+        sp = int(fields[7], 16) if len(fields) > 7 else None
     except ValueError:
-        return None, ()
+        return None, (), None
     if number < 0:
-        return "", ()
+        return "", (), None
     names = _SYSCALL_NAMES.get(machine or platform.machine(), {})
-    return names.get(number, str(number)), args
+    return names.get(number, str(number)), args, sp
 
 
 _WCHAN_WORDS = (
@@ -136,13 +163,15 @@ _WCHAN_WORDS = (
 )
 
 
-def classify_proc(facts, gil=None, free_threaded=False):
+def classify_proc(facts, gil=None, free_threaded=False, gils=None):
     """(native text or None, on_cpu or None) of a thread's /proc facts.
-    ``gil`` is the thread's GIL state as the target says it: a thread that
-    holds the GIL (or a build without one) waits on a lock in a futex, one
-    that waits for it waits for the GIL; otherwise a timed futex wait may be
-    either (the GIL's wait is timed; Lock.acquire() without a timeout is
-    not)."""
+    A futex wait is on a lock when its word lies on the thread's own stack
+    (CPython's parking lot: see STACK_REACH), or outside every range of
+    ``gils`` (gil_ranges: where the interpreters keep their GIL), or the
+    build has no GIL; else it may be the GIL's (taking it, or handing it
+    over in drop_gil: both timed and untimed waits), which it is said to be
+    when the target says the thread waits for the GIL (``gil``), and
+    otherwise "waiting on a lock or for the GIL"."""
     if facts is None:
         return None, None
     state = facts.state
@@ -158,7 +187,7 @@ def classify_proc(facts, gil=None, free_threaded=False):
         for pattern, text in _WCHAN_WORDS:
             if facts.wchan and pattern.search(facts.wchan):
                 if text == LOCK_OR_GIL:
-                    text = _futex_words(gil, free_threaded, None)
+                    text = _futex_words(gil, free_threaded, False)
                 return text, on_cpu
         return (("in the kernel: %s" % facts.wchan) if facts.wchan else None), on_cpu
     if name == "":
@@ -172,16 +201,19 @@ def classify_proc(facts, gil=None, free_threaded=False):
     if name in _POLLS:
         return POLLING, on_cpu
     if name in _FUTEX:
-        timeout = args[3] if len(args) > 3 and name == "futex" else None
-        return _futex_words(gil, free_threaded, timeout), on_cpu
+        word = args[0] if name == "futex" and args else None
+        no_gil = word is not None and (
+            (facts.sp is not None and 0 <= word - facts.sp < STACK_REACH) or
+            (gils is not None and not any(lo <= word < hi for lo, hi in gils)))
+        return _futex_words(gil, free_threaded, no_gil), on_cpu
     return "in syscall %s" % name, on_cpu
 
 
-def _futex_words(gil, free_threaded, timeout):
+def _futex_words(gil, free_threaded, no_gil):
+    if free_threaded or no_gil:
+        return LOCK_WAIT
     if gil == "waits":
         return GIL_WAIT
-    if gil == "holds" or free_threaded or timeout == 0:
-        return LOCK_WAIT
     return LOCK_OR_GIL
 
 
@@ -195,7 +227,7 @@ def _names(*words):
 # it waits, not what for
 _PLUMBING = re.compile(r"syscall_cancel|^syscall$|^__internal_syscall|^__syscall|"
                        r"^_?_?restore_rt$|^__kernel_vsyscall$")
-_GIL = _names("take_gil", "drop_gil")
+_GIL = _names("take_gil", "drop_gil", "drop_gil_impl")
 # the callers of take_gil, where it is inlined and unnamed without DWARF
 _GIL_CALLERS = _names("PyEval_RestoreThread", "PyEval_AcquireThread", "_PyEval_AcquireLock",
                       "PyEval_AcquireLock", "_PyThreadState_Attach", "PyGILState_Ensure",
@@ -220,6 +252,10 @@ _POLL = re.compile(r"^(?:__libc_|__GI___|__GI_|__|___)?(?:poll|ppoll|epoll_wait|
 _PYTHON = re.compile(r"^_?Py|^_PyEval_EvalFrame")
 
 
+# the suffixes of a compiler's clones of a function (drop_gil.constprop.0)
+_CLONE = re.compile(r"(?:\.(?:constprop|isra|part|cold|lto_priv|localalias)(?:\.\d+)?)+$")
+
+
 def _clean(name):
     if not name:
         return None
@@ -228,7 +264,7 @@ def _clean(name):
     paren = name.find("(")
     if paren > 0:
         name = name[:paren]
-    return name.strip() or None
+    return _CLONE.sub("", name.strip()) or None
 
 
 def classify_functions(names, io_fd=None):
@@ -277,24 +313,26 @@ def classify_functions(names, io_fd=None):
 
 # ---- one thread ---------------------------------------------------------
 
-def needs_unwind(facts, thread):
+def needs_unwind(facts, thread, gils=None):
     """Whether a debugger should unwind the thread for its wait: /proc is
     not readable (a core, a remote target), or it shows the thread outside
     any system call (running Python or C code), or in a futex wait that
     may be the GIL's, or in a system call it does not word."""
     if facts is None or facts.syscall in (None, "", "running"):
         return True
-    words, _ = classify_proc(facts, thread.gil, bool(getattr(thread, "free_threaded", False)))
+    words, _ = classify_proc(facts, thread.gil, bool(getattr(thread, "free_threaded", False)),
+                             gils)
     return words is None or words == LOCK_OR_GIL or words.startswith("in syscall")
 
-def describe(thread, facts=None, functions=None, debugger_name=None, minor=None):
+def describe(thread, facts=None, functions=None, debugger_name=None, minor=None, gils=None):
     """``thread`` with what the OS and the debugger tell of it: its name
     when the target gave none (``comm`` of ``facts``, source "os"; else
     ``debugger_name``, source "debugger"), ``native`` and ``on_cpu``, and
     the GIL wait the unwind shows (``functions``: the innermost native
     frames' names, None when the debugger gave none).  ``minor``: the
     target's CPython minor version (the GIL wait is filled in where the
-    target records none, 3.13 and 3.14)."""
+    target records none, 3.13 and 3.14); ``gils``: gil_ranges of the
+    snapshot."""
     changes = {}
     if thread.name is None:
         if facts is not None and facts.comm:
@@ -302,10 +340,8 @@ def describe(thread, facts=None, functions=None, debugger_name=None, minor=None)
         elif debugger_name:
             changes.update(name=debugger_name, name_source="debugger")
     gil = thread.gil
-    if gil is None and thread.holds_gil is True:
-        gil = "holds"
     free = bool(getattr(thread, "free_threaded", False))
-    native, on_cpu = classify_proc(facts, gil, free)
+    native, on_cpu = classify_proc(facts, gil, free, gils)
     if functions:
         io_fd = None
         if facts is not None and facts.syscall in _READS + _WRITES and facts.args:

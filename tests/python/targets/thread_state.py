@@ -4,7 +4,9 @@
 * "sleeper": blocks in time.sleep;
 * "holder": takes a Lock, then blocks in os.read (fd reported);
 * "waiter": blocks acquiring the Lock "holder" holds;
-* "spinner": runs Python for good (a bare loop, no call);
+* "spinner" and "spinner-2": run Python for good (a bare loop, no call),
+  so at any time one of them holds the GIL and the other mostly waits for
+  it (in take_gil, or handing it over in drop_gil);
 * "pool_0" ... "pool_N-1": the idle workers of a ThreadPoolExecutor
   (argv[2]: N, default 8), all with the same stack;
 * the main thread blocks in the handshake.
@@ -27,7 +29,7 @@ POOL = int(sys.argv[2]) if len(sys.argv) > 2 else 8
 EXTRA = {}      # native tid -> what the thread reports besides ident and name
 LOCK = threading.Lock()
 HELD = threading.Event()
-SPINNING = threading.Event()
+SPINNING = threading.Semaphore(0)
 
 
 def note(**facts):
@@ -65,7 +67,7 @@ def waiter():
 
 def spinner():
     note(doing="busy")
-    SPINNING.set()
+    SPINNING.release()
     while True:
         pass
 
@@ -89,9 +91,11 @@ def main():
     H.start(sleeper, name="sleeper")
     H.start(holder, name="holder")
     H.start(waiter, name="waiter")
-    spin = threading.Thread(target=spinner, name="spinner", daemon=True)
-    spin.start()
-    SPINNING.wait()
+    spinners = [threading.Thread(target=spinner, name=name, daemon=True)
+                for name in ("spinner", "spinner-2")]
+    for spin in spinners:
+        spin.start()
+        SPINNING.acquire()
     barrier = threading.Barrier(POOL + 1)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=POOL, thread_name_prefix="pool")
     for _ in range(POOL):
@@ -107,7 +111,8 @@ def main():
     for t in workers:
         H.info[t.native_id] = {"ident": t.ident, "name": t.name}
         EXTRA[t.native_id] = {"doing": "idle"}
-    H.info[spin.native_id] = {"ident": spin.ident, "name": spin.name}
+    for spin in spinners:
+        H.info[spin.native_id] = {"ident": spin.ident, "name": spin.name}
     note(doing="main")
     for tid, facts in EXTRA.items():
         if "comm" not in facts:
