@@ -11,6 +11,8 @@ The options (pyframes.options) mean the same in each:
   deeper chain is shown incomplete);
 - ``--all`` / ``--thread N``, ``--json``, ``--no-source``, ``--tasks``,
   ``--table``;
+- ``--group``: the threads with the same stack once, under one header
+  (render.group_header), and with ``--json`` a "groups" list;
 - ``--locals`` (and the value limits ``--max-string N``, ``--max-items
   N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
   each shown frame's variables (pyframes.values), read with
@@ -18,8 +20,10 @@ The options (pyframes.options) mean the same in each:
 
 What differs between front ends is a :class:`Front`: the threads shown
 without ``--all`` or ``--thread``, how a missing thread is reported, the
-label of a thread header, where source lines come from, and what a debugger
-adds (``--native``, the note on a core file).  :func:`run` returns the text
+label of a thread header, where source lines come from, what a debugger
+adds (``--native``, the note on a core file), and what the front end knows
+of each thread besides the target's memory (``describe``: its OS or
+debugger name, its native wait, on_cpu; pyframes.waits).  :func:`run` returns the text
 to print and raises CommandError (or a PyframesError) with the message.
 """
 
