@@ -302,7 +302,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         return thread.name if thread is not None and thread.is_valid() else None
 
     def innermost_functions(self, native_tids, count):
-        """The names of each thread's ``count`` innermost frames (each
+        """Each thread's ``count`` innermost frames as (name, module) (each
         thread selected for its unwind; the user's thread and frame selected
         again once, at the end)."""
         selected = gdb.selected_thread()
@@ -321,7 +321,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                     thread.switch()
                     f = gdb.newest_frame()
                     while f is not None and len(names) < count:
-                        names.append(f.name())
+                        names.append((f.name(), _pyframes_module(f.pc())))
                         f = f.older()
                 except gdb.error:
                     pass
@@ -374,18 +374,23 @@ def _pyframes_sp_frame(frame):
     return _pyf.mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
 
 
-def _pyframes_native_frame(frame):
-    """A gdb.Frame as pyframes.mixed.NativeFrame, with its name and module."""
-    pc = frame.pc()
-    module = None
+def _pyframes_module(pc):
+    """The path of the file (executable or shared library) holding pc, or None."""
     try:
         module = gdb.solib_name(pc)
         if module is None:
             objfile = gdb.current_progspace().objfile_for_address(pc)
             module = objfile.filename if objfile is not None else None
+        return module
     except (gdb.error, AttributeError):
-        pass
-    return _pyframes_sp_frame(frame)._replace(pc=pc, function=frame.name(), module=module)
+        return None
+
+
+def _pyframes_native_frame(frame):
+    """A gdb.Frame as pyframes.mixed.NativeFrame, with its name and module."""
+    pc = frame.pc()
+    return _pyframes_sp_frame(frame)._replace(pc=pc, function=frame.name(),
+                                              module=_pyframes_module(pc))
 
 
 def _pyframes_native(frame):

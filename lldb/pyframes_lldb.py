@@ -282,8 +282,8 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         return thread.GetName() or None
 
     def innermost_functions(self, native_tids, count):
-        """The names of each thread's ``count`` innermost frames (a frame
-        provider's own PC-less frames left out)."""
+        """Each thread's ``count`` innermost frames as (name, module) (a
+        frame provider's own PC-less frames left out)."""
         out = {}
         if not self._process_ok():
             return out
@@ -301,7 +301,9 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                 name = f.GetFunctionName()
                 if not name and f.GetSymbol().IsValid():
                     name = f.GetSymbol().GetName()
-                names.append(name)
+                module = f.GetModule()
+                spec = module.GetFileSpec() if module.IsValid() else None
+                names.append((name, spec.fullpath if spec else None))
                 if len(names) >= count:
                     break
             if names:

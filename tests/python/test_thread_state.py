@@ -324,6 +324,15 @@ from pyframes import waits  # noqa: E402
     (["_PyEval_EvalFrameDefault", "PyEval_EvalCode"], None, False),
     (["PyObject_GetAttr", "_PyEval_EvalFrameDefault"], None, False),
     (["my_extension_spin(int)", "PyObject_Call"], "in C: my_extension_spin", False),
+    # the eval loop's own helpers, in the executable or libpython: running Python
+    ([("check_periodics", "/usr/bin/python3.15"), ("_PyEval_EvalFrameDefault", None)],
+     None, False),
+    ([("long_add", "/usr/lib/libpython3.13.so.1.0")], None, False),
+    ([("sre_match", "/usr/bin/python3.14t")], None, False),
+    ([("spin", "/usr/lib/python3/dist-packages/ext.cpython-313-x86_64-linux-gnu.so")],
+     "in C: spin", False),
+    ([("__GI___libc_read", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+      ("_Py_read", "/usr/bin/python3.13")], "reading fd 7", False),
     ([], None, False),
     ([None, "PyObject_Call"], None, False),
 ])

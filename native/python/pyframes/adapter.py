@@ -135,15 +135,15 @@ class DebuggerAdapter(object):
         return None
 
     def innermost_functions(self, native_tids, count):
-        """{native tid: the function names of its ``count`` innermost
-        native frames, innermost first (None for a frame without a name)}
-        for the threads the debugger can unwind.  The default cuts
-        native_frames; a plugin unwinds only ``count`` frames."""
+        """{native tid: its ``count`` innermost native frames, innermost
+        first, as (function name or None, module path or None)} for the
+        threads the debugger can unwind.  The default cuts native_frames;
+        a plugin unwinds only ``count`` frames."""
         out = {}
         for tid in native_tids:
             frames = ask(self.native_frames, tid)
             if frames:
-                out[tid] = [f.function for f in frames[:count]]
+                out[tid] = [(f.function, f.module) for f in frames[:count]]
         return out
 
 

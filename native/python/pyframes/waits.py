@@ -250,6 +250,9 @@ _POLL = re.compile(r"^(?:__libc_|__GI___|__GI_|__|___)?(?:poll|ppoll|epoll_wait|
                    r"select|pselect|pselect6)(?:64)?$|^select_(?:select|poll|epoll)|"
                    r"^(?:select_)?(?:poll|devpoll)_poll|^pyepoll_|^select_epoll_poll")
 _PYTHON = re.compile(r"^_?Py|^_PyEval_EvalFrame")
+# CPython's own files: the executable and libpython (pythonX.Y, python3.14t,
+# libpython3.13.so.1.0, python3.13d)
+_PYTHON_FILE = re.compile(r"^(?:lib)?python3\.\d+t?d?(?:\.so(?:\.[\d.]+)?)?$")
 
 
 # the suffixes of a compiler's clones of a function (drop_gil.constprop.0)
@@ -267,15 +270,22 @@ def _clean(name):
     return _CLONE.sub("", name.strip()) or None
 
 
-def classify_functions(names, io_fd=None):
+def _in_python(module):
+    return bool(module) and bool(_PYTHON_FILE.match(os.path.basename(module)))
+
+
+def classify_functions(frames, io_fd=None):
     """(native text or None, waits for the GIL) of a thread whose
     innermost native frames (innermost first, at most :data:`WINDOW` used)
-    are named ``names`` (None for a frame without a name).  ``io_fd``:
-    the fd of its read or write system call when /proc tells it.
+    are ``frames``: each a function name (None for a frame without one) or
+    a (name, module path or None) pair.  ``io_fd``: the fd of its read or
+    write system call when /proc tells it.
 
     None: the thread runs Python (its innermost frame is CPython's own
-    code) or the names say nothing (no frames)."""
-    window = [_clean(n) for n in list(names or ())[:WINDOW]]
+    code: a Py-named function, or any function of the python executable or
+    libpython that is no wait) or the names say nothing (no frames)."""
+    frames = [f if isinstance(f, tuple) else (f, None) for f in list(frames or ())[:WINDOW]]
+    window = [_clean(name) for name, _module in frames]
     if not window:
         return None, False
     if any(n and _GIL.match(n) for n in window):
@@ -306,7 +316,7 @@ def classify_functions(names, io_fd=None):
         return ("writing fd %d" % io_fd) if io_fd is not None else "writing", False
     if _POLL.search(first):
         return POLLING, False
-    if _PYTHON.search(first):
+    if _PYTHON.search(first) or _in_python(frames[i][1]):
         return None, False
     return "in C: %s" % first, False
 
