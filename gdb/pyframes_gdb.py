@@ -295,6 +295,45 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         frame.select()
         return "#%d %s" % (native.level, frame.name() or "??")
 
+    def thread_name(self, native_tid):
+        """gdb's name of the thread, as ``info threads`` shows it (a live
+        process's comm; what the target or the core gave gdb)."""
+        thread = self._thread_of(native_tid)
+        return thread.name if thread is not None and thread.is_valid() else None
+
+    def innermost_functions(self, native_tids, count):
+        """Each thread's ``count`` innermost frames as (name, module) (each
+        thread selected for its unwind; the user's thread and frame selected
+        again once, at the end)."""
+        selected = gdb.selected_thread()
+        try:
+            frame = gdb.selected_frame()
+        except gdb.error:
+            frame = None
+        out = {}
+        try:
+            for tid in native_tids:
+                thread = self._thread_of(tid)
+                if thread is None or not thread.is_valid():
+                    continue
+                names = []
+                try:
+                    thread.switch()
+                    f = gdb.newest_frame()
+                    while f is not None and len(names) < count:
+                        names.append((f.name(), _pyframes_module(f.pc())))
+                        f = f.older()
+                except gdb.error:
+                    pass
+                if names:
+                    out[tid] = names
+        finally:
+            if selected is not None and selected.is_valid():
+                selected.switch()
+                if frame is not None and frame.is_valid():
+                    frame.select()
+        return out
+
     def native_frames(self, native_tid):
         """gdb's backtrace of the thread (selected for the walk, then the
         user's thread and frame selected again)."""
@@ -335,18 +374,23 @@ def _pyframes_sp_frame(frame):
     return _pyf.mixed.NativeFrame(frame.level(), None, sp, None, None, inline)
 
 
-def _pyframes_native_frame(frame):
-    """A gdb.Frame as pyframes.mixed.NativeFrame, with its name and module."""
-    pc = frame.pc()
-    module = None
+def _pyframes_module(pc):
+    """The path of the file (executable or shared library) holding pc, or None."""
     try:
         module = gdb.solib_name(pc)
         if module is None:
             objfile = gdb.current_progspace().objfile_for_address(pc)
             module = objfile.filename if objfile is not None else None
+        return module
     except (gdb.error, AttributeError):
-        pass
-    return _pyframes_sp_frame(frame)._replace(pc=pc, function=frame.name(), module=module)
+        return None
+
+
+def _pyframes_native_frame(frame):
+    """A gdb.Frame as pyframes.mixed.NativeFrame, with its name and module."""
+    pc = frame.pc()
+    return _pyframes_sp_frame(frame)._replace(pc=pc, function=frame.name(),
+                                              module=_pyframes_module(pc))
 
 
 def _pyframes_native(frame):

@@ -271,6 +271,45 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         # a frame provider's own (PC-less) frames are not native frames
         return _native_list([f for f in frames if f.GetPC() != lldb.LLDB_INVALID_ADDRESS])
 
+    def thread_name(self, native_tid):
+        """lldb's name of the thread (a live process's comm; what the core
+        gave lldb)."""
+        if not self._process_ok():
+            return None
+        thread = self.process.GetThreadByID(native_tid)
+        if thread is None or not thread.IsValid():
+            return None
+        return thread.GetName() or None
+
+    def innermost_functions(self, native_tids, count):
+        """Each thread's ``count`` innermost frames as (name, module) (a
+        frame provider's own PC-less frames left out)."""
+        out = {}
+        if not self._process_ok():
+            return out
+        for tid in native_tids:
+            thread = self.process.GetThreadByID(tid)
+            if thread is None or not thread.IsValid():
+                continue
+            names = []
+            for i in range(count + 8):  # GetNumFrames would unwind them all
+                f = thread.GetFrameAtIndex(i)
+                if not f.IsValid():
+                    break
+                if f.GetPC() == lldb.LLDB_INVALID_ADDRESS:
+                    continue
+                name = f.GetFunctionName()
+                if not name and f.GetSymbol().IsValid():
+                    name = f.GetSymbol().GetName()
+                module = f.GetModule()
+                spec = module.GetFileSpec() if module.IsValid() else None
+                names.append((name, spec.fullpath if spec else None))
+                if len(names) >= count:
+                    break
+            if names:
+                out[tid] = names
+        return out
+
     def select_native_frame(self, native_tid, native):
         """Select that thread and its frame ``native`` (a NativeFrame of
         native_frames, found by pc and stack pointer); lldb's name of it

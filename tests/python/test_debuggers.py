@@ -127,8 +127,11 @@ def test_text_output(live):
     s = live.session
     text = s["text"]
     main = live.target.main_tid
-    assert re.search(r"^Thread 0x[0-9a-f]+ \(native %d\b.*%s:$"
-                     % (main, re.escape(live.driver.thread_label(1))), text, re.M), \
+    # named by the target (MainThread) or, while it names none, by the OS
+    # (the main thread's comm: the executable's name)
+    name = '"(?:MainThread|%s)"' % re.escape(os.path.basename(live.target.python)[:15])
+    assert re.search(r"^Thread 0x[0-9a-f]+ %s \(native %d\b.*%s:$"
+                     % (name, main, re.escape(live.driver.thread_label(1))), text, re.M), \
         s.describe("text")
     assert "Traceback (most recent call first):" in text
     for function, filename, line in live.target.threads[main]:
@@ -151,7 +154,8 @@ def test_limit(live, name):
         assert "    return" not in block  # --no-source
         # the two innermost frames of the target's own view, then how many
         # more it has (counted, not read, by the library)
-        tid = int(re.search(r"^Thread 0x[0-9a-f]+ \(native (\d+)", block, re.M).group(1))
+        tid = int(re.search(r'^Thread 0x[0-9a-f]+ (?:"[^"]*" )?\(native (\d+)', block,
+                            re.M).group(1))
         own = live.target.threads[tid]
         got = [(m.group(3), m.group(1), int(m.group(2))) for m in re.finditer(
             r'^  File "(.*)", line (\d+), in (.+?)(?: \[generator\])?$', block, re.M)]

@@ -175,6 +175,85 @@ def test_header_of_a_free_threaded_thread_names_no_gil_holder():
     assert "GIL" not in json.dumps(t.to_dict()).replace("holds_gil", "")
 
 
+def _stateful(**kw):
+    kw.setdefault("frames", [frame("work", "/app/app.py", 12)])
+    kw.setdefault("native_thread_id", 15998)
+    return Thread(thread_id=0x7F10, interpreter_id=0, **kw)
+
+
+def test_header_names_the_thread_its_gil_and_native_wait():
+    t = _stateful(name="ledger-writer", name_source="python", gil="holds",
+                  native="waiting on a lock", on_cpu=False)
+    assert render.thread_header(t) == ('Thread 0x7f10 "ledger-writer" (native 15998, '
+                                       'interpreter 0, holds the GIL, waiting on a lock):')
+    # Thread.gil wins over holds_gil; the same words are not said twice
+    t = _stateful(gil="waits", holds_gil=False, native="waiting for the GIL")
+    assert render.thread_header(t) == ("Thread 0x7f10 (native 15998, interpreter 0, "
+                                       "waiting for the GIL):")
+    t = _stateful(gil="no", holds_gil=True, native="on CPU")
+    assert render.thread_header(t) == ("Thread 0x7f10 (native 15998, interpreter 0, "
+                                       "does not hold the GIL, on CPU):")
+    t = _stateful(holds_gil=True, name="python3.13", name_source="os")
+    assert render.thread_header(t) == ('Thread 0x7f10 "python3.13" (native 15998, '
+                                       'interpreter 0, holds the GIL):')
+
+
+def test_header_escapes_and_bounds_the_name():
+    t = _stateful(name='a"b\x1b[31m\n' + "x" * 300, name_source="python",
+                  native="in C: \x07bell")
+    header = render.thread_header(t)
+    assert header.isprintable()
+    assert header.startswith('Thread 0x7f10 "a\\"b\\x1b[31m\\n' + "x" * 80)
+    assert 'x..." (native 15998' in header
+    assert "in C: \\x07bell" in header
+
+
+def test_exception_line_under_the_header():
+    from pyframes.model import ThreadException
+    handled = _stateful(exception=ThreadException("ValueError", "bad value", True,
+                                                  "app.py", 12))
+    lines = list(render.format_thread(handled, show_source=False))
+    assert lines[:3] == ["Thread 0x7f10 (native 15998, interpreter 0):",
+                         "  handling ValueError: bad value (app.py:12)",
+                         "Traceback (most recent call first):"]
+    raising = ThreadException("KeyError", "'k'", False, "app.py", 30)
+    assert render.exception_line(raising) == "  raising KeyError: 'k' (app.py:30)"
+    bare = ThreadException("mod.Error\x1b", None, False, None, None)
+    assert render.exception_line(bare) == "  raising mod.Error\\x1b"
+    long = ThreadException("E", "m\n" * 500, True, "f.py", None)
+    line = render.exception_line(long)
+    assert line.isprintable() and len(line) < 260 and line.endswith("... (f.py)")
+    assert render.exception_line(None) is None
+    doc = json.loads(json.dumps(handled.to_dict()))
+    assert doc["exception"] == {"type": "ValueError", "message": "bad value",
+                                "handled": True, "file": "app.py", "line": 12}
+
+
+def test_group_prints_each_stack_once():
+    pool = [_stateful(native_thread_id=100 + i, name="pool_%d" % i, name_source="python",
+                      native="waiting on a lock", frames=[frame("_worker", "/t.py", 90)])
+            for i in range(12)]
+    other = _stateful(name="reader", native="reading fd 5")
+    text = render.format_threads_text(pool[:6] + [other] + pool[6:], group=True,
+                                      show_source=False)
+    blocks = text.split("\n\n")
+    assert len(blocks) == 2
+    assert blocks[0].splitlines() == [
+        '12 threads with the same stack: "pool_0", "pool_1", "pool_2", "pool_3", '
+        '"pool_4", "pool_5", "pool_6", "pool_7", ... 4 more (native 100, 101, 102, 103, '
+        '104, 105, 106, 107, ... 4 more, waiting on a lock):',
+        "Traceback (most recent call first):",
+        '  File "/t.py", line 90, in _worker']
+    assert blocks[1].startswith('Thread 0x7f10 "reader" (native 15998')
+    groups = render.groups_json(pool + [other])
+    assert [len(g["native_thread_ids"]) for g in groups] == [12, 1]
+    assert groups[0]["names"] == ["pool_%d" % i for i in range(12)]
+    assert groups[0]["frames"] == [pool[0].frames[0].to_dict()]
+    same = [_stateful(native_thread_id=7 + i, name="python3.13") for i in range(3)]
+    assert render.group_header(same) == ('3 threads with the same stack: "python3.13" x3 '
+                                         '(native 7, 8, 9):')
+
+
 def test_no_source_prints_no_source_lines():
     calls = []
 
@@ -359,7 +438,8 @@ def test_json_schema_is_exact():
         assert set(interp) == {"id", "threads"}
         for thread in interp["threads"]:
             assert set(thread) == {"thread_id", "native_thread_id", "complete",
-                                   "holds_gil", "error", "frames"}
+                                   "holds_gil", "error", "frames", "name", "name_source",
+                                   "gil", "native", "on_cpu", "exception"}
             for f in thread["frames"]:
                 # "owner" only for a frame a generator object owns
                 assert set(f) - {"owner"} == {"function", "filename", "line", "end_line",
@@ -379,6 +459,8 @@ def test_json_schema_is_exact():
             {"function": "<module>", "filename": "/app/x.py", "line": 10,
              "end_line": 10, "column": 4, "end_column": 10},
         ],
+        "name": None, "name_source": None, "gil": None, "native": None, "on_cpu": None,
+        "exception": None,
     }
     worker = doc["interpreters"][0]["threads"][1]
     assert worker["complete"] is False
@@ -390,7 +472,8 @@ def test_json_schema_is_exact():
     idle = doc["interpreters"][1]["threads"][0]
     assert idle == {"thread_id": None, "native_thread_id": None,
                     "complete": True, "holds_gil": None, "error": None,
-                    "frames": []}
+                    "frames": [], "name": None, "name_source": None, "gil": None,
+                    "native": None, "on_cpu": None, "exception": None}
 
 
 def test_json_nulls_for_unknown_numbers_and_pid():

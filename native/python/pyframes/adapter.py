@@ -9,8 +9,10 @@ mandatory; every other method has a safe default.
 import os
 import threading
 
+from . import waits
+
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
-           "process_start_time", "ask"]
+           "process_start_time", "ask", "describe_threads"]
 
 
 def ask(fn, *args):
@@ -126,6 +128,58 @@ class DebuggerAdapter(object):
         """The debugger's own backtrace of that thread, innermost first, as
         pyframes.mixed.NativeFrame; None when it cannot give one."""
         return None
+
+    def thread_name(self, native_tid):
+        """The debugger's name of that thread (gdb's ``info threads``
+        name, lldb's thread name), or None."""
+        return None
+
+    def innermost_functions(self, native_tids, count):
+        """{native tid: its ``count`` innermost native frames, innermost
+        first, as (function name or None, module path or None)} for the
+        threads the debugger can unwind.  The default cuts native_frames;
+        a plugin unwinds only ``count`` frames."""
+        out = {}
+        for tid in native_tids:
+            frames = ask(self.native_frames, tid)
+            if frames:
+                out[tid] = [(f.function, f.module) for f in frames[:count]]
+        return out
+
+
+def describe_threads(adapter, snapshot, threads):
+    """The debuggers' Front.describe: each thread's name when the target
+    gave none (/proc's comm for a live local process, else the debugger's
+    name), its native wait from /proc on a live local process, and from the
+    debugger's unwind of its innermost frames (waits.WINDOW of them) where
+    /proc is not ours (cores, remote targets) or says too little (a thread
+    outside any system call, a futex wait that may be the GIL's)."""
+    def method(name):  # an adapter written without this base class lacks some
+        return getattr(adapter, name, None) or (lambda *args: None)
+
+    pid = adapter.pid() if ask(method("is_live_local")) else None
+    tids = [t.native_thread_id for t in threads if t.native_thread_id]
+    facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids} if pid else {}
+    # the unwind costs about a millisecond a thread in gdb: only where /proc
+    # leaves the wait unknown or ambiguous
+    gils = waits.gil_ranges(snapshot)
+    unwind = [t.native_thread_id for t in threads if t.native_thread_id and
+              waits.needs_unwind(facts_of.get(t.native_thread_id), t, gils)]
+    functions = ask(method("innermost_functions"), unwind, waits.WINDOW) or {} \
+        if unwind else {}
+    minor = getattr(getattr(snapshot, "python", None), "minor", None)
+    out = []
+    for t in threads:
+        tid = t.native_thread_id
+        if not tid:
+            out.append(t)
+            continue
+        facts = facts_of.get(tid)
+        name = None
+        if t.name is None and not (facts and facts.comm):
+            name = ask(method("thread_name"), tid)
+        out.append(waits.describe(t, facts, functions.get(tid), name, minor, gils))
+    return out
 
 
 def resume_worker(work, halt, request_stop, stopped, period):

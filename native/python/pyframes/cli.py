@@ -10,7 +10,7 @@ from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
 from .options import add_stack_options, number_in, positive_int
 from .render import process_source
-from . import report, sampling, stack_command
+from . import report, sampling, stack_command, waits
 
 PROG = "pyframes"
 
@@ -127,6 +127,15 @@ class _CommandLineFront(stack_command.Front):
 
     def source(self):
         return process_source(self.pid)
+
+    def describe(self, snapshot, threads):
+        """Each thread's OS name (when the target gave none), native wait
+        and on_cpu from /proc/PID/task/TID."""
+        minor = snapshot.python.minor if snapshot is not None else None
+        gils = waits.gil_ranges(snapshot)
+        return [waits.describe(t, waits.proc_facts(self.pid, t.native_thread_id), minor=minor,
+                               gils=gils)
+                if t.native_thread_id else t for t in threads]
 
 
 def _open(args):

@@ -254,6 +254,12 @@ class Thread:
             "holds_gil": self.holds_gil,
             "error": self.error,
             "frames": [f.to_dict() for f in self.frames],
+            "name": self.name,
+            "name_source": self.name_source,
+            "gil": self.gil,
+            "native": self.native,
+            "on_cpu": self.on_cpu,
+            "exception": None if self.exception is None else self.exception.to_dict(),
         }
         if self.running_task is not None:
             d["running_task"] = self.running_task.id

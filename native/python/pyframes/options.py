@@ -56,6 +56,10 @@ def add_stack_options(parser, json_group=None):
         "--no-source", action="store_true",
         help="do not print source lines under the frames")
     parser.add_argument(
+        "--group", action="store_true",
+        help="show the threads with the same stack once, with their count, "
+             "names and native ids (with --json also a \"groups\" list)")
+    parser.add_argument(
         "--tasks", action="store_true",
         help="the asyncio tasks (CPython 3.14+) as a tree: each task, its "
              "coroutine stack and the tasks it awaits (with --all or --thread "
@@ -320,6 +324,8 @@ packages.  Without options it shows the thread selected in {dbg}.
   --max-depth N    walk at most N frames per thread (deeper: incomplete)
   --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
   --no-source      no source lines
+  --group          threads with the same stack once: their count, names and
+                   native ids over the one stack (with --json a "groups" list)
   --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
                    its coroutine stack and the tasks it awaits; with --all
                    or --thread the thread stacks first, each header naming

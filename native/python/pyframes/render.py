@@ -26,6 +26,10 @@ __all__ = [
     "format_json",
     "format_collapsed",
     "thread_header",
+    "exception_line",
+    "group_threads",
+    "group_header",
+    "groups_json",
     "labelled_header",
     "thread_table",
     "format_threads_text",
@@ -120,11 +124,46 @@ class SourceReader:
         return text.splitlines()
 
 
+#: The longest thread name, exception type and message a header shows.
+MAX_NAME = 100
+MAX_MESSAGE = 200
+
+_GIL_WORDS = {"holds": "holds the GIL", "waits": "waiting for the GIL",
+              "no": "does not hold the GIL"}
+
+
+def bounded(text, limit):
+    """``text`` escaped and cut at ``limit`` characters (``...`` after)."""
+    text = escape(text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def quoted_name(name):
+    """A thread name as headers show it: escaped, bounded, in double
+    quotes (a quote inside written ``\\"``)."""
+    return '"%s"' % bounded(name, MAX_NAME).replace('"', '\\"')
+
+
+def _gil_words(thread):
+    gil = getattr(thread, "gil", None)
+    if gil in _GIL_WORDS:
+        return _GIL_WORDS[gil]
+    if thread.holds_gil is True:
+        return "holds the GIL"
+    if thread.holds_gil is False:
+        return "does not hold the GIL"
+    if getattr(thread, "free_threaded", False):
+        return "free-threaded: no GIL"
+    return None
+
+
 def thread_header(thread):
-    """``Thread 0x7f12... (native 12345, interpreter 0, main, holds the
-    GIL):``, leaving out what is unknown (the GIL state is known on 3.15
-    default builds; a free-threaded build has no GIL holder: "free-threaded:
-    no GIL")."""
+    """``Thread 0x7f12... "name" (native 12345, interpreter 0, main, holds
+    the GIL, waiting on a lock):``, leaving out what is unknown: the name
+    (the target's threading name, else the OS's or the debugger's), the GIL
+    state (Thread.gil, else holds_gil, known on 3.15 default builds; a
+    free-threaded build has no GIL holder: "free-threaded: no GIL"), where
+    it waits in native code (Thread.native)."""
     parts = []
     if thread.native_thread_id is not None:
         parts.append("native %d" % thread.native_thread_id)
@@ -132,12 +171,12 @@ def thread_header(thread):
         parts.append("interpreter %d" % thread.interpreter_id)
     if thread.is_main:
         parts.append("main")
-    if thread.holds_gil is True:
-        parts.append("holds the GIL")
-    elif thread.holds_gil is False:
-        parts.append("does not hold the GIL")
-    elif getattr(thread, "free_threaded", False):
-        parts.append("free-threaded: no GIL")
+    gil = _gil_words(thread)
+    if gil:
+        parts.append(gil)
+    native = getattr(thread, "native", None)
+    if native and native != gil:
+        parts.append(escape(native))
     task = getattr(thread, "running_task", None)
     if task is not None:
         parts.append('running task "%s" (0x%x)' % (escape(task.name), task.id))
@@ -147,9 +186,29 @@ def thread_header(thread):
     head = "Thread"
     if thread.thread_id is not None:
         head += " 0x%x" % thread.thread_id
+    name = getattr(thread, "name", None)
+    if name is not None:
+        head += " " + quoted_name(name)
     if parts:
         head += " (%s)" % ", ".join(parts)
     return head + ":"
+
+
+def exception_line(exc):
+    """``  handling ValueError: bad value (app.py:12)`` (or ``raising``):
+    the exception in flight in a thread, escaped and bounded; None for
+    none."""
+    if exc is None:
+        return None
+    text = "  %s %s" % ("handling" if exc.handled else "raising", bounded(exc.type, MAX_NAME))
+    if exc.message:
+        text += ": " + bounded(exc.message, MAX_MESSAGE)
+    if exc.file:
+        where = escape(exc.file)
+        if exc.line is not None:
+            where += ":%d" % exc.line
+        text += " (%s)" % where
+    return text
 
 
 # the tag of a frame owned by a generator object (Frame.owner)
@@ -187,6 +246,9 @@ def format_thread(thread, *, limit=None, show_source=True, source=None,
     and the frames, innermost first; ``locals_of(frame)``, when given, the
     lines under each frame (its variables)."""
     yield thread_header(thread)
+    exc = exception_line(getattr(thread, "exception", None))
+    if exc is not None:
+        yield exc
     frames = thread.frames
     if not frames:
         yield "  (no Python frames)"
@@ -324,16 +386,93 @@ def labelled_header(thread, label=None, debugger=None):
     return header
 
 
+#: How many names and native ids a group's header lists.
+GROUP_SHOWN = 8
+
+
+def _stack_key(thread):
+    exc = getattr(thread, "exception", None)
+    return (tuple((f.function, f.filename, f.line) for f in thread.frames),
+            thread.complete, thread.more_frames,
+            None if exc is None else (exc.type, exc.message, exc.handled, exc.file, exc.line))
+
+
+def group_threads(threads):
+    """--group: the threads as lists of those with the same stack (the same
+    frames: function, file and line; the same completeness and exception
+    in flight), in the order of each list's first thread."""
+    groups = {}
+    for t in threads:
+        groups.setdefault(_stack_key(t), []).append(t)
+    return list(groups.values())
+
+
+def _listed(items):
+    shown = ", ".join(items[:GROUP_SHOWN])
+    if len(items) > GROUP_SHOWN:
+        shown += ", ... %d more" % (len(items) - GROUP_SHOWN)
+    return shown
+
+
+def group_header(group):
+    """``12 threads with the same stack: "pool-0", "pool-1", ... (native
+    1, 2, ..., waiting on a lock):``: the count, the names (at most
+    GROUP_SHOWN; a name several threads share once, with their count:
+    ``"python3.13" x12``), the native ids, and the native wait when every
+    thread of the group has the same."""
+    counts = {}
+    for t in group:
+        if getattr(t, "name", None) is not None:
+            counts[t.name] = counts.get(t.name, 0) + 1
+    names = [quoted_name(n) + (" x%d" % k if k > 1 else "") for n, k in counts.items()]
+    head = "%d threads with the same stack" % len(group)
+    if names:
+        head += ": " + _listed(names)
+    parts = []
+    tids = ["%d" % t.native_thread_id for t in group if t.native_thread_id is not None]
+    if tids:
+        parts.append("native " + _listed(tids))
+    natives = set(getattr(t, "native", None) for t in group)
+    if len(natives) == 1 and None not in natives:
+        parts.append(escape(natives.pop()))
+    if parts:
+        head += " (%s)" % ", ".join(parts)
+    return head + ":"
+
+
+def groups_json(threads):
+    """The "groups" list of --group --json: one entry per distinct stack,
+    with every thread's native id, Python thread id and name (null when
+    unknown) in the same order, and the frames once."""
+    return [{"native_thread_ids": [t.native_thread_id for t in group],
+             "thread_ids": [t.thread_id for t in group],
+             "names": [getattr(t, "name", None) for t in group],
+             "frames": [f.to_dict() for f in group[0].frames]}
+            for group in group_threads(threads)]
+
+
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
-                        show_source=True, source=None, addresses=False, locals_of=None):
+                        show_source=True, source=None, addresses=False, locals_of=None,
+                        group=False):
     """The text of the stack command: each thread as format_text shows it,
     its header naming the debugger's own label for the thread
     (``[gdb thread 2]``) when label_of gives one, threads separated by an
-    empty line."""
+    empty line.  With ``group`` the threads with the same stack are shown
+    once, under one header (group_header)."""
     out = io.StringIO()
-    for i, t in enumerate(threads):
+    units = group_threads(threads) if group else [[t] for t in threads]
+    for i, unit in enumerate(units):
         if i:
             out.write("\n")
+        t = unit[0]
+        if len(unit) > 1:
+            out.write(group_header(unit) + "\n")
+            lines = format_text([t], limit=limit, show_source=show_source, source=source,
+                                addresses=False)
+            next(lines)  # the first thread's own header
+            for line in lines:
+                out.write(line + "\n")
+            continue
         header = thread_header(t)
         label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
         lines = format_text([t], limit=limit, show_source=show_source, source=source,

@@ -21,7 +21,7 @@ import dataclasses
 import json
 
 from . import _loader, errors, mixed, render, stack_command, target as api
-from .adapter import DebuggerRead, DebuggerWrite, ask, process_start_time
+from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
 from .errors import CommandError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
 from .options import HelpRequested, build_parser, parse_arguments
@@ -422,6 +422,9 @@ class _DebuggerFront(stack_command.Front):
 
     def note(self, threads, snapshot):
         return self.session.core_note(self.adapter, threads, snapshot)
+
+    def describe(self, snapshot, threads):
+        return describe_threads(self.adapter, snapshot, threads)
 
 
 def _as_tuple(value):

@@ -14,6 +14,8 @@ The options (pyframes.options) mean the same in each:
 - ``--locks``: the locks each frame holds, what each thread waits for and
   the deadlocks, first (pyframes.locks), read over every thread of the
   target whichever are shown;
+- ``--group``: the threads with the same stack once, under one header
+  (render.group_header), and with ``--json`` a "groups" list;
 - ``--locals`` (and the value limits ``--max-string N``, ``--max-items
   N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
   each shown frame's variables (pyframes.values), read with
@@ -21,11 +23,14 @@ The options (pyframes.options) mean the same in each:
 
 What differs between front ends is a :class:`Front`: the threads shown
 without ``--all`` or ``--thread``, how a missing thread is reported, the
-label of a thread header, where source lines come from, and what a debugger
-adds (``--native``, the note on a core file).  :func:`run` returns the text
+label of a thread header, where source lines come from, what a debugger
+adds (``--native``, the note on a core file), and what the front end knows
+of each thread besides the target's memory (``describe``: its OS or
+debugger name, its native wait, on_cpu; pyframes.waits).  :func:`run` returns the text
 to print and raises CommandError (or a PyframesError) with the message.
 """
 
+import dataclasses
 import json
 
 from . import errors, locks, model, render, taskview, values
@@ -77,6 +82,13 @@ class Front(object):
         """Text after the output (a core file's missing memory), or ""."""
         return ""
 
+    def describe(self, snapshot, threads):
+        """The threads with what the front end knows of them besides the
+        target's memory (pyframes.waits.describe: the OS's or the
+        debugger's name when the target gave none, the native wait,
+        on_cpu); the same list when it knows nothing."""
+        return threads
+
 
 def walk_of(options):
     """Target.snapshot keywords of the options."""
@@ -95,6 +107,8 @@ def walk_of(options):
 def run(target, options, front):
     """The text the options ask for, from ``target``."""
     walk = walk_of(options)
+    if not getattr(options, "collapsed", False):
+        walk["facts"] = True
     tasks = options.tasks or options.table
     # --tasks alone: the tasks only (the stacks too with --all, --thread or
     # --json)
@@ -116,25 +130,32 @@ def run(target, options, front):
         snapshot, threads = front.default_threads(target, walk)
 
     show_locals = getattr(options, "locals", False)
-    if show_locals and (getattr(options, "native", False) or
-                        getattr(options, "collapsed", False)):
+    native = getattr(options, "native", False)
+    collapsed = getattr(options, "collapsed", False)
+    group = getattr(options, "group", False)
+    if show_locals and (native or collapsed):
         raise CommandError("--locals shows the variables under the frames of the stack "
                            "and JSON outputs (not with --native or --collapsed)")
+    show_locks = getattr(options, "locks", False) and stacks
+    if show_locks and (native or collapsed):
+        raise CommandError("--locks shows the locks under the frames of the stack "
+                           "and JSON outputs (not with --native or --collapsed)")
+    if group and (native or collapsed or show_locals or show_locks):
+        raise CommandError("--group shows each stack once (not with --native, "
+                           "--collapsed, --locals or --locks)")
+    if stacks and not collapsed and threads:
+        snapshot, threads = described(snapshot, threads, front)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     lock_report = None
-    if getattr(options, "locks", False) and stacks:
-        if getattr(options, "native", False) or getattr(options, "collapsed", False):
-            raise CommandError("--locks shows the locks under the frames of the stack "
-                               "and JSON outputs (not with --native or --collapsed)")
-        # every thread, every frame (--limit cuts what is shown, not what holds)
-        every = threads if options.all and not options.limit else list(
-            target.snapshot(max_depth=walk.get("max_depth")).threads())
-        lock_report = locks.analyze(target, every, target.python.minor)
-    if getattr(options, "native", False):
+    if show_locks:
+        lock_report = locks.analyze(target, _every_thread(target, options, walk, threads),
+                                    target.python.minor)
+    if native:
         return front.native(snapshot, threads, options)
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
-                         frame_values=frame_values, lock_report=lock_report) + "\n"
+                         frame_values=frame_values, lock_report=lock_report,
+                         groups=threads if group else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
@@ -144,7 +165,11 @@ def run(target, options, front):
                        locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
         text += "\n" if text else ""
         under = _with_locks(lock_report, threads, under)
-    if stacks and getattr(options, "collapsed", False):
+    if group and stacks and not collapsed:
+        text = render.format_threads_text(
+            threads, group=True, show_source=not options.no_source,
+            source=None if options.no_source else front.source())
+    elif stacks and collapsed:
         text = "".join(line + "\n" for line in render.format_collapsed(threads))
     elif stacks:
         text += render.format_threads_text(
@@ -157,6 +182,21 @@ def run(target, options, front):
         text += ("\n" if text else "") + "".join(
             line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
     return text + front.note(threads, snapshot if tasks else None)
+
+
+def _every_thread(target, options, walk, shown):
+    """--locks: every thread of the target, every frame (--limit and
+    --thread cut what is shown, not what holds a lock), with what the front
+    end said of the shown ones (name, native wait)."""
+    if options.all and not options.limit:
+        return shown
+    every = list(target.snapshot(max_depth=walk.get("max_depth"), facts=True).threads())
+    said = {t.native_thread_id: t for t in shown}
+    return [dataclasses.replace(t, name=said[t.native_thread_id].name,
+                                name_source=said[t.native_thread_id].name_source,
+                                native=said[t.native_thread_id].native,
+                                on_cpu=said[t.native_thread_id].on_cpu)
+            if t.native_thread_id in said else t for t in every]
 
 
 def _with_locks(report, threads, under):
@@ -196,16 +236,32 @@ class FrameValuesOf(object):
         row["locals_error"] = why
 
 
-def json_text(snapshot, limited=False, frame_values=None, lock_report=None):
+def described(snapshot, threads, front):
+    """(snapshot, threads) with the shown threads as front.describe fills
+    them, the snapshot holding those (its JSON is made from it)."""
+    new = front.describe(snapshot, threads)
+    if new is threads or snapshot is None or not dataclasses.is_dataclass(snapshot):
+        return snapshot, new
+    by_id = {id(old): t for old, t in zip(threads, new)}
+    interps = [dataclasses.replace(i, threads=model._like(
+        i.threads, [by_id.get(id(t), t) for t in i.threads])) for i in snapshot.interpreters]
+    return dataclasses.replace(snapshot, interpreters=model._like(
+        snapshot.interpreters, interps)), list(new)
+
+
+def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
-    deadlocks, waits and held locks (pyframes.locks.to_json)."""
-    if not limited and frame_values is None and lock_report is None:
+    deadlocks, waits and held locks (pyframes.locks.to_json); with --group
+    (``groups``: the threads shown) the document gains "groups"."""
+    if not limited and frame_values is None and lock_report is None and groups is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
     if lock_report is not None:
         locks.to_json(lock_report, doc, list(snapshot.threads()))
+    if groups is not None:
+        doc["groups"] = render.groups_json(groups)
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
         if limited:
