@@ -387,14 +387,15 @@ def test_a_futex_far_from_every_interpreter_is_no_gil():
 def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
     from pyframes.model import Thread
     named = Thread(thread_id=1, native_thread_id=2, name="ledger-writer", name_source="python")
-    got = waits.describe(named, _facts("read", (9,)), None, "from-debugger", 13)
+    got = waits.describe(named, _facts("read", (9,)), None, "from-debugger")
     assert (got.name, got.name_source, got.native, got.on_cpu) == \
         ("ledger-writer", "python", "reading fd 9", False)
     bare = Thread(thread_id=1, native_thread_id=2, gil="no")
-    got = waits.describe(bare, None, ["take_gil"], "worker", 14)
+    got = waits.describe(bare, None, ["take_gil"], "worker")
     assert (got.name, got.name_source, got.gil, got.native, got.on_cpu) == \
         ("worker", "debugger", "waits", "waiting for the GIL", None)
-    # 3.15 records the waiter itself: its "no" stands
-    assert waits.describe(bare, None, ["take_gil"], None, 15).gil == "no"
+    # the target's "holds" stands (take_gil's last steps after the GIL is taken)
+    assert waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), None,
+                          ["take_gil"], None).gil == "holds"
     assert waits.describe(Thread(thread_id=1, native_thread_id=2), None, None) == \
         Thread(thread_id=1, native_thread_id=2)

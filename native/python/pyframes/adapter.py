@@ -167,7 +167,6 @@ def describe_threads(adapter, snapshot, threads):
               waits.needs_unwind(facts_of.get(t.native_thread_id), t, gils)]
     functions = ask(method("innermost_functions"), unwind, waits.WINDOW) or {} \
         if unwind else {}
-    minor = getattr(getattr(snapshot, "python", None), "minor", None)
     out = []
     for t in threads:
         tid = t.native_thread_id
@@ -178,7 +177,7 @@ def describe_threads(adapter, snapshot, threads):
         name = None
         if t.name is None and not (facts and facts.comm):
             name = ask(method("thread_name"), tid)
-        out.append(waits.describe(t, facts, functions.get(tid), name, minor, gils))
+        out.append(waits.describe(t, facts, functions.get(tid), name, gils))
     return out
 
 

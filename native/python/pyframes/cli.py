@@ -131,10 +131,8 @@ class _CommandLineFront(stack_command.Front):
     def describe(self, snapshot, threads):
         """Each thread's OS name (when the target gave none), native wait
         and on_cpu from /proc/PID/task/TID."""
-        minor = snapshot.python.minor if snapshot is not None else None
         gils = waits.gil_ranges(snapshot)
-        return [waits.describe(t, waits.proc_facts(self.pid, t.native_thread_id), minor=minor,
-                               gils=gils)
+        return [waits.describe(t, waits.proc_facts(self.pid, t.native_thread_id), gils=gils)
                 if t.native_thread_id else t for t in threads]
 
 

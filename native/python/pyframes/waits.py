@@ -16,7 +16,8 @@ The front ends only gather the inputs:
 ``name_source`` (only when the target named none: the "python" name read
 from the target wins), ``native``, ``on_cpu`` and, for a thread the unwind
 shows inside ``take_gil`` while the target left its GIL state unknown or
-"no" (3.13 and 3.14 record no waiter), ``gil = "waits"``.
+"no" (3.13 and 3.14 record no waiter; 3.15 flags a waiter only once inside
+``take_gil``), ``gil = "waits"``.
 
 Nothing is guessed: a futex wait that may be a lock or the GIL, with nothing
 to tell them apart, says so ("waiting on a lock or for the GIL"); a thread
@@ -334,15 +335,13 @@ def needs_unwind(facts, thread, gils=None):
                              gils)
     return words is None or words == LOCK_OR_GIL or words.startswith("in syscall")
 
-def describe(thread, facts=None, functions=None, debugger_name=None, minor=None, gils=None):
+def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
     """``thread`` with what the OS and the debugger tell of it: its name
     when the target gave none (``comm`` of ``facts``, source "os"; else
     ``debugger_name``, source "debugger"), ``native`` and ``on_cpu``, and
     the GIL wait the unwind shows (``functions``: the innermost native
-    frames' names, None when the debugger gave none).  ``minor``: the
-    target's CPython minor version (the GIL wait is filled in where the
-    target records none, 3.13 and 3.14); ``gils``: gil_ranges of the
-    snapshot."""
+    frames' names, None when the debugger gave none).  ``gils``:
+    gil_ranges of the snapshot."""
     changes = {}
     if thread.name is None:
         if facts is not None and facts.comm:
@@ -357,7 +356,9 @@ def describe(thread, facts=None, functions=None, debugger_name=None, minor=None,
         if facts is not None and facts.syscall in _READS + _WRITES and facts.args:
             io_fd = facts.args[0]
         words, gil_wait = classify_functions(functions, io_fd)
-        if gil_wait and not free and thread.gil in (None, "no") and minor in (None, 13, 14):
+        # (3.15's gil_requested is set inside take_gil, not on entry: a
+        # thread stopped in between is in the GIL's functions, unflagged)
+        if gil_wait and not free and thread.gil in (None, "no"):
             changes["gil"] = "waits"
         if words is None and native == ON_CPU:
             words = ON_CPU
