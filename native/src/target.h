@@ -44,6 +44,8 @@ struct pyf_target {
     uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
     uint64_t not_code_type_addr; /* last type found not to be "code" */
     pyf__asyncio asyncio;
+    /* what the value calls found, to read ahead the next time (values.h) */
+    struct pyf__vhints *vhints;
 };
 
 /* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
