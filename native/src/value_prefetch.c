@@ -115,51 +115,51 @@ static pyf__vhint_type *hint_type(pyf__vhints *h, uint64_t addr)
     return v != NULL ? &h->ty[*v - 1] : NULL;
 }
 
-/* The hint of the type at addr, made (kind unknown) when absent; NULL when
- * out of memory. */
-static pyf__vhint_type *hint_type_put(pyf__vhints *h, uint64_t addr)
-{
-    pyf__vhint_type *e = hint_type(h, addr);
-    if (e != NULL)
-        return e;
-    if (h->nty >= HINT_TYPES_MAX)
-        hints_clear_types(h);
-    bool added;
-    if (!pyf__grow((void **)&h->ty, &h->capty, h->nty + 1, sizeof *h->ty))
-        return NULL;
-    uint64_t *v = pyf__addrmap_put(&h->types, addr, &added);
-    if (v == NULL)
-        return NULL;
-    *v = ++h->nty;
-    e = &h->ty[h->nty - 1];
-    e->name_ptr = 0;
-    e->kind = UINT32_MAX;
-    return e;
-}
-
 static pyf__vhint_code *hint_code(pyf__vhints *h, uint64_t addr)
 {
     uint64_t *v = pyf__addrmap_get(&h->codes, addr);
     return v != NULL ? &h->co[*v - 1] : NULL;
 }
 
+/* The entry of addr in the array *arr (*n entries of size bytes) that map
+ * indexes, or a new one, zeroed (*fresh), after clear when there are max
+ * already; NULL when out of memory. */
+static void *hint_slot(pyf__vhints *h, pyf__addrmap *map, void **arr, uint32_t *n,
+                       uint32_t *cap, size_t size, uint32_t max,
+                       void (*clear)(pyf__vhints *), uint64_t addr, bool *fresh)
+{
+    uint64_t *v = pyf__addrmap_get(map, addr);
+    *fresh = v == NULL;
+    if (v != NULL)
+        return (uint8_t *)*arr + (size_t)(*v - 1) * size;
+    if (*n >= max)
+        clear(h);
+    bool added;
+    if (!pyf__grow(arr, cap, *n + 1, size) || (v = pyf__addrmap_put(map, addr, &added)) == NULL)
+        return NULL;
+    *v = ++*n;
+    uint8_t *e = (uint8_t *)*arr + (size_t)(*n - 1) * size;
+    memset(e, 0, size);
+    return e;
+}
+
+/* The hint of the type at addr, made (kind unknown) when absent; NULL when
+ * out of memory. */
+static pyf__vhint_type *hint_type_put(pyf__vhints *h, uint64_t addr)
+{
+    bool fresh;
+    pyf__vhint_type *e = hint_slot(h, &h->types, (void **)&h->ty, &h->nty, &h->capty,
+                                   sizeof *e, HINT_TYPES_MAX, hints_clear_types, addr, &fresh);
+    if (e != NULL && fresh)
+        e->kind = UINT32_MAX;
+    return e;
+}
+
 static pyf__vhint_code *hint_code_put(pyf__vhints *h, uint64_t addr)
 {
-    pyf__vhint_code *e = hint_code(h, addr);
-    if (e != NULL)
-        return e;
-    if (h->nco >= HINT_CODES_MAX)
-        hints_clear_codes(h);
-    bool added;
-    if (!pyf__grow((void **)&h->co, &h->capco, h->nco + 1, sizeof *h->co))
-        return NULL;
-    uint64_t *v = pyf__addrmap_put(&h->codes, addr, &added);
-    if (v == NULL)
-        return NULL;
-    *v = ++h->nco;
-    e = &h->co[h->nco - 1];
-    memset(e, 0, sizeof *e);
-    return e;
+    bool fresh;
+    return hint_slot(h, &h->codes, (void **)&h->co, &h->nco, &h->capco, sizeof(pyf__vhint_code),
+                     HINT_CODES_MAX, hints_clear_codes, addr, &fresh);
 }
 
 void pyf__vprefetch_learn(pyf__vctx *c)
@@ -450,6 +450,23 @@ static void on_tpname(pf *p, const req *r, const uint8_t *d)
         e->kind = kind;
 }
 
+/* A combined dict's entries (r->aux: their size above, pairs wanted below):
+ * the first pairs. */
+static void on_entries(pf *p, const req *r, const uint8_t *d)
+{
+    uint64_t esize = r->aux >> 32, max = r->aux & 0xffffffffu, got = 0;
+    bool general = esize == 24;
+    for (uint64_t k = 0; k < r->len / esize && got < max; k++) {
+        uint64_t key = pyf__ld64(d + k * esize + (general ? 8 : 0));
+        uint64_t val = pyf__ld64(d + k * esize + (general ? 16 : 8));
+        if (key != 0 && val != 0) {
+            ask_obj(p, R_OBJ, key, r->depth + 1);
+            ask_obj(p, R_OBJ, val, r->depth + 1);
+            got++;
+        }
+    }
+}
+
 /* A combined dict's keys object (KEYS_BYTES of it): its first pairs. */
 static void on_keys(pf *p, const req *r, const uint8_t *d)
 {
@@ -467,37 +484,10 @@ static void on_keys(pf *p, const req *r, const uint8_t *d)
     uint64_t m = (uint64_t)nentries < ENTRIES_MAX ? (uint64_t)nentries : ENTRIES_MAX;
     req e = {r->addr + off, (uint32_t)(m * esize), R_ENTRIES, 0, r->depth,
              r->aux | esize << 32};
-    if (off + m * esize > r->len) {
+    if (off + m * esize > r->len)
         ask(p, R_ENTRIES, e.addr, e.len, e.depth, e.aux);
-        return;
-    }
-    /* the entries are in this copy already */
-    const uint8_t *ent = d + off;
-    uint64_t max = r->aux & 0xffffffffu, got = 0;
-    for (uint64_t k = 0; k < m && got < max; k++) {
-        uint64_t key = pyf__ld64(ent + k * esize + (general ? 8 : 0));
-        uint64_t val = pyf__ld64(ent + k * esize + (general ? 16 : 8));
-        if (key != 0 && val != 0) {
-            ask_obj(p, R_OBJ, key, r->depth + 1);
-            ask_obj(p, R_OBJ, val, r->depth + 1);
-            got++;
-        }
-    }
-}
-
-static void on_entries(pf *p, const req *r, const uint8_t *d)
-{
-    uint64_t esize = r->aux >> 32, max = r->aux & 0xffffffffu, got = 0;
-    bool general = esize == 24;
-    for (uint64_t k = 0; k < r->len / esize && got < max; k++) {
-        uint64_t key = pyf__ld64(d + k * esize + (general ? 8 : 0));
-        uint64_t val = pyf__ld64(d + k * esize + (general ? 16 : 8));
-        if (key != 0 && val != 0) {
-            ask_obj(p, R_OBJ, key, r->depth + 1);
-            ask_obj(p, R_OBJ, val, r->depth + 1);
-            got++;
-        }
-    }
+    else
+        on_entries(p, &e, d + off); /* in this copy already */
 }
 
 static void on_settab(pf *p, const req *r, const uint8_t *d)
@@ -614,47 +604,24 @@ static void on_names(pf *p, const req *r, const uint8_t *d)
 
 /* ---- rounds ----------------------------------------------------------------- */
 
-static void on_read(pf *p, const req *r, const uint8_t *d)
+static void on_items(pf *p, const req *r, const uint8_t *d)
 {
-    switch (r->what) {
-    case R_OBJ:
-    case R_NAME:
-        on_obj(p, r, d);
-        break;
-    case R_TYPE:
-        on_type(p, r, d);
-        break;
-    case R_TPNAME:
-        on_tpname(p, r, d);
-        break;
-    case R_ITEMS:
-        ask_pointers(p, d, r->len / 8, r->depth + 1);
-        break;
-    case R_KEYS:
-        on_keys(p, r, d);
-        break;
-    case R_ENTRIES:
-        on_entries(p, r, d);
-        break;
-    case R_SETTAB:
-        on_settab(p, r, d);
-        break;
-    case R_FRAME:
-        on_frame(p, r, d);
-        break;
-    case R_CODE:
-        on_code(p, r, d);
-        break;
-    case R_NAMES:
-        on_names(p, r, d);
-        break;
-    case R_SLOTS:
-        ask_slots(p, d, r->len / 8);
-        break;
-    default: /* R_RAW, R_KINDS: read for the decoder only */
-        break;
-    }
+    ask_pointers(p, d, r->len / 8, r->depth + 1);
 }
+
+static void on_slots(pf *p, const req *r, const uint8_t *d)
+{
+    ask_slots(p, d, r->len / 8);
+}
+
+/* What each read says (none: R_RAW, R_KINDS are read for the decoder only). */
+static void (*const on_read[])(pf *, const req *, const uint8_t *) = {
+    [R_OBJ] = on_obj,     [R_NAME] = on_obj,         [R_TYPE] = on_type,
+    [R_TPNAME] = on_tpname, [R_ITEMS] = on_items,    [R_KEYS] = on_keys,
+    [R_ENTRIES] = on_entries, [R_SETTAB] = on_settab, [R_FRAME] = on_frame,
+    [R_CODE] = on_code,   [R_NAMES] = on_names,      [R_SLOTS] = on_slots,
+    [R_RAW] = NULL,       [R_KINDS] = NULL,
+};
 
 /* Objects waiting for their type's kind: followed once it is known,
  * dropped after WAIT_ROUNDS rounds. */
@@ -710,7 +677,8 @@ static bool round_run(pf *p)
         if (st[i] != PYF_OK)
             continue;
         c->batch.r[c->batch.n++] = (pyf__vrange){iov[i].addr, iov[i].dst, (uint32_t)iov[i].len};
-        on_read(p, &p->cur[i], iov[i].dst);
+        if (on_read[p->cur[i].what] != NULL)
+            on_read[p->cur[i].what](p, &p->cur[i], iov[i].dst);
     }
     rewait(p);
     free(iov);
