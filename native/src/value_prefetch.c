@@ -702,7 +702,8 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
     for (uint32_t r = 0; r < ROUNDS_MAX && p.nnext > 0; r++)
         if (!round_run(&p))
             break;
-    qsort(c->batch.r, c->batch.n, sizeof *c->batch.r, range_order);
+    if (c->batch.n > 1)
+        qsort(c->batch.r, c->batch.n, sizeof *c->batch.r, range_order);
     free(p.cur);
     free(p.next);
     free(p.wait);
