@@ -42,7 +42,12 @@
 #define WAIT_ROUNDS 3u
 
 enum { R_OBJ, R_NAME, R_TYPE, R_TPNAME, R_RAW, R_ITEMS, R_KEYS, R_ENTRIES, R_SETTAB,
-       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS };
+       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS, R_HT, R_LOOKUP };
+/* R_KEYS, R_ENTRIES of a dict searched by name (pyf__dict_lookup): its keys
+ * and, of the names searched for, their values */
+#define AUX_LOOKUP (1ull << 62)
+#define LOOKUP_ITEMS 64u         /* objects.c's */
+#define LOOKUP_KEYS_BYTES 2048u
 
 typedef struct req {
     uint64_t addr;
@@ -51,7 +56,8 @@ typedef struct req {
     uint8_t hinted;          /* R_NAMES: the names were asked for from a hint */
     uint16_t depth;
     uint64_t aux;            /* items wanted (R_KEYS, R_ENTRIES, R_SETTAB); entry
-                                size (R_ENTRIES, high half) */
+                                size (R_ENTRIES, bits 32-39), AUX_LOOKUP; the type
+                                (R_TPNAME, bit 0: a heap type) */
 } req;
 
 typedef struct waiting {
@@ -67,6 +73,7 @@ typedef struct pf {
     req *cur, *next;
     uint32_t ncur, nnext, capcur, capnext;
     pyf__addrset objs, types, tpnames;
+    pyf__addrmap looked_up;  /* key of a searched dict -> its value */
     waiting *wait;
     uint32_t nwait, capwait;
     uint64_t objects;
@@ -392,9 +399,28 @@ static void follow(pf *p, uint64_t addr, const uint8_t *d, uint32_t len, uint32_
     case PYF_VALUE_TYPE:
         ask_type(p, addr);
         break;
+    case PYF_VALUE_MODULE:
+        if (vl->module_dict + 8 <= len)
+            ask(p, R_LOOKUP, pyf__ld64(d + vl->module_dict), OBJ_BYTES, 0, 0);
+        break;
     default:
         break;
     }
+}
+
+/* Whether the str whose first len bytes are d is the name searched for
+ * in a dict by type_read and decode_module. */
+static bool searched_name(const pyf__offsets *o, const uint8_t *d, uint32_t len)
+{
+    static const char *const names[] = {"__module__", "__name__", "__file__"};
+    pyf__str_info si;
+    if (len < o->unicode.compactunicodeobject_size || pyf__str_header(o, d, &si) != PYF_OK ||
+        si.kind != 1 || si.data_off + si.length > len)
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (si.length == strlen(names[i]) && memcmp(d + si.data_off, names[i], si.length) == 0)
+            return true;
+    return false;
 }
 
 /* An object's head read: its type asked for, its next reads when the
@@ -406,6 +432,9 @@ static void on_obj(pf *p, const req *r, const uint8_t *d)
         return; /* freed: the decoder stops there */
     uint64_t type = pyf__ld64(d + o->pyobject.ob_type);
     ask_type(p, type);
+    uint64_t *value = p->looked_up.n ? pyf__addrmap_get(&p->looked_up, r->addr) : NULL;
+    if (value != NULL && searched_name(o, d, r->len))
+        ask_obj(p, R_NAME, *value, 0);
     if (r->what == R_NAME) {
         str_rest(p, r->addr, d, r->len);
         return;
@@ -419,11 +448,14 @@ static void on_obj(pf *p, const req *r, const uint8_t *d)
         p->wait[p->nwait++] = (waiting){r->addr, type, d, r->len, 0, r->depth};
 }
 
-/* A type object read: where its name is. */
+/* A type object read: its name; a heap type's qualname and module (the
+ * "__module__" of its dict). */
 static void on_type(pf *p, const req *r, const uint8_t *d)
 {
     const pyf__offsets *o = p->c->o;
+    const pyf__value_layout *vl = &p->c->vl;
     uint64_t name = pyf__ld64(d + o->type.tp_name);
+    bool heap = pyf__ld64(d + o->type.tp_flags) & PYF__TPFLAGS_HEAPTYPE;
     pyf__vhint_type *e = hint_type_put(p->h, r->addr);
     if (e == NULL || name == 0)
         return;
@@ -431,14 +463,34 @@ static void on_type(pf *p, const req *r, const uint8_t *d)
         e->name_ptr = name;
         e->kind = UINT32_MAX;
     }
-    /* a static type's kind follows from its name (values.c's type_read) */
-    if (!(pyf__ld64(d + o->type.tp_flags) & PYF__TPFLAGS_HEAPTYPE))
-        ask_tpname(p, name, r->addr);
+    ask_tpname(p, name, r->addr | heap);
+    if (heap) {
+        ask(p, R_HT, r->addr + vl->heap_qualname, 16, 0, 0);
+        ask(p, R_LOOKUP, pyf__ld64(d + vl->type_dict), OBJ_BYTES, 0, 0);
+    }
+}
+
+static void on_ht(pf *p, const req *r, const uint8_t *d)
+{
+    (void)r;
+    ask_obj(p, R_NAME, pyf__ld64(d), 0); /* ht_qualname */
+}
+
+/* A dict searched by name: its keys. */
+static void on_lookup(pf *p, const req *r, const uint8_t *d)
+{
+    const pyf__offsets *o = p->c->o;
+    if (r->len < o->dict.size || r->addr % 8 != 0)
+        return;
+    ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
+    if (pyf__ld64(d + o->dict.ma_values) == 0)
+        ask(p, R_KEYS, pyf__ld64(d + o->dict.ma_keys), LOOKUP_KEYS_BYTES, 0,
+            LOOKUP_ITEMS | AUX_LOOKUP);
 }
 
 static void on_tpname(pf *p, const req *r, const uint8_t *d)
 {
-    pyf__vhint_type *e = r->aux != 0 ? hint_type(p->h, r->aux) : NULL;
+    pyf__vhint_type *e = r->aux & 1 ? NULL : hint_type(p->h, r->aux);
     char name[TYPE_NAME_BYTES + 1];
     size_t n = r->len < TYPE_NAME_BYTES ? r->len : TYPE_NAME_BYTES;
     if (e == NULL || e->kind != UINT32_MAX || memchr(d, 0, n) == NULL)
@@ -454,15 +506,22 @@ static void on_tpname(pf *p, const req *r, const uint8_t *d)
  * the first pairs. */
 static void on_entries(pf *p, const req *r, const uint8_t *d)
 {
-    uint64_t esize = r->aux >> 32, max = r->aux & 0xffffffffu, got = 0;
-    bool general = esize == 24;
+    uint64_t esize = (r->aux >> 32) & 0xff, max = r->aux & 0xffffffffu, got = 0;
+    bool general = esize == 24, lookup = r->aux & AUX_LOOKUP;
     for (uint64_t k = 0; k < r->len / esize && got < max; k++) {
         uint64_t key = pyf__ld64(d + k * esize + (general ? 8 : 0));
         uint64_t val = pyf__ld64(d + k * esize + (general ? 16 : 8));
-        if (key != 0 && val != 0) {
+        bool added;
+        uint64_t *v;
+        if (key == 0 || val == 0)
+            continue;
+        got++;
+        if (!lookup) {
             ask_obj(p, R_OBJ, key, r->depth + 1);
             ask_obj(p, R_OBJ, val, r->depth + 1);
-            got++;
+        } else if ((v = pyf__addrmap_put(&p->looked_up, key, &added)) != NULL) {
+            *v = val;
+            ask_obj(p, R_NAME, key, 0);
         }
     }
 }
@@ -620,7 +679,8 @@ static void (*const on_read[])(pf *, const req *, const uint8_t *) = {
     [R_TPNAME] = on_tpname, [R_ITEMS] = on_items,    [R_KEYS] = on_keys,
     [R_ENTRIES] = on_entries, [R_SETTAB] = on_settab, [R_FRAME] = on_frame,
     [R_CODE] = on_code,   [R_NAMES] = on_names,      [R_SLOTS] = on_slots,
-    [R_RAW] = NULL,       [R_KINDS] = NULL,
+    [R_HT] = on_ht,       [R_LOOKUP] = on_lookup,    [R_RAW] = NULL,
+    [R_KINDS] = NULL,
 };
 
 /* Objects waiting for their type's kind: followed once it is known,
@@ -710,4 +770,5 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
     pyf__addrset_free(&p.objs);
     pyf__addrset_free(&p.types);
     pyf__addrset_free(&p.tpnames);
+    pyf__addrmap_free(&p.looked_up);
 }
