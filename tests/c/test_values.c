@@ -451,6 +451,16 @@ static void read_ahead(fake_target *ft, pyf_target *t)
         pyf_values_free(v);
         fake_w64(ft, exe, c2 | (fake_r64(ft, exe) & 7));
     }
+    /* warm, a batching reader reads the frame, then its code object, names
+     * and objects, then their types: one call each */
+    pyf_stats s0, s1;
+    pyf_values *v = NULL;
+    pyf_target_stats(t, &s0);
+    CHECK_RC(pyf_frame_locals(t, f, NULL, &v), PYF_OK);
+    pyf_target_stats(t, &s1);
+    pyf_values_free(v);
+    CHECK_MSG(s1.read_calls - s0.read_calls <= 3, "%llu reader calls for 3 locals",
+              (unsigned long long)(s1.read_calls - s0.read_calls));
 }
 
 /* ---- limits and cycles ---------------------------------------------------- */
