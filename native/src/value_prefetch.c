@@ -15,7 +15,8 @@
  * from a hint.  Only readers that batch (readv) are read ahead.
  *
  * Bounds: a round holds at most ROUND_MAX ranges, a range at most
- * RANGE_MAX bytes; a call reads ahead at most CALL_BYTES_MAX bytes, the
+ * RANGE_MAX bytes; a call reads ahead at most CALL_BYTES_MAX bytes (and
+ * twice its byte budget, plus CALL_BYTES_SLACK for the frame's names), the
  * call's max_objects objects, in at most ROUNDS_MAX rounds; every count
  * read is checked before it sizes a range; the hints are emptied past
  * HINT_TYPES_MAX types or HINT_CODES_MAX code objects.
@@ -32,6 +33,7 @@
 #define ROUNDS_MAX 64u
 #define RANGE_MAX (64u << 10)
 #define CALL_BYTES_MAX (2u << 20)
+#define CALL_BYTES_SLACK (64u << 10)
 #define NAME_CHARS 256u          /* values.c's NAME_MAX_CHARS */
 #define TYPE_NAME_BYTES 128u     /* values.c's TYPE_NAME_MAX */
 #define ENTRIES_MAX 128u         /* objects.c's CHUNK */
@@ -77,6 +79,7 @@ typedef struct pf {
     waiting *wait;
     uint32_t nwait, capwait;
     uint64_t objects;
+    uint64_t max_bytes;      /* read ahead at most */
     /* the frame: its copy, what the code object says */
     uint64_t frame;
     const uint8_t *fbuf;
@@ -720,7 +723,7 @@ static bool round_run(pf *p)
                         sizeof *c->batch.r);
     uint32_t m = 0;
     for (uint32_t i = 0; ok && i < n; i++) {
-        if (c->batch.bytes + p->cur[i].len > CALL_BYTES_MAX)
+        if (c->batch.bytes + p->cur[i].len > p->max_bytes)
             break;
         uint8_t *buf = pyf__arena_alloc(&c->batch.mem, p->cur[i].len);
         if (buf == NULL)
@@ -753,7 +756,9 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
         return;
     if (t->vhints == NULL && (t->vhints = calloc(1, sizeof *t->vhints)) == NULL)
         return;
-    pf p = {.c = c, .h = t->vhints, .frame = frame_addr};
+    pf p = {.c = c, .h = t->vhints, .frame = frame_addr, .max_bytes = CALL_BYTES_MAX};
+    if (c->req.max_bytes < (CALL_BYTES_MAX - CALL_BYTES_SLACK) / 2)
+        p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;
     if (frame_addr != 0 && frame_addr % 8 == 0)
         ask(&p, R_FRAME, frame_addr, o->frame.localsplus + SLOTS * 8, 0, 0);
