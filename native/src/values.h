@@ -96,7 +96,7 @@ typedef struct pyf__vhint_type {
 } pyf__vhint_type;
 typedef struct pyf__vhint_code {
     uint64_t names, kinds;   /* co_localsplusnames, co_localspluskinds */
-    uint32_t n;              /* names held in name_addrs */
+    uint32_t n;              /* names held in name_addrs (the first HINT_NAMES_MAX) */
     uint64_t *name_addrs;    /* heap */
 } pyf__vhint_code;
 typedef struct pyf__vhints {
@@ -111,9 +111,9 @@ void pyf__vhints_free(pyf_target *t);
 /* Whether [addr, addr+len) was read ahead: copied to dst. */
 bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
 /* Read ahead what decoding the frame at frame_addr (0: none) and the
- * objects at roots[n] will read; the types the decode found afterwards
- * (pyf__vprefetch_learn). */
+ * objects at roots[n] will read. */
 void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n);
+/* After the decode: the kinds and names of the types it read, as hints. */
 void pyf__vprefetch_learn(pyf__vctx *c);
 void pyf__vbatch_free(pyf__vbatch *b);
 
