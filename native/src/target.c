@@ -135,6 +135,7 @@ void pyf_target_close(pyf_target *t)
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);
     pyf__asyncio_free(&t->asyncio);
+    pyf__vhints_free(t);
     if (t->owns_pid_reader)
         pyf__pid_reader_destroy(&t->reader);
     free(t);
@@ -169,6 +170,7 @@ void pyf_target_flush(pyf_target *t)
     t->code_generation_known = false;
     t->code_type_addr = 0;
     t->not_code_type_addr = 0;
+    pyf__vhints_free(t);
 }
 
 void pyf_target_stats(const pyf_target *t, pyf_stats *out)

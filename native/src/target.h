@@ -45,6 +45,8 @@ struct pyf_target {
     uint64_t not_code_type_addr; /* last type found not to be "code" */
     pyf__asyncio asyncio;
     pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
+    /* what the value calls found, to read ahead the next time (values.h) */
+    struct pyf__vhints *vhints;
 };
 
 /* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */

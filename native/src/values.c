@@ -44,7 +44,18 @@ int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
     if (!c->frame_reads && (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len))
         return PYF__EBUDGET;
     c->bytes += len;
+    if (c->batch.n != 0 && pyf__vbatch_get(c, addr, dst, len))
+        return PYF_OK;
     return pyf__read_now(c->t, addr, dst, len);
+}
+
+/* A read of the frame or its code object (outside the budget, a failure
+ * detailed in t->fail), served from what was read ahead when it can be. */
+static int frame_read(pyf__vctx *c, uint64_t addr, void *dst, size_t len, const char *what)
+{
+    if (c->batch.n != 0 && pyf__vbatch_get(c, addr, dst, len))
+        return PYF_OK;
+    return pyf__read(c->t, addr, dst, len, what);
 }
 
 uint32_t pyf__vnodes(pyf__vctx *c, uint32_t count)
@@ -194,6 +205,22 @@ static const struct {
     {"NotImplementedType", PYF_VALUE_NOTIMPLEMENTED},
 };
 
+uint32_t pyf__vbuiltin_kind(const char *tp_name)
+{
+    for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
+        if (strcmp(tp_name, builtin_types[i].name) == 0)
+            return builtin_types[i].kind;
+    return PYF_VALUE_OTHER;
+}
+
+size_t pyf__vtype_len(const pyf__vctx *c)
+{
+    size_t len = (size_t)c->o->type.size;
+    if (len < c->vl.type_dictoffset + 8)
+        len = (size_t)c->vl.type_dictoffset + 8;
+    return len;
+}
+
 /* "module.qualname" of a heap type (module left out for builtins), or
  * NULL when its qualname or module cannot be read. */
 static const char *heap_type_name(pyf__vctx *c, pyf__vtype *ty, uint64_t qualname)
@@ -225,9 +252,7 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     const pyf__value_layout *vl = &c->vl;
     uint8_t buf[PYF__OBJECT_READ_MAX];
     uint64_t addr = ty->addr;
-    size_t len = (size_t)o->type.size;
-    if (len < vl->type_dictoffset + 8)
-        len = (size_t)vl->type_dictoffset + 8;
+    size_t len = pyf__vtype_len(c);
     int rc = addr < 4096 || addr % 8 != 0 || len > sizeof buf ? PYF_EFAULT
                                                                : pyf__vread(c, addr, buf, len);
     if (rc != PYF_OK) {
@@ -239,7 +264,8 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     ty->dictoffset = pyf__ld64(buf + vl->type_dictoffset);
     ty->dict = pyf__ld64(buf + vl->type_dict);
     uint64_t meta = pyf__ld64(buf + o->pyobject.ob_type);
-    const char *tp_name = pyf__vcstr(c, pyf__ld64(buf + o->type.tp_name), TYPE_NAME_MAX);
+    ty->name_ptr = pyf__ld64(buf + o->type.tp_name);
+    const char *tp_name = pyf__vcstr(c, ty->name_ptr, TYPE_NAME_MAX);
     if (tp_name == NULL || meta == 0 || meta % 8 != 0 || ty->basicsize > (1u << 20)) {
         ty->bad = "bad type pointer";
         return;
@@ -247,9 +273,7 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     ty->name = tp_name;
     ty->kind = PYF_VALUE_OTHER;
     if (!(ty->flags & PYF__TPFLAGS_HEAPTYPE)) {
-        for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
-            if (strcmp(tp_name, builtin_types[i].name) == 0)
-                ty->kind = builtin_types[i].kind;
+        ty->kind = pyf__vbuiltin_kind(tp_name);
     } else {
         uint8_t ht[16];
         if (pyf__vread(c, addr + vl->heap_qualname, ht, sizeof ht) == PYF_OK) {
@@ -270,8 +294,8 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
 
 const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
 {
-    static const pyf__vtype too_many = {0, PYF_VALUE_UNREADABLE, 0, 0, 0, 0, 0, "",
-                                        "too many types"};
+    static const pyf__vtype too_many = {.kind = PYF_VALUE_UNREADABLE, .name = "",
+                                        .bad = "too many types"};
     uint64_t *slot = pyf__addrmap_get(&c->types, addr);
     if (slot != NULL)
         return &c->tv[*slot - 1];
@@ -339,6 +363,7 @@ static void ctx_free(pyf__vctx *c)
     pyf__addrmap_free(&c->types);
     pyf__addrset_free(&c->path);
     pyf__arena_free(&c->arena);
+    pyf__vbatch_free(&c->batch);
 }
 
 int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
@@ -389,8 +414,10 @@ static int one_value(pyf__vctx *c, uint64_t addr, pyf_values **out)
     if (addr == 0)
         return pyf__fail(c->t, PYF_EINVAL, "no object at address 0");
     uint32_t i = pyf__vnodes(c, 1);
+    pyf__vprefetch(c, 0, &addr, 1);
     if (i != PYF_NO_VALUE)
         pyf__decode_object(c, i, addr, 0);
+    pyf__vprefetch_learn(c);
     return ctx_end(c, NULL, 0, out);
 }
 
@@ -443,7 +470,7 @@ static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
     uint8_t *buf = malloc((size_t)o->code.size);
     if (buf == NULL)
         return pyf__fail(t, PYF_ENOMEM, "out of memory");
-    int rc = pyf__read(t, code, buf, (size_t)o->code.size, "code object");
+    int rc = frame_read(c, code, buf, (size_t)o->code.size, "code object");
     c->bytes += o->code.size;
     if (rc != PYF_OK) {
         free(buf);
@@ -457,11 +484,11 @@ static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
     free(buf);
 
     uint8_t hdr[PYF__OBJECT_READ_MAX];
-    rc = pyf__read(t, names, hdr, (size_t)o->tuple.ob_item, "code object's local names");
+    rc = frame_read(c, names, hdr, (size_t)o->tuple.ob_item, "code object's local names");
     if (rc != PYF_OK)
         return rc;
     int64_t n = (int64_t)pyf__ld64(hdr + o->tuple.ob_size);
-    rc = pyf__read(t, kinds, hdr, (size_t)o->bytes.ob_sval, "code object's local kinds");
+    rc = frame_read(c, kinds, hdr, (size_t)o->bytes.ob_sval, "code object's local kinds");
     if (rc != PYF_OK)
         return rc;
     int64_t nk = (int64_t)pyf__ld64(hdr + o->bytes.ob_size);
@@ -482,11 +509,11 @@ static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
     cl->kinds = malloc((size_t)n + 8);
     if (cl->names == NULL || cl->kinds == NULL)
         return pyf__fail(t, PYF_ENOMEM, "out of memory");
-    rc = pyf__read(t, names + o->tuple.ob_item, cl->names, (size_t)n * 8,
-                   "code object's local names");
+    rc = frame_read(c, names + o->tuple.ob_item, cl->names, (size_t)n * 8,
+                    "code object's local names");
     if (rc == PYF_OK)
-        rc = pyf__read(t, kinds + o->bytes.ob_sval, cl->kinds, (size_t)n,
-                       "code object's local kinds");
+        rc = frame_read(c, kinds + o->bytes.ob_sval, cl->kinds, (size_t)n,
+                        "code object's local kinds");
     c->bytes += (uint64_t)n * 9;
     return rc;
 }
@@ -713,7 +740,8 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     uint8_t f[PYF__OBJECT_READ_MAX];
     if (frame_addr == 0 || frame_addr % 8 != 0)
         return pyf__fail(t, PYF_EINVAL, "no frame at 0x%llx", (unsigned long long)frame_addr);
-    int rc = pyf__read(t, frame_addr, f, (size_t)o->frame.size, "interpreter frame");
+    pyf__vprefetch(c, frame_addr, NULL, 0);
+    int rc = frame_read(c, frame_addr, f, (size_t)o->frame.size, "interpreter frame");
     if (rc != PYF_OK)
         return rc;
     c->frame_reads = true; /* until the names are read: outside the budget */
@@ -744,8 +772,8 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
             rc = pyf__fail(t, PYF_ENOMEM, "out of memory");
     }
     if (rc == PYF_OK) {
-        rc = pyf__read(t, frame_addr + o->frame.localsplus, slots, (size_t)cl.n * 8,
-                       "frame's locals");
+        rc = frame_read(c, frame_addr + o->frame.localsplus, slots, (size_t)cl.n * 8,
+                        "frame's locals");
         c->bytes += (uint64_t)cl.n * 8;
     }
     /* the names first, outside the budget (the values spend it) */
@@ -763,6 +791,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     uint32_t nl = cl.n, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
     if (rc == PYF_OK && (c->req.flags & PYF_VALUES_STACK))
         rc = frame_stack(c, f, frame_addr, code, fr.ip, cl.n, &locals, &nl, op);
+    pyf__vprefetch_learn(c);
     if (rc == PYF_OK) {
         rc = ctx_end(c, locals, nl, out);
         if (rc == PYF_OK) {

@@ -14,7 +14,23 @@ typedef struct pyf__vtype {
     uint64_t basicsize, dictoffset, dict, cached_keys;
     const char *name;        /* repr()'s name of its instances (arena) */
     const char *bad;         /* why it is no readable type (arena), else NULL */
+    uint64_t name_ptr;       /* tp_name */
 } pyf__vtype;
+
+/* What this call read ahead (value_prefetch.c): ranges of target memory.
+ * The decoder's reads are served from them when one holds the whole read. */
+typedef struct pyf__vrange {
+    uint64_t addr;
+    const uint8_t *data;
+    uint32_t len;
+} pyf__vrange;
+
+typedef struct pyf__vbatch {
+    pyf__vrange *r;          /* sorted by address once read */
+    uint32_t n, cap;
+    pyf__arena mem;          /* the ranges' bytes */
+    uint64_t bytes;          /* read ahead this call */
+} pyf__vbatch;
 
 typedef struct pyf__vctx {
     pyf_target *t;
@@ -33,6 +49,7 @@ typedef struct pyf__vctx {
     bool no_attrs;           /* decoding attributes: not theirs again */
     bool frame_reads;        /* reading a frame's names: outside the budget */
     bool nomem;
+    pyf__vbatch batch;       /* read ahead (value_prefetch.c) */
 } pyf__vctx;
 
 /* Private result of a read refused by the byte budget. */
@@ -59,6 +76,46 @@ const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max);
  * characters); NULL when it is no readable str.  *chars: its length. */
 const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
                       uint64_t *chars, bool *cut);
+
+/* The builtin kind of a static type by its tp_name (PYF_VALUE_OTHER when
+ * none), and the bytes type_read reads of a type object. */
+uint32_t pyf__vbuiltin_kind(const char *tp_name);
+size_t pyf__vtype_len(const pyf__vctx *c);
+
+/* ---- value_prefetch.c ----
+ * Reads ahead of the decoder, one reader call per level of the tree: what
+ * the decoder will read of a frame (its code object, the names, the
+ * slots) and of each object (its head and small data, its type and the
+ * type's name, items, dict entries), guessed from what the target's last
+ * calls found at the same addresses (pyf__vhints: type kinds, a code
+ * object's names).  A guess only decides what is read ahead: every value
+ * is decoded from bytes read in this call, never from the hints. */
+typedef struct pyf__vhint_type {
+    uint64_t name_ptr;       /* tp_name */
+    uint32_t kind;           /* PYF_VALUE_* as decoded last; UINT32_MAX unknown */
+} pyf__vhint_type;
+typedef struct pyf__vhint_code {
+    uint64_t names, kinds;   /* co_localsplusnames, co_localspluskinds */
+    uint32_t n;              /* names held in name_addrs (the first HINT_NAMES_MAX) */
+    uint64_t *name_addrs;    /* heap */
+} pyf__vhint_code;
+typedef struct pyf__vhints {
+    pyf__addrmap types;      /* type address -> index + 1 into ty */
+    pyf__vhint_type *ty;
+    uint32_t nty, capty;
+    pyf__addrmap codes;      /* code address -> index + 1 into co */
+    pyf__vhint_code *co;
+    uint32_t nco, capco;
+} pyf__vhints;
+void pyf__vhints_free(pyf_target *t);
+/* Whether [addr, addr+len) was read ahead: copied to dst. */
+bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
+/* Read ahead what decoding the frame at frame_addr (0: none) and the
+ * objects at roots[n] will read. */
+void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n);
+/* After the decode: the kinds and names of the types it read, as hints. */
+void pyf__vprefetch_learn(pyf__vctx *c);
+void pyf__vbatch_free(pyf__vbatch *b);
 
 /* ---- objects.c ---- */
 /* Decode the object at addr into node i (allocated), at depth below a

@@ -9,7 +9,11 @@ get it.
 
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Prints the median time of each and the library's reader calls and bytes
-per frame with --locals.
+per frame with --locals; then the same frames' locals read without the
+command: ``Target.frame_locals`` of each frame (the library and the
+conversion to Python objects, no text), and the library's
+``pyf_frame_locals`` alone (through the target's ctypes handle, the
+result freed unread).
 """
 import argparse
 import os
@@ -24,6 +28,33 @@ sys.path.insert(0, os.path.join(ROOT, "native", "python"))
 
 import pyframes  # noqa: E402
 from pyframes import cli, stack_command  # noqa: E402
+
+
+def _library_call(t):
+    """pyf_frame_locals of one frame, its result freed unread."""
+    ffi, lib, handle = t._abi, t._lib, t._check_open()
+    req = ffi.pyf_values_request()
+    req.struct_size = ffi.ctypes.sizeof(req)
+    out = ffi.POINTER(ffi.pyf_values)()
+
+    def read(addr):
+        if lib.pyf_frame_locals(handle, addr, ffi.ctypes.byref(req), ffi.ctypes.byref(out)) == 0:
+            lib.pyf_values_free(out)
+    return read
+
+
+def _timed(t, runs, body):
+    """The median time of body() and the reader calls and bytes of one run."""
+    body()  # warm
+    times = []
+    s0 = t.stats()
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        body()
+        times.append(time.perf_counter() - t0)
+    s1 = t.stats()
+    return (statistics.median(times), (s1["read_calls"] - s0["read_calls"]) / runs,
+            (s1["bytes_read"] - s0["bytes_read"]) / runs)
 
 
 def main():
@@ -43,22 +74,17 @@ def main():
             front = cli._CommandLineFront(target.pid)
             for name, extra in (("dump", []), ("dump --locals", ["--locals"])):
                 options = parse.parse_args(["dump", str(target.pid), "--no-source"] + extra)
-                out.write(stack_command.run(t, options, front))  # warm
-                times = []
-                s0 = t.stats()
-                for _ in range(args.runs):
-                    t0 = time.perf_counter()
-                    out.write(stack_command.run(t, options, front))
-                    times.append(time.perf_counter() - t0)
-                s1 = t.stats()
-                results[name] = (statistics.median(times),
-                                 (s1["read_calls"] - s0["read_calls"]) / args.runs,
-                                 (s1["bytes_read"] - s0["bytes_read"]) / args.runs)
+                results[name] = _timed(t, args.runs,
+                                       lambda: out.write(stack_command.run(t, options, front)))
+            addrs = [f.frame_addr for th in t.snapshot().threads() for f in th.frames]
+            for name, read in (("frame_locals", lambda a: t.frame_locals(a)),
+                               ("pyf_frame_locals", _library_call(t))):
+                results[name] = _timed(t, args.runs, lambda: [read(a) for a in addrs])
     finally:
         target.kill()
         target.wait()
     for name, (sec, reads, nbytes) in results.items():
-        print("%-14s %8.1f ms  %8.0f reader calls  %10.0f bytes  (per frame: %.1f calls, %.0f bytes)"
+        print("%-16s %8.1f ms  %8.0f reader calls  %10.0f bytes  (per frame: %.1f calls, %.0f bytes)"
               % (name, 1e3 * sec, reads, nbytes, reads / args.depth, nbytes / args.depth))
 
 

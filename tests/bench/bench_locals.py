@@ -8,7 +8,9 @@ one gdb session, output printed as a user sees it.
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Each command runs once to warm up, then --runs times, alternating in blocks
 of 10; prints the mean time of each and their ratio, and checks both showed
-the same values.
+the same values.  Before gdb attaches, the library's own part is measured on
+the same frame: ``pyf_frame_locals`` alone (warm, its result freed unread),
+its time and reader calls.
 """
 import argparse
 import os
@@ -18,6 +20,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "native", "python"))
+
+import pyframes  # noqa: E402
+from bench_dump_locals import _library_call, _timed  # noqa: E402
 
 SCRIPT = r'''
 python
@@ -52,6 +58,11 @@ def main():
     try:
         if target.stdout.readline() != b"ready\n":
             raise SystemExit("the target did not start")
+        with pyframes.attach(target.pid) as t:
+            frame = [f.frame_addr for th in t.snapshot().threads() for f in th.frames
+                     if f.function == "hold"][0]
+            read = _library_call(t)
+            library = _timed(t, 1, lambda: [read(frame) for _ in range(1000)])
         with open(script, "w") as f:
             f.write(SCRIPT % {"blocks": max(1, args.runs // 10)})
         out = subprocess.run(
@@ -71,6 +82,8 @@ def main():
     cpython = sorted(set(re.findall(r"^(\w+) = (.*)$", out, re.M)))
     print("CPython py-locals: %.3f ms; pyframes pyf-locals: %.3f ms; %.1fx" % (
         float(m.group(1)), float(m.group(2)), float(m.group(1)) / float(m.group(2))))
+    print("the library alone (pyf_frame_locals of that frame): %.3f ms, %.1f reader calls, "
+          "%.0f bytes" % (1e3 * library[0] / 1000, library[1] / 1000, library[2] / 1000))
     print("values seen (both commands): %d distinct name = value lines" % len(cpython))
     for name, value in cpython[:24]:
         print("  %s = %s" % (name, value))

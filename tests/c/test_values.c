@@ -411,6 +411,58 @@ static void frame_locals(fake_target *ft, pyf_target *t)
     pyf_values_free(NULL);
 }
 
+/* What earlier calls found at an address (what the decoder reads ahead
+ * by) never stands for what is there now: a type renamed, a list's item
+ * replaced by another kind, a frame's code object replaced, each between
+ * two calls on the same target. */
+static void read_ahead(fake_target *ft, pyf_target *t)
+{
+    uint64_t tp_name = fake_off(ft, "type_object.tp_name");
+    uint64_t alpha = fake_type(ft, "alpha"), beta = fake_type(ft, "beta");
+    uint64_t items[2] = {fake_obj(ft, alpha, 64), fake_int(ft, 7)};
+    uint64_t lst = fake_list(ft, items, 2);
+    for (int round = 0; round < 2; round++) {
+        pyf_values *v = read1(t, lst, NULL);
+        CHECK_EQ_STR(kid(v, V(v, 0), 0)->type_name, round ? "beta" : "alpha");
+        CHECK_EQ_INT(kid(v, V(v, 0), 1)->kind, round ? PYF_VALUE_STR : PYF_VALUE_INT);
+        pyf_values_free(v);
+        fake_w64(ft, alpha + tp_name, fake_r64(ft, beta + tp_name));
+        fake_w64(ft, fake_r64(ft, lst + fake_off(ft, "list_object.ob_item")) + 8,
+                 fake_str(ft, "now"));
+    }
+    static const fake_loc L[] = {{2, 1, 1, -1, -1}};
+    static const char *const n1[] = {"a", "b"}, *const n2[] = {"p", "q", "r"};
+    static const uint8_t kinds[] = {0x20, 0x20, 0x20};
+    uint64_t c1 = fake_code(ft, "/m.py", "f", 1, L, 1), c2 = fake_code(ft, "/m.py", "g", 1, L, 1);
+    fake_code_locals(ft, c1, n1, kinds, 2, 0, 0, 0);
+    fake_code_locals(ft, c2, n2, kinds, 3, 0, 0, 0);
+    uint64_t slots[3] = {fake_int(ft, 1), fake_str(ft, "two"), fake_int(ft, 3)};
+    uint64_t f = fake_locals_frame(ft, c1, 0, slots, 3);
+    uint64_t exe = f + fake_off(ft, "interpreter_frame.executable");
+    for (int round = 0; round < 2; round++) {
+        pyf_values *v = NULL;
+        CHECK_RC(pyf_frame_locals(t, f, NULL, &v), PYF_OK);
+        REQUIRE(v != NULL);
+        check_tree(v);
+        CHECK_EQ_INT(v->nlocals, round ? 3 : 2);
+        CHECK_EQ_STR(v->locals[0].name, round ? "p" : "a");
+        CHECK_EQ_STR(v->locals[1].name, round ? "q" : "b");
+        CHECK_EQ_STR(V(v, v->locals[1].value)->data, "two");
+        pyf_values_free(v);
+        fake_w64(ft, exe, c2 | (fake_r64(ft, exe) & 7));
+    }
+    /* warm, a batching reader reads the frame, then its code object, names
+     * and objects, then their types: one call each */
+    pyf_stats s0, s1;
+    pyf_values *v = NULL;
+    pyf_target_stats(t, &s0);
+    CHECK_RC(pyf_frame_locals(t, f, NULL, &v), PYF_OK);
+    pyf_target_stats(t, &s1);
+    pyf_values_free(v);
+    CHECK_MSG(s1.read_calls - s0.read_calls <= 3, "%llu reader calls for 3 locals",
+              (unsigned long long)(s1.read_calls - s0.read_calls));
+}
+
 /* ---- limits and cycles ---------------------------------------------------- */
 
 static void limits(fake_target *ft, pyf_target *t)
@@ -577,10 +629,60 @@ static void corrupted(fake_target *ft, pyf_target *t)
     pyf_values_free(v);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+}
+
+/* Two results are the same, node for node and byte for byte. */
+static bool same_values(const pyf_values *a, const pyf_values *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->nvalues != b->nvalues || a->nlocals != b->nlocals || a->code_addr != b->code_addr ||
+        a->globals_addr != b->globals_addr || a->objects_read != b->objects_read ||
+        a->bytes_read != b->bytes_read)
+        return false;
+    for (uint32_t i = 0; i < a->nvalues; i++) {
+        const pyf_value *x = &a->values[i], *y = &b->values[i];
+        if (x->addr != y->addr || !same_str(x->type_name, y->type_name) ||
+            x->data_size != y->data_size || (x->data == NULL) != (y->data == NULL) ||
+            (x->data_size && memcmp(x->data, y->data, x->data_size) != 0) ||
+            x->length != y->length || memcmp(&x->real, &y->real, 8) != 0 ||
+            memcmp(&x->imag, &y->imag, 8) != 0 || x->number != y->number ||
+            x->kind != y->kind || x->flags != y->flags || x->first_child != y->first_child ||
+            x->nchildren != y->nchildren)
+            return false;
+    }
+    for (uint32_t i = 0; i < a->nlocals; i++) {
+        const pyf_local *x = &a->locals[i], *y = &b->locals[i];
+        if (!same_str(x->name, y->name) || x->kind != y->kind || x->flags != y->flags ||
+            x->value != y->value)
+            return false;
+    }
+    return true;
+}
+
+/* The frame's locals read by t (no readv: every read made as the decoder
+ * asks) and by tv (a batching reader: read ahead, its hints from every
+ * earlier state of the image): the same result, the same failure. */
+static pyf_values *locals_both(pyf_target *t, pyf_target *tv, uint64_t frame,
+                               const pyf_values_request *r, int *rc)
+{
+    pyf_values *v = NULL, *w = NULL;
+    *rc = pyf_frame_locals(t, frame, r, &v);
+    int rcv = pyf_frame_locals(tv, frame, r, &w);
+    CHECK_MSG(rcv == *rc && same_values(v, w), "read ahead: rc %d against %d, %s result",
+              rcv, *rc, same_values(v, w) ? "the same" : "another");
+    pyf_values_free(w);
+    return v;
+}
+
 /* Every object of the image unreadable in turn, then each of its words
  * overwritten with hostile values: the frame's locals always decode (or
- * the call fails cleanly), as a well-formed tree. */
-static void sweeps(fake_target *ft, pyf_target *t, uint64_t frame)
+ * the call fails cleanly), as a well-formed tree, the same when read ahead
+ * (tv). */
+static void sweeps(fake_target *ft, pyf_target *t, pyf_target *tv, uint64_t frame)
 {
     static const uint64_t hostile[] = {0, 1, 0x10, UINT64_MAX, (uint64_t)1 << 62, 0x7fffffff};
     size_t nobj = fake_nobjects(ft);
@@ -591,8 +693,8 @@ static void sweeps(fake_target *ft, pyf_target *t, uint64_t frame)
         size_t size;
         fake_object(ft, i, &a, &size);
         fake_add_fault(ft, a, size, PYF_EFAULT);
-        pyf_values *v = NULL;
-        int rc = pyf_frame_locals(t, frame, &r, &v);
+        int rc;
+        pyf_values *v = locals_both(t, tv, frame, &r, &rc);
         CHECK(rc == PYF_OK || rc == PYF_EFAULT || rc == PYF_ECORRUPT);
         if (v != NULL)
             check_tree(v);
@@ -603,8 +705,7 @@ static void sweeps(fake_target *ft, pyf_target *t, uint64_t frame)
             for (size_t h = 0; h < NL(hostile) + 2; h++) {
                 uint64_t val = h < NL(hostile) ? hostile[h] : h == NL(hostile) ? a : a + 8;
                 fake_w64(ft, a + 8 * w, val);
-                v = NULL;
-                rc = pyf_frame_locals(t, frame, &r, &v);
+                v = locals_both(t, tv, frame, &r, &rc);
                 CHECK(fake_known_error(rc));
                 if (v != NULL)
                     check_tree(v);
@@ -627,6 +728,7 @@ static void one_layout(const ft_layout *l, int sweep)
     callables(ft, t);
     others(ft, t);
     frame_locals(ft, t);
+    read_ahead(ft, t);
     limits(ft, t);
     cycles(ft, t);
     corrupted(ft, t);
@@ -635,10 +737,12 @@ static void one_layout(const ft_layout *l, int sweep)
     if (sweep) {
         ft = fake_new_layout(l);
         t = fake_open(ft, NULL, 0);
-        REQUIRE(t != NULL);
+        pyf_target *tv = fake_open(ft, NULL, 1);
+        REQUIRE(t != NULL && tv != NULL);
         uint64_t code, globals;
-        sweeps(ft, t, fake_values_frame(ft, &code, &globals));
+        sweeps(ft, t, tv, fake_values_frame(ft, &code, &globals));
         pyf_target_close(t);
+        pyf_target_close(tv);
         fake_free(ft);
     }
     check_end();
