@@ -28,6 +28,21 @@ threads, read from the frames' value stacks (Target.frame_locals with
   reported in the order of their first thread in the snapshot, each
   starting at that thread.
 
+- A thread **waits on an object** of the standard library when its Python
+  frames say so, read from the frames' locals (``self``, its attributes one
+  level down; readable on 3.13 too): its innermost frame is a blocking leaf
+  (``Condition.wait`` in waiter.acquire(), ``Thread.join``, a selector's
+  ``select``) and the frames out from it that are waits of threading.py,
+  queue.py, concurrent/futures/_base.py or asyncio/base_events.py (see
+  WAIT_FRAMES) name the object: the outermost one's ``self`` (a Queue.get
+  waits on the Queue, not on its Condition).  A join waits for the thread
+  whose ident the Thread object records (``_ident``): an edge of the graph,
+  so a join cycle is a deadlock.  The other objects record no holder: a
+  Condition's lock is shown (``_lock``), its holder never guessed.  A lock
+  wait whose holder is known (an RLock's ``_acquire_restore`` after a
+  notify) is kept; an object wait replaces one whose holder is unknown (the
+  waiter lock of Condition.wait).
+
 Where the value stack cannot be read, nothing is said: 3.13 saves a frame's
 stack pointer only when the frame calls a Python function, so on 3.13 the
 innermost frame of a thread blocked in C (acquire() included) has no
@@ -42,6 +57,7 @@ from typing import Dict, List, Optional, Tuple
 from . import errors
 from ._abi import PYF_LOCAL_NO_STACK
 from .escaping import escape
+from .values import int_value
 
 __all__ = ["LOCK_TYPES", "CALL_OPCODES", "Lock", "Wait", "LockReport", "analyze",
            "thread_label", "deadlock_lines", "wait_lines", "frame_lines", "to_json"]
@@ -51,7 +67,7 @@ __all__ = ["LOCK_TYPES", "CALL_OPCODES", "Lock", "Wait", "LockReport", "analyze"
 LOCK_TYPES = ("_thread.lock", "_thread.RLock")
 RLOCK = "_thread.RLock"
 #: Methods whose call blocks until the lock is free.
-ACQUIRE = ("acquire", "__enter__", "acquire_lock")
+ACQUIRE = ("acquire", "__enter__", "acquire_lock", "_acquire_restore")
 EXIT = "__exit__"
 
 #: The CALL instructions of each minor version, from each interpreter's own
@@ -69,6 +85,32 @@ CALL_OPCODES = {
          frozenset([53, 154, 155, 156, 250])),
 }
 
+#: The standard library's waits by (code filename ending, qualname): the
+#: kind of object ``self`` is (threading.py, queue.py, concurrent/futures/
+#: _base.py and asyncio/base_events.py of 3.13, 3.14 and 3.15 alike).
+WAIT_FRAMES = {
+    ("threading.py", "Condition.wait"): "condition",
+    ("threading.py", "Condition.wait_for"): "condition",
+    ("threading.py", "Event.wait"): "event",
+    ("threading.py", "Semaphore.acquire"): "semaphore",   # BoundedSemaphore's too
+    ("threading.py", "Thread.join"): "join",
+    ("queue.py", "Queue.get"): "queue",
+    ("queue.py", "Queue.put"): "queue",
+    ("concurrent/futures/_base.py", "Future.result"): "future",
+    ("concurrent/futures/_base.py", "Future.exception"): "future",
+    ("asyncio/base_events.py", "BaseEventLoop._run_once"): "event_loop",
+    ("asyncio/base_events.py", "BaseEventLoop.run_forever"): "event_loop",
+    ("asyncio/base_events.py", "BaseEventLoop.run_until_complete"): "event_loop",
+}
+#: The frames a thread blocks in (its innermost Python frame): Condition.wait
+#: (waiter.acquire()), Thread.join (the thread handle's join), and any
+#: ``*.select`` of selectors.py (the event loop's poll; its self is no
+#: object of WAIT_FRAMES: the loop is named by the frames out from it).
+WAIT_LEAVES = (("threading.py", "Condition.wait"), ("threading.py", "Thread.join"))
+SELECTORS = "selectors.py"
+#: What the thread's native state says while each kind blocks.
+_NATIVE_WORD = {"event_loop": "poll"}
+
 #: Frame reads: the value stack only (its entries are read one level deep).
 _READ = dict(stack="only", max_objects=4096, max_bytes=1 << 20)
 
@@ -83,8 +125,18 @@ class Lock:
     #: owning thread; 0: not held); None for other locks.
     owner_ident: Optional[int] = None
 
+    #: "lock" (a _thread lock), else the WAIT_FRAMES kind of the object.
+    kind: str = "lock"
+    #: A Condition's lock (its ``_lock``; address and type).
+    lock: Optional["Lock"] = None
+    #: A Thread being joined: the ident it records (``_ident``).
+    thread_ident: Optional[int] = None
+
     def text(self):
-        return "<%s at 0x%x>" % (escape(self.type_name), self.address)
+        text = "<%s at 0x%x>" % (escape(self.type_name), self.address)
+        if self.lock is not None:
+            text += " (its lock %s)" % self.lock.text()
+        return text
 
 
 @dataclass(frozen=True)
@@ -176,12 +228,13 @@ def called_lock(stack, opcode, oparg, minor):
     return _bound_lock(callable_, ACQUIRE)
 
 
-def _native_says(thread):
-    """True / False / None: what the thread's native state says of a wait."""
+def _native_says(thread, word="lock"):
+    """True / False / None: what the thread's native state says of a wait
+    (``word``: what it says while blocked in one)."""
     native = getattr(thread, "native", None)
     if native is None:
         return None
-    if "lock" in native:
+    if word in native:
         return True
     if getattr(thread, "on_cpu", None):
         return False
@@ -198,6 +251,96 @@ def _frame_stack(target, frame):
     if len(stack) == 1 and stack[0].flags & PYF_LOCAL_NO_STACK:
         return None, stack[0].value.text if stack[0].value is not None else "no stack"
     return ([loc.value for loc in stack], fv.opcode, fv.oparg), None
+
+
+def _wait_key(frame):
+    """(file ending, qualname) of WAIT_FRAMES a frame is, else None."""
+    filename = (frame.filename or "").replace("\\", "/")
+    for key in WAIT_FRAMES:
+        end = key[0]
+        if key[1] == frame.function and (filename == end or filename.endswith("/" + end)):
+            return key
+    return None
+
+
+def _blocks(frame):
+    """Whether a thread's innermost frame is one the thread blocks in."""
+    filename = (frame.filename or "").replace("\\", "/")
+    if (filename == SELECTORS or filename.endswith("/" + SELECTORS)) and \
+            (frame.function or "").endswith(".select"):
+        return True
+    return _wait_key(frame) in WAIT_LEAVES
+
+
+def waited_frame(frames):
+    """(frame, kind) naming the object a thread whose Python frames are
+    ``frames`` (innermost first) waits on, else None: the outermost of the
+    WAIT_FRAMES out from a blocking innermost frame."""
+    if not frames or not _blocks(frames[0]):
+        return None
+    found = None
+    for index, frame in enumerate(frames):
+        key = _wait_key(frame)
+        if key is None and index > 0:
+            break
+        if key is not None:
+            found = (frame, WAIT_FRAMES[key])
+    return found
+
+
+#: Reads of a wait's frame: its locals, ``self``'s attributes one level down.
+_SELF_READ = dict(attrs=True, max_depth=1, max_items=64, max_string=64, max_objects=512,
+                  max_bytes=1 << 18)
+
+
+def _attributes(value):
+    """name -> Value of an object read with its attributes."""
+    pairs = value.children if value.kind == "other" else ()
+    return {pairs[i].text: pairs[i + 1] for i in range(0, len(pairs) - 1, 2)
+            if pairs[i] is not None and pairs[i].kind == "str" and pairs[i + 1] is not None}
+
+
+def object_of(target, frame, kind):
+    """The Lock (the object: address, type, kind and what it records) that
+    ``self`` of a wait's frame is, else None (unreadable, no self)."""
+    try:
+        fv = target.frame_locals(frame.frame_addr, **_SELF_READ)
+    except errors.PyframesError:
+        return None
+    self_ = next((loc.value for loc in fv.locals if loc.name == "self" and
+                  loc.kind == "arg"), None)
+    if self_ is None or not self_.addr or self_.kind == "unreadable":
+        return None
+    attrs = _attributes(self_)
+    lock = ident = None
+    if kind == "condition":
+        inner = attrs.get("_lock")
+        if inner is not None and inner.addr and inner.kind != "unreadable":
+            lock = Lock(address=inner.addr, type_name=inner.type_name)
+    elif kind == "join":
+        value = attrs.get("_ident")
+        if value is not None and value.kind == "int":
+            ident = int_value(value)
+    return Lock(address=self_.addr, type_name=self_.type_name, kind=kind, lock=lock,
+                thread_ident=ident)
+
+
+def _object_waits(target, threads, by_ident):
+    """native id -> (Wait, frame) of each thread waiting on an object."""
+    found = {}
+    for tid, thread in threads.items():
+        at = waited_frame(thread.frames)
+        if at is None:
+            continue
+        frame, kind = at
+        says = _native_says(thread, _NATIVE_WORD.get(kind, "lock"))
+        obj = object_of(target, frame, kind) if says is not False else None
+        if obj is None:
+            continue
+        held_by = by_ident.get(obj.thread_ident) if obj.thread_ident else None
+        found[tid] = (Wait(native_thread_id=tid, lock=obj, held_by=held_by,
+                           confirmed=says), frame)
+    return found
 
 
 def analyze(target, threads, minor):
@@ -242,6 +385,11 @@ def analyze(target, threads, minor):
                                                  by_ident),
                                  confirmed=says)
         report.waiting[tid] = (thread, frame)
+    for tid, (wait, frame) in _object_waits(target, report.threads, by_ident).items():
+        kept = report.waits.get(tid)
+        if kept is None or kept.held_by is None:
+            report.waits[tid] = wait
+            report.waiting[tid] = (report.threads[tid], frame)
     report.cycles = _cycles(report.waits, list(report.threads))
     return report
 
@@ -297,9 +445,13 @@ def _label(report, tid):
 
 
 def _held_text(report, wait):
-    if wait.held_by is None:
-        return "held by an unknown thread"
-    return "held by %s" % _label(report, wait.held_by)
+    """`` held by ...`` after a wait's object: nothing for an object that
+    records no holder (an Event, a Queue...)."""
+    if wait.held_by is not None:
+        return " held by %s" % _label(report, wait.held_by)
+    if wait.lock.kind in ("lock", "join"):
+        return " held by an unknown thread"
+    return ""
 
 
 def deadlock_lines(report):
@@ -308,10 +460,10 @@ def deadlock_lines(report):
     lines = []
     for cycle in report.cycles:
         first = cycle[0]
-        head = "%s waits for %s %s" % (_label(report, first.native_thread_id),
+        head = "%s waits for %s%s" % (_label(report, first.native_thread_id),
                                        first.lock.text(), _held_text(report, first))
         for wait in cycle[1:]:
-            head += ", which waits for %s %s" % (wait.lock.text(), _held_text(report, wait))
+            head += ", which waits for %s%s" % (wait.lock.text(), _held_text(report, wait))
         lines.append("deadlock: " + head)
         lines.extend(_detail_lines(report, cycle))
     return lines
@@ -344,7 +496,7 @@ def wait_lines(report):
     for tid, wait in report.waits.items():
         if tid in in_cycle or wait.held_by is None:
             continue
-        lines.append("%s waits for %s %s" % (_label(report, tid), wait.lock.text(),
+        lines.append("%s waits for %s%s" % (_label(report, tid), wait.lock.text(),
                                              _held_text(report, wait)))
         lines.extend(_detail_lines(report, (wait,)))
     return lines
@@ -357,7 +509,7 @@ def frame_lines(report, thread, frame, indent):
     lines = [indent + "holds " + lock.text() for lock in held]
     wait = report.waits.get(thread.native_thread_id) if thread is not None else None
     if wait is not None and thread.frames and thread.frames[0].frame_addr == frame.frame_addr:
-        lines.append(indent + "waits for %s %s%s" % (wait.lock.text(),
+        lines.append(indent + "waits for %s%s%s" % (wait.lock.text(),
                                                     _held_text(report, wait),
                                                     _confirmation(wait)))
     return lines
@@ -370,11 +522,23 @@ def _lock_dict(lock):
     return row
 
 
+def _wait_dict(wait):
+    """A thread's "waits_for": the object, its kind, and what it records."""
+    row = dict(_lock_dict(wait.lock), kind=wait.lock.kind, held_by=wait.held_by,
+               confirmed=wait.confirmed)
+    if wait.lock.lock is not None:
+        row["lock"] = _lock_dict(wait.lock.lock)
+    if wait.lock.kind == "join":
+        row["thread_ident"] = wait.lock.thread_ident
+    return row
+
+
 def to_json(report, doc, threads):
     """Add the keys to a snapshot's JSON document ``doc`` whose thread rows
     are those of ``threads``: top-level "deadlocks" (each cycle a list of
     {"native_thread_id", "waits_for", "held_by"}), per thread "waits_for"
-    ({"address", "type", "held_by", "confirmed"} or null), per frame "holds"
+    ({"address", "type", "kind", "held_by", "confirmed"}, a Condition's
+    "lock", a join's "thread_ident"; or null), per frame "holds"
     (a list of {"address", "type"}, or null when its stack is unreadable)."""
     doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
                           "waits_for": w.lock.address, "held_by": w.held_by}
@@ -382,8 +546,7 @@ def to_json(report, doc, threads):
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(threads, rows):
         wait = report.waits.get(thread.native_thread_id)
-        row["waits_for"] = None if wait is None else dict(
-            _lock_dict(wait.lock), held_by=wait.held_by, confirmed=wait.confirmed)
+        row["waits_for"] = None if wait is None else _wait_dict(wait)
         for frame, frame_row in zip(thread.frames, row["frames"]):
             held = report.holds.get(frame.frame_addr)
             frame_row["holds"] = None if held is None else [_lock_dict(x) for x in held]

@@ -1,0 +1,213 @@
+"""What a thread blocked in the standard library waits on (pyframes.locks'
+object waits, ``--locks``) against live CPython 3.13/3.14/3.15 (and pyenv's
+when present).
+
+The target is targets/waits_scenario.py: a join cycle (two threads joining
+each other), and threads blocked in Condition.wait, Event.wait,
+Semaphore.acquire (and a BoundedSemaphore's), Queue.get on an empty queue,
+Queue.put on a full one, Future.result of a pending future and an event
+loop's run_until_complete.  The oracle is the target's own record
+(waits.json): the id() of the object each thread waits on (a Condition's
+lock's too) and the native id of the thread each join waits for.  Every
+version must find each of them (they are read from the frames' locals,
+which 3.13 keeps readable), the join cycle as the one deadlock, and no
+other wait.
+"""
+
+import json
+import os
+
+import pytest
+
+import test_locks as tl
+from livetarget import LiveTarget
+from pyframes import locks, model
+
+
+@pytest.fixture(scope="module", params=tl._interpreters())
+def scenario(request, tmp_path_factory):
+    s = tl.Scenario()
+    s.interp = request.param
+    if s.interp is None:
+        tl.conftest.require_interpreters()
+    with LiveTarget(s.interp.path, "waits_scenario.py",
+                    tmp_path_factory.mktemp("waits-%s" % s.interp.name),
+                    handshake="file") as s.target:
+        with open(os.path.join(s.target.workdir, "waits.json")) as f:
+            s.truth = json.load(f)
+        s.minor = int(s.target.doc["hexversion"]) >> 16 & 0xFF
+        yield s
+
+
+def _expected(s):
+    """native id -> (kind, address, held_by, Condition lock or None)."""
+    return {int(tid): (w["kind"], w["address"], w.get("joins"), w.get("lock"))
+            for tid, w in s.truth["waits"].items()}
+
+
+def _check(s, waits, cycles):
+    """waits: native id -> (kind, address, held_by, lock); cycles: lists of
+    native ids."""
+    want = _expected(s)
+    problems = []
+    if waits != want:
+        problems.append("waits %s, expected %s" % (
+            {k: v for k, v in waits.items() if want.get(k) != v},
+            {k: v for k, v in want.items() if waits.get(k) != v}))
+    names = s.truth["names"]
+    if sorted(sorted(c) for c in cycles) != [sorted([names["join-a"], names["join-b"]])]:
+        problems.append("cycles %s, expected the join cycle only" % cycles)
+    return problems
+
+
+def test_record_is_complete(scenario):
+    assert len(scenario.truth["waits"]) == len(scenario.truth["names"]) == 10
+
+
+def test_library(scenario, pyframes):
+    with pyframes.attach(scenario.target.pid) as t:
+        threads = list(t.snapshot().threads())
+        report = locks.analyze(t, threads, t.python.minor)
+    waits = {tid: (w.lock.kind, w.lock.address, w.held_by,
+                   w.lock.lock.address if w.lock.lock else None)
+             for tid, w in report.waits.items()}
+    cycles = [[w.native_thread_id for w in c] for c in report.cycles]
+    problems = _check(scenario, waits, cycles)
+    assert not problems, "\n".join(problems)
+    names = scenario.truth["names"]
+    for name, other in (("join-a", "join-b"), ("join-b", "join-a")):
+        wait = report.waits[names[name]]
+        joined = next(th for th in threads if th.native_thread_id == names[other])
+        assert wait.lock.thread_ident == joined.thread_id
+        assert wait.lock.type_name == "threading.Thread"
+    cond = report.waits[names["cond-waiter"]].lock
+    assert cond.type_name == "threading.Condition" and cond.lock.type_name == "_thread.RLock"
+
+
+def test_cli_json(scenario, cli_env):
+    res = tl.run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--json")
+    assert res.returncode == 0, res.stderr.decode()
+    doc = json.loads(res.stdout)
+    waits = {}
+    for interp in doc["interpreters"]:
+        for thread in interp["threads"]:
+            w = thread["waits_for"]
+            if w is not None:
+                waits[thread["native_thread_id"]] = (
+                    w["kind"], w["address"], w["held_by"],
+                    w["lock"]["address"] if "lock" in w else None)
+                assert ("thread_ident" in w) == (w["kind"] == "join")
+    cycles = [[e["native_thread_id"] for e in c] for c in doc["deadlocks"]]
+    problems = _check(scenario, waits, cycles)
+    assert not problems, "\n".join(problems)
+
+
+def test_cli_text(scenario, cli_env):
+    res = tl.run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--all", "--no-source")
+    assert res.returncode == 0, res.stderr.decode()
+    out = res.stdout.decode("utf-8")
+    lines = out.splitlines()
+    waits = {int(k): v for k, v in scenario.truth["waits"].items()}
+    names = scenario.truth["names"]
+    a, b = (waits[names[n]]["address"] for n in ("join-a", "join-b"))
+    text = 'deadlock: "%s" waits for <threading.Thread at 0x%x> held by "%s", which ' \
+        'waits for <threading.Thread at 0x%x> held by "%s"'
+    # the cycle starts at its first thread in the snapshot, either one
+    cycles = (text % ("join-a", a, "join-b", b, "join-a"),
+              text % ("join-b", b, "join-a", a, "join-b"))
+    assert lines[0] in cycles, out
+    assert [line for line in lines if line.startswith("deadlock: ")] == [lines[0]], out
+    cond = waits[names["cond-waiter"]]
+    assert "waits for <threading.Condition at 0x%x> (its lock <_thread.RLock at 0x%x>)" % (
+        cond["address"], cond["lock"]) in out, out
+    for name, kind in (("event-waiter", "threading.Event"),
+                       ("sem-waiter", "threading.Semaphore"),
+                       ("bsem-waiter", "threading.BoundedSemaphore"),
+                       ("queue-getter", "queue.Queue"), ("queue-putter", "queue.Queue"),
+                       ("future-waiter", "concurrent.futures._base.Future")):
+        text = "waits for <%s at 0x%x>" % (kind, waits[names[name]]["address"])
+        assert any(line.strip() in (text, text + " (by its Python frame)") for line in lines), \
+            (name, out)
+    assert "held by an unknown thread" not in out, out
+
+
+# ---- without a target ------------------------------------------------------------
+
+
+def _frame(function, filename, addr):
+    return model.Frame(function=function, filename=filename, line=1, frame_addr=addr)
+
+
+def test_waited_frame():
+    lib = "/usr/lib/python3.14/"
+    cond = _frame("Condition.wait", lib + "threading.py", 1)
+    get = _frame("Queue.get", lib + "queue.py", 2)
+    user = _frame("work", "/app/threading.py", 3)
+    assert locks.waited_frame((cond, get, user)) == (get, "queue")
+    assert locks.waited_frame((cond, user, get)) == (cond, "condition")
+    # not blocked in a leaf: a Queue.get running Python, a user's own Condition
+    assert locks.waited_frame((get, user)) is None
+    assert locks.waited_frame((_frame("Condition.wait", "/app/mythreading.py", 4),)) is None
+    assert locks.waited_frame(()) is None
+    sel = _frame("EpollSelector.select", lib + "selectors.py", 5)
+    once = _frame("BaseEventLoop._run_once", lib + "asyncio/base_events.py", 6)
+    until = _frame("BaseEventLoop.run_until_complete", lib + "asyncio/base_events.py", 7)
+    assert locks.waited_frame((sel, once, until, user)) == (until, "event_loop")
+    assert locks.waited_frame((sel, user)) is None
+
+
+class _SelfTarget(object):
+    """frame_locals: ``self`` given per frame address."""
+
+    def __init__(self, selves):
+        self.selves = selves
+
+    def frame_locals(self, addr, **kw):
+        if "stack" in kw:
+            raise tl.locks.errors.PyframesError("no stack here")
+        return model.FrameValues(locals=(model.Local(name="self", kind="arg",
+                                                     value=self.selves.get(addr)),))
+
+
+def _obj(type_name, addr, **attrs):
+    children = []
+    for name, value in attrs.items():
+        children += [tl._v("str", "str", data=name.encode()), value]
+    return tl._v("other", type_name, addr, children=children)
+
+
+def _ident(n):
+    return tl._v("int", "int", data=n.to_bytes(4, "little"), number=1)
+
+
+def test_object_waits_over_fakes():
+    lib = "/usr/lib/python3.13/threading.py"
+    join = lambda a: _frame("Thread.join", lib, a)  # noqa: E731
+    selves = {0x10: _obj("Thread", 0xA0, _ident=_ident(0x200)),
+              0x20: _obj("Thread", 0xB0, _ident=_ident(0x100)),
+              0x30: _obj("Thread", 0xC0, _ident=_ident(0x999)),   # no such thread
+              0x40: _obj("Condition", 0xD0, _lock=tl._lock(0xE0)),
+              0x50: tl._v("unreadable", "", 0, data=b"bad"),       # nothing said
+              0x60: _obj("Thread", 0xF0, _ident=_ident(0x100))}    # on CPU
+    threads = [tl._thread(1, 0x100, 0x10), tl._thread(2, 0x200, 0x20),
+               tl._thread(3, 0x300, 0x30), tl._thread(4, 0x400, 0x40),
+               tl._thread(5, 0x500, 0x50), tl._thread(6, 0x600, 0x60, native="on CPU",
+                                                      on_cpu=True)]
+    frames = {1: join(0x10), 2: join(0x20), 3: join(0x30),
+              4: _frame("Condition.wait", lib, 0x40), 5: join(0x50), 6: join(0x60)}
+    threads = [model.Thread(thread_id=t.thread_id, native_thread_id=t.native_thread_id,
+                            frames=(frames[t.native_thread_id],), native=t.native,
+                            on_cpu=t.on_cpu) for t in threads]
+    report = locks.analyze(_SelfTarget(selves), threads, 13)
+    got = {tid: (w.lock.kind, w.lock.address, w.held_by) for tid, w in report.waits.items()}
+    assert got == {1: ("join", 0xA0, 2), 2: ("join", 0xB0, 1), 3: ("join", 0xC0, None),
+                   4: ("condition", 0xD0, None)}
+    assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]
+    assert report.waits[4].lock.text() == \
+        "<Condition at 0xd0> (its lock <_thread.lock at 0xe0>)"
+    assert locks.frame_lines(report, threads[3], threads[3].frames[0], "") == [
+        "waits for <Condition at 0xd0> (its lock <_thread.lock at 0xe0>) "
+        "(by its Python frame)"]
+    assert locks.deadlock_lines(report)[0] == (
+        "deadlock: thread 1 waits for <Thread at 0xa0> held by thread 2, which waits "
+        "for <Thread at 0xb0> held by thread 1")
