@@ -5,8 +5,9 @@ when present).
 The target is targets/waits_scenario.py: a join cycle (two threads joining
 each other), and threads blocked in Condition.wait, Event.wait,
 Semaphore.acquire (and a BoundedSemaphore's), Queue.get on an empty queue,
-Queue.put on a full one, Future.result of a pending future and an event
-loop's run_until_complete.  The oracle is the target's own record
+Queue.put on a full one, Future.result of a pending future, an event
+loop's run_until_complete, and a notified Condition.wait taking back an
+RLock the main thread holds.  The oracle is the target's own record
 (waits.json): the id() of the object each thread waits on (a Condition's
 lock's too) and the native id of the thread each join waits for.  Every
 version must find each of them (they are read from the frames' locals,
@@ -40,9 +41,18 @@ def scenario(request, tmp_path_factory):
 
 
 def _expected(s):
-    """native id -> (kind, address, held_by, Condition lock or None)."""
-    return {int(tid): (w["kind"], w["address"], w.get("joins"), w.get("lock"))
-            for tid, w in s.truth["waits"].items()}
+    """native id -> (kind, address, held_by, Condition lock or None).  The
+    thread taking a Condition's RLock back waits for the RLock's owner where
+    its innermost stack is readable (3.14+), else on the Condition."""
+    want = {}
+    for tid, w in s.truth["waits"].items():
+        if w["kind"] != "reacquire":
+            want[int(tid)] = (w["kind"], w["address"], w.get("joins"), w.get("lock"))
+        elif s.minor >= 14:
+            want[int(tid)] = ("lock", w["lock"], w["holder"], None)
+        else:
+            want[int(tid)] = ("condition", w["address"], None, w["lock"])
+    return want
 
 
 def _check(s, waits, cycles):
@@ -61,7 +71,7 @@ def _check(s, waits, cycles):
 
 
 def test_record_is_complete(scenario):
-    assert len(scenario.truth["waits"]) == len(scenario.truth["names"]) == 10
+    assert len(scenario.truth["waits"]) == len(scenario.truth["names"]) == 11
 
 
 def test_library(scenario, pyframes):
@@ -88,17 +98,12 @@ def test_cli_json(scenario, cli_env):
     res = tl.run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--json")
     assert res.returncode == 0, res.stderr.decode()
     doc = json.loads(res.stdout)
-    waits = {}
     for interp in doc["interpreters"]:
         for thread in interp["threads"]:
             w = thread["waits_for"]
             if w is not None:
-                waits[thread["native_thread_id"]] = (
-                    w["kind"], w["address"], w["held_by"],
-                    w["lock"]["address"] if "lock" in w else None)
                 assert ("thread_ident" in w) == (w["kind"] == "join")
-    cycles = [[e["native_thread_id"] for e in c] for c in doc["deadlocks"]]
-    problems = _check(scenario, waits, cycles)
+    problems = _check(scenario, *_document_waits(doc))
     assert not problems, "\n".join(problems)
 
 
@@ -129,6 +134,10 @@ def test_cli_text(scenario, cli_env):
         assert any(line.strip() in (text, text + " (by its Python frame)") for line in lines), \
             (name, out)
     assert "held by an unknown thread" not in out, out
+    again = waits[names["cond-reacquirer"]]
+    if scenario.minor >= 14:
+        assert '"cond-reacquirer" waits for <_thread.RLock at 0x%x> held by "MainThread"' % (
+            again["lock"]) in lines, out
 
 
 # ---- without a target ------------------------------------------------------------
@@ -211,3 +220,29 @@ def test_object_waits_over_fakes():
     assert locks.deadlock_lines(report)[0] == (
         "deadlock: thread 1 waits for <Thread at 0xa0> held by thread 2, which waits "
         "for <Thread at 0xb0> held by thread 1")
+
+
+def _document_waits(doc):
+    """(waits, cycles) of a JSON document, as _check takes them."""
+    waits = {}
+    for interp in doc["interpreters"]:
+        for thread in interp["threads"]:
+            w = thread["waits_for"]
+            if w is not None:
+                waits[thread["native_thread_id"]] = (
+                    w["kind"], w["address"], w["held_by"],
+                    w["lock"]["address"] if "lock" in w else None)
+    return waits, [[e["native_thread_id"] for e in c] for c in doc["deadlocks"]]
+
+
+@pytest.mark.parametrize("driver", tl.DRIVERS, ids=[d.name for d in tl.DRIVERS])
+def test_debugger_waits(scenario, driver):
+    """The debuggers' commands (the library's reader and the debugger's)."""
+    driver.require(scenario.interp.name)
+    cmd = driver.command
+    s = driver.run([("json", "%s --all --locks --json" % cmd),
+                    ("debugger", "%s --all --locks --json --reader debugger" % cmd)],
+                   pid=scenario.target.pid)
+    for name in ("json", "debugger"):
+        problems = _check(scenario, *_document_waits(s.json(name)))
+        assert not problems, "\n".join(problems) + "\n" + s.describe(name)

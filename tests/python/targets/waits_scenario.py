@@ -16,10 +16,15 @@ blocks):
 * "future-waiter": ``result()`` of a pending concurrent.futures.Future.
 * "loop-runner": ``run_until_complete()`` of a future nobody completes (the
   loop blocks in its selector).
+* "cond-reacquirer": notified in ``cond.wait()`` while the main thread holds
+  the Condition's RLock (and keeps it): it blocks taking the RLock back (the
+  RLock's ``_acquire_restore``), a wait for the main thread that the RLock
+  records.
 
 waits.json: {"waits": {native id: {"kind", "address" (id() of the object),
 "lock" (a Condition's lock's id()), "joins" (the joined thread's native
-id)}}, "names": {thread name: native id}}.
+id), "holder" (the native id of the thread holding the Condition's lock)}},
+"names": {thread name: native id}, "main": the main thread's native id}.
 """
 
 import asyncio
@@ -90,6 +95,14 @@ def loop_run():
     H.record(); loop.run_until_complete(pending)
 
 
+def cond_reacquire(cond, ready):
+    note("reacquire", cond, lock=id(cond._lock), holder=threading.main_thread().native_id)
+    H.record()
+    with cond:
+        ready.set()
+        cond.wait()
+
+
 def main():
     a = H.start(join_peer, "join-b", name="join-a")
     b = H.start(join_peer, "join-a", name="join-b")
@@ -107,12 +120,18 @@ def main():
     H.start(queue_put, full, name="queue-putter")
     H.start(future_result, concurrent.futures.Future(), name="future-waiter")
     H.start(loop_run, name="loop-runner")
+    reacquired, ready = threading.Condition(), threading.Event()
+    H.start(cond_reacquire, reacquired, ready, name="cond-reacquirer")
+    ready.wait()
+    reacquired.acquire()   # only once the waiter is in wait(): it released it there
+    reacquired.notify()    # and kept: the waiter blocks taking it back
     with H.cond:  # every worker has recorded (after noting its wait)
         while len(H.views) < len(H.threads):
             H.cond.wait(0.01)
     with truth_lock:
         doc = {"waits": {str(k): v for k, v in truth.items()},
-               "names": {t.name: t.native_id for t in H.threads}}
+               "names": {t.name: t.native_id for t in H.threads},
+               "main": threading.get_native_id()}
     path = os.path.join(H.workdir, "waits.json")
     with open(path + ".tmp", "w") as f:
         json.dump(doc, f)
