@@ -57,15 +57,21 @@ class Scenario(object):
 
 @pytest.fixture(scope="module", params=_interpreters())
 def scenario(request, tmp_path_factory):
+    yield from live_scenario(request, tmp_path_factory, "locks")
+
+
+def live_scenario(request, tmp_path_factory, name):
+    """The Scenario of targets/NAME_scenario.py run by the fixture's
+    interpreter, with its record (NAME.json) as ``truth``."""
     s = Scenario()
     s.interp = request.param
     if s.interp is None:
         conftest.require_interpreters()
     # the file handshake: a debugger's attach would interrupt a FIFO write
-    with LiveTarget(s.interp.path, "locks_scenario.py",
-                    tmp_path_factory.mktemp("locks-%s" % s.interp.name),
+    with LiveTarget(s.interp.path, "%s_scenario.py" % name,
+                    tmp_path_factory.mktemp("%s-%s" % (name, s.interp.name)),
                     handshake="file") as s.target:
-        with open(os.path.join(s.target.workdir, "locks.json")) as f:
+        with open(os.path.join(s.target.workdir, "%s.json" % name)) as f:
             s.truth = json.load(f)
         s.minor = int(s.target.doc["hexversion"]) >> 16 & 0xFF
         yield s
@@ -256,14 +262,23 @@ def test_cli_text(scenario, cli_env):
 DRIVERS = drivers.selected()
 
 
-@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
-def test_debugger_locks(scenario, driver):
+READERS = ("json", "debugger")
+
+
+def debugger_run(scenario, driver):
+    """The driver's session of ``--all --locks --json`` on the scenario's
+    process, by the library's reader ("json") and the debugger's ("debugger")."""
     driver.require(scenario.interp.name)
     cmd = driver.command
-    s = driver.run([("json", "%s --all --locks --json" % cmd),
-                    ("debugger", "%s --all --locks --json --reader debugger" % cmd)],
-                   pid=scenario.target.pid)
-    for name in ("json", "debugger"):
+    return driver.run([("json", "%s --all --locks --json" % cmd),
+                       ("debugger", "%s --all --locks --json --reader debugger" % cmd)],
+                      pid=scenario.target.pid)
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_debugger_locks(scenario, driver):
+    s = debugger_run(scenario, driver)
+    for name in READERS:
         problems = _mismatches(scenario, *_document(scenario, s.json(name)))
         assert not problems, "\n".join(problems) + "\n" + s.describe(name)
 

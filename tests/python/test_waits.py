@@ -16,28 +16,16 @@ other wait.
 """
 
 import json
-import os
 
 import pytest
 
 import test_locks as tl
-from livetarget import LiveTarget
 from pyframes import locks, model
 
 
 @pytest.fixture(scope="module", params=tl._interpreters())
 def scenario(request, tmp_path_factory):
-    s = tl.Scenario()
-    s.interp = request.param
-    if s.interp is None:
-        tl.conftest.require_interpreters()
-    with LiveTarget(s.interp.path, "waits_scenario.py",
-                    tmp_path_factory.mktemp("waits-%s" % s.interp.name),
-                    handshake="file") as s.target:
-        with open(os.path.join(s.target.workdir, "waits.json")) as f:
-            s.truth = json.load(f)
-        s.minor = int(s.target.doc["hexversion"]) >> 16 & 0xFF
-        yield s
+    yield from tl.live_scenario(request, tmp_path_factory, "waits")
 
 
 def _expected(s):
@@ -238,11 +226,7 @@ def _document_waits(doc):
 @pytest.mark.parametrize("driver", tl.DRIVERS, ids=[d.name for d in tl.DRIVERS])
 def test_debugger_waits(scenario, driver):
     """The debuggers' commands (the library's reader and the debugger's)."""
-    driver.require(scenario.interp.name)
-    cmd = driver.command
-    s = driver.run([("json", "%s --all --locks --json" % cmd),
-                    ("debugger", "%s --all --locks --json --reader debugger" % cmd)],
-                   pid=scenario.target.pid)
-    for name in ("json", "debugger"):
+    s = tl.debugger_run(scenario, driver)
+    for name in tl.READERS:
         problems = _check(scenario, *_document_waits(s.json(name)))
         assert not problems, "\n".join(problems) + "\n" + s.describe(name)

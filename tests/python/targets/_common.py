@@ -244,6 +244,20 @@ class Harness:
             os.write(ready, b"\n")
             os.close(ready)
 
+    def publish_truth(self, name, truth):
+        """Called from the main thread once every worker has been started:
+        once each has recorded its view, write ``truth()`` (the program's
+        own record, a JSON document) to NAME in the work directory, then
+        publish_and_block()."""
+        with self.cond:
+            while len(self.views) < len(self.threads):
+                self.cond.wait(0.01)
+        path = os.path.join(self.workdir, name)
+        with open(path + ".tmp", "w") as f:
+            json.dump(truth(), f)
+        os.replace(path + ".tmp", path)
+        self.publish_and_block()
+
     def publish_and_block(self):
         """Called from the main thread once every worker has been started."""
         self._wait_ready()

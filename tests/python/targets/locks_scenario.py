@@ -26,7 +26,6 @@ locks.json: {"locks": {name: id()}, "holds": {native id: [lock id, ...]}
 "names": {thread name: native id}, "idents": {native id: get_ident()}}.
 """
 
-import json
 import os
 import threading
 
@@ -104,20 +103,16 @@ def main():
     H.start(ctl_holder, name="ctl-holder")
     H.start(ctl_waiter, name="ctl-waiter")
     H.start(take, lock_e, name="explicit")
-    with H.cond:  # every worker has recorded (after noting its locks)
-        while len(H.views) < len(H.threads):
-            H.cond.wait(0.01)
+    H.publish_truth("locks.json", record)
+
+
+def record():
     with truth_lock:
-        doc = {"locks": {name: id(lock) for name, lock in LOCKS.items()},
-               "holds": {str(k): v for k, v in truth["holds"].items()},
-               "waits": {str(k): v for k, v in truth["waits"].items()},
-               "names": {t.name: t.native_id for t in H.threads},
-               "idents": {str(t.native_id): t.ident for t in H.threads}}
-    path = os.path.join(H.workdir, "locks.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f)
-    os.replace(path + ".tmp", path)
-    H.publish_and_block()
+        return {"locks": {name: id(lock) for name, lock in LOCKS.items()},
+                "holds": {str(k): v for k, v in truth["holds"].items()},
+                "waits": {str(k): v for k, v in truth["waits"].items()},
+                "names": {t.name: t.native_id for t in H.threads},
+                "idents": {str(t.native_id): t.ident for t in H.threads}}
 
 
 main()

@@ -29,8 +29,6 @@ id), "holder" (the native id of the thread holding the Condition's lock)}},
 
 import asyncio
 import concurrent.futures
-import json
-import os
 import queue
 import threading
 
@@ -63,29 +61,10 @@ def cond_wait(cond):
         H.record(); cond.wait()
 
 
-def event_wait(event):
-    note("event", event)
-    H.record(); event.wait()
-
-
-def sem_acquire(sem):
-    note("semaphore", sem)
-    H.record(); sem.acquire()
-
-
-def queue_get(q):
-    note("queue", q)
-    H.record(); q.get()
-
-
-def queue_put(q):
-    note("queue", q)
-    H.record(); q.put(2)
-
-
-def future_result(future):
-    note("future", future)
-    H.record(); future.result()
+def wait_on(kind, obj, method, *args):
+    """obj.method(*args), which blocks on obj."""
+    note(kind, obj)
+    H.record(); getattr(obj, method)(*args)
 
 
 def loop_run():
@@ -109,34 +88,30 @@ def main():
     peers.update({"join-a": a, "join-b": b})
     joined.wait()
     H.start(cond_wait, threading.Condition(), name="cond-waiter")
-    H.start(event_wait, threading.Event(), name="event-waiter")
-    H.start(sem_acquire, threading.Semaphore(0), name="sem-waiter")
+    H.start(wait_on, "event", threading.Event(), "wait", name="event-waiter")
+    H.start(wait_on, "semaphore", threading.Semaphore(0), "acquire", name="sem-waiter")
     bsem = threading.BoundedSemaphore(1)
     bsem.acquire()
-    H.start(sem_acquire, bsem, name="bsem-waiter")
-    H.start(queue_get, queue.Queue(), name="queue-getter")
+    H.start(wait_on, "semaphore", bsem, "acquire", name="bsem-waiter")
+    H.start(wait_on, "queue", queue.Queue(), "get", name="queue-getter")
     full = queue.Queue(maxsize=1)
     full.put(1)
-    H.start(queue_put, full, name="queue-putter")
-    H.start(future_result, concurrent.futures.Future(), name="future-waiter")
+    H.start(wait_on, "queue", full, "put", 2, name="queue-putter")
+    H.start(wait_on, "future", concurrent.futures.Future(), "result", name="future-waiter")
     H.start(loop_run, name="loop-runner")
     reacquired, ready = threading.Condition(), threading.Event()
     H.start(cond_reacquire, reacquired, ready, name="cond-reacquirer")
     ready.wait()
     reacquired.acquire()   # only once the waiter is in wait(): it released it there
     reacquired.notify()    # and kept: the waiter blocks taking it back
-    with H.cond:  # every worker has recorded (after noting its wait)
-        while len(H.views) < len(H.threads):
-            H.cond.wait(0.01)
+    H.publish_truth("waits.json", record)
+
+
+def record():
     with truth_lock:
-        doc = {"waits": {str(k): v for k, v in truth.items()},
-               "names": {t.name: t.native_id for t in H.threads},
-               "main": threading.get_native_id()}
-    path = os.path.join(H.workdir, "waits.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f)
-    os.replace(path + ".tmp", path)
-    H.publish_and_block()
+        return {"waits": {str(k): v for k, v in truth.items()},
+                "names": {t.name: t.native_id for t in H.threads},
+                "main": threading.get_native_id()}
 
 
 main()
