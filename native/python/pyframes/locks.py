@@ -59,7 +59,8 @@ from ._abi import PYF_LOCAL_NO_STACK
 from .escaping import escape
 from .values import int_value
 
-__all__ = ["LOCK_TYPES", "CALL_OPCODES", "Lock", "Wait", "LockReport", "analyze",
+__all__ = ["LOCK_TYPES", "CALL_OPCODES", "WAIT_FRAMES", "Lock", "Wait", "LockReport", "analyze",
+           "waited_frame", "object_of",
            "thread_label", "deadlock_lines", "wait_lines", "frame_lines", "to_json"]
 
 #: The lock types whose holder the graph follows (type names as the value
@@ -117,7 +118,8 @@ _READ = dict(stack="only", max_objects=4096, max_bytes=1 << 20)
 
 @dataclass(frozen=True)
 class Lock:
-    """A lock object of the target."""
+    """A lock object of the target, or (``kind`` other than "lock") an
+    object of the standard library a thread waits on."""
 
     address: int
     type_name: str
@@ -141,7 +143,8 @@ class Lock:
 
 @dataclass(frozen=True)
 class Wait:
-    """Thread ``native_thread_id`` waits for ``lock`` in its innermost frame."""
+    """Thread ``native_thread_id`` waits for ``lock`` (a lock, or an object
+    of the standard library) in its innermost frames."""
 
     native_thread_id: int
     lock: Lock
