@@ -230,3 +230,16 @@ def test_debugger_waits(scenario, driver):
     for name in tl.READERS:
         problems = _check(scenario, *_document_waits(s.json(name)))
         assert not problems, "\n".join(problems) + "\n" + s.describe(name)
+
+
+@pytest.mark.parametrize("driver", tl._CORE_DRIVERS, ids=[d.name for d in tl._CORE_DRIVERS])
+def test_core_waits(scenario, driver):
+    """gdb's core of the process read by each debugger: the same waits and
+    the join cycle (all read from memory the core keeps)."""
+    driver.require(scenario.interp.name)
+    if not tl.du.gdb_usable():
+        pytest.skip("no gdb to write an ELF core")
+    s = driver.run([("json", "%s --all --locks --json" % driver.command)],
+                   executable=scenario.target.view["executable"], core=tl._core(scenario))
+    problems = _check(scenario, *_document_waits(s.json("json")))
+    assert not problems, "\n".join(problems) + "\n" + s.describe("json")
