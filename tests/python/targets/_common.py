@@ -50,8 +50,10 @@ import time
 
 # System call numbers used to check that a thread is inside its blocking call.
 _SYSCALLS = {
-    "x86_64": {"read": {0}, "sleep": {35, 230}, "lock": {202}, "write": {1}},
-    "aarch64": {"read": {63}, "sleep": {101, 115}, "lock": {98}, "write": {64}},
+    "x86_64": {"read": {0}, "sleep": {35, 230}, "lock": {202}, "write": {1},
+               "poll": {7, 23, 232, 270, 271, 281, 441}},
+    "aarch64": {"read": {63}, "sleep": {101, 115}, "lock": {98}, "write": {64},
+                "poll": {22, 72, 73, 441}},
 }
 
 _PADDING = 4 * 1024 * 1024  # > the largest pipe buffer (/proc/sys/fs/pipe-max-size)
