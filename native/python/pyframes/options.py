@@ -71,9 +71,10 @@ def add_stack_options(parser, json_group=None):
              "first; implies --tasks)")
     parser.add_argument(
         "--locks", action="store_true",
-        help="the locks each frame holds (inside `with lock:`), the lock each "
-             "thread waits for and who holds it, and every deadlock (cycle of "
-             "waits), printed first (with --json \"deadlocks\", \"waits_for\" "
+        help="the locks each frame holds (inside `with lock:`), the lock or "
+             "object (Condition, Event, Queue, thread join, Future...) each thread "
+             "waits for and who holds it, and every deadlock (cycle of waits), "
+             "printed first (with --json \"deadlocks\", \"waits_for\" "
              "per thread and \"holds\" per frame)")
     add_value_options(parser)
     return parser
