@@ -42,6 +42,9 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
     # With DWARF loaded, the first symbol lookup waits for gdb to index it
     # (about a second for python3.X-dbg): try the ELF sections first.
     cheap_symbol_lookup = False
+    # threads named as gdb does with several inferiors ("thread 2.3"):
+    # py-bt-fast --all-inferiors
+    qualified_labels = False
 
     def __init__(self):
         self.inferior = gdb.selected_inferior()
@@ -268,6 +271,8 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         for thread in self._thread_list():
             pid, lwp, _tid = thread.ptid
             if (lwp or pid) == native_tid:
+                if self.qualified_labels:
+                    return "thread %d.%d" % (self.inferior.num, thread.num)
                 return "thread %d" % thread.num
         return None
 
@@ -579,7 +584,8 @@ class PyBtFastCommand(gdb.Command):
     def complete(self, text, word):
         if _pyf is None:
             return []
-        token, words = _pyf.options.completions(text)
+        token, words = _pyf.options.completions(
+            text, extra=(_pyf.options.PROCESSES_OPTION["gdb"][0],))
         # gdb replaces only `word` (it breaks words at '-'): return suffixes.
         cut = len(token) - len(word or "")
         return [w[cut:] for w in words]
@@ -588,8 +594,44 @@ class PyBtFastCommand(gdb.Command):
         self.dont_repeat()
         if self.session is None:
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
-        gdb.write(_pyframes_run("py-bt-fast",
-                                lambda: self.session.run(argument, PyframesGdbAdapter())))
+        gdb.write(_pyframes_run("py-bt-fast", lambda: self.session.run(
+            argument, PyframesGdbAdapter(), each_process=_pyframes_each_inferior)))
+
+
+def _pyframes_each_inferior():
+    """py-bt-fast --all-inferiors: ("gdb inferior N", its adapter) of each
+    inferior with a live process or a core file, each selected in turn; the
+    user's inferior, thread and frame selected again at the end."""
+    inferior = gdb.selected_inferior()
+    thread = gdb.selected_thread()
+    try:
+        frame = gdb.selected_frame()
+    except gdb.error:
+        frame = None
+    try:
+        for inf in gdb.inferiors():
+            if not inf.is_valid() or inf.pid <= 0:
+                continue
+            if gdb.selected_inferior().num != inf.num:
+                # a thread's switch selects its inferior, and prints
+                # nothing (the command `inferior N` shows the frame)
+                threads = sorted(inf.threads(), key=lambda t: t.num)
+                if not threads:
+                    continue
+                threads[0].switch()
+            adapter = PyframesGdbAdapter()
+            adapter.qualified_labels = True
+            yield "gdb inferior %d" % inf.num, adapter
+    finally:
+        try:
+            if thread is not None and thread.is_valid():
+                thread.switch()
+            elif inferior.is_valid() and gdb.selected_inferior().num != inferior.num:
+                gdb.execute("inferior %d" % inferior.num, to_string=True)
+            if frame is not None and frame.is_valid():
+                frame.select()
+        except gdb.error:
+            pass
 
 
 def _pyframes_taken(name):
@@ -762,6 +804,8 @@ def _pyframes_install():
         if state.get("session") is not None:
             state["session"].close()
     session = _pyf.new_session("py-bt-fast", "gdb") if _pyf is not None else None
+    if session is not None:
+        session.enable_processes(*_pyf.options.PROCESSES_OPTION["gdb"])
     PyBtFastCommand(session)
     PySampleCommand(session)
     if session is not None:
