@@ -117,8 +117,8 @@ def check_documents(ranks, docs):
 
 def check_groups(ranks, groups):
     """Every thread of every rank in exactly one group; the loaders of the
-    ranks of one interpreter in one group, so their main threads; each
-    rank-R thread alone; the main threads of all (no stdlib frame) in one;
+    ranks of one interpreter in one group, the third rank's in another; the
+    main threads of all (no stdlib frame) in one; each rank-R thread alone;
     a group's frames its members' own."""
     frames = {}
     for r in ranks:
