@@ -229,7 +229,8 @@ def test_gdb_all_inferiors(ranks):
     setup += ["inferior 2", "thread 2"]
     commands = setup + ["thread", "py-bt-fast --all-inferiors --json",
                         "py-bt-fast --all-inferiors --group --json",
-                        "py-bt-fast --all-inferiors --no-source", "thread"]
+                        "py-bt-fast --all-inferiors --no-source", "thread",
+                        "complete py-bt-fast --all-i"]
     session = du.run_gdb(commands, pid=ranks[0].pid)
     base = len(setup)
     before, after = session[base], session[base + 4]
@@ -247,3 +248,35 @@ def test_gdb_all_inferiors(ranks):
     for n, r in enumerate(ranks, 1):
         assert "[gdb inferior %d]:" % n in _sections(text)[r.pid][0], text
     assert re.search(r"\[gdb thread 3\.\d+\]:$", text, re.M), text
+    assert "py-bt-fast --all-inferiors" in session[base + 5].splitlines(), \
+        session.describe(base + 5)
+
+
+def test_gdb_not_python(ranks):
+    """An inferior that runs no Python: its error under its header, the
+    other inferior still shown."""
+    du.require("gdb")
+    sleeper = du.sleeper()
+    try:
+        session = du.run_gdb(["add-inferior", "inferior 2", "attach %d" % sleeper.pid,
+                              "py-bt-fast --all-inferiors --no-source",
+                              "py-bt-fast --all-inferiors --json"], pid=ranks[2].pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    text = session[3]
+    sections = _sections(text)
+    assert sections[sleeper.pid][0].endswith("[gdb inferior 2]:"), text
+    assert sections[sleeper.pid][1][0].startswith("  error: not a Python process"), text
+    check_text([ranks[2]], text)
+    docs = session.json(4)["processes"]
+    assert docs[1]["pid"] == sleeper.pid and docs[1]["error"].startswith("not a Python"), docs
+    check_documents([ranks[2]], docs[:1])
+
+
+def test_gdb_no_process():
+    """No inferior with a process: the message of one inferior without."""
+    du.require("gdb")
+    session = du.run_gdb(["py-bt-fast --all-inferiors", "py-bt-fast --all-inferiors --info"])
+    assert "no process or core file" in session[0], session.describe(0)
+    assert "--info describes one process" in session[1], session.describe(1)
