@@ -310,11 +310,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         """Each thread's ``count`` innermost frames as (name, module) (each
         thread selected for its unwind; the user's thread and frame selected
         again once, at the end)."""
-        selected = gdb.selected_thread()
-        try:
-            frame = gdb.selected_frame()
-        except gdb.error:
-            frame = None
+        selected = _pyframes_selection()
         out = {}
         try:
             for tid in native_tids:
@@ -333,10 +329,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 if names:
                     out[tid] = names
         finally:
-            if selected is not None and selected.is_valid():
-                selected.switch()
-                if frame is not None and frame.is_valid():
-                    frame.select()
+            _pyframes_select(*selected)
         return out
 
     def native_frames(self, native_tid):
@@ -345,19 +338,30 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         thread = self._thread_of(native_tid)
         if thread is None:
             return None
-        selected = gdb.selected_thread()
-        try:
-            frame = gdb.selected_frame()
-        except gdb.error:
-            frame = None
+        selected = _pyframes_selection()
         try:
             thread.switch()
             return _pyframes_native(gdb.newest_frame())
         finally:
-            if selected is not None and selected.is_valid():
-                selected.switch()
-                if frame is not None and frame.is_valid():
-                    frame.select()
+            _pyframes_select(*selected)
+
+
+def _pyframes_selection():
+    """The user's selected thread and frame (None for none), to select
+    again with _pyframes_select once a walk has switched threads."""
+    try:
+        frame = gdb.selected_frame()
+    except gdb.error:
+        frame = None
+    return gdb.selected_thread(), frame
+
+
+def _pyframes_select(thread, frame):
+    """Select that thread (and its inferior) and frame again, when still valid."""
+    if thread is not None and thread.is_valid():
+        thread.switch()
+        if frame is not None and frame.is_valid():
+            frame.select()
 
 
 if _pyf is not None:
@@ -603,11 +607,7 @@ def _pyframes_each_inferior():
     inferior with a live process or a core file, each selected in turn; the
     user's inferior, thread and frame selected again at the end."""
     inferior = gdb.selected_inferior()
-    thread = gdb.selected_thread()
-    try:
-        frame = gdb.selected_frame()
-    except gdb.error:
-        frame = None
+    selected = _pyframes_selection()
     try:
         for inf in gdb.inferiors():
             if not inf.is_valid() or inf.pid <= 0:
@@ -624,12 +624,10 @@ def _pyframes_each_inferior():
             yield "gdb inferior %d" % inf.num, adapter
     finally:
         try:
-            if thread is not None and thread.is_valid():
-                thread.switch()
-            elif inferior.is_valid() and gdb.selected_inferior().num != inferior.num:
+            if selected[0] is None and inferior.is_valid() \
+                    and gdb.selected_inferior().num != inferior.num:
                 gdb.execute("inferior %d" % inferior.num, to_string=True)
-            if frame is not None and frame.is_valid():
-                frame.select()
+            _pyframes_select(*selected)
         except gdb.error:
             pass
 
