@@ -280,3 +280,30 @@ def test_gdb_no_process():
     session = du.run_gdb(["py-bt-fast --all-inferiors", "py-bt-fast --all-inferiors --info"])
     assert "no process or core file" in session[0], session.describe(0)
     assert "--info describes one process" in session[1], session.describe(1)
+
+
+def test_lldb_all_targets(ranks):
+    """One lldb, one target per rank (target create, process attach):
+    pystack --all-targets shows each, as JSON, and --group across them."""
+    du.require("lldb")
+    setup = []
+    for r in ranks[1:]:
+        setup += ["target create %s" % os.readlink("/proc/%d/exe" % r.pid),
+                  "process attach -p %d" % r.pid]
+    setup.append("target select 0")
+    commands = setup + ["pystack --all-targets --json", "pystack --all-targets --group --json",
+                        "pystack --all-targets --no-source"]
+    for n in (1, 2):
+        commands += ["target select %d" % n, "process detach"]
+    commands.append("target select 0")
+    session = du.run_lldb(commands, pid=ranks[0].pid)
+    base = len(setup)
+    doc = session.json(base)
+    assert [d["pid"] for d in doc["processes"]] == [r.pid for r in ranks], doc
+    assert [d["label"] for d in doc["processes"]] == ["lldb target %d" % n for n in (0, 1, 2)]
+    check_documents(ranks, doc["processes"])
+    check_groups(ranks, session.json(base + 1)["groups"])
+    text = session[base + 2]
+    check_text(ranks, text)
+    for n, r in enumerate(ranks):
+        assert "[lldb target %d]:" % n in _sections(text)[r.pid][0], text

@@ -264,8 +264,9 @@ def build_parser(command_name, description=None):
 
 
 def add_processes_option(parser, option, what):
-    """The option (gdb: --all-inferiors) of the command in every process of
-    the debugger, each ``what`` ("inferior") in turn; ``all_processes``."""
+    """The option (gdb: --all-inferiors, lldb: --all-targets) of the
+    command in every process of the debugger, each ``what`` ("inferior")
+    in turn; ``all_processes``."""
     parser.add_argument(
         option, dest="all_processes", action="store_true",
         help="every %s with a live process or a core file in turn, each under a "
@@ -375,7 +376,8 @@ Example: {cmd} --all --no-source
 _THREAD_COMMANDS = {"gdb": "info threads", "lldb": "thread list"}
 
 #: The option of the command in every process, per debugger, and its help.
-PROCESSES_OPTION = {"gdb": ("--all-inferiors", "inferior")}
+PROCESSES_OPTION = {"gdb": ("--all-inferiors", "inferior"),
+                    "lldb": ("--all-targets", "target")}
 _PROCESSES_HELP = """\
   {option:<16} every {what} (live or a core) in turn, each under a
                    header naming it, --all in each (with --json a

@@ -233,9 +233,10 @@ class Session(object):
                                lambda options: self._run(options, adapter, each_process))
 
     def enable_processes(self, option, what):
-        """Add ``option`` (gdb: --all-inferiors): the command in every
-        process of the debugger (``what``: "inferior")."""
+        """Add ``option`` (gdb: --all-inferiors, lldb: --all-targets): the
+        command in every process of the debugger (``what``: "inferior")."""
         add_processes_option(self.parser, option, what)
+        self.processes_option = option
 
     def run_parsed(self, parser, argument_string, adapter, body):
         """Parse argument_string with parser and return body(options), the
@@ -276,12 +277,13 @@ class Session(object):
                                  _DebuggerFront(self, adapter, cached, kind))
 
     def _run_processes(self, options, each_process):
-        """--all-inferiors: the command in each process each_process()
-        selects (--all unless --thread), under a header naming it
+        """--all-inferiors (--all-targets): the command in each process
+        each_process() selects (--all unless --thread), under a header naming it
         (stack_command.run_processes); one that cannot be read has its
         error in its place."""
         if options.info:
-            raise CommandError("--info describes one process (not with --all-inferiors)")
+            raise CommandError("--info describes one process (not with %s)"
+                               % self.processes_option)
         if options.thread is None:
             options.all = True
         found = []

@@ -327,7 +327,8 @@ def select_thread(target, wanted, by_python_id=True, **walk):
 
 def run_processes(processes, options, failure):
     """The stack command over several processes (``dump PID PID ...``,
-    py-bt-fast --all-inferiors): (text, number of processes not read).
+    py-bt-fast --all-inferiors, pystack --all-targets): (text, number of
+    processes not read).
 
     ``processes`` yields (pid, command, label, within) per process:
     command its command line (render.process_command) or None, label the
