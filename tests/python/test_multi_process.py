@@ -230,7 +230,8 @@ def test_gdb_all_inferiors(ranks):
     commands = setup + ["thread", "py-bt-fast --all-inferiors --json",
                         "py-bt-fast --all-inferiors --group --json",
                         "py-bt-fast --all-inferiors --no-source", "thread",
-                        "complete py-bt-fast --all-i"]
+                        "complete py-bt-fast --all-i",
+                        "py-bt-fast --all-inferiors --json --reader debugger"]
     session = du.run_gdb(commands, pid=ranks[0].pid)
     base = len(setup)
     before, after = session[base], session[base + 4]
@@ -250,6 +251,10 @@ def test_gdb_all_inferiors(ranks):
     assert re.search(r"\[gdb thread 3\.\d+\]:$", text, re.M), text
     assert "py-bt-fast --all-inferiors" in session[base + 5].splitlines(), \
         session.describe(base + 5)
+    # read through gdb: each entry still has its inferior's pid
+    doc = session.json(base + 6)
+    assert [d["pid"] for d in doc["processes"]] == [r.pid for r in ranks], doc
+    check_documents(ranks, doc["processes"])
 
 
 def test_gdb_not_python(ranks):

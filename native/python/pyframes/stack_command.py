@@ -387,12 +387,14 @@ def _processes_json(outputs, group, limited):
             doc["label"] = label
         if error is not None:
             doc["error"] = error
-        elif group:
-            snapshot, threads, _source = out
-            doc.update(json.loads(json_text(snapshot, limited=limited)))
-            members.extend((pid, t) for t in threads)
         else:
-            doc.update(json.loads(out))
+            if group:
+                snapshot, threads, _source = out
+                out = json_text(snapshot, limited=limited)
+                members.extend((pid, t) for t in threads)
+            own = json.loads(out)
+            own.pop("pid", None)  # null when read through a debugger: its own is known
+            doc.update(own)
         docs.append(doc)
     result = {"processes": docs}
     if group:
