@@ -312,3 +312,12 @@ def test_lldb_all_targets(ranks):
     check_text(ranks, text)
     for n, r in enumerate(ranks):
         assert "[lldb target %d]:" % n in _sections(text)[r.pid][0], text
+
+
+def test_cli_usage(cli_env):
+    """What several PIDs do not take: a usage error (status 2) for one
+    process's _PyRuntime; --group across them refuses what it cannot group."""
+    code, _out, err = _dump(cli_env, 1, 2, "--runtime-addr", "0x1000")
+    assert code == 2 and "give one PID" in err, err
+    code, _out, err = _dump(cli_env, 1, 2, "--group", "--tasks")
+    assert code == 1 and "--group across processes" in err, err

@@ -166,7 +166,8 @@ def _dump_many(args, out):
     one that cannot be read has its error in its place, and the exit status
     is 1."""
     if args.runtime_addr:
-        raise UsageError("--runtime-addr is one process's _PyRuntime: give one PID")
+        return _fail("--runtime-addr is one process's _PyRuntime: give one PID "
+                     "(see '%s --help')" % PROG, 2)
 
     def within(pid):
         def body(fn):
