@@ -42,6 +42,9 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
     # With DWARF loaded, the first symbol lookup waits for gdb to index it
     # (about a second for python3.X-dbg): try the ELF sections first.
     cheap_symbol_lookup = False
+    # threads named as gdb does with several inferiors ("thread 2.3"):
+    # py-bt-fast --all-inferiors
+    qualified_labels = False
 
     def __init__(self):
         self.inferior = gdb.selected_inferior()
@@ -268,6 +271,8 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         for thread in self._thread_list():
             pid, lwp, _tid = thread.ptid
             if (lwp or pid) == native_tid:
+                if self.qualified_labels:
+                    return "thread %d.%d" % (self.inferior.num, thread.num)
                 return "thread %d" % thread.num
         return None
 
@@ -305,11 +310,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         """Each thread's ``count`` innermost frames as (name, module) (each
         thread selected for its unwind; the user's thread and frame selected
         again once, at the end)."""
-        selected = gdb.selected_thread()
-        try:
-            frame = gdb.selected_frame()
-        except gdb.error:
-            frame = None
+        selected = _pyframes_selection()
         out = {}
         try:
             for tid in native_tids:
@@ -328,10 +329,7 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 if names:
                     out[tid] = names
         finally:
-            if selected is not None and selected.is_valid():
-                selected.switch()
-                if frame is not None and frame.is_valid():
-                    frame.select()
+            _pyframes_select(*selected)
         return out
 
     def native_frames(self, native_tid):
@@ -340,19 +338,30 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         thread = self._thread_of(native_tid)
         if thread is None:
             return None
-        selected = gdb.selected_thread()
-        try:
-            frame = gdb.selected_frame()
-        except gdb.error:
-            frame = None
+        selected = _pyframes_selection()
         try:
             thread.switch()
             return _pyframes_native(gdb.newest_frame())
         finally:
-            if selected is not None and selected.is_valid():
-                selected.switch()
-                if frame is not None and frame.is_valid():
-                    frame.select()
+            _pyframes_select(*selected)
+
+
+def _pyframes_selection():
+    """The user's selected thread and frame (None for none), to select
+    again with _pyframes_select once a walk has switched threads."""
+    try:
+        frame = gdb.selected_frame()
+    except gdb.error:
+        frame = None
+    return gdb.selected_thread(), frame
+
+
+def _pyframes_select(thread, frame):
+    """Select that thread (and its inferior) and frame again, when still valid."""
+    if thread is not None and thread.is_valid():
+        thread.switch()
+        if frame is not None and frame.is_valid():
+            frame.select()
 
 
 if _pyf is not None:
@@ -579,7 +588,8 @@ class PyBtFastCommand(gdb.Command):
     def complete(self, text, word):
         if _pyf is None:
             return []
-        token, words = _pyf.options.completions(text)
+        token, words = _pyf.options.completions(
+            text, extra=(_pyf.options.PROCESSES_OPTION["gdb"][0],))
         # gdb replaces only `word` (it breaks words at '-'): return suffixes.
         cut = len(token) - len(word or "")
         return [w[cut:] for w in words]
@@ -588,8 +598,38 @@ class PyBtFastCommand(gdb.Command):
         self.dont_repeat()
         if self.session is None:
             raise gdb.GdbError(_PYF_IMPORT_ERROR)
-        gdb.write(_pyframes_run("py-bt-fast",
-                                lambda: self.session.run(argument, PyframesGdbAdapter())))
+        gdb.write(_pyframes_run("py-bt-fast", lambda: self.session.run(
+            argument, PyframesGdbAdapter(), each_process=_pyframes_each_inferior)))
+
+
+def _pyframes_each_inferior():
+    """py-bt-fast --all-inferiors: ("gdb inferior N", its adapter) of each
+    inferior with a live process or a core file, each selected in turn; the
+    user's inferior, thread and frame selected again at the end."""
+    inferior = gdb.selected_inferior()
+    selected = _pyframes_selection()
+    try:
+        for inf in gdb.inferiors():
+            if not inf.is_valid() or inf.pid <= 0:
+                continue
+            if gdb.selected_inferior().num != inf.num:
+                # a thread's switch selects its inferior, and prints
+                # nothing (the command `inferior N` shows the frame)
+                threads = sorted(inf.threads(), key=lambda t: t.num)
+                if not threads:
+                    continue
+                threads[0].switch()
+            adapter = PyframesGdbAdapter()
+            adapter.qualified_labels = True
+            yield "gdb inferior %d" % inf.num, adapter
+    finally:
+        try:
+            if selected[0] is None and inferior.is_valid() \
+                    and gdb.selected_inferior().num != inferior.num:
+                gdb.execute("inferior %d" % inferior.num, to_string=True)
+            _pyframes_select(*selected)
+        except gdb.error:
+            pass
 
 
 def _pyframes_taken(name):
@@ -762,6 +802,8 @@ def _pyframes_install():
         if state.get("session") is not None:
             state["session"].close()
     session = _pyf.new_session("py-bt-fast", "gdb") if _pyf is not None else None
+    if session is not None:
+        session.enable_processes(*_pyf.options.PROCESSES_OPTION["gdb"])
     PyBtFastCommand(session)
     PySampleCommand(session)
     if session is not None:

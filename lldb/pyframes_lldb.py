@@ -750,7 +750,22 @@ class PyStack(object):
         if _SESSION is None:
             result.SetError(_IMPORT_ERROR)
             return
-        _finish(result, "pystack", lambda: _SESSION.run(command, LldbAdapter.of(exe_ctx)))
+        _finish(result, "pystack", lambda: _SESSION.run(
+            command, LldbAdapter.of(exe_ctx), each_process=lambda: _each_target(debugger)))
+
+
+def _each_target(debugger):
+    """pystack --all-targets: ("lldb target N", its adapter) of each target
+    with a live process or a core file (N: its index, as `target list`
+    numbers it); an adapter names its target and process, so nothing is
+    selected."""
+    for i in range(debugger.GetNumTargets()):
+        target = debugger.GetTargetAtIndex(i)
+        process = target.GetProcess() if target and target.IsValid() else None
+        adapter = LldbAdapter(target, process, process.GetSelectedThread()
+                              if process is not None and process.IsValid() else None)
+        if adapter.has_process():
+            yield "lldb target %d" % i, adapter
 
 
 def _finish(result, name, command):
@@ -824,6 +839,8 @@ for _name in (_pyf.navigation_names() if _pyf is not None else ()):
 
 _SESSION = (_pyf.new_session("pystack", "lldb", globals().get("_SESSION"))
             if _pyf is not None else None)
+if _SESSION is not None:
+    _SESSION.enable_processes(*_pyf.options.PROCESSES_OPTION["lldb"])
 _SAMPLE = _pyf.sample_command.SampleCommand(_SESSION) if _SESSION is not None else None
 
 

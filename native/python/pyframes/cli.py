@@ -9,7 +9,7 @@ from . import __version__, _loader, errors, target as api
 from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
 from .options import add_stack_options, number_in, positive_int
-from .render import process_source
+from .render import process_command, process_source
 from . import report, sampling, stack_command, waits
 
 PROG = "pyframes"
@@ -28,8 +28,10 @@ def build_parser():
     sub.required = True
     dump = sub.add_parser("dump", help="print the Python stack of every thread",
                           description="Print the Python stack of every thread "
-                          "of a live process (innermost frame first).")
-    dump.add_argument("pid", type=positive_int, metavar="PID")
+                          "of a live process (innermost frame first); of several "
+                          "processes, each under a header naming it (with --group: "
+                          "the threads with the same stack in any of them once).")
+    dump.add_argument("pid", type=positive_int, metavar="PID", nargs="+")
     fmt = dump.add_mutually_exclusive_group()
     add_stack_options(dump, json_group=fmt)
     fmt.add_argument("--collapsed", action="store_true",
@@ -144,6 +146,9 @@ def _open(args):
 
 
 def _dump(args, out):
+    if len(args.pid) > 1:
+        return _dump_many(args, out)
+    args.pid = args.pid[0]
     with _open(args) as target:
         try:
             text = stack_command.run(target, args, _CommandLineFront(args.pid))
@@ -153,6 +158,35 @@ def _dump(args, out):
             raise
     out.write(text)
     out.flush()
+    return 0
+
+
+def _dump_many(args, out):
+    """dump PID PID ...: each process in turn (stack_command.run_processes);
+    one that cannot be read has its error in its place, and the exit status
+    is 1."""
+    if args.runtime_addr:
+        return _fail("--runtime-addr is one process's _PyRuntime: give one PID "
+                     "(see '%s --help')" % PROG, 2)
+
+    def within(pid):
+        def body(fn):
+            with api.attach(pid) as target:
+                try:
+                    return fn(target, _CommandLineFront(pid))
+                except PyframesError as exc:
+                    if sampling.process_gone(pid):
+                        raise CommandError(errors.process_exited(pid, "it was being read", exc))
+                    raise
+        return body
+
+    text, failed = stack_command.run_processes(
+        ((pid, process_command(pid), None, within(pid)) for pid in args.pid), args,
+        lambda pid, exc: str(exc))
+    out.write(text)
+    out.flush()
+    if failed:
+        return _fail("%d of %d processes could not be read" % (failed, len(args.pid)), 1)
     return 0
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "new_parser",
     "add_stack_options",
     "build_parser",
+    "add_processes_option",
     "completions",
     "parse_arguments",
     "describe",
@@ -263,9 +264,22 @@ def build_parser(command_name, description=None):
     return parser
 
 
-def completions(text):
+def add_processes_option(parser, option, what):
+    """The option (gdb: --all-inferiors, lldb: --all-targets) of the
+    command in every process of the debugger, each ``what`` ("inferior")
+    in turn; ``all_processes``."""
+    parser.add_argument(
+        option, dest="all_processes", action="store_true",
+        help="every %s with a live process or a core file in turn, each under a "
+             "header naming it (--all in each unless --thread; with --json a "
+             "\"processes\" list; with --group the threads with the same stack in "
+             "any of them once)" % what)
+
+
+def completions(text, extra=()):
     """Completion of the arguments typed so far: (the word being typed, the
-    option names or option values that extend it), from the parser itself."""
+    option names or option values that extend it), from the parser itself
+    (and the options ``extra``: gdb's --all-inferiors)."""
     parts = text.split()
     token = "" if not parts or text[-1:].isspace() else parts[-1]
     before = parts[:-1] if token else parts
@@ -275,6 +289,7 @@ def completions(text):
         if previous in action.option_strings and action.choices:
             return token, [c for c in action.choices if c.startswith(token)]
     words = [o for a in actions for o in a.option_strings if o.startswith("--")]
+    words.extend(extra)
     return token, [w for w in words if w.startswith(token)]
 
 
@@ -353,7 +368,7 @@ packages.  Without options it shows the thread selected in {dbg}.
                    reads through {dbg} (core files, remote targets)
   --info           what pyframes knows of the target (version, _PyRuntime,
                    how it was found, the reader) instead of a stack
-
+{processes}
 Example: {cmd} --all --no-source
 
 `pyframes-bt on|off` switches the Python frames in {dbg}'s own bt.
@@ -361,11 +376,23 @@ Example: {cmd} --all --no-source
 
 _THREAD_COMMANDS = {"gdb": "info threads", "lldb": "thread list"}
 
+#: The option of the command in every process, per debugger, and its help.
+PROCESSES_OPTION = {"gdb": ("--all-inferiors", "inferior"),
+                    "lldb": ("--all-targets", "target")}
+_PROCESSES_HELP = """\
+  {option:<16} every {what} (live or a core) in turn, each under a
+                   header naming it, --all in each (with --json a
+                   "processes" list; with --group the same stack in any of
+                   them once)
+"""
+
 
 def describe(command_name, debugger_name):
     """The long help text of the command in one debugger."""
+    option = PROCESSES_OPTION.get(debugger_name)
     return _LONG_HELP.format(
         cmd=command_name, dbg=debugger_name,
+        processes=_PROCESSES_HELP.format(option=option[0], what=option[1]) if option else "",
         threads=_THREAD_COMMANDS.get(debugger_name, "the thread list"))
 
 

@@ -30,6 +30,10 @@ __all__ = [
     "group_threads",
     "group_header",
     "groups_json",
+    "process_command",
+    "process_header",
+    "format_process_groups",
+    "process_groups_json",
     "labelled_header",
     "thread_table",
     "format_threads_text",
@@ -414,24 +418,32 @@ def _listed(items):
     return shown
 
 
-def group_header(group):
+def group_header(group, pids=None):
     """``12 threads with the same stack: "pool-0", "pool-1", ... (native
     1, 2, ..., waiting on a lock):``: the count, the names (at most
     GROUP_SHOWN; a name several threads share once, with their count:
     ``"python3.13" x12``), the native ids, and the native wait when every
-    thread of the group has the same."""
+    thread of the group has the same.  With ``pids`` (each thread's
+    process, --group across processes): ``8 threads in 8 processes with
+    the same stack: ... (pid:native 1234:1234, 1235:1235, ...)``."""
     counts = {}
     for t in group:
         if getattr(t, "name", None) is not None:
             counts[t.name] = counts.get(t.name, 0) + 1
     names = [quoted_name(n) + (" x%d" % k if k > 1 else "") for n, k in counts.items()]
-    head = "%d threads with the same stack" % len(group)
+    head = "%d threads" % len(group)
+    if pids is not None:
+        head += " in %d process%s" % (len(set(pids)), "" if len(set(pids)) == 1 else "es")
+    head += " with the same stack"
     if names:
         head += ": " + _listed(names)
     parts = []
-    tids = ["%d" % t.native_thread_id for t in group if t.native_thread_id is not None]
-    if tids:
-        parts.append("native " + _listed(tids))
+    if pids is not None:
+        parts.append("pid:native " + _listed(_members(group, pids)))
+    else:
+        tids = ["%d" % t.native_thread_id for t in group if t.native_thread_id is not None]
+        if tids:
+            parts.append("native " + _listed(tids))
     natives = set(getattr(t, "native", None) for t in group)
     if len(natives) == 1 and None not in natives:
         parts.append(escape(natives.pop()))
@@ -444,11 +456,86 @@ def groups_json(threads):
     """The "groups" list of --group --json: one entry per distinct stack,
     with every thread's native id, Python thread id and name (null when
     unknown) in the same order, and the frames once."""
-    return [{"native_thread_ids": [t.native_thread_id for t in group],
-             "thread_ids": [t.thread_id for t in group],
-             "names": [getattr(t, "name", None) for t in group],
-             "frames": [f.to_dict() for f in group[0].frames]}
-            for group in group_threads(threads)]
+    return [_group_json(group) for group in group_threads(threads)]
+
+
+def _group_json(group):
+    return {"native_thread_ids": [t.native_thread_id for t in group],
+            "thread_ids": [t.thread_id for t in group],
+            "names": [getattr(t, "name", None) for t in group],
+            "frames": [f.to_dict() for f in group[0].frames]}
+
+
+def _members(threads, pids):
+    """``pid:native_tid`` of each thread (``pid:?`` without a native id)."""
+    return ["%d:%s" % (pid, "?" if t.native_thread_id is None else t.native_thread_id)
+            for t, pid in zip(threads, pids)]
+
+
+#: The longest command line a process header shows.
+MAX_COMMAND = 200
+
+
+def process_command(pid):
+    """The command line of a live local process (/proc/PID/cmdline, its
+    arguments joined by spaces), escaped and bounded; None when unreadable."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            data = f.read(4 * MAX_COMMAND)
+    except (OSError, ValueError):
+        return None
+    words = [w.decode("utf-8", "backslashreplace") for w in data.split(b"\0") if w]
+    return bounded(" ".join(words), MAX_COMMAND) if words else None
+
+
+def process_header(pid, command=None, label=None):
+    """``Process 1234 (python3.14 train.py --rank 3) [gdb inferior 2]:``,
+    leaving out what is unknown (the command is already escaped)."""
+    head = "Process %d" % pid if pid is not None else "Process ?"
+    if command:
+        head += " (%s)" % command
+    if label:
+        head += " [%s]" % escape(label)
+    return head + ":"
+
+
+def format_process_groups(members, *, show_source=True, source_of=None):
+    """--group across processes: members, (pid, thread) of every process,
+    as lists of the threads with the same stack, each once under one header
+    (group_header with the pids); a thread alone under its own header
+    naming its process (``Thread 0x... (native 5678, ...) [process 1234]:``).
+    source_of(pid): the source reader of that process, or None."""
+    by_thread = {id(t): pid for pid, t in members}
+    out = io.StringIO()
+    for i, unit in enumerate(group_threads([t for _, t in members])):
+        if i:
+            out.write("\n")
+        pids = [by_thread[id(t)] for t in unit]
+        source = source_of(pids[0]) if show_source and source_of is not None else None
+        lines = format_text([unit[0]], show_source=show_source and source is not None,
+                            source=source)
+        first = next(lines)
+        if len(unit) > 1:
+            first = group_header(unit, pids)
+        else:
+            first = labelled_header(unit[0], "%d" % pids[0], "process")
+        out.write(first + "\n")
+        for line in lines:
+            out.write(line + "\n")
+    return out.getvalue()
+
+
+def process_groups_json(members):
+    """The "groups" list of --group --json across processes: groups_json's
+    entries, each with its threads' "pids" and "members" (``pid:native_tid``)."""
+    by_thread = {id(t): pid for pid, t in members}
+    groups = []
+    for unit in group_threads([t for _, t in members]):
+        pids = [by_thread[id(t)] for t in unit]
+        entry = {"members": _members(unit, pids), "pids": pids}
+        entry.update(_group_json(unit))
+        groups.append(entry)
+    return groups
 
 
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,

@@ -24,7 +24,7 @@ from . import _loader, errors, mixed, render, stack_command, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
 from .errors import CommandError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
-from .options import HelpRequested, build_parser, parse_arguments
+from .options import HelpRequested, add_processes_option, build_parser, parse_arguments
 
 __all__ = ["Session"]
 
@@ -221,13 +221,22 @@ class Session(object):
     def help_text(self):
         return self.parser.format_help()
 
-    def run(self, argument_string, adapter):
+    def run(self, argument_string, adapter, each_process=None):
         """Run one command; return the text to print (ending in a newline).
+        each_process: for the option of enable_processes, a generator of
+        (label, adapter) per process of the debugger, each selected in turn
+        (the user's selection back once it is closed).
 
         Raises CommandError (or UsageError) with the message to show.
         """
         return self.run_parsed(self.parser, argument_string, adapter,
-                               lambda options: self._run(options, adapter))
+                               lambda options: self._run(options, adapter, each_process))
+
+    def enable_processes(self, option, what):
+        """Add ``option`` (gdb: --all-inferiors, lldb: --all-targets): the
+        command in every process of the debugger (``what``: "inferior")."""
+        add_processes_option(self.parser, option, what)
+        self.processes_option = option
 
     def run_parsed(self, parser, argument_string, adapter, body):
         """Parse argument_string with parser and return body(options), the
@@ -257,13 +266,58 @@ class Session(object):
             return errors.permission_denied(e)
         return errors.unexpected(e)
 
-    def _run(self, options, adapter):
+    def _run(self, options, adapter, each_process=None):
         api.library_version()  # LibraryNotFound here, not as "not Python" later
+        if getattr(options, "all_processes", False):
+            return self._run_processes(options, each_process)
         cached, kind = self._get_target(adapter, options.reader)
         if options.info:
             return self._info(cached, kind)
         return stack_command.run(cached.target, options,
                                  _DebuggerFront(self, adapter, cached, kind))
+
+    def _run_processes(self, options, each_process):
+        """--all-inferiors (--all-targets): the command in each process
+        each_process() selects (--all unless --thread), under a header naming it
+        (stack_command.run_processes); one that cannot be read has its
+        error in its place."""
+        if options.info:
+            raise CommandError("--info describes one process (not with %s)"
+                               % self.processes_option)
+        if options.thread is None:
+            options.all = True
+        found = []
+
+        def processes():
+            walk = each_process()
+            try:
+                for label, adapter in walk:
+                    found.append(label)
+                    live_local = ask(adapter.is_live_local)
+                    pid = adapter.pid()
+                    command = render.process_command(pid) if live_local and pid else None
+                    if command is None and adapter.executable():
+                        command = render.escape(adapter.executable())
+                    yield pid, command, label, lambda fn, a=adapter: self._within(a, options, fn)
+            finally:
+                walk.close()
+
+        text, _failed = stack_command.run_processes(processes(), options,
+                                                    lambda pid, exc: str(exc))
+        if not found:
+            raise CommandError(errors.NO_PROCESS)
+        return text
+
+    def _within(self, adapter, options, body):
+        """body(target, front) on the adapter's process; every failure a
+        CommandError with the message to show."""
+        try:
+            cached, kind = self._get_target(adapter, options.reader)
+            return body(cached.target, _DebuggerFront(self, adapter, cached, kind))
+        except CommandError:
+            raise
+        except Exception as e:
+            raise CommandError(self._translate(e, adapter))
 
     @staticmethod
     def core_note(adapter, threads, snapshot=None):

@@ -37,7 +37,7 @@ from . import errors, locks, model, render, taskview, values
 from .options import value_limits
 from .errors import CommandError
 
-__all__ = ["Front", "run", "walk_of", "select_thread", "snapshot_native"]
+__all__ = ["Front", "run", "run_processes", "walk_of", "select_thread", "snapshot_native"]
 
 
 class Front(object):
@@ -113,22 +113,7 @@ def run(target, options, front):
     # --tasks alone: the tasks only (the stacks too with --all, --thread or
     # --json)
     stacks = options.json or not tasks or options.all or options.thread is not None
-    if tasks:
-        front.before_tasks()
-    if not stacks:
-        snapshot, threads = target.snapshot(limit=1, tasks=True), []
-    elif options.all:
-        snapshot = target.snapshot(**walk)
-        threads = list(snapshot.threads())
-        if not threads:
-            front.no_threads()
-    elif options.thread is not None:
-        snapshot, threads, rows = select_thread(target, options.thread, **walk)
-        if not threads:
-            front.thread_not_found(options.thread, rows)
-    else:
-        snapshot, threads = front.default_threads(target, walk)
-
+    snapshot, threads = _chosen(target, options, front, walk, stacks)
     show_locals = getattr(options, "locals", False)
     native = getattr(options, "native", False)
     collapsed = getattr(options, "collapsed", False)
@@ -182,6 +167,27 @@ def run(target, options, front):
         text += ("\n" if text else "") + "".join(
             line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
     return text + front.note(threads, snapshot if tasks else None)
+
+
+def _chosen(target, options, front, walk, stacks=True):
+    """(snapshot, threads) the options choose (no thread without stacks:
+    --tasks alone)."""
+    if options.tasks or options.table:
+        front.before_tasks()
+    if not stacks:
+        return target.snapshot(limit=1, tasks=True), []
+    if options.all:
+        snapshot = target.snapshot(**walk)
+        threads = list(snapshot.threads())
+        if not threads:
+            front.no_threads()
+        return snapshot, threads
+    if options.thread is not None:
+        snapshot, threads, rows = select_thread(target, options.thread, **walk)
+        if not threads:
+            front.thread_not_found(options.thread, rows)
+        return snapshot, threads
+    return front.default_threads(target, walk)
 
 
 def _every_thread(target, options, walk, shown):
@@ -317,3 +323,96 @@ def select_thread(target, wanted, by_python_id=True, **walk):
                 if t2.thread_id == wanted:
                     return model.only_threads(snap, [t2]), [t2], []
     return None, [], threads
+
+
+def run_processes(processes, options, failure):
+    """The stack command over several processes (``dump PID PID ...``,
+    py-bt-fast --all-inferiors, pystack --all-targets): (text, number of
+    processes not read).
+
+    ``processes`` yields (pid, command, label, within) per process:
+    command its command line (render.process_command) or None, label the
+    debugger's name of it ("inferior 2") or None, and within(body) returns
+    body(target, front) with its target open (and selected, in a
+    debugger), raising PyframesError or CommandError when it cannot be
+    read; ``failure(pid, exc)`` gives the message of such an error.  Each
+    process's output follows its header (render.process_header); with
+    --json one document, {"processes": [each process's document, with its
+    "pid" and "command", or its "error"]}; with --group the threads with
+    the same stack in every process once (render.format_process_groups;
+    JSON "groups")."""
+    group = getattr(options, "group", False)
+    if group and (getattr(options, "native", False) or getattr(options, "collapsed", False)
+                  or getattr(options, "locals", False) or getattr(options, "locks", False)
+                  or options.tasks or options.table):
+        raise CommandError("--group across processes shows each stack once (not with "
+                           "--native, --collapsed, --locals, --locks, --tasks or --table)")
+    body = _grouped_body if group else run
+    outputs, failed = [], 0
+    for pid, command, label, within in processes:
+        try:
+            out = within(lambda target, front: body(target, options, front))
+            error = None
+        except (errors.PyframesError, CommandError) as exc:
+            out, error = None, failure(pid, exc)
+            failed += 1
+        outputs.append((pid, command, label, out, error))
+    if options.json:
+        return _processes_json(outputs, group, bool(options.limit)), failed
+    if group:
+        return _processes_grouped_text(outputs, options), failed
+    chunks = []
+    for pid, command, label, text, error in outputs:
+        head = render.process_header(pid, command, label) + "\n"
+        chunks.append(head + (text if error is None else "  error: %s\n" % render.escape(error)))
+    return "\n".join(chunks), failed
+
+
+def _grouped_body(target, options, front):
+    """--group across processes: (snapshot, threads shown, source) of one
+    process, the threads as front.describe fills them."""
+    walk = walk_of(options)
+    walk["facts"] = True
+    snapshot, threads = _chosen(target, options, front, walk)
+    if threads:
+        snapshot, threads = described(snapshot, threads, front)
+    return snapshot, threads, None if options.no_source else front.source()
+
+
+def _processes_json(outputs, group, limited):
+    docs, members = [], []
+    for pid, command, label, out, error in outputs:
+        doc = {"pid": pid, "command": command}
+        if label is not None:
+            doc["label"] = label
+        if error is not None:
+            doc["error"] = error
+        else:
+            if group:
+                snapshot, threads, _source = out
+                out = json_text(snapshot, limited=limited)
+                members.extend((pid, t) for t in threads)
+            own = json.loads(out)
+            own.pop("pid", None)  # null when read through a debugger: its own is known
+            doc.update(own)
+        docs.append(doc)
+    result = {"processes": docs}
+    if group:
+        result["groups"] = render.process_groups_json(members)
+    return json.dumps(result) + "\n"
+
+
+def _processes_grouped_text(outputs, options):
+    members, sources, lines = [], {}, []
+    for pid, command, label, out, error in outputs:
+        if error is not None:
+            lines.append(render.process_header(pid, command, label)
+                         + " error: %s" % render.escape(error))
+            continue
+        _snapshot, threads, sources[pid] = out
+        members.extend((pid, t) for t in threads)
+    text = "".join(line + "\n" for line in lines)
+    if lines and members:
+        text += "\n"
+    return text + render.format_process_groups(
+        members, show_source=not options.no_source, source_of=sources.get)
