@@ -977,6 +977,13 @@ static void exc_message(fctx *f, uint64_t exc, const pyf__vtype *ty, sbuf *s)
         return;
     }
     const pyf_value *a = &f->v.v[f->v.v[0].first_child];
+    uint64_t last = 0;
+    if (a->length > a->nchildren && /* cut: its items end where its size says */
+        pyf__vread(&f->v, a->addr + f->o->tuple.ob_item + 8 * (a->length - 1), &last, 8) != PYF_OK) {
+        s->partial = true;
+        puts_(s, "<unreadable>");
+        return;
+    }
     if (a->length == 0) {
         /* "" */
     } else if (a->length == 1 && a->nchildren == 1) {

@@ -119,7 +119,10 @@ def _check_objects(h, rows, locks):
                 len(exc["message"] or "") > MESSAGE_MAX + 3 or \
                 exc["file"] not in (None, h.truth["file"]):
             problems.append("%s: exception %r" % (name, exc))
-    big = (excs.get("big-message") or {}).get("message") or ""
+    huge = (rows["huge-args"].get("exception") or {}).get("message")
+    if huge is not None and not huge.startswith("<unreadable>"):
+        problems.append("huge-args: a message from past the tuple: %r" % huge)
+    big = (rows["big-message"].get("exception") or {}).get("message") or ""
     if big and (set(big.rstrip(".")) != {"m"}):
         problems.append("big-message: %r" % big)
     bad = excs.pop("bad-type")
