@@ -17,15 +17,14 @@ anywhere, and the debugger answers the next command.
 
 import json
 import os
-import subprocess
-import sys
+import re
 
 import pytest
 
 import debugger_util as du
 import drivers
+from test_thread_state import _cli
 
-CLI_TIMEOUT = 120
 MODES = ("objects", "active")
 NAMED = {  # mode -> threads whose own name must still be read
     "objects": ("control", "rl-holder", "rl-waiter", "big-message", "self-args", "tb-cycle",
@@ -42,14 +41,6 @@ DRIVERS = [d for d in drivers.selected() if d.name in ("gdb", "lldb")]
 
 class Hostile(object):
     pass
-
-
-def _cli(env, *args):
-    res = subprocess.run([sys.executable, "-m", "pyframes", "dump"] + [str(a) for a in args],
-                         capture_output=True, timeout=CLI_TIMEOUT, env=env,
-                         stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stderr.decode("utf-8", "replace")
-    return res.stdout.decode("utf-8")
 
 
 @pytest.fixture(scope="module", params=[(v, m) for v in du.VERSIONS for m in MODES],
@@ -161,7 +152,8 @@ def test_cli(hostile):
     _assert(check_json(h, json.loads(_cli(h.cli_env, h.target.pid, "--locks", "--json"))) +
             check_text(h, text), text)
     # again, grouped (no --locks): nothing of the first reads kept it from working
-    _assert(check_json(h, json.loads(_cli(h.cli_env, h.target.pid, "--json", "--group")), locks=False), "")
+    grouped = json.loads(_cli(h.cli_env, h.target.pid, "--json", "--group"))
+    _assert(check_json(h, grouped, locks=False), "")
 
 
 @pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
@@ -175,7 +167,7 @@ def test_debugger(hostile, driver):
                     ("echo", echo),
                     ("again", "%s --all --json" % cmd)], pid=h.target.pid)
     _assert(check_json(h, s.json("json")) + check_text(h, s["text"]), s.describe("json"))
-    assert any(__import__("re").match(answer, line) for line in s["echo"].splitlines()), \
+    assert any(re.match(answer, line) for line in s["echo"].splitlines()), \
         s.describe("echo")
     again = _rows(s.json("again"))
     assert set(h.truth["names"].values()) <= set(again), s.describe("again")

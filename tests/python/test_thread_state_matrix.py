@@ -15,22 +15,27 @@ str(), the innermost traceback line).  Per interpreter, one target and:
 Names come from the target's memory, so a core shows "ledger-writer" as
 the live process does (name_source "python"); the thread started by
 _thread (in no threading table) is never given a Python name.
+
+Then what test_thread_state.py and test_locks.py check locally, where
+they do not go: native waits and names (targets/thread_state.py) from
+gdb's core read by lldb and through lldb-server; held locks, waits and
+cycles (targets/locks_scenario.py) through gdbserver and lldb-server.
 """
 
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 import debugger_util as du
 from pyframes import render
 from pyframes.model import ThreadException
+import test_locks as tlocks
+import test_thread_state as tstate
+from test_thread_state import _cli
 from test_remote import _run_lldb_remote
 
-CLI_TIMEOUT = 120
 VERSIONS = list(du.VERSIONS)
 
 
@@ -41,14 +46,6 @@ class Matrix(object):
     def __init__(self, version, target, truth):
         self.version, self.target, self.truth = version, target, truth
         self.outputs, self.skipped = {}, {}
-
-
-def _cli(env, *args):
-    res = subprocess.run([sys.executable, "-m", "pyframes", "dump"] + [str(a) for a in args],
-                         capture_output=True, timeout=CLI_TIMEOUT, env=env,
-                         stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stderr.decode("utf-8", "replace")
-    return res.stdout.decode("utf-8")
 
 
 def _usable(debugger, version):
@@ -181,3 +178,78 @@ def test_debugger(matrix, front):
     problems = check_json(matrix, session.json(first))
     problems += check_text(matrix, session[first + 1])
     assert not problems, "\n".join(problems) + "\n" + session.describe(first + 1)
+
+
+# ---- native waits and locks: lldb from a core and remote, locks remote ------
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def waits_and_locks(request, tmp_path_factory):
+    """targets/thread_state.py (its core written by gdb, read by lldb; lldb
+    through lldb-server) and targets/locks_scenario.py (gdb through
+    gdbserver, lldb through lldb-server): one session each."""
+    version = request.param
+    du.require("lldb", version)
+    if _usable("gdb", version) is not None:
+        pytest.skip("gdb writes the core and reaches gdbserver")
+    workdir = str(tmp_path_factory.mktemp("waits-" + version))
+    out = {}
+    target = tstate._start(version, workdir)
+    try:
+        out["state"] = tstate.State(target)
+        core = os.path.join(workdir, "state.core")
+        du.run_gdb(["gcore " + core], pid=target.pid, plugin=False)
+        exe = target.view["executable"]
+        out["state-core"] = (du.run_lldb(["pystack --all --json"], executable=exe, core=core)
+                             if os.path.exists(core) else None)
+        out["state-remote"] = _run_lldb_remote(target, ["pystack --all --json"],
+                                               _Dir(workdir))
+    finally:
+        target.stop()
+    ldir = os.path.join(workdir, "locks")
+    os.mkdir(ldir)
+    with du.LiveTarget(du.python_for(version), "locks_scenario.py", workdir=ldir) as target:
+        s = tlocks.Scenario()
+        s.target = target
+        with open(os.path.join(ldir, "locks.json")) as f:
+            s.truth = json.load(f)
+        s.minor = int(target.doc["hexversion"]) >> 16 & 0xFF
+        out["locks"] = s
+        out["locks-gdb-remote"] = du.run_gdb(["py-bt-fast --all --locks --json"],
+                                             executable=target.view["executable"],
+                                             remote=target.pid)
+        out["locks-lldb-remote"] = _run_lldb_remote(target, ["pystack --all --locks --json"],
+                                                    _Dir(ldir))
+    yield out
+
+
+def test_lldb_core_waits(waits_and_locks):
+    """gdb's core read by lldb: names from memory (or none: lldb names no
+    thread of an ELF core), waits from lldb's unwind."""
+    s = waits_and_locks["state-core"]
+    if s is None:
+        pytest.skip("gdb wrote no core")
+    try:
+        tstate.check_document(waits_and_locks["state"], s.json(0), live=False,
+                              sources=("python", "debugger", None))
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, s.describe(0)))
+
+
+def test_lldb_remote_waits(waits_and_locks):
+    """lldb-server: names from memory or lldb's, waits from its unwind."""
+    s = waits_and_locks["state-remote"]
+    try:
+        tstate.check_document(waits_and_locks["state"], s.json(1), live=False,
+                              sources=("python", "debugger"))
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, s.describe(1)))
+
+
+@pytest.mark.parametrize("front, first", [("locks-gdb-remote", 0), ("locks-lldb-remote", 1)])
+def test_remote_locks(waits_and_locks, front, first):
+    """Held locks, waits and cycles through gdbserver and lldb-server: the
+    scenario's own record, as in test_locks for local sessions."""
+    s = waits_and_locks[front]
+    sc = waits_and_locks["locks"]
+    problems = tlocks._mismatches(sc, *tlocks._document(sc, s.json(first)))
+    assert not problems, "\n".join(problems) + "\n" + s.describe(first)
