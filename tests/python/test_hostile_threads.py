@@ -9,7 +9,8 @@ traceback whose last entry leads back to its first, an args tuple saying
 2**40 items, a garbage type pointer).
 
 Through the command line (``dump --locks``, JSON and text), gdb and lldb
-(``--all --locks``, JSON and text, then a plain command): every output
+(``--all --locks``, JSON and text, then a plain command; live, and gdb's
+core of the process read by each): every output
 complete and bounded, no name taken from garbage (never "impostor"), the
 untouched threads still named, the RLock's wait with no holder, no cycle
 anywhere, and the debugger answers the next command.
@@ -171,3 +172,23 @@ def test_debugger(hostile, driver):
         s.describe("echo")
     again = _rows(s.json("again"))
     assert set(h.truth["names"].values()) <= set(again), s.describe("again")
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_core(hostile, driver):
+    """gdb's core of the same process, read by each debugger: what the live
+    process gave (the garbage is in the core as it was in memory)."""
+    h = hostile
+    driver.require(h.version)
+    if not du.gdb_usable():
+        pytest.skip("no gdb to write an ELF core")
+    if getattr(h, "core", None) is None:
+        h.core = os.path.join(h.target.workdir, "hostile.core")
+        du.run_gdb(["gcore " + h.core], pid=h.target.pid, plugin=False)
+    if not os.path.exists(h.core):
+        pytest.fail("gdb wrote no core")
+    cmd = driver.command
+    s = driver.run([("json", "%s --all --locks --json" % cmd),
+                    ("text", "%s --all --locks --no-source" % cmd)],
+                   executable=h.target.view["executable"], core=h.core)
+    _assert(check_json(h, s.json("json")) + check_text(h, s["text"]), s.describe("json"))
