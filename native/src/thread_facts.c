@@ -817,6 +817,11 @@ static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
     }
     switch (v->kind) {
     case PYF_VALUE_STR:
+        if ((v->flags & PYF_VALUE_TRUNCATED) && !str_ends(f, v->addr)) {
+            puts_(s, "<unreadable>"); /* a length past the object: garbage */
+            s->partial = true;
+            return;
+        }
         if (as_str)
             put(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
         else

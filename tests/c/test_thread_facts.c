@@ -403,10 +403,16 @@ static void exceptions(const ft_layout *l)
     uint64_t args = fake_tuple(ft, many, 4);
     fake_w64(ft, args + fake_off(ft, "tuple_object.ob_size"), (uint64_t)1 << 39);
     set_exc(&im, T_BADNAME, fake_exception(ft, me, args), 0);
+    /* the same for a str argument whose length is past the object */
+    uint64_t len_at = fake_str(ft, longtext) + off(&im, "unicode_object.length");
+    fake_w64(ft, len_at, (uint64_t)1 << 39);
     s = take(t, &f);
-    x = of(s, f, T_BADNAME);
-    CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, "<unreadable>") == 0,
-              "%s: message %s", lname, x->exc_message ? x->exc_message : "NULL");
+    for (int i = T_BADNAME; i <= T_NOTACTIVE; i++) {
+        x = of(s, f, i);
+        CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, "<unreadable>") == 0,
+                  "%s thread %d: message %s", lname, i, x->exc_message ? x->exc_message : "NULL");
+    }
+    fake_w64(ft, len_at, strlen(longtext));
     set_exc(&im, T_BADNAME, fake_exception(ft, me, fake_tuple(ft, many, 4)), 0);
     CHECK(!(of(s, f, T_MAIN)->flags & (PYF_FACT_EXCEPTION | PYF_FACT_EXC_UNREADABLE)));
     CHECK(of(s, f, T_MAIN)->exc_type == NULL && of(s, f, T_MAIN)->exc_line == -1);

@@ -29,7 +29,7 @@ from test_thread_state import _cli
 MODES = ("objects", "active")
 NAMED = {  # mode -> threads whose own name must still be read
     "objects": ("control", "rl-holder", "rl-waiter", "big-message", "self-args", "tb-cycle",
-                "huge-args", "bad-type"),
+                "huge-args", "bad-type", "huge-message-str"),
     "active": (),  # the real threads past the first 8,192 entries read: no name, or theirs
 }
 GARBAGE_NAMES = {"objects": ("int-name", "wild-name", "junk-name", "huge-str", "bad-dict"),
@@ -105,15 +105,16 @@ def _check_objects(h, rows, locks):
             len(long_name) > NAME_CHARS:
         problems.append("long-name: %r" % long_name[:300])
     excs = {n: r.get("exception") for n, r in rows.items()}
-    for name in ("big-message", "self-args", "tb-cycle", "huge-args"):
+    for name in ("big-message", "self-args", "tb-cycle", "huge-args", "huge-message-str"):
         exc = excs.pop(name)
         if exc is None or exc["type"] != "ValueError" or exc["handled"] is not True or \
                 len(exc["message"] or "") > MESSAGE_MAX + 3 or \
                 exc["file"] not in (None, h.truth["file"]):
             problems.append("%s: exception %r" % (name, exc))
-    huge = (rows["huge-args"].get("exception") or {}).get("message")
-    if huge is not None and not huge.startswith("<unreadable>"):
-        problems.append("huge-args: a message from past the tuple: %r" % huge)
+    for name in ("huge-args", "huge-message-str"):
+        huge = (rows[name].get("exception") or {}).get("message")
+        if huge is not None and not huge.startswith("<unreadable>"):
+            problems.append("%s: a message from past its object: %r" % (name, huge))
     big = (rows["big-message"].get("exception") or {}).get("message") or ""
     if big and (set(big.rstrip(".")) != {"m"}):
         problems.append("big-message: %r" % big)

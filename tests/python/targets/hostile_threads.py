@@ -26,7 +26,9 @@ os.read once it is):
 * "tb-cycle": handles a ValueError whose traceback's last entry's tb_next
   points back to its first;
 * "huge-args": handles a ValueError whose args tuple says 2**40 items;
-* "bad-type": handles a ValueError whose type pointer is then garbage.
+* "bad-type": handles a ValueError whose type pointer is then garbage;
+* "huge-message-str": handles a ValueError whose one argument is then the
+  str header of "huge-str".
 
 MODE "active": threading._active replaced by a dict of 10,000 made-up
 idents mapped to objects of a class whose _name is "impostor", then the
@@ -140,6 +142,12 @@ def make_huge_args():
     raise e
 
 
+def make_huge_str():
+    e = ValueError("placeholder")
+    EXC["huge-message-str"] = e
+    raise e
+
+
 def make_bad_type():
     e = ValueError("bad type")
     EXC["bad-type"] = e
@@ -156,6 +164,7 @@ THREADS = {
         "tb-cycle": lambda: handler(make_tb_cycle),
         "huge-args": lambda: handler(make_huge_args),
         "bad-type": lambda: handler(make_bad_type),
+        "huge-message-str": lambda: handler(make_huge_str),
     },
     "active": {"control": block, "cyclic": block},
 }
@@ -197,6 +206,8 @@ def corrupt_objects(threads):
     assert word_at(id(real) + 16).value == len(real)  # PyASCIIObject.length
     word_at(ctypes.addressof(fake) + 16).value = 1 << 40
     point_name_at(t["huge-str"], ctypes.addressof(fake))
+    args = EXC["huge-message-str"].args
+    word_at(find_word(id(args) + 24, id(args[0]), 16)).value = ctypes.addressof(fake)
     d = t["bad-dict"].__dict__  # materialized: the object now points to it
     KEEP.append(d)
     keys = word_at(id(d) + 32).value
