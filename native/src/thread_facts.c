@@ -337,6 +337,22 @@ out:
     free(heads);
 }
 
+/* A str longer than a name holds ends where its length says: CPython ends
+ * every str's characters with a NUL one.  Garbage (a header whose length
+ * is past the object) gives no name rather than its first characters. */
+static bool str_ends(fctx *f, uint64_t str)
+{
+    uint8_t hdr[256];
+    uint32_t end = 1;
+    pyf__str_info si;
+    size_t hlen = (size_t)f->o->unicode.compactunicodeobject_size;
+    if (hlen > sizeof hdr || pyf__vread(&f->v, str, hdr, hlen) != PYF_OK ||
+        pyf__str_header(f->o, hdr, &si) != PYF_OK || si.kind > sizeof end ||
+        pyf__vread(&f->v, str + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
+        return false;
+    return end == 0;
+}
+
 /* The name of the Thread object at obj into tf. */
 static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
 {
@@ -354,7 +370,8 @@ static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
     bool cut;
     const char *s = nt != NULL ? pyf__vstr(&f->v, kv[2 * i + 1], NAME_CHARS, &bytes, &chars, &cut)
                                : NULL;
-    if (s == NULL || (tf->name = dup_n(f, s, bytes)) == NULL) {
+    if (s == NULL || (cut && !str_ends(f, kv[2 * i + 1])) ||
+        (tf->name = dup_n(f, s, bytes)) == NULL) {
         tf->flags |= PYF_FACT_NAME_UNREADABLE;
         return;
     }
@@ -800,6 +817,11 @@ static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
     }
     switch (v->kind) {
     case PYF_VALUE_STR:
+        if ((v->flags & PYF_VALUE_TRUNCATED) && !str_ends(f, v->addr)) {
+            puts_(s, "<unreadable>"); /* a length past the object: garbage */
+            s->partial = true;
+            return;
+        }
         if (as_str)
             put(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
         else
@@ -960,6 +982,13 @@ static void exc_message(fctx *f, uint64_t exc, const pyf__vtype *ty, sbuf *s)
         return;
     }
     const pyf_value *a = &f->v.v[f->v.v[0].first_child];
+    uint64_t last = 0;
+    if (a->length > a->nchildren && /* cut: its items end where its size says */
+        pyf__vread(&f->v, a->addr + f->o->tuple.ob_item + 8 * (a->length - 1), &last, 8) != PYF_OK) {
+        s->partial = true;
+        puts_(s, "<unreadable>");
+        return;
+    }
     if (a->length == 0) {
         /* "" */
     } else if (a->length == 1 && a->nchildren == 1) {

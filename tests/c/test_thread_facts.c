@@ -223,6 +223,18 @@ static void names(const ft_layout *l)
     s = take(t, &f);
     NAME_IS(s, f, T_WRITER, "ledger-writer");
     pyf_snapshot_free(s);
+    /* a str header whose length is past the object (no NUL where it says
+     * the characters end): no name, not its first characters */
+    uint64_t wname = fake_str(im.ft, "ledger-writer"), len_at = wname + off(&im, "unicode_object.length");
+    fake_w64(im.ft, len_at, (uint64_t)1 << 39);
+    s = take(t, &f);
+    NO_NAME(s, f, T_WRITER, true);
+    NAME_IS(s, f, T_AUDITOR, "auditor");
+    pyf_snapshot_free(s);
+    fake_w64(im.ft, len_at, strlen("ledger-writer"));
+    s = take(t, &f);
+    NAME_IS(s, f, T_WRITER, "ledger-writer");
+    pyf_snapshot_free(s);
     pyf_target_close(t);
     fake_free(im.ft);
 }
@@ -385,6 +397,23 @@ static void exceptions(const ft_layout *l)
     const pyf_thread_facts *x = of(s, f, T_NOTACTIVE);
     CHECK(x->exc_message != NULL && strlen(x->exc_message) == PYF_FACT_MESSAGE_MAX &&
           (x->flags & PYF_FACT_MESSAGE_TRUNCATED));
+    pyf_snapshot_free(s);
+    /* an args tuple whose size is garbage: its items end past memory, so no
+     * message made of what follows its one real item */
+    uint64_t args = fake_tuple(ft, many, 4);
+    fake_w64(ft, args + fake_off(ft, "tuple_object.ob_size"), (uint64_t)1 << 39);
+    set_exc(&im, T_BADNAME, fake_exception(ft, me, args), 0);
+    /* the same for a str argument whose length is past the object */
+    uint64_t len_at = fake_str(ft, longtext) + off(&im, "unicode_object.length");
+    fake_w64(ft, len_at, (uint64_t)1 << 39);
+    s = take(t, &f);
+    for (int i = T_BADNAME; i <= T_NOTACTIVE; i++) {
+        x = of(s, f, i);
+        CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, "<unreadable>") == 0,
+                  "%s thread %d: message %s", lname, i, x->exc_message ? x->exc_message : "NULL");
+    }
+    fake_w64(ft, len_at, strlen(longtext));
+    set_exc(&im, T_BADNAME, fake_exception(ft, me, fake_tuple(ft, many, 4)), 0);
     CHECK(!(of(s, f, T_MAIN)->flags & (PYF_FACT_EXCEPTION | PYF_FACT_EXC_UNREADABLE)));
     CHECK(of(s, f, T_MAIN)->exc_type == NULL && of(s, f, T_MAIN)->exc_line == -1);
     pyf_snapshot_free(s);
