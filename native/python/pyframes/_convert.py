@@ -702,10 +702,10 @@ class SampleSource:
 # ---- values ----------------------------------------------------------------
 
 
-# this process's own memory, as bytes a slice of copies: what the
-# library's result points at (its arrays, a node's data, whose size it
-# gives) read without a ctypes call per read; never read past a size the
-# library gave (NUL-terminated strings are read with ctypes.string_at)
+# this process's own memory, a slice of which is bytes where they are:
+# what the library's result points at (its arrays, a node's data, whose
+# sizes it gives) read without a ctypes call per read; never read past a
+# size the library gave (its NUL-terminated strings go through _c_string)
 _MEMORY = memoryview((ctypes.c_ubyte * sys.maxsize).from_address(0)).cast("B")
 
 
