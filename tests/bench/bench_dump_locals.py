@@ -8,12 +8,13 @@ get it.
                                              [--runs 5]
 
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
-Prints the median time of each and the library's reader calls and bytes
-per frame with --locals; then the same frames' locals read without the
+Prints the median time of each (and of this process's CPU time) and the
+library's reader calls and bytes per frame with --locals; then the same frames' locals read without the
 command: ``Target.frame_locals`` of each frame (the library and the
 conversion to Python objects, no text), and the library's
 ``pyf_frame_locals`` alone (through the target's ctypes handle, the
-result freed unread).
+result freed unread); and the text of those locals alone
+(``values.local_lines`` of each frame's FrameValues, read before).
 """
 import argparse
 import os
@@ -27,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "native", "python"))
 
 import pyframes  # noqa: E402
-from pyframes import cli, stack_command  # noqa: E402
+from pyframes import cli, stack_command, values  # noqa: E402
 
 
 def _library_call(t):
@@ -44,17 +45,20 @@ def _library_call(t):
 
 
 def _timed(t, runs, body):
-    """The median time of body() and the reader calls and bytes of one run."""
+    """The median time of body(), the reader calls and bytes of one run, and
+    the median CPU time of this process (time.process_time: what a loaded
+    machine changes least)."""
     body()  # warm
-    times = []
+    times, cpu = [], []
     s0 = t.stats()
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         body()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     s1 = t.stats()
     return (statistics.median(times), (s1["read_calls"] - s0["read_calls"]) / runs,
-            (s1["bytes_read"] - s0["bytes_read"]) / runs)
+            (s1["bytes_read"] - s0["bytes_read"]) / runs, statistics.median(cpu))
 
 
 def main():
@@ -80,12 +84,16 @@ def main():
             for name, read in (("frame_locals", lambda a: t.frame_locals(a)),
                                ("pyf_frame_locals", _library_call(t))):
                 results[name] = _timed(t, args.runs, lambda: [read(a) for a in addrs])
+            fvs = [t.frame_locals(a) for a in addrs]
+            results["local_lines"] = _timed(
+                t, args.runs, lambda: [values.local_lines(fv, t.python) for fv in fvs])
     finally:
         target.kill()
         target.wait()
-    for name, (sec, reads, nbytes) in results.items():
-        print("%-16s %8.1f ms  %8.0f reader calls  %10.0f bytes  (per frame: %.1f calls, %.0f bytes)"
-              % (name, 1e3 * sec, reads, nbytes, reads / args.depth, nbytes / args.depth))
+    for name, (sec, reads, nbytes, cpu) in results.items():
+        print("%-16s %8.1f ms (CPU %6.1f ms)  %8.0f reader calls  %10.0f bytes  (per frame: "
+              "%.1f calls, %.0f bytes)" % (name, 1e3 * sec, 1e3 * cpu, reads, nbytes,
+                                           reads / args.depth, nbytes / args.depth))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ one gdb session, output printed as a user sees it.
 
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Each command runs once to warm up, then --runs times, alternating in blocks
-of 10; prints the mean time of each and their ratio, and checks both showed
+of 10; prints the mean time of each and their ratio (wall clock, and gdb's
+CPU time, which a loaded machine changes less), and checks both showed
 the same values.  Before gdb attaches, the library's own part is measured on
 the same frame: ``pyf_frame_locals`` alone (warm, its result freed unread),
 its time and reader calls.
@@ -29,18 +30,22 @@ SCRIPT = r'''
 python
 import time, gdb
 def _timed(cmd, n):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(n):
         gdb.execute(cmd)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 gdb.execute("py-locals")
 gdb.execute("pyf-locals")
-_t = {"py-locals": 0.0, "pyf-locals": 0.0}
+_t = {"py-locals": [0.0, 0.0], "pyf-locals": [0.0, 0.0]}
 for _block in range(%(blocks)d):
     for _cmd in ("py-locals", "pyf-locals"):
-        _t[_cmd] += _timed(_cmd, 10)
-print("RESULT cpython_ms=%%.3f pyframes_ms=%%.3f" %% (
-    1e3 * _t["py-locals"] / (10 * %(blocks)d), 1e3 * _t["pyf-locals"] / (10 * %(blocks)d)))
+        _wall, _cpu = _timed(_cmd, 10)
+        _t[_cmd][0] += _wall
+        _t[_cmd][1] += _cpu
+_n = 10 * %(blocks)d
+print("RESULT cpython_ms=%%.3f pyframes_ms=%%.3f cpython_cpu=%%.3f pyframes_cpu=%%.3f" %% (
+    1e3 * _t["py-locals"][0] / _n, 1e3 * _t["pyf-locals"][0] / _n,
+    1e3 * _t["py-locals"][1] / _n, 1e3 * _t["pyf-locals"][1] / _n))
 end
 '''
 
@@ -75,13 +80,17 @@ def main():
         target.wait()
         if os.path.exists(script):
             os.unlink(script)
-    m = re.search(r"RESULT cpython_ms=([\d.]+) pyframes_ms=([\d.]+)", out)
+    m = re.search(r"RESULT cpython_ms=([\d.]+) pyframes_ms=([\d.]+) cpython_cpu=([\d.]+) "
+                  r"pyframes_cpu=([\d.]+)", out)
     if not m:
         raise SystemExit("gdb said:\n" + out[-3000:])
     # the first py-locals and pyf-locals, printed before the timing
     cpython = sorted(set(re.findall(r"^(\w+) = (.*)$", out, re.M)))
+    wall_c, wall_p, cpu_c, cpu_p = (float(g) for g in m.groups())
     print("CPython py-locals: %.3f ms; pyframes pyf-locals: %.3f ms; %.1fx" % (
-        float(m.group(1)), float(m.group(2)), float(m.group(1)) / float(m.group(2))))
+        wall_c, wall_p, wall_c / wall_p))
+    print("gdb's CPU time: py-locals %.3f ms; pyf-locals %.3f ms; %.1fx" % (
+        cpu_c, cpu_p, cpu_c / cpu_p))
     print("the library alone (pyf_frame_locals of that frame): %.3f ms, %.1f reader calls, "
           "%.0f bytes" % (1e3 * library[0] / 1000, library[1] / 1000, library[2] / 1000))
     print("values seen (both commands): %d distinct name = value lines" % len(cpython))

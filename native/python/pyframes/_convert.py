@@ -702,6 +702,13 @@ class SampleSource:
 # ---- values ----------------------------------------------------------------
 
 
+# this process's own memory, a slice of which is bytes where they are:
+# what the library's result points at (its arrays, a node's data, whose
+# sizes it gives) read without a ctypes call per read; never read past a
+# size the library gave (its NUL-terminated strings go through _c_string)
+_MEMORY = memoryview((ctypes.c_ubyte * sys.maxsize).from_address(0)).cast("B")
+
+
 def _rows(layout, at, count, stride):
     """The values of count elements of a C array whose elements are
     ``layout``'s first bytes, ``stride`` bytes apart (a newer library's
@@ -711,56 +718,105 @@ def _rows(layout, at, count, stride):
     size = layout.size
     if stride < size:
         raise PyframesError(errors.PYF_EINVAL, "array stride %d below %d" % (stride, size))
-    raw = ctypes.string_at(at, count * stride)
+    raw = _MEMORY[at:at + count * stride]
     if stride == size:
         return list(layout.struct.iter_unpack(raw))
     unpack = layout.struct.unpack_from
     return [unpack(raw, i * stride) for i in range(count)]
 
 
-_VALUE_FIELDS = ("kind", "type_name", "addr", "data", "length", "real", "imag", "number",
-                 "flags", "children")
+def _names_cache():
+    """Decoded C strings by their bytes (type and local names repeat in
+    every call), bounded."""
+    cache = {}
+
+    def text(raw):
+        s = cache.get(raw)
+        if s is None:
+            if len(cache) >= 4096:
+                cache.clear()
+            s = cache[raw] = _abi.decode(raw)
+        return s
+    return text
+
+
+_name_text = _names_cache()
+# a C string read where its pointer is (a node's type name, a local's
+# name): a ctypes.c_char_p there, cheaper than a ctypes.string_at call
+_c_string = ctypes.c_char_p.from_address
+TYPE_NAME_AT = VALUE.offset["type_name"]
+LOCAL_NAME_AT = LOCAL.offset["name"]
+
+
+# the rows of the values array hold a node's fields in VALUE_ROW's order
+# as they are when that is the struct's whole order (no getter per node)
+_NODE_ROW = None if VALUE_ROW(tuple(range(len(VALUE.names)))) == tuple(
+    range(len(VALUE.names))) else VALUE_ROW
+_LOCAL_KIND = [LOCAL_KINDS.get(k, "local") for k in range(max(LOCAL_KINDS) + 1)]
 
 
 def values_of(at):
     """A :class:`FrameValues` of the pyf_values at address ``at`` (which
     the caller frees): its locals (pyf_frame_locals) or its one value
-    (pyf_value_read)."""
+    (pyf_value_read).  The values and locals arrays are unpacked where
+    they are (no copy), a node's data is one slice of _MEMORY, a type name
+    is read once a call, and a name decoded once while _name_text keeps
+    it."""
+    c_string, memory, text = _c_string, _MEMORY, _name_text
     (nlocals, nvalues, locals_at, values_at, local_size, value_size, code_addr,
      globals_addr, objects_read, bytes_read, opcode, oparg) = VALUES_ROW(
-        VALUES.struct.unpack(ctypes.string_at(at, VALUES.size)))
+        VALUES.struct.unpack_from(memory, at))
     nodes = [None] * nvalues
     names = {0: ""}
-    string_at = ctypes.string_at
     kinds, nkinds = VALUE_KINDS, len(VALUE_KINDS)
     new = object.__new__
     rows = _rows(VALUE, values_at, nvalues, value_size)
+    if _NODE_ROW is not None:
+        rows = list(map(_NODE_ROW, rows))
     # children come after their parent (each node's children are one run
     # of the array, decoded after it): built from the last node back
-    for i in range(nvalues - 1, -1, -1):
-        (addr, type_name, data, data_size, length, real, imag, number, kind, flags,
-         first, count) = VALUE_ROW(rows[i])
+    i = nvalues
+    for (addr, type_name, data, data_size, length, real, imag, number, kind, flags,
+         first, count) in reversed(rows):
+        i -= 1
         name = names.get(type_name)
         if name is None:
-            name = names[type_name] = _abi.decode(string_at(type_name))
-        if count and (first <= i or first + count > nvalues):
-            count = 0  # not a tree: no children
+            name = names[type_name] = text(c_string(values_at + i * value_size +
+                                                    TYPE_NAME_AT).value)
         # frozen dataclass: its fields filled without __init__ (a tree
         # may hold a million nodes)
         node = nodes[i] = new(Value)
-        node.__dict__.update(zip(_VALUE_FIELDS, (
-            kinds[kind] if kind < nkinds else "other", name, addr,
-            string_at(data, data_size) if data else None, length, real, imag, number, flags,
-            tuple(nodes[first:first + count]))))
+        d = node.__dict__
+        d["kind"] = kinds[kind] if kind < nkinds else "other"
+        d["type_name"] = name
+        d["addr"] = addr
+        d["data"] = memory[data:data + data_size].tobytes() if data else None
+        d["length"] = length
+        d["real"] = real
+        d["imag"] = imag
+        d["number"] = number
+        d["flags"] = flags
+        # not a tree (a child before its parent, past the end): no children
+        d["children"] = tuple(nodes[first:first + count]) if count and i < first and \
+            first + count <= nvalues else ()
     local_list = []
-    for name, kind, flags, index in map(LOCAL_ROW, _rows(LOCAL, locals_at, nlocals,
-                                                         local_size)):
-        value = nodes[index] if index < nvalues else None
-        local_list.append(Local(name=_abi.decode(string_at(name)) if name else "",
-                                kind=LOCAL_KINDS.get(kind, "local"), flags=flags,
-                                value=value))
-    return FrameValues(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
+    if nlocals:
+        local_kind, nkinds = _LOCAL_KIND, len(_LOCAL_KIND)
+        append = local_list.append
+        for j, row in enumerate(_rows(LOCAL, locals_at, nlocals, local_size)):
+            name, kind, flags, index = LOCAL_ROW(row)
+            loc = new(Local)
+            d = loc.__dict__
+            d["name"] = text(c_string(locals_at + j * local_size + LOCAL_NAME_AT).value) \
+                if name else ""
+            d["kind"] = local_kind[kind] if kind < nkinds else "local"
+            d["flags"] = flags
+            d["value"] = nodes[index] if index < nvalues else None
+            append(loc)
+    fv = new(FrameValues)
+    fv.__dict__.update(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
                        else None, code_addr=code_addr, globals_addr=globals_addr,
                        objects_read=objects_read, bytes_read=bytes_read,
                        opcode=None if opcode == _abi.PYF_NO_VALUE else opcode,
                        oparg=None if oparg == _abi.PYF_NO_VALUE else oparg)
+    return fv

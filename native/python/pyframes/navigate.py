@@ -322,23 +322,30 @@ def _list(session, adapter, name, argument):
 
 
 _PARSERS = {}
+# per command name: the limits of no options (py-locals alone)
+_NO_OPTIONS = {}
 
 
 def _values(session, adapter, name, argument):
     """py-locals and py-print: pyframes.values on the selected frame."""
     expression = _what(name) == "print"
-    parser = _PARSERS.get(name)
-    if parser is None:  # made once per name: argparse takes longer than the read
-        parser = _PARSERS[name] = options.build_values_parser(
-            name, expression=expression, description=help_text(name)[1])
-    try:
-        opts = options.parse_values_command(parser, argument)
-    except options.HelpRequested as h:
-        return h.text if h.text.endswith("\n") else h.text + "\n"
-    state = navigation(session).thread(session, adapter)
+    limits = None if argument else _NO_OPTIONS.get(name)
+    if limits is None:
+        parser = _PARSERS.get(name)
+        if parser is None:  # made once per name: argparse takes longer than the read
+            parser = _PARSERS[name] = options.build_values_parser(
+                name, expression=expression, description=help_text(name)[1])
+        try:
+            opts = options.parse_values_command(parser, argument)
+        except options.HelpRequested as h:
+            return h.text if h.text.endswith("\n") else h.text + "\n"
+        limits = options.value_limits(opts)
+        if not argument:
+            _NO_OPTIONS[name] = limits
+    nav = navigation(session)
+    state = nav.thread(session, adapter)
     frame = state.frames[state.selected]
-    target = session._get_target(adapter, "auto")[0].target
-    limits = options.value_limits(opts)
+    target = session.stop_target(adapter, nav.key)
     if expression:
         lines = values.print_lines(target, frame, opts.expression, limits)
     else:

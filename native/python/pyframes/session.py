@@ -63,6 +63,8 @@ class Session(object):
         self._runs = {}
         # inferiors found to run no (supported) Python, until reset()
         self._not_python = set()
+        # (stop, _Cached) of the last stop_target
+        self._stop_target = None
 
     # ---- cache management ------------------------------------------------
 
@@ -148,6 +150,28 @@ class Session(object):
                 # e.g. process_vm_readv refused while ptrace works: fall back.
         return self._debugger_target(adapter, generation), "debugger"
 
+    def stop_target(self, adapter, stop):
+        """The target ``_get_target(adapter, "auto")`` gives, looked up once
+        per ``stop`` (the inferior's identity and generation, as the caller
+        asked the adapter): the commands of one stop (py-locals, py-print)
+        use it while the session keeps it open."""
+        kept = self._stop_target
+        if kept is not None and kept[0] == stop and any(
+                cached is kept[1] for cached in self._targets.values()):
+            self._rebind(kept[1], adapter)
+            return kept[1].target
+        cached = self._get_target(adapter, "auto")[0]
+        self._stop_target = (stop, cached)
+        return cached.target
+
+    @staticmethod
+    def _rebind(cached, adapter):
+        """A debugger-read target reads through this command's adapter."""
+        if cached.reader is not None:
+            cached.reader.adapter = adapter
+            if cached.writer is not None:
+                cached.writer.adapter = adapter
+
     def _refresh(self, key, cached, generation):
         if cached.generation != generation:
             try:
@@ -190,9 +214,7 @@ class Session(object):
         ident = ("debugger",) + tuple(_as_tuple(adapter.identity()))
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
-                cached.reader.adapter = adapter
-                if cached.writer is not None:
-                    cached.writer.adapter = adapter
+                self._rebind(cached, adapter)
                 return self._refresh(key, cached, generation)
         reader = DebuggerRead(adapter)
         runtime, how = self._runtimes.get(ident, (None, None))

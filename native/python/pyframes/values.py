@@ -59,6 +59,7 @@ MAX_INT_DIGITS = 11100
 MAX_RENDER_DEPTH = 200
 
 _LOG10_2 = 0.30102999566398120
+_TRUNCATED = _abi.PYF_VALUE_TRUNCATED
 
 
 def _count(n, what):
@@ -109,7 +110,12 @@ def _decimal(v):
 
 
 def _int(v, _depth, py):
-    ndigits = len(v.data or b"") // 4
+    data = v.data
+    if data is not None and len(data) == 4 and not v.flags & _TRUNCATED:
+        # one 30-bit digit: its uint32 is the magnitude
+        n = int.from_bytes(data, "little")
+        return str(-n if v.number < 0 else n)
+    ndigits = len(data or b"") // 4
     if v.truncated or ndigits > MAX_INT_DIGITS:
         about = max(int(max(v.length, ndigits) * 30 * _LOG10_2), 1)
         return "<int of about %s decimal digits>" % format(about, ",")
@@ -364,9 +370,7 @@ def render(value, python=None):
     reprs that changed (bytearray before 3.15); None: the newest."""
     if value is None:
         return "<unbound>"
-    if python is not None and not isinstance(python, tuple):
-        python = (python.major, python.minor)
-    return escape(_render(value, 0, python))
+    return escape(_render(value, 0, _python(python)))
 
 
 # ---- locals -------------------------------------------------------------------
@@ -379,13 +383,27 @@ def shown_locals(frame_values):
     variable only while it is bound."""
     rows = [loc for loc in frame_values.locals
             if not (loc.flags & _HIDDEN and loc.value is None)]
-    return sorted(rows, key=lambda loc: loc.kind != "arg")  # stable
+    args = [loc for loc in rows if loc.kind == "arg"]
+    if len(args) == len(rows) or rows[:len(args)] == args:
+        return rows  # the arguments come first already (co_localsplusnames)
+    return args + [loc for loc in rows if loc.kind != "arg"]  # a stable sort
+
+
+def _python(python):
+    """render's ``python`` as (major, minor), or None."""
+    if python is not None and not isinstance(python, tuple):
+        return (python.major, python.minor)
+    return python
 
 
 def local_lines(frame_values, python=None):
     """``name = value`` per local (:func:`shown_locals`; ``python`` as
     :func:`render`'s)."""
-    return ["%s = %s" % (escape(loc.name), render(loc.value, python))
+    python = _python(python)
+    # escape() keeps each printable character and escapes each other one on
+    # its own: the line escaped once is its name and value escaped apart
+    return [escape("%s = %s" % (loc.name, "<unbound>" if loc.value is None else
+                                _render(loc.value, 0, python)))
             for loc in shown_locals(frame_values)]
 
 
