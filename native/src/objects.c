@@ -115,7 +115,11 @@ static void sequence(pyf__vctx *c, uint32_t i, int64_t n, uint64_t items, uint32
     uint64_t *addrs = k ? words(c, k) : NULL;
     if (addrs == NULL)
         return;
-    if (items != 0 && obj_read(c, i, items, addrs, (size_t)k * 8))
+    uint64_t last;
+    /* a sequence cut short must own its last item pointer too: a garbage
+     * size runs past the object (one more read, of cut sequences only) */
+    if (items != 0 && obj_read(c, i, items, addrs, (size_t)k * 8) &&
+        (k == (uint64_t)n || obj_read(c, i, items + ((uint64_t)n - 1) * 8, &last, 8)))
         children(c, i, addrs, (uint32_t)k, depth);
     else if (items == 0)
         pyf__vbad(c, i, 0, "NULL items of a sequence of %lld", (long long)n);
@@ -422,6 +426,10 @@ static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
     const char *s = pyf__vstr(c, addr, c->req.max_string, &nb, &chars, &cut);
     if (s == NULL) {
         pyf__vbad(c, i, 0, "not a readable str");
+        return;
+    }
+    if (cut && !pyf__vstr_ends(c, addr)) {
+        pyf__vbad(c, i, 0, "a str whose length runs past the object");
         return;
     }
     c->v[i].data = s;

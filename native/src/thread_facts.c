@@ -337,22 +337,6 @@ out:
     free(heads);
 }
 
-/* A str longer than a name holds ends where its length says: CPython ends
- * every str's characters with a NUL one.  Garbage (a header whose length
- * is past the object) gives no name rather than its first characters. */
-static bool str_ends(fctx *f, uint64_t str)
-{
-    uint8_t hdr[256];
-    uint32_t end = 1;
-    pyf__str_info si;
-    size_t hlen = (size_t)f->o->unicode.compactunicodeobject_size;
-    if (hlen > sizeof hdr || pyf__vread(&f->v, str, hdr, hlen) != PYF_OK ||
-        pyf__str_header(f->o, hdr, &si) != PYF_OK || si.kind > sizeof end ||
-        pyf__vread(&f->v, str + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
-        return false;
-    return end == 0;
-}
-
 /* The name of the Thread object at obj into tf. */
 static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
 {
@@ -370,7 +354,7 @@ static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
     bool cut;
     const char *s = nt != NULL ? pyf__vstr(&f->v, kv[2 * i + 1], NAME_CHARS, &bytes, &chars, &cut)
                                : NULL;
-    if (s == NULL || (cut && !str_ends(f, kv[2 * i + 1])) ||
+    if (s == NULL || (cut && !pyf__vstr_ends(&f->v, kv[2 * i + 1])) ||
         (tf->name = dup_n(f, s, bytes)) == NULL) {
         tf->flags |= PYF_FACT_NAME_UNREADABLE;
         return;
@@ -817,7 +801,7 @@ static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
     }
     switch (v->kind) {
     case PYF_VALUE_STR:
-        if ((v->flags & PYF_VALUE_TRUNCATED) && !str_ends(f, v->addr)) {
+        if ((v->flags & PYF_VALUE_TRUNCATED) && !pyf__vstr_ends(&f->v, v->addr)) {
             puts_(s, "<unreadable>"); /* a length past the object: garbage */
             s->partial = true;
             return;

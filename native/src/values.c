@@ -185,6 +185,20 @@ const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *b
     return s;
 }
 
+bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr)
+{
+    uint8_t hdr[256];
+    uint32_t end = 1;
+    pyf__str_info si;
+    size_t hlen = (size_t)c->o->unicode.compactunicodeobject_size;
+    if (hlen > sizeof hdr || pyf__vread(c, addr, hdr, hlen) != PYF_OK ||
+        pyf__str_header(c->o, hdr, &si) != PYF_OK || si.kind > sizeof end ||
+        si.length > UINT64_MAX / 4 ||
+        pyf__vread(c, addr + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
+        return false;
+    return end == 0;
+}
+
 /* ---- types ---------------------------------------------------------------- */
 
 /* The builtin static types the decoder knows, by tp_name. */

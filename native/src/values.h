@@ -76,6 +76,11 @@ const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max);
  * characters); NULL when it is no readable str.  *chars: its length. */
 const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
                       uint64_t *chars, bool *cut);
+/* Whether the str at addr ends where its length says: CPython ends every
+ * str's characters with a NUL one.  A str that pyf__vstr cut must, before
+ * its first characters are shown: a garbage header whose length runs past
+ * the object would show the memory after it. */
+bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr);
 
 /* The builtin kind of a static type by its tp_name (PYF_VALUE_OTHER when
  * none), and the bytes type_read reads of a type object. */
