@@ -401,6 +401,8 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         if (rc != PYF_OK)
             pyf__fail(t, rc, "out of memory while reading the asyncio tasks");
     }
+    if (rc == PYF_OK && req != NULL && (req->flags & PYF_SNAP_GIL))
+        pyf__thread_gil_mark(t, s->interps, s->pub.ninterps, s->threads, s->pub.nthreads);
     if (rc == PYF_OK && s->want_facts) {
         /* after the threads (and outside their prefetch): each one's name,
          * GIL state and exception */

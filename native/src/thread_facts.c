@@ -591,6 +591,50 @@ static void gil_facts(const fctx *f, const interp_facts *in, uint64_t tstate, co
         tf->flags |= PYF_FACT_GIL_HOLDS;
 }
 
+/* Which thread holds each interpreter's GIL, without the value decoder:
+ * the pointer to the GIL in use and the interpreter's own GIL's locked and
+ * holder in one batch; a shared GIL (a legacy subinterpreter's) in a
+ * second one. */
+void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
+                          pyf_thread *threads, uint32_t nthreads)
+{
+    const pyf__offsets *o = &t->off;
+    const uint64_t g = o->interp.gil_runtime_state;
+    if (o->free_threaded || o->tstate.holds_gil != PYF__ABSENT || g == PYF__ABSENT ||
+        o->interp.ceval_gil == PYF__ABSENT || o->interp.gil_locked == PYF__ABSENT ||
+        o->interp.gil_holder == PYF__ABSENT || o->interp.gil_locked < g ||
+        o->interp.gil_locked - g > 256 || o->interp.gil_holder < g ||
+        o->interp.gil_holder - g > 256)
+        return; /* 3.15 has the thread's own word; free-threaded no one GIL */
+    for (uint32_t i = 0; i < ninterps; i++) {
+        uint64_t interp = interps[i].addr, gil = 0, holder = 0;
+        int32_t locked = 0;
+        int status[3];
+        pyf_iovec iov[3] = {
+            {interp + o->interp.ceval_gil, &gil, 8},
+            {interp + o->interp.gil_locked, &locked, 4},
+            {interp + o->interp.gil_holder, &holder, 8},
+        };
+        if (pyf__readv(t, iov, 3, status) != PYF_OK || status[0] != PYF_OK)
+            continue;
+        if (plausible(gil) && gil != interp + g) { /* not its own GIL */
+            iov[1].addr = gil + (o->interp.gil_locked - g);
+            iov[2].addr = gil + (o->interp.gil_holder - g);
+            if (pyf__readv(t, iov + 1, 2, status + 1) != PYF_OK)
+                continue;
+        }
+        if (status[1] != PYF_OK || status[2] != PYF_OK)
+            continue;
+        const pyf_interp *pi = &interps[i];
+        for (uint32_t k = 0; k < pi->nthreads && pi->first_thread + k < nthreads; k++) {
+            pyf_thread *th = &threads[pi->first_thread + k];
+            th->flags |= PYF_THREAD_GIL_KNOWN;
+            if (locked != 0 && holder == th->tstate_addr)
+                th->flags |= PYF_THREAD_HOLDS_GIL;
+        }
+    }
+}
+
 /* ---- messages ------------------------------------------------------------------ */
 
 /* A bounded UTF-8 text: cut at PYF_FACT_MESSAGE_MAX bytes, on a character
