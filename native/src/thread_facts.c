@@ -592,9 +592,10 @@ static void gil_facts(const fctx *f, const interp_facts *in, uint64_t tstate, co
 }
 
 /* Which thread holds each interpreter's GIL, without the value decoder:
- * the pointer to the GIL in use and the interpreter's own GIL's locked and
- * holder in one batch; a shared GIL (a legacy subinterpreter's) in a
- * second one. */
+ * the pointer to the GIL in use, then its locked and holder words in one
+ * range (within 256 bytes of each other); read during the walk's prefetch,
+ * so that from the second snapshot on both come with the walk's one reader
+ * call. */
 void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                           pyf_thread *threads, uint32_t nthreads)
 {
@@ -606,30 +607,30 @@ void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t nin
         o->interp.gil_locked - g > 256 || o->interp.gil_holder < g ||
         o->interp.gil_holder - g > 256)
         return; /* 3.15 has the thread's own word; free-threaded no one GIL */
+    uint64_t lo = o->interp.gil_locked - g, hi = o->interp.gil_holder - g;
+    if (lo > hi) {
+        uint64_t x = lo;
+        lo = hi;
+        hi = x;
+    }
+    uint64_t locked_at = o->interp.gil_locked - g - lo, holder_at = o->interp.gil_holder - g - lo;
+    uint8_t words[256 + 8 + 8];
+    size_t len = (size_t)(hi - lo) + 8;
     for (uint32_t i = 0; i < ninterps; i++) {
-        uint64_t interp = interps[i].addr, gil = 0, holder = 0;
-        int32_t locked = 0;
-        int status[3];
-        pyf_iovec iov[3] = {
-            {interp + o->interp.ceval_gil, &gil, 8},
-            {interp + o->interp.gil_locked, &locked, 4},
-            {interp + o->interp.gil_holder, &holder, 8},
-        };
-        if (pyf__readv(t, iov, 3, status) != PYF_OK || status[0] != PYF_OK)
+        uint64_t interp = interps[i].addr, gil = 0;
+        if (pyf__read_quiet(t, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
             continue;
-        if (plausible(gil) && gil != interp + g) { /* not its own GIL */
-            iov[1].addr = gil + (o->interp.gil_locked - g);
-            iov[2].addr = gil + (o->interp.gil_holder - g);
-            if (pyf__readv(t, iov + 1, 2, status + 1) != PYF_OK)
-                continue;
-        }
-        if (status[1] != PYF_OK || status[2] != PYF_OK)
+        if (!plausible(gil))
+            gil = interp + g; /* its own */
+        if (pyf__read_quiet(t, gil + lo, words, len) != PYF_OK)
             continue;
+        bool locked = pyf__ld32(words + locked_at) != 0;
+        uint64_t holder = pyf__ld64(words + holder_at);
         const pyf_interp *pi = &interps[i];
         for (uint32_t k = 0; k < pi->nthreads && pi->first_thread + k < nthreads; k++) {
             pyf_thread *th = &threads[pi->first_thread + k];
             th->flags |= PYF_THREAD_GIL_KNOWN;
-            if (locked != 0 && holder == th->tstate_addr)
+            if (locked && holder == th->tstate_addr)
                 th->flags |= PYF_THREAD_HOLDS_GIL;
         }
     }
