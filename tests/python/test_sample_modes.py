@@ -121,8 +121,9 @@ def test_thread_labels_are_the_targets_names(interp, cli_env, tmp_path):
     target = Modes(interp, "gil")
     try:
         collapsed, raw = tmp_path / "p.collapsed", tmp_path / "p.raw"
+        svg = tmp_path / "p.svg"
         res = run_cli(cli_env, "sample", "--all", "--duration", "0.5", "--rate", "200",
-                      "--collapsed", collapsed, "--raw", raw, target.pid)
+                      "--collapsed", collapsed, "--raw", raw, "--flamegraph", svg, target.pid)
         out = res.stdout.decode()
         assert res.returncode == 0, res.stderr.decode()
         want = set(target.labels.values())
@@ -133,5 +134,57 @@ def test_thread_labels_are_the_targets_names(interp, cli_env, tmp_path):
         profile, _ = rawprofile.load(str(raw))
         assert set(profile.by_thread()) == want, profile.by_thread()
         assert "spinner" in out, out
+        text = svg.read_text()
+        for label in want:  # each a root box of the flame graph
+            assert ">%s<" % label in text or '"%s"' % label in text, label
     finally:
         target.close()
+
+
+class _FakeTarget(object):
+    """What ThreadNames asks of a target: snapshots with facts (counted)."""
+
+    pid = None
+
+    def __init__(self, threads):
+        self.threads = threads  # [(thread id, native id, name)]
+        self.snapshots = 0
+
+    def snapshot(self, limit=None, facts=False):
+        from pyframes import model
+        assert facts and limit == 1
+        self.snapshots += 1
+        threads = tuple(model.Thread(thread_id=tid, native_thread_id=native, name=name)
+                        for tid, native, name in self.threads)
+        interp = model.Interpreter(id=0, threads=threads)
+        return model.Snapshot(pid=None, python=None, interpreters=(interp,))
+
+
+def test_thread_names_are_read_rarely_and_label_repeats():
+    """One facts snapshot when sampling starts; a new thread reads them
+    again at most once a second (else when the profile is made); a name
+    that repeats gets the native id, a thread without one its native id."""
+    from pyframes.sampling import ThreadNames
+    now = [100.0]
+    target = _FakeTarget([(1, 11, "MainThread"), (2, 12, "worker"), (3, 13, "worker")])
+    names = ThreadNames(target, clock=lambda: now[0])
+    assert target.snapshots == 1
+    assert names.labels({(1, 11), (2, 12), (3, 13), None}) == {
+        None: None, (1, 11): "MainThread", (2, 12): "worker (12)", (3, 13): "worker (13)"}
+    # among the profile's threads only: one worker is no repeat
+    assert names.labels({(2, 12)})[(2, 12)] == "worker"
+    target.threads.append((4, 14, None))
+    target.threads.append((5, 15, "late"))
+    now[0] += 0.5
+    names.saw((5, 15))  # within the second: not read yet
+    assert target.snapshots == 1 and (5, 15) not in names.known
+    assert names.labels({(4, 14), (5, 15)}) == {None: None, (4, 14): "thread-14",
+                                                (5, 15): "late"}
+    assert target.snapshots == 2
+    now[0] += 2.0
+    target.threads.append((6, 16, "later"))
+    names.saw((6, 16))
+    assert target.snapshots == 3 and names.names[(6, 16)] == "later"
+    names.saw((7, 0))  # gone before it was read: its thread id
+    now[0] += 2.0
+    assert names.labels({(7, 0)})[(7, 0)] == "thread-0x7"
