@@ -171,8 +171,8 @@ def test_thread_names_are_read_rarely_and_label_repeats():
     assert target.snapshots == 1
     assert names.labels({(1, 11), (2, 12), (3, 13), None}) == {
         None: None, (1, 11): "MainThread", (2, 12): "worker (12)", (3, 13): "worker (13)"}
-    # among the profile's threads only: one worker is no repeat
-    assert names.labels({(2, 12)})[(2, 12)] == "worker"
+    # among every thread read, sampled or not
+    assert names.labels({(2, 12)})[(2, 12)] == "worker (12)"
     target.threads.append((4, 14, None))
     target.threads.append((5, 15, "late"))
     now[0] += 0.5

@@ -354,8 +354,10 @@ class ThreadNames(object):
     not name (no threading.Thread) has its OS name on a live local process
     (``/proc/PID/task/TID/comm``).
 
-    A label is the name (``worker``); ``name (native id)`` when threads of
-    the profile with other native ids share that name (``worker (4242)``);
+    A label is the name (``worker``); ``name (native id)`` when threads
+    with other native ids share that name (``worker (4242)``): any thread
+    the names were read of, sampled or not, so that a label does not hang
+    on which threads a mode counted;
     ``thread-NATIVE`` for a thread without a name (``thread-0xIDENT``
     without a native id, ``thread-unknown`` without either)."""
 
@@ -405,13 +407,12 @@ class ThreadNames(object):
 
     def labels(self, threads):
         """{thread key: label} of ``threads`` (the keys of a profile's
-        threads; whether a name repeats is decided among them), and None:
-        None."""
+        threads), and None: None.  Whether a name repeats is decided among
+        every thread whose name was read."""
         if self._pending:
             self.refresh()
         by_name = {}
-        for who in threads:
-            name = self.names.get(who)
+        for who, name in self.names.items():
             if name:
                 by_name.setdefault(name, set()).add(who[1] or who[0])
         out = {None: None}
