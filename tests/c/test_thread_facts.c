@@ -229,18 +229,26 @@ static void names(const ft_layout *l)
     fake_free(im.ft);
 }
 
+/* The image with its GIL locked by the auditor thread (its last holder);
+ * the address of the locked word. */
+static uint64_t build_locked(image *im, const ft_layout *l)
+{
+    build(im, l);
+    uint64_t locked = im->interp + off(im, "interpreter_state.gil_runtime_state_locked");
+    uint64_t holder = im->interp + off(im, "interpreter_state.gil_runtime_state_holder");
+    fake_w32(im->ft, locked, 1);
+    fake_w64(im->ft, holder, im->ts[T_AUDITOR]);
+    return locked;
+}
+
 static void gil(const ft_layout *l)
 {
     const char *lname = l->name;
     image im;
-    build(&im, l);
+    uint64_t locked = build_locked(&im, l);
     fake_target *ft = im.ft;
-    uint64_t locked = im.interp + off(&im, "interpreter_state.gil_runtime_state_locked");
-    uint64_t holder = im.interp + off(&im, "interpreter_state.gil_runtime_state_holder");
     uint64_t enabled = im.interp + off(&im, "interpreter_state.gil_runtime_state") +
                        off(&im, "interpreter_state.gil_runtime_state_enabled");
-    fake_w32(ft, locked, 1);
-    fake_w64(ft, holder, im.ts[T_AUDITOR]);
     bool has_requests = l->minor >= 15;
     if (has_requests) { /* the thread's own word says another one */
         fake_thread_set_holds_gil(im.th[T_AUDITOR], 1);
@@ -287,12 +295,8 @@ static void gil_only(const ft_layout *l)
 {
     const char *lname = l->name;
     image im;
-    build(&im, l);
+    uint64_t locked = build_locked(&im, l);
     fake_target *ft = im.ft;
-    uint64_t locked = im.interp + off(&im, "interpreter_state.gil_runtime_state_locked");
-    uint64_t holder = im.interp + off(&im, "interpreter_state.gil_runtime_state_holder");
-    fake_w32(ft, locked, 1);
-    fake_w64(ft, holder, im.ts[T_AUDITOR]);
     bool own_word = l->minor >= 15; /* 3.15: holds_gil, as without the flag */
     if (own_word)
         fake_thread_set_holds_gil(im.th[T_AUDITOR], 1);
