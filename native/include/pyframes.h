@@ -373,7 +373,8 @@ typedef struct pyf_frame {
 /* pyf_thread.flags */
 #define PYF_THREAD_COMPLETE 0x01u        /* the whole chain was read */
 #define PYF_THREAD_HOLDS_GIL 0x02u       /* only meaningful with GIL_KNOWN */
-#define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15 default builds: holds_gil was read;
+#define PYF_THREAD_GIL_KNOWN 0x04u       /* 3.15 default builds: holds_gil was read
+                                            (3.13/3.14 too with PYF_SNAP_GIL);
                                             never set for a free-threaded build,
                                             which has no GIL */
 #define PYF_THREAD_MAIN 0x08u            /* the interpreter's main thread (3.14+) */
@@ -438,6 +439,14 @@ typedef struct pyf_snapshot {
 /* also each thread's name, GIL state and exception: see
  * pyf_snapshot_thread_facts */
 #define PYF_SNAP_THREAD_FACTS 0x08u
+/* also which thread holds the GIL, cheaply (for a sampler): on 3.13/3.14
+ * default builds, pyf_thread's PYF_THREAD_GIL_KNOWN and HOLDS_GIL are set
+ * from the interpreter's GIL (locked, and its last holder is the thread
+ * state: one batch of reads per interpreter after the walk); on 3.15
+ * they are the thread's holds_gil as without the flag.  Never set on a
+ * free-threaded build, nor where the GIL could not be read.  No other
+ * fact is read (no facts array). */
+#define PYF_SNAP_GIL 0x10u
 
 typedef struct pyf_snapshot_request {
     uint32_t struct_size;       /* = sizeof(pyf_snapshot_request) */
@@ -495,7 +504,8 @@ PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
  * GIL_REQUEST_KNOWN and GIL_REQUESTED (gil_requested: it waits for it).
  * NO_GIL: a free-threaded build running without the GIL (then no other
  * GIL flag).  pyf_thread's own PYF_THREAD_GIL_KNOWN/HOLDS_GIL are
- * unchanged: 3.15 default builds only, from holds_gil.
+ * unchanged: 3.15 default builds only, from holds_gil (3.13/3.14 too when
+ * PYF_SNAP_GIL is asked as well).
  *
  * Exception: the one being raised (the thread state's current_exception),
  * else the one being handled (what sys.exception() returns in the thread:

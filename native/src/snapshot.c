@@ -388,6 +388,8 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
                       on_located, on_thread, on_thread_end, on_interp, on_reverse};
     pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
+    if (rc == PYF_OK && req != NULL && (req->flags & PYF_SNAP_GIL)) /* with the walk's reads */
+        pyf__thread_gil_mark(t, s->interps, s->pub.ninterps, s->threads, s->pub.nthreads);
     pyf__prefetch_end(t);
     if (rc == PYF_OK && s->table == NULL && (s->table = current_table(t)) == NULL)
         rc = PYF_ENOMEM;

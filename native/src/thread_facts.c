@@ -592,6 +592,51 @@ static void gil_facts(const fctx *f, const interp_facts *in, uint64_t tstate, co
         tf->flags |= PYF_FACT_GIL_HOLDS;
 }
 
+/* Which thread holds each interpreter's GIL, without the value decoder:
+ * the pointer to the GIL in use, then its locked and holder words in one
+ * range (within 256 bytes of each other); read during the walk's prefetch,
+ * so that from the second snapshot on both come with the walk's one reader
+ * call. */
+void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
+                          pyf_thread *threads, uint32_t nthreads)
+{
+    const pyf__offsets *o = &t->off;
+    const uint64_t g = o->interp.gil_runtime_state;
+    if (o->free_threaded || o->tstate.holds_gil != PYF__ABSENT || g == PYF__ABSENT ||
+        o->interp.ceval_gil == PYF__ABSENT || o->interp.gil_locked == PYF__ABSENT ||
+        o->interp.gil_holder == PYF__ABSENT || o->interp.gil_locked < g ||
+        o->interp.gil_locked - g > 256 || o->interp.gil_holder < g ||
+        o->interp.gil_holder - g > 256)
+        return; /* 3.15 has the thread's own word; free-threaded no one GIL */
+    uint64_t lo = o->interp.gil_locked - g, hi = o->interp.gil_holder - g;
+    if (lo > hi) {
+        uint64_t x = lo;
+        lo = hi;
+        hi = x;
+    }
+    uint64_t locked_at = o->interp.gil_locked - g - lo, holder_at = o->interp.gil_holder - g - lo;
+    uint8_t words[256 + 8 + 8];
+    size_t len = (size_t)(hi - lo) + 8;
+    for (uint32_t i = 0; i < ninterps; i++) {
+        uint64_t interp = interps[i].addr, gil = 0;
+        if (pyf__read_quiet(t, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
+            continue;
+        if (!plausible(gil))
+            gil = interp + g; /* its own */
+        if (pyf__read_quiet(t, gil + lo, words, len) != PYF_OK)
+            continue;
+        bool locked = pyf__ld32(words + locked_at) != 0;
+        uint64_t holder = pyf__ld64(words + holder_at);
+        const pyf_interp *pi = &interps[i];
+        for (uint32_t k = 0; k < pi->nthreads && pi->first_thread + k < nthreads; k++) {
+            pyf_thread *th = &threads[pi->first_thread + k];
+            th->flags |= PYF_THREAD_GIL_KNOWN;
+            if (locked && holder == th->tstate_addr)
+                th->flags |= PYF_THREAD_HOLDS_GIL;
+        }
+    }
+}
+
 /* ---- messages ------------------------------------------------------------------ */
 
 /* A bounded UTF-8 text: cut at PYF_FACT_MESSAGE_MAX bytes, on a character

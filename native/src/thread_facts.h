@@ -27,4 +27,12 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
                            const pyf_thread *threads, uint32_t nthreads, pyf__arena *arena,
                            pyf_thread_facts **out);
 
+/* PYF_SNAP_GIL: on a 3.13/3.14 default build, PYF_THREAD_GIL_KNOWN and
+ * HOLDS_GIL of threads[nthreads] from each interpreter's GIL (two reads
+ * per interpreter, made within the walk's prefetch: planned into the next
+ * snapshot's one reader call).  What cannot be read leaves the flags
+ * unset; nothing fails. */
+void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
+                          pyf_thread *threads, uint32_t nthreads);
+
 #endif /* PYFRAMES_THREAD_FACTS_H */

@@ -4,7 +4,11 @@ same CPU-busy process 200 frames deep whose top frames keep changing
 (tests/bench/busy_deep.py), in alternating rounds of the same length.
 
     python3 tests/bench/bench_sampling.py [--python python3.15] [--depth 200]
-                                          [--seconds 2] [--rounds 3]
+                                          [--seconds 2] [--rounds 3] [--gil]
+
+--gil: what ``--mode gil`` costs instead (any CPython 3.13+ with a GIL):
+``pyframes sample`` against ``pyframes sample --mode gil`` (PYF_SNAP_GIL on
+3.13/3.14), in alternating rounds; no CPython profiler.
 
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Prints samples per second and the failed share of each tool, per round and
@@ -56,28 +60,33 @@ def main():
     parser.add_argument("--depth", type=int, default=200)
     parser.add_argument("--seconds", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--gil", action="store_true",
+                        help="pyframes sample against pyframes sample --mode gil")
     args = parser.parse_args()
     target = subprocess.Popen([args.python, os.path.join(HERE, "busy_deep.py"),
                                str(args.depth)], stdout=subprocess.PIPE)
-    results = {"CPython profiling.sampling": [], "pyframes sample": [],
-               "pyframes sample --no-cache": []}
+    if args.gil:
+        tools = {"pyframes sample": [], "pyframes sample --mode gil": ["--mode", "gil"]}
+    else:
+        tools = {"pyframes sample": [], "pyframes sample --no-cache": ["--no-cache"]}
+    first = "pyframes sample" if args.gil else "CPython profiling.sampling"
+    results = dict([(first, [])] + [(name, []) for name in tools])
     try:
         if target.stdout.readline() != b"ready\n":
             raise SystemExit("the target did not start")
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
-                results["CPython profiling.sampling"].append(
-                    cpython(args.python, target.pid, args.seconds, tmp))
-                results["pyframes sample"].append(pyframes(target.pid, args.seconds, []))
-                results["pyframes sample --no-cache"].append(
-                    pyframes(target.pid, args.seconds, ["--no-cache"]))
+                if not args.gil:
+                    results[first].append(cpython(args.python, target.pid, args.seconds, tmp))
+                for name, extra in tools.items():
+                    results[name].append(pyframes(target.pid, args.seconds, extra))
                 print("round %d: " % (r + 1) + "; ".join(
                     "%s %.0f/s (%.2f%% failed)" % (k, v[-1][0], v[-1][1])
                     for k, v in results.items()))
     finally:
         target.kill()
         target.wait()
-    base = statistics.median(v[0] for v in results["CPython profiling.sampling"])
+    base = statistics.median(v[0] for v in results[first])
     print("\n%-30s %12s %10s %8s" % ("tool (median of %d)" % args.rounds, "samples/s",
                                      "failed %", "ratio"))
     for name, vals in results.items():

@@ -12,6 +12,8 @@
  *   remembered, and a change to sys.modules is seen;
  * - the GIL: locked and its holder (every version), 3.15's holds_gil and
  *   gil_requested, a free-threaded build with the GIL off (no GIL) and on;
+ *   PYF_SNAP_GIL alone: pyf_thread's GIL flags on 3.13-3.15 default builds
+ *   (none free-threaded), locked and released, and no facts array;
  * - exceptions: raised (current_exception) with a traceback whose
  *   tb_lineno is still -1 (the line from tb_lasti), handled under an item
  *   of None (a running generator's), KeyError's and OSError's wording,
@@ -239,18 +241,26 @@ static void names(const ft_layout *l)
     fake_free(im.ft);
 }
 
+/* The image with its GIL locked by the auditor thread (its last holder);
+ * the address of the locked word. */
+static uint64_t build_locked(image *im, const ft_layout *l)
+{
+    build(im, l);
+    uint64_t locked = im->interp + off(im, "interpreter_state.gil_runtime_state_locked");
+    uint64_t holder = im->interp + off(im, "interpreter_state.gil_runtime_state_holder");
+    fake_w32(im->ft, locked, 1);
+    fake_w64(im->ft, holder, im->ts[T_AUDITOR]);
+    return locked;
+}
+
 static void gil(const ft_layout *l)
 {
     const char *lname = l->name;
     image im;
-    build(&im, l);
+    uint64_t locked = build_locked(&im, l);
     fake_target *ft = im.ft;
-    uint64_t locked = im.interp + off(&im, "interpreter_state.gil_runtime_state_locked");
-    uint64_t holder = im.interp + off(&im, "interpreter_state.gil_runtime_state_holder");
     uint64_t enabled = im.interp + off(&im, "interpreter_state.gil_runtime_state") +
                        off(&im, "interpreter_state.gil_runtime_state_enabled");
-    fake_w32(ft, locked, 1);
-    fake_w64(ft, holder, im.ts[T_AUDITOR]);
     bool has_requests = l->minor >= 15;
     if (has_requests) { /* the thread's own word says another one */
         fake_thread_set_holds_gil(im.th[T_AUDITOR], 1);
@@ -287,6 +297,53 @@ static void gil(const ft_layout *l)
     s = take(t, &f);
     CHECK(!(of(s, f, T_AUDITOR)->flags & PYF_FACT_GIL_HOLDER));
     CHECK(!!(of(s, f, T_AUDITOR)->flags & PYF_FACT_GIL_HOLDS) == has_requests);
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+/* PYF_SNAP_GIL: pyf_thread's GIL flags on every default build, no facts. */
+static void gil_only(const ft_layout *l)
+{
+    const char *lname = l->name;
+    image im;
+    uint64_t locked = build_locked(&im, l);
+    fake_target *ft = im.ft;
+    bool own_word = l->minor >= 15; /* 3.15: holds_gil, as without the flag */
+    if (own_word)
+        fake_thread_set_holds_gil(im.th[T_AUDITOR], 1);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_GIL};
+    const uint32_t both = PYF_THREAD_GIL_KNOWN | PYF_THREAD_HOLDS_GIL;
+    for (int round = 0; round < 2; round++) {
+        pyf_snapshot *s = NULL;
+        CHECK_RC(pyf_snapshot_take(t, &req, &s), PYF_OK);
+        REQUIRE(s != NULL);
+        REQUIRE(fake_check_snapshot(s) == NULL);
+        const pyf_thread_facts *f = NULL;
+        CHECK_RC(pyf_snapshot_thread_facts(s, &f), PYF_ENOTSUP);
+        CHECK(f == NULL);
+        for (int i = 0; i < 6; i++) {
+            int k = fake_find_thread(s, 100 + (uint64_t)i);
+            REQUIRE(k >= 0);
+            uint32_t want = l->free_threaded ? 0 : PYF_THREAD_GIL_KNOWN;
+            /* the holder while locked; 3.15's own word either way */
+            if (!l->free_threaded && i == T_AUDITOR && (round == 0 || own_word))
+                want |= PYF_THREAD_HOLDS_GIL;
+            CHECK_MSG((s->threads[k].flags & both) == want,
+                      "%s round %d thread %d: flags 0x%x, want 0x%x", lname, round, i,
+                      s->threads[k].flags & both, want);
+        }
+        pyf_snapshot_free(s);
+        fake_w32(ft, locked, 0); /* released: no holder */
+    }
+    /* without the flag, 3.13/3.14 say nothing of the GIL */
+    pyf_snapshot *s = NULL;
+    CHECK_RC(pyf_snapshot_take(t, NULL, &s), PYF_OK);
+    REQUIRE(s != NULL);
+    for (uint32_t i = 0; i < s->nthreads; i++)
+        CHECK(!!(s->threads[i].flags & PYF_THREAD_GIL_KNOWN) == (own_word && !l->free_threaded));
     pyf_snapshot_free(s);
     pyf_target_close(t);
     fake_free(ft);
@@ -482,6 +539,7 @@ int main(void)
         offsets(l);
         names(l);
         gil(l);
+        gil_only(l);
         exceptions(l);
     }
     return check_failures ? 1 : 0;

@@ -162,7 +162,8 @@ def test_py_sample_live(driver, tmp_path):
                              "cpu"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     profile = str(tmp_path / "live.json")
     try:
-        roles = json.loads(proc.stdout.readline())["roles"]
+        hello = json.loads(proc.stdout.readline())
+        roles = hello["roles"]
         stepper = Stepper(driver.debugger, proc.pid, str(tmp_path))
         try:
             gdb = driver.debugger == "gdb"
@@ -198,7 +199,11 @@ def test_py_sample_live(driver, tmp_path):
         re.search(ident, before).groups() == re.search(ident, after or "").groups(), \
         (before, after)
     doc = json.load(open(profile))
-    busy = sum(st["count"] for st in doc["stacks"] if st["thread"] == "thread-%d" % roles["busy"])
+    # each thread labelled by its name, the native id added where names repeat
+    labels = set("%s (%d)" % (name, native) if name == "idle" else name
+                 for name, native in hello["threads"])
+    assert set(st["thread"] for st in doc["stacks"]) <= labels, doc["stacks"]
+    busy = sum(st["count"] for st in doc["stacks"] if st["thread"] == "spinner")
     # (threads the stop left are runnable for a moment after the resume)
     assert doc["samples"] == 500 and busy >= 0.8 * doc["thread_samples"], doc["thread_samples"]
     # the plugin's command shows the selected thread: the one selected before

@@ -1,6 +1,7 @@
 """``sample --mode cpu|gil``: which thread-samples a profile counts, against
 what the target's threads are known to do (targets/modes.py: one thread
-spinning in Python, one hashing with the GIL released, idle ones)."""
+spinning in Python, one hashing with the GIL released, idle ones); and the
+profile's thread labels against the names the target gives its threads."""
 
 import json
 import os
@@ -27,10 +28,31 @@ class Modes(object):
         doc = json.loads(line)
         self.pid = doc["pid"]
         self.roles = doc["roles"]
+        self.labels = _labels(self.pid, doc["threads"])  # native id -> label
+
+    def label(self, role):
+        return self.labels[self.roles[role]]
 
     def close(self):
         self.proc.kill()
         self.proc.wait()
+
+
+def _labels(pid, threads):
+    """{native id: the label a profile gives the thread}: its name, with
+    "(native id)" where threads share it; the OS name (comm) for a thread
+    Python does not name (sampling.ThreadNames)."""
+    names = {}
+    for name, native in threads:
+        if name is None:
+            with open("/proc/%d/task/%d/comm" % (pid, native)) as f:
+                name = f.read().rstrip("\n")
+        names[native] = name
+    out = {}
+    for native, name in names.items():
+        shared = sum(1 for other in names.values() if other == name) > 1
+        out[native] = "%s (%d)" % (name, native) if shared else name
+    return out
 
 
 def _per_thread(cli_env, tmp_path, pid, mode):
@@ -47,8 +69,8 @@ def _per_thread(cli_env, tmp_path, pid, mode):
     return counts, sum(counts.values()), out
 
 
-def _share(counts, total, native):
-    return counts.get("thread-%d" % native, 0) / float(total)
+def _share(counts, total, label):
+    return counts.get(label, 0) / float(total)
 
 
 def test_cpu_mode_counts_the_thread_on_a_cpu(interp, cli_env, tmp_path):
@@ -57,31 +79,112 @@ def test_cpu_mode_counts_the_thread_on_a_cpu(interp, cli_env, tmp_path):
     target = Modes(interp, "cpu")
     try:
         counts, total, out = _per_thread(cli_env, tmp_path, target.pid, "cpu")
-        busy = _share(counts, total, target.roles["busy"])
+        busy = _share(counts, total, target.label("busy"))
         assert busy >= 0.95, (busy, counts, out)
         wall, wall_total, _ = _per_thread(cli_env, tmp_path, target.pid, "wall")
-        assert _share(wall, wall_total, target.roles["busy"]) < 0.2, wall
+        assert _share(wall, wall_total, target.label("busy")) < 0.2, wall
     finally:
         target.close()
 
 
 def test_gil_mode_counts_the_holder(interp, cli_env, tmp_path):
     """A thread spinning in Python holds the GIL nearly always; a thread
-    hashing with the GIL released is on a CPU but holds it rarely.  On
-    3.13/3.14 (no holder in the thread states) and free-threaded builds,
-    --mode gil is refused with the reason."""
+    hashing with the GIL released is on a CPU but holds it rarely; threads
+    blocked in C (an Event's lock, stdin) never do: they are absent.  On
+    3.13 and 3.14 the interpreter's GIL says who holds it (PYF_SNAP_GIL),
+    on 3.15 each thread state too.  On free-threaded builds --mode gil is
+    refused with the reason."""
     target = Modes(interp, "gil")
     try:
-        if interp.version < (3, 15) or interp.kind == "free-threaded":
+        if interp.kind == "free-threaded":
             res = run_cli(cli_env, "sample", "--mode", "gil", "--duration", "0.2", target.pid)
             err = res.stderr.decode()
             assert res.returncode != 0, err
-            assert "--mode gil" in err and ("3.15" in err or "free-threaded" in err), err
+            assert "--mode gil" in err and "free-threaded" in err, err
             return
         gil, total, out = _per_thread(cli_env, tmp_path, target.pid, "gil")
-        assert _share(gil, total, target.roles["busy"]) >= 0.8, (gil, out)
-        assert _share(gil, total, target.roles["hashing"]) <= 0.15, (gil, out)
+        assert _share(gil, total, target.label("busy")) >= 0.8, (gil, out)
+        assert _share(gil, total, target.label("hashing")) <= 0.15, (gil, out)
+        blocked = [target.labels[n] for n in target.roles["idle"] + [target.roles["raw"]]]
+        blocked.append(target.labels[target.pid])  # the main thread reads stdin
+        assert not [label for label in blocked if gil.get(label)], (gil, out)
         cpu, cpu_total, out = _per_thread(cli_env, tmp_path, target.pid, "cpu")
-        assert cpu.get("thread-%d" % target.roles["hashing"], 0) >= 0.05 * cpu_total, (cpu, out)
+        assert cpu.get(target.label("hashing"), 0) >= 0.05 * cpu_total, (cpu, out)
     finally:
         target.close()
+
+
+def test_thread_labels_are_the_targets_names(interp, cli_env, tmp_path):
+    """Every thread's root in the collapsed output, the raw profile and the
+    summary is its name (threading.Thread's, the OS's for a thread Python
+    does not name), with its native id where names repeat."""
+    target = Modes(interp, "gil")
+    try:
+        collapsed, raw = tmp_path / "p.collapsed", tmp_path / "p.raw"
+        svg = tmp_path / "p.svg"
+        res = run_cli(cli_env, "sample", "--all", "--duration", "0.5", "--rate", "200",
+                      "--collapsed", collapsed, "--raw", raw, "--flamegraph", svg, target.pid)
+        out = res.stdout.decode()
+        assert res.returncode == 0, res.stderr.decode()
+        want = set(target.labels.values())
+        assert "idle (%d)" % target.roles["idle"][0] in want and "spinner" in want
+        roots = set(line.rsplit(" ", 1)[0].split(";")[0]
+                    for line in collapsed.read_text().splitlines())
+        assert roots == want, (roots, want)
+        profile, _ = rawprofile.load(str(raw))
+        assert set(profile.by_thread()) == want, profile.by_thread()
+        assert "spinner" in out, out
+        text = svg.read_text()
+        for label in want:  # each a root box of the flame graph
+            assert ">%s<" % label in text or '"%s"' % label in text, label
+    finally:
+        target.close()
+
+
+class _FakeTarget(object):
+    """What ThreadNames asks of a target: snapshots with facts (counted)."""
+
+    pid = None
+
+    def __init__(self, threads):
+        self.threads = threads  # [(thread id, native id, name)]
+        self.snapshots = 0
+
+    def snapshot(self, limit=None, facts=False):
+        from pyframes import model
+        assert facts and limit == 1
+        self.snapshots += 1
+        threads = tuple(model.Thread(thread_id=tid, native_thread_id=native, name=name)
+                        for tid, native, name in self.threads)
+        interp = model.Interpreter(id=0, threads=threads)
+        return model.Snapshot(pid=None, python=None, interpreters=(interp,))
+
+
+def test_thread_names_are_read_rarely_and_label_repeats():
+    """One facts snapshot when sampling starts; a new thread reads them
+    again at most once a second (else when the profile is made); a name
+    that repeats gets the native id, a thread without one its native id."""
+    from pyframes.sampling import ThreadNames
+    now = [100.0]
+    target = _FakeTarget([(1, 11, "MainThread"), (2, 12, "worker"), (3, 13, "worker")])
+    names = ThreadNames(target, clock=lambda: now[0])
+    assert target.snapshots == 1
+    assert names.labels({(1, 11), (2, 12), (3, 13), None}) == {
+        None: None, (1, 11): "MainThread", (2, 12): "worker (12)", (3, 13): "worker (13)"}
+    # among every thread read, sampled or not
+    assert names.labels({(2, 12)})[(2, 12)] == "worker (12)"
+    target.threads.append((4, 14, None))
+    target.threads.append((5, 15, "late"))
+    now[0] += 0.5
+    names.saw((5, 15))  # within the second: not read yet
+    assert target.snapshots == 1 and (5, 15) not in names.known
+    assert names.labels({(4, 14), (5, 15)}) == {None: None, (4, 14): "thread-14",
+                                                (5, 15): "late"}
+    assert target.snapshots == 2
+    now[0] += 2.0
+    target.threads.append((6, 16, "later"))
+    names.saw((6, 16))
+    assert target.snapshots == 3 and names.names[(6, 16)] == "later"
+    names.saw((7, 0))  # gone before it was read: its thread id
+    now[0] += 2.0
+    assert names.labels({(7, 0)})[(7, 0)] == "thread-0x7"

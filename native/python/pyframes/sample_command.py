@@ -38,7 +38,8 @@ sample.
                    process, 0: as fast as possible; 10 on a remote one)
   --all            every thread, each its own root
   --mode M         wall (every thread), cpu (threads on a CPU: a live local
-                   process) or gil (the thread holding the GIL: CPython 3.15)
+                   process) or gil (the thread holding the GIL: CPython 3.13+,
+                   not free-threaded)
   --collapsed FILE write the profile in flamegraph.pl's collapsed format
   --json FILE      write the profile as JSON
   --stats-json FILE  write the sampling counters as JSON

@@ -110,7 +110,7 @@ class Profile(object):
         ``function (filename:line)``; a thread label, when kept, is the root."""
         totals = {}
         for (label, frames), count in self.stacks.items():
-            parts = [] if label is None else [label]
+            parts = [] if label is None else [collapsed_name(label)]
             for function, filename, line in frames:
                 where = collapsed_name(filename) + (":%d" % line if line is not None else "")
                 parts.append("%s (%s)" % (collapsed_name(function), where))
@@ -175,13 +175,15 @@ class Sampler(object):
 
     ``threads``: "main" (the main thread: the one whose OS id is the
     process id, else the interpreter's main thread), or "all".
-    ``label_threads`` keeps each thread apart in the profile.  ``record``
+    ``label_threads`` keeps each thread apart in the profile, labelled by
+    its name (:class:`ThreadNames`).  ``record``
     keeps every thread-sample in order as well (``Profile.raw``, what
     ``--raw`` writes): one list append per thread-sample.  ``mode`` (one of
     :data:`MODES`) says which of the threads read a sample counts: "cpu"
     needs a live local process (``target.pid``: the state of each thread in
-    ``/proc/PID/task/TID/stat``), "gil" a CPython whose thread states say
-    which holds the GIL (3.15, not free-threaded); else ``UsageError``.
+    ``/proc/PID/task/TID/stat``), "gil" a CPython with a GIL (3.13+, not
+    free-threaded: the snapshots are asked which thread holds it,
+    PYF_SNAP_GIL); else ``UsageError``.
     """
 
     def __init__(self, target, threads="main", label_threads=None, record=False,
@@ -196,9 +198,13 @@ class Sampler(object):
         # the main thread of a process is the one whose OS id is its pid;
         # without a pid it is picked from every thread's flags
         native = target.pid if threads == "main" else None
-        self._source = target.sample_source(native)
+        self._source = target.sample_source(native, gil=mode == "gil")
         self._pick_main = threads == "main" and not native
-        self._counts = {}      # (table id, thread label, key bytes) -> count
+        # threads are counted by (thread id, native id), labelled when the
+        # profile is made
+        self._names = ThreadNames(target) if self.label_threads else None
+        self._stacks = {}      # (thread key or None, frames) -> count
+        self._counts = {}      # (table id, thread key, key bytes) -> count
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
         self._profile = Profile()
@@ -241,6 +247,7 @@ class Sampler(object):
                 return False
             table_id, rows = read
             counts = self._counts
+            names = self._names
             record = self._raw is not None
             if self._pick_main:
                 rows = _main_thread(rows)
@@ -256,9 +263,15 @@ class Sampler(object):
                     continue
                 if keys is None:  # past the snapshot's frames
                     continue
-                label = self._label(thread[_TID], thread[_NATIVE]) if self.label_threads else None
-                k = (table_id, label, keys)
-                counts[k] = counts.get(k, 0) + 1
+                who = (thread[_TID], thread[_NATIVE]) if names is not None else None
+                k = (table_id, who, keys)
+                n = counts.get(k)
+                if n is not None:
+                    counts[k] = n + 1
+                else:
+                    counts[k] = 1
+                    if names is not None and who not in names.known:
+                        names.saw(who)
                 if record:
                     if self._started is None:
                         self._started = started
@@ -280,12 +293,6 @@ class Sampler(object):
                 source.free(out)
             self._elapsed += time.perf_counter() - started
 
-    @staticmethod
-    def _label(tid, native):
-        if native:
-            return "thread-%d" % native
-        return "thread-0x%x" % tid if tid else "thread-unknown"
-
     @property
     def library_time(self):
         """Seconds spent in sample() (the library and the counting)."""
@@ -298,7 +305,7 @@ class Sampler(object):
         try:
             names = self._source.names(holder)
             frames = [(f.function, f.filename, f.line) for f in names.frames]
-            stacks = self._profile.stacks
+            stacks = self._stacks
             record = self._raw is not None
             for key in [k for k in self._counts if k[0] == table_id]:
                 count = self._counts.pop(key)
@@ -317,10 +324,17 @@ class Sampler(object):
             self._resolve(table_id)
         self._counts = {k: v for k, v in self._counts.items() if k[0] in self._holders}
         prof = self._profile
+        label = {None: None}
+        if self._names is not None:
+            label = self._names.labels(set(who for who, _ in self._stacks))
+        prof.stacks = {}
+        for (who, frames), count in self._stacks.items():
+            key = (label[who], frames)
+            prof.stacks[key] = prof.stacks.get(key, 0) + count
         prof.stats = self.target.stats()
         if self._raw is not None:
             resolved = self._resolved
-            prof.raw = [(t,) + resolved[key] for t, key in self._raw]
+            prof.raw = [(t, label[resolved[key][0]], resolved[key][1]) for t, key in self._raw]
         return prof
 
     def close(self):
@@ -330,13 +344,115 @@ class Sampler(object):
             self._keep.close()
 
 
+class ThreadNames(object):
+    """The labels of a profile's threads: each thread's name, read with a
+    snapshot that asks for the thread facts (``Target.snapshot(facts=True)``,
+    about 1-3 ms for 200 threads, so never per sample): once when sampling
+    starts, then when a sample shows a thread not seen before, at most
+    once a second (:data:`REFRESH`), and once more when the profile is made
+    if a thread seen since is still unknown.  A thread that Python does
+    not name (no threading.Thread) has its OS name on a live local process
+    (``/proc/PID/task/TID/comm``).
+
+    A label is the name (``worker``); ``name (native id)`` when threads
+    with other native ids share that name (``worker (4242)``): any thread
+    the names were read of, sampled or not, so that a label does not hang
+    on which threads a mode counted;
+    ``thread-NATIVE`` for a thread without a name (``thread-0xIDENT``
+    without a native id, ``thread-unknown`` without either)."""
+
+    REFRESH = 1.0  # seconds between two reads of the names, at least
+
+    def __init__(self, target, clock=time.monotonic):
+        self.target = target
+        self.clock = clock
+        self.names = {}      # (thread id, native id) -> name or None
+        self.known = set()   # the keys looked up (named or not)
+        self._pending = set()  # seen since the last read, not in it
+        self._last = None
+        self.reads = 0
+        self.refresh()
+
+    def saw(self, who):
+        """A sample shows thread ``who`` for the first time."""
+        self._pending.add(who)
+        if self._last is None or self.clock() - self._last >= self.REFRESH:
+            self.refresh()
+
+    def refresh(self):
+        """Read every thread's name now (a failed read names none)."""
+        self._last = self.clock()
+        self.reads += 1
+        pending, self._pending = self._pending, set()
+        try:
+            snap = self.target.snapshot(limit=1, facts=True)
+        except errors.PyframesError:
+            threads = ()
+        else:
+            threads = list(snap.threads())
+        pid = self.target.pid
+        for t in threads:
+            who = (t.thread_id or 0, t.native_thread_id or 0)
+            name = t.name
+            if not name and pid and who[1]:
+                name = _os_name(pid, who[1])
+            self.names[who] = name or None
+            self.known.add(who)
+        # a thread gone before it was read stays unnamed, and is not read for again
+        for who in pending:
+            if who not in self.known:
+                name = _os_name(pid, who[1]) if pid and who[1] else None
+                self.names[who] = name
+                self.known.add(who)
+
+    def labels(self, threads):
+        """{thread key: label} of ``threads`` (the keys of a profile's
+        threads), and None: None.  Whether a name repeats is decided among
+        every thread whose name was read."""
+        if self._pending:
+            self.refresh()
+        by_name = {}
+        for who, name in self.names.items():
+            if name:
+                by_name.setdefault(name, set()).add(who[1] or who[0])
+        out = {None: None}
+        for who in threads:
+            if who is None:
+                continue
+            tid, native = who
+            name = self.names.get(who)
+            if not name:
+                out[who] = _fallback_label(tid, native)
+            elif len(by_name[name]) > 1:
+                out[who] = "%s (%d)" % (name, native) if native else "%s (0x%x)" % (name, tid)
+            else:
+                out[who] = name
+        return out
+
+
+def _fallback_label(tid, native):
+    if native:
+        return "thread-%d" % native
+    return "thread-0x%x" % tid if tid else "thread-unknown"
+
+
+def _os_name(pid, native):
+    """The OS's name of thread ``native`` of process ``pid``, or None."""
+    try:
+        with open("/proc/%d/task/%d/comm" % (pid, native), "rb") as f:
+            name = f.read(64).rstrip(b"\n").decode("utf-8", "replace")
+    except OSError:
+        return None
+    return name or None
+
+
 def add_mode_option(parser):
     """``--mode wall|cpu|gil`` (the command line's sample and py-sample)."""
     parser.add_argument(
         "--mode", choices=MODES, default="wall",
         help="which threads a sample counts: wall, every thread read (the "
         "default); cpu, threads running on a CPU (a live local process); gil, "
-        "the thread holding the GIL (CPython 3.15+)")
+        "the thread holding the GIL (CPython 3.13+ with a GIL)")
 
 
 def _mode_filter(target, mode):
@@ -355,16 +471,18 @@ def _mode_filter(target, mode):
         if python.free_threaded:
             raise errors.UsageError("--mode gil: this CPython %s is free-threaded and has "
                                     "no GIL (use --mode cpu or wall)" % python.version)
-        if (python.major, python.minor) < (3, 15):
+        if (python.major, python.minor) < (3, 13):
             raise errors.UsageError(
-                "--mode gil needs CPython 3.15 or later, whose thread states say which one "
+                "--mode gil needs CPython 3.13 or later, whose debug offsets say which thread "
                 "holds the GIL; this process runs %s (use --mode cpu or wall)" % python.version)
         return _HoldsGil()
     raise errors.UsageError("--mode: one of %s, not %r" % (", ".join(MODES), mode))
 
 
 class _HoldsGil(object):
-    """The thread holding the GIL (its thread state's holds_gil)."""
+    """The thread holding the GIL: its flags say so (3.15: its thread
+    state's holds_gil; 3.13/3.14: the GIL is locked and it is the last
+    holder, PYF_SNAP_GIL)."""
 
     _BOTH = _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL
 

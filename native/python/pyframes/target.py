@@ -201,7 +201,7 @@ class Target:
         handle = self._handle
         if not handle:
             self._check_open()  # raises
-        req = self._requests.get((native_tid, max_depth, limit, tasks, entries, facts))
+        req = self._requests.get((native_tid, max_depth, limit, tasks, entries, facts, False))
         if req is None:
             req = self._request(native_tid, max_depth, limit, tasks, entries, facts)
         conv = self._convert
@@ -225,18 +225,21 @@ class Target:
             return self.snapshot(native_tid=native_tid, max_depth=max_depth, limit=limit,
                                  tasks=tasks, entries=entries, facts=facts)
 
-    def sample_source(self, native_tid=None):
+    def sample_source(self, native_tid=None, gil=False):
         """A :class:`pyframes._convert.SampleSource`: snapshots of every
         thread (``native_tid``: of that OS thread only) to keep unconverted
-        and count by frame keys, as pyframes.sampling does."""
+        and count by frame keys, as pyframes.sampling does.  ``gil``: each
+        thread's flags say whether it holds the GIL on 3.13/3.14 too
+        (PYF_SNAP_GIL)."""
         return _convert.SampleSource(self._lib, self._check_open, self._binding,
-                                     self._request(native_tid, None, None))
+                                     self._request(native_tid, None, None, gil=gil))
 
-    def _request(self, native_tid, max_depth, limit, tasks=False, entries=False, facts=False):
+    def _request(self, native_tid, max_depth, limit, tasks=False, entries=False, facts=False,
+                 gil=False):
         """A pyf_snapshot_request (by reference) for these arguments; the
         few in use are kept."""
         cache = self._requests
-        key = (native_tid, max_depth, limit, tasks, entries, facts)
+        key = (native_tid, max_depth, limit, tasks, entries, facts, gil)
         req = cache.get(key)
         if req is not None:
             return req
@@ -254,6 +257,8 @@ class Target:
             raw.flags |= ffi.PYF_SNAP_ENTRIES
         if facts:
             raw.flags |= ffi.PYF_SNAP_THREAD_FACTS
+        if gil:
+            raw.flags |= ffi.PYF_SNAP_GIL
         if len(cache) >= 16:
             cache.clear()
         req = cache[key] = ffi.ctypes.pointer(raw)
