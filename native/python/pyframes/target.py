@@ -114,6 +114,9 @@ class Target:
         self.pid = pid
         self.cache = "off"
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
+        # (limits, attrs, stack) -> (pyf_values_request, its byref): a
+        # command asks the same of every frame
+        self._value_requests = {}
         info = self._abi.pyf_python_info()
         rc = self._lib.pyf_target_python(handle, self._abi.ctypes.byref(info))
         if rc != 0:
@@ -298,8 +301,18 @@ class Target:
                             limits.get("max_depth"), limits.get("max_objects"),
                             limits.get("max_bytes"), limits.get("attrs", False))
 
-    def _values(self, call, addr, max_string, max_items, max_depth, max_objects, max_bytes,
-                attrs, stack=False):
+    def _values_request(self, max_string, max_items, max_depth, max_objects, max_bytes,
+                        attrs, stack):
+        """The pyf_values_request of these limits (checked once), and its
+        byref: made once per Target and kept (at most 16)."""
+        limits = (max_string, max_items, max_depth, max_objects, max_bytes)
+        # only None and ints are kept (True == 1, yet a bool is refused below)
+        key = None
+        if all(v is None or type(v) is int for v in limits):
+            key = limits + (bool(attrs), stack if stack in (False, True, "only") else None)
+            found = self._value_requests.get(key)
+            if found is not None:
+                return found[1]
         ffi = self._abi
         req = ffi.pyf_values_request()
         req.struct_size = ffi.ctypes.sizeof(req)
@@ -313,8 +326,20 @@ class Target:
         req.max_bytes = 0 if max_bytes is None else _int_in(
             max_bytes, "max_bytes", 1, _U64_MAX, "an int or None",
             "{what} must be at least 1")
+        ref = ffi.ctypes.byref(req)
+        if key is not None:
+            if len(self._value_requests) >= 16:
+                self._value_requests.clear()
+            self._value_requests[key] = (req, ref)
+        return ref
+
+    def _values(self, call, addr, max_string, max_items, max_depth, max_objects, max_bytes,
+                attrs, stack=False):
+        ffi = self._abi
+        req = self._values_request(max_string, max_items, max_depth, max_objects, max_bytes,
+                                   attrs, stack)
         out = ffi.POINTER(ffi.pyf_values)()
-        rc = call(self._check_open(), addr, ffi.ctypes.byref(req), ffi.ctypes.byref(out))
+        rc = call(self._check_open(), addr, req, ffi.ctypes.byref(out))
         if rc != 0:
             if out:
                 self._lib.pyf_values_free(out)
