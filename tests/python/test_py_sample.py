@@ -42,7 +42,7 @@ def test_py_sample_profile(driver, version, tmp_path):
         assert proc.stdout.readline() == b"ready\n"
         f = {k: str(tmp_path / k) for k in ("p1.json", "p2.json", "s2.json", "c2.txt",
                                             "s3.json", "g.svg", "all.raw", "c3.txt")}
-        n = 100 if version == "3.15" else 10
+        n = 100 if version == "3.15" else 30
         named = [
             ("first", "py-sample -n %d --interval 1 --json %s" % (n, f["p1.json"])),
             ("second", "py-sample -n %d --interval 1 --json %s --stats-json %s "
@@ -83,9 +83,10 @@ def test_py_sample_profile(driver, version, tmp_path):
     assert total == doc["counters"]["samples"] - doc["counters"]["failed_samples"] - \
         doc["counters"]["thread_errors"]
     # the process runs while it is read (a live local one): a sample whose
-    # stack changed under every retry is counted as failed, not shown; at
-    # most 10 % on a loaded machine
-    assert total >= 0.9 * 2 * n, doc["counters"]
+    # stack changed under every retry is counted as failed, not shown.  This
+    # target changes its stack all the time: on a loaded machine up to a
+    # fifth of 3.13's uncached samples failed (4 of 20 once in CI)
+    assert total >= 0.75 * 2 * n, doc["counters"]
     assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
 
     # the raw file holds every sample of the three invocations; rendered
