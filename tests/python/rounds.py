@@ -29,8 +29,22 @@ FILE = re.compile(r"^<(round|sub)-(\d{7})>$")
 # SUB_SOURCE: the def line, where a frame starts, through the last)
 LINES = {"f": range(1, 5), "g": range(1, 6), "c": range(8, 12), "s": range(2, 9)}
 # churn.py's own functions (threading's and the interpreter's are elsewhere)
-OWN = {"begin", "end", "open_record", "thread_started", "_header", "drive", "leaf", "one_round", "rounds",
+OWN = {"begin", "end", "open_record", "thread_started", "_header", "_put", "drive", "leaf",
+       "one_round", "rounds",
        "subinterpreters", "worker", "main", "<module>"}
+
+
+def _stable(m, at, st):
+    """st's fields at m[at:], as the target last wrote them: the bytes are
+    copied at once (each u64 in one load) and again until two copies agree
+    (a copy taken while the target wrote a field over two stores)."""
+    data = m[at:at + st.size]
+    for _ in range(100):
+        again = m[at:at + st.size]
+        if again == data:
+            break
+        data = again
+    return st.unpack(data)
 
 
 class Record(object):
@@ -56,12 +70,12 @@ class Record(object):
 
     def event(self):
         """The target's event counter now."""
-        return HEADER.unpack_from(self._mapped(), 0)[0]
+        return _stable(self._mapped(), 0, HEADER)[0]
 
     def slot(self, n):
         """(made, freed) of round n; None when the ring has moved past it."""
         m = self._mapped()
-        got, made, freed = SLOT.unpack_from(m, HEADER.size + (n % self.ring) * SLOT.size)
+        got, made, freed = _stable(m, HEADER.size + (n % self.ring) * SLOT.size, SLOT)
         return (made, freed) if got == n else None
 
     def close(self):

@@ -21,6 +21,7 @@ code objects and again once they are freed, so a reader that notes the
 event counter before and after a read knows which rounds could have been on
 a stack during it.
 """
+import ctypes
 import mmap
 import os
 import struct
@@ -40,6 +41,7 @@ THREADS = 4096
 HEADER = struct.Struct("<QQQ")
 SLOT = struct.Struct("<QQQ")
 _page = None
+_words = None
 _lock = threading.Lock()
 _state = {"event": 0, "next": 1, "threads": 0}
 
@@ -57,12 +59,22 @@ def open_record():
     with f:
         f.truncate(size)
         _page = mmap.mmap(f.fileno(), size)
-    HEADER.pack_into(_page, 0, 0, RING, 0)
+    global _words
+    # every field a u64 written in one store (struct.pack_into writes a
+    # byte at a time: a reader could see a counter half written, 255 -> 256
+    # read as 0)
+    _words = (ctypes.c_uint64 * (size // 8)).from_buffer(_page)
+    _put(0, 0, RING, 0)
     return True
 
 
+def _put(offset, *values):
+    for i, v in enumerate(values):
+        _words[offset // 8 + i] = v
+
+
 def _header():
-    HEADER.pack_into(_page, 0, _state["event"], RING, _state["threads"])
+    _put(0, _state["event"], RING, _state["threads"])
 
 
 def thread_started():
@@ -70,8 +82,7 @@ def thread_started():
     with _lock:
         if _page is not None:
             k = _state["threads"]
-            struct.pack_into("<Q", _page, HEADER.size + RING * SLOT.size + (k % THREADS) * 8,
-                             threading.get_native_id())
+            _put(HEADER.size + RING * SLOT.size + (k % THREADS) * 8, threading.get_native_id())
             _state["threads"] = k + 1
             _header()
 
@@ -83,7 +94,9 @@ def begin():
         _state["next"] = n + 1
         _state["event"] += 1
         if _page is not None:
-            SLOT.pack_into(_page, HEADER.size + (n % RING) * SLOT.size, n, _state["event"], 0)
+            at = HEADER.size + (n % RING) * SLOT.size
+            _put(at + 8, _state["event"], 0)  # when made, not freed; then whose
+            _put(at, n)
             _header()
         return n
 
@@ -93,8 +106,7 @@ def end(n):
     with _lock:
         _state["event"] += 1
         if _page is not None:
-            struct.pack_into("<Q", _page, HEADER.size + (n % RING) * SLOT.size + 16,
-                             _state["event"])
+            _put(HEADER.size + (n % RING) * SLOT.size + 16, _state["event"])
             _header()
 
 
