@@ -84,42 +84,48 @@ view_pyframes_cli() {
         python3 -m pyframes dump --all "$1"
 }
 
+# in_gdb PID COMMAND...: the gdb view of each command, with the plugin.
+in_gdb() {
+    local pid=$1 args=() c
+    shift
+    for c in "$@"; do args+=(-ex "$c"); done
+    run_view gdb gdb --batch -nx -p "$pid" -ex "source $SRC/gdb/pyframes_gdb.py" "${args[@]}"
+}
+
+# in_lldb PID COMMAND: the lldb view of one command, with the plugin.
+in_lldb() {
+    run_view lldb lldb --batch -p "$1" \
+        -o "command script import $SRC/lldb/pyframes_lldb.py" -o "$2" -o detach
+}
+
 view_gdb() {
-    run_view gdb gdb --batch -nx -p "$1" \
-        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --all'
+    in_gdb "$1" 'py-bt-fast --all'
 }
 
 view_lldb() {
-    run_view lldb lldb --batch -p "$1" \
-        -o "command script import $SRC/lldb/pyframes_lldb.py" -o 'pystack --all' -o detach
+    in_lldb "$1" 'pystack --all'
 }
 
 view_gdb_locals() {
-    run_view gdb gdb --batch -nx -p "$1" \
-        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --all --locals'
+    in_gdb "$1" 'py-bt-fast --all --locals'
 }
 
 view_lldb_locals() {
-    run_view lldb lldb --batch -p "$1" \
-        -o "command script import $SRC/lldb/pyframes_lldb.py" \
-        -o 'pystack --all --locals --max-items 3' -o detach
+    in_lldb "$1" 'pystack --all --locals --max-items 3'
 }
 
 view_gdb_locks() {
-    run_view gdb gdb --batch -nx -p "$1" \
-        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --all --locks'
+    in_gdb "$1" 'py-bt-fast --all --locks'
 }
 
 view_lldb_group() {
-    run_view lldb lldb --batch -p "$1" \
-        -o "command script import $SRC/lldb/pyframes_lldb.py" -o 'pystack --all --group' -o detach
+    in_lldb "$1" 'pystack --all --group'
 }
 
 view_gdb_bt() {
     # the main thread's innermost frames: C frames with the Python frames
     # each eval-loop frame runs
-    run_view gdb gdb --batch -nx -p "$1" \
-        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'thread 1' -ex 'bt 12'
+    in_gdb "$1" 'thread 1' 'bt 12'
 }
 
 view_gdb_tasks() {
@@ -127,8 +133,7 @@ view_gdb_tasks() {
         echo "(asyncio task trees are read on CPython 3.14+)"
         return 0
     fi
-    run_view gdb gdb --batch -nx -p "$1" \
-        -ex "source $SRC/gdb/pyframes_gdb.py" -ex 'py-bt-fast --tasks'
+    in_gdb "$1" 'py-bt-fast --tasks'
 }
 
 view_cli_sample() {
