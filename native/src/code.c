@@ -144,6 +144,7 @@ typedef struct code_head {
     int32_t firstlineno;
     uint32_t version;        /* co_version */
     int32_t co_flags;        /* 0 when the table places none */
+    int32_t nlocalsplus;     /* co_nlocalsplus */
 } code_head;
 
 /* Bytes of a code object read as its header: every field used lies inside
@@ -182,6 +183,7 @@ static void parse_head(const pyf__offsets *o, const uint8_t *buf, code_head *h)
     h->version = pyf__ld32(buf + o->code.co_version);
     h->co_flags = o->code.co_flags != PYF__ABSENT
                       ? (int32_t)pyf__ld32(buf + o->code.co_flags) : 0;
+    h->nlocalsplus = (int32_t)pyf__ld32(buf + o->code.nlocalsplus);
 }
 
 /* co_flags bits (Include/cpython/code.h, the same in 3.13-3.15) */
@@ -364,6 +366,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
     e->version = h->version;
     e->units = h->units;
     e->co_flags = h->co_flags;
+    e->nlocalsplus = h->nlocalsplus >= 0 ? (uint32_t)h->nlocalsplus : 0;
     e->owned_flags = owned_flags(h->co_flags);
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;

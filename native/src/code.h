@@ -18,6 +18,7 @@ typedef struct pyf__code {
     uint64_t units;          /* bytecode length in code units (ob_size) */
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
     int32_t co_flags;        /* CO_*, 0 when the table places none */
+    uint32_t nlocalsplus;    /* co_nlocalsplus: the frame's first slots */
     /* what a generator-owned frame of it carries: PYF_FRAME_GENERATOR and
      * the owner's type from co_flags (pyf__owned_flags) */
     uint32_t owned_flags;

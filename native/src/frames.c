@@ -374,6 +374,27 @@ static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
     return true;
 }
 
+/* Whether a frame of the thread's own was cleared, its locals released
+ * when its call returned: its stack pointer back at localsplus (3.14+'s
+ * stackpointer; 3.13's stacktop 0), where a frame on the stack keeps it
+ * past its co_nlocalsplus locals (or 3.13's -1 while it runs).  A copy of a
+ * running process showing one holds memory the thread had left. */
+static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__code *code)
+{
+    if (code == NULL || code->nlocalsplus == 0 ||
+        (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
+        return false;
+    if (o->frame.stacktop != PYF__ABSENT) {
+        int32_t top = (int32_t)pyf__ld32(fr->copy + o->frame.stacktop);
+        return top >= 0 && (uint32_t)top < code->nlocalsplus;
+    }
+    if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
+        return false;
+    uint64_t sp = pyf__ld64(fr->copy + o->frame.stackpointer);
+    uint64_t base = fr->addr + o->frame.localsplus;
+    return sp >= base && sp - base < 8 * (uint64_t)code->nlocalsplus;
+}
+
 /* The frame just delivered is the anchor: the rest of the stack from the
  * cache, or walk on. */
 static int anchor(walker *k)
@@ -417,11 +438,16 @@ static int python_frame(walker *k, const pyf__iframe *fr)
      * or code object: never shown, even when every try finds it so (the
      * same frame address and code address reused round after round look
      * steady) */
-    if (t->owns_pid_reader && !w->live && code != NULL && code->units != 0 &&
+    if (t->owns_pid_reader && (!w->live || w->steady) && code != NULL && code->units != 0 &&
         instr >= (int64_t)code->units)
         return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its code object "
                          "(the stack changed while it was read)",
                          (unsigned long long)fr->addr);
+    if (w->live && cleared(o, fr, code)) {
+        pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx was cleared (its call returned while the "
+                  "stack was read)", (unsigned long long)fr->addr);
+        return torn(k, fr->addr, true);
+    }
     uint32_t flags = fr->owner == o->owner_generator ? pyf__owned_flags(code) : 0;
     rc = k->sink->frame(k->sink->ctx, fr->addr, fr->exe, code, instr, flags);
     if (rc != PYF_OK)
@@ -434,7 +460,7 @@ static int python_frame(walker *k, const pyf__iframe *fr)
      * through C, e.g. a signal handler), so the frame above it is a dead
      * one.  Either way the copy was probably made while the stack changed:
      * the thread is read again (walk_thread). */
-    if (w->live && code != NULL && fr->owner != o->owner_generator &&
+    if (w->live && !w->steady && code != NULL && fr->owner != o->owner_generator &&
         code->linetable != NULL &&
         (instr >= (int64_t)code->units || (k->emitted > 0 && !k->from_c && instr <= 0) ||
          (k->sink->located != NULL && !k->sink->located(k->sink->ctx)))) {

@@ -565,6 +565,21 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
      * leaves no room for it: absent, the owner stays unnamed. */
     off->code.co_flags = off->code.firstlineno >= 20 ? off->code.firstlineno - 20
                                                      : PYF__ABSENT;
+    /* co_nlocalsplus (int), the number of locals, cells and free
+     * variables: the int right after co_firstlineno in every 3.13-3.15
+     * layout (co_firstlineno, co_nlocalsplus, co_framesize, co_nlocals,
+     * co_ncellvars, co_nfreevars, co_version: 4 bytes apart). */
+    off->code.nlocalsplus = off->code.firstlineno + 4;
+    /* 3.13's frames carry no stack pointer the table names, but an int
+     * stacktop, its distance from localsplus in slots, right before
+     * return_offset and owner (internal/pycore_frame.h: ... instr_ptr;
+     * int stacktop; uint16_t return_offset; char owner; localsplus[]):
+     * -1 while the frame runs, saved on a call of a Python function, 0
+     * once the frame is cleared (Python/frame.c, _PyFrame_ClearLocals).
+     * Placed only where the table's owner and localsplus say that layout. */
+    off->frame.stacktop = minor == 13 && off->frame.owner == off->frame.localsplus - 2 &&
+                                  off->frame.localsplus >= 8
+                              ? off->frame.localsplus - 8 : PYF__ABSENT;
     /* Thread-local bytecode: free-threaded 3.14+, where the table gives
      * both the frame's index and the code object's array (0: absent). */
     off->has_tlbc = off->free_threaded && minor >= 14 &&

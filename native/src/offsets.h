@@ -44,6 +44,7 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, previous, executable, instr_ptr, localsplus, owner,
             stackpointer, tlbc_index;
+        uint64_t stacktop;   /* 3.13's int: not in the table, see offsets.c */
     } frame;
     struct {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
@@ -51,6 +52,7 @@ typedef struct pyf__offsets {
         uint64_t argcount, localsplusnames, localspluskinds; /* the values' */
         uint64_t co_version; /* not in the table: see offsets.c */
         uint64_t co_flags;   /* not in the table: see offsets.c */
+        uint64_t nlocalsplus; /* not in the table: see offsets.c */
     } code;
     struct { uint64_t size, ob_type; } pyobject;
     struct { uint64_t size, tp_name, tp_flags; } type;

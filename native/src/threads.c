@@ -240,7 +240,8 @@ typedef struct stack_walk {
  * copies are then never from the prefetch), a bounded number of times.
  * When every read finds the same frame odd under the same top frame, the
  * stack is not changing (a stopped process; a frame really at an
- * instruction without a location): it is shown as it is. */
+ * instruction without a location): a last walk shows that frame as it is
+ * (steady), every other check of a running process still made. */
 #define WALK_TRIES 3
 /* A stack seen in copies that differ is changing right now, often
  * (a loop of short calls): it gets more tries, each a few microseconds. */
@@ -279,7 +280,7 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
             if (!steady)
                 break;
             sink->rollback(sink->ctx);
-            w->live = false;
+            w->steady = true;
             w->stop_at = 0;
             w->chunks = PYF__CHUNKS_ALL;
             rc = pyf__walk_frames(t, w, sink, &res);

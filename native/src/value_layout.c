@@ -95,11 +95,9 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     /* internal/pycore_frame.h (3.13), pycore_interpframe_structs.h (3.14+):
      * f_executable, previous, f_funcobj, f_globals */
     vl->frame_globals = 24;
-    /* internal/pycore_frame.h (3.13): ... frame_obj; _Py_CODEUNIT *instr_ptr;
-     * int stacktop (the stack pointer's distance from localsplus, in
-     * slots; -1 while the frame runs: saved on a call of a Python
-     * function); 3.14+ publish interpreter_frame.stackpointer (0 here) */
-    vl->frame_stacktop = o->minor == 13 ? 64 : 0;
+    /* 3.13's int stacktop (offsets.c places it); 3.14+ publish
+     * interpreter_frame.stackpointer (0 here) */
+    vl->frame_stacktop = o->frame.stacktop != PYF__ABSENT ? o->frame.stacktop : 0;
     /* cpython/descrobject.h: PyMethodDescrObject { PyDescr_COMMON;
      * PyMethodDef *d_method; ... } (ml_name: PyMethodDef's first field) */
     vl->method_descr_method = h + 3 * p;

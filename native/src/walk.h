@@ -24,7 +24,10 @@ typedef struct pyf__chunk {
  * its frames must agree in all of them.  A copy made while the thread
  * returned and called again shows the new callee over the old caller; two
  * copies can still agree when the thread switched back and forth in step
- * with them (a tight loop alternating two call chains), three very rarely. */
+ * with them (a tight loop alternating two call chains), three very rarely.
+ * Copies made while the thread did not run agree whatever it had done
+ * since its state was read: a frame that returned meanwhile is known by its
+ * stack pointer, which its return left at localsplus (frames.c, cleared). */
 #define PYF__COPIES 3
 
 typedef struct pyf__chunk_list {
@@ -102,6 +105,11 @@ typedef struct pyf__thread_walk {
     void *anchor_ctx;
     enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
     bool live;               /* the process runs while it is read */
+    /* a live walk made again after every try found the same frame odd
+     * under the same top (walk_thread): that frame is shown as it is (a
+     * stopped process; a frame at an instruction without a location);
+     * every other check of a running process still holds */
+    bool steady;
 } pyf__thread_walk;
 
 /* What one walk of a thread found besides its frames (filled by

@@ -12,6 +12,9 @@
  *   strings were read: the decode is dropped and the new object shown whole.
  * - A thread state freed while the thread list was walked (its links now
  *   the allocator's): no thread made of freed memory.
+ * - The stack copied after its top frame returned, its caller too, and
+ *   another function called in the caller's place: the old callee, cleared
+ *   by its return, is never shown over the new caller.
  *
  * Each case runs twice: as a running process (what the library does for
  * the PID reader) and, as a control, as a stopped one, where nothing may
@@ -196,6 +199,99 @@ static void list_race(int minor, int live)
     fake_free(ft);
 }
 
+/* ---- a copy of the stack made after the thread returned ------------------ */
+
+/* Where a frame's stack ends, as CPython keeps it: slots past localsplus,
+ * -1 for 3.13's running frame (3.14+ keep the last saved pointer). */
+static void set_stack(fake_target *ft, const pyf_target *t, uint64_t frame, int32_t slots)
+{
+    const pyf__offsets *o = &t->off;
+    if (o->frame.stacktop != PYF__ABSENT)
+        fake_w32(ft, frame + o->frame.stacktop, (uint32_t)slots);
+    else
+        fake_w64(ft, frame + o->frame.stackpointer,
+                 frame + o->frame.localsplus + 8 * (uint64_t)(slots < 0 ? 1 : slots));
+}
+
+typedef struct returned {
+    fake_thread *th;
+    const pyf_target *t;
+    uint64_t other;          /* the code the new call runs */
+    uint64_t parent, leaf;   /* the frames */
+} returned;
+
+/* Between the read of the thread state and the copy of the stack, the
+ * callee returns (its frame cleared: stack pointer back at localsplus),
+ * then its caller, and the thread calls another function in the caller's
+ * place, which runs (3 code units in) but has called nothing yet. */
+static void returns_and_calls(fake_target *ft, void *arg)
+{
+    returned *r = arg;
+    fake_pop_frame(r->th);
+    set_stack(ft, r->t, r->leaf, 0);
+    fake_pop_frame(r->th);
+    set_stack(ft, r->t, r->parent, 0);
+    uint64_t f = fake_push_frame(r->th, r->other, 3);
+    REQUIRE(f == r->parent);
+    set_stack(ft, r->t, f, -1);
+}
+
+/* Alternating call chains main -> a_parent -> a_leaf and main -> b_parent
+ * -> b_leaf reuse the same frame addresses.  The thread state said a_leaf
+ * runs; the copy of the stack shows b_parent where a_parent was and
+ * a_leaf's frame as its return left it.  A stack a_leaf over b_parent
+ * never existed: a running process is read again (b_parent over main). */
+static void stale_top(int minor, int live)
+{
+    static char name[96];
+    snprintf(name, sizeof name, "3.%d: the stack copied after its top frame returned (%s)",
+             minor, live ? "running" : "stopped: control");
+    check_begin(name);
+    fake_target *ft = fake_new(minor);
+    uint64_t interp = fake_add_interp(ft, 0);
+    fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
+    uint64_t main_code = sized(ft, fake_code(ft, "aba.py", "main", 1, L_F, NL(L_F)));
+    uint64_t a_parent = sized(ft, fake_code(ft, "aba.py", "a_parent", 7, L_F, NL(L_F)));
+    uint64_t a_leaf = sized(ft, fake_code(ft, "aba.py", "a_leaf", 7, L_F, NL(L_F)));
+    uint64_t b_parent = sized(ft, fake_code(ft, "aba.py", "b_parent", 7, L_F, NL(L_F)));
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    t->owns_pid_reader = live;
+    /* one local each (co_nlocalsplus), main none */
+    const uint64_t codes[] = {a_parent, a_leaf, b_parent};
+    for (size_t i = 0; i < NL(codes); i++)
+        fake_w32(ft, codes[i] + t->off.code.nlocalsplus, 1);
+    uint64_t m = fake_push_frame(th, main_code, 3);
+    set_stack(ft, t, m, 0);
+    uint64_t parent = fake_push_frame(th, a_parent, 3);
+    set_stack(ft, t, parent, 1); /* saved at the call */
+    uint64_t leaf = fake_push_frame(th, a_leaf, 3);
+    set_stack(ft, t, leaf, -1);
+    uint64_t chunk = fake_r64(ft, fake_thread_addr(th) + fake_off(ft, "thread_state.datastack_chunk"));
+    returned r = {th, t, b_parent, parent, leaf};
+    fake_on_read(ft, chunk, returns_and_calls, &r);
+    pyf_snapshot *s = take(t);
+    REQUIRE(s != NULL);
+    CHECK_MSG(ft != NULL && fake_thread_current(th) == parent, "the race did not happen");
+    int mixed = shows(s, "a_leaf", "aba.py") && shows(s, "b_parent", "aba.py");
+    if (live) {
+        CHECK_MSG(!mixed, "a_leaf shown over b_parent: a stack the thread never had");
+        CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                  pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+        CHECK_EQ_INT(s->threads[0].nframes, 2);
+        CHECK(shows(s, "b_parent", "aba.py") && shows(s, "main", "aba.py"));
+        pyf_stats st;
+        pyf_target_stats(t, &st);
+        CHECK(st.retried_walks >= 1);
+    } else {
+        CHECK_MSG(mixed, "control: the copy did not mix the chains");
+    }
+    pyf_snapshot_free(s);
+    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
 int main(void)
 {
     for (int minor = 13; minor <= 15; minor++) {
@@ -204,6 +300,7 @@ int main(void)
             code_race(minor, 1, live);
             code_race(minor, 2, live);
             list_race(minor, live);
+            stale_top(minor, live);
         }
     }
     return check_end();
