@@ -261,14 +261,23 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     t->stats.write_calls++;
     t->stats.anchor_writes++;
 
-    /* the thread state as it is after the write: the anchor must be ours */
+    /* The thread state as it is after the write: the anchor must be ours,
+     * and C the thread's current frame.  An anchor written on a frame that
+     * had returned before the write is never moved by a return (CPython
+     * moves it when the frame it names is removed): the walk below would
+     * read that dead frame and its dead callers unchanged, the seq with
+     * them, and a later call at the same address would find that stack
+     * stored under it.  A frame current after the write is on the stack
+     * from then on until its return moves the anchor and the seq. */
     if (pyf__read_now(t, tstate, buf, textra) != PYF_OK ||
-        pyf__ld64(buf + o->tstate.last_profiled_frame) != c)
+        pyf__ld64(buf + o->tstate.last_profiled_frame) != c ||
+        pyf__ld64(buf + o->tstate.current_frame) != c)
         goto out;
     uint64_t seq = pyf__ld64(buf + o->tstate.last_profiled_frame_seq);
     pyf__thread_walk w = *w0;
     pyf__walk_from_tstate(o, &w, buf);
     w.current_frame = c; /* the stack from the anchor down */
+    w.steady = false;
     w.extra = buf;
     w.extra_len = textra;
     w.stop_at = 0;

@@ -4,7 +4,8 @@
  * stack and writes the anchor (only that word), a full hit and a partial
  * hit read only what they must and equal an uncached snapshot, an anchor
  * moved by someone else or a table replaced is never taken as ours,
- * read-only and readers without write never write.  Run under ASan/UBSan
+ * read-only and readers without write never write, nothing is stored
+ * under an anchor written on a frame that had returned.  Run under ASan/UBSan
  * in ctest-asan.
  */
 #include "fake_target.h"
@@ -243,9 +244,46 @@ static void test_freed_state_not_written(void)
     }
 }
 
+/* The top frame returns between the walk that read it and the anchor
+ * write: the anchor names a frame no longer on the stack, which no return
+ * will move.  Nothing may be stored under it: its caller returns too, two
+ * calls take their places, and the new top at the anchor's address would
+ * find the old caller cached below it. */
+static void top_returns(fake_target *ft, void *arg)
+{
+    (void)ft;
+    fake_pop_frame(arg);
+}
+
+static void test_anchor_on_returned_frame(void)
+{
+    check_begin("3.15 frame cache: nothing stored under an anchor written on a frame that "
+                "had returned");
+    scene sc;
+    build(&sc);
+    REQUIRE(sc.cached != NULL && sc.plain != NULL);
+    uint32_t mode = 9;
+    CHECK_EQ_INT(pyf_target_set_cache(sc.cached, PYF_CACHE_ON, &mode), PYF_OK);
+    uint64_t top = fake_thread_current(sc.th);
+    uint64_t state = fake_thread_addr(sc.th);
+    fake_on_read(sc.ft, state + fake_off(sc.ft, "thread_state.thread_id"), top_returns, sc.th);
+    pyf_snapshot *snap = take(sc.cached);
+    pyf_snapshot_free(snap);
+    CHECK_EQ_INT(stats_of(sc.cached).anchor_writes, 1);
+    CHECK_EQ_INT(fake_thread_anchor(sc.th, NULL), top); /* written on the returned frame */
+    /* the caller returns; two calls of another function in their places */
+    fake_pop_frame(sc.th);
+    fake_push_frame(sc.th, sc.code_b, 1);
+    CHECK_EQ_INT(fake_push_frame(sc.th, sc.code_b, 3), top);
+    pyf_stats d = check_same(&sc, "a call at the returned anchor's address");
+    CHECK_EQ_INT(d.frame_cache_hits, 0);
+    done(&sc);
+}
+
 int main(void)
 {
     test_paths();
+    test_anchor_on_returned_frame();
     test_read_only();
     test_older_versions();
     test_freed_state_not_written();
