@@ -277,7 +277,6 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     pyf__thread_walk w = *w0;
     pyf__walk_from_tstate(o, &w, buf);
     w.current_frame = c; /* the stack from the anchor down */
-    w.steady = false;
     w.extra = buf;
     w.extra_len = textra;
     w.stop_at = 0;
