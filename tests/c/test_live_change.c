@@ -94,13 +94,29 @@ static int shows(const pyf_snapshot *s, const char *function, const char *filena
     return 0;
 }
 
-static void code_race(int minor, int replace, int live)
+/* Begin the case "3.MINOR: WHAT (running | stopped: control)". */
+static void begin(int minor, const char *what, int live)
 {
-    static char name[96]; /* check_begin keeps it */
-    snprintf(name, sizeof name, "3.%d: code object %s while read (%s)", minor,
-             replace == 2 ? "being made in place" : replace ? "replaced" : "freed",
+    static char name[128]; /* check_begin keeps it */
+    snprintf(name, sizeof name, "3.%d: %s (%s)", minor, what,
              live ? "running" : "stopped: control");
     check_begin(name);
+}
+
+/* The end of a case: its snapshot, target and image freed. */
+static void finish(pyf_snapshot *s, pyf_target *t, fake_target *ft)
+{
+    pyf_snapshot_free(s);
+    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
+static void code_race(int minor, int replace, int live)
+{
+    begin(minor, replace == 2 ? "code object being made in place while read"
+                 : replace ? "code object replaced while read" : "code object freed while read",
+          live);
     fake_target *ft = fake_new(minor);
     uint64_t interp = fake_add_interp(ft, 0);
     fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
@@ -142,10 +158,7 @@ static void code_race(int minor, int replace, int live)
         CHECK_MSG(shows(s, "old_fn", "new.py"), "control: the race did not happen");
         CHECK_EQ_INT(st.code_changed, 0);
     }
-    pyf_snapshot_free(s);
-    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
-    pyf_target_close(t);
-    fake_free(ft);
+    finish(s, t, ft);
 }
 
 typedef struct gone {
@@ -164,10 +177,7 @@ static void thread_ends(fake_target *ft, void *arg)
 
 static void list_race(int minor, int live)
 {
-    static char name[96];
-    snprintf(name, sizeof name, "3.%d: thread state freed while the list is walked (%s)",
-             minor, live ? "running" : "stopped: control");
-    check_begin(name);
+    begin(minor, "thread state freed while the list is walked", live);
     fake_target *ft = fake_new(minor);
     uint64_t interp = fake_add_interp(ft, 0);
     uint64_t code = sized(ft, fake_code(ft, "main.py", "main", 1, L_F, NL(L_F)));
@@ -193,10 +203,7 @@ static void list_race(int minor, int live)
         CHECK_MSG(s->nthreads >= 2 && s->threads[1].native_thread_id == 5001,
                   "control: the freed state was not read (%u threads)", s->nthreads);
     }
-    pyf_snapshot_free(s);
-    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
-    pyf_target_close(t);
-    fake_free(ft);
+    finish(s, t, ft);
 }
 
 /* ---- a copy of the stack made after the thread returned ------------------ */
@@ -243,10 +250,7 @@ static void returns_and_calls(fake_target *ft, void *arg)
  * never existed: a running process is read again (b_parent over main). */
 static void stale_top(int minor, int live)
 {
-    static char name[96];
-    snprintf(name, sizeof name, "3.%d: the stack copied after its top frame returned (%s)",
-             minor, live ? "running" : "stopped: control");
-    check_begin(name);
+    begin(minor, "the stack copied after its top frame returned", live);
     fake_target *ft = fake_new(minor);
     uint64_t interp = fake_add_interp(ft, 0);
     fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
@@ -286,10 +290,7 @@ static void stale_top(int minor, int live)
     } else {
         CHECK_MSG(mixed, "control: the copy did not mix the chains");
     }
-    pyf_snapshot_free(s);
-    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
-    pyf_target_close(t);
-    fake_free(ft);
+    finish(s, t, ft);
 }
 
 int main(void)
