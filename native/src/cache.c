@@ -8,8 +8,9 @@
  * anchor must still read the same afterwards; then the frames below come
  * from the entry.  Otherwise the walk goes on (a miss).
  *
- * An entry is stored only this way: write the anchor (the top frame),
- * read the thread state back (the anchor must be ours, its seq is the
+ * An entry is stored only this way: check the thread state is still the
+ * thread's as the walk left it (one read right before the write), write
+ * the anchor (the top frame), read the thread state back (the anchor must be ours, its seq is the
  * entry's), copy and walk the stack from the anchor down with reads made
  * after the write, read the anchor again (unchanged: the anchor frame was
  * not popped, so nothing below it changed while it was copied).  A frame
@@ -225,14 +226,42 @@ static pyf__cache_entry *entry_slot(pyf__frame_cache *fc, uint64_t tstate, uint3
     return e;
 }
 
-/* Make the top frame C the anchor and store the stack below it.  Any
- * failure only means nothing is stored. */
-static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
+/* One read of the thread state's words from its current frame to its
+ * thread id, into buf (the state's size): still thread_id's, running
+ * Python code in C (its current frame, not its base frame), the anchor and
+ * seq as the walk read them. */
+static bool state_unchanged(pyf_target *t, uint64_t tstate, uint64_t thread_id, uint64_t c,
+                            uint64_t anchor, uint64_t anchor_seq, uint8_t *buf)
+{
+    const pyf__offsets *o = &t->off;
+    uint64_t f[5] = {o->tstate.current_frame, o->tstate.last_profiled_frame,
+                     o->tstate.last_profiled_frame_seq, o->tstate.thread_id,
+                     o->tstate.base_frame};
+    uint64_t lo = f[0], hi = f[0] + 8;
+    for (int i = 1; i < 5; i++) {
+        if (f[i] == PYF__ABSENT)
+            continue;
+        lo = f[i] < lo ? f[i] : lo;
+        hi = f[i] + 8 > hi ? f[i] + 8 : hi;
+    }
+    if (hi > o->tstate.size || pyf__read_now(t, tstate + lo, buf + lo, hi - lo) != PYF_OK)
+        return false;
+    if (f[4] != PYF__ABSENT && pyf__ld64(buf + f[4]) == c)
+        return false;
+    return pyf__ld64(buf + f[3]) == thread_id && pyf__ld64(buf + f[0]) == c &&
+           pyf__ld64(buf + f[1]) == anchor && pyf__ld64(buf + f[2]) == anchor_seq;
+}
+
+/* Make the top frame C the anchor and store the stack below it (the
+ * anchor and seq those the walk started from).  Any failure only means
+ * nothing is stored. */
+static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
+                 uint64_t anchor, uint64_t anchor_seq)
 {
     const pyf__offsets *o = &t->off;
     pyf__frame_cache *fc = &t->cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
-    if (c == 0)
+    if (c == 0 || c == w0->base_frame) /* no Python code running: nothing to anchor */
         return PYF_OK;
     size_t textra = (size_t)o->tstate.size + (size_t)o->frame.size;
     uint8_t *buf = malloc(textra);
@@ -244,16 +273,21 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id)
     bool active = p->active;
     p->n = 0; /* the process runs: what follows reads the target as it is now */
     p->active = false;
-    /* Right before the write, the thread state must still be the thread's
-     * (its thread_id as the walk read it): a thread that ended since, its
-     * state freed and the memory given to another object, must never be
-     * written to -- the walk may have taken long; this read leaves a window
-     * of one reader call.  (A new thread's state at the same address is
-     * harmless: CPython only compares the anchor.) */
-    uint8_t v[8];
-    if (pyf__read_now(t, tstate + o->tstate.thread_id, v, 8) != PYF_OK ||
-        pyf__ld64(v) != thread_id)
+    /* Right before the write, one read of the words from current_frame to
+     * the thread id (the anchor word among them) must show the thread as
+     * the walk left it, running Python code: its thread id, C its current
+     * frame and not its base frame, the anchor and seq unmoved.  A thread
+     * state is freed only once its thread runs no Python code (its current
+     * frame its base frame, or none), and freed memory keeps what the state
+     * held until another object takes it -- an image the walk itself may
+     * have read, consistent with every check but this one -- while a split
+     * of the freed block puts another object, or the allocator's own
+     * words, over the anchor word.  What remains is the gap between this
+     * read and the write: the thread would have to return from C and every
+     * frame below, end, and its memory be reused, all within it. */
+    if (!state_unchanged(t, tstate, thread_id, c, anchor, anchor_seq, buf))
         goto out;
+    uint8_t v[8];
     for (int k = 0; k < 8; k++)
         v[k] = (uint8_t)(c >> (8 * k));
     if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
@@ -353,10 +387,14 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
     if (rc == PYF_ENOMEM)
         return rc;
     /* store the stack after a miss, or move the anchor up when the walk
-     * above it grows long */
-    if (rc == PYF_OK && w->current_frame != 0 && w->keep_frames == 0 &&
+     * above it grows long; only when the thread's top is a Python frame
+     * the walk delivered (a thread running no Python code has its base
+     * frame, or an entry frame, on top: nothing to anchor, and a state
+     * about to be freed is always such a thread's) */
+    if (rc == PYF_OK && w->current_frame != 0 && res->first == w->current_frame &&
+        w->keep_frames == 0 &&
         (aw.outcome == 0 || aw.walked > CACHE_REFRESH_WALKED)) {
-        int src = store(t, w, thread_id);
+        int src = store(t, w, thread_id, aw.anchor, aw.seq);
         if (src == PYF_ENOMEM)
             return src;
     }

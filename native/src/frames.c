@@ -452,6 +452,8 @@ static int python_frame(walker *k, const pyf__iframe *fr)
     rc = k->sink->frame(k->sink->ctx, fr->addr, fr->exe, code, instr, flags);
     if (rc != PYF_OK)
         return rc;
+    if (k->res->first == 0)
+        k->res->first = fr->addr;
     /* In a live process: an instruction pointer outside the frame's code,
      * or at an instruction without a location, is the last frame's at that
      * address (the frame is being set up, even its link may be stale; or

@@ -122,6 +122,7 @@ typedef struct pyf__walk_result {
     bool torn;               /* the stack changed under the walk */
     bool torn_moved;         /* ... seen in copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so (0: none) */
+    uint64_t first;          /* the first frame handed to the sink (0: none) */
 } pyf__walk_result;
 
 /* The walk's fields that come from the thread state copied in buf:

@@ -115,6 +115,10 @@ struct fake_target {
     uint64_t watch_addr;
     void (*watch_fn)(fake_target *, void *);
     void *watch_arg;
+    /* fake_on_write: run once before a write to write_watch_addr lands */
+    uint64_t write_watch_addr;
+    void (*write_watch_fn)(fake_target *, void *);
+    void *write_watch_arg;
     fake_counters cnt;
     int writable;             /* readers from fake_reader() can write */
 };

@@ -79,6 +79,11 @@ static int fake_write_cb(void *arg, uint64_t addr, const void *src, size_t len)
 {
     fake_target *ft = arg;
     uint8_t probe[64];
+    if (ft->write_watch_fn != NULL && ft->write_watch_addr == addr) {
+        void (*fn)(fake_target *, void *) = ft->write_watch_fn;
+        ft->write_watch_fn = NULL;
+        fn(ft, ft->write_watch_arg); /* the process moves on before the write */
+    }
     if (len > sizeof probe || read_range(ft, addr, probe, len) != 0)
         return PYF_EFAULT;
     fake_write(ft, addr, src, len);
@@ -129,6 +134,13 @@ void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void
     ft->watch_addr = addr;
     ft->watch_fn = fn;
     ft->watch_arg = arg;
+}
+
+void fake_on_write(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg)
+{
+    ft->write_watch_addr = addr;
+    ft->write_watch_fn = fn;
+    ft->write_watch_arg = arg;
 }
 
 fake_counters fake_get_counters(const fake_target *ft)

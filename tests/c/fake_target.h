@@ -321,6 +321,8 @@ void fake_short_reads_over(fake_target *ft, size_t max);
  * that starts at addr (later ranges of the same readv see what it
  * changed, earlier ones do not). */
 void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg);
+/* The same, once, just before a write to addr lands. */
+void fake_on_write(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg);
 
 typedef struct fake_counters {
     uint64_t calls;  /* reader invocations (a readv batch counts once) */

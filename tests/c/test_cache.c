@@ -4,8 +4,9 @@
  * stack and writes the anchor (only that word), a full hit and a partial
  * hit read only what they must and equal an uncached snapshot, an anchor
  * moved by someone else or a table replaced is never taken as ours,
- * read-only and readers without write never write, nothing is stored
- * under an anchor written on a frame that had returned.  Run under ASan/UBSan
+ * read-only and readers without write never write, a thread state freed
+ * or reused, or of a thread running no Python code, is never written, nothing is stored under an anchor written
+ * on a frame that had returned.  Run under ASan/UBSan
  * in ctest-asan.
  */
 #include "fake_target.h"
@@ -196,47 +197,73 @@ static void test_older_versions(void)
     }
 }
 
-/* The thread ends while it is walked: its state is freed and the memory
- * given to another object before the anchor would be written.  The word
- * where last_profiled_frame was now belongs to that object: nothing may be
- * written (the check reads the state's thread_id right before the write). */
-typedef struct reused {
-    uint64_t state, thread_id_off;
-} reused;
+/* The thread ends while it is walked and its state is freed.  Three cases,
+ * each made to happen just before the check that precedes the write (the
+ * read of the state's words from current_frame to thread_id):
+ *  - reused: the memory is given to another object, whose words lie over
+ *    the whole state (a dict's keys, say);
+ *  - freed: nothing reuses it yet; the thread had returned from every
+ *    frame, and its id is still there (free() keeps it);
+ *  - control: the thread runs on as it was walked: the anchor is written.
+ * In the first two nothing may be written. */
+enum { FREED_REUSED, FREED_KEPT, FREED_CONTROL };
 
-static void state_reused(fake_target *ft, void *arg)
+typedef struct freed {
+    fake_thread *th;
+    uint64_t state;
+    int how;
+} freed;
+
+static void state_freed(fake_target *ft, void *arg)
 {
-    reused *r = arg;
-    /* another object's words over the whole state (e.g. a dict's keys) */
-    for (uint64_t off = 0; off < 256; off += 8)
-        fake_w64(ft, r->state + off, 0x0000000000000011ULL + off);
+    freed *r = arg;
+    if (r->how == FREED_REUSED) {
+        for (uint64_t off = 0; off < 256; off += 8)
+            fake_w64(ft, r->state + off, 0x0000000000000011ULL + off);
+    } else if (r->how == FREED_KEPT) {
+        /* as a thread leaves its state: on its base frame (3.15) */
+        while (fake_thread_current(r->th) != fake_thread_base_frame(r->th))
+            fake_pop_frame(r->th);
+    }
 }
 
 static void test_freed_state_not_written(void)
 {
-    for (int reuse = 1; reuse >= 0; reuse--) {
-        check_begin(reuse ? "3.15 frame cache: a thread state freed and reused before "
-                            "the anchor write is not written"
-                          : "3.15 frame cache: the same thread state is written (control)");
+    static const char *const what[] = {
+        "3.15 frame cache: a thread state freed and reused before the anchor write is "
+        "not written",
+        "3.15 frame cache: a thread state freed, its thread id still in it, is not written",
+        "3.15 frame cache: the same thread state is written (control)",
+    };
+    for (int how = FREED_REUSED; how <= FREED_CONTROL; how++) {
+        check_begin(what[how]);
         scene sc;
         build(&sc);
         REQUIRE(sc.cached != NULL);
         uint32_t mode = 9;
         CHECK_EQ_INT(pyf_target_set_cache(sc.cached, PYF_CACHE_ON, &mode), PYF_OK);
-        reused r = {fake_thread_addr(sc.th), fake_off(sc.ft, "thread_state.thread_id")};
-        if (reuse)
-            fake_on_read(sc.ft, r.state + r.thread_id_off, state_reused, &r);
+        freed r = {sc.th, fake_thread_addr(sc.th), how};
+        uint64_t thread_id_off = fake_off(sc.ft, "thread_state.thread_id");
+        uint64_t lpf = fake_off(sc.ft, "thread_state.last_profiled_frame");
+        /* the check's read starts at the first of its words: current_frame */
+        fake_on_read(sc.ft, r.state + fake_off(sc.ft, "thread_state.current_frame"),
+                     state_freed, &r);
         uint64_t writes0 = fake_get_counters(sc.ft).writes;
+        uint64_t anchor0 = fake_r64(sc.ft, r.state + lpf);
         pyf_snapshot *snap = NULL;
         CHECK_EQ_INT(pyf_snapshot_take(sc.cached, NULL, &snap), PYF_OK);
         pyf_snapshot_free(snap);
         uint64_t written = fake_get_counters(sc.ft).writes - writes0;
-        if (reuse) {
+        if (how == FREED_REUSED) {
             CHECK_EQ_INT(written, 0);
             CHECK_EQ_INT(stats_of(sc.cached).anchor_writes, 0);
             /* the reused memory is as the other object left it */
-            uint64_t lpf = fake_off(sc.ft, "thread_state.last_profiled_frame");
             CHECK_EQ_INT(fake_r64(sc.ft, r.state + lpf), 0x0000000000000011ULL + lpf);
+        } else if (how == FREED_KEPT) {
+            CHECK_EQ_INT(fake_r64(sc.ft, r.state + thread_id_off), 0x77);
+            CHECK_EQ_INT(written, 0);
+            CHECK_EQ_INT(stats_of(sc.cached).anchor_writes, 0);
+            CHECK_EQ_INT(fake_r64(sc.ft, r.state + lpf), anchor0);
         } else {
             CHECK_EQ_INT(written, 1);
         }
@@ -244,11 +271,47 @@ static void test_freed_state_not_written(void)
     }
 }
 
-/* The top frame returns between the walk that read it and the anchor
- * write: the anchor names a frame no longer on the stack, which no return
- * will move.  Nothing may be stored under it: its caller returns too, two
- * calls take their places, and the new top at the anchor's address would
- * find the old caller cached below it. */
+/* A thread running no Python code (its base frame on top, or an entry
+ * frame of the interpreter's) has nothing to anchor, and its state is the
+ * kind that is freed: every state is freed with its base frame on top,
+ * and freed memory reads as the state did until reused.  Never written. */
+static void test_idle_thread_not_written(void)
+{
+    for (int entry = 0; entry <= 1; entry++) {
+        check_begin(entry ? "3.15 frame cache: a thread with only an entry frame is not "
+                            "written"
+                          : "3.15 frame cache: a thread on its base frame is not written");
+        fake_target *ft = fake_new(15);
+        uint64_t code = fake_code(ft, "/app/a.py", "walk", 10, L_A, NL(L_A));
+        uint64_t in = fake_add_interp(ft, 0);
+        fake_thread *busy = fake_add_thread(ft, in, 0x77, 4242, 1);
+        for (int i = 0; i < 5; i++)
+            fake_push_frame(busy, code, 1);
+        fake_thread *idle = fake_add_thread(ft, in, 0x78, 4243, entry);
+        fake_set_writable(ft, 1);
+        pyf_target *t = fake_open(ft, NULL, 1);
+        REQUIRE(t != NULL);
+        uint32_t mode = 9;
+        CHECK_EQ_INT(pyf_target_set_cache(t, PYF_CACHE_ON, &mode), PYF_OK);
+        uint64_t lpf = fake_off(ft, "thread_state.last_profiled_frame");
+        for (int k = 0; k < 2; k++) {
+            pyf_snapshot *snap = take(t);
+            pyf_snapshot_free(snap);
+        }
+        CHECK_EQ_INT(fake_r64(ft, fake_thread_addr(idle) + lpf), 0);
+        /* the thread running Python code beside it is (a control) */
+        CHECK_EQ_INT(fake_r64(ft, fake_thread_addr(busy) + lpf), fake_thread_current(busy));
+        CHECK_EQ_INT(stats_of(t).anchor_writes, 1);
+        pyf_target_close(t);
+        fake_free(ft);
+    }
+}
+
+/* The top frame returns between the check and the anchor write: the
+ * anchor names a frame no longer on the stack, which no return will move.
+ * Nothing may be stored under it: its caller returns too, two calls take
+ * their places, and the new top at the anchor's address would find the
+ * old caller cached below it. */
 static void top_returns(fake_target *ft, void *arg)
 {
     (void)ft;
@@ -266,7 +329,8 @@ static void test_anchor_on_returned_frame(void)
     CHECK_EQ_INT(pyf_target_set_cache(sc.cached, PYF_CACHE_ON, &mode), PYF_OK);
     uint64_t top = fake_thread_current(sc.th);
     uint64_t state = fake_thread_addr(sc.th);
-    fake_on_read(sc.ft, state + fake_off(sc.ft, "thread_state.thread_id"), top_returns, sc.th);
+    fake_on_write(sc.ft, state + fake_off(sc.ft, "thread_state.last_profiled_frame"),
+                  top_returns, sc.th);
     pyf_snapshot *snap = take(sc.cached);
     pyf_snapshot_free(snap);
     CHECK_EQ_INT(stats_of(sc.cached).anchor_writes, 1);
@@ -287,5 +351,6 @@ int main(void)
     test_read_only();
     test_older_versions();
     test_freed_state_not_written();
+    test_idle_thread_not_written();
     return check_end();
 }
