@@ -12,7 +12,9 @@ CPython 3.15 processes.
 - targets/aba_chains.py alternates two disjoint call chains in a tight loop;
   30,000 samples, cached and uncached, of it while it runs must never mix them.
 - With the cache on, the only bytes that change in a stopped target are the
-  anchor words of its thread states; read-only mode changes nothing.
+  anchor words of its thread states running Python code (a state running
+  none, targets/idle_states.py, is never written); read-only mode changes
+  nothing.
 """
 import json
 import os
@@ -267,3 +269,39 @@ def test_writes_only_the_anchor(pyframes, mode):
             assert _word(after, addr) == t.frames[0].frame_addr
     finally:
         steps.close()
+
+
+def test_idle_thread_state_not_written(pyframes):
+    """A thread state running no Python code (targets/idle_states.py: a
+    second state of the main thread, never current, its base frame on top)
+    is never written: every state is like it when it is freed, and freed
+    memory reads as the state did until another object takes it.  The
+    main thread's state beside it, running Python code, is (the control)."""
+    proc = subprocess.Popen([_python315(), os.path.join(TARGETS, "idle_states.py")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=target_env())
+    try:
+        idle = int(proc.stdout.readline())
+        assert proc.stdout.readline() == b"ready\n"
+        _blocked_in_read(proc.pid, proc.pid, proc)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            before = _writable_memory(proc.pid)
+            with pyframes.attach(proc.pid, cache=True) as target:
+                for _ in range(5):
+                    snap = target.snapshot()
+                stats = target.stats()
+            after = _writable_memory(proc.pid)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        threads = {t.tstate_addr: t for t in snap.threads()}
+        assert idle in threads and not threads[idle].frames, sorted(map(hex, threads))
+        [main] = [t for a, t in threads.items() if a != idle]
+        changed = _changed_words(before, after)
+        assert not any(0 <= a - idle < 1024 for a in changed), sorted(map(hex, changed))
+        assert stats["anchor_writes"] == 1, stats
+        assert len(changed) == 1 and 0 <= min(changed) - main.tstate_addr < 256, \
+            sorted(map(hex, changed))
+        assert _word(after, min(changed)) == main.frames[0].frame_addr
+    finally:
+        proc.kill()
+        proc.wait()
