@@ -2,7 +2,7 @@
 against live CPython 3.13/3.14/3.15 (and pyenv's 3.13 when present).
 
 The target is targets/locks_scenario.py: the two-lock opposite-order
-deadlock with Lock and with RLock, a no-deadlock control (a thread inside
+deadlock with Lock, with RLock and through a Condition's lock, a no-deadlock control (a thread inside
 ``with c: with d:`` and one waiting for c), and a thread waiting in an
 explicit ``acquire()`` for a lock the main thread took explicitly.  The
 oracle is the target's own record (locks.json): which locks each thread
@@ -30,7 +30,7 @@ from livetarget import LiveTarget
 from pyframes import locks, model
 
 CLI_TIMEOUT = 120
-CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"})
+CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"}, {"cv-one", "cv-two"})
 
 
 def _interpreters():
@@ -111,10 +111,11 @@ def _mismatches(s, waits, cycles, holds):
 def test_record_is_complete(scenario):
     names = scenario.truth["names"]
     assert set(scenario.truth["waits"]) == {str(names[n]) for n in (
-        "ledger-writer", "auditor", "r-one", "r-two", "ctl-waiter", "explicit")}
+        "ledger-writer", "auditor", "r-one", "r-two", "cv-one", "cv-two", "ctl-waiter",
+        "explicit")}
     assert {int(k): len(v) for k, v in scenario.truth["holds"].items()} == {
         names["ledger-writer"]: 1, names["auditor"]: 1, names["r-one"]: 1,
-        names["r-two"]: 1, names["ctl-holder"]: 2}
+        names["r-two"]: 1, names["cv-one"]: 1, names["cv-two"]: 1, names["ctl-holder"]: 2}
 
 
 def test_library(scenario, pyframes):
@@ -221,6 +222,11 @@ def test_cli_json(scenario, cli_env):
     doc = json.loads(res.stdout)
     problems = _mismatches(scenario, *_document(scenario, doc))
     assert not problems, "\n".join(problems)
+    # the Condition's lock, held through the Condition
+    cv = [lock for interp in doc["interpreters"] for thread in interp["threads"]
+          for frame in thread["frames"] for lock in frame["holds"] or ()
+          if lock["address"] == scenario.truth["locks"]["cv"]]
+    assert len(cv) == 1 and cv[0]["type"] == "_thread.lock" and cv[0]["condition"], cv
     for interp in doc["interpreters"]:
         for thread in interp["threads"]:
             wait = thread["waits_for"]
@@ -239,7 +245,7 @@ def test_cli_text(scenario, cli_env):
     if scenario.minor < 14:
         assert not deadlocks and " waits for " not in out, out
         return
-    assert len(deadlocks) == 2, out
+    assert len(deadlocks) == len(CYCLES), out
     assert lines[0].startswith("deadlock: "), out  # the cycles first
     for line in deadlocks:
         assert line.count(" waits for ") == 2 and ", which waits for " in line, line
@@ -257,6 +263,10 @@ def test_cli_text(scenario, cli_env):
     assert re.search(r"(?m)^      %s( \(by its Python frame\))?$" % re.escape(explicit),
                      out), out
     assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
+    # `with cond:` holds the Condition's lock, named with the Condition
+    assert re.search(r"(?m)^      holds <_thread\.lock at 0x%x> \(the lock of "
+                     r"<threading\.Condition at 0x[0-9a-f]+>\)$" % scenario.truth["locks"]["cv"],
+                     out), out
 
 
 DRIVERS = drivers.selected()
@@ -366,7 +376,7 @@ def test_cli_one_thread_sees_every_holder(scenario, cli_env):
     doc = json.loads(res.stdout)
     (thread,) = [t for i in doc["interpreters"] for t in i["threads"]]
     assert len(thread["frames"]) == 1
-    assert len(doc["deadlocks"]) == (2 if scenario.minor >= 14 else 0)
+    assert len(doc["deadlocks"]) == (len(CYCLES) if scenario.minor >= 14 else 0)
     if scenario.minor >= 14:
         assert thread["waits_for"]["held_by"] == names["ctl-holder"]
         assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]

@@ -7,6 +7,13 @@ threads, read from the frames' value stacks (Target.frame_locals with
   whose ``__self__`` is the lock) on the frame's value stack; 3.14 and 3.15
   leave the unbound ``__exit__`` (a method_descriptor) followed by the lock.
   A lock taken by an explicit ``acquire()`` leaves nothing on the stack.
+  ``with cond:`` (a threading.Condition) leaves the Python ``__exit__`` of
+  the Condition: 3.13 a bound method whose ``__self__`` is the Condition,
+  3.14+ the function Condition.__exit__ followed by the Condition.  The
+  frame holds the Condition's lock (its ``_lock``, read from the object;
+  a Condition whose ``_lock`` cannot be read is shown held as itself); not
+  while the frame is still calling the Condition's ``__enter__``, which
+  3.14+ call with the ``__exit__`` already pushed.
 - A thread **waits** for a lock when its innermost frame is at a CALL
   instruction (the opcode at its instr_ptr, of that CPython's own CALL
   family) whose callable, as the stack lays it out for CALL (``callable,
@@ -70,6 +77,9 @@ RLOCK = "_thread.RLock"
 #: Methods whose call blocks until the lock is free.
 ACQUIRE = ("acquire", "__enter__", "acquire_lock", "_acquire_restore")
 EXIT = "__exit__"
+CONDITION = "threading.Condition"
+CONDITION_EXIT = "Condition.__exit__"
+THREADING = "/threading.py"
 
 #: The CALL instructions of each minor version, from each interpreter's own
 #: opcode module (opcode.opmap and opcode._specialized_opmap of 3.13.18,
@@ -133,11 +143,15 @@ class Lock:
     lock: Optional["Lock"] = None
     #: A Thread being joined: the ident it records (``_ident``).
     thread_ident: Optional[int] = None
+    #: A lock held by ``with cond:``: the Condition's address.
+    condition: Optional[int] = None
 
     def text(self):
         text = "<%s at 0x%x>" % (escape(self.type_name), self.address)
         if self.lock is not None:
             text += " (its lock %s)" % self.lock.text()
+        if self.condition is not None:
+            text += " (the lock of <%s at 0x%x>)" % (CONDITION, self.condition)
         return text
 
 
@@ -199,20 +213,62 @@ def _method_of(value, names):
         value.type_name == "method_descriptor" and value.text in names
 
 
+def _condition_exit(value, following):
+    """The Condition whose ``__exit__`` a ``with cond:`` left in value (and
+    following, the entry after it), else None."""
+    if value is None:
+        return None
+    if value.kind == "method" and len(value.children) == 2:  # 3.13: bound
+        func, self_ = value.children
+    elif value.kind == "function":                            # 3.14+
+        func, self_ = value, following
+    else:
+        return None
+    if func is None or func.kind != "function" or func.text != CONDITION_EXIT or \
+            self_ is None or self_.type_name != CONDITION or not self_.addr:
+        return None
+    return Lock(address=self_.addr, type_name=CONDITION, kind="condition")
+
+
 def held_in(stack):
-    """The locks a frame's stack entries show held by a `with`, in order."""
+    """The locks a frame's stack entries show held by a `with`, in order
+    (a Condition's as the Condition, kind "condition": see held_lock)."""
     found = []
     for i, value in enumerate(stack):
+        following = stack[i + 1] if i + 1 < len(stack) else None
         lock = _bound_lock(value, (EXIT,))
-        if lock is None and _method_of(value, (EXIT,)) and i + 1 < len(stack):
-            lock = _lock_of(stack[i + 1])
+        if lock is None and _method_of(value, (EXIT,)) and following is not None:
+            lock = _lock_of(following)
+        if lock is None:
+            lock = _condition_exit(value, following)
         if lock is not None and all(lock.address != f.address for f in found):
             found.append(lock)
     return found
 
 
-def called_lock(stack, opcode, oparg, minor):
-    """The lock whose acquire/__enter__ the frame is calling, else None."""
+def held_lock(target, held, known):
+    """What a frame holding ``held`` (from held_in) holds: a Condition's
+    lock (its ``_lock``, read from the target; ``known``: Condition address
+    -> the lock, filled here), else ``held`` itself."""
+    if held.kind != "condition":
+        return held
+    if held.address not in known:
+        lock = None
+        try:
+            value = target.value(held.address, **_SELF_READ)
+        except errors.PyframesError:
+            value = None
+        if value is not None and value.kind != "unreadable":
+            inner = _lock_of(_attributes(value).get("_lock"))
+            if inner is not None:
+                lock = Lock(address=inner.address, type_name=inner.type_name,
+                            owner_ident=inner.owner_ident, condition=held.address)
+        known[held.address] = lock if lock is not None else held
+    return known[held.address]
+
+
+def _called(stack, opcode, oparg, minor):
+    """(callable, self_or_null) of the CALL the frame is at, else None."""
     calls = CALL_OPCODES.get(minor)
     if calls is None or opcode is None or oparg is None:
         return None
@@ -225,10 +281,33 @@ def called_lock(stack, opcode, oparg, minor):
         return None
     if at < 0:
         return None
-    callable_, self_ = stack[at], stack[at + 1]
+    return stack[at], stack[at + 1]
+
+
+def called_lock(stack, opcode, oparg, minor):
+    """The lock whose acquire/__enter__ the frame is calling, else None."""
+    called = _called(stack, opcode, oparg, minor)
+    if called is None:
+        return None
+    callable_, self_ = called
     if _method_of(callable_, ACQUIRE):
         return _lock_of(self_)
     return _bound_lock(callable_, ACQUIRE)
+
+
+def entered_condition(stack, callee):
+    """The address of the Condition a frame is entering: its callee (the
+    frame above it, None for the innermost) runs threading's
+    Condition.__enter__, and the frame's stack ends with the Condition's
+    __exit__ and the Condition (3.14+ push a `with`'s __exit__ before they
+    call __enter__; the call took __enter__ and its self off the stack).
+    None when not."""
+    if callee is None or callee.function != "Condition.__enter__" or \
+            not (callee.filename or "").replace("\\", "/").endswith(THREADING) or \
+            len(stack) < 2:
+        return None
+    cond = _condition_exit(stack[-2], stack[-1])
+    return cond.address if cond is not None else None
 
 
 def _native_says(thread, word="lock"):
@@ -353,6 +432,7 @@ def analyze(target, threads, minor):
     called = {}
     owners = {}   # RLock address -> owner ident (as last read)
     locks = {}
+    conditions = {}  # Condition address -> its lock (held_lock)
     for thread in threads:
         tid = thread.native_thread_id
         if tid is None:
@@ -366,7 +446,9 @@ def analyze(target, threads, minor):
                 continue
             stack, opcode, oparg = read
             waiting = called_lock(stack, opcode, oparg, minor) if index == 0 else None
-            held = [lock for lock in held_in(stack)
+            entering = entered_condition(stack, thread.frames[index - 1] if index else None)
+            held = [lock for lock in (held_lock(target, h, conditions) for h in held_in(stack)
+                                      if h.address != entering)
                     if waiting is None or lock.address != waiting.address]
             for lock in held + ([waiting] if waiting else []):
                 locks.setdefault(lock.address, lock)
@@ -522,6 +604,8 @@ def _lock_dict(lock):
     row = {"address": lock.address, "type": lock.type_name}
     if lock.owner_ident is not None:
         row["owner_ident"] = lock.owner_ident
+    if lock.condition is not None:
+        row["condition"] = lock.condition
     return row
 
 

@@ -8,6 +8,11 @@ acquire calls, in locks.json, before it blocks):
   ``take(lock_b)`` (an explicit ``lock_b.acquire()``); auditor is inside
   ``with lock_b:`` and calls ``enter(lock_a)`` (``with lock_a:``).
 * "r-one" and "r-two": the same with threading.RLock.
+* "cv-one" and "cv-two": the same with a threading.Condition over a Lock
+  and a Lock: cv-one is inside ``with cond:`` (holding the Condition's
+  lock, which records no owner) and calls ``take(lock_f)``; cv-two is
+  inside ``with lock_f:`` and calls ``enter(cond)``, waiting for the
+  Condition's lock in Condition.__enter__.
 * "ctl-holder" and "ctl-waiter": the no-deadlock control, the locks taken in
   the same order: ctl-holder is inside ``with lock_c: with lock_d:`` (holds
   both) and blocks in os.read; ctl-waiter blocks entering ``with lock_c:``
@@ -22,7 +27,8 @@ it calls a Python function, shows the frame holding it), except
 ctl-waiter's, which blocks in the ``with`` itself.
 
 locks.json: {"locks": {name: id()}, "holds": {native id: [lock id, ...]}
-(taken with ``with`` and not released), "waits": {native id: lock id},
+(taken with ``with`` and not released; a Condition's: its lock's), "waits":
+{native id: lock id},
 "names": {thread name: native id}, "idents": {native id: get_ident()}}.
 """
 
@@ -37,15 +43,18 @@ lock_a, lock_b = threading.Lock(), threading.Lock()
 rlock_1, rlock_2 = threading.RLock(), threading.RLock()
 lock_c, lock_d = threading.Lock(), threading.Lock()
 lock_e = threading.Lock()
+cond, lock_f = threading.Condition(threading.Lock()), threading.Lock()
 LOCKS = {"a": lock_a, "b": lock_b, "r1": rlock_1, "r2": rlock_2, "c": lock_c, "d": lock_d,
-         "e": lock_e}
+         "e": lock_e, "cv": cond._lock, "f": lock_f}
 truth = {"holds": {}, "waits": {}}
 truth_lock = threading.Lock()
-pair_ab, pair_r = threading.Barrier(2), threading.Barrier(2)
+pair_ab, pair_r, pair_cv = threading.Barrier(2), threading.Barrier(2), threading.Barrier(2)
 holder_in = threading.Event()
 
 
 def note(kind, lock):
+    if isinstance(lock, threading.Condition):
+        lock = lock._lock  # what `with cond:` takes
     tid = threading.get_native_id()
     with truth_lock:
         if kind == "holds":
@@ -100,6 +109,8 @@ def main():
     H.start(first_then, lock_b, lock_a, pair_ab, enter, name="auditor")
     H.start(first_then, rlock_1, rlock_2, pair_r, take, name="r-one")
     H.start(first_then, rlock_2, rlock_1, pair_r, enter, name="r-two")
+    H.start(first_then, cond, lock_f, pair_cv, take, name="cv-one")
+    H.start(first_then, lock_f, cond, pair_cv, enter, name="cv-two")
     H.start(ctl_holder, name="ctl-holder")
     H.start(ctl_waiter, name="ctl-waiter")
     H.start(take, lock_e, name="explicit")
