@@ -900,8 +900,15 @@ PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
 #define PYF_VALUE_BUILTIN 18   /* data: __name__; children: __self__ when it
                                   is not a module (repr's "of X object") */
 #define PYF_VALUE_METHOD 19    /* children: __func__, __self__ */
-#define PYF_VALUE_MODULE 20    /* data: __name__; children: __file__ (a str)
-                                  when it has one (repr's "from '...'") */
+#define PYF_VALUE_MODULE 20    /* as repr() names it.  number 1 (its
+                                  __spec__): data: spec.name; children:
+                                  spec.origin (a str), spec.has_location (a
+                                  bool): "from 'origin'" or "(origin)".
+                                  number 0 (no spec): data: __name__;
+                                  children: __file__ (a str) when it has
+                                  one ("from '...'").  Cut (PYF_VALUE_
+                                  TRUNCATED) where repr() shows a loader's
+                                  repr, which is not read. */
 #define PYF_VALUE_CELL 21      /* children: the contents, none when empty */
 #define PYF_VALUE_CODE 22      /* data: co_name; children: co_filename (str);
                                   number: co_firstlineno */

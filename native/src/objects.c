@@ -602,20 +602,86 @@ static bool fields(pyf__vctx *c, uint32_t i, uint64_t addr, const uint64_t *offs
     return true;
 }
 
+/* The type of the object at addr (NULL when unreadable). */
+static const pyf__vtype *type_at(pyf__vctx *c, uint64_t addr)
+{
+    uint8_t h[64];
+    if (addr == 0 || addr % 8 != 0 || c->o->pyobject.size > sizeof h ||
+        pyf__vread(c, addr, h, (size_t)c->o->pyobject.size) != PYF_OK)
+        return NULL;
+    return pyf__vtype_get(c, pyf__ld64(h + c->o->pyobject.ob_type));
+}
+
+static bool kind_at(pyf__vctx *c, uint64_t addr, uint32_t kind)
+{
+    const pyf__vtype *ty = type_at(c, addr);
+    return ty != NULL && ty->kind == kind;
+}
+
+/* The attributes name[k] of the instance at addr of type ty into out[k]
+ * (0 when absent): from its __dict__ or inline values. */
+#define SPEC_ITEMS 16u
+static void attrs_of(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty,
+                     const char *const *name, uint64_t *out, int n)
+{
+    uint64_t kv[2 * SPEC_ITEMS];
+    for (int k = 0; k < n; k++)
+        out[k] = 0;
+    int64_t got = pyf__instance_items(c, addr, ty, SPEC_ITEMS, kv);
+    for (int64_t j = 0; j < got; j++) {
+        size_t nb;
+        uint64_t chars;
+        bool cut;
+        const char *s = pyf__vstr(c, kv[2 * j], 32, &nb, &chars, &cut);
+        for (int k = 0; s != NULL && k < n; k++)
+            if (out[k] == 0 && nb == strlen(name[k]) && memcmp(s, name[k], nb) == 0)
+                out[k] = kv[2 * j + 1];
+    }
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+    size_t a = s != NULL ? strlen(s) : 0, b = strlen(end);
+    return a >= b && memcmp(s + a - b, end, b) == 0 && (a == b || s[a - b - 1] == '.');
+}
+
+/* A module as repr() names it (importlib's _module_repr): with a
+ * ModuleSpec, spec.name and spec.origin ("from 'origin'" when
+ * spec.has_location, "(origin)" when not: built-in, frozen); without one,
+ * __name__ and __file__.  The forms repr() takes from a loader's repr (a
+ * spec without origin, a module without spec and file but with a loader)
+ * are not decoded: the value says it was cut. */
 static void decode_module(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
 {
     uint64_t dict;
     if (!fields(c, i, addr, &c->vl.module_dict, 1, &dict))
         return;
     uint64_t name = pyf__dict_lookup(c, dict, "__name__");
+    uint64_t spec = pyf__dict_lookup(c, dict, "__spec__");
+    const pyf__vtype *sty = type_at(c, spec);
+    if (sty != NULL && sty->kind == PYF_VALUE_OTHER && ends_with(sty->name, "ModuleSpec")) {
+        static const char *const keys[3] = {"name", "origin", "_set_fileattr"};
+        uint64_t a[3];
+        attrs_of(c, spec, sty, keys, a, 3);
+        name_data(c, i, kind_at(c, a[0], PYF_VALUE_STR) ? a[0] : name);
+        if (kind_at(c, a[1], PYF_VALUE_STR) && kind_at(c, a[2], PYF_VALUE_BOOL)) {
+            c->v[i].number = 1;
+            if (may_descend(c, i, addr, depth))
+                children(c, i, a + 1, 2, depth);
+        } else {
+            c->v[i].flags |= PYF_VALUE_TRUNCATED;
+        }
+        return;
+    }
     if (name != 0)
         name_data(c, i, name);
     uint64_t file = pyf__dict_lookup(c, dict, "__file__");
-    if (file != 0) {
-        uint8_t h[64];
-        if (pyf__vread(c, file, h, (size_t)c->o->pyobject.size) == PYF_OK &&
-            pyf__vtype_get(c, pyf__ld64(h + c->o->pyobject.ob_type))->kind == PYF_VALUE_STR)
-            child(c, i, file, depth);
+    if (kind_at(c, file, PYF_VALUE_STR)) {
+        child(c, i, file, depth);
+    } else {
+        uint64_t loader = pyf__dict_lookup(c, dict, "__loader__");
+        if (loader != 0 && !kind_at(c, loader, PYF_VALUE_NONE))
+            c->v[i].flags |= PYF_VALUE_TRUNCATED;
     }
 }
 

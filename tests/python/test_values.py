@@ -9,8 +9,7 @@ them through a generator and a coroutine frame.  The oracle is the
 target's own: repr() of every bound local of every frame (its f_locals),
 written at its handshake (values.json); for the values the default limits
 cut, the documented truncation of it (``'...'...<N more chars>``,
-``[..., ...<N more items>]``), and ``<module 'name'>`` for a module (the
-library reads a module's name only).  A name the frame has but f_locals
+``[..., ...<N more items>]``).  A name the frame has but f_locals
 lacks must be shown unbound.  A second oracle, in gdb: CPython's own
 py-locals (its -dbg helper, reading the frames through DWARF) on the same
 frames, for every value it renders as repr() does.
@@ -55,8 +54,6 @@ def expected_text(spec):
     """The text pyframes shows for a value the target described."""
     if "repr" in spec:
         return escape(spec["repr"])
-    if "module" in spec:
-        return "<module %r>" % spec["module"]
     more = "...<%s more %s>" % (format(spec["more"], ","), "chars" if "str" in spec else "items")
     if "str" in spec:
         return escape(spec["str"]) + more
@@ -89,7 +86,7 @@ def mismatches(oracle, tid, frames):
             text = expected_text(spec)
             if row["value"] != text:
                 problems.append("%s: %s = %r\n    expected %r" % (where, name, row["value"], text))
-            if row["truncated"] != ("repr" not in spec and "module" not in spec):
+            if row["truncated"] != ("repr" not in spec):
                 problems.append("%s: %s truncated %r" % (where, name, row["truncated"]))
             kind = ("arg" if name in want["args"] else
                     "cell" if name in CELLS.get(want["function"], ()) else

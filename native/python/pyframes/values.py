@@ -294,6 +294,16 @@ def _method(v, depth, py):
 
 
 def _module(v, _depth, py):
+    """importlib's _module_repr, from what the library read (pyframes.h,
+    PYF_VALUE_MODULE)."""
+    kids = v.children or ()
+    if v.number == 1 and len(kids) == 2 and kids[0] is not None and kids[0].kind == "str":
+        located = kids[1] is not None and kids[1].kind == "bool" and kids[1].number
+        if located:
+            return "<module %s from %s>" % (repr(v.text), repr(kids[0].text))
+        return "<module %s (%s)>" % (repr(v.text), kids[0].text)
+    if v.number == 0 and kids and kids[0] is not None and kids[0].kind == "str":
+        return "<module %s from %s>" % (repr(v.text), repr(kids[0].text))
     return "<module %s>" % repr(v.text)
 
 
