@@ -86,8 +86,8 @@ def _expected_native(state, tid, live, cli):
         text = "waiting on a lock"
     elif cli:  # busy: on a CPU, or waiting for the GIL the other spinner holds
         text = "on CPU|waiting on a lock or for the GIL|waiting for the GIL"
-    else:  # stopped in Python, or in take_gil or drop_gil
-        text = "(waiting for the GIL)?"
+    else:  # stopped in Python, or in take_gil or drop_gil (holding the GIL or not)
+        text = "(waiting for the GIL|in take_gil/drop_gil, holding the GIL)?"
     if cli:
         on_cpu = (True, False) if what == "busy" else False
     else:
@@ -139,6 +139,10 @@ def check_document(state, doc, live=True, cli=False, sources=("python", "os")):
                 else ("waits", None)):
             problems.append("thread %d (%s): in take_gil, gil %r"
                             % (tid, state.doing[tid], row["gil"]))
+        # stopped in take_gil just after it took the GIL: it holds it
+        if native == "in take_gil/drop_gil, holding the GIL" and row["gil"] != "holds":
+            problems.append("thread %d (%s): %s, gil %r"
+                            % (tid, state.doing[tid], native, row["gil"]))
         if row.get("on_cpu") not in (on_cpu if isinstance(on_cpu, tuple) else (on_cpu,)):
             problems.append("thread %d (%s): on_cpu %r, expected %r"
                             % (tid, state.doing[tid], row.get("on_cpu"), on_cpu))
@@ -394,8 +398,10 @@ def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
     got = waits.describe(bare, None, ["take_gil"], "worker")
     assert (got.name, got.name_source, got.gil, got.native, got.on_cpu) == \
         ("worker", "debugger", "waits", "waiting for the GIL", None)
-    # the target's "holds" stands (take_gil's last steps after the GIL is taken)
-    assert waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), None,
-                          ["take_gil"], None).gil == "holds"
+    # the target's "holds" stands (take_gil's last steps after the GIL is
+    # taken), and the thread is not said to wait for it
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), None,
+                         ["take_gil"], None)
+    assert (got.gil, got.native) == ("holds", "in take_gil/drop_gil, holding the GIL")
     assert waits.describe(Thread(thread_id=1, native_thread_id=2), None, None) == \
         Thread(thread_id=1, native_thread_id=2)

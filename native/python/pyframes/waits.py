@@ -31,12 +31,16 @@ import platform
 import re
 
 __all__ = ["WINDOW", "ProcFacts", "proc_facts", "classify_proc", "classify_functions",
-           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
+           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "GIL_SWITCH", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
 WINDOW = 12
 
 GIL_WAIT = "waiting for the GIL"
+#: In take_gil or drop_gil while the interpreter records the thread as the
+#: GIL's holder: take_gil's last steps after it took the GIL, or drop_gil's
+#: first before it let go.
+GIL_SWITCH = "in take_gil/drop_gil, holding the GIL"
 LOCK_WAIT = "waiting on a lock"
 LOCK_OR_GIL = "waiting on a lock or for the GIL"
 ON_CPU = "on CPU"
@@ -360,6 +364,8 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
         # thread stopped in between is in the GIL's functions, unflagged)
         if gil_wait and not free and thread.gil in (None, "no"):
             changes["gil"] = "waits"
+        elif gil_wait and thread.gil == "holds":
+            words = GIL_SWITCH  # it has the GIL: not waiting for it
         if words is None and native == ON_CPU:
             words = ON_CPU
         native = words
