@@ -962,6 +962,9 @@ typedef struct pyf_value {
 #define PYF_LOCAL_NO_STACK 0x20u    /* the one PYF_LOCAL_STACK entry of a frame whose
                                        value stack cannot be read: its value is a
                                        PYF_VALUE_UNREADABLE node saying why */
+#define PYF_LOCAL_UNSAVED 0x40u     /* a PYF_LOCAL_STACK entry of a frame whose stack
+                                       pointer is not saved (PYF_VALUES_STACK_UNSAVED):
+                                       live or left over, unknown */
 #define PYF_NO_VALUE 0xffffffffu
 
 typedef struct pyf_local {
@@ -996,6 +999,17 @@ typedef struct pyf_local {
 /* With PYF_VALUES_STACK: the stack entries only, the locals left unread
  * (nlocals counts the stack entries). */
 #define PYF_VALUES_STACK_ONLY 0x04u
+/* With PYF_VALUES_STACK, on 3.13: a frame whose stack pointer is not saved
+ * (the innermost frame of a thread running C code) gives all its
+ * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
+ * instead of the one PYF_LOCAL_NO_STACK entry.  Its live stack is a bottom
+ * part of them, how long is unknown; the slots above hold what earlier
+ * instructions left there: objects that may since have been freed, their
+ * memory reused (decoded like any target memory: unreadable, or another
+ * object).  A caller may infer the live part from what it knows (the
+ * instruction at instr_ptr, the thread's native state) and must say the
+ * result is inferred. */
+#define PYF_VALUES_STACK_UNSAVED 0x08u
 
 #define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */
 #define PYF_DEFAULT_VALUE_ITEMS 100u     /* items of a container */

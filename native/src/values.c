@@ -639,23 +639,31 @@ static void stack_extras(pyf__vctx *c, uint32_t from)
 /* Where the frame's stack ends, within [base, base + co_stacksize slots];
  * NULL, or why it cannot be known. */
 static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr,
-                             uint64_t code, uint64_t base, uint64_t *sp, char *why, size_t len)
+                             uint64_t code, uint64_t base, uint64_t *sp, bool *unsaved,
+                             char *why, size_t len)
 {
     const pyf__offsets *o = c->o;
     int32_t size;
+    *unsaved = false;
+    if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
+        return "unreadable co_stacksize";
     if (o->minor >= 14) {
         if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
             return "no stack pointer in this version's frame";
         *sp = pyf__ld64(f + o->frame.stackpointer);
     } else {
         int32_t top = (int32_t)pyf__ld32(f + c->vl.frame_stacktop);
+        if (top < 0 && (c->req.flags & PYF_VALUES_STACK_UNSAVED) && size >= 0 &&
+            size <= (int32_t)LOCALS_MAX) {
+            *sp = base + (uint64_t)size * 8; /* every slot, flagged */
+            *unsaved = true;
+            return NULL;
+        }
         if (top < 0)
             return "stack pointer not saved: the frame runs (3.13 saves it on a call of a "
                    "Python function only)";
         *sp = frame_addr + o->frame.localsplus + (uint64_t)top * 8;
     }
-    if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
-        return "unreadable co_stacksize";
     if (size < 0 || size > (int32_t)LOCALS_MAX || *sp < base || (*sp - base) % 8 != 0 ||
         (*sp - base) / 8 > (uint64_t)size) {
         snprintf(why, len, "stack pointer 0x%llx outside the frame's stack (0x%llx, "
@@ -674,7 +682,8 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
 {
     uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)nlocalsplus * 8, sp = 0;
     char buf[160];
-    const char *why = stack_top(c, f, frame_addr, code, base, &sp, buf, sizeof buf);
+    bool unsaved;
+    const char *why = stack_top(c, f, frame_addr, code, base, &sp, &unsaved, buf, sizeof buf);
     uint32_t count = why == NULL ? (uint32_t)((sp - base) / 8) : 1;
     uint64_t *slots = malloc((size_t)count * 8 + 8);
     pyf_local *grown = realloc(*locals, ((size_t)*n + count + 1) * sizeof **locals);
@@ -707,8 +716,11 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
             l->value = pyf__vnodes(c, 1);
             if (l->value != PYF_NO_VALUE)
                 pyf__vbad(c, l->value, 0, "%s", why);
-        } else
+        } else {
             local_value(c, &entry, 0, slots[i], l);
+            if (unsaved)
+                l->flags |= PYF_LOCAL_UNSAVED;
+        }
     }
     *n += why == NULL ? count : 1;
     stack_extras(c, from);

@@ -12,6 +12,8 @@
  * - bounds: a stack pointer below the locals, past co_stacksize, not
  *   slot-aligned, 3.13's -1 (the frame runs), an unreadable stack: one
  *   PYF_LOCAL_NO_STACK entry saying why, the locals still read;
+ * - PYF_VALUES_STACK_UNSAVED: 3.13's -1 gives every co_stacksize slot,
+ *   each flagged PYF_LOCAL_UNSAVED;
  * - garbage entries: UNREADABLE nodes, never a failed call;
  * - PYF_VALUES_STACK_ONLY: the same entries without the locals;
  * - without the flag: the locals only, opcode PYF_NO_VALUE.
@@ -200,6 +202,59 @@ static void bounds(fake_target *ft, pyf_target *t)
     CHECK(bad == NULL);
 }
 
+/* PYF_VALUES_STACK_UNSAVED: a 3.13 frame running C code (stacktop -1)
+ * gives its co_stacksize slots, each flagged, live or left over (garbage
+ * among them read like any target memory); a saved stack pointer, and
+ * 3.14+, are read as without the flag. */
+static void unsaved(fake_target *ft, pyf_target *t)
+{
+    stack_frame s = new_frame(ft);
+    uint64_t lock = rlock(ft, 0, 0);
+    uint64_t desc = method_descriptor(ft, "acquire");
+    const uint64_t slots[STACKSIZE] = {desc, lock, 0, 0xdeadbeefdeadbeefull,
+                                       fake_unmapped_addr(ft), fake_int(ft, 9)};
+    for (size_t i = 0; i < STACKSIZE; i++)
+        fake_w64(ft, s.base + 8 * i, slots[i]);
+    uint32_t flags = PYF_VALUES_STACK | PYF_VALUES_STACK_UNSAVED;
+    set_depth(ft, &s, fake_minor(ft) >= 14 ? 2 : -1);
+    pyf_values *v = read_stack(t, s.frame, flags);
+    if (fake_minor(ft) >= 14) { /* a saved pointer: its two entries, unflagged */
+        CHECK_EQ_INT(v->nlocals, NLOCALS + 2);
+        CHECK_EQ_INT(v->locals[NLOCALS].flags & PYF_LOCAL_UNSAVED, 0);
+        pyf_values_free(v);
+        return;
+    }
+    CHECK_EQ_INT(v->nlocals, NLOCALS + STACKSIZE);
+    const pyf_local *e = v->locals + NLOCALS;
+    for (uint32_t i = 0; i < STACKSIZE && NLOCALS + i < v->nlocals; i++) {
+        CHECK_EQ_INT(e[i].kind, PYF_LOCAL_STACK);
+        CHECK(e[i].flags & PYF_LOCAL_UNSAVED);
+    }
+    CHECK_EQ_STR(V(v, e[0].value)->data, "acquire");
+    CHECK(V(v, e[1].value)->addr == lock);
+    CHECK(e[2].value == PYF_NO_VALUE && (e[2].flags & PYF_LOCAL_UNBOUND));
+    CHECK_EQ_INT(V(v, e[3].value)->kind, PYF_VALUE_UNREADABLE);
+    CHECK_EQ_INT(V(v, e[4].value)->kind, PYF_VALUE_UNREADABLE);
+    CHECK(V(v, e[5].value)->kind == PYF_VALUE_INT && V(v, e[5].value)->data[0] == 9);
+    pyf_values_free(v);
+    /* the stack only: the same slots */
+    v = read_stack(t, s.frame, flags | PYF_VALUES_STACK_ONLY);
+    CHECK_EQ_INT(v->nlocals, STACKSIZE);
+    pyf_values_free(v);
+    /* a saved stacktop: read as without the flag, unflagged */
+    set_depth(ft, &s, 2);
+    v = read_stack(t, s.frame, flags);
+    CHECK_EQ_INT(v->nlocals, NLOCALS + 2);
+    CHECK_EQ_INT(v->locals[NLOCALS].flags & PYF_LOCAL_UNSAVED, 0);
+    pyf_values_free(v);
+    /* an absurd co_stacksize: one NO_STACK entry, as without the flag */
+    set_depth(ft, &s, -1);
+    fake_w32(ft, s.code + fake_layout(ft)->values.code_stacksize, 0x80000000u);
+    v = read_stack(t, s.frame, flags);
+    CHECK(v->nlocals == NLOCALS + 1 && v->locals[NLOCALS].flags == PYF_LOCAL_NO_STACK);
+    pyf_values_free(v);
+}
+
 static void garbage(fake_target *ft, pyf_target *t)
 {
     stack_frame s = new_frame(ft);
@@ -233,6 +288,7 @@ static void one_layout(const ft_layout *l)
     REQUIRE(t != NULL);
     entries(ft, t);
     bounds(ft, t);
+    unsaved(ft, t);
     garbage(ft, t);
     pyf_target_close(t);
     fake_free(ft);

@@ -10,11 +10,16 @@ took with ``with`` and still holds, which lock each thread then waits for.
 
 On 3.14+ every hold, wait and cycle must be found, and no other.  On 3.13
 the innermost frame of a thread blocked in C has no saved stack pointer:
-its stack is unreadable (``holds`` null) and no wait (so no cycle) can be
-seen; the holds of the frames that called Python functions must still be
-found, and nothing else claimed.
+read by the library alone (no native state), its stack is unreadable
+(``holds`` null) and no wait (so no cycle) is claimed; where the thread's
+native state says it waits on a lock (the command line, gdb, lldb, cores),
+every wait and cycle must be found from the frame's stack slots and marked
+inferred (pyframes.locks, "3.13, inferred").  The holds of the frames that
+called Python functions must be found on every version, and nothing else
+claimed.
 """
 
+import dataclasses
 import json
 import os
 import re
@@ -28,6 +33,7 @@ import debugger_util as du
 import drivers
 from livetarget import LiveTarget
 from pyframes import locks, model
+from pyframes._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
 
 CLI_TIMEOUT = 120
 CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"}, {"cv-one", "cv-two"})
@@ -39,9 +45,10 @@ def _interpreters():
 
 
 class Scenario(object):
-    def expected_waits(self):
-        """native id -> (lock address, holder native id or None)."""
-        if self.minor < 14:
+    def expected_waits(self, native=False):
+        """native id -> (lock address, holder native id or None); on 3.13
+        only when the threads' native states were read (``native``)."""
+        if self.minor < 14 and not native:
             return {}
         holder = {lock: int(tid) for tid, held in self.truth["holds"].items()
                   for lock in held}
@@ -77,16 +84,17 @@ def live_scenario(request, tmp_path_factory, name):
         yield s
 
 
-def _mismatches(s, waits, cycles, holds):
+def _mismatches(s, waits, cycles, holds, native=False):
     """What differs from the target's record: waits (native id -> (address,
     holder)), cycles (each a list of (native id, address, holder)), holds
-    (native id -> set of addresses, over all its readable frames)."""
+    (native id -> set of addresses, over all its readable frames);
+    ``native``: the threads' native states were read (3.13 infers waits)."""
     problems = []
-    want = s.expected_waits()
+    want = s.expected_waits(native)
     if waits != want:
         problems.append("waits %s, expected %s" % (waits, want))
     want_cycles = sorted(sorted(s.truth["names"][n] for n in c) for c in CYCLES) \
-        if s.minor >= 14 else []
+        if s.minor >= 14 or native else []
     got_cycles = sorted(sorted(tid for tid, _, _ in c) for c in cycles)
     if got_cycles != want_cycles:
         problems.append("cycles %s, expected %s" % (cycles, want_cycles))
@@ -201,18 +209,22 @@ def run_cli(env, *args):
 
 
 def _document(scenario, doc):
-    """(waits, cycles, holds) of a JSON document."""
+    """(waits, cycles, holds) of a JSON document (its waits and cycles
+    inferred on 3.13 and only there)."""
     waits, holds = {}, {}
+    inferred = scenario.minor == 13
     for interp in doc["interpreters"]:
         for thread in interp["threads"]:
             tid = thread["native_thread_id"]
             if thread["waits_for"] is not None:
+                assert thread["waits_for"]["inferred"] is inferred, thread["waits_for"]
                 waits[tid] = (thread["waits_for"]["address"], thread["waits_for"]["held_by"])
             for frame in thread["frames"]:
                 for lock in frame["holds"] or ():
                     holds.setdefault(tid, set()).add(lock["address"])
     cycles = [[(e["native_thread_id"], e["waits_for"], e["held_by"]) for e in c]
               for c in doc["deadlocks"]]
+    assert all(e["inferred"] is inferred for c in doc["deadlocks"] for e in c), doc["deadlocks"]
     return waits, cycles, holds
 
 
@@ -220,7 +232,7 @@ def test_cli_json(scenario, cli_env):
     res = run_cli(cli_env, "dump", scenario.target.pid, "--locks", "--json")
     assert res.returncode == 0, res.stderr.decode()
     doc = json.loads(res.stdout)
-    problems = _mismatches(scenario, *_document(scenario, doc))
+    problems = _mismatches(scenario, *_document(scenario, doc), native=True)
     assert not problems, "\n".join(problems)
     # the Condition's lock, held through the Condition
     cv = [lock for interp in doc["interpreters"] for thread in interp["threads"]
@@ -231,7 +243,7 @@ def test_cli_json(scenario, cli_env):
         for thread in interp["threads"]:
             wait = thread["waits_for"]
             if wait is not None:
-                assert set(wait) >= {"address", "type", "held_by", "confirmed"}
+                assert set(wait) >= {"address", "type", "held_by", "confirmed", "inferred"}
                 assert wait["type"] in locks.LOCK_TYPES
 
 
@@ -242,12 +254,12 @@ def test_cli_text(scenario, cli_env):
     lines = out.splitlines()
     deadlocks = [line for line in lines if line.startswith("deadlock: ")]
     names = scenario.truth["names"]
-    if scenario.minor < 14:
-        assert not deadlocks and " waits for " not in out, out
-        return
     assert len(deadlocks) == len(CYCLES), out
     assert lines[0].startswith("deadlock: "), out  # the cycles first
     for line in deadlocks:
+        # 3.13's are inferred and say so (its frames keep no stack pointer)
+        assert line.endswith(" (%s)" % locks.INFERRED) is (scenario.minor == 13), line
+        line = line.replace(" (%s)" % locks.INFERRED, "")
         assert line.count(" waits for ") == 2 and ", which waits for " in line, line
         assert " held by an unknown thread" not in line, line
         kind = "_thread.RLock" if "RLock" in line else "_thread.lock"
@@ -259,9 +271,11 @@ def test_cli_text(scenario, cli_env):
     explicit = "waits for <_thread.lock at 0x%x> held by an unknown thread" % (
         scenario.truth["locks"]["e"])
     assert '"explicit" %s' % explicit not in out, out  # not on top
-    # under its frame; confirmed by /proc's futex wait, or only by its frame
-    assert re.search(r"(?m)^      %s( \(by its Python frame\))?$" % re.escape(explicit),
-                     out), out
+    # under its frame; confirmed by /proc's futex wait, or only by its frame;
+    # on 3.13 inferred
+    note = r" \(%s\)" % re.escape(locks.INFERRED) if scenario.minor == 13 else \
+        r"( \(by its Python frame\))?"
+    assert re.search(r"(?m)^      %s%s$" % (re.escape(explicit), note), out), out
     assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
     # `with cond:` holds the Condition's lock, named with the Condition
     assert re.search(r"(?m)^      holds <_thread\.lock at 0x%x> \(the lock of "
@@ -289,7 +303,7 @@ def debugger_run(scenario, driver):
 def test_debugger_locks(scenario, driver):
     s = debugger_run(scenario, driver)
     for name in READERS:
-        problems = _mismatches(scenario, *_document(scenario, s.json(name)))
+        problems = _mismatches(scenario, *_document(scenario, s.json(name)), native=True)
         assert not problems, "\n".join(problems) + "\n" + s.describe(name)
 
 
@@ -314,7 +328,7 @@ def test_core_locks(scenario, driver):
         pytest.skip("no gdb to write an ELF core")
     s = driver.run([("json", "%s --all --locks --json" % driver.command)],
                    executable=scenario.target.view["executable"], core=_core(scenario))
-    problems = _mismatches(scenario, *_document(scenario, s.json("json")))
+    problems = _mismatches(scenario, *_document(scenario, s.json("json")), native=True)
     assert not problems, "\n".join(problems) + "\n" + s.describe("json")
 
 
@@ -360,8 +374,10 @@ def test_text_of_a_cycle():
         "  waits for <_thread.lock at 0xa0> held by thread 22 (by its Python frame)"]
     doc = {"interpreters": [{"threads": [{"frames": [{}]}, {"frames": [{}]}]}]}
     locks.to_json(report, doc, [ta, tb])
-    assert doc["deadlocks"] == [[{"native_thread_id": 11, "waits_for": 0xA0, "held_by": 22},
-                                 {"native_thread_id": 22, "waits_for": 0xB0, "held_by": 11}]]
+    assert doc["deadlocks"] == [[{"native_thread_id": 11, "waits_for": 0xA0, "held_by": 22,
+                                  "inferred": False},
+                                 {"native_thread_id": 22, "waits_for": 0xB0, "held_by": 11,
+                                  "inferred": False}]]
     assert doc["interpreters"][0]["threads"][0]["frames"][0]["holds"] == [
         {"address": 0xB0, "type": "_thread.lock"}]
 
@@ -376,12 +392,12 @@ def test_cli_one_thread_sees_every_holder(scenario, cli_env):
     doc = json.loads(res.stdout)
     (thread,) = [t for i in doc["interpreters"] for t in i["threads"]]
     assert len(thread["frames"]) == 1
+    # 3.13's waits are inferred where a thread's native state is read: the
+    # thread shown only, so its own wait and no cycle
     assert len(doc["deadlocks"]) == (len(CYCLES) if scenario.minor >= 14 else 0)
-    if scenario.minor >= 14:
-        assert thread["waits_for"]["held_by"] == names["ctl-holder"]
-        assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]
-    else:
-        assert thread["waits_for"] is None and thread["frames"][0]["holds"] is None
+    assert thread["waits_for"]["held_by"] == names["ctl-holder"]
+    assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]
+    assert thread["waits_for"]["inferred"] is (scenario.minor == 13)
 
 
 # ---- analyze() over a fake target: hostile and ambiguous stacks ------------------
@@ -473,3 +489,106 @@ def test_analyze_hostile_and_ambiguous():
         report.unreadable[0x83]
     # no version's CALL table: no wait at all (never guessed)
     assert locks.analyze(FakeTarget(stacks), threads, 99).waits == {}
+
+
+# ---- 3.13: waits inferred from the stack slots of a frame without a stack pointer ---
+
+CALL13, BEFORE_WITH13 = 53, 2  # 3.13's CALL and BEFORE_WITH
+
+
+def _bound(name, lock):
+    return _v("builtin", "builtin_function_or_method", 0x6000, name.encode(),
+              children=[lock])
+
+
+class FakeTarget13(object):
+    """frame_locals over 3.13 frames: ``saved`` stacks read as usual, the
+    ``unsaved`` ones only with unsaved=True (every slot flagged), else one
+    PYF_LOCAL_NO_STACK entry."""
+
+    def __init__(self, saved, unsaved):
+        self.saved, self.unsaved = saved, unsaved
+
+    def frame_locals(self, addr, unsaved=False, **kw):
+        assert kw["stack"] == "only"
+        if addr in self.saved:
+            values, opcode, oparg = self.saved[addr]
+            flags = 0
+        elif unsaved:
+            values, opcode, oparg = self.unsaved[addr]
+            flags = PYF_LOCAL_UNSAVED
+        else:
+            why = _v("unreadable", "", data=b"stack pointer not saved")
+            return model.FrameValues(locals=(model.Local(name="", kind="stack",
+                                                         flags=PYF_LOCAL_NO_STACK,
+                                                         value=why),))
+        return model.FrameValues(
+            locals=tuple(model.Local(name="", kind="stack", flags=flags, value=v)
+                         for v in values), opcode=opcode, oparg=oparg)
+
+
+def test_analyze_313_inferred():
+    """The lowest lock call in a 3.13 frame's slots is its wait when the
+    thread's native state says it waits on a lock; what lies above is left
+    over and never read as live; the wait, the holds below it and the cycle
+    say they are inferred; nothing is inferred without that native state,
+    for an outer frame, or from a saved stack."""
+    lock_native = dict(native="waiting on a lock")
+    unsaved = {
+        # thread 1: `with a:` (3.13's bound __exit__, its result) then
+        # b.acquire(); a left-over acquire of 0xC0 above
+        0x11: ([_bound("__exit__", _lock(0xA0)), _v("bool", "bool"), _desc("acquire"),
+                _lock(0xB0), _desc("acquire"), _lock(0xC0)], CALL13, 0),
+        0x12: ([_bound("__exit__", _lock(0xC0)), None], CALL13, 0),  # outer: not inferred
+        # thread 2: `with b:` then `with a:` (BEFORE_WITH, a on top); 0xD0 left over
+        0x21: ([_bound("__exit__", _lock(0xB0)), _v("bool", "bool"), _lock(0xA0),
+                _lock(0xD0)], BEFORE_WITH13, 0),
+        # thread 3: the same as thread 1 but on CPU; thread 4: no native state
+        0x31: ([_desc("acquire"), _lock(0xB0)], CALL13, 0),
+        0x41: ([_desc("acquire"), _lock(0xB0)], CALL13, 0),
+        # thread 5: a call that is no lock's (print(lock)): nothing inferred
+        0x51: ([_v("builtin", "builtin_function_or_method", 0x7000, b"print"), None,
+                _lock(0xE0)], CALL13, 1),
+        # thread 6: acquire(True, 5): the call's arguments are live too
+        0x61: ([_desc("acquire"), _lock(0xF0), _v("bool", "bool"), _v("int", "int")],
+               CALL13, 2),
+        # thread 7: the arguments do not fit under the slots: no call there
+        0x71: ([_desc("acquire"), _lock(0xF0)], CALL13, 2),
+    }
+    saved = {0x81: ([_desc("acquire"), _lock(0x90)], CALL13, 0)}  # thread 8: read, not inferred
+    threads = [_thread(1, 0x100, 0x11, 0x12, **lock_native),
+               _thread(2, 0x200, 0x21, **lock_native),
+               _thread(3, 0x300, 0x31, native="on CPU", on_cpu=True),
+               _thread(4, 0x400, 0x41),
+               _thread(5, 0x500, 0x51, **lock_native),
+               _thread(6, 0x600, 0x61, **lock_native),
+               _thread(7, 0x700, 0x71, **lock_native),
+               _thread(8, 0x800, 0x81, **lock_native)]
+    report = locks.analyze(FakeTarget13(saved, unsaved), threads, 13)
+    got = {tid: (w.lock.address, w.held_by, w.inferred) for tid, w in report.waits.items()}
+    assert got == {1: (0xB0, 2, True), 2: (0xA0, 1, True), 6: (0xF0, None, True),
+                   8: (0x90, None, False)}, got
+    held = {a: [x.address for x in h] if h is not None else None
+            for a, h in report.holds.items()}
+    assert held[0x11] == [0xA0] and held[0x21] == [0xB0], held
+    assert held[0x12] is None and held[0x31] is None and held[0x41] is None and \
+        held[0x51] is None and held[0x71] is None, held
+    assert set(report.inferred) == {0x11, 0x21, 0x61}
+    assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]
+    (line,) = [x for x in locks.deadlock_lines(report) if x.startswith("deadlock: ")]
+    assert line.endswith(" (%s)" % locks.INFERRED), line
+    assert locks.frame_lines(report, threads[0], threads[0].frames[0], "  ") == [
+        "  holds <_thread.lock at 0xa0> (inferred)",
+        "  waits for <_thread.lock at 0xb0> held by thread 2 (%s)" % locks.INFERRED]
+    doc = {"interpreters": [{"threads": [{"frames": [{} for _ in t.frames]}
+                                         for t in threads]}]}
+    locks.to_json(report, doc, threads)
+    row = doc["interpreters"][0]["threads"][0]
+    assert row["waits_for"]["inferred"] is True
+    assert row["frames"][0]["holds"] == [{"address": 0xA0, "type": "_thread.lock",
+                                          "inferred": True}]
+    assert all(e["inferred"] for e in doc["deadlocks"][0])
+    # the library alone (no native state): nothing inferred, as before
+    plain = [dataclasses.replace(t, native=None) for t in threads]
+    report = locks.analyze(FakeTarget13(saved, unsaved), plain, 13)
+    assert set(report.waits) == {8} and report.inferred == {}

@@ -251,5 +251,5 @@ def test_remote_locks(waits_and_locks, front, first):
     scenario's own record, as in test_locks for local sessions."""
     s = waits_and_locks[front]
     sc = waits_and_locks["locks"]
-    problems = tlocks._mismatches(sc, *tlocks._document(sc, s.json(first)))
+    problems = tlocks._mismatches(sc, *tlocks._document(sc, s.json(first)), native=True)
     assert not problems, "\n".join(problems) + "\n" + s.describe(first)

@@ -13,7 +13,9 @@ threads, read from the frames' value stacks (Target.frame_locals with
   frame holds the Condition's lock (its ``_lock``, read from the object;
   a Condition whose ``_lock`` cannot be read is shown held as itself); not
   while the frame is still calling the Condition's ``__enter__``, which
-  3.14+ call with the ``__exit__`` already pushed.
+  3.14+ call with the ``__exit__`` already pushed, nor while a frame inside
+  it blocks in that Condition's ``wait()``/``wait_for()``, which release
+  the lock until they return (an idle ``Queue.get`` holds nothing).
 - A thread **waits** for a lock when its innermost frame is at a CALL
   instruction (the opcode at its instr_ptr, of that CPython's own CALL
   family) whose callable, as the stack lays it out for CALL (``callable,
@@ -53,16 +55,30 @@ threads, read from the frames' value stacks (Target.frame_locals with
 Where the value stack cannot be read, nothing is said: 3.13 saves a frame's
 stack pointer only when the frame calls a Python function, so on 3.13 the
 innermost frame of a thread blocked in C (acquire() included) has no
-readable stack, and its waits are unknown (LockReport.unreadable says
-why).  3.14+ save it on every call that may escape, so the innermost
-frame's stack is readable while it is blocked in acquire().
+readable stack (LockReport.unreadable says why).  3.14+ save it on every
+call that may escape, so the innermost frame's stack is readable while it
+is blocked in acquire().
+
+- **3.13, inferred.** When the thread's native state says it waits on a
+  lock, the innermost frame's stack slots are read all the same, every one
+  of its co_stacksize (PYF_VALUES_STACK_UNSAVED): the live stack is a
+  bottom part of them, the rest is left from earlier instructions.  At a
+  CALL, the lowest slots that make the call of a lock's acquire/__enter__
+  (the lock's method and the lock, then oparg arguments) end the live
+  stack; at BEFORE_WITH (3.13's ``with``, which calls ``__enter__`` with
+  the manager still on top), the lowest slot holding a lock.  Slots left
+  over can only lie above the live top, so the lowest match is the live
+  call when the call is a lock's; when it is not (a C call that waits on a
+  lock of its own), a match left over above it would name the wrong lock.
+  So the wait, the holds read below it, and any cycle through them are
+  marked inferred (Wait.inferred, LockReport.inferred).
 """
 
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from . import errors
-from ._abi import PYF_LOCAL_NO_STACK
+from ._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
 from .escaping import escape
 from .values import int_value
 
@@ -95,6 +111,12 @@ CALL_OPCODES = {
     15: (frozenset([50, 153, 249] + list(range(144, 151)) + list(range(157, 169))),
          frozenset([53, 154, 155, 156, 250])),
 }
+
+#: 3.13's BEFORE_WITH (its `with`: __enter__ is called from the instruction,
+#: the manager still on top of the stack); 3.14+ call __enter__ with CALL.
+BEFORE_WITH = {13: 2}
+#: Why a 3.13 frame's holds and wait are inferred.
+INFERRED = "inferred: 3.13 keeps no stack pointer while a frame runs C code"
 
 #: The standard library's waits by (code filename ending, qualname): the
 #: kind of object ``self`` is (threading.py, queue.py, concurrent/futures/
@@ -167,6 +189,9 @@ class Wait:
     #: True: the thread's native state says it waits on a lock; None: only
     #: its Python frame says so.
     confirmed: Optional[bool] = None
+    #: True: inferred from a 3.13 frame's stack slots without a saved stack
+    #: pointer (see the module's docstring): probable, not read.
+    inferred: bool = False
 
 
 @dataclass
@@ -188,6 +213,8 @@ class LockReport:
     waiting: Dict[int, Tuple[object, object]] = field(default_factory=dict)
     #: native thread id -> thread, in snapshot order.
     threads: Dict[int, object] = field(default_factory=dict)
+    #: frame address -> why its holds (and its thread's wait) are inferred.
+    inferred: Dict[int, str] = field(default_factory=dict)
 
 
 def _lock_of(value):
@@ -335,6 +362,37 @@ def _frame_stack(target, frame):
     return ([loc.value for loc in stack], fv.opcode, fv.oparg), None
 
 
+def unsaved_wait(slots, opcode, oparg, minor):
+    """(the live stack, the lock waited for) of a 3.13 frame whose stack
+    pointer is not saved, from all its stack slots (bottom first): the
+    lowest top at which the instruction is a lock's acquire/__enter__,
+    else None."""
+    if opcode is not None and opcode == BEFORE_WITH.get(minor):
+        for top in range(1, len(slots) + 1):
+            lock = _lock_of(slots[top - 1])
+            if lock is not None:
+                return slots[:top], lock
+        return None
+    for top in range(2, len(slots) + 1):
+        lock = called_lock(slots[:top], opcode, oparg, minor)
+        if lock is not None:
+            return slots[:top], lock
+    return None
+
+
+def _inferred_stack(target, frame, minor):
+    """unsaved_wait of the frame's slots read with PYF_VALUES_STACK_UNSAVED,
+    else None."""
+    try:
+        fv = target.frame_locals(frame.frame_addr, unsaved=True, **_READ)
+    except errors.PyframesError:
+        return None
+    slots = [loc for loc in fv.locals if loc.kind == "stack"]
+    if not slots or not all(loc.flags & PYF_LOCAL_UNSAVED for loc in slots):
+        return None
+    return unsaved_wait([loc.value for loc in slots], fv.opcode, fv.oparg, minor)
+
+
 def _wait_key(frame):
     """(file ending, qualname) of WAIT_FRAMES a frame is, else None."""
     filename = (frame.filename or "").replace("\\", "/")
@@ -407,7 +465,29 @@ def object_of(target, frame, kind):
                 thread_ident=ident)
 
 
-def _object_waits(target, threads, by_ident):
+def _object(target, frame, kind, selves):
+    """object_of, read once per frame (``selves``: frame address -> it)."""
+    if frame.frame_addr not in selves:
+        selves[frame.frame_addr] = object_of(target, frame, kind)
+    return selves[frame.frame_addr]
+
+
+def _released(target, thread, selves):
+    """[(index of the frame, Condition address)] of the thread's frames in
+    threading's Condition.wait/wait_for: the Condition's lock is released
+    while they block (and taken back before they return), so no frame out
+    from them holds it by a `with cond:`."""
+    found = []
+    for index, frame in enumerate(thread.frames):
+        key = _wait_key(frame)
+        if key is not None and WAIT_FRAMES[key] == "condition":
+            obj = _object(target, frame, "condition", selves)
+            if obj is not None:
+                found.append((index, obj.address))
+    return found
+
+
+def _object_waits(target, threads, by_ident, selves):
     """native id -> (Wait, frame) of each thread waiting on an object."""
     found = {}
     for tid, thread in threads.items():
@@ -416,7 +496,7 @@ def _object_waits(target, threads, by_ident):
             continue
         frame, kind = at
         says = _native_says(thread, _NATIVE_WORD.get(kind, "lock"))
-        obj = object_of(target, frame, kind) if says is not False else None
+        obj = _object(target, frame, kind, selves) if says is not False else None
         if obj is None:
             continue
         held_by = by_ident.get(obj.thread_ident) if obj.thread_ident else None
@@ -433,22 +513,33 @@ def analyze(target, threads, minor):
     owners = {}   # RLock address -> owner ident (as last read)
     locks = {}
     conditions = {}  # Condition address -> its lock (held_lock)
+    selves = {}      # frame address -> object_of its self
     for thread in threads:
         tid = thread.native_thread_id
         if tid is None:
             continue
         report.threads[tid] = thread
+        released = _released(target, thread, selves)
         for index, frame in enumerate(thread.frames):
             read, why = _frame_stack(target, frame)
-            if read is None:
+            guess = None
+            if read is None and index == 0 and minor == 13 and _native_says(thread) is True:
+                guess = _inferred_stack(target, frame, minor)
+            if read is None and guess is None:
                 report.holds[frame.frame_addr] = None
                 report.unreadable[frame.frame_addr] = why
                 continue
-            stack, opcode, oparg = read
-            waiting = called_lock(stack, opcode, oparg, minor) if index == 0 else None
+            if guess is not None:
+                stack, waiting = guess
+                report.inferred[frame.frame_addr] = INFERRED
+            else:
+                stack, opcode, oparg = read
+                waiting = called_lock(stack, opcode, oparg, minor) if index == 0 else None
             entering = entered_condition(stack, thread.frames[index - 1] if index else None)
             held = [lock for lock in (held_lock(target, h, conditions) for h in held_in(stack)
-                                      if h.address != entering)
+                                      if h.address != entering and
+                                      not any(index > at and h.address == cond
+                                              for at, cond in released))
                     if waiting is None or lock.address != waiting.address]
             for lock in held + ([waiting] if waiting else []):
                 locks.setdefault(lock.address, lock)
@@ -458,19 +549,20 @@ def analyze(target, threads, minor):
             for lock in held:
                 report.taken.setdefault(lock.address, []).append((tid, frame))
             if waiting is not None:
-                called[tid] = (waiting, thread, frame)
+                called[tid] = (waiting, thread, frame, guess is not None)
     by_ident = {t.thread_id: tid for tid, t in report.threads.items()
                 if t.thread_id is not None}
-    for tid, (lock, thread, frame) in called.items():
+    for tid, (lock, thread, frame, inferred) in called.items():
         says = _native_says(thread)
         if says is False:
             continue
         report.waits[tid] = Wait(native_thread_id=tid, lock=locks[lock.address],
                                  held_by=_holder(lock.address, owners, report.taken,
                                                  by_ident),
-                                 confirmed=says)
+                                 confirmed=says, inferred=inferred)
         report.waiting[tid] = (thread, frame)
-    for tid, (wait, frame) in _object_waits(target, report.threads, by_ident).items():
+    for tid, (wait, frame) in _object_waits(target, report.threads, by_ident,
+                                            selves).items():
         kept = report.waits.get(tid)
         if kept is None or kept.held_by is None:
             report.waits[tid] = wait
@@ -549,6 +641,8 @@ def deadlock_lines(report):
                                        first.lock.text(), _held_text(report, first))
         for wait in cycle[1:]:
             head += ", which waits for %s%s" % (wait.lock.text(), _held_text(report, wait))
+        if any(w.inferred for w in cycle):
+            head += " (%s)" % INFERRED
         lines.append("deadlock: " + head)
         lines.extend(_detail_lines(report, cycle))
     return lines
@@ -569,6 +663,8 @@ def _detail_lines(report, waits):
 
 
 def _confirmation(wait):
+    if wait.inferred:
+        return " (%s)" % INFERRED
     return "" if wait.confirmed else " (by its Python frame)"
 
 
@@ -581,8 +677,9 @@ def wait_lines(report):
     for tid, wait in report.waits.items():
         if tid in in_cycle or wait.held_by is None:
             continue
-        lines.append("%s waits for %s%s" % (_label(report, tid), wait.lock.text(),
-                                             _held_text(report, wait)))
+        lines.append("%s waits for %s%s%s" % (_label(report, tid), wait.lock.text(),
+                                               _held_text(report, wait),
+                                               " (%s)" % INFERRED if wait.inferred else ""))
         lines.extend(_detail_lines(report, (wait,)))
     return lines
 
@@ -591,7 +688,8 @@ def frame_lines(report, thread, frame, indent):
     """The lines under a frame: ``holds <lock>``, and ``waits for <lock>
     held by ...`` under a waiting thread's innermost frame."""
     held = report.holds.get(frame.frame_addr) or ()
-    lines = [indent + "holds " + lock.text() for lock in held]
+    note = " (inferred)" if frame.frame_addr in report.inferred else ""
+    lines = [indent + "holds " + lock.text() + note for lock in held]
     wait = report.waits.get(thread.native_thread_id) if thread is not None else None
     if wait is not None and thread.frames and thread.frames[0].frame_addr == frame.frame_addr:
         lines.append(indent + "waits for %s%s%s" % (wait.lock.text(),
@@ -612,7 +710,7 @@ def _lock_dict(lock):
 def _wait_dict(wait):
     """A thread's "waits_for": the object, its kind, and what it records."""
     row = dict(_lock_dict(wait.lock), kind=wait.lock.kind, held_by=wait.held_by,
-               confirmed=wait.confirmed)
+               confirmed=wait.confirmed, inferred=wait.inferred)
     if wait.lock.lock is not None:
         row["lock"] = _lock_dict(wait.lock.lock)
     if wait.lock.kind == "join":
@@ -623,12 +721,15 @@ def _wait_dict(wait):
 def to_json(report, doc, threads):
     """Add the keys to a snapshot's JSON document ``doc`` whose thread rows
     are those of ``threads``: top-level "deadlocks" (each cycle a list of
-    {"native_thread_id", "waits_for", "held_by"}), per thread "waits_for"
-    ({"address", "type", "kind", "held_by", "confirmed"}, a Condition's
-    "lock", a join's "thread_ident"; or null), per frame "holds"
-    (a list of {"address", "type"}, or null when its stack is unreadable)."""
+    {"native_thread_id", "waits_for", "held_by", "inferred"}), per thread
+    "waits_for" ({"address", "type", "kind", "held_by", "confirmed",
+    "inferred"}, a Condition's "lock", a join's "thread_ident"; or null), per
+    frame "holds" (a list of {"address", "type"}, each with "inferred": true
+    when read from a 3.13 frame without a saved stack pointer; or null when
+    its stack is unreadable)."""
     doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
-                          "waits_for": w.lock.address, "held_by": w.held_by}
+                          "waits_for": w.lock.address, "held_by": w.held_by,
+                          "inferred": w.inferred}
                          for w in cycle] for cycle in report.cycles]
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(threads, rows):
@@ -636,5 +737,7 @@ def to_json(report, doc, threads):
         row["waits_for"] = None if wait is None else _wait_dict(wait)
         for frame, frame_row in zip(thread.frames, row["frames"]):
             held = report.holds.get(frame.frame_addr)
-            frame_row["holds"] = None if held is None else [_lock_dict(x) for x in held]
+            extra = {"inferred": True} if frame.frame_addr in report.inferred else {}
+            frame_row["holds"] = None if held is None else [dict(_lock_dict(x), **extra)
+                                                            for x in held]
     return doc

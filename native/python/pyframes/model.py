@@ -469,7 +469,9 @@ class Local:
     #: value stack, Target.frame_locals(stack=True); flags PYF_LOCAL_NO_STACK:
     #: the stack was unreadable, value says why).
     kind: str
-    #: PYF_LOCAL_* bits (varargs, varkeywords, kwonly, unbound, hidden).
+    #: PYF_LOCAL_* bits (varargs, varkeywords, kwonly, unbound, hidden;
+    #: unsaved: a stack slot of a 3.13 frame whose stack pointer is not
+    #: saved, live or left over).
     flags: int = 0
     #: None when unbound.
     value: Optional[Value] = None

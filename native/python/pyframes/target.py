@@ -268,7 +268,8 @@ class Target:
         return req
 
     def frame_locals(self, frame_addr, *, max_string=None, max_items=None, max_depth=None,
-                     max_objects=None, max_bytes=None, attrs=False, stack=False):
+                     max_objects=None, max_bytes=None, attrs=False, stack=False,
+                     unsaved=False):
         """The arguments, locals, cells and free variables of the frame at
         ``frame_addr`` (a :class:`Frame`'s ``frame_addr`` in a snapshot of
         the stopped target): a :class:`model.FrameValues` whose ``locals``
@@ -280,10 +281,13 @@ class Target:
         ``attrs``: other objects' attributes, one level down; ``stack``: the
         frame's value stack too, as "stack" locals after the others (pyframes.h,
         PYF_VALUES_STACK), and the instruction at its instr_ptr; ``stack="only"``:
-        the stack without the locals (PYF_VALUES_STACK_ONLY)."""
+        the stack without the locals (PYF_VALUES_STACK_ONLY); with a stack,
+        ``unsaved``: on 3.13, a frame whose stack pointer is not saved gives
+        all its co_stacksize slots, each flagged PYF_LOCAL_UNSAVED (live or
+        left over: PYF_VALUES_STACK_UNSAVED)."""
         return self._values(self._lib.pyf_frame_locals, _address(frame_addr, "frame_addr"),
                             max_string, max_items, max_depth, max_objects, max_bytes,
-                            attrs, stack)
+                            attrs, stack, unsaved)
 
     def value(self, addr, *, max_string=None, max_items=None, max_depth=None,
               max_objects=None, max_bytes=None, attrs=False):
@@ -302,14 +306,15 @@ class Target:
                             limits.get("max_bytes"), limits.get("attrs", False))
 
     def _values_request(self, max_string, max_items, max_depth, max_objects, max_bytes,
-                        attrs, stack):
+                        attrs, stack, unsaved=False):
         """The pyf_values_request of these limits (checked once), and its
         byref: made once per Target and kept (at most 16)."""
         limits = (max_string, max_items, max_depth, max_objects, max_bytes)
         # only None and ints are kept (True == 1, yet a bool is refused below)
         key = None
         if all(v is None or type(v) is int for v in limits):
-            key = limits + (bool(attrs), stack if stack in (False, True, "only") else None)
+            key = limits + (bool(attrs), stack if stack in (False, True, "only") else None,
+                            bool(unsaved))
             found = self._value_requests.get(key)
             if found is not None:
                 return found[1]
@@ -318,7 +323,8 @@ class Target:
         req.struct_size = ffi.ctypes.sizeof(req)
         req.flags = (ffi.PYF_VALUES_ATTRS if attrs else 0) | (
             0 if not stack else ffi.PYF_VALUES_STACK | ffi.PYF_VALUES_STACK_ONLY
-            if stack == "only" else ffi.PYF_VALUES_STACK)
+            if stack == "only" else ffi.PYF_VALUES_STACK) | (
+            ffi.PYF_VALUES_STACK_UNSAVED if stack and unsaved else 0)
         req.max_string = _depth(max_string, "max_string")
         req.max_items = _depth(max_items, "max_items")
         req.max_depth = _depth(max_depth, "max_depth")
@@ -334,10 +340,10 @@ class Target:
         return ref
 
     def _values(self, call, addr, max_string, max_items, max_depth, max_objects, max_bytes,
-                attrs, stack=False):
+                attrs, stack=False, unsaved=False):
         ffi = self._abi
         req = self._values_request(max_string, max_items, max_depth, max_objects, max_bytes,
-                                   attrs, stack)
+                                   attrs, stack, unsaved)
         out = ffi.POINTER(ffi.pyf_values)()
         rc = call(self._check_open(), addr, req, ffi.ctypes.byref(out))
         if rc != 0:
