@@ -65,8 +65,9 @@ run_ctest() {
 }
 
 run_pytest() {
-    # -V: pytest's own report in the log, test by test.
-    ctest --test-dir "$PLAIN" --no-tests=error -L python -V
+    # -V: pytest's own report in the log, test by test (each line led by
+    # the number of the pytest run it comes from: two run side by side)
+    ctest --test-dir "$PLAIN" --no-tests=error -L python -V -j "$JOBS"
 }
 
 # The pytest files (or tests) run against the sanitized library: the CLI on

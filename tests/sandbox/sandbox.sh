@@ -66,7 +66,8 @@ compatibility_table() {
     printf '\n=== compatibility: %s\n' "$out"
     python3 "$REPO/tests/compat_table.py" -o "$out" \
         --ctest-junit "$REPO/build/sandbox/ctest-junit.xml" \
-        "$REPO/build/sandbox/compat.json" "$REPO/build/host/compat.json" </dev/null || true
+        "$REPO"/build/sandbox/compat-{timed,half,rest}.json "$REPO/build/host/compat.json" \
+        </dev/null || true
     if [[ -f $out ]]; then cat "$out"; fi
 }
 
