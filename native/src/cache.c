@@ -10,8 +10,8 @@
  *
  * An entry is stored only this way: check the thread state is still the
  * thread's as the walk left it (one read right before the write), write
- * the anchor (the top frame), read the thread state back (the anchor must be ours, its seq is the
- * entry's), copy and walk the stack from the anchor down with reads made
+ * the anchor (the top frame), read the thread state back (the anchor
+ * must be ours, its seq is the entry's), copy and walk the stack from the anchor down with reads made
  * after the write, read the anchor again (unchanged: the anchor frame was
  * not popped, so nothing below it changed while it was copied).  A frame
  * that died and was replaced at the same address before the write is
@@ -227,26 +227,21 @@ static pyf__cache_entry *entry_slot(pyf__frame_cache *fc, uint64_t tstate, uint3
 }
 
 /* One read of the thread state's words from its current frame to its
- * thread id, into buf (the state's size): still thread_id's, running
- * Python code in C (its current frame, not its base frame), the anchor and
- * seq as the walk read them. */
+ * thread id, into buf (the state's size): still thread_id's, C its current
+ * frame (a Python frame the walk delivered, never the base frame), the
+ * anchor and seq as the walk read them. */
 static bool state_unchanged(pyf_target *t, uint64_t tstate, uint64_t thread_id, uint64_t c,
                             uint64_t anchor, uint64_t anchor_seq, uint8_t *buf)
 {
     const pyf__offsets *o = &t->off;
-    uint64_t f[5] = {o->tstate.current_frame, o->tstate.last_profiled_frame,
-                     o->tstate.last_profiled_frame_seq, o->tstate.thread_id,
-                     o->tstate.base_frame};
+    uint64_t f[4] = {o->tstate.current_frame, o->tstate.last_profiled_frame,
+                     o->tstate.last_profiled_frame_seq, o->tstate.thread_id};
     uint64_t lo = f[0], hi = f[0] + 8;
-    for (int i = 1; i < 5; i++) {
-        if (f[i] == PYF__ABSENT)
-            continue;
+    for (int i = 1; i < 4; i++) {
         lo = f[i] < lo ? f[i] : lo;
         hi = f[i] + 8 > hi ? f[i] + 8 : hi;
     }
     if (hi > o->tstate.size || pyf__read_now(t, tstate + lo, buf + lo, hi - lo) != PYF_OK)
-        return false;
-    if (f[4] != PYF__ABSENT && pyf__ld64(buf + f[4]) == c)
         return false;
     return pyf__ld64(buf + f[3]) == thread_id && pyf__ld64(buf + f[0]) == c &&
            pyf__ld64(buf + f[1]) == anchor && pyf__ld64(buf + f[2]) == anchor_seq;
@@ -261,7 +256,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     const pyf__offsets *o = &t->off;
     pyf__frame_cache *fc = &t->cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
-    if (c == 0 || c == w0->base_frame) /* no Python code running: nothing to anchor */
+    if (c == 0)
         return PYF_OK;
     size_t textra = (size_t)o->tstate.size + (size_t)o->frame.size;
     uint8_t *buf = malloc(textra);
@@ -275,8 +270,9 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     p->active = false;
     /* Right before the write, one read of the words from current_frame to
      * the thread id (the anchor word among them) must show the thread as
-     * the walk left it, running Python code: its thread id, C its current
-     * frame and not its base frame, the anchor and seq unmoved.  A thread
+     * the walk left it, running Python code: its thread id, C (a Python
+     * frame, never the base frame) its current frame, the anchor and seq
+     * unmoved.  A thread
      * state is freed only once its thread runs no Python code (its current
      * frame its base frame, or none), and freed memory keeps what the state
      * held until another object takes it -- an image the walk itself may
