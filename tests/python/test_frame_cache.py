@@ -241,22 +241,29 @@ def test_chains_never_mix(pyframes, cache):
         proc.wait()
 
 
+def _stopped_snapshots(pyframes, pid, mode):
+    """Five snapshots of the process, stopped (SIGSTOP), with the cache in
+    ``mode``: (the last snapshot, the counters, the words that changed,
+    the writable memory after)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        before = _writable_memory(pid)
+        with pyframes.attach(pid, cache=mode) as target:
+            for _ in range(5):
+                snap = target.snapshot()
+            stats = target.stats()
+        after = _writable_memory(pid)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return snap, stats, _changed_words(before, after), after
+
+
 @pytest.mark.parametrize("mode", ["on", "read-only"])
 def test_writes_only_the_anchor(pyframes, mode):
     steps = Steps(_python315())
     try:
         steps.do("t" + "a" * 5)
-        os.kill(steps.pid, signal.SIGSTOP)
-        try:
-            before = _writable_memory(steps.pid)
-            with pyframes.attach(steps.pid, cache=mode) as target:
-                for _ in range(5):
-                    snap = target.snapshot()
-                stats = target.stats()
-            after = _writable_memory(steps.pid)
-        finally:
-            os.kill(steps.pid, signal.SIGCONT)
-        changed = _changed_words(before, after)
+        snap, stats, changed, after = _stopped_snapshots(pyframes, steps.pid, mode)
         if mode == "read-only":
             assert changed == set() and stats["anchor_writes"] == 0
             return
@@ -283,20 +290,10 @@ def test_idle_thread_state_not_written(pyframes):
         idle = int(proc.stdout.readline())
         assert proc.stdout.readline() == b"ready\n"
         _blocked_in_read(proc.pid, proc.pid, proc)
-        os.kill(proc.pid, signal.SIGSTOP)
-        try:
-            before = _writable_memory(proc.pid)
-            with pyframes.attach(proc.pid, cache=True) as target:
-                for _ in range(5):
-                    snap = target.snapshot()
-                stats = target.stats()
-            after = _writable_memory(proc.pid)
-        finally:
-            os.kill(proc.pid, signal.SIGCONT)
+        snap, stats, changed, after = _stopped_snapshots(pyframes, proc.pid, "on")
         threads = {t.tstate_addr: t for t in snap.threads()}
         assert idle in threads and not threads[idle].frames, sorted(map(hex, threads))
         [main] = [t for a, t in threads.items() if a != idle]
-        changed = _changed_words(before, after)
         assert not any(0 <= a - idle < 1024 for a in changed), sorted(map(hex, changed))
         assert stats["anchor_writes"] == 1, stats
         assert len(changed) == 1 and 0 <= min(changed) - main.tstate_addr < 256, \
