@@ -21,6 +21,9 @@
 #include "../../native/src/internal.h"
 #include "fake_target.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 
 #define NL(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -748,13 +751,27 @@ static void one_layout(const ft_layout *l, int sweep)
     check_end();
 }
 
-int main(void)
+/* test_values [K N]: the layouts whose index is K modulo N (all of them
+ * without arguments); ctest runs the parts side by side, the sweeps under
+ * ASan being most of the C tests' time. */
+int main(int argc, char **argv)
 {
     int missing = ft_layouts_missing_exit();
     if (missing != 0)
         return missing;
+    long part = 0, parts = 1;
+    if (argc == 3) {
+        part = strtol(argv[1], NULL, 10);
+        parts = strtol(argv[2], NULL, 10);
+    }
+    if (argc != 1 && (argc != 3 || parts < 1 || part < 0 || part >= parts)) {
+        fprintf(stderr, "usage: test_values [PART PARTS]\n");
+        return 2;
+    }
     fake_watchdog(300, "test_values");
-    for (const ft_layout *l = ft_layouts; l->name != NULL; l++)
-        one_layout(l, 1);
+    long i = 0;
+    for (const ft_layout *l = ft_layouts; l->name != NULL; l++, i++)
+        if (i % parts == part)
+            one_layout(l, 1);
     return check_failures ? 1 : 0;
 }
