@@ -9,7 +9,8 @@
 #                       (readers only: the target processes run without them)
 #   build/sandbox       RelWithDebInfo, -Werror        -> ctest: C tests, then pytest
 #   build/sandbox-fuzz  clang, libFuzzer + ASan + UBSan -> each fuzzer for a
-#                       bounded time over a copy of its corpus (tests/fuzz)
+#                       bounded time over a copy of its corpus (tests/fuzz),
+#                       beside the sanitized pytest run
 # pytest is registered with ctest (tests/CMakeLists.txt, label "python").
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # shellcheck disable=SC2317  # functions are called through step()
@@ -43,6 +44,30 @@ step() {
         printf '=== %s: FAILED with exit code %d (%d s)\n' "$name" "$rc" $((SECONDS - t0))
     fi
     return "$rc"
+}
+
+# start_step NAME CMD...: step NAME in the background, beside the steps that
+# follow; its lines are kept apart and printed by finish_step NAME.
+declare -A BG_PID BG_LOG
+start_step() {
+    local name=$1
+    shift
+    BG_LOG[$name]=$(mktemp "${TMPDIR:-/tmp}/pyframes-step.XXXXXX") || return 1
+    printf '\n=== %s: started in the background (its lines follow when it ends)\n' "$name"
+    step "$name" "$@" >"${BG_LOG[$name]}" 2>&1 &
+    BG_PID[$name]=$!
+}
+
+finish_step() {
+    local name=$1 rc=0
+    wait "${BG_PID[$name]}" || rc=$?
+    cat "${BG_LOG[$name]}"
+    rm -f "${BG_LOG[$name]}"
+    if ((rc == 0)); then
+        PASSED+=("$name")
+    else
+        FAILED+=("$name")
+    fi
 }
 
 skip() {
@@ -117,8 +142,13 @@ run_fuzz() {
 
 if step build-asan configure_and_build "$ASAN" -DCMAKE_BUILD_TYPE=Debug -DPYFRAMES_SANITIZE=ON; then
     step ctest-asan run_ctest "$ASAN"
+    # The fuzzers (single processes, for a fixed time) beside the sanitized
+    # pytest run, which leaves a core mostly idle.
+    start_step fuzz run_fuzz
     step pytest-asan run_pytest_asan
+    finish_step fuzz
 else
+    step fuzz run_fuzz
     skip ctest-asan "build-asan failed"
     skip pytest-asan "build-asan failed"
 fi
@@ -130,8 +160,6 @@ else
     skip ctest "build failed"
     skip pytest "build failed"
 fi
-
-step fuzz run_fuzz
 
 echo
 if ((${#FAILED[@]} == 0 && ${#SKIPPED[@]} == 0)); then
