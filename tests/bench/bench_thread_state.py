@@ -8,7 +8,9 @@ Lock, a third in os.read; default 200), then times, warm (medians):
     without it (the Front's describe switched off in the session); then the
     same on a core of the target (gcore), where every thread is unwound;
   - lldb: pystack --all --no-source, the same two;
-  - the command line: dump PID --no-source, the same two (in-process).
+  - the command line: dump PID --no-source, the same two (in-process);
+and each with everything on: the thread state and --locks (held locks,
+waits and cycles; on 3.13 the waits inferred from frames' stacks).
 
     python3 tests/bench/bench_thread_state.py [--python python3.13] [--threads 200]
 """
@@ -65,10 +67,12 @@ import pyframes.session
 cmd = "{cmd} --all --no-source"
 timed(cmd)
 on = statistics.median(timed(cmd) for _ in range({repeat}))
+timed(cmd + " --locks")
+locks = statistics.median(timed(cmd + " --locks") for _ in range({repeat}))
 {off}
 timed(cmd)
 off = statistics.median(timed(cmd) for _ in range({repeat}))
-sys.stdout.write("RESULT {what} on=%.4f off=%.4f\n" % (on, off))
+sys.stdout.write("RESULT {what} on=%.4f locks=%.4f off=%.4f\n" % (on, locks, off))
 sys.stdout.flush()
 {after}
 """
@@ -88,9 +92,11 @@ def timed(argv):
 argv = ["dump", "{pid}", "--no-source"]
 timed(argv)
 on = statistics.median(timed(argv) for _ in range({repeat}))
+timed(argv + ["--locks"])
+locks = statistics.median(timed(argv + ["--locks"]) for _ in range({repeat}))
 cli._CommandLineFront.describe = lambda self, snapshot, threads: threads
 off = statistics.median(timed(argv) for _ in range({repeat}))
-sys.stdout.write("RESULT cli on=%.4f off=%.4f\n" % (on, off))
+sys.stdout.write("RESULT cli on=%.4f locks=%.4f off=%.4f\n" % (on, locks, off))
 """
 
 

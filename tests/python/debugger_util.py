@@ -40,6 +40,29 @@ PYENV = "pyenv-3.13"
 if os.environ.get("PYFRAMES_PYENV_PYTHON"):
     VERSIONS += (PYENV,)
 SESSION_TIMEOUT = 240
+# Whether sessions load the interpreters' separate debug info (the -dbg
+# packages' DWARF under /usr/lib/debug) unless a test says: no, as on most
+# machines pyframes serves, and gdb starts in about a third of the time
+# (0.4 s against 1.1 s here) without reading it.  What needs it asks for
+# it: CPython's own py-bt and py-locals as oracles (debuginfo=True), and
+# the modules whose subject is told by the names of the interpreter's
+# static functions in the debugger's own unwind (native waits, lock waits
+# inferred from them, mixed stacks, gdb's frames beside ours:
+# sessions_with_debuginfo).  PYFRAMES_TEST_DEBUGINFO=1 gives it to every
+# session.
+DEBUGINFO = os.environ.get("PYFRAMES_TEST_DEBUGINFO") == "1"
+
+
+def sessions_with_debuginfo():
+    """A module's sessions load the separate debug info: as a module-scoped
+    autouse fixture, ``_debuginfo = pytest.fixture(scope="module",
+    autouse=True)(du.sessions_with_debuginfo)``."""
+    global DEBUGINFO
+    saved, DEBUGINFO = DEBUGINFO, True
+    try:
+        yield
+    finally:
+        DEBUGINFO = saved
 
 _MARK = "@@PYF-%s@@"
 _MARK_RE = re.compile(r"^@@PYF-(\w+)@@\s*$")
@@ -219,13 +242,14 @@ def extract_json(text, context=""):
 
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
-            debuginfo=True, timeout=SESSION_TIMEOUT, remote=None, hung=None):
+            debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None):
     """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
     reaches through gdbserver (target extended-remote over a pipe).
-    timeout, hung: as run_bounded."""
+    debuginfo: load separate debug info (None: DEBUGINFO).  timeout, hung:
+    as run_bounded."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
-    if not debuginfo:
+    if not (DEBUGINFO if debuginfo is None else debuginfo):
         argv += ["-iex", "set debug-file-directory /nonexistent"]
     if executable:
         argv.append(executable)
@@ -270,20 +294,20 @@ AVOID_PARALLEL_LOAD = "settings set target.parallel-module-load false"
 
 
 def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
-             debuginfo=True, timeout=SESSION_TIMEOUT, lldb="lldb", before=None,
+             debuginfo=None, timeout=SESSION_TIMEOUT, lldb="lldb", before=None,
              parallel_load_workaround=True, hung=None):
     """lldb (``lldb``: the binary, e.g. "lldb-22") reading commands from
     stdin (so a failing command does not end the session, as --batch
     would); a Session.  before: commands run before the target is created
     (-O).  On lldb 21, target.parallel-module-load is turned off first
     (AVOID_PARALLEL_LOAD) unless parallel_load_workaround is false.
-    timeout, hung: as run_bounded."""
+    debuginfo: as run_gdb.  timeout, hung: as run_bounded."""
     argv = [lldb, "-x"]  # -x: no ~/.lldbinit
     if parallel_load_workaround and lldb_major(lldb) == 21:
         argv += ["-O", AVOID_PARALLEL_LOAD]
     for command in before or ():
         argv += ["-O", command]
-    if not debuginfo:  # no /usr/lib/debug, no debuginfod
+    if not (DEBUGINFO if debuginfo is None else debuginfo):  # no /usr/lib/debug, no debuginfod
         argv += ["-O", "settings set symbols.enable-external-lookup false"]
     if executable:
         argv.append(executable)

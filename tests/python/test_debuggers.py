@@ -80,7 +80,10 @@ def live(request, tmp_path_factory):
         live = Live()
         live.driver, live.version, live.target = driver, version, target
         live.worker, live.core = worker, core
-        live.session = driver.run(named, pid=target.pid)
+        # gdb with the -dbg packages' DWARF: CPython's py-bt needs it (and
+        # every command of the session then reads beside it)
+        live.session = driver.run(named, pid=target.pid,
+                                  debuginfo=True if driver.debugger == "gdb" else None)
         yield live
     finally:
         target.stop()

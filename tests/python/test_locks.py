@@ -35,6 +35,11 @@ from livetarget import LiveTarget
 from pyframes import locks, model
 from pyframes._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
 
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+
 CLI_TIMEOUT = 120
 CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"}, {"cv-one", "cv-two"})
 

@@ -25,6 +25,11 @@ import pytest
 
 import debugger_util as du
 
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+
 # outside the sandbox (tests/sandbox/host_gdb.sh: the host's gdb 13), the
 # host's CPython only
 VERSIONS = list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV]

@@ -27,6 +27,11 @@ import pytest
 
 import debugger_util as du
 
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+
 VERSIONS = list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV]
 EVAL = "_PyEval_EvalFrameDefault"
 FROM_C = ("<module>", "mapped", "keyed", "reduced", "Node.__init__", "Holder.descend")

@@ -718,7 +718,8 @@ def test_debugger_frozen_states(driver, interp, app, pyframes, tmp_path):
                 cli = cli_json(["dump", "--all", "--json"] + (["--tasks"] if spec["tasks"] else [])
                                + [str(pid)])
                 remote_tasks = oracles.tasks(pid) if spec["tasks"] else None
-                s = driver.run(named, pid=pid)
+                s = driver.run(named, pid=pid,  # py-bt needs DWARF
+                               debuginfo=True if driver.debugger == "gdb" else None)
                 # gdb leaves the process stopped: still the same state after
                 # the session, so its attach let nothing run.  lldb resumes
                 # a process it detaches from (on Linux it cannot keep it

@@ -21,6 +21,11 @@ import pytest
 import debugger_util as du
 import drivers
 
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+
 POOL = 6
 CLI_TIMEOUT = 120
 

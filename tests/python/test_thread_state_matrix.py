@@ -36,6 +36,11 @@ import test_thread_state as tstate
 from test_thread_state import _cli
 from test_remote import _run_lldb_remote
 
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+
 VERSIONS = list(du.VERSIONS)
 
 

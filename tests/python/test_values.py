@@ -566,7 +566,7 @@ def test_gdb_locals_equal_cpython_py_locals(scenario):
             if level:
                 named.append(("up_%s_%d" % (name, level), "pyf-up"))
             named.append(("ours_%s_%d" % (name, level), "pyf-locals"))
-    s = GDB.run(named, pid=scenario.target.pid)
+    s = GDB.run(named, pid=scenario.target.pid, debuginfo=True)  # py-locals needs DWARF
     compared, unreadable = 0, []
     for name in THREADS:
         sections = _cpython_sections(s["cpython_" + name])

@@ -19,8 +19,14 @@ import json
 
 import pytest
 
+import debugger_util as du
 import test_locks as tl
 from pyframes import locks, model
+
+# What this module checks is told by the names of the interpreter's static
+# functions in the debugger's unwind: its sessions load the -dbg packages'
+# DWARF (debugger_util.DEBUGINFO).
+_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
 
 
 @pytest.fixture(scope="module", params=tl._interpreters())
