@@ -35,7 +35,7 @@
 #define CALL_BYTES_MAX (2u << 20)
 #define CALL_BYTES_SLACK (64u << 10)
 #define NAME_CHARS 256u          /* values.c's NAME_MAX_CHARS */
-#define TYPE_NAME_BYTES 128u     /* values.c's TYPE_NAME_MAX */
+#define TYPE_NAME_BYTES 128u     /* value_core.c's TYPE_NAME_MAX */
 #define ENTRIES_MAX 128u         /* objects.c's CHUNK */
 #define HINT_TYPES_MAX 4096u
 #define HINT_CODES_MAX 1024u
@@ -247,7 +247,7 @@ static bool ask(pf *p, uint8_t what, uint64_t addr, uint64_t len, uint32_t depth
     return true;
 }
 
-/* The C string of a type's name as values.c's pyf__vcstr reads it first:
+/* The C string of a type's name as value_core.c's pyf__vcstr reads it first:
  * up to TYPE_NAME_BYTES, not past its page.  aux: the type. */
 static void ask_tpname(pf *p, uint64_t name, uint64_t type)
 {

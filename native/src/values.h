@@ -1,7 +1,8 @@
 /*
- * values.h - the value decoder's insides, shared by values.c (the calls,
- * the result tree, limits, reads, types, frames) and objects.c (one
- * decoder a kind of object). Part of internal.h.
+ * values.h - the value decoder's insides, shared by value_core.c (the
+ * context, limits, reads, nodes, strings, types), objects.c (one decoder a
+ * kind of object) and values.c (the calls, the result, frames). Part of
+ * internal.h.
  */
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
@@ -51,6 +52,8 @@ typedef struct pyf__vctx {
     bool nomem;
     pyf__vbatch batch;       /* read ahead (value_prefetch.c) */
 } pyf__vctx;
+
+/* ---- value_core.c ---- */
 
 /* Private result of a read refused by the byte budget. */
 #define PYF__EBUDGET (-1002)
@@ -139,7 +142,7 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv);
 
-/* ---- values.c: a context outside the calls (the thread facts) ---- */
+/* ---- value_core.c: the context (the calls, the thread facts) ---- */
 /* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
  * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
 int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
