@@ -20,6 +20,38 @@
 #define TYPE_NAME_MAX 128u
 #define QUALNAME_MAX 200u
 
+/* ---- the ranges read ahead (value_prefetch.c fills them) ------------------ */
+
+bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
+{
+    const pyf__vbatch *b = &c->batch;
+    /* the last range starting at or before addr, then a few before it
+     * (ranges overlap where an object was read again, longer) */
+    uint32_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->r[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
+        const pyf__vrange *r = &b->r[k - 1];
+        if (addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+            memcpy(dst, r->data + (addr - r->addr), len);
+            return true;
+        }
+    }
+    return false;
+}
+
+void pyf__vbatch_free(pyf__vbatch *b)
+{
+    free(b->r);
+    pyf__arena_free(&b->mem);
+    memset(b, 0, sizeof *b);
+}
+
 /* ---- reads, nodes, strings ------------------------------------------------ */
 
 int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)

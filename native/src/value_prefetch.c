@@ -190,42 +190,14 @@ void pyf__vprefetch_learn(pyf__vctx *c)
 
 /* ---- the ranges read ------------------------------------------------------ */
 
-void pyf__vbatch_free(pyf__vbatch *b)
-{
-    free(b->r);
-    pyf__arena_free(&b->mem);
-    memset(b, 0, sizeof *b);
-}
-
+/* The order value_core.c's pyf__vbatch_get finds the ranges in: by
+ * address, the longest first. */
 static int range_order(const void *a, const void *b)
 {
     const pyf__vrange *x = a, *y = b;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
     return x->len > y->len ? -1 : x->len < y->len;
-}
-
-bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
-{
-    const pyf__vbatch *b = &c->batch;
-    /* the last range starting at or before addr, then a few before it
-     * (ranges overlap where an object was read again, longer) */
-    uint32_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->r[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (uint32_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
-        const pyf__vrange *r = &b->r[k - 1];
-        if (addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-            memcpy(dst, r->data + (addr - r->addr), len);
-            return true;
-        }
-    }
-    return false;
 }
 
 /* ---- requests ------------------------------------------------------------- */

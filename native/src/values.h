@@ -55,6 +55,10 @@ typedef struct pyf__vctx {
 
 /* ---- value_core.c ---- */
 
+/* Whether [addr, addr+len) was read ahead: copied to dst. */
+bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
+void pyf__vbatch_free(pyf__vbatch *b);
+
 /* Private result of a read refused by the byte budget. */
 #define PYF__EBUDGET (-1002)
 
@@ -116,14 +120,11 @@ typedef struct pyf__vhints {
     uint32_t nco, capco;
 } pyf__vhints;
 void pyf__vhints_free(pyf_target *t);
-/* Whether [addr, addr+len) was read ahead: copied to dst. */
-bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
 /* Read ahead what decoding the frame at frame_addr (0: none) and the
  * objects at roots[n] will read. */
 void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n);
 /* After the decode: the kinds and names of the types it read, as hints. */
 void pyf__vprefetch_learn(pyf__vctx *c);
-void pyf__vbatch_free(pyf__vbatch *b);
 
 /* ---- objects.c ---- */
 /* Decode the object at addr into node i (allocated), at depth below a
