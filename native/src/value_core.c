@@ -19,6 +19,10 @@
 #define TYPES_MAX 4096u          /* types read per call */
 #define TYPE_NAME_MAX 128u
 #define QUALNAME_MAX 200u
+#define CHUNK 128u               /* dict entries read at once */
+#define LOOKUP_ITEMS 64u         /* entries searched for __name__ and the like */
+#define LOOKUP_DEPTH 4u          /* lookups within lookups (types of keys) */
+#define DICT_LOG2_MAX 30u
 
 /* ---- the ranges read ahead (value_prefetch.c fills them) ------------------ */
 
@@ -203,6 +207,123 @@ bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr)
         pyf__vread(c, addr + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
         return false;
     return end == 0;
+}
+
+/* ---- dicts: their pairs, a key searched by name --------------------------- */
+
+__attribute__((noinline)) /* its buffers stay off the recursion's stack */
+int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
+                        uint64_t *kv, const char **why, bool *budget)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t hdr[64];
+    int rc;
+    *budget = false;
+    if (keys == 0 || keys % 8 != 0) {
+        *why = "bad dict keys pointer";
+        return -1;
+    }
+    if ((rc = pyf__vread(c, keys, hdr, (size_t)vl->keys_indices)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict keys";
+        return -1;
+    }
+    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
+    bool general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
+    int64_t nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
+    if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || nentries < 0 ||
+        nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2) {
+        *why = "implausible dict keys";
+        return -1;
+    }
+    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
+    uint64_t esize = general ? 24 : 16, koff = general ? 8 : 0;
+    int64_t got = 0;
+    if (values == 0) {
+        uint8_t buf[CHUNK * 24];
+        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += CHUNK) {
+            int64_t m = nentries - at < CHUNK ? nentries - at : CHUNK;
+            if ((rc = pyf__vread(c, entries + (uint64_t)at * esize, buf,
+                                 (size_t)((uint64_t)m * esize))) != PYF_OK) {
+                *budget = rc == PYF__EBUDGET;
+                *why = "unreadable dict entries";
+                return -1;
+            }
+            for (int64_t e = 0; e < m && (uint64_t)got < max; e++) {
+                uint64_t k = pyf__ld64(buf + e * esize + koff);
+                uint64_t v = pyf__ld64(buf + e * esize + koff + 8);
+                if (k != 0 && v != 0) {
+                    kv[2 * got] = k;
+                    kv[2 * got + 1] = v;
+                    got++;
+                }
+            }
+        }
+        return got;
+    }
+    /* split: values[capacity], then the insertion order, one byte each */
+    uint8_t vh[8];
+    uint64_t vals[256];
+    uint8_t order[256], ents[256 * 16];
+    if (general || values % 8 != 0 || (rc = pyf__vread(c, values, vh, 8)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict values";
+        return -1;
+    }
+    unsigned cap = vh[vl->values_capacity], size = vh[vl->values_size];
+    if (size > cap || (int64_t)cap > nentries + 256) {
+        *why = "implausible dict values";
+        return -1;
+    }
+    unsigned ne = nentries < 256 ? (unsigned)nentries : 256;
+    if ((rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
+        (rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap)) !=
+            PYF_OK ||
+        (rc = pyf__vread(c, entries, ents, (size_t)ne * 16)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        *why = "unreadable dict values";
+        return -1;
+    }
+    for (unsigned j = 0; j < size && (uint64_t)got < max; j++) {
+        unsigned ix = order[j];
+        if (ix >= ne || ix >= cap || vals[ix] == 0)
+            continue;
+        kv[2 * got] = pyf__ld64(ents + ix * 16);
+        kv[2 * got + 1] = vals[ix];
+        got++;
+    }
+    return got;
+}
+
+uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    uint64_t kv[2 * LOOKUP_ITEMS];
+    const char *why;
+    bool budget;
+    uint64_t found = 0;
+    if (dict_addr == 0 || dict_addr % 8 != 0 || c->lookups >= LOOKUP_DEPTH ||
+        pyf__vread(c, dict_addr, b, (size_t)o->dict.size) != PYF_OK)
+        return 0;
+    c->lookups++;
+    const pyf__vtype *ty = pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type));
+    int64_t n = ty->kind == PYF_VALUE_DICT
+                    ? pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
+                                      pyf__ld64(b + o->dict.ma_values), LOOKUP_ITEMS, kv, &why,
+                                      &budget)
+                    : -1;
+    size_t want = strlen(name);
+    for (int64_t k = 0; k < n && found == 0; k++) {
+        size_t nb;
+        uint64_t chars;
+        bool cut;
+        const char *s = pyf__vstr(c, kv[2 * k], (uint32_t)want + 1, &nb, &chars, &cut);
+        if (s != NULL && nb == want && memcmp(s, name, want) == 0)
+            found = kv[2 * k + 1];
+    }
+    c->lookups--;
+    return found;
 }
 
 /* ---- types ---------------------------------------------------------------- */

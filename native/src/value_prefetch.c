@@ -36,7 +36,7 @@
 #define CALL_BYTES_SLACK (64u << 10)
 #define NAME_CHARS 256u          /* values.c's NAME_MAX_CHARS */
 #define TYPE_NAME_BYTES 128u     /* value_core.c's TYPE_NAME_MAX */
-#define ENTRIES_MAX 128u         /* objects.c's CHUNK */
+#define ENTRIES_MAX 128u         /* value_core.c's and objects.c's CHUNK */
 #define HINT_TYPES_MAX 4096u
 #define HINT_CODES_MAX 1024u
 #define HINT_NAMES_MAX 256u
@@ -48,7 +48,7 @@ enum { R_OBJ, R_NAME, R_TYPE, R_TPNAME, R_RAW, R_ITEMS, R_KEYS, R_ENTRIES, R_SET
 /* R_KEYS, R_ENTRIES of a dict searched by name (pyf__dict_lookup): its keys
  * and, of the names searched for, their values */
 #define AUX_LOOKUP (1ull << 62)
-#define LOOKUP_ITEMS 64u         /* objects.c's */
+#define LOOKUP_ITEMS 64u         /* value_core.c's */
 #define LOOKUP_KEYS_BYTES 2048u
 
 typedef struct req {

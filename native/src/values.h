@@ -89,6 +89,16 @@ const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *b
  * the object would show the memory after it. */
 bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr);
 
+/* Up to max (key, value) pairs, in insertion order, of the keys object at
+ * keys with, for a split table or an object's inline values, the values at
+ * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
+ * -1 with *why (and *budget when the byte budget ran out). */
+int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
+                        uint64_t *kv, const char **why, bool *budget);
+/* The value of key name (a str) in the dict at addr, 0 when absent or
+ * unreadable (the first entries only: __name__, __module__, __file__). */
+uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
+
 /* The builtin kind of a static type by its tp_name (PYF_VALUE_OTHER when
  * none), and the bytes type_read reads of a type object. */
 uint32_t pyf__vbuiltin_kind(const char *tp_name);
@@ -130,9 +140,6 @@ void pyf__vprefetch_learn(pyf__vctx *c);
 /* Decode the object at addr into node i (allocated), at depth below a
  * local; children are allocated after every node there is. */
 void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
-/* The value of key name (a str) in the dict at addr, 0 when absent or
- * unreadable (the first entries only: __name__, __module__, __file__). */
-uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
 
 /* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
  * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
