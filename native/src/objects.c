@@ -6,6 +6,10 @@
  * its attributes.  Offsets come from _Py_DebugOffsets (c->o) and, where it
  * has none, from value_layout.c (c->vl).  Every size read from the target
  * is checked before it sizes a read or a loop.
+ *
+ * Calls value_core.c only (its reads, nodes, strings, dict pairs and
+ * lookups, types) and itself, recursively (pyf__decode_object): never
+ * value_prefetch.c or values.c.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,21 @@
 /*
- * value_core.c - the value decoder's context and its reads: reads within
- * the call's byte budget (served from what value_prefetch.c read ahead
- * when it can be), the result's nodes, an unreadable node's reason and a
- * node's data, C strings and str objects, the builtin kinds and the type
- * objects (read once per call), and the context itself: its limits filled
- * in, begun and freed.
+ * value_core.c - the value decoder's bottom layer (values.h): its context
+ * and its reads.  The store of what value_prefetch.c read ahead (looked
+ * up, freed); reads within the call's byte budget, served from that store
+ * when it holds the whole read; the result's nodes, an unreadable node's
+ * reason and a node's data; C strings and str objects; a dict's pairs and
+ * a key searched by name; the builtin kinds and the type objects (read
+ * once per call, their names from their dicts); the context itself: its
+ * limits filled in, begun and freed.
+ *
+ * Calls no other file of the decoder (objects.c, value_prefetch.c,
+ * values.c): only the library below it (read.c, strings.c, arena.c,
+ * addrmap.c, offsets.c, value_layout.c).
+ *
+ * Bounds: at most TYPES_MAX types a call, type names of TYPE_NAME_MAX
+ * bytes, the limits asked for capped (VALUE_*_CAP); a dict's table of at
+ * most 2^DICT_LOG2_MAX slots, its split values at most 255, a lookup
+ * searching its first LOOKUP_ITEMS entries, LOOKUP_DEPTH lookups deep.
  */
 #include <stdio.h>
 #include <stdlib.h>

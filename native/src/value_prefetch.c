@@ -3,10 +3,10 @@
  * reader call (readv) per round: the frame; then its code object, the
  * local names and kinds and the first level's objects; then their types,
  * items and dict entries; then the next level's objects, and so on.  The
- * decoder (values.c, objects.c) then runs as it always did, its reads
- * served from these copies when one holds the whole read and read from the
- * target otherwise: what it decodes, its budget and its failures are the
- * same, only the reader calls are fewer.
+ * decoder (values.c, objects.c, value_core.c) then runs as it always did,
+ * its reads served from these copies (value_core.c's store) when one holds
+ * the whole read and read from the target otherwise: what it decodes, its
+ * budget and its failures are the same, only the reader calls are fewer.
  *
  * What to read ahead is guessed from what the target's earlier calls found
  * (pyf__vhints, kept in the target): the kind of the type at an address,
@@ -20,6 +20,10 @@
  * call's max_objects objects, in at most ROUNDS_MAX rounds; every count
  * read is checked before it sizes a range; the hints are emptied past
  * HINT_TYPES_MAX types or HINT_CODES_MAX code objects.
+ *
+ * May call objects.c and value_core.c, never values.c; it calls only
+ * value_core.c (pyf__vtype_len, pyf__vbuiltin_kind), and fills its store
+ * (c->batch) directly.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,10 @@
 /*
  * values.c - what a frame holds, as a tree of pyf_value nodes: the calls
  * (pyf_frame_locals, pyf_value_read, pyf_values_free), the result, a
- * frame's locals and its value stack.  value_core.c holds the context and
- * its reads, objects.c decodes each kind of object.
+ * frame's locals and its value stack.  The decoder's top layer (values.h):
+ * it calls the three below it, value_prefetch.c (what a call reads
+ * ahead), objects.c (one decoder a kind of object) and value_core.c (the
+ * context and its reads); none of them calls it.
  *
  * Bounds: every count read from the target is checked before it sizes a
  * read or a loop; the call stops decoding (BUDGET nodes) when its objects

@@ -1,11 +1,28 @@
 /*
- * values.h - the value decoder's insides, shared by value_core.c (the
- * context, limits, reads, nodes, strings, types), objects.c (one decoder a
- * kind of object) and values.c (the calls, the result, frames). Part of
- * internal.h.
+ * values.h - the value decoder's insides.  Part of internal.h.
+ *
+ * The decoder is four files in layers, each calling only the files below
+ * it (thread_facts.c calls value_core.c and objects.c besides):
+ *
+ *   values.c          the calls (pyf_frame_locals, pyf_value_read,
+ *                     pyf_values_free), the result, a frame's locals and
+ *                     its value stack
+ *   value_prefetch.c  what a call reads ahead of the decoder, one readv a
+ *                     round, guessed from the last calls' hints
+ *   objects.c         one decoder a kind of object, recursing into the
+ *                     children
+ *   value_core.c      the context and its reads: the read-ahead store,
+ *                     reads within the byte budget, nodes, C strings and
+ *                     str objects, dict pairs and lookups, type objects,
+ *                     the context begun and ended
+ *
+ * The sections below go from the bottom up, each named after the file
+ * that defines what it declares.
  */
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
+
+/* ---- value_core.c ---- */
 
 /* What a type object is, read once per call. */
 typedef struct pyf__vtype {
@@ -18,8 +35,9 @@ typedef struct pyf__vtype {
     uint64_t name_ptr;       /* tp_name */
 } pyf__vtype;
 
-/* What this call read ahead (value_prefetch.c): ranges of target memory.
- * The decoder's reads are served from them when one holds the whole read. */
+/* What this call read ahead: ranges of target memory (value_prefetch.c
+ * fills them).  The decoder's reads are served from them when one holds
+ * the whole read. */
 typedef struct pyf__vrange {
     uint64_t addr;
     const uint8_t *data;
@@ -52,8 +70,6 @@ typedef struct pyf__vctx {
     bool nomem;
     pyf__vbatch batch;       /* read ahead (value_prefetch.c) */
 } pyf__vctx;
-
-/* ---- value_core.c ---- */
 
 /* Whether [addr, addr+len) was read ahead: copied to dst. */
 bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
@@ -104,6 +120,25 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
 uint32_t pyf__vbuiltin_kind(const char *tp_name);
 size_t pyf__vtype_len(const pyf__vctx *c);
 
+/* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
+ * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
+int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
+void pyf__vctx_end(pyf__vctx *c);
+
+/* ---- objects.c ---- */
+/* Decode the object at addr into node i (allocated), at depth below a
+ * local; children are allocated after every node there is. */
+void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
+
+/* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
+ * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
+int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv);
+/* The same for the attributes of the instance at addr of type ty: its
+ * __dict__ or its inline values (not __slots__); 0 when it has none, -1
+ * when unreadable. */
+int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
+                            uint64_t *kv);
+
 /* ---- value_prefetch.c ----
  * Reads ahead of the decoder, one reader call per level of the tree: what
  * the decoder will read of a frame (its code object, the names, the
@@ -136,24 +171,6 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
 /* After the decode: the kinds and names of the types it read, as hints. */
 void pyf__vprefetch_learn(pyf__vctx *c);
 
-/* ---- objects.c ---- */
-/* Decode the object at addr into node i (allocated), at depth below a
- * local; children are allocated after every node there is. */
-void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
-
-/* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
- * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
-int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv);
-/* The same for the attributes of the instance at addr of type ty: its
- * __dict__ or its inline values (not __slots__); 0 when it has none, -1
- * when unreadable. */
-int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
-                            uint64_t *kv);
-
-/* ---- value_core.c: the context (the calls, the thread facts) ---- */
-/* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
- * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
-int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
-void pyf__vctx_end(pyf__vctx *c);
+/* ---- values.c: nothing here (its calls are pyframes.h's) ---- */
 
 #endif /* PYFRAMES_VALUES_H */
