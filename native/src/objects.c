@@ -19,8 +19,6 @@
 #define INT_DIGITS_MAX (1u << 20)   /* digits kept of a huge int */
 #define INT_DIGITS_ABSURD (1ull << 28)
 #define SIZE_ABSURD (1ll << 40)     /* a length no object in memory has */
-#define CHUNK 128u                  /* table entries read at once */
-#define LOOKUP_ITEMS 64u            /* a type's dict entries searched for __slots__ */
 #define SET_SLOTS_MAX (1ull << 30)
 
 /* Read len bytes of the object at addr into buf, or mark node i. */
@@ -214,9 +212,9 @@ static uint64_t set_keys(pyf__vctx *c, uint32_t i, uint64_t table, uint64_t mask
                          uint64_t max, uint64_t *keys)
 {
     uint64_t got = 0;
-    uint8_t buf[CHUNK * 16];
-    for (uint64_t at = 0; at <= mask && got < max; at += CHUNK) {
-        uint64_t m = mask + 1 - at < CHUNK ? mask + 1 - at : CHUNK;
+    uint8_t buf[PYF__VCHUNK * 16];
+    for (uint64_t at = 0; at <= mask && got < max; at += PYF__VCHUNK) {
+        uint64_t m = mask + 1 - at < PYF__VCHUNK ? mask + 1 - at : PYF__VCHUNK;
         if (!obj_read(c, i, table + at * 16, buf, (size_t)m * 16))
             return UINT64_MAX;
         for (uint64_t e = 0; e < m && got < max; e++) {
@@ -374,14 +372,14 @@ static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
     const pyf__offsets *o = c->o;
     const pyf__value_layout *vl = &c->vl;
     uint8_t b[PYF__VALUE_HEAD_MAX];
-    uint64_t entries[2 * LOOKUP_ITEMS];
+    uint64_t entries[2 * PYF__VLOOKUP_ITEMS];
     const char *why;
     bool budget;
     if (ty->dict == 0 || ty->dict % 8 != 0 ||
         pyf__vread(c, ty->dict, b, (size_t)o->dict.size) != PYF_OK)
         return 0;
     int64_t n = pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
-                                pyf__ld64(b + o->dict.ma_values), LOOKUP_ITEMS, entries, &why,
+                                pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, entries, &why,
                                 &budget);
     uint64_t got = 0;
     for (int64_t k = 0; k < n && got < max; k++) {
@@ -442,8 +440,8 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
             return;
     }
     if (dict == 0 || dict % 8 != 0) {
-        uint64_t kv[2 * LOOKUP_ITEMS];
-        uint64_t n = slot_pairs(c, addr, ty, LOOKUP_ITEMS, kv);
+        uint64_t kv[2 * PYF__VLOOKUP_ITEMS];
+        uint64_t n = slot_pairs(c, addr, ty, PYF__VLOOKUP_ITEMS, kv);
         c->v[i].length = n;
         uint64_t shows = shown(c, i, n, depth);
         bool saved = c->no_attrs;

@@ -12,10 +12,10 @@
  * values.c): only the library below it (read.c, strings.c, arena.c,
  * addrmap.c, offsets.c, value_layout.c).
  *
- * Bounds: at most TYPES_MAX types a call, type names of TYPE_NAME_MAX
+ * Bounds: at most TYPES_MAX types a call, type names of PYF__VTYPE_NAME_MAX
  * bytes, the limits asked for capped (VALUE_*_CAP); a dict's table of at
  * most 2^DICT_LOG2_MAX slots, its split values at most 255, a lookup
- * searching its first LOOKUP_ITEMS entries, LOOKUP_DEPTH lookups deep.
+ * searching its first PYF__VLOOKUP_ITEMS entries, LOOKUP_DEPTH lookups deep.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +28,7 @@
 #define VALUE_ITEMS_CAP (1u << 20)
 #define VALUE_OBJECTS_CAP (1u << 24)
 #define TYPES_MAX 4096u          /* types read per call */
-#define TYPE_NAME_MAX 128u
 #define QUALNAME_MAX 200u
-#define CHUNK 128u               /* dict entries read at once */
-#define LOOKUP_ITEMS 64u         /* entries searched for __name__ and the like */
 #define LOOKUP_DEPTH 4u          /* lookups within lookups (types of keys) */
 #define DICT_LOG2_MAX 30u
 
@@ -136,9 +133,9 @@ static bool printable(const char *s)
 
 const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max)
 {
-    char buf[TYPE_NAME_MAX + 1];
+    char buf[PYF__VTYPE_NAME_MAX + 1];
     size_t have = 0;
-    if (addr == 0 || max > TYPE_NAME_MAX)
+    if (addr == 0 || max > PYF__VTYPE_NAME_MAX)
         return NULL;
     while (have < max) { /* page by page: a name may end a mapping */
         size_t piece = 4096 - (size_t)((addr + have) % 4096);
@@ -251,9 +248,9 @@ int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t m
     uint64_t esize = general ? 24 : 16, koff = general ? 8 : 0;
     int64_t got = 0;
     if (values == 0) {
-        uint8_t buf[CHUNK * 24];
-        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += CHUNK) {
-            int64_t m = nentries - at < CHUNK ? nentries - at : CHUNK;
+        uint8_t buf[PYF__VCHUNK * 24];
+        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += PYF__VCHUNK) {
+            int64_t m = nentries - at < PYF__VCHUNK ? nentries - at : PYF__VCHUNK;
             if ((rc = pyf__vread(c, entries + (uint64_t)at * esize, buf,
                                  (size_t)((uint64_t)m * esize))) != PYF_OK) {
                 *budget = rc == PYF__EBUDGET;
@@ -310,7 +307,7 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
 {
     const pyf__offsets *o = c->o;
     uint8_t b[PYF__VALUE_HEAD_MAX];
-    uint64_t kv[2 * LOOKUP_ITEMS];
+    uint64_t kv[2 * PYF__VLOOKUP_ITEMS];
     const char *why;
     bool budget;
     uint64_t found = 0;
@@ -321,8 +318,8 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
     const pyf__vtype *ty = pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type));
     int64_t n = ty->kind == PYF_VALUE_DICT
                     ? pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
-                                      pyf__ld64(b + o->dict.ma_values), LOOKUP_ITEMS, kv, &why,
-                                      &budget)
+                                      pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, kv,
+                                      &why, &budget)
                     : -1;
     size_t want = strlen(name);
     for (int64_t k = 0; k < n && found == 0; k++) {
@@ -417,7 +414,7 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     ty->dict = pyf__ld64(buf + vl->type_dict);
     uint64_t meta = pyf__ld64(buf + o->pyobject.ob_type);
     ty->name_ptr = pyf__ld64(buf + o->type.tp_name);
-    const char *tp_name = pyf__vcstr(c, ty->name_ptr, TYPE_NAME_MAX);
+    const char *tp_name = pyf__vcstr(c, ty->name_ptr, PYF__VTYPE_NAME_MAX);
     if (tp_name == NULL || meta == 0 || meta % 8 != 0 || ty->basicsize > (1u << 20)) {
         ty->bad = "bad type pointer";
         return;

@@ -19,7 +19,6 @@
 #include "internal.h"
 
 #define LOCALS_MAX 65536u        /* co_nlocalsplus */
-#define NAME_MAX_CHARS 256u
 
 /* The call's result: the public struct first, then what frees it. */
 typedef struct values_result {
@@ -460,7 +459,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
         size_t nb;
         uint64_t chars;
         bool cut;
-        const char *name = pyf__vstr(c, cl.names[i], NAME_MAX_CHARS, &nb, &chars, &cut);
+        const char *name = pyf__vstr(c, cl.names[i], PYF__VNAME_MAX_CHARS, &nb, &chars, &cut);
         locals[i].name = name != NULL ? name : "?";
         local_kind(&cl, i, &locals[i]);
     }

@@ -22,6 +22,15 @@
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
 
+/* Sizes the read-ahead (value_prefetch.c) must match to serve the
+ * decoder's reads: dict and set table entries read at once, a dict's
+ * entries searched by name (__name__, __slots__ ...), a type name's
+ * bytes and a local's name's characters. */
+#define PYF__VCHUNK 128u
+#define PYF__VLOOKUP_ITEMS 64u
+#define PYF__VTYPE_NAME_MAX 128u
+#define PYF__VNAME_MAX_CHARS 256u
+
 /* ---- value_core.c ---- */
 
 /* What a type object is, read once per call. */
