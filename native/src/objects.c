@@ -6,6 +6,10 @@
  * its attributes.  Offsets come from _Py_DebugOffsets (c->o) and, where it
  * has none, from value_layout.c (c->vl).  Every size read from the target
  * is checked before it sizes a read or a loop.
+ *
+ * Calls value_core.c only (its reads, nodes, strings, dict pairs and
+ * lookups, types) and itself, recursively (pyf__decode_object): never
+ * value_prefetch.c or values.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +19,7 @@
 #define INT_DIGITS_MAX (1u << 20)   /* digits kept of a huge int */
 #define INT_DIGITS_ABSURD (1ull << 28)
 #define SIZE_ABSURD (1ll << 40)     /* a length no object in memory has */
-#define CHUNK 128u                  /* table entries read at once */
-#define LOOKUP_ITEMS 64u            /* entries searched for __name__ and the like */
-#define LOOKUP_DEPTH 4u             /* lookups within lookups (types of keys) */
 #define SET_SLOTS_MAX (1ull << 30)
-#define DICT_LOG2_MAX 30u
 
 /* Read len bytes of the object at addr into buf, or mark node i. */
 static bool obj_read(pyf__vctx *c, uint32_t i, uint64_t addr, void *buf, size_t len)
@@ -128,94 +128,6 @@ static void sequence(pyf__vctx *c, uint32_t i, int64_t n, uint64_t items, uint32
 
 /* ---- dicts ------------------------------------------------------------------ */
 
-/* Up to max (key, value) pairs, in insertion order, of the keys object at
- * keys with, for a split table or an object's inline values, the values at
- * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
- * -1 with *why (and *budget when the byte budget ran out). */
-__attribute__((noinline)) /* its buffers stay off the recursion's stack */
-static int64_t dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
-                          uint64_t *kv, const char **why, bool *budget)
-{
-    const pyf__value_layout *vl = &c->vl;
-    uint8_t hdr[64];
-    int rc;
-    *budget = false;
-    if (keys == 0 || keys % 8 != 0) {
-        *why = "bad dict keys pointer";
-        return -1;
-    }
-    if ((rc = pyf__vread(c, keys, hdr, (size_t)vl->keys_indices)) != PYF_OK) {
-        *budget = rc == PYF__EBUDGET;
-        *why = "unreadable dict keys";
-        return -1;
-    }
-    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
-    bool general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
-    int64_t nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
-    if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || nentries < 0 ||
-        nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2) {
-        *why = "implausible dict keys";
-        return -1;
-    }
-    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
-    uint64_t esize = general ? 24 : 16, koff = general ? 8 : 0;
-    int64_t got = 0;
-    if (values == 0) {
-        uint8_t buf[CHUNK * 24];
-        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += CHUNK) {
-            int64_t m = nentries - at < CHUNK ? nentries - at : CHUNK;
-            if ((rc = pyf__vread(c, entries + (uint64_t)at * esize, buf,
-                                 (size_t)((uint64_t)m * esize))) != PYF_OK) {
-                *budget = rc == PYF__EBUDGET;
-                *why = "unreadable dict entries";
-                return -1;
-            }
-            for (int64_t e = 0; e < m && (uint64_t)got < max; e++) {
-                uint64_t k = pyf__ld64(buf + e * esize + koff);
-                uint64_t v = pyf__ld64(buf + e * esize + koff + 8);
-                if (k != 0 && v != 0) {
-                    kv[2 * got] = k;
-                    kv[2 * got + 1] = v;
-                    got++;
-                }
-            }
-        }
-        return got;
-    }
-    /* split: values[capacity], then the insertion order, one byte each */
-    uint8_t vh[8];
-    uint64_t vals[256];
-    uint8_t order[256], ents[256 * 16];
-    if (general || values % 8 != 0 || (rc = pyf__vread(c, values, vh, 8)) != PYF_OK) {
-        *budget = rc == PYF__EBUDGET;
-        *why = "unreadable dict values";
-        return -1;
-    }
-    unsigned cap = vh[vl->values_capacity], size = vh[vl->values_size];
-    if (size > cap || (int64_t)cap > nentries + 256) {
-        *why = "implausible dict values";
-        return -1;
-    }
-    unsigned ne = nentries < 256 ? (unsigned)nentries : 256;
-    if ((rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
-        (rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap)) !=
-            PYF_OK ||
-        (rc = pyf__vread(c, entries, ents, (size_t)ne * 16)) != PYF_OK) {
-        *budget = rc == PYF__EBUDGET;
-        *why = "unreadable dict values";
-        return -1;
-    }
-    for (unsigned j = 0; j < size && (uint64_t)got < max; j++) {
-        unsigned ix = order[j];
-        if (ix >= ne || ix >= cap || vals[ix] == 0)
-            continue;
-        kv[2 * got] = pyf__ld64(ents + ix * 16);
-        kv[2 * got + 1] = vals[ix];
-        got++;
-    }
-    return got;
-}
-
 /* Node i's children: the pairs of a dict's table (length already set). */
 static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t values,
                           uint32_t depth)
@@ -226,7 +138,7 @@ static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t valu
         return;
     const char *why;
     bool budget;
-    int64_t n = dict_pairs(c, keys, values, max, kv, &why, &budget);
+    int64_t n = pyf__dict_pairs(c, keys, values, max, kv, &why, &budget);
     if (n < 0)
         pyf__vbad(c, i, budget ? PYF_VALUE_BUDGET : 0, "%s", why);
     else
@@ -250,37 +162,6 @@ static void decode_dict(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth)
                   depth);
 }
 
-uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
-{
-    const pyf__offsets *o = c->o;
-    uint8_t b[PYF__VALUE_HEAD_MAX];
-    uint64_t kv[2 * LOOKUP_ITEMS];
-    const char *why;
-    bool budget;
-    uint64_t found = 0;
-    if (dict_addr == 0 || dict_addr % 8 != 0 || c->lookups >= LOOKUP_DEPTH ||
-        pyf__vread(c, dict_addr, b, (size_t)o->dict.size) != PYF_OK)
-        return 0;
-    c->lookups++;
-    const pyf__vtype *ty = pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type));
-    int64_t n = ty->kind == PYF_VALUE_DICT
-                    ? dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
-                                 pyf__ld64(b + o->dict.ma_values), LOOKUP_ITEMS, kv, &why,
-                                 &budget)
-                    : -1;
-    size_t want = strlen(name);
-    for (int64_t k = 0; k < n && found == 0; k++) {
-        size_t nb;
-        uint64_t chars;
-        bool cut;
-        const char *s = pyf__vstr(c, kv[2 * k], (uint32_t)want + 1, &nb, &chars, &cut);
-        if (s != NULL && nb == want && memcmp(s, name, want) == 0)
-            found = kv[2 * k + 1];
-    }
-    c->lookups--;
-    return found;
-}
-
 int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv)
 {
     const pyf__offsets *o = c->o;
@@ -291,8 +172,8 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
         pyf__vread(c, dict_addr, b, (size_t)o->dict.size) != PYF_OK ||
         pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type))->kind != PYF_VALUE_DICT)
         return -1;
-    return dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values), max,
-                      kv, &why, &budget);
+    return pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
+                           max, kv, &why, &budget);
 }
 
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
@@ -312,7 +193,7 @@ int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, u
                 return -1;
             if (!vh[vl->values_valid])
                 return -1; /* its dict is elsewhere (materialized): not read */
-            return dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
+            return pyf__dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
         }
     } else if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20)) {
         if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
@@ -331,9 +212,9 @@ static uint64_t set_keys(pyf__vctx *c, uint32_t i, uint64_t table, uint64_t mask
                          uint64_t max, uint64_t *keys)
 {
     uint64_t got = 0;
-    uint8_t buf[CHUNK * 16];
-    for (uint64_t at = 0; at <= mask && got < max; at += CHUNK) {
-        uint64_t m = mask + 1 - at < CHUNK ? mask + 1 - at : CHUNK;
+    uint8_t buf[PYF__VCHUNK * 16];
+    for (uint64_t at = 0; at <= mask && got < max; at += PYF__VCHUNK) {
+        uint64_t m = mask + 1 - at < PYF__VCHUNK ? mask + 1 - at : PYF__VCHUNK;
         if (!obj_read(c, i, table + at * 16, buf, (size_t)m * 16))
             return UINT64_MAX;
         for (uint64_t e = 0; e < m && got < max; e++) {
@@ -491,14 +372,15 @@ static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
     const pyf__offsets *o = c->o;
     const pyf__value_layout *vl = &c->vl;
     uint8_t b[PYF__VALUE_HEAD_MAX];
-    uint64_t entries[2 * LOOKUP_ITEMS];
+    uint64_t entries[2 * PYF__VLOOKUP_ITEMS];
     const char *why;
     bool budget;
     if (ty->dict == 0 || ty->dict % 8 != 0 ||
         pyf__vread(c, ty->dict, b, (size_t)o->dict.size) != PYF_OK)
         return 0;
-    int64_t n = dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
-                           LOOKUP_ITEMS, entries, &why, &budget);
+    int64_t n = pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
+                                pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, entries, &why,
+                                &budget);
     uint64_t got = 0;
     for (int64_t k = 0; k < n && got < max; k++) {
         uint64_t d = entries[2 * k + 1], def, value;
@@ -558,8 +440,8 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
             return;
     }
     if (dict == 0 || dict % 8 != 0) {
-        uint64_t kv[2 * LOOKUP_ITEMS];
-        uint64_t n = slot_pairs(c, addr, ty, LOOKUP_ITEMS, kv);
+        uint64_t kv[2 * PYF__VLOOKUP_ITEMS];
+        uint64_t n = slot_pairs(c, addr, ty, PYF__VLOOKUP_ITEMS, kv);
         c->v[i].length = n;
         uint64_t shows = shown(c, i, n, depth);
         bool saved = c->no_attrs;

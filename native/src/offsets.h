@@ -61,7 +61,7 @@ typedef struct pyf__offsets {
         uint64_t size, state, length, asciiobject_size,
             compactunicodeobject_size;
     } unicode;
-    /* the value decoder's (values.c, objects.c) */
+    /* the value decoder's (value_core.c, objects.c, values.c) */
     struct { uint64_t size, ob_item, ob_size; } tuple, list;
     struct { uint64_t size, ma_keys, ma_values; } dict;
     struct { uint64_t size, ob_fval; } flt;

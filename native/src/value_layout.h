@@ -1,10 +1,11 @@
 /*
- * value_layout.h - where the object decoder (objects.c) finds what
- * _Py_DebugOffsets does not publish: dict keys and values, instance dicts,
- * cells, methods, functions, modules, complex, bytearray, range, sets on
- * 3.13, exceptions, __slots__ members, type fields and frame globals; laid out per minor
- * version and flavour from CPython's own headers (value_layout.c says which
- * header each comes from).  Part of internal.h.
+ * value_layout.h - where the value decoder (value_core.c, objects.c,
+ * values.c) finds what _Py_DebugOffsets does not publish: dict keys and
+ * values, instance dicts, cells, methods, functions, modules, complex,
+ * bytearray, range, sets on 3.13, exceptions, __slots__ members, type
+ * fields and frame globals; laid out per minor version and flavour from
+ * CPython's own headers (value_layout.c says which header each comes
+ * from).  Part of internal.h.
  *
  * The field list (value_fields.h) is one X macro so that
  * tests/c/ft/emit_layout.c prints the same fields from the headers

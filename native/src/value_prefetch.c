@@ -3,10 +3,10 @@
  * reader call (readv) per round: the frame; then its code object, the
  * local names and kinds and the first level's objects; then their types,
  * items and dict entries; then the next level's objects, and so on.  The
- * decoder (values.c, objects.c) then runs as it always did, its reads
- * served from these copies when one holds the whole read and read from the
- * target otherwise: what it decodes, its budget and its failures are the
- * same, only the reader calls are fewer.
+ * decoder (values.c, objects.c, value_core.c) then runs as it always did,
+ * its reads served from these copies (value_core.c's store) when one holds
+ * the whole read and read from the target otherwise: what it decodes, its
+ * budget and its failures are the same, only the reader calls are fewer.
  *
  * What to read ahead is guessed from what the target's earlier calls found
  * (pyf__vhints, kept in the target): the kind of the type at an address,
@@ -20,6 +20,10 @@
  * call's max_objects objects, in at most ROUNDS_MAX rounds; every count
  * read is checked before it sizes a range; the hints are emptied past
  * HINT_TYPES_MAX types or HINT_CODES_MAX code objects.
+ *
+ * May call objects.c and value_core.c, never values.c; it calls only
+ * value_core.c (pyf__vtype_len, pyf__vbuiltin_kind), and fills its store
+ * (c->batch) directly.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +38,6 @@
 #define RANGE_MAX (64u << 10)
 #define CALL_BYTES_MAX (2u << 20)
 #define CALL_BYTES_SLACK (64u << 10)
-#define NAME_CHARS 256u          /* values.c's NAME_MAX_CHARS */
-#define TYPE_NAME_BYTES 128u     /* values.c's TYPE_NAME_MAX */
-#define ENTRIES_MAX 128u         /* objects.c's CHUNK */
 #define HINT_TYPES_MAX 4096u
 #define HINT_CODES_MAX 1024u
 #define HINT_NAMES_MAX 256u
@@ -48,7 +49,6 @@ enum { R_OBJ, R_NAME, R_TYPE, R_TPNAME, R_RAW, R_ITEMS, R_KEYS, R_ENTRIES, R_SET
 /* R_KEYS, R_ENTRIES of a dict searched by name (pyf__dict_lookup): its keys
  * and, of the names searched for, their values */
 #define AUX_LOOKUP (1ull << 62)
-#define LOOKUP_ITEMS 64u         /* objects.c's */
 #define LOOKUP_KEYS_BYTES 2048u
 
 typedef struct req {
@@ -190,42 +190,14 @@ void pyf__vprefetch_learn(pyf__vctx *c)
 
 /* ---- the ranges read ------------------------------------------------------ */
 
-void pyf__vbatch_free(pyf__vbatch *b)
-{
-    free(b->r);
-    pyf__arena_free(&b->mem);
-    memset(b, 0, sizeof *b);
-}
-
+/* The order value_core.c's pyf__vbatch_get finds the ranges in: by
+ * address, the longest first. */
 static int range_order(const void *a, const void *b)
 {
     const pyf__vrange *x = a, *y = b;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
     return x->len > y->len ? -1 : x->len < y->len;
-}
-
-bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
-{
-    const pyf__vbatch *b = &c->batch;
-    /* the last range starting at or before addr, then a few before it
-     * (ranges overlap where an object was read again, longer) */
-    uint32_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->r[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (uint32_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
-        const pyf__vrange *r = &b->r[k - 1];
-        if (addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-            memcpy(dst, r->data + (addr - r->addr), len);
-            return true;
-        }
-    }
-    return false;
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -247,14 +219,14 @@ static bool ask(pf *p, uint8_t what, uint64_t addr, uint64_t len, uint32_t depth
     return true;
 }
 
-/* The C string of a type's name as values.c's pyf__vcstr reads it first:
- * up to TYPE_NAME_BYTES, not past its page.  aux: the type. */
+/* The C string of a type's name as value_core.c's pyf__vcstr reads it first:
+ * up to PYF__VTYPE_NAME_MAX, not past its page.  aux: the type. */
 static void ask_tpname(pf *p, uint64_t name, uint64_t type)
 {
     bool dup;
     uint64_t piece = 4096 - name % 4096;
     if (pyf__addrset_add(&p->tpnames, name, &dup) && !dup)
-        ask(p, R_TPNAME, name, piece < TYPE_NAME_BYTES ? piece : TYPE_NAME_BYTES, 0, type);
+        ask(p, R_TPNAME, name, piece < PYF__VTYPE_NAME_MAX ? piece : PYF__VTYPE_NAME_MAX, 0, type);
 }
 
 /* An object, once a call. */
@@ -296,7 +268,8 @@ static void str_rest(pf *p, uint64_t addr, const uint8_t *d, uint32_t len)
     pyf__str_info si;
     if (len < o->unicode.compactunicodeobject_size || pyf__str_header(o, d, &si) != PYF_OK)
         return;
-    uint64_t chars = p->c->req.max_string > NAME_CHARS ? p->c->req.max_string : NAME_CHARS;
+    uint64_t chars = p->c->req.max_string > PYF__VNAME_MAX_CHARS ? p->c->req.max_string
+                                                                 : PYF__VNAME_MAX_CHARS;
     uint64_t n = si.length < chars ? si.length : chars;
     uint64_t need = si.data_off + n * si.kind;
     if (need > len)
@@ -372,7 +345,7 @@ static void follow(pf *p, uint64_t addr, const uint8_t *d, uint32_t len, uint32_
         n = (int64_t)pyf__ld64(d + vl->set_used);
         uint64_t mask = pyf__ld64(d + vl->set_mask), table = pyf__ld64(d + vl->set_table);
         if (n > 0 && mask < (1u << 30) && ((mask + 1) & mask) == 0 && plausible(table))
-            ask(p, R_SETTAB, table, (mask + 1 < ENTRIES_MAX ? mask + 1 : ENTRIES_MAX) * 16,
+            ask(p, R_SETTAB, table, (mask + 1 < PYF__VCHUNK ? mask + 1 : PYF__VCHUNK) * 16,
                 depth, (uint64_t)n < items ? (uint64_t)n : items);
         break;
     }
@@ -488,14 +461,14 @@ static void on_lookup(pf *p, const req *r, const uint8_t *d)
     ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
     if (pyf__ld64(d + o->dict.ma_values) == 0)
         ask(p, R_KEYS, pyf__ld64(d + o->dict.ma_keys), LOOKUP_KEYS_BYTES, 0,
-            LOOKUP_ITEMS | AUX_LOOKUP);
+            PYF__VLOOKUP_ITEMS | AUX_LOOKUP);
 }
 
 static void on_tpname(pf *p, const req *r, const uint8_t *d)
 {
     pyf__vhint_type *e = r->aux & 1 ? NULL : hint_type(p->h, r->aux);
-    char name[TYPE_NAME_BYTES + 1];
-    size_t n = r->len < TYPE_NAME_BYTES ? r->len : TYPE_NAME_BYTES;
+    char name[PYF__VTYPE_NAME_MAX + 1];
+    size_t n = r->len < PYF__VTYPE_NAME_MAX ? r->len : PYF__VTYPE_NAME_MAX;
     if (e == NULL || e->kind != UINT32_MAX || memchr(d, 0, n) == NULL)
         return;
     memcpy(name, d, n);
@@ -543,7 +516,7 @@ static void on_keys(pf *p, const req *r, const uint8_t *d)
         return;
     uint64_t off = vl->keys_indices + ((uint64_t)1 << log2ib);
     uint64_t esize = general ? 24 : 16;
-    uint64_t m = (uint64_t)nentries < ENTRIES_MAX ? (uint64_t)nentries : ENTRIES_MAX;
+    uint64_t m = (uint64_t)nentries < PYF__VCHUNK ? (uint64_t)nentries : PYF__VCHUNK;
     req e = {r->addr + off, (uint32_t)(m * esize), R_ENTRIES, 0, r->depth,
              r->aux | esize << 32};
     if (off + m * esize > r->len)

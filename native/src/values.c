@@ -1,14 +1,16 @@
 /*
  * values.c - what a frame holds, as a tree of pyf_value nodes: the calls
- * (pyf_frame_locals, pyf_value_read, pyf_values_free), the tree and its
- * limits, reads within the call's budget, types read once per call, str
- * and C string helpers.  objects.c decodes each kind of object.
+ * (pyf_frame_locals, pyf_value_read, pyf_values_free), the result, a
+ * frame's locals and its value stack.  The decoder's top layer (values.h):
+ * it calls the three below it, value_prefetch.c (what a call reads
+ * ahead), objects.c (one decoder a kind of object) and value_core.c (the
+ * context and its reads); none of them calls it.
  *
  * Bounds: every count read from the target is checked before it sizes a
  * read or a loop; the call stops decoding (BUDGET nodes) when its objects
- * or bytes run out; nesting is cut at max_depth (at most VALUE_DEPTH_CAP, so
- * the recursion is bounded); cycles are cut by the set of objects on the
- * current path.  Nothing is written to the target.
+ * or bytes run out; nesting is cut at max_depth (at most value_core.c's
+ * VALUE_DEPTH_CAP, so the recursion is bounded); cycles are cut by the set
+ * of objects on the current path.  Nothing is written to the target.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +18,7 @@
 
 #include "internal.h"
 
-#define VALUE_DEPTH_CAP 64u      /* the recursion's bound, whatever is asked */
-#define VALUE_STRING_CAP (1u << 24)
-#define VALUE_ITEMS_CAP (1u << 20)
-#define VALUE_OBJECTS_CAP (1u << 24)
-#define TYPES_MAX 4096u          /* types read per call */
-#define TYPE_NAME_MAX 128u
-#define QUALNAME_MAX 200u
 #define LOCALS_MAX 65536u        /* co_nlocalsplus */
-#define NAME_MAX_CHARS 256u
 
 /* The call's result: the public struct first, then what frees it. */
 typedef struct values_result {
@@ -37,17 +31,7 @@ _Static_assert(sizeof(pyf_local) == PYF_LOCAL_SIZE, "pyf_local is frozen");
 _Static_assert(sizeof(pyf_values_request) == PYF_VALUES_REQUEST_SIZE_V0,
                "pyf_values_request");
 
-/* ---- reads, nodes, strings ------------------------------------------------ */
-
-int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len)
-{
-    if (!c->frame_reads && (len > c->req.max_bytes || c->bytes > c->req.max_bytes - len))
-        return PYF__EBUDGET;
-    c->bytes += len;
-    if (c->batch.n != 0 && pyf__vbatch_get(c, addr, dst, len))
-        return PYF_OK;
-    return pyf__read_now(c->t, addr, dst, len);
-}
+/* ---- the calls ------------------------------------------------------------ */
 
 /* A read of the frame or its code object (outside the budget, a failure
  * detailed in t->fail), served from what was read ahead when it can be. */
@@ -56,338 +40,6 @@ static int frame_read(pyf__vctx *c, uint64_t addr, void *dst, size_t len, const 
     if (c->batch.n != 0 && pyf__vbatch_get(c, addr, dst, len))
         return PYF_OK;
     return pyf__read(c->t, addr, dst, len, what);
-}
-
-uint32_t pyf__vnodes(pyf__vctx *c, uint32_t count)
-{
-    if (c->nomem || count > (1u << 30) - c->n) {
-        c->nomem = true;
-        return PYF_NO_VALUE;
-    }
-    if (!pyf__grow((void **)&c->v, &c->cap, c->n + count, sizeof *c->v)) {
-        c->nomem = true;
-        return PYF_NO_VALUE;
-    }
-    uint32_t first = c->n;
-    memset(c->v + first, 0, (size_t)count * sizeof *c->v);
-    for (uint32_t i = 0; i < count; i++)
-        c->v[first + i].type_name = "";
-    c->n += count;
-    return first;
-}
-
-void pyf__vbad(pyf__vctx *c, uint32_t i, uint32_t flags, const char *fmt, ...)
-{
-    char why[160];
-    va_list ap;
-    va_start(ap, fmt);
-    if (vsnprintf(why, sizeof why, fmt, ap) < 0)
-        why[0] = '\0';
-    va_end(ap);
-    pyf_value *v = &c->v[i];
-    v->kind = PYF_VALUE_UNREADABLE;
-    v->flags |= flags;
-    v->first_child = v->nchildren = 0;
-    pyf__vdata(c, i, why, strlen(why));
-}
-
-void pyf__vdata(pyf__vctx *c, uint32_t i, const void *data, size_t len)
-{
-    char *p = pyf__arena_alloc(&c->arena, len + 1);
-    if (p == NULL) {
-        c->nomem = true;
-        return;
-    }
-    if (len)
-        memcpy(p, data, len);
-    p[len] = '\0';
-    c->v[i].data = p;
-    c->v[i].data_size = len;
-}
-
-static bool printable(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return false;
-    return true;
-}
-
-const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max)
-{
-    char buf[TYPE_NAME_MAX + 1];
-    size_t have = 0;
-    if (addr == 0 || max > TYPE_NAME_MAX)
-        return NULL;
-    while (have < max) { /* page by page: a name may end a mapping */
-        size_t piece = 4096 - (size_t)((addr + have) % 4096);
-        if (piece > max - have)
-            piece = max - have;
-        if (pyf__vread(c, addr + have, buf + have, piece) != PYF_OK)
-            return NULL;
-        void *nul = memchr(buf + have, 0, piece);
-        have += piece;
-        if (nul != NULL) {
-            if (nul == buf || !printable(buf))
-                return NULL;
-            const char *s = pyf__arena_dup(&c->arena, buf);
-            if (s == NULL)
-                c->nomem = true;
-            return s;
-        }
-    }
-    return NULL;
-}
-
-const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
-                      uint64_t *chars, bool *cut)
-{
-    const pyf__offsets *o = c->o;
-    uint8_t hdr[256];
-    size_t hlen = (size_t)o->unicode.compactunicodeobject_size;
-    pyf__str_info si;
-    *cut = false;
-    if (addr == 0 || addr % 8 != 0 || hlen > sizeof hdr)
-        return NULL;
-    if (pyf__vread(c, addr, hdr, hlen) != PYF_OK &&
-        pyf__vread(c, addr, hdr, hlen = (size_t)o->unicode.asciiobject_size) != PYF_OK)
-        return NULL;
-    if (pyf__str_header(o, hdr, &si) != PYF_OK || si.data_off > hlen + 16 ||
-        si.length > ((uint64_t)1 << 40))
-        return NULL;
-    uint64_t n = si.length;
-    if (n > max_chars) {
-        n = max_chars;
-        *cut = true;
-    }
-    uint8_t *d = malloc((size_t)n * si.kind + 1);
-    if (d == NULL) {
-        c->nomem = true;
-        return NULL;
-    }
-    char *utf8 = NULL;
-    size_t len = 0;
-    bool cut_bytes = false;
-    const char *s = NULL;
-    if (pyf__vread(c, addr + si.data_off, d, (size_t)n * si.kind) == PYF_OK &&
-        pyf__str_utf8(&si, d, n, (uint32_t)(n * 4), true, &utf8, &len, &cut_bytes) == PYF_OK) {
-        char *a = pyf__arena_alloc(&c->arena, len + 1);
-        if (a != NULL) {
-            memcpy(a, utf8, len + 1);
-            s = a;
-        } else
-            c->nomem = true;
-    }
-    free(utf8);
-    free(d);
-    *bytes = len;
-    *chars = si.length;
-    return s;
-}
-
-bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr)
-{
-    uint8_t hdr[256];
-    uint32_t end = 1;
-    pyf__str_info si;
-    size_t hlen = (size_t)c->o->unicode.compactunicodeobject_size;
-    if (hlen > sizeof hdr || pyf__vread(c, addr, hdr, hlen) != PYF_OK ||
-        pyf__str_header(c->o, hdr, &si) != PYF_OK || si.kind > sizeof end ||
-        si.length > UINT64_MAX / 4 ||
-        pyf__vread(c, addr + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
-        return false;
-    return end == 0;
-}
-
-/* ---- types ---------------------------------------------------------------- */
-
-/* The builtin static types the decoder knows, by tp_name. */
-static const struct {
-    const char *name;
-    uint32_t kind;
-} builtin_types[] = {
-    {"NoneType", PYF_VALUE_NONE}, {"bool", PYF_VALUE_BOOL}, {"int", PYF_VALUE_INT},
-    {"float", PYF_VALUE_FLOAT}, {"complex", PYF_VALUE_COMPLEX}, {"str", PYF_VALUE_STR},
-    {"bytes", PYF_VALUE_BYTES}, {"bytearray", PYF_VALUE_BYTEARRAY},
-    {"tuple", PYF_VALUE_TUPLE}, {"list", PYF_VALUE_LIST}, {"dict", PYF_VALUE_DICT},
-    {"set", PYF_VALUE_SET}, {"frozenset", PYF_VALUE_FROZENSET}, {"range", PYF_VALUE_RANGE},
-    {"type", PYF_VALUE_TYPE}, {"function", PYF_VALUE_FUNCTION},
-    {"builtin_function_or_method", PYF_VALUE_BUILTIN}, {"method", PYF_VALUE_METHOD},
-    {"module", PYF_VALUE_MODULE}, {"cell", PYF_VALUE_CELL}, {"code", PYF_VALUE_CODE},
-    {"generator", PYF_VALUE_GENERATOR}, {"coroutine", PYF_VALUE_COROUTINE},
-    {"async_generator", PYF_VALUE_ASYNC_GENERATOR}, {"ellipsis", PYF_VALUE_ELLIPSIS},
-    {"NotImplementedType", PYF_VALUE_NOTIMPLEMENTED},
-};
-
-uint32_t pyf__vbuiltin_kind(const char *tp_name)
-{
-    for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
-        if (strcmp(tp_name, builtin_types[i].name) == 0)
-            return builtin_types[i].kind;
-    return PYF_VALUE_OTHER;
-}
-
-size_t pyf__vtype_len(const pyf__vctx *c)
-{
-    size_t len = (size_t)c->o->type.size;
-    if (len < c->vl.type_dictoffset + 8)
-        len = (size_t)c->vl.type_dictoffset + 8;
-    return len;
-}
-
-/* "module.qualname" of a heap type (module left out for builtins), or
- * NULL when its qualname or module cannot be read. */
-static const char *heap_type_name(pyf__vctx *c, pyf__vtype *ty, uint64_t qualname)
-{
-    size_t qb, mb;
-    uint64_t chars;
-    bool cut;
-    const char *q = pyf__vstr(c, qualname, QUALNAME_MAX, &qb, &chars, &cut);
-    if (q == NULL || qb == 0 || strlen(q) != qb)
-        return NULL;
-    uint64_t mod = ty->dict != 0 ? pyf__dict_lookup(c, ty->dict, "__module__") : 0;
-    const char *m = mod != 0 ? pyf__vstr(c, mod, QUALNAME_MAX, &mb, &chars, &cut) : NULL;
-    if (m == NULL || mb == 0 || strlen(m) != mb || strcmp(m, "builtins") == 0)
-        return q;
-    char *name = pyf__arena_alloc(&c->arena, mb + 1 + qb + 1);
-    if (name == NULL) {
-        c->nomem = true;
-        return q;
-    }
-    memcpy(name, m, mb);
-    name[mb] = '.';
-    memcpy(name + mb + 1, q, qb + 1);
-    return name;
-}
-
-static void type_read(pyf__vctx *c, pyf__vtype *ty)
-{
-    const pyf__offsets *o = c->o;
-    const pyf__value_layout *vl = &c->vl;
-    uint8_t buf[PYF__OBJECT_READ_MAX];
-    uint64_t addr = ty->addr;
-    size_t len = pyf__vtype_len(c);
-    int rc = addr < 4096 || addr % 8 != 0 || len > sizeof buf ? PYF_EFAULT
-                                                               : pyf__vread(c, addr, buf, len);
-    if (rc != PYF_OK) {
-        ty->bad = rc == PYF__EBUDGET ? "byte budget spent reading type" : "bad type pointer";
-        return;
-    }
-    ty->flags = pyf__ld64(buf + o->type.tp_flags);
-    ty->basicsize = pyf__ld64(buf + vl->type_basicsize);
-    ty->dictoffset = pyf__ld64(buf + vl->type_dictoffset);
-    ty->dict = pyf__ld64(buf + vl->type_dict);
-    uint64_t meta = pyf__ld64(buf + o->pyobject.ob_type);
-    ty->name_ptr = pyf__ld64(buf + o->type.tp_name);
-    const char *tp_name = pyf__vcstr(c, ty->name_ptr, TYPE_NAME_MAX);
-    if (tp_name == NULL || meta == 0 || meta % 8 != 0 || ty->basicsize > (1u << 20)) {
-        ty->bad = "bad type pointer";
-        return;
-    }
-    ty->name = tp_name;
-    ty->kind = PYF_VALUE_OTHER;
-    if (!(ty->flags & PYF__TPFLAGS_HEAPTYPE)) {
-        ty->kind = pyf__vbuiltin_kind(tp_name);
-    } else {
-        uint8_t ht[16];
-        if (pyf__vread(c, addr + vl->heap_qualname, ht, sizeof ht) == PYF_OK) {
-            ty->cached_keys = pyf__ld64(ht + 8);
-            const char *name = heap_type_name(c, ty, pyf__ld64(ht));
-            if (name != NULL)
-                ty->name = name;
-        }
-    }
-    if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS))
-        ty->kind = PYF_VALUE_EXCEPTION;
-    /* a metaclass: its instances are classes, shown as classes unless it
-     * says how itself (__repr__ in its own dict, as enum's does) */
-    if (ty->kind == PYF_VALUE_OTHER && (ty->flags & PYF__TPFLAGS_TYPE_SUBCLASS) &&
-        (ty->dict == 0 || pyf__dict_lookup(c, ty->dict, "__repr__") == 0))
-        ty->kind = PYF_VALUE_TYPE;
-}
-
-const pyf__vtype *pyf__vtype_get(pyf__vctx *c, uint64_t addr)
-{
-    static const pyf__vtype too_many = {.kind = PYF_VALUE_UNREADABLE, .name = "",
-                                        .bad = "too many types"};
-    uint64_t *slot = pyf__addrmap_get(&c->types, addr);
-    if (slot != NULL)
-        return &c->tv[*slot - 1];
-    if (c->ntv >= TYPES_MAX)
-        return &too_many;
-    if (!pyf__grow((void **)&c->tv, &c->captv, c->ntv + 1, sizeof *c->tv)) {
-        c->nomem = true;
-        return &too_many;
-    }
-    uint32_t at = c->ntv++;
-    pyf__vtype ty = {.addr = addr, .name = ""};
-    c->tv[at] = (pyf__vtype){.addr = addr, .name = "", .bad = "type read within itself"};
-    /* remembered before it is read: a type whose dict leads back to it
-     * finds it (unfinished, its name still ""); read into a copy, since
-     * the table may grow meanwhile */
-    bool added;
-    uint64_t *put = addr != 0 ? pyf__addrmap_put(&c->types, addr, &added) : NULL;
-    if (put != NULL)
-        *put = at + 1;
-    type_read(c, &ty);
-    if (ty.bad != NULL)
-        ty.kind = PYF_VALUE_UNREADABLE;
-    c->tv[at] = ty;
-    return &c->tv[at];
-}
-
-/* ---- the calls ------------------------------------------------------------ */
-
-static uint32_t limit(uint32_t asked, uint32_t dflt, uint32_t cap)
-{
-    uint32_t v = asked != 0 ? asked : dflt;
-    return v < cap ? v : cap;
-}
-
-static int ctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
-{
-    memset(c, 0, sizeof *c);
-    c->t = t;
-    c->o = &t->off;
-    pyf__fail(t, PYF_OK, "%s", "");
-    if (req != NULL) {
-        int rc = pyf__struct_in(req, PYF_VALUES_REQUEST_SIZE_V0, &c->req, sizeof c->req,
-                                "pyf_values_request", t->fail.detail, sizeof t->fail.detail);
-        if (rc != PYF_OK)
-            return t->fail.code = rc;
-    }
-    char why[PYF__ERRBUF];
-    if (pyf__offsets_check_values(c->o, why, sizeof why) != PYF_OK)
-        return pyf__fail(t, PYF_EOFFSETS, "%s", why);
-    c->req.max_string = limit(c->req.max_string, PYF_DEFAULT_VALUE_STRING, VALUE_STRING_CAP);
-    c->req.max_items = limit(c->req.max_items, PYF_DEFAULT_VALUE_ITEMS, VALUE_ITEMS_CAP);
-    c->req.max_depth = limit(c->req.max_depth, PYF_DEFAULT_VALUE_DEPTH, VALUE_DEPTH_CAP);
-    c->req.max_objects = limit(c->req.max_objects, PYF_DEFAULT_VALUE_OBJECTS,
-                               VALUE_OBJECTS_CAP);
-    if (c->req.max_bytes == 0)
-        c->req.max_bytes = PYF_DEFAULT_VALUE_BYTES;
-    pyf__value_layout_fill(c->o, &c->vl);
-    return PYF_OK;
-}
-
-static void ctx_free(pyf__vctx *c)
-{
-    free(c->v);
-    free(c->tv);
-    pyf__addrmap_free(&c->types);
-    pyf__addrset_free(&c->path);
-    pyf__arena_free(&c->arena);
-    pyf__vbatch_free(&c->batch);
-}
-
-int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
-{
-    return ctx_begin(c, t, req);
-}
-
-void pyf__vctx_end(pyf__vctx *c)
-{
-    ctx_free(c);
 }
 
 /* The result: the nodes and locals copied into the arena, which the
@@ -444,10 +96,10 @@ static int values_call(pyf_target *t, uint64_t addr, const pyf_values_request *r
     if (t == NULL || out == NULL)
         return PYF_EINVAL;
     pyf__vctx c;
-    int rc = ctx_begin(&c, t, req);
+    int rc = pyf__vctx_begin(&c, t, req);
     if (rc == PYF_OK)
         rc = body(&c, addr, out);
-    ctx_free(&c);
+    pyf__vctx_end(&c);
     return rc;
 }
 
@@ -807,7 +459,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
         size_t nb;
         uint64_t chars;
         bool cut;
-        const char *name = pyf__vstr(c, cl.names[i], NAME_MAX_CHARS, &nb, &chars, &cut);
+        const char *name = pyf__vstr(c, cl.names[i], PYF__VNAME_MAX_CHARS, &nb, &chars, &cut);
         locals[i].name = name != NULL ? name : "?";
         local_kind(&cl, i, &locals[i]);
     }

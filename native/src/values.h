@@ -1,10 +1,37 @@
 /*
- * values.h - the value decoder's insides, shared by values.c (the calls,
- * the result tree, limits, reads, types, frames) and objects.c (one
- * decoder a kind of object). Part of internal.h.
+ * values.h - the value decoder's insides.  Part of internal.h.
+ *
+ * The decoder is four files in layers, each calling only the files below
+ * it (thread_facts.c calls value_core.c and objects.c besides):
+ *
+ *   values.c          the calls (pyf_frame_locals, pyf_value_read,
+ *                     pyf_values_free), the result, a frame's locals and
+ *                     its value stack
+ *   value_prefetch.c  what a call reads ahead of the decoder, one readv a
+ *                     round, guessed from the last calls' hints
+ *   objects.c         one decoder a kind of object, recursing into the
+ *                     children
+ *   value_core.c      the context and its reads: the read-ahead store,
+ *                     reads within the byte budget, nodes, C strings and
+ *                     str objects, dict pairs and lookups, type objects,
+ *                     the context begun and ended
+ *
+ * The sections below go from the bottom up, each named after the file
+ * that defines what it declares.
  */
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
+
+/* Sizes the read-ahead (value_prefetch.c) must match to serve the
+ * decoder's reads: dict and set table entries read at once, a dict's
+ * entries searched by name (__name__, __slots__ ...), a type name's
+ * bytes and a local's name's characters. */
+#define PYF__VCHUNK 128u
+#define PYF__VLOOKUP_ITEMS 64u
+#define PYF__VTYPE_NAME_MAX 128u
+#define PYF__VNAME_MAX_CHARS 256u
+
+/* ---- value_core.c ---- */
 
 /* What a type object is, read once per call. */
 typedef struct pyf__vtype {
@@ -17,8 +44,9 @@ typedef struct pyf__vtype {
     uint64_t name_ptr;       /* tp_name */
 } pyf__vtype;
 
-/* What this call read ahead (value_prefetch.c): ranges of target memory.
- * The decoder's reads are served from them when one holds the whole read. */
+/* What this call read ahead: ranges of target memory (value_prefetch.c
+ * fills them).  The decoder's reads are served from them when one holds
+ * the whole read. */
 typedef struct pyf__vrange {
     uint64_t addr;
     const uint8_t *data;
@@ -52,6 +80,10 @@ typedef struct pyf__vctx {
     pyf__vbatch batch;       /* read ahead (value_prefetch.c) */
 } pyf__vctx;
 
+/* Whether [addr, addr+len) was read ahead: copied to dst. */
+bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
+void pyf__vbatch_free(pyf__vbatch *b);
+
 /* Private result of a read refused by the byte budget. */
 #define PYF__EBUDGET (-1002)
 
@@ -82,10 +114,39 @@ const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *b
  * the object would show the memory after it. */
 bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr);
 
+/* Up to max (key, value) pairs, in insertion order, of the keys object at
+ * keys with, for a split table or an object's inline values, the values at
+ * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
+ * -1 with *why (and *budget when the byte budget ran out). */
+int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
+                        uint64_t *kv, const char **why, bool *budget);
+/* The value of key name (a str) in the dict at addr, 0 when absent or
+ * unreadable (the first entries only: __name__, __module__, __file__). */
+uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
+
 /* The builtin kind of a static type by its tp_name (PYF_VALUE_OTHER when
  * none), and the bytes type_read reads of a type object. */
 uint32_t pyf__vbuiltin_kind(const char *tp_name);
 size_t pyf__vtype_len(const pyf__vctx *c);
+
+/* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
+ * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
+int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
+void pyf__vctx_end(pyf__vctx *c);
+
+/* ---- objects.c ---- */
+/* Decode the object at addr into node i (allocated), at depth below a
+ * local; children are allocated after every node there is. */
+void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
+
+/* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
+ * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
+int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv);
+/* The same for the attributes of the instance at addr of type ty: its
+ * __dict__ or its inline values (not __slots__); 0 when it has none, -1
+ * when unreadable. */
+int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
+                            uint64_t *kv);
 
 /* ---- value_prefetch.c ----
  * Reads ahead of the decoder, one reader call per level of the tree: what
@@ -113,36 +174,12 @@ typedef struct pyf__vhints {
     uint32_t nco, capco;
 } pyf__vhints;
 void pyf__vhints_free(pyf_target *t);
-/* Whether [addr, addr+len) was read ahead: copied to dst. */
-bool pyf__vbatch_get(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
 /* Read ahead what decoding the frame at frame_addr (0: none) and the
  * objects at roots[n] will read. */
 void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n);
 /* After the decode: the kinds and names of the types it read, as hints. */
 void pyf__vprefetch_learn(pyf__vctx *c);
-void pyf__vbatch_free(pyf__vbatch *b);
 
-/* ---- objects.c ---- */
-/* Decode the object at addr into node i (allocated), at depth below a
- * local; children are allocated after every node there is. */
-void pyf__decode_object(pyf__vctx *c, uint32_t i, uint64_t addr, uint32_t depth);
-/* The value of key name (a str) in the dict at addr, 0 when absent or
- * unreadable (the first entries only: __name__, __module__, __file__). */
-uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
-
-/* Up to max (key, value) pairs of the dict at dict_addr (its type checked)
- * into kv[2 * max], in insertion order; -1 when it is no readable dict. */
-int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t *kv);
-/* The same for the attributes of the instance at addr of type ty: its
- * __dict__ or its inline values (not __slots__); 0 when it has none, -1
- * when unreadable. */
-int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
-                            uint64_t *kv);
-
-/* ---- values.c: a context outside the calls (the thread facts) ---- */
-/* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
- * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
-int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
-void pyf__vctx_end(pyf__vctx *c);
+/* ---- values.c: nothing here (its calls are pyframes.h's) ---- */
 
 #endif /* PYFRAMES_VALUES_H */
