@@ -49,7 +49,7 @@ SESSION_TIMEOUT = 240
 # static functions in the debugger's own unwind (native waits, lock waits
 # inferred from them, mixed stacks, gdb's frames beside ours:
 # sessions_with_debuginfo).  PYFRAMES_TEST_DEBUGINFO=1 gives it to every
-# session.
+# session; =0 only to those of the oracles (the modules run without it).
 DEBUGINFO = os.environ.get("PYFRAMES_TEST_DEBUGINFO") == "1"
 
 
@@ -58,7 +58,9 @@ def sessions_with_debuginfo():
     autouse fixture, ``_debuginfo = pytest.fixture(scope="module",
     autouse=True)(du.sessions_with_debuginfo)``."""
     global DEBUGINFO
-    saved, DEBUGINFO = DEBUGINFO, True
+    saved = DEBUGINFO
+    if os.environ.get("PYFRAMES_TEST_DEBUGINFO") != "0":
+        DEBUGINFO = True
     try:
         yield
     finally:

@@ -344,6 +344,23 @@ from pyframes import waits  # noqa: E402
       ("_Py_read", "/usr/bin/python3.13")], "reading fd 7", False),
     ([], None, False),
     ([None, "PyObject_Call"], None, False),
+    # without debug info: glibc's internals and CPython's static functions
+    # unnamed (lldb: ___lldb_unnamed_symbol_N, gdb: None), the exported
+    # functions around them named
+    ([("___lldb_unnamed_symbol_9ced0", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+      ("___lldb_unnamed_symbol_9cf10", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+      ("read", "/usr/lib/x86_64-linux-gnu/libc.so.6"), ("_Py_read", "/usr/bin/python3.14")],
+     "reading fd 7", False),
+    ([None, None, "clock_nanosleep", None, None, "_PyEval_EvalFrameDefault"], "sleeping", False),
+    ([None, None, "sem_clockwait", "_PySemaphore_Wait", "_PyParkingLot_Park", None, None],
+     "waiting on a lock", False),
+    ([None, None, "pthread_cond_timedwait", None, "PyEval_RestoreThread"],
+     "waiting for the GIL", True),
+    ([None, "pthread_cond_timedwait", None, "PyObject_Vectorcall"], "waiting on a lock", False),
+    # gdb on python3.14 without DWARF: a spinner asked to hand the GIL over
+    ([None, None, None, "pthread_cond_timedwait", None, None, "_Py_HandlePending", None],
+     "waiting for the GIL", True),
+    ([None, None, "my_exported_helper", "PyObject_Call"], "in C: my_exported_helper", False),
 ])
 def test_classify_functions(names, words, gil):
     assert waits.classify_functions(names, io_fd=7) == (words, gil)

@@ -233,10 +233,12 @@ def _names(*words):
 _PLUMBING = re.compile(r"syscall_cancel|^syscall$|^__internal_syscall|^__syscall|"
                        r"^_?_?restore_rt$|^__kernel_vsyscall$")
 _GIL = _names("take_gil", "drop_gil", "drop_gil_impl")
-# the callers of take_gil, where it is inlined and unnamed without DWARF
+# the callers of take_gil, where it is inlined or unnamed without DWARF
+# (the eval loop asked to hand the GIL over: _Py_HandlePending, with
+# _PyThreadState_Attach and take_gil unnamed between it and the wait)
 _GIL_CALLERS = _names("PyEval_RestoreThread", "PyEval_AcquireThread", "_PyEval_AcquireLock",
                       "PyEval_AcquireLock", "_PyThreadState_Attach", "PyGILState_Ensure",
-                      "_PyEval_ReInitThreads")
+                      "_PyEval_ReInitThreads", "_Py_HandlePending")
 _LOCK = re.compile(r"futex|^(?:__new_|__|_)?sem_(?:clock|timed)?wait|sem_wait_slow|"
                    r"pthread_cond_|cond_(?:timed|clock)?wait|lll_lock_wait|"
                    r"pthread_mutex_(?:clock|timed)?lock|^_PyMutex_Lock|^PyMutex_Lock|"
@@ -259,6 +261,9 @@ _PYTHON = re.compile(r"^_?Py|^_PyEval_EvalFrame")
 # libpython3.13.so.1.0, python3.13d)
 _PYTHON_FILE = re.compile(r"^(?:lib)?python3\.\d+t?d?(?:\.so(?:\.[\d.]+)?)?$")
 
+
+# lldb's name for a frame no symbol names
+_UNNAMED = "___lldb_unnamed_symbol"
 
 # the suffixes of a compiler's clones of a function (drop_gil.constprop.0)
 _CLONE = re.compile(r"(?:\.(?:constprop|isra|part|cold|lto_priv|localalias)(?:\.\d+)?)+$")
@@ -290,13 +295,20 @@ def classify_functions(frames, io_fd=None):
     code: a Py-named function, or any function of the python executable or
     libpython that is no wait) or the names say nothing (no frames)."""
     frames = [f if isinstance(f, tuple) else (f, None) for f in list(frames or ())[:WINDOW]]
-    window = [_clean(name) for name, _module in frames]
+    # a frame without a name (None) is skipped like glibc's plumbing: the
+    # first named frame outward tells the wait.  Without debug info gdb and
+    # lldb name none of glibc's internals under a system call or a futex
+    # wait, nor CPython's static functions (take_gil), while the exported
+    # functions around them (read, clock_nanosleep, sem_clockwait,
+    # pthread_cond_timedwait, PyEval_RestoreThread) keep their names.
+    window = [None if not name or name.startswith(_UNNAMED) else _clean(name)
+              for name, _module in frames]
     if not window:
         return None, False
     if any(n and _GIL.match(n) for n in window):
         return GIL_WAIT, True
     i = 0
-    while i < len(window) and window[i] and _PLUMBING.search(window[i]):
+    while i < len(window) and (window[i] is None or _PLUMBING.search(window[i])):
         i += 1
     if i == len(window):
         return None, False
@@ -307,8 +319,8 @@ def classify_functions(frames, io_fd=None):
         # the first caller past the lock's own frames: take_gil's callers
         # (take_gil inlined and unnamed) make it the GIL
         j = i
-        while j < len(window) and window[j] and (_LOCK.search(window[j]) or
-                                                 _PLUMBING.search(window[j])):
+        while j < len(window) and (window[j] is None or _LOCK.search(window[j]) or
+                                   _PLUMBING.search(window[j])):
             j += 1
         if j < len(window) and window[j] and _GIL_CALLERS.match(window[j]):
             return GIL_WAIT, True
