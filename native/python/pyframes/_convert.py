@@ -11,6 +11,7 @@ the frame keys of snapshots it keeps unconverted.
 """
 
 import array
+import struct
 import sys
 
 from . import _abi, errors
@@ -666,24 +667,27 @@ class SampleSource:
         try:
             if self._table_of(out, self._table_ref) != 0:
                 return rc, None
-            string_at = ctypes.string_at
-            nthreads, nframes, cthreads = SNAPSHOT_SAMPLE(
-                SNAPSHOT.struct.unpack(string_at(out, SNAPSHOT.size)))
+            # the library's arrays read where they are (_MEMORY), sizes as
+            # it gives them: no ctypes call per array
+            memory = _MEMORY
+            snap = _pointer_at(memory, ctypes.addressof(out))[0]
+            nthreads, nframes, cthreads = SNAPSHOT_SAMPLE(SNAPSHOT.struct.unpack_from(memory, snap))
             table = TABLE.struct.unpack_from(self._table_view)
             keys_at = table[T_FRAME_KEYS]
             if not keys_at:
                 nframes = 0
             if nthreads == 1 and cthreads:
-                threads = (THREAD.struct.unpack(string_at(cthreads, THREAD.size)),)
+                threads = (THREAD.struct.unpack_from(memory, cthreads),)
             else:
                 threads = THREAD.struct.iter_unpack(
-                    string_at(cthreads, nthreads * THREAD.size)) if nthreads and cthreads else ()
+                    memory[cthreads:cthreads + nthreads * THREAD.size]) \
+                    if nthreads and cthreads else ()
             rows = []
             for row in threads:
                 first, count = row[THREAD_FIRST], row[THREAD_COUNT]
+                at = keys_at + first * KEY_INDEX_SIZE
                 keys = (None if first + count > nframes else
-                        string_at(keys_at + first * KEY_INDEX_SIZE, count * KEY_INDEX_SIZE)
-                        if count else b"")
+                        memory[at:at + count * KEY_INDEX_SIZE].tobytes() if count else b"")
                 rows.append((row, keys))
             return rc, (table[T_TABLE_ID], rows)
         except BaseException:
@@ -707,6 +711,8 @@ class SampleSource:
 # sizes it gives) read without a ctypes call per read; never read past a
 # size the library gave (its NUL-terminated strings go through _c_string)
 _MEMORY = memoryview((ctypes.c_ubyte * sys.maxsize).from_address(0)).cast("B")
+# a pointer's value where it is stored (a ctypes pointer object's address)
+_pointer_at = struct.Struct("P").unpack_from
 
 
 def _rows(layout, at, count, stride):
