@@ -313,8 +313,6 @@ def classify_functions(frames, io_fd=None):
     if i == len(window):
         return None, False
     first = window[i]
-    if first is None:
-        return None, False
     if _LOCK.search(first):
         # the first caller past the lock's own frames: take_gil's callers
         # (take_gil inlined and unnamed) make it the GIL
@@ -322,7 +320,7 @@ def classify_functions(frames, io_fd=None):
         while j < len(window) and (window[j] is None or _LOCK.search(window[j]) or
                                    _PLUMBING.search(window[j])):
             j += 1
-        if j < len(window) and window[j] and _GIL_CALLERS.match(window[j]):
+        if j < len(window) and _GIL_CALLERS.match(window[j]):
             return GIL_WAIT, True
         return LOCK_WAIT, False
     if _SLEEP.search(first):
