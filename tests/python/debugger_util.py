@@ -50,7 +50,14 @@ SESSION_TIMEOUT = 240
 # inferred from them, mixed stacks, gdb's frames beside ours:
 # sessions_with_debuginfo).  PYFRAMES_TEST_DEBUGINFO=1 gives it to every
 # session; =0 only to those of the oracles (the modules run without it).
-DEBUGINFO = os.environ.get("PYFRAMES_TEST_DEBUGINFO") == "1"
+_DEBUGINFO_ENV = os.environ.get("PYFRAMES_TEST_DEBUGINFO")
+DEBUGINFO = _DEBUGINFO_ENV == "1"
+
+
+def _with_debuginfo(asked):
+    """Whether a session loads the separate debug info: as asked, else
+    DEBUGINFO."""
+    return DEBUGINFO if asked is None else asked
 
 
 def sessions_with_debuginfo():
@@ -59,7 +66,7 @@ def sessions_with_debuginfo():
     autouse=True)(du.sessions_with_debuginfo)``."""
     global DEBUGINFO
     saved = DEBUGINFO
-    if os.environ.get("PYFRAMES_TEST_DEBUGINFO") != "0":
+    if _DEBUGINFO_ENV != "0":
         DEBUGINFO = True
     try:
         yield
@@ -251,7 +258,7 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
     as run_bounded."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
-    if not (DEBUGINFO if debuginfo is None else debuginfo):
+    if not _with_debuginfo(debuginfo):
         argv += ["-iex", "set debug-file-directory /nonexistent"]
     if executable:
         argv.append(executable)
@@ -309,7 +316,7 @@ def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
         argv += ["-O", AVOID_PARALLEL_LOAD]
     for command in before or ():
         argv += ["-O", command]
-    if not (DEBUGINFO if debuginfo is None else debuginfo):  # no /usr/lib/debug, no debuginfod
+    if not _with_debuginfo(debuginfo):  # no /usr/lib/debug, no debuginfod
         argv += ["-O", "settings set symbols.enable-external-lookup false"]
     if executable:
         argv.append(executable)
