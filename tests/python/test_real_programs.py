@@ -759,14 +759,15 @@ def test_debugger_frozen_states(driver, interp, app, pyframes, tmp_path):
                 compare_tasks(tally, state, pid, remote_tasks, s.json("tasks"), driver.name)
             if driver.debugger == "gdb":
                 py_bt = du.parse_py_bt_threads(s["py_bt"])
+                no_oracle = py_bt and (_py_bt_blind(stacks[0], py_bt, "") or
+                                       _py_bt_stale(stacks[0], py_bt))
                 if not py_bt:
                     tally.add(state, pid, ["CPython's py-bt did not run"], s.describe("py_bt"))
-                elif _py_bt_blind(stacks[0], py_bt, "") or _py_bt_stale(stacks[0], py_bt):
+                elif no_oracle:
                     # compared with RemoteUnwinder above; py-bt is no oracle
                     # in this state (see _py_bt_blind, _py_bt_stale)
                     print("state %d: py-bt is no oracle for %s:\n%s"
-                          % (state, _py_bt_blind(stacks[0], py_bt, "") or
-                             _py_bt_stale(stacks[0], py_bt), s["py_bt"][-1500:]))
+                          % (state, no_oracle, s["py_bt"][-1500:]))
                     py_bt_blind += 1
                 else:
                     compare_py_bt(tally, state, pid, interp.path, stacks[0], py_bt)
