@@ -361,6 +361,14 @@ from pyframes import waits  # noqa: E402
     ([None, None, None, "pthread_cond_timedwait", None, None, "_Py_HandlePending", None],
      "waiting for the GIL", True),
     ([None, None, "my_exported_helper", "PyObject_Call"], "in C: my_exported_helper", False),
+    # on CPU in take_gil or drop_gil without DWARF (gdb on python3.13 and
+    # 3.14): only a caller of take_gil named; a GIL wait unless it holds it
+    ([None, None, None, "_Py_HandlePending", None, None], "waiting for the GIL",
+     waits.GIL_UNLESS_HELD),
+    (["___lldb_unnamed_symbol_1f2a0", "___lldb_unnamed_symbol_1f3b0", "PyEval_RestoreThread"],
+     "waiting for the GIL", waits.GIL_UNLESS_HELD),
+    # a named function first: not this case
+    (["PyObject_Free", None, "_Py_HandlePending"], None, False),
 ])
 def test_classify_functions(names, words, gil):
     assert waits.classify_functions(names, io_fd=7) == (words, gil)
@@ -425,5 +433,16 @@ def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
     got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), None,
                          ["take_gil"], None)
     assert (got.gil, got.native) == ("holds", "in take_gil/drop_gil, holding the GIL")
+    # unnamed code under _Py_HandlePending: the GIL wait of a thread that
+    # does not hold it; GC or a pending call (no wait) of one that does
+    unnamed = [None, None, "_Py_HandlePending"]
+    running = _facts("running", state="R")
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="no"), running, unnamed)
+    assert (got.gil, got.native, got.on_cpu) == ("waits", "waiting for the GIL", True)
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), running, unnamed)
+    assert (got.gil, got.native, got.on_cpu) == ("holds", "on CPU", True)
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="no", free_threaded=True),
+                         running, unnamed)
+    assert got.native == "on CPU"
     assert waits.describe(Thread(thread_id=1, native_thread_id=2), None, None) == \
         Thread(thread_id=1, native_thread_id=2)

@@ -31,7 +31,7 @@ import platform
 import re
 
 __all__ = ["WINDOW", "ProcFacts", "proc_facts", "classify_proc", "classify_functions",
-           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "GIL_SWITCH", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
+           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "GIL_SWITCH", "GIL_UNLESS_HELD", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
 WINDOW = 12
@@ -41,6 +41,11 @@ GIL_WAIT = "waiting for the GIL"
 #: GIL's holder: take_gil's last steps after it took the GIL, or drop_gil's
 #: first before it let go.
 GIL_SWITCH = "in take_gil/drop_gil, holding the GIL"
+#: classify_functions' second answer for a thread on CPU in unnamed code
+#: called from one of take_gil's callers (take_gil or drop_gil without
+#: DWARF, but GC or a pending call under _Py_HandlePending look the same):
+#: a GIL wait only when the target says the thread does not hold the GIL
+GIL_UNLESS_HELD = "unless held"
 LOCK_WAIT = "waiting on a lock"
 LOCK_OR_GIL = "waiting on a lock or for the GIL"
 ON_CPU = "on CPU"
@@ -293,7 +298,9 @@ def classify_functions(frames, io_fd=None):
 
     None: the thread runs Python (its innermost frame is CPython's own
     code: a Py-named function, or any function of the python executable or
-    libpython that is no wait) or the names say nothing (no frames)."""
+    libpython that is no wait) or the names say nothing (no frames).  The
+    second answer may be :data:`GIL_UNLESS_HELD` instead of True: a GIL
+    wait only if the thread does not hold the GIL."""
     frames = [f if isinstance(f, tuple) else (f, None) for f in list(frames or ())[:WINDOW]]
     # a frame without a name (None) is skipped like glibc's plumbing: the
     # first named frame outward tells the wait.  Without debug info gdb and
@@ -313,6 +320,11 @@ def classify_functions(frames, io_fd=None):
     if i == len(window):
         return None, False
     first = window[i]
+    if i > 0 and window[0] is None and _GIL_CALLERS.match(first):
+        # on CPU in unnamed code under a caller of take_gil (no wait
+        # function named): take_gil or drop_gil, or the caller's other
+        # work, which holds the GIL (describe tells them apart)
+        return GIL_WAIT, GIL_UNLESS_HELD
     if _LOCK.search(first):
         # the first caller past the lock's own frames: take_gil's callers
         # (take_gil inlined and unnamed) make it the GIL
@@ -372,7 +384,9 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
         words, gil_wait = classify_functions(functions, io_fd)
         # (3.15's gil_requested is set inside take_gil, not on entry: a
         # thread stopped in between is in the GIL's functions, unflagged)
-        if gil_wait and not free and thread.gil in (None, "no"):
+        if gil_wait == GIL_UNLESS_HELD and (free or thread.gil != "no"):
+            words = None  # its unnamed code may be anything that holds the GIL
+        elif gil_wait and not free and thread.gil in (None, "no"):
             changes["gil"] = "waits"
         elif gil_wait and thread.gil == "holds":
             words = GIL_SWITCH  # it has the GIL: not waiting for it
