@@ -15,6 +15,7 @@ import select
 import signal
 import sys
 import threading
+import time
 
 import lldb
 
@@ -36,6 +37,14 @@ except Exception as e:  # keep lldb usable; the commands report the problem
 _CORE_PLUGINS = ("elf-core", "minidump", "mach-o-core", "pe-coff-core")
 _GONE_STATES = (lldb.eStateInvalid, lldb.eStateUnloaded, lldb.eStateConnected,
                 lldb.eStateDetached, lldb.eStateExited)
+# the states of a process whose attach or connect (`gdb-remote`) lldb has not
+# finished handling: in async mode the command returns first, and a command
+# run right after it (a script, commands on lldb's stdin) sees these until
+# lldb's event thread takes the first stop
+_SETTLING_STATES = (lldb.eStateUnloaded, lldb.eStateConnected, lldb.eStateAttaching,
+                    lldb.eStateLaunching)
+#: How long a command waits for that first stop.
+SETTLE_SECONDS = 5.0
 
 
 class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
@@ -59,6 +68,7 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         # symbol lookups lock the target: sections first in a provider
         self.cheap_symbol_lookup = not in_provider
         self._error = lldb.SBError()
+        self._settle_waited = False
 
     @classmethod
     def of(cls, exe_ctx):
@@ -71,7 +81,24 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         if self.in_provider:
             return True
         return (self.process is not None and self.process.IsValid()
-                and self.process.GetState() not in _GONE_STATES)
+                and self._settled_state() not in _GONE_STATES)
+
+    def _settled_state(self):
+        """The process's state, once lldb has taken the first stop of an
+        attach or connect that has a process (a pid) but is not handled
+        yet: waited for at most SETTLE_SECONDS, once per command."""
+        state = self.process.GetState()
+        if state not in _SETTLING_STATES or self._settle_waited:
+            return state
+        self._settle_waited = True
+        pid = self.process.GetProcessID()
+        if not pid or pid == lldb.LLDB_INVALID_PROCESS_ID:
+            return state
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while state in _SETTLING_STATES and time.monotonic() < deadline:
+            time.sleep(0.01)
+            state = self.process.GetState()
+        return state
 
     def _plugin(self):
         try:
@@ -280,6 +307,31 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         if thread is None or not thread.IsValid():
             return None
         return thread.GetName() or None
+
+    def registers(self, native_tids, names):
+        """The ``names`` registers of each thread's innermost frame that
+        lldb has, as unsigned values."""
+        out = {}
+        if not self._process_ok():
+            return out
+        for tid in native_tids:
+            thread = self.process.GetThreadByID(tid)
+            if thread is None or not thread.IsValid():
+                continue
+            f = thread.GetFrameAtIndex(0)
+            if not f.IsValid():
+                continue
+            values = {}
+            for name in names:
+                reg = f.FindRegister(name)
+                if reg.IsValid():
+                    error = lldb.SBError()
+                    value = reg.GetValueAsUnsigned(error, 0)
+                    if error.Success():
+                        values[name] = value
+            if values:
+                out[tid] = values
+        return out
 
     def innermost_functions(self, native_tids, count):
         """Each thread's ``count`` innermost frames as (name, module) (a
