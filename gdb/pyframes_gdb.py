@@ -306,6 +306,31 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         thread = self._thread_of(native_tid)
         return thread.name if thread is not None and thread.is_valid() else None
 
+    def registers(self, native_tids, names):
+        """The ``names`` registers of each thread's innermost frame that
+        gdb has, as unsigned values (each thread selected to read them; the
+        user's thread and frame selected again once, at the end)."""
+        selected = _pyframes_selection()
+        out = {}
+        try:
+            for tid in native_tids:
+                thread = self._thread_of(tid)
+                if thread is None or not thread.is_valid():
+                    continue
+                values = {}
+                try:
+                    thread.switch()
+                    f = gdb.newest_frame()
+                    for name in names:
+                        values[name] = int(f.read_register(name)) & 0xFFFFFFFFFFFFFFFF
+                except (gdb.error, ValueError):
+                    pass  # a register this machine does not have: the rest
+                if values:
+                    out[tid] = values
+        finally:
+            _pyframes_select(*selected)
+        return out
+
     def innermost_functions(self, native_tids, count):
         """Each thread's ``count`` innermost frames as (name, module) (each
         thread selected for its unwind; the user's thread and frame selected

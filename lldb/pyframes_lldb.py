@@ -329,9 +329,21 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                     value = reg.GetValueAsUnsigned(error, 0)
                     if error.Success():
                         values[name] = value
+            if "orig_rax" not in values and self._core_file():
+                # lldb shows no orig_rax of a core: the core's own notes
+                values = _pyf.core_notes.prstatus_registers(self._core_file()).get(tid, {})
             if values:
                 out[tid] = values
         return out
+
+    def _core_file(self):
+        """The path of the core file lldb reads, or None."""
+        try:
+            if not (self._plugin() in _CORE_PLUGINS or "core" in self._plugin()):
+                return None
+            return self.process.GetCoreFile().fullpath
+        except Exception:  # an lldb without SBProcess.GetCoreFile
+            return None
 
     def innermost_functions(self, native_tids, count):
         """Each thread's ``count`` innermost frames as (name, module) (a

@@ -21,10 +21,11 @@ import pytest
 import debugger_util as du
 import drivers
 
-# What this module checks is told by the names of the interpreter's static
-# functions in the debugger's unwind: its sessions load the -dbg packages'
-# DWARF (debugger_util.DEBUGINFO).
-_debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
+# Its sessions run without the -dbg packages' DWARF, as most users' do: the
+# waits come from the names gdb and lldb still have (exported functions) and
+# from the registers of a thread in a system call.  test_locks and
+# test_thread_state_matrix read the same waits with DWARF
+# (du.sessions_with_debuginfo); PYFRAMES_TEST_DEBUGINFO=1 gives it here too.
 
 POOL = 6
 CLI_TIMEOUT = 120
@@ -77,14 +78,16 @@ def _threads(doc):
     return {t["native_thread_id"]: t for interp in doc["interpreters"] for t in interp["threads"]}
 
 
-def _expected_native(state, tid, live, cli):
+def _expected_native(state, tid, fds, cli):
     """(what "native" must be, what "on_cpu" must be) by the thread's own
-    account; a regex for the native text."""
+    account; a regex for the native text.  fds: whether the fd of a read is
+    known (/proc of a live local process, or the registers of a thread in
+    a system call)."""
     what = state.doing[tid]
     if what == "read":
-        text = ("reading fd %d" % state.fds[tid]) if live else "reading"
+        text = ("reading fd %d" % state.fds[tid]) if fds else "reading"
     elif what == "main":
-        text = r"reading fd \d+" if live else "reading"
+        text = r"reading fd \d+" if fds else "reading"
     elif what == "sleep":
         text = "sleeping"
     elif what in ("lock", "idle"):
@@ -116,10 +119,11 @@ def _check_name(state, tid, row, sources, problems):
                                               state.names[tid], state.comms[tid]))
 
 
-def check_document(state, doc, live=True, cli=False, sources=("python", "os")):
+def check_document(state, doc, live=True, cli=False, sources=("python", "os"), fds=None):
     """Every thread of the target in doc, with its name, native wait and
     on_cpu as the target tells them; the pool in one group when doc has
-    groups."""
+    groups.  fds: whether reads show their fd (default: live)."""
+    fds = live if fds is None else fds
     rows = _threads(doc)
     problems = []
     for tid in state.doing:
@@ -132,7 +136,7 @@ def check_document(state, doc, live=True, cli=False, sources=("python", "os")):
             if key not in row:
                 problems.append("thread %d: no %r key" % (tid, key))
         _check_name(state, tid, row, sources, problems)
-        text, on_cpu = _expected_native(state, tid, live, cli)
+        text, on_cpu = _expected_native(state, tid, fds, cli)
         native = row.get("native")
         if not re.fullmatch(text, native or ""):
             problems.append("thread %d (%s): native %r, expected %r"
@@ -265,14 +269,16 @@ def test_debugger_live(debugged):
 
 
 def test_gdb_core(debugged):
-    """A core file: no /proc, so no fd and no on_cpu; waits from gdb's
-    unwind; gdb names no thread of an ELF core (its only name, NT_PRPSINFO's,
-    is the process's), so names are the target's or none."""
+    """A core file: no /proc, so no on_cpu; the fd of a read from the
+    thread's registers (orig_rax and the arguments, which gdb reads from
+    the core); waits from gdb's unwind; gdb names no thread of an ELF core
+    (its only name, NT_PRPSINFO's, is the process's), so names are the
+    target's or none."""
     driver, st, _, cored = debugged
     if cored is None:
         pytest.skip("a core file is read by gdb here")
     try:
-        check_document(st, cored.json("json"), live=False, sources=("python", None))
+        check_document(st, cored.json("json"), live=False, sources=("python", None), fds=True)
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, cored.describe("json")))
 
@@ -280,8 +286,8 @@ def test_gdb_core(debugged):
 @pytest.mark.parametrize("version", VERSIONS[:1])
 def test_gdb_remote(version, tmp_path):
     """gdbserver: the names are gdb's (which gdbserver reads from the
-    remote's /proc), the waits gdb's unwind; no fd (its /proc is not
-    ours) and no on_cpu."""
+    remote's /proc), the waits gdb's unwind, the fd of a read from the
+    thread's registers (its /proc is not ours); no on_cpu."""
     gdb = [d for d in DRIVERS if d.name == "gdb"]
     if not gdb:
         pytest.skip("gdb is not among the drivers")
@@ -291,7 +297,7 @@ def test_gdb_remote(version, tmp_path):
         st = State(target)
         s = du.run_gdb(["py-bt-fast --all --json"], remote=target.pid)
         try:
-            check_document(st, s.json(0), live=False, sources=("python", "debugger"))
+            check_document(st, s.json(0), live=False, sources=("python", "debugger"), fds=True)
         except AssertionError as e:
             raise AssertionError("%s\n%s" % (e, s.describe(0)))
     finally:

@@ -229,13 +229,14 @@ def waits_and_locks(request, tmp_path_factory):
 
 def test_lldb_core_waits(waits_and_locks):
     """gdb's core read by lldb: names from memory (or none: lldb names no
-    thread of an ELF core), waits from lldb's unwind."""
+    thread of an ELF core), waits from lldb's unwind, the fd of a read from
+    the core's registers (its NT_PRSTATUS notes: lldb shows no orig_rax)."""
     s = waits_and_locks["state-core"]
     if s is None:
         pytest.skip("gdb wrote no core")
     try:
         tstate.check_document(waits_and_locks["state"], s.json(0), live=False,
-                              sources=("python", "debugger", None))
+                              sources=("python", "debugger", None), fds=True)
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, s.describe(0)))
 

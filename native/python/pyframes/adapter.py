@@ -134,6 +134,12 @@ class DebuggerAdapter(object):
         name, lldb's thread name), or None."""
         return None
 
+    def registers(self, native_tids, names):
+        """{native tid: {register name: unsigned value}} of the innermost
+        frame of each thread, for the ``names`` it has (a core's or a remote
+        target's threads; waits.register_facts)."""
+        return {}
+
     def innermost_functions(self, native_tids, count):
         """{native tid: its ``count`` innermost native frames, innermost
         first, as (function name or None, module path or None)} for the
@@ -150,16 +156,21 @@ class DebuggerAdapter(object):
 def describe_threads(adapter, snapshot, threads):
     """The debuggers' Front.describe: each thread's name when the target
     gave none (/proc's comm for a live local process, else the debugger's
-    name), its native wait from /proc on a live local process, and from the
-    debugger's unwind of its innermost frames (waits.WINDOW of them) where
-    /proc is not ours (cores, remote targets) or says too little (a thread
-    outside any system call, a futex wait that may be the GIL's)."""
+    name), its native wait from /proc on a live local process (from the
+    registers of a thread in a system call where /proc is not ours: cores,
+    remote targets), and from the debugger's unwind of its innermost frames
+    (waits.WINDOW of them) where these say too little (a thread outside any
+    system call, a futex wait that may be the GIL's) or are not known."""
     def method(name):  # an adapter written without this base class lacks some
         return getattr(adapter, name, None) or (lambda *args: None)
 
     pid = adapter.pid() if ask(method("is_live_local")) else None
     tids = [t.native_thread_id for t in threads if t.native_thread_id]
-    facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids} if pid else {}
+    if pid:
+        facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids}
+    else:  # a core or a remote target: the system call from the registers
+        regs = ask(method("registers"), tids, waits.SYSCALL_REGISTERS) or {}
+        facts_of = {tid: waits.register_facts(r) for tid, r in regs.items()}
     # the unwind costs about a millisecond a thread in gdb: only where /proc
     # leaves the wait unknown or ambiguous
     gils = waits.gil_ranges(snapshot)

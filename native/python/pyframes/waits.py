@@ -30,7 +30,8 @@ import os
 import platform
 import re
 
-__all__ = ["WINDOW", "ProcFacts", "proc_facts", "classify_proc", "classify_functions",
+__all__ = ["WINDOW", "ProcFacts", "proc_facts", "SYSCALL_REGISTERS", "register_facts",
+           "classify_proc", "classify_functions",
            "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "GIL_SWITCH", "GIL_UNLESS_HELD", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
@@ -162,6 +163,29 @@ def _syscall(raw, machine):
         return "", (), None
     names = _SYSCALL_NAMES.get(machine or platform.machine(), {})
     return names.get(number, str(number)), args, sp
+
+
+#: The registers that tell, on x86-64, what /proc's syscall file tells: the
+#: kernel keeps the number of the system call a thread is in in orig_rax
+#: (-1 outside one) and its arguments in the argument registers; cores and
+#: remote targets have them where /proc is not readable.
+SYSCALL_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rsp")
+
+
+def register_facts(registers):
+    """The ProcFacts of a thread stopped in a system call, from its
+    registers (SYSCALL_REGISTERS: name -> unsigned value, as a debugger
+    reads them from a core or a remote target): syscall, args and sp, the
+    rest None.  None outside a system call or without orig_rax (another
+    machine)."""
+    number = registers.get("orig_rax")
+    if number is None or number >= 1 << 63:  # -1: in user space
+        return None
+    if any(registers.get(name) is None for name in SYSCALL_REGISTERS):
+        return None
+    args = tuple(registers[name] for name in SYSCALL_REGISTERS[1:7])
+    syscall = _SYSCALL_NAMES["x86_64"].get(number, str(number))
+    return ProcFacts(None, None, syscall, args, None, registers["rsp"])
 
 
 _WCHAN_WORDS = (
@@ -392,6 +416,9 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
             words = GIL_SWITCH  # it has the GIL: not waiting for it
         if words is None and native == ON_CPU:
             words = ON_CPU
+        elif words is None and native is not None and facts.syscall:
+            # in a system call: the names (none, without DWARF) say less
+            words = native
         native = words
     if native is not None:
         changes["native"] = native
