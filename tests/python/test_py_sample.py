@@ -216,3 +216,41 @@ def test_py_sample_live(driver, tmp_path):
     m = re.search(r"^(\d+) samples in ", interrupted, re.M)
     assert m and 0 < int(m.group(1)) < 1000000, interrupted
     assert re.search(driver.echo(5)[1], echo, re.M), echo
+
+
+GIL_PAIRS = [(d, v) for d in LIVE for v in ("3.13", "3.14") if v in d.versions()]
+
+
+@pytest.mark.parametrize("driver,version", GIL_PAIRS,
+                         ids=["%s-%s" % (d.name, v) for d, v in GIL_PAIRS])
+def test_py_sample_live_gil_mode(driver, version, tmp_path):
+    """py-sample --mode gil on a live 3.13 or 3.14 process, where only the
+    interpreter's GIL says who holds it: the thread spinning in Python gets
+    at least 80% of the thread-samples, the one hashing with the GIL
+    released at most 15%, the threads blocked in C (an Event's lock, a raw
+    _thread, stdin) none; the labels are the target's thread names."""
+    from test_sample_modes import _labels
+    driver.require(version)
+    proc = subprocess.Popen([du.python_for(version), os.path.join(HERE, "targets", "modes.py"),
+                             "gil"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    profile = str(tmp_path / "gil.json")
+    try:
+        hello = json.loads(proc.stdout.readline())  # the handshake: every thread runs
+        labels = _labels(proc.pid, hello["threads"])
+        s = driver.run([("sample", "py-sample -n 300 --interval 1 --all --mode gil --json %s"
+                         % profile)], pid=proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert re.search(r"^300 samples in ", s["sample"], re.M), s.describe("sample")
+    doc = json.load(open(profile))
+    counts = {}
+    for st in doc["stacks"]:
+        counts[st["thread"]] = counts.get(st["thread"], 0) + st["count"]
+    total = float(sum(counts.values()))
+    roles = hello["roles"]
+    assert total > 0 and set(counts) <= set(labels.values()), (counts, labels)
+    assert counts.get(labels[roles["busy"]], 0) >= 0.8 * total, counts
+    assert counts.get(labels[roles["hashing"]], 0) <= 0.15 * total, counts
+    blocked = [labels[n] for n in roles["idle"] + [roles["raw"], proc.pid]]
+    assert not [label for label in blocked if counts.get(label)], counts
