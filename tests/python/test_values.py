@@ -616,3 +616,24 @@ def test_gdb_locals_equal_cpython_py_locals(scenario):
     # elsewhere CPython's helper reads at least one of the two threads
     assert len(unreadable) < len(THREADS), "".join(unreadable)
     assert compared >= 20, "only %d locals compared" % compared
+
+
+@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
+def test_remote_locals(scenario, debugger, tmp_path):
+    """Through gdbserver and lldb-server (loopback; the debugger's reads over
+    the remote protocol, never the PID reader): every local of both threads
+    equals the target's repr(), as live and from cores."""
+    from test_remote import _lldb_server, _require_gdbserver, _run_lldb_remote
+    du.require(debugger, scenario.interp.name)
+    command = "--all --locals --json"
+    if debugger == "gdb":
+        _require_gdbserver()
+        s = du.run_gdb(["py-bt-fast " + command], executable=scenario.target.view["executable"],
+                       remote=scenario.target.pid)
+        doc, context = s.json(0), s.describe(0)
+    else:
+        _lldb_server()
+        s = _run_lldb_remote(scenario.target, ["pystack " + command], tmp_path)
+        doc, context = s.json(1), s.describe(1)
+    problems = _document_mismatches(scenario, doc)
+    assert not problems, "\n".join(problems) + "\n" + context
