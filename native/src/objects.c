@@ -362,9 +362,15 @@ static void name_data(pyf__vctx *c, uint32_t i, uint64_t addr)
 
 /* ---- other objects: attributes ------------------------------------------------ */
 
+/* How many types up the tp_base chain slot_pairs looks for __slots__. */
+#define SLOT_BASES_MAX 16u
+
 /* The __slots__ members of an instance of ty that are set, as name, value
- * pairs: the entries of the type's dict that are member descriptors of
- * object slots (Py_T_OBJECT_EX) inside the instance. */
+ * pairs: the entries of the dicts of ty and of the classes it derives
+ * from (the tp_base chain up to its first builtin type: every other class
+ * with slots in the instance's layout lies on it) that are member
+ * descriptors of object slots (Py_T_OBJECT_EX) inside the instance; the
+ * type's own first. */
 __attribute__((noinline)) /* its buffers stay off the recursion's stack */
 static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                            uint64_t *kv)
@@ -375,31 +381,45 @@ static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
     uint64_t entries[2 * PYF__VLOOKUP_ITEMS];
     const char *why;
     bool budget;
-    if (ty->dict == 0 || ty->dict % 8 != 0 ||
-        pyf__vread(c, ty->dict, b, (size_t)o->dict.size) != PYF_OK)
-        return 0;
-    int64_t n = pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
-                                pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, entries, &why,
-                                &budget);
+    /* copied: pyf__vtype_get may move the table ty and its bases are in */
+    const uint64_t size = ty->basicsize, self = ty->addr;
+    uint64_t at = ty->addr, dict = ty->dict, base = ty->base;
+    bool readable = ty->bad == NULL;
     uint64_t got = 0;
-    for (int64_t k = 0; k < n && got < max; k++) {
-        uint64_t d = entries[2 * k + 1], def, value;
-        uint8_t h[64], m[24];
-        if (d % 8 != 0 || pyf__vread(c, d, h, (size_t)o->pyobject.size) != PYF_OK ||
-            strcmp(pyf__vtype_get(c, pyf__ld64(h + o->pyobject.ob_type))->name,
-                   "member_descriptor") != 0 ||
-            pyf__vread(c, d + vl->member_descr_member, &def, 8) != PYF_OK || def % 8 != 0 ||
-            pyf__vread(c, def, m, sizeof m) != PYF_OK ||
-            (int32_t)pyf__ld32(m + vl->member_def_type) != PYF__T_OBJECT_EX)
-            continue;
-        uint64_t off = pyf__ld64(m + vl->member_def_offset);
-        if (ty->basicsize < 16 || ty->basicsize > (1u << 20) || off < o->pyobject.size ||
-            off > ty->basicsize - 8 ||
-            pyf__vread(c, addr + off, &value, 8) != PYF_OK || value == 0)
-            continue;
-        kv[2 * got] = entries[2 * k];
-        kv[2 * got + 1] = value;
-        got++;
+    for (unsigned level = 0; level < SLOT_BASES_MAX && readable && got < max; level++) {
+        int64_t n = 0;
+        if (dict != 0 && dict % 8 == 0 && pyf__vread(c, dict, b, (size_t)o->dict.size) == PYF_OK)
+            n = pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
+                                pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, entries,
+                                &why, &budget);
+        for (int64_t k = 0; k < n && got < max; k++) {
+            uint64_t d = entries[2 * k + 1], def, value;
+            uint8_t h[64], m[24];
+            if (d % 8 != 0 || pyf__vread(c, d, h, (size_t)o->pyobject.size) != PYF_OK ||
+                strcmp(pyf__vtype_get(c, pyf__ld64(h + o->pyobject.ob_type))->name,
+                       "member_descriptor") != 0 ||
+                pyf__vread(c, d + vl->member_descr_member, &def, 8) != PYF_OK || def % 8 != 0 ||
+                pyf__vread(c, def, m, sizeof m) != PYF_OK ||
+                (int32_t)pyf__ld32(m + vl->member_def_type) != PYF__T_OBJECT_EX)
+                continue;
+            /* within the instance: its own type's size bounds every slot */
+            uint64_t off = pyf__ld64(m + vl->member_def_offset);
+            if (size < 16 || size > (1u << 20) || off < o->pyobject.size || off > size - 8 ||
+                pyf__vread(c, addr + off, &value, 8) != PYF_OK || value == 0)
+                continue;
+            kv[2 * got] = entries[2 * k];
+            kv[2 * got + 1] = value;
+            got++;
+        }
+        /* object (no base), a bad pointer, or a chain that loops back */
+        if (base == 0 || base % 8 != 0 || base == at || base == self)
+            break;
+        const pyf__vtype *t = pyf__vtype_get(c, base);
+        /* classes only: a builtin base (object) declares no __slots__ */
+        readable = t->bad == NULL && (t->flags & PYF__TPFLAGS_HEAPTYPE);
+        at = t->addr;
+        dict = t->dict;
+        base = t->base;
     }
     return got;
 }

@@ -412,6 +412,7 @@ static void type_read(pyf__vctx *c, pyf__vtype *ty)
     ty->basicsize = pyf__ld64(buf + vl->type_basicsize);
     ty->dictoffset = pyf__ld64(buf + vl->type_dictoffset);
     ty->dict = pyf__ld64(buf + vl->type_dict);
+    ty->base = pyf__ld64(buf + vl->type_base);
     uint64_t meta = pyf__ld64(buf + o->pyobject.ob_type);
     ty->name_ptr = pyf__ld64(buf + o->type.tp_name);
     const char *tp_name = pyf__vcstr(c, ty->name_ptr, PYF__VTYPE_NAME_MAX);

@@ -28,7 +28,7 @@
     X(gen_qualname)                              /* _PyGenObject_HEAD */       \
     X(set_used) X(set_mask) X(set_table)         /* PySetObject */             \
     X(exc_args)                                  /* PyBaseExceptionObject */   \
-    X(type_basicsize) X(type_dict) X(type_dictoffset) /* PyTypeObject */       \
+    X(type_basicsize) X(type_base) X(type_dict) X(type_dictoffset) /* PyTypeObject */ \
     X(heap_qualname) X(heap_cached_keys)         /* PyHeapTypeObject */        \
     X(member_descr_member)                       /* PyMemberDescrObject */     \
     X(member_def_type) X(member_def_offset)      /* PyMemberDef */             \

@@ -71,9 +71,11 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     /* cpython/pyerrors.h: PyBaseExceptionObject { PyObject_HEAD; dict; args; ... } */
     vl->exc_args = h + p;
     /* cpython/object.h: PyTypeObject { PyObject_VAR_HEAD; tp_name;
-     * tp_basicsize; ... tp_dict at 248 bytes past the header, tp_dictoffset
-     * at 272 } (3.15's table publishes tp_basicsize and tp_dictoffset) */
+     * tp_basicsize; ... tp_base at 240 bytes past the header, tp_dict
+     * right after it, tp_dictoffset at 272 } (3.15's table publishes
+     * tp_basicsize and tp_dictoffset) */
     vl->type_basicsize = h + 2 * p;
+    vl->type_base = h + 240;
     vl->type_dict = h + 248;
     vl->type_dictoffset = h + 272;
     /* cpython/object.h: PyHeapTypeObject { PyTypeObject ht_type; as_async,

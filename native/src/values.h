@@ -39,6 +39,7 @@ typedef struct pyf__vtype {
     uint32_t kind;           /* PYF_VALUE_* of its instances */
     uint64_t flags;          /* tp_flags */
     uint64_t basicsize, dictoffset, dict, cached_keys;
+    uint64_t base;           /* tp_base (0 for object) */
     const char *name;        /* repr()'s name of its instances (arena) */
     const char *bad;         /* why it is no readable type (arena), else NULL */
     uint64_t name_ptr;       /* tp_name */

@@ -138,6 +138,7 @@ uint64_t fake_range(fake_target *ft, int64_t start, int64_t stop, int64_t step);
 uint64_t fake_heap_type(fake_target *ft, const char *tp_name, const char *module,
                         const char *qualname, uint64_t flags, uint64_t basicsize,
                         uint64_t cached_keys);
+void fake_type_set_base(fake_target *ft, uint64_t type, uint64_t base); /* tp_base */
 void fake_type_set_flags(fake_target *ft, uint64_t type, uint64_t flags);
 /* An instance of type whose managed dict pointer is dict. */
 uint64_t fake_instance_dict(fake_target *ft, uint64_t type, uint64_t dict);
@@ -147,6 +148,10 @@ uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *va
 /* A heap type "app.<qualname>" with __slots__ names[n] (object members,
  * one word each after the header), and an instance holding values[n]
  * (0: unset). */
+/* A class with __slots__ names deriving from base_type (a slots type, or
+ * 0): its slots after the base's. */
+uint64_t fake_slots_subtype(fake_target *ft, const char *qualname, const char *const *names,
+                            size_t n, uint64_t base_type);
 uint64_t fake_slots_type(fake_target *ft, const char *qualname, const char *const *names,
                          size_t n);
 uint64_t fake_slots_instance(fake_target *ft, uint64_t type, const uint64_t *values, size_t n);

@@ -229,6 +229,11 @@ uint64_t fake_heap_type(fake_target *ft, const char *tp_name, const char *module
     return t;
 }
 
+void fake_type_set_base(fake_target *ft, uint64_t type, uint64_t base)
+{
+    fake_w64(ft, type + lay(ft)->values.type_base, base);
+}
+
 void fake_type_set_flags(fake_target *ft, uint64_t type, uint64_t flags)
 {
     fake_w64(ft, type + fake_off(ft, "type_object.tp_flags"), flags);
@@ -260,6 +265,17 @@ uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *va
 uint64_t fake_slots_type(fake_target *ft, const char *qualname, const char *const *names,
                          size_t n)
 {
+    return fake_slots_subtype(ft, qualname, names, n, 0);
+}
+
+uint64_t fake_slots_subtype(fake_target *ft, const char *qualname, const char *const *names,
+                            size_t n, uint64_t base_type)
+{
+    /* a class's slots come after its bases' (each base: its basicsize) */
+    size_t first = 0;
+    if (base_type != 0)
+        first = (size_t)(fake_r64(ft, base_type + lay(ft)->values.type_basicsize) -
+                         ft->o.ob_size) / 8;
     const ft_layout *l = lay(ft);
     uint64_t *kv = ft_xcalloc(2 * n + 2, 8);
     kv[0] = fake_str(ft, "__module__");
@@ -267,13 +283,15 @@ uint64_t fake_slots_type(fake_target *ft, const char *qualname, const char *cons
     for (size_t i = 0; i < n; i++) {
         uint64_t def = fake_alloc(ft, 40), d = obj(ft, "member_descriptor", 64);
         fake_w32(ft, def + l->values.member_def_type, (uint32_t)l->t_object_ex);
-        fake_w64(ft, def + l->values.member_def_offset, ft->o.ob_size + 8 * i);
+        fake_w64(ft, def + l->values.member_def_offset, ft->o.ob_size + 8 * (first + i));
         fake_w64(ft, d + l->values.member_descr_member, def);
         kv[2 * i + 2] = fake_str(ft, names[i]);
         kv[2 * i + 3] = d;
     }
-    uint64_t t = fake_heap_type(ft, qualname, NULL, qualname, 0, ft->o.ob_size + 8 * n, 0);
+    uint64_t t = fake_heap_type(ft, qualname, NULL, qualname, 0, ft->o.ob_size + 8 * (first + n),
+                                0);
     fake_w64(ft, t + l->values.type_dict, fake_dict(ft, kv, n + 1, 1));
+    fake_w64(ft, t + l->values.type_base, base_type);
     free(kv);
     return t;
 }

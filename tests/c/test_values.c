@@ -354,7 +354,8 @@ static void others(fake_target *ft, pyf_target *t)
     /* __slots__: u and w set, v not */
     static const char *const names[] = {"u", "v", "w"};
     uint64_t sv[3] = {fake_int(ft, 1), 0, fake_str(ft, "ww")};
-    uint64_t so = fake_slots_instance(ft, fake_slots_type(ft, "S", names, 3), sv, 3);
+    uint64_t st = fake_slots_type(ft, "S", names, 3);
+    uint64_t so = fake_slots_instance(ft, st, sv, 3);
     v = read1(t, so, &r);
     CHECK_EQ_STR(V(v, 0)->type_name, "app.S");
     CHECK_EQ_INT(V(v, 0)->nchildren, 4);
@@ -362,6 +363,26 @@ static void others(fake_target *ft, pyf_target *t)
     CHECK_EQ_STR(kid(v, V(v, 0), 2)->data, "w");
     CHECK_EQ_STR(kid(v, V(v, 0), 3)->data, "ww");
     pyf_values_free(v);
+    /* a subclass's own slots first, then those of the class it derives from */
+    static const char *const sub_names[] = {"z"};
+    uint64_t sub_type = fake_slots_subtype(ft, "T", sub_names, 1, st);
+    uint64_t subv[4] = {fake_int(ft, 1), 0, fake_str(ft, "ww"), fake_str(ft, "zz")};
+    uint64_t sub = fake_slots_instance(ft, sub_type, subv, 4);
+    v = read1(t, sub, &r);
+    CHECK_EQ_STR(V(v, 0)->type_name, "app.T");
+    CHECK_EQ_INT(V(v, 0)->nchildren, 6);
+    CHECK_EQ_STR(kid(v, V(v, 0), 0)->data, "z");
+    CHECK_EQ_STR(kid(v, V(v, 0), 1)->data, "zz");
+    CHECK_EQ_STR(kid(v, V(v, 0), 2)->data, "u");
+    CHECK_EQ_STR(kid(v, V(v, 0), 5)->data, "ww");
+    pyf_values_free(v);
+    /* a base chain that loops (T's base made T's subclass): bounded, no
+     * slot twice */
+    fake_type_set_base(ft, st, sub_type);
+    v = read1(t, sub, &r);
+    CHECK_EQ_INT(V(v, 0)->nchildren, 6);
+    pyf_values_free(v);
+    fake_type_set_base(ft, st, 0);
     /* a static type outside the builtins */
     expect(t, fake_obj(ft, fake_type(ft, "collections.OrderedDict"), 64), PYF_VALUE_OTHER,
            "collections.OrderedDict", NULL);

@@ -234,6 +234,9 @@ def _leaf_frame(t, tid):
     ("v_big_list[-1]", "99999"),
     ("v_big_list[54321]", "54321"),
     ("v_slotted.a", "'slot a'"),
+    ("v_slotted_child.c", "'slot c'"),
+    ("v_slotted_child.a", "'slot a'"),  # a slot of the class it derives from
+    ("v_slotted_child.b", Exception("has no attribute 'b'")),  # declared, never set
     ("v_dict[2]", "[3]"),
     ("number", "2"),
     # refused (CommandError): its message holds the text

@@ -100,6 +100,7 @@ static void print_values(void)
     const uint64_t set_table = offsetof(PySetObject, table);
     const uint64_t exc_args = offsetof(PyBaseExceptionObject, args);
     const uint64_t type_basicsize = offsetof(PyTypeObject, tp_basicsize);
+    const uint64_t type_base = offsetof(PyTypeObject, tp_base);
     const uint64_t type_dict = offsetof(PyTypeObject, tp_dict);
     const uint64_t type_dictoffset = offsetof(PyTypeObject, tp_dictoffset);
     const uint64_t heap_qualname = offsetof(PyHeapTypeObject, ht_qualname);

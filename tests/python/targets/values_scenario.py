@@ -62,6 +62,14 @@ class Slotted:
         self.a = "slot a"
 
 
+class SlottedChild(Slotted):
+    __slots__ = ("c",)
+
+    def __init__(self):
+        super().__init__()
+        self.c = "slot c"
+
+
 class WithRepr:
     def __repr__(self):
         return "WithRepr() -- never shown by pyframes"
@@ -193,6 +201,7 @@ def leaf(number, text, *rest, flag=False, **options):
     v_cell = (lambda: text).__closure__[0]
     v_instance = POINTS[3]
     v_slotted = Slotted()
+    v_slotted_child = SlottedChild()
     v_with_repr = WithRepr()
     v_object = object()
     v_big_str = BIG_STR
