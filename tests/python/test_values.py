@@ -640,3 +640,29 @@ def test_remote_locals(scenario, debugger, tmp_path):
         doc, context = s.json(1), s.describe(1)
     problems = _document_mismatches(scenario, doc)
     assert not problems, "\n".join(problems) + "\n" + context
+
+
+@pytest.mark.parametrize("version", du.VERSIONS)
+def test_lldb_minidump_locals(version, tmp_path):
+    """lldb's own core of the scenario (`process save-core --style full`: a
+    minidump on Linux) read by lldb with --locals: every local of both
+    threads equals the target's repr().  The target runs without address
+    randomization, since what lldb's minidump writer leaves out depends on
+    the layout (docs/debuggers.md, "Core files")."""
+    du.require("lldb", version)
+    core = str(tmp_path / "values.dmp")
+    with LiveTarget(du.python_for(version), "values_scenario.py", str(tmp_path),
+                    handshake="file", aslr=False) as target:
+        with open(os.path.join(target.workdir, "values.json")) as f:
+            oracle = json.load(f)
+        tids = {name: target.tid_by_name()[name] for name in THREADS}
+        saved = du.run_lldb(["process save-core --style full " + core], pid=target.pid,
+                            plugin=False)
+    assert os.path.exists(core), saved.describe(0)
+    s = du.run_lldb(["pystack --all --locals --json"], executable=target.view["executable"],
+                    core=core)
+    doc = s.json(0)
+    problems = []
+    for name in THREADS:
+        problems += mismatches(oracle, tids[name], _json_frames(doc, tids[name]))
+    assert not problems, "\n".join(problems) + "\n" + s.describe(0)
