@@ -306,10 +306,11 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         thread = self._thread_of(native_tid)
         return thread.name if thread is not None and thread.is_valid() else None
 
-    def registers(self, native_tids, names):
-        """The ``names`` registers of each thread's innermost frame that
-        gdb has, as unsigned values (each thread selected to read them; the
-        user's thread and frame selected again once, at the end)."""
+    def _per_thread(self, native_tids, read):
+        """{tid: read(its newest frame)} of each thread of native_tids gdb
+        has, each selected in turn (the user's thread and frame selected
+        again once, at the end); a thread read gives nothing for is left
+        out."""
         selected = _pyframes_selection()
         out = {}
         try:
@@ -317,45 +318,42 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
                 thread = self._thread_of(tid)
                 if thread is None or not thread.is_valid():
                     continue
-                values = {}
                 try:
                     thread.switch()
-                    f = gdb.newest_frame()
-                    for name in names:
-                        values[name] = int(f.read_register(name)) & 0xFFFFFFFFFFFFFFFF
-                except (gdb.error, ValueError):
-                    pass  # a register this machine does not have: the rest
-                if values:
-                    out[tid] = values
+                    got = read(gdb.newest_frame())
+                except gdb.error:
+                    continue
+                if got:
+                    out[tid] = got
         finally:
             _pyframes_select(*selected)
         return out
 
-    def innermost_functions(self, native_tids, count):
-        """Each thread's ``count`` innermost frames as (name, module) (each
-        thread selected for its unwind; the user's thread and frame selected
-        again once, at the end)."""
-        selected = _pyframes_selection()
-        out = {}
-        try:
-            for tid in native_tids:
-                thread = self._thread_of(tid)
-                if thread is None or not thread.is_valid():
-                    continue
-                names = []
+    def registers(self, native_tids, names):
+        """The ``names`` registers of each thread's innermost frame that
+        gdb has, as unsigned values."""
+        def read(f):
+            values = {}
+            for name in names:
                 try:
-                    thread.switch()
-                    f = gdb.newest_frame()
-                    while f is not None and len(names) < count:
-                        names.append((f.name(), _pyframes_module(f.pc())))
-                        f = f.older()
-                except gdb.error:
-                    pass
-                if names:
-                    out[tid] = names
-        finally:
-            _pyframes_select(*selected)
-        return out
+                    values[name] = int(f.read_register(name)) & 0xFFFFFFFFFFFFFFFF
+                except (gdb.error, ValueError):
+                    break  # a register this machine does not have: the rest
+            return values
+        return self._per_thread(native_tids, read)
+
+    def innermost_functions(self, native_tids, count):
+        """Each thread's ``count`` innermost frames as (name, module)."""
+        def read(f):
+            names = []
+            try:
+                while f is not None and len(names) < count:
+                    names.append((f.name(), _pyframes_module(f.pc())))
+                    f = f.older()
+            except gdb.error:
+                pass  # the frames unwound so far
+            return names
+        return self._per_thread(native_tids, read)
 
     def native_frames(self, native_tid):
         """gdb's backtrace of the thread (selected for the walk, then the

@@ -308,9 +308,9 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
             return None
         return thread.GetName() or None
 
-    def registers(self, native_tids, names):
-        """The ``names`` registers of each thread's innermost frame that
-        lldb has, as unsigned values."""
+    def _per_thread(self, native_tids, read):
+        """{tid: read(its SBThread)} of each thread of native_tids lldb
+        has; a thread read gives nothing for is left out."""
         out = {}
         if not self._process_ok():
             return out
@@ -318,11 +318,18 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
             thread = self.process.GetThreadByID(tid)
             if thread is None or not thread.IsValid():
                 continue
+            got = read(thread)
+            if got:
+                out[tid] = got
+        return out
+
+    def registers(self, native_tids, names):
+        """The ``names`` registers of each thread's innermost frame that
+        lldb has, as unsigned values."""
+        def read(thread):
             f = thread.GetFrameAtIndex(0)
-            if not f.IsValid():
-                continue
             values = {}
-            for name in names:
+            for name in names if f.IsValid() else ():
                 reg = f.FindRegister(name)
                 if reg.IsValid():
                     error = lldb.SBError()
@@ -331,10 +338,10 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                         values[name] = value
             if "orig_rax" not in values and self._core_file():
                 # lldb shows no orig_rax of a core: the core's own notes
-                values = _pyf.core_notes.prstatus_registers(self._core_file()).get(tid, {})
-            if values:
-                out[tid] = values
-        return out
+                values = _pyf.core_notes.prstatus_registers(self._core_file()).get(
+                    thread.GetThreadID(), {})
+            return values
+        return self._per_thread(native_tids, read)
 
     def _core_file(self):
         """The path of the core file lldb reads, or None."""
@@ -348,13 +355,7 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
     def innermost_functions(self, native_tids, count):
         """Each thread's ``count`` innermost frames as (name, module) (a
         frame provider's own PC-less frames left out)."""
-        out = {}
-        if not self._process_ok():
-            return out
-        for tid in native_tids:
-            thread = self.process.GetThreadByID(tid)
-            if thread is None or not thread.IsValid():
-                continue
+        def read(thread):
             names = []
             for i in range(count + 8):  # GetNumFrames would unwind them all
                 f = thread.GetFrameAtIndex(i)
@@ -370,9 +371,8 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                 names.append((name, spec.fullpath if spec else None))
                 if len(names) >= count:
                     break
-            if names:
-                out[tid] = names
-        return out
+            return names
+        return self._per_thread(native_tids, read)
 
     def select_native_frame(self, native_tid, native):
         """Select that thread and its frame ``native`` (a NativeFrame of
