@@ -53,3 +53,42 @@ def test_no_core_gives_nothing(tmp_path):
     junk.write_bytes(b"\x7fELF\x02\x01" + b"\xff" * 200)
     assert core_notes.prstatus_registers(str(junk)) == {}
     assert core_notes.prstatus_registers(sys.executable) == {}  # ET_EXEC/ET_DYN
+
+
+def _core(notes, phoff=64):
+    """An x86-64 ELF core header with one PT_NOTE segment holding notes."""
+    import struct
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<HH", head, 16, 4, 62)           # ET_CORE, EM_X86_64
+    struct.pack_into("<Q", head, 32, phoff)             # e_phoff
+    struct.pack_into("<HH", head, 54, 56, 1)            # e_phentsize, e_phnum
+    phdr = struct.pack("<IIQQQQQQ", 4, 0, phoff + 56, 0, 0, len(notes), len(notes), 4)
+    return bytes(head) + phdr + notes
+
+
+def test_hostile_notes_give_what_is_whole(tmp_path):
+    """Notes cut short, absurd sizes, a prstatus too small: no exception,
+    only the whole NT_PRSTATUS notes read."""
+    import struct
+    regs = struct.pack("<27Q", *range(100, 127))      # orig_rax is the 16th: 115
+    desc = bytearray(112) + regs
+    struct.pack_into("<i", desc, 32, 4242)             # pr_pid
+    good = struct.pack("<III", 5, len(desc), 1) + b"CORE\0\0\0\0" + bytes(desc)
+    cases = {
+        "whole": (good, {4242: 115}),
+        "cut": (good[:-8], {}),
+        "absurd": (struct.pack("<III", 5, 0xFFFFFFF0, 1) + b"CORE\0\0\0\0", {}),
+        "small": (struct.pack("<III", 5, 16, 1) + b"CORE\0\0\0\0" + bytes(16) + good,
+                  {4242: 115}),
+        "garbage": (bytes(range(256)) * 4, {}),
+    }
+    for name, (notes, want) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(_core(notes))
+        got = core_notes.prstatus_registers(str(path))
+        assert {tid: r["orig_rax"] for tid, r in got.items()} == want, name
+    # a program header table past the end of the file
+    path = tmp_path / "phoff"
+    path.write_bytes(_core(good, phoff=1 << 40)[:200])
+    assert core_notes.prstatus_registers(str(path)) == {}
