@@ -447,6 +447,12 @@ def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
     assert (got.gil, got.native, got.on_cpu) == ("waits", "waiting for the GIL", True)
     got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="holds"), running, unnamed)
     assert (got.gil, got.native, got.on_cpu) == ("holds", "on CPU", True)
+    # 3.15 says it asked for the GIL (gil_requested)
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="waits"), running, unnamed)
+    assert (got.gil, got.native) == ("waits", "waiting for the GIL")
+    # the target does not say (unknown): no claim
+    got = waits.describe(Thread(thread_id=1, native_thread_id=2), running, unnamed)
+    assert got.native == "on CPU"
     got = waits.describe(Thread(thread_id=1, native_thread_id=2, gil="no", free_threaded=True),
                          running, unnamed)
     assert got.native == "on CPU"

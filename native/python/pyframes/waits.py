@@ -408,7 +408,7 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
         words, gil_wait = classify_functions(functions, io_fd)
         # (3.15's gil_requested is set inside take_gil, not on entry: a
         # thread stopped in between is in the GIL's functions, unflagged)
-        if gil_wait == GIL_UNLESS_HELD and (free or thread.gil != "no"):
+        if gil_wait == GIL_UNLESS_HELD and (free or thread.gil not in ("no", "waits")):
             words = None  # its unnamed code may be anything that holds the GIL
         elif gil_wait and not free and thread.gil in (None, "no"):
             changes["gil"] = "waits"
