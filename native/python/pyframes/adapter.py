@@ -172,7 +172,7 @@ def describe_threads(adapter, snapshot, threads):
         regs = ask(method("registers"), tids, waits.SYSCALL_REGISTERS) or {}
         facts_of = {tid: waits.register_facts(r) for tid, r in regs.items()}
     # the unwind costs about a millisecond a thread in gdb: only where /proc
-    # leaves the wait unknown or ambiguous
+    # or the registers leave the wait unknown or ambiguous
     gils = waits.gil_ranges(snapshot)
     unwind = [t.native_thread_id for t in threads if t.native_thread_id and
               waits.needs_unwind(facts_of.get(t.native_thread_id), t, gils)]

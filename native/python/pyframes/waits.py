@@ -31,8 +31,9 @@ import platform
 import re
 
 __all__ = ["WINDOW", "ProcFacts", "proc_facts", "SYSCALL_REGISTERS", "register_facts",
-           "classify_proc", "classify_functions",
-           "needs_unwind", "gil_ranges", "describe", "GIL_WAIT", "GIL_SWITCH", "GIL_UNLESS_HELD", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU", "SLEEPING", "POLLING"]
+           "classify_proc", "classify_functions", "needs_unwind", "gil_ranges", "describe",
+           "GIL_WAIT", "GIL_SWITCH", "GIL_UNLESS_HELD", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU",
+           "SLEEPING", "POLLING"]
 
 #: How many innermost native frames the debuggers unwind per thread.
 WINDOW = 12
