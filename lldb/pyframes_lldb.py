@@ -336,20 +336,17 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
                     value = reg.GetValueAsUnsigned(error, 0)
                     if error.Success():
                         values[name] = value
-            if "orig_rax" not in values and self._core_file():
-                # lldb shows no orig_rax of a core: the core's own notes
-                values = _pyf.core_notes.prstatus_registers(self._core_file()).get(
-                    thread.GetThreadID(), {})
             return values
         return self._per_thread(native_tids, read)
 
-    def _core_file(self):
-        """The path of the core file lldb reads, or None."""
+    def core_file(self):
+        """The path of the core file lldb reads (lldb shows no orig_rax of
+        a core: its notes have it), or None."""
+        if not self._process_ok() or self.is_live():
+            return None
         try:
-            if not (self._plugin() in _CORE_PLUGINS or "core" in self._plugin()):
-                return None
-            return self.process.GetCoreFile().fullpath
-        except Exception:  # an lldb without SBProcess.GetCoreFile
+            return self.process.GetCoreFile().fullpath or None
+        except AttributeError:  # an lldb without SBProcess.GetCoreFile
             return None
 
     def innermost_functions(self, native_tids, count):

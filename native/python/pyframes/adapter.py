@@ -9,7 +9,7 @@ mandatory; every other method has a safe default.
 import os
 import threading
 
-from . import waits
+from . import core_notes, waits
 
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
            "process_start_time", "ask", "describe_threads"]
@@ -140,6 +140,11 @@ class DebuggerAdapter(object):
         target's threads; waits.register_facts)."""
         return {}
 
+    def core_file(self):
+        """The path of the core file the debugger reads, for the registers
+        it does not show (core_notes), or None."""
+        return None
+
     def innermost_functions(self, native_tids, count):
         """{native tid: its ``count`` innermost native frames, innermost
         first, as (function name or None, module path or None)} for the
@@ -170,6 +175,12 @@ def describe_threads(adapter, snapshot, threads):
         facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids}
     else:  # a core or a remote target: the system call from the registers
         regs = ask(method("registers"), tids, waits.SYSCALL_REGISTERS) or {}
+        core = ask(method("core_file"))
+        if core and any("orig_rax" not in regs.get(tid, ()) for tid in tids):
+            # a debugger that shows no orig_rax of a core (lldb): its notes
+            notes = core_notes.prstatus_registers(core)
+            regs = {tid: regs[tid] if "orig_rax" in regs.get(tid, ()) else notes.get(tid, {})
+                    for tid in tids}
         facts_of = {tid: waits.register_facts(r) for tid, r in regs.items()}
     # the unwind costs about a millisecond a thread in gdb: only where /proc
     # or the registers leave the wait unknown or ambiguous

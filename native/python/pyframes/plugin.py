@@ -9,11 +9,10 @@ and the ``pyframes-bt`` switch of the Python frames in the debugger's own
 backtrace.
 """
 
-from . import (adapter, core_notes, errors, mixed, navigate, options, report,  # noqa: F401
-               sample_command, session)
+from . import adapter, errors, mixed, navigate, options, report, sample_command, session  # noqa: F401
 from .escaping import escape, escape_lines  # noqa: F401
 
-__all__ = ["adapter", "core_notes", "errors", "mixed", "navigate", "options", "report", "sample_command",
+__all__ = ["adapter", "errors", "mixed", "navigate", "options", "report", "sample_command",
            "session", "escape", "escape_lines", "new_session", "run_command",
            "BT_COMMAND", "bt_switch", "bt_state", "MAX_NATIVE", "navigation_names"]
 
