@@ -73,6 +73,14 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     return code;
 }
 
+void pyf__fail_clear(pyf_target *t)
+{
+    pyf_failure *f = &t->fail;
+    f->code = PYF_OK;
+    f->addr = f->len = 0;
+    f->what[0] = f->reader_message[0] = f->detail[0] = '\0';
+}
+
 int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
                      const char *what, uint64_t addr, size_t len)
 {
