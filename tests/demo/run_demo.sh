@@ -239,10 +239,14 @@ run_view() {
         printf '[%s: %s of attach/detach messages not shown]\n' "$what" "$(plural "$other" line)"
     fi
     condense <"$out.report"
-    printf '[%s: %s, %s, %d.%03d s]\n' "$what" "$(plural "$threads" thread)" \
-        "$(plural "$frames" frame)" $((ms / 1000)) $((ms % 1000))
     local only=0 re
     [[ $ONLY_EXPECT == *" $view "* ]] && only=1
+    if ((only)); then # no thread report to count: a backtrace, a task tree, a profile
+        printf '[%s: %d.%03d s]\n' "$what" $((ms / 1000)) $((ms % 1000))
+    else
+        printf '[%s: %s, %s, %d.%03d s]\n' "$what" "$(plural "$threads" thread)" \
+            "$(plural "$frames" frame)" $((ms / 1000)) $((ms % 1000))
+    fi
     if ((only == 0)); then
         for fn in "${BLOCKING_FUNCTIONS[@]}"; do
             grep -Eq "^  File \".*, in $fn\$" "$out.report" || missing+=("$fn")
