@@ -9,7 +9,9 @@ Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Each command runs once to warm up, then --runs times, alternating in blocks
 of 10; prints the mean time of each and their ratio (wall clock, and gdb's
 CPU time, which a loaded machine changes less), and checks both showed
-the same values.  Before gdb attaches, the library's own part is measured on
+the same values.  A third command, timed the same way, prints what
+pyf-locals printed and does nothing else: gdb's own cost of a Python
+command and its output, the floor of any gdb command on that frame.  Before gdb attaches, the library's own part is measured on
 the same frame: ``pyf_frame_locals`` alone (warm, its result freed unread),
 its time and reader calls.
 """
@@ -36,16 +38,27 @@ def _timed(cmd, n):
     return time.perf_counter() - t0, time.process_time() - c0
 gdb.execute("py-locals")
 gdb.execute("pyf-locals")
-_t = {"py-locals": [0.0, 0.0], "pyf-locals": [0.0, 0.0]}
+# the floor: a gdb command that prints what pyf-locals printed and does
+# nothing else (gdb's dispatch of a Python command and its output)
+_text = gdb.execute("pyf-locals", to_string=True)
+class _Floor(gdb.Command):
+    def __init__(self):
+        super().__init__("pyf-floor", gdb.COMMAND_USER)
+    def invoke(self, arg, from_tty):
+        gdb.write(_text)
+_Floor()
+_t = {"py-locals": [0.0, 0.0], "pyf-locals": [0.0, 0.0], "pyf-floor": [0.0, 0.0]}
 for _block in range(%(blocks)d):
-    for _cmd in ("py-locals", "pyf-locals"):
+    for _cmd in ("py-locals", "pyf-locals", "pyf-floor"):
         _wall, _cpu = _timed(_cmd, 10)
         _t[_cmd][0] += _wall
         _t[_cmd][1] += _cpu
 _n = 10 * %(blocks)d
-print("RESULT cpython_ms=%%.3f pyframes_ms=%%.3f cpython_cpu=%%.3f pyframes_cpu=%%.3f" %% (
+print("RESULT cpython_ms=%%.3f pyframes_ms=%%.3f cpython_cpu=%%.3f pyframes_cpu=%%.3f "
+      "floor_ms=%%.3f floor_cpu=%%.3f" %% (
     1e3 * _t["py-locals"][0] / _n, 1e3 * _t["pyf-locals"][0] / _n,
-    1e3 * _t["py-locals"][1] / _n, 1e3 * _t["pyf-locals"][1] / _n))
+    1e3 * _t["py-locals"][1] / _n, 1e3 * _t["pyf-locals"][1] / _n,
+    1e3 * _t["pyf-floor"][0] / _n, 1e3 * _t["pyf-floor"][1] / _n))
 end
 '''
 
@@ -81,16 +94,19 @@ def main():
         if os.path.exists(script):
             os.unlink(script)
     m = re.search(r"RESULT cpython_ms=([\d.]+) pyframes_ms=([\d.]+) cpython_cpu=([\d.]+) "
-                  r"pyframes_cpu=([\d.]+)", out)
+                  r"pyframes_cpu=([\d.]+) floor_ms=([\d.]+) floor_cpu=([\d.]+)", out)
     if not m:
         raise SystemExit("gdb said:\n" + out[-3000:])
     # the first py-locals and pyf-locals, printed before the timing
     cpython = sorted(set(re.findall(r"^(\w+) = (.*)$", out, re.M)))
-    wall_c, wall_p, cpu_c, cpu_p = (float(g) for g in m.groups())
+    wall_c, wall_p, cpu_c, cpu_p, wall_f, cpu_f = (float(g) for g in m.groups())
     print("CPython py-locals: %.3f ms; pyframes pyf-locals: %.3f ms; %.1fx" % (
         wall_c, wall_p, wall_c / wall_p))
     print("gdb's CPU time: py-locals %.3f ms; pyf-locals %.3f ms; %.1fx" % (
         cpu_c, cpu_p, cpu_c / cpu_p))
+    print("the floor (a gdb command printing the same lines, doing nothing else): %.3f ms "
+          "(CPU %.3f ms): no gdb command can be more than %.1fx faster than CPython's "
+          "py-locals here" % (wall_f, cpu_f, wall_c / wall_f))
     print("the library alone (pyf_frame_locals of that frame): %.3f ms, %.1f reader calls, "
           "%.0f bytes" % (1e3 * library[0] / 1000, library[1] / 1000, library[2] / 1000))
     print("values seen (both commands): %d distinct name = value lines" % len(cpython))
