@@ -218,5 +218,6 @@ cmd_destroy() {
         safe_rm "$R"
     fi
     rm -rf "$USERS"
+    rm -f "$R".speedscope-*.tgz # speedscope.sh's download
     drop_lock
 }

@@ -4,7 +4,8 @@
 #
 #   sandbox.sh ensure            build the root, or reuse it if up to date
 #   sandbox.sh run [--] CMD...   run CMD inside the root, in /src (= this clone)
-#   sandbox.sh test              run tests/run_all.sh inside the root, then
+#   sandbox.sh test              run tests/run_all.sh inside the root (with
+#                                speedscope's viewer, speedscope.sh), then
 #                                host_gdb.sh: the host's gdb against a host
 #                                CPython 3.13-3.15, when there are both
 #   sandbox.sh demo              run tests/demo/run_demo.sh inside the root
@@ -30,6 +31,8 @@ REPO=$(cd "$SANDBOX_DIR/../.." && pwd -P)
 . "$SANDBOX_DIR/root.sh"
 # shellcheck source=tests/sandbox/run.sh
 . "$SANDBOX_DIR/run.sh"
+# shellcheck source=tests/sandbox/speedscope.sh
+. "$SANDBOX_DIR/speedscope.sh"
 
 # ---------------------------------------------------------------- test
 
@@ -37,6 +40,7 @@ REPO=$(cd "$SANDBOX_DIR/../.." && pwd -P)
 # Fails when either fails; the last line sums both up.
 cmd_test() {
     local t0=$SECONDS root_rc root_note verdict=PASS host_rc=0 host_note log_file
+    fetch_speedscope
     run_in_root bash tests/run_all.sh
     root_rc=$RUN_RC
     release_root || true
@@ -72,7 +76,7 @@ compatibility_table() {
 }
 
 usage() {
-    sed -n '2,14p' "$SELF" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$SELF" | sed 's/^# \{0,1\}//'
 }
 
 [[ $(id -u) == 0 ]] || die "must run as root (it uses debootstrap, chroot and mount)"
