@@ -7,10 +7,12 @@
  * the asyncio reader's kinds of types (tasks.c).  (The frame table interns
  * its records and keys with a map of its own over composite keys: tmap in
  * table.c.)  Open addressing with linear probing, removal by back-shifting
- * (no tombstones); grows with what it holds, which every caller bounds.  Key
+ * (no tombstones); grows with what it holds, which every caller bounds, from
+ * the caller's own slots where it began in them (pyf__addrset_local).  Key
  * 0 is never stored.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -38,9 +40,11 @@ static bool grow(pyf__addrmap *m)
             k = (k + 1) & (ncap - 1);
         ns[k] = m->slots[i];
     }
-    free(m->slots);
+    if (!m->borrowed)
+        free(m->slots);
     m->slots = ns;
     m->cap = ncap;
+    m->borrowed = false;
     return true;
 }
 
@@ -97,9 +101,20 @@ void pyf__addrmap_remove(pyf__addrmap *m, uint64_t key)
 
 void pyf__addrmap_free(pyf__addrmap *m)
 {
-    free(m->slots);
+    if (!m->borrowed)
+        free(m->slots);
     m->slots = NULL;
     m->cap = m->n = 0;
+    m->borrowed = false;
+}
+
+void pyf__addrset_local(pyf__addrmap *s, pyf__addrmap_slot *slots, uint32_t cap)
+{
+    memset(slots, 0, (size_t)cap * sizeof *slots);
+    s->slots = slots;
+    s->cap = cap;
+    s->n = 0;
+    s->borrowed = true;
 }
 
 bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup)

@@ -19,6 +19,7 @@ typedef struct pyf__addrmap_slot {
 typedef struct pyf__addrmap {
     pyf__addrmap_slot *slots;
     uint32_t cap, n;
+    bool borrowed;           /* slots are the caller's (pyf__addrset_local) */
 } pyf__addrmap;
 
 /* The value of key, or NULL. */
@@ -34,6 +35,11 @@ void pyf__addrmap_free(pyf__addrmap *m);
 typedef pyf__addrmap pyf__addrset;
 bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup);
 #define pyf__addrset_free pyf__addrmap_free
+/* An empty set (or map) in the caller's storage of cap slots (a power of
+ * two, zeroed here): a walk's cycle set, which mostly stays small, without
+ * an allocation.  It moves to the heap once it outgrows them; free it with
+ * pyf__addrset_free all the same (the caller's slots are never freed). */
+void pyf__addrset_local(pyf__addrmap *s, pyf__addrmap_slot *slots, uint32_t cap);
 
 /* ==== arenas (arena.c) ====================================================
  * Bump allocation, 8-aligned, freed all at once.  Zero-initialise. */

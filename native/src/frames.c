@@ -505,7 +505,10 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", k->fsize);
 
     pyf__chunk_list *cl = k->cl;
-    pyf__addrset seen = {0};
+    /* the frames reached by a step that does not go down: a few */
+    pyf__addrmap_slot seen_slots[16];
+    pyf__addrset seen;
+    pyf__addrset_local(&seen, seen_slots, 16);
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
