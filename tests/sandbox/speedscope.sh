@@ -40,4 +40,5 @@ fetch_speedscope() {
         return 0
     fi
     export PYFRAMES_SPEEDSCOPE=/src/build/speedscope/package/dist/release
+    log "speedscope $SPEEDSCOPE_VERSION's viewer in build/speedscope, for test_speedscope_viewer"
 }
