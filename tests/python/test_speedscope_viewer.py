@@ -1,5 +1,5 @@
 """``sample --speedscope`` against speedscope itself: the file written from a
-live target (targets/modes.py gil: threads named by threading, a name three
+live target (targets/modes.py gil: threads named by threading, a name four
 threads share, a thread Python does not name) validates against the file
 schema speedscope's package publishes (dist/release/file-format-schema.json),
 and speedscope's own viewer, served on 127.0.0.1 and opened in headless
