@@ -52,8 +52,9 @@ def build_parser():
                         help="sample for S seconds (default 10; Ctrl-C stops "
                         "early and keeps the profile)")
     sample.add_argument("--rate", type=_rate, default=1000.0, metavar="HZ",
-                        help="samples per second (default 1000; 0: as fast as "
-                        "possible)")
+                        help="samples per second on average, each wait drawn "
+                        "between half and one and a half times 1/HZ (default "
+                        "1000; 0: as fast as possible)")
     sampling.add_mode_option(sample)
     sample.add_argument("--all", action="store_true",
                         help="every thread, each its own root (default: the "
