@@ -753,7 +753,7 @@ int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
     size_t errlen = sizeof f->detail;
     int rc;
 
-    pyf__failure_set(f, PYF_OK, "%s", "");
+    pyf__failure_clear(f);
     if (addr == 0 || addr % 8 != 0)
         return pyf__failure_set(f, PYF_EINVAL, "_PyRuntime address 0x%llx is not a "
                                 "valid (8-aligned, non-null) address",

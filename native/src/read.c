@@ -43,13 +43,19 @@ int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
 }
 
+void pyf__failure_clear(pyf_failure *f)
+{
+    f->code = PYF_OK;
+    f->addr = f->len = 0;
+    f->what[0] = f->reader_message[0] = f->detail[0] = '\0';
+}
+
 static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 static int failure_vset(pyf_failure *f, int code, const char *fmt, va_list ap)
 {
+    pyf__failure_clear(f);
     f->code = code;
-    f->addr = f->len = 0;
-    f->what[0] = f->reader_message[0] = '\0';
     if (vsnprintf(f->detail, sizeof f->detail, fmt, ap) < 0)
         f->detail[0] = '\0';
     return code;
@@ -71,14 +77,6 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     failure_vset(&t->fail, code, fmt, ap);
     va_end(ap);
     return code;
-}
-
-void pyf__fail_clear(pyf_target *t)
-{
-    pyf_failure *f = &t->fail;
-    f->code = PYF_OK;
-    f->addr = f->len = 0;
-    f->what[0] = f->reader_message[0] = f->detail[0] = '\0';
 }
 
 int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,

@@ -50,9 +50,9 @@ int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
 /* Record a failure that is not a read in t->fail and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* t->fail says success, with an empty detail: what a call that succeeded
- * leaves (without formatting anything, once or twice a snapshot). */
-void pyf__fail_clear(pyf_target *t);
+/* f says success, every field empty: what a call that succeeded leaves
+ * (nothing formatted: a snapshot clears t->fail twice). */
+void pyf__failure_clear(pyf_failure *f);
 /* A read without failure detail, served from the prefetch when it holds
  * the range (the walk's speculative reads). */
 int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);

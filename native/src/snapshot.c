@@ -383,7 +383,7 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->facts = NULL;
     t->epoch++;
     t->stats.snapshots++;
-    pyf__fail_clear(t);
+    pyf__failure_clear(&t->fail);
     pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
                       on_located, on_thread, on_thread_end, on_interp, on_reverse};
     pyf__prefetch_begin(t);
@@ -431,7 +431,7 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->pub.frame_size = sizeof(pyf_frame);
     /* a broken thread's failure is its own (pyf_thread.failure): the call
      * succeeded, and pyf_target_failure says so */
-    pyf__fail_clear(t);
+    pyf__failure_clear(&t->fail);
     *out = s;
     return PYF_OK;
 }

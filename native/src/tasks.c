@@ -58,7 +58,7 @@ int pyf_target_set_asyncio(pyf_target *t, uint64_t addr)
 
 static int load_table(pyf_target *t, uint64_t addr)
 {
-    pyf__fail_clear(t);
+    pyf__failure_clear(&t->fail);
     pyf__addrmap kinds = t->asyncio.kinds; /* types stay what they are */
     memset(&t->asyncio, 0, sizeof t->asyncio);
     t->asyncio.kinds = kinds;

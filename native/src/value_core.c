@@ -485,7 +485,7 @@ static int ctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
     memset(c, 0, sizeof *c);
     c->t = t;
     c->o = &t->off;
-    pyf__fail_clear(t);
+    pyf__failure_clear(&t->fail);
     if (req != NULL) {
         int rc = pyf__struct_in(req, PYF_VALUES_REQUEST_SIZE_V0, &c->req, sizeof c->req,
                                 "pyf_values_request", t->fail.detail, sizeof t->fail.detail);
