@@ -38,8 +38,17 @@ bool pyf__addrset_add(pyf__addrmap *s, uint64_t a, bool *dup);
 /* An empty set (or map) in the caller's storage of cap slots (a power of
  * two, zeroed here): a walk's cycle set, which mostly stays small, without
  * an allocation.  It moves to the heap once it outgrows them; free it with
- * pyf__addrset_free all the same (the caller's slots are never freed). */
+ * pyf__addrset_free all the same (the caller's slots are never freed).
+ * PYF__ADDRSET_LOCAL(set, slots) gives it an array's whole length. */
 void pyf__addrset_local(pyf__addrmap *s, pyf__addrmap_slot *slots, uint32_t cap);
+#define PYF__ADDRSET_LOCAL(set, slots)                                         \
+    do {                                                                       \
+        _Static_assert((sizeof(slots) / sizeof((slots)[0]) &                   \
+                        (sizeof(slots) / sizeof((slots)[0]) - 1)) == 0,        \
+                       "a power of two of slots");                             \
+        pyf__addrset_local(&(set), (slots),                                    \
+                           (uint32_t)(sizeof(slots) / sizeof((slots)[0])));    \
+    } while (0)
 
 /* ==== arenas (arena.c) ====================================================
  * Bump allocation, 8-aligned, freed all at once.  Zero-initialise. */

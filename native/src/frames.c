@@ -508,7 +508,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     /* the frames reached by a step that does not go down: a few */
     pyf__addrmap_slot seen_slots[16];
     pyf__addrset seen;
-    pyf__addrset_local(&seen, seen_slots, 16);
+    PYF__ADDRSET_LOCAL(seen, seen_slots);
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;

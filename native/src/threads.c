@@ -97,7 +97,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
     uint32_t max_threads = t->opts.max_threads;
     pyf__addrmap_slot seen_slots[64]; /* up to 32 thread states, then the heap */
     pyf__addrset seen;
-    pyf__addrset_local(&seen, seen_slots, 64);
+    PYF__ADDRSET_LOCAL(seen, seen_slots);
     int rc = PYF_OK;
     uint64_t addr = ii->threads_head;
     uint64_t from = 0; /* the state addr was reached from (0: the head) */

@@ -58,7 +58,7 @@ int main(void)
     pyf__addrmap_slot mine[16];
     memset(mine, 0xAB, sizeof mine); /* zeroed by pyf__addrset_local */
     pyf__addrset local;
-    pyf__addrset_local(&local, mine, 16);
+    PYF__ADDRSET_LOCAL(local, mine);
     CHECK(local.slots == mine && local.cap == 16 && local.n == 0 && local.borrowed);
     CHECK(mine[0].key == 0 && mine[15].key == 0 && mine[15].value == 0);
     exercise(&local, "local");
@@ -68,7 +68,7 @@ int main(void)
     check_begin("a small set stays in the caller's slots and frees nothing");
     pyf__addrset small;
     bool dup = true;
-    pyf__addrset_local(&small, mine, 16);
+    PYF__ADDRSET_LOCAL(small, mine);
     for (uint32_t i = 0; i < 7; i++) /* 7 keys fit 16 slots: at most half full */
         CHECK(pyf__addrset_add(&small, key_at(i), &dup) && !dup);
     pyf__addrmap_remove(&small, key_at(3));
@@ -79,7 +79,7 @@ int main(void)
 
     check_begin("a map's values move with it to the heap");
     pyf__addrmap map;
-    pyf__addrset_local(&map, mine, 16);
+    PYF__ADDRSET_LOCAL(map, mine);
     bool added = false;
     for (uint32_t i = 0; i < 200; i++) {
         uint64_t *v = pyf__addrmap_put(&map, key_at(i), &added);
