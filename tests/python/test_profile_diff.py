@@ -4,7 +4,9 @@ sampled at different rates compares as unchanged."""
 
 import json
 import os
+import random
 import re
+import statistics
 import subprocess
 
 from livetarget import TARGETS, target_env
@@ -89,8 +91,6 @@ def test_waits_are_drawn_around_the_rate(monkeypatch):
     """At 100 Hz each wait lies between 5 and 15 ms (sampling.JITTER), their
     mean is 10 ms, and they spread (a uniform draw: 2.9 ms standard
     deviation); a source that always draws the middle gives 10 ms each."""
-    import random
-    import statistics
     sampler = _sampled(monkeypatch, 0.002, random.Random(1))
     waits = [b - a for a, b in zip(sampler.taken, sampler.taken[1:])]
     assert all(0.005 - 1e-12 <= w <= 0.015 + 1e-12 for w in waits), (min(waits), max(waits))
@@ -106,7 +106,6 @@ def test_a_fixed_interval_locks_onto_a_periodic_loop(monkeypatch):
     interval (10 ms) is always caught at the same phase at a fixed rate, so
     its light() quarter reads 0 % (or 100 %); drawn waits give its true 25 %
     (2,000 samples: within 3 points, 3 standard deviations)."""
-    import random
     assert _sampled(monkeypatch, 0.002, _Fixed()).light_share() == 0.0
     for seed in range(5):
         share = _sampled(monkeypatch, 0.002, random.Random(seed)).light_share()

@@ -606,8 +606,8 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 break  # nothing more to sample
             if interval:
                 next_at += interval * (low + spread * draw())
-            if interval and next_at < clock() - interval:
-                next_at = clock()  # fell behind: do not burst to catch up
+                if next_at < clock() - interval:
+                    next_at = clock()  # fell behind: do not burst to catch up
             if progress is not None and clock() - last_report >= 0.25:
                 last_report = clock()
                 progress(sampler._profile.samples, sampler._profile.failed,
