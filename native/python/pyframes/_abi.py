@@ -609,15 +609,22 @@ class Layout:
         self.cls = cls
         self._fields = list(self._flatten(cls, "", 0))  # (name, offset, code)
         self.names = tuple(name for name, _, _ in self._fields)
-        self.index = {name: i for i, name in enumerate(self.names)}
+        self._pos = {name: i for i, name in enumerate(self.names)}
+        # a value's position: an array but a char one has one value per element
+        self.index, count, at = {}, {}, 0
+        for name, _, code in self._fields:
+            self.index[name] = at
+            count[name] = 1 if code.endswith("s") else int(code[:-1] or 1)
+            at += count[name]
         self.offset = {name: offset for name, offset, _ in self._fields}
         self.spans = {}
-        for i, name in enumerate(self.names):
+        for name in self.names:
             # each structure it is nested in spans the values up to it
+            i = self.index[name]
             outer = name.rpartition(".")[0]
             while outer:
                 span = self.spans.get(outer)
-                self.spans[outer] = slice(span.start if span else i, i + 1)
+                self.spans[outer] = slice(span.start if span else i, i + count[name])
                 outer = outer.rpartition(".")[0]
         size = self.size = ctypes.sizeof(cls)
         fmt = self._format(cls, self._fields)
@@ -666,11 +673,11 @@ class Layout:
 
     def struct_upto(self, name):
         """A struct.Struct of the fields from the first to ``name``."""
-        return struct.Struct(self._format(self.cls, self._fields[:self.index[name] + 1]))
+        return struct.Struct(self._format(self.cls, self._fields[:self._pos[name] + 1]))
 
     def field_struct(self, name):
         """A struct.Struct of the one field ``name`` (at offset[name])."""
-        return struct.Struct("@" + self._fields[self.index[name]][2])
+        return struct.Struct("@" + self._fields[self._pos[name]][2])
 
     def getter(self, *names):
         """operator.itemgetter of these fields' values (one name: the value)."""
