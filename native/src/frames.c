@@ -78,17 +78,29 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
 /* PYF__COPIES copies of [lo, lo+len) for chunk c, made back to back: all
  * from the prefetch (which read the range as often in its one call), else
  * read now in one reader call.  False when they cannot be made. */
-static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
+static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_t lo,
+                      uint64_t len)
 {
     const uint8_t *v[PYF__COPIES];
     int got = 0;
     memset(c->again, 0, sizeof c->again);
     while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
+    uint64_t top = cl->check_value;
     if (got == PYF__COPIES) {
         c->mem = v[0];
         for (int k = 1; k < PYF__COPIES; k++)
             c->again[k - 1] = v[k];
+        if (cl->check_addr != 0) {
+            /* the check after the copies in the same call, or read now */
+            const uint8_t *after = pyf__read_view(t, cl->check_addr, 8);
+            if (after != NULL)
+                top = pyf__ld64(after);
+            else if (pyf__read_fresh(t, cl->check_addr, &top, 8) != PYF_OK)
+                return false;
+            cl->seen = top;
+            cl->moved |= top != cl->check_value;
+        }
         return true;
     }
     void *dst[PYF__COPIES];
@@ -100,11 +112,14 @@ static bool copy_live(pyf_target *t, pyf__chunk *c, uint64_t lo, uint64_t len)
             return false;
         dst[k] = c->again_data[k - 1];
     }
-    if (pyf__read_copies(t, lo, dst, (size_t)len) != PYF_OK)
+    if (pyf__read_copies(t, lo, dst, (size_t)len, cl->check_addr, &top,
+                         cl->check_addr != 0 ? 8 : 0) != PYF_OK)
         return false;
     c->mem = c->data;
     for (int k = 1; k < PYF__COPIES; k++)
         c->again[k - 1] = c->again_data[k - 1];
+    cl->seen = top;
+    cl->moved |= top != cl->check_value;
     return true;
 }
 
@@ -127,7 +142,7 @@ static bool copy_top(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsize,
         return false;
     memset(c->again, 0, sizeof c->again);
     if (live) {
-        if (!copy_live(t, c, from, len))
+        if (!copy_live(t, cl, c, from, len))
             return false;
     } else {
         const uint8_t *mem = pyf__read_view(t, from, len);
@@ -168,7 +183,7 @@ static void copy_chunks(pyf_target *t, uint64_t addr, uint64_t top, uint64_t fsi
              * made in its place would show the new callee over the old
              * caller; two copies can still agree on that, PYF__COPIES). */
             pyf__chunk *c = chunk_slot(cl, 0);
-            if (c != NULL && copy_live(t, c, addr, used)) {
+            if (c != NULL && copy_live(t, cl, c, addr, used)) {
                 uint64_t size = pyf__ld64(c->mem + 8);
                 if (size >= used && size <= CHUNK_MAX_BYTES) {
                     c->addr = c->lo = addr;
@@ -512,6 +527,9 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
+    cl->check_addr = w->live && w->tstate_addr != 0 ? w->tstate_addr + o->tstate.current_frame : 0;
+    cl->check_value = cl->seen = w->current_frame;
+    cl->moved = false;
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))
@@ -553,6 +571,22 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         const uint8_t *f, *again[PYF__COPIES - 1];
         if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)
             break;
+        if (cl->moved && last == 0 && cl->seen != 0 && cl->seen % 8 == 0 &&
+            find_in_chunks(cl, cl->seen, k->fsize, &k->hint) != NULL) {
+            /* the top frame right after the copies, which hold it: the walk
+             * starts there */
+            addr = cl->check_value = cl->seen;
+            k->top = addr;
+            cl->moved = false;
+            if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)
+                break;
+        }
+        if (cl->moved) {
+            pyf__fail(t, PYF_ECORRUPT, "the top frame moved from 0x%llx while the stack "
+                      "was copied", (unsigned long long)cl->check_value);
+            rc = torn(k, addr, true);
+            break;
+        }
         pyf__iframe fr;
         pyf__iframe_decode(o, f, addr, &fr);
         last = addr;

@@ -219,20 +219,27 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
     return rc;
 }
 
-int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len)
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
+                     uint64_t then_addr, void *then_dst, size_t then_len)
 {
     pyf__prefetch *p = &t->prefetch;
-    pyf_iovec iov[PYF__COPIES];
-    int status[PYF__COPIES];
+    pyf_iovec iov[PYF__COPIES + 1];
+    int status[PYF__COPIES + 1];
     for (int i = 0; i < PYF__COPIES; i++) {
         iov[i].addr = addr;
         iov[i].dst = dst[i];
         iov[i].len = len;
     }
-    int rc = pyf__readv(t, iov, PYF__COPIES, status);
-    if (rc == PYF_OK && p->active && len > 0)
+    size_t n = PYF__COPIES;
+    if (then_len > 0)
+        iov[n++] = (pyf_iovec){then_addr, then_dst, then_len};
+    int rc = pyf__readv(t, iov, n, status);
+    if (rc == PYF_OK && p->active && len > 0) {
         for (int i = 0; i < PYF__COPIES; i++)
             plan_add(p, addr, len);
+        if (then_len > 0)
+            plan_add(p, then_addr, then_len);
+    }
     return rc;
 }
 

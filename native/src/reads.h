@@ -60,9 +60,12 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* [addr, addr+len) copied PYF__COPIES times, back to back in one reader
- * call when the reader batches, into dst[0], dst[1], ... (planned as often
- * for the next snapshot: its prefetch makes every copy in its one call). */
-int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len);
+ * call when the reader batches, into dst[0], dst[1], ..., then (then_len
+ * not 0) [then_addr, then_addr+then_len) into then_dst (planned in that
+ * order for the next snapshot: its prefetch makes every copy in its one
+ * call).  A failed then-read fails the call. */
+int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
+                     uint64_t then_addr, void *then_dst, size_t then_len);
 /* The target's reader called now: no prefetch, no plan, no detail (counted
  * in stats and in t->reader_calls). */
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);

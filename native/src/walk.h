@@ -34,6 +34,18 @@ typedef struct pyf__chunk_list {
     pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
     uint32_t n, cap;
     bool partial;            /* not every chunk copied: copy them on a miss */
+    /* A running process's top frame is read again right after the copies
+     * of its newest chunk (check_addr: the thread state's current_frame;
+     * 0: no check), in the same reader call: the walk starts from the top
+     * frame its thread state named before the copies, and a frame that
+     * was no longer on the stack while they were made (its address being
+     * set up for a new call, which its stack pointer does not tell) would
+     * be shown over the new caller.  moved: it named another frame then
+     * (seen); a walk that has shown nothing yet starts from that one
+     * instead when the copies hold it. */
+    uint64_t check_addr, check_value;
+    uint64_t seen;           /* what the check read last */
+    bool moved;
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
 
