@@ -114,7 +114,9 @@ static int read_anchor(pyf_target *t, uint64_t tstate, bool batched, uint64_t *f
     int (*rd)(pyf_target *, uint64_t, void *, size_t) =
         batched ? pyf__read_quiet : pyf__read_fresh;
     int rc;
-    if (sa == fa + 8) {
+    if (pyf__walk_recheck(t, fa, 8, b) && pyf__walk_recheck(t, sa, 8, b + 8)) {
+        rc = PYF_OK; /* read after the stack's copies, the walk's last read */
+    } else if (sa == fa + 8) {
         rc = rd(t, fa, b, 16);
     } else {
         rc = rd(t, fa, b, 8);
@@ -307,6 +309,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     pyf__thread_walk w = *w0;
     pyf__walk_from_tstate(o, &w, buf);
     w.current_frame = c; /* the stack from the anchor down */
+    w.recheck_top = false; /* c is the anchor, checked above and by its seq below */
     w.extra = buf;
     w.extra_len = textra;
     w.stop_at = 0;
@@ -387,10 +390,12 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
      * the walk delivered (a thread running no Python code has its base
      * frame, or an entry frame, on top: nothing to anchor, and a state
      * about to be freed is always such a thread's) */
-    if (rc == PYF_OK && w->current_frame != 0 && res->first == w->current_frame &&
-        w->keep_frames == 0 &&
+    if (rc == PYF_OK && res->top != 0 && res->first == res->top && w->keep_frames == 0 &&
         (aw.outcome == 0 || aw.walked > CACHE_REFRESH_WALKED)) {
-        int src = store(t, w, thread_id, aw.anchor, aw.seq);
+        /* the anchor goes on the frame the walk started from */
+        pyf__thread_walk top = *w;
+        top.current_frame = res->top;
+        int src = store(t, &top, thread_id, aw.anchor, aw.seq);
         if (src == PYF_ENOMEM)
             return src;
     }

@@ -75,6 +75,25 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
+/* The check was read (check_bytes): the top frame it names. */
+static void checked(pyf_target *t, pyf__chunk_list *cl)
+{
+    cl->seen = pyf__ld64(cl->check_bytes);
+    cl->moved |= cl->seen != cl->check_value;
+    cl->check_ok = true;
+    cl->check_calls = t->reader_calls;
+}
+
+bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
+{
+    const pyf__chunk_list *cl = &t->chunks;
+    if (!cl->check_ok || cl->check_calls != t->reader_calls || addr < cl->check_addr ||
+        addr - cl->check_addr > cl->check_len || len > cl->check_len - (addr - cl->check_addr))
+        return false;
+    memcpy(out, cl->check_bytes + (addr - cl->check_addr), len);
+    return true;
+}
+
 /* PYF__COPIES copies of [lo, lo+len) for chunk c, made back to back: all
  * from the prefetch (which read the range as often in its one call), else
  * read now in one reader call.  False when they cannot be made. */
@@ -86,20 +105,19 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
     memset(c->again, 0, sizeof c->again);
     while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
-    uint64_t top = cl->check_value;
     if (got == PYF__COPIES) {
         c->mem = v[0];
         for (int k = 1; k < PYF__COPIES; k++)
             c->again[k - 1] = v[k];
         if (cl->check_addr != 0) {
             /* the check after the copies in the same call, or read now */
-            const uint8_t *after = pyf__read_view(t, cl->check_addr, 8);
+            const uint8_t *after = pyf__read_view(t, cl->check_addr, cl->check_len);
             if (after != NULL)
-                top = pyf__ld64(after);
-            else if (pyf__read_fresh(t, cl->check_addr, &top, 8) != PYF_OK)
+                memcpy(cl->check_bytes, after, cl->check_len);
+            else if (pyf__read_fresh(t, cl->check_addr, cl->check_bytes, cl->check_len) !=
+                     PYF_OK)
                 return false;
-            cl->seen = top;
-            cl->moved |= top != cl->check_value;
+            checked(t, cl);
         }
         return true;
     }
@@ -112,14 +130,14 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
             return false;
         dst[k] = c->again_data[k - 1];
     }
-    if (pyf__read_copies(t, lo, dst, (size_t)len, cl->check_addr, &top,
-                         cl->check_addr != 0 ? 8 : 0) != PYF_OK)
+    if (pyf__read_copies(t, lo, dst, (size_t)len, cl->check_addr, cl->check_bytes,
+                         cl->check_addr != 0 ? cl->check_len : 0) != PYF_OK)
         return false;
     c->mem = c->data;
     for (int k = 1; k < PYF__COPIES; k++)
         c->again[k - 1] = c->again_data[k - 1];
-    cl->seen = top;
-    cl->moved |= top != cl->check_value;
+    if (cl->check_addr != 0)
+        checked(t, cl);
     return true;
 }
 
@@ -527,9 +545,24 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
-    cl->check_addr = w->live && w->tstate_addr != 0 ? w->tstate_addr + o->tstate.current_frame : 0;
+    cl->check_addr = w->recheck_top && w->tstate_addr != 0
+                         ? w->tstate_addr + o->tstate.current_frame : 0;
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
+    cl->check_ok = false;
+    /* on 3.15 the check also takes the cache's anchor and seq, a few
+     * words after current_frame */
+    cl->check_len = 8;
+    if (o->tstate.last_profiled_frame != PYF__ABSENT &&
+        o->tstate.last_profiled_frame_seq != PYF__ABSENT &&
+        o->tstate.last_profiled_frame > o->tstate.current_frame &&
+        o->tstate.last_profiled_frame_seq > o->tstate.current_frame &&
+        o->tstate.last_profiled_frame + 8 - o->tstate.current_frame <= sizeof cl->check_bytes &&
+        o->tstate.last_profiled_frame_seq + 8 - o->tstate.current_frame <= sizeof cl->check_bytes)
+        cl->check_len = (uint32_t)((o->tstate.last_profiled_frame > o->tstate.last_profiled_frame_seq
+                                        ? o->tstate.last_profiled_frame
+                                        : o->tstate.last_profiled_frame_seq) +
+                                   8 - o->tstate.current_frame);
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))
@@ -540,6 +573,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     uint64_t visit_limit = k->max_depth * 2 + 64, visits = 0;
     uint64_t addr = w->current_frame, last = 0;
     int rc = PYF_OK;
+    res->top = addr;
 
     while (addr != 0 && !k->stopped) {
         if (addr % 8 != 0) {
@@ -575,7 +609,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             find_in_chunks(cl, cl->seen, k->fsize, &k->hint) != NULL) {
             /* the top frame right after the copies, which hold it: the walk
              * starts there */
-            addr = cl->check_value = cl->seen;
+            addr = res->top = cl->check_value = cl->seen;
             k->top = addr;
             cl->moved = false;
             if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)

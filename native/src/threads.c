@@ -343,6 +343,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     w.extra_addr = ti->addr;
     w.extra_len = ti->len;
     w.live = t->owns_pid_reader;
+    w.recheck_top = w.live;
     int rc = sink->thread(sink->ctx, &ti->th);
     if (rc != PYF_OK)
         return rc;

@@ -46,8 +46,20 @@ typedef struct pyf__chunk_list {
     uint64_t check_addr, check_value;
     uint64_t seen;           /* what the check read last */
     bool moved;
+    /* The check's bytes: current_frame and, on 3.15, the cache's anchor
+     * and seq after it (check_len of them), as read at reader call
+     * check_calls; the cache's re-read of the anchor after the walk takes
+     * them while no reader call came since (pyf__walk_recheck). */
+    uint8_t check_bytes[32];
+    uint32_t check_len;
+    bool check_ok;
+    uint64_t check_calls;
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
+/* [addr, addr+len) of the thread state as the walk's check read it right
+ * after the copies, when that was the last reader call: true and the bytes
+ * in out. */
+bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out);
 
 /* ==== walking (frames.c, threads.c) ===================================== */
 
@@ -117,6 +129,10 @@ typedef struct pyf__thread_walk {
     void *anchor_ctx;
     enum { PYF__CHUNKS_ALL, PYF__CHUNKS_NONE, PYF__CHUNKS_FROM_STOP } chunks;
     bool live;               /* the process runs while it is read */
+    /* current_frame is the thread state's as read before the copies (not
+     * an anchor the cache wrote and checked): a live walk reads it again
+     * right after them (pyf__chunk_list) */
+    bool recheck_top;
     /* a live walk made again after every try found the same frame odd
      * under the same top (walk_thread): that frame is shown as it is (a
      * stopped process; a frame at an instruction without a location);
@@ -135,6 +151,9 @@ typedef struct pyf__walk_result {
     bool torn_moved;         /* ... seen in copies that differ: never steady */
     uint64_t torn_at;        /* the frame that said so (0: none) */
     uint64_t first;          /* the first frame handed to the sink (0: none) */
+    /* the frame the walk started from: current_frame, or the top frame the
+     * thread state named right after the copies (recheck_top) */
+    uint64_t top;
 } pyf__walk_result;
 
 /* The walk's fields that come from the thread state copied in buf:
