@@ -176,6 +176,20 @@ static const uint8_t *prefetched(pyf__prefetch *p, uint64_t addr, size_t len)
     return NULL;
 }
 
+uint32_t pyf__plan_mark(const pyf_target *t)
+{
+    return t->prefetch.nplan;
+}
+
+void pyf__plan_truncate(pyf_target *t, uint32_t mark)
+{
+    pyf__prefetch *p = &t->prefetch;
+    while (p->nplan > mark) {
+        p->nplan--;
+        p->plan_bytes -= p->plan[p->nplan].len;
+    }
+}
+
 static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
 {
     if (p->nplan >= PLAN_MAX_RANGES || p->plan_bytes + len > PLAN_MAX_BYTES ||

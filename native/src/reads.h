@@ -26,6 +26,10 @@ void pyf__prefetch_end(pyf_target *t);
 uint32_t pyf__prefetch_pause(pyf_target *t);
 void pyf__prefetch_resume(pyf_target *t, uint32_t n);
 void pyf__prefetch_free(pyf__prefetch *p);
+/* The plan so far, and back to it: a walk made again plans its own reads
+ * in place of the try it replaces (the next prefetch makes one try's). */
+uint32_t pyf__plan_mark(const pyf_target *t);
+void pyf__plan_truncate(pyf_target *t, uint32_t mark);
 /* The bytes of [addr, addr+len) where the prefetch already holds them, without
  * copying (the range then counts as read, and is planned for the next
  * snapshot); NULL otherwise.  Valid until the snapshot ends. */

@@ -258,6 +258,7 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
     uint64_t odd = 0, top = 0;
     bool steady = true;
     int tries = WALK_TRIES;
+    uint32_t plan = pyf__plan_mark(t); /* the thread state's read is in it */
     for (int try = 0; try < tries; try++) {
         rc = pyf__cache_protocol(t) ? pyf__cache_walk(t, w, buf, thread_id, sink, &res)
                                     : pyf__walk_frames(t, w, sink, &res);
@@ -290,9 +291,10 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         }
         t->stats.retried_walks++;
         sink->rollback(sink->ctx);
+        pyf__plan_truncate(t, plan); /* this try's reads are planned instead */
         pyf__prefetch *p = &t->prefetch;
         p->n = 0; /* from now on this snapshot reads the target as it is */
-        if (pyf__read_fresh(t, w->tstate_addr, buf, tlen) != PYF_OK)
+        if (pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
         *w = first;
         pyf__walk_from_tstate(o, w, buf);
