@@ -677,6 +677,95 @@ typedef struct pyf_snapshot_copy {
 #define PYF_SNAPSHOT_COPY_SIZE 168u /* of this release */
 
 PYF_API int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c);
+
+/* pyf_sample_run: many samples in one call, counted by stack in the
+ * library, for a sampler that would otherwise pay a call and a loop of its
+ * own language per sample (the command line at --rate 0).
+ *
+ * A sample is a snapshot taken with b->request (its frames are not made:
+ * the frame keys are what is counted).  Each of its threads that b->flags
+ * keep and whose stack was read to the end is a thread-sample: its frame
+ * keys (innermost first) with its thread_id and native_thread_id and the
+ * table_id of the snapshot are a stack, counted in b->stacks (one element
+ * per distinct stack; its keys in b->keys[first_key, first_key + nkeys)).
+ * A thread whose walk failed is counted in thread_errors (and by its
+ * failure's code) instead.
+ *
+ * Timing (CLOCK_MONOTONIC, nanoseconds): samples start no earlier than
+ * b->next_ns (0: at once) and none starts at or after b->until_ns; a call
+ * whose next sample is due after until_ns waits until until_ns.  With
+ * interval_ns, each next_ns is the last one plus interval_ns times a factor
+ * drawn uniformly from [1 - jitter, 1 + jitter] (jitter_ppm millionths,
+ * b->rng the generator's state, any non-zero value; both are written back
+ * for the next call); a sampler that fell more than an interval behind
+ * starts again from now instead of catching up.  0: back to back.
+ *
+ * The call returns PYF_OK when it ended (b->end says why): until_ns or
+ * max_samples reached, one of the caller's arrays full, or a sample that
+ * failed with PYF_ENOPROC or PYF_EFAULT (the process may be gone: the
+ * caller decides), or a signal interrupted a wait.  Failed samples are
+ * counted per code (failed_by_code[-code], capped at the last index).
+ *
+ * b->tables: the newest snapshot of each frame table the stacks count
+ * against (their frames made), the caller's to free with
+ * pyf_snapshot_free; the call ends before it would need more than
+ * PYF_SAMPLE_MAX_TABLES.  Not thread-safe with other calls on t. */
+#define PYF_SAMPLE_MAIN 0x01u  /* keep only the main thread (PYF_THREAD_MAIN,
+                                  else the first interpreter's last thread) */
+#define PYF_SAMPLE_GIL 0x02u   /* keep only the thread holding the GIL
+                                  (PYF_THREAD_GIL_KNOWN and HOLDS_GIL) */
+#define PYF_SAMPLE_TIMES 0x04u /* each thread-sample in b->times, in order */
+
+#define PYF_SAMPLE_END_DONE 0u     /* until_ns or max_samples */
+#define PYF_SAMPLE_END_FULL 1u     /* stacks, keys, times or tables full */
+#define PYF_SAMPLE_END_GONE 2u     /* a sample failed with ENOPROC or EFAULT */
+#define PYF_SAMPLE_END_SIGNAL 3u   /* a signal interrupted a wait */
+#define PYF_SAMPLE_MAX_TABLES 4u
+#define PYF_SAMPLE_CODES 16u
+
+typedef struct pyf_sample_stack {
+    uint64_t table_id;
+    uint64_t thread_id;
+    uint64_t native_thread_id;
+    uint32_t first_key;   /* index into keys */
+    uint32_t nkeys;
+    uint32_t count;       /* thread-samples */
+    uint32_t reserved;
+} pyf_sample_stack;
+
+typedef struct pyf_sample_time {
+    uint64_t ns;          /* when its sample started */
+    uint32_t stack;       /* index into stacks */
+    uint32_t reserved;
+} pyf_sample_time;
+
+typedef struct pyf_sample_batch {
+    /* in */
+    const pyf_snapshot_request *request;
+    uint32_t flags;                 /* PYF_SAMPLE_* */
+    uint32_t max_samples;           /* 0: no bound */
+    uint64_t until_ns;
+    uint64_t interval_ns;
+    uint32_t jitter_ppm;            /* at most 1000000 */
+    uint32_t stacks_cap, keys_cap, times_cap;
+    pyf_sample_stack *stacks;
+    uint32_t *keys;
+    pyf_sample_time *times;         /* may be NULL without PYF_SAMPLE_TIMES */
+    /* in and out */
+    uint64_t next_ns;
+    uint64_t rng;
+    /* out */
+    uint32_t end;                   /* PYF_SAMPLE_END_* */
+    uint32_t samples, failed, thread_errors;
+    uint32_t nstacks, nkeys, ntimes, ntables;
+    uint64_t busy_ns;               /* time spent sampling, waits excluded */
+    uint32_t failed_by_code[PYF_SAMPLE_CODES];
+    uint32_t thread_errors_by_code[PYF_SAMPLE_CODES];
+    pyf_snapshot *tables[PYF_SAMPLE_MAX_TABLES];
+} pyf_sample_batch;
+#define PYF_SAMPLE_BATCH_SIZE 288u /* of this release */
+
+PYF_API int pyf_sample_run(pyf_target *t, pyf_sample_batch *b);
 #endif /* PYF_STATIC_API */
 
 /* ==== asyncio tasks (CPython 3.14+) =======================================

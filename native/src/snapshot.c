@@ -458,6 +458,29 @@ int pyf_snapshot_take(pyf_target *t, const pyf_snapshot_request *req,
     return rc == PYF_OK ? finish(t, s, out) : rc;
 }
 
+/* ---- for the sampler (sample.c) ------------------------------------------ */
+
+int pyf__snapshot_take_bare(pyf_target *t, const pyf_snapshot_request *req,
+                            pyf_snapshot **out)
+{
+    snap *s;
+    int rc = take(t, req, &s);
+    *out = rc == PYF_OK ? &s->pub : NULL;
+    return rc;
+}
+
+int pyf__snapshot_make_frames(pyf_target *t, pyf_snapshot *pub)
+{
+    if (make_frames((snap *)pub) != PYF_OK)
+        return pyf__fail(t, PYF_ENOMEM, "out of memory while building the snapshot");
+    return PYF_OK;
+}
+
+void pyf__snapshot_recycle(pyf_target *t, pyf_snapshot *pub)
+{
+    recycle(t, (snap *)pub);
+}
+
 int pyf_snapshot_table(const pyf_snapshot *pub, pyf_frame_table *out)
 {
     if (pub == NULL || out == NULL)

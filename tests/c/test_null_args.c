@@ -24,7 +24,7 @@ static const char *const k_called[] = {
     "pyf_target_failure", "pyf_target_python", "pyf_target_flush",
     "pyf_target_stats", "pyf_target_set_cache", "pyf_target_reset_stats",
     "pyf_snapshot_take", "pyf_snapshot_free", "pyf_snapshot_entries",
-    "pyf_snapshot_thread_facts", "pyf_snapshot_table", "pyf_snapshot_take_copy",
+    "pyf_snapshot_thread_facts", "pyf_snapshot_table", "pyf_snapshot_take_copy", "pyf_sample_run",
     "pyf_snapshot_tasks",
     "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
@@ -162,6 +162,9 @@ static void test_target_handle(fake_target *ft)
     c->out = (pyf_snapshot *)(uintptr_t)1;
     CHECK_RC(pyf_snapshot_take_copy(NULL, c), PYF_EINVAL);
     CHECK(c->out == NULL);
+    pyf_sample_batch batch;
+    memset(&batch, 0, sizeof batch);
+    CHECK_RC(pyf_sample_run(NULL, &batch), PYF_EINVAL);
     CHECK_RC(pyf_target_set_asyncio(NULL, 0), PYF_EINVAL);
     pyf_snapshot_free(NULL);
     CHECK_RC(pyf_snapshot_entries(NULL, &entries), PYF_EINVAL);
@@ -188,6 +191,8 @@ static void test_target_handle(fake_target *ft)
     CHECK_RC(pyf_target_set_cache(t, PYF_CACHE_OFF, NULL), PYF_OK); /* optional */
     CHECK_RC(pyf_snapshot_take(t, NULL, NULL), PYF_EINVAL);
     CHECK_RC(pyf_snapshot_take_copy(t, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_sample_run(t, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_sample_run(t, &batch), PYF_EINVAL); /* no arrays */
     s = NULL;
     REQUIRE(pyf_snapshot_take(t, NULL, &s) == PYF_OK);
     CHECK_RC(pyf_snapshot_entries(s, NULL), PYF_EINVAL);
