@@ -105,6 +105,18 @@ PYF_COPY_SAME_ARRAYS = 0x04
 PYF_COPY_KEPT = 0x08
 PYF_SNAPSHOT_COPY_SIZE = 168
 
+# pyf_sample_run (static API, like pyf_snapshot_take_copy)
+PYF_SAMPLE_MAIN = 0x01
+PYF_SAMPLE_GIL = 0x02
+PYF_SAMPLE_TIMES = 0x04
+PYF_SAMPLE_END_DONE = 0
+PYF_SAMPLE_END_FULL = 1
+PYF_SAMPLE_END_GONE = 2
+PYF_SAMPLE_END_SIGNAL = 3
+PYF_SAMPLE_MAX_TABLES = 4
+PYF_SAMPLE_CODES = 16
+PYF_SAMPLE_BATCH_SIZE = 288
+
 # pyf_value.kind
 PYF_VALUE_UNREADABLE = 0
 PYF_VALUE_OTHER = 1
@@ -482,6 +494,57 @@ class pyf_snapshot_copy(ctypes.Structure):
     ]
 
 
+class pyf_sample_stack(ctypes.Structure):
+    _fields_ = [
+        ("table_id", c_uint64),
+        ("thread_id", c_uint64),
+        ("native_thread_id", c_uint64),
+        ("first_key", c_uint32),
+        ("nkeys", c_uint32),
+        ("count", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_sample_time(ctypes.Structure):
+    _fields_ = [
+        ("ns", c_uint64),
+        ("stack", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class pyf_sample_batch(ctypes.Structure):
+    _fields_ = [
+        ("request", POINTER(pyf_snapshot_request)),
+        ("flags", c_uint32),
+        ("max_samples", c_uint32),
+        ("until_ns", c_uint64),
+        ("interval_ns", c_uint64),
+        ("jitter_ppm", c_uint32),
+        ("stacks_cap", c_uint32),
+        ("keys_cap", c_uint32),
+        ("times_cap", c_uint32),
+        ("stacks", POINTER(pyf_sample_stack)),
+        ("keys", POINTER(c_uint32)),
+        ("times", POINTER(pyf_sample_time)),
+        ("next_ns", c_uint64),
+        ("rng", c_uint64),
+        ("end", c_uint32),
+        ("samples", c_uint32),
+        ("failed", c_uint32),
+        ("thread_errors", c_uint32),
+        ("nstacks", c_uint32),
+        ("nkeys", c_uint32),
+        ("ntimes", c_uint32),
+        ("ntables", c_uint32),
+        ("busy_ns", c_uint64),
+        ("failed_by_code", c_uint32 * PYF_SAMPLE_CODES),
+        ("thread_errors_by_code", c_uint32 * PYF_SAMPLE_CODES),
+        ("tables", POINTER(pyf_snapshot) * PYF_SAMPLE_MAX_TABLES),
+    ]
+
+
 class pyf_value(ctypes.Structure):
     _fields_ = [
         ("addr", c_uint64),
@@ -544,6 +607,7 @@ STRUCTURES = {
     for cls in (pyf_failure, pyf_iovec, pyf_reader, pyf_options, pyf_python_info,
                 pyf_stats, pyf_frame_info, pyf_frame, pyf_thread, pyf_interp, pyf_snapshot,
                 pyf_record, pyf_frame_key, pyf_frame_table, pyf_snapshot_copy,
+                pyf_sample_stack, pyf_sample_time, pyf_sample_batch,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
                 pyf_values_request, pyf_values, pyf_thread_facts)
@@ -573,6 +637,7 @@ _PROTOTYPES = {
     "pyf_snapshot_free": (None, [POINTER(pyf_snapshot)]),
     "pyf_snapshot_table": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_frame_table)]),
     "pyf_snapshot_take_copy": (c_int, [pyf_target_p, POINTER(pyf_snapshot_copy)]),
+    "pyf_sample_run": (c_int, [pyf_target_p, POINTER(pyf_sample_batch)]),
     "pyf_runtime_probe": (c_int, [POINTER(pyf_reader), c_uint64,
                                   POINTER(pyf_python_info), POINTER(pyf_failure)]),
     "pyf_runtime_locate": (c_int, [POINTER(pyf_reader), POINTER(pyf_locate_request),

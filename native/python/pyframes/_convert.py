@@ -7,7 +7,8 @@ paths then unpack raw bytes with struct and never touch ctypes attributes
 per frame.  :class:`Converter` takes and converts a target's snapshots
 (:meth:`pyframes.Target.snapshot`), :class:`FrameTable` keeps the Frame
 objects of a target's frame table, :class:`SampleSource` hands a sampler
-the frame keys of snapshots it keeps unconverted.
+the frame keys of snapshots it keeps unconverted, :class:`SampleBatch`
+the stacks the library counted over many samples in one call.
 """
 
 import array
@@ -36,6 +37,8 @@ TASK_LIST = Layout(_abi.pyf_task_list)  # its first layout
 VALUE = Layout(_abi.pyf_value)
 LOCAL = Layout(_abi.pyf_local)
 VALUES = Layout(_abi.pyf_values)
+SAMPLE_STACK = Layout(_abi.pyf_sample_stack)
+SAMPLE_TIME = Layout(_abi.pyf_sample_time)
 
 # pyf_frame_table's values (also as COPY_TABLE slices them out of a copy)
 T_NFRAMES = TABLE.index["nframes"]
@@ -635,6 +638,7 @@ class SampleSource:
     def __init__(self, lib, handle_of, binding, request):
         self._handle_of = handle_of  # raises on a closed target
         self._binding = binding  # a Python reader's, else None
+        self._lib = lib
         self._request = request
         self._take = lib.pyf_snapshot_take
         self._table_of = lib.pyf_snapshot_table
@@ -694,6 +698,15 @@ class SampleSource:
             self.free(out)
             raise
 
+    def batch(self, flags, interval, jitter, seed):
+        """A :class:`SampleBatch` with this source's request: only a target
+        read by the library (a Python reader's exceptions are raised per
+        call, pyf_sample_run makes many); None for another."""
+        if self._binding is not None:
+            return None
+        return SampleBatch(self._lib, self._handle_of, self._request, flags, interval,
+                           jitter, seed)
+
     def names(self, out):
         """The FrameTable of a held snapshot's frame table."""
         if self._table_of(out, self._table_ref) != 0:
@@ -701,6 +714,108 @@ class SampleSource:
         names = FrameTable()
         names.update(TABLE.struct.unpack_from(self._table_view))
         return names
+
+
+_STACK_ROW = SAMPLE_STACK.getter("table_id", "thread_id", "native_thread_id", "first_key",
+                                  "nkeys", "count")
+_TIME_ROW = SAMPLE_TIME.getter("ns", "stack")
+
+
+class SampleBatch:
+    """Many samples in one library call (pyf_sample_run), counted by stack
+    there: the arrays and the schedule (next sample due, drawn waits) are
+    kept from one call to the next.  Made by :meth:`SampleSource.batch`."""
+
+    STACKS = 4096       # distinct stacks a call may count
+    KEYS = 1 << 20      # their frame keys
+    TIMES = 1 << 16     # thread-samples recorded (``times``)
+    _MAX_KEYS = 1 << 26
+
+    def __init__(self, lib, handle_of, request, flags, interval, jitter, seed):
+        self._run = lib.pyf_sample_run
+        self._handle_of = handle_of
+        self._table_of = lib.pyf_snapshot_table
+        b = self._b = _abi.pyf_sample_batch()
+        self._ref = ctypes.byref(b)
+        b.request = request
+        b.flags = flags
+        b.interval_ns = int(interval * 1e9)
+        b.jitter_ppm = int(jitter * 1e6)
+        b.rng = seed or 1
+        self._table = _abi.pyf_frame_table()
+        self._table.struct_size = ctypes.sizeof(self._table)
+        self._arrays(self.STACKS, self.KEYS,
+                     self.TIMES if flags & _abi.PYF_SAMPLE_TIMES else 0)
+
+    def _arrays(self, stacks, keys, times):
+        b = self._b
+        self._stacks = (_abi.pyf_sample_stack * stacks)()
+        self._keys = (ctypes.c_uint32 * keys)()
+        self._times = (_abi.pyf_sample_time * max(times, 1))()
+        b.stacks, b.stacks_cap = self._stacks, stacks
+        b.keys, b.keys_cap = self._keys, keys
+        b.times, b.times_cap = self._times, times
+        self._stack_view = memoryview(self._stacks).cast("B")
+        self._key_view = memoryview(self._keys).cast("B")
+        self._time_view = memoryview(self._times).cast("B")
+
+    def run(self, until, count):
+        """Sample until CLOCK_MONOTONIC ``until`` (seconds) or ``count``
+        samples (0: no bound): the library's return code.  A sample too
+        big for the arrays makes them bigger (bounded)."""
+        b = self._b
+        b.until_ns = max(0, int(until * 1e9))
+        b.max_samples = count
+        while True:
+            rc = self._run(self._handle_of(), self._ref)
+            if rc != errors.PYF_EDEPTH or b.keys_cap >= self._MAX_KEYS:
+                return rc
+            self._arrays(b.stacks_cap, b.keys_cap * 4, b.times_cap)
+
+    def counts(self):
+        """What the last call counted: samples, failed samples, threads not
+        read to the end, {code: failed samples}, {code: threads not read to
+        the end}, why it ended (PYF_SAMPLE_END_*), seconds spent sampling."""
+        b = self._b
+        by_code = {-i: n for i, n in enumerate(b.failed_by_code) if n}
+        threads = {-i: n for i, n in enumerate(b.thread_errors_by_code) if n}
+        return (b.samples, b.failed, b.thread_errors, by_code, threads, b.end,
+                b.busy_ns / 1e9)
+
+    def stacks(self):
+        """[(table id, thread id, native thread id, frame-key bytes, count)]
+        (the keys innermost first, as SampleSource.take gives them)."""
+        b = self._b
+        out = []
+        keys = self._key_view
+        size = KEY_INDEX_SIZE
+        for row in SAMPLE_STACK.struct.iter_unpack(
+                self._stack_view[:b.nstacks * SAMPLE_STACK.size]):
+            table_id, tid, native, first, n, count = _STACK_ROW(row)
+            out.append((table_id, tid, native,
+                        keys[first * size:(first + n) * size].tobytes(), count))
+        return out
+
+    def times(self):
+        """[(seconds, stack index)] of every thread-sample, in order."""
+        view = self._time_view[:self._b.ntimes * SAMPLE_TIME.size]
+        return [(ns / 1e9, i) for ns, i in map(_TIME_ROW, SAMPLE_TIME.struct.iter_unpack(view))]
+
+    def tables(self):
+        """[(table id, (pointer, byref))]: the newest snapshot of each table
+        the stacks count against, now the caller's to free."""
+        out = []
+        b = self._b
+        for i in range(b.ntables):
+            # a pointer of its own (not a view of the batch's array)
+            ptr = ctypes.cast(ctypes.c_void_p(ctypes.cast(b.tables[i], ctypes.c_void_p).value),
+                              _SNAPSHOT_P)
+            b.tables[i] = None
+            if self._table_of(ptr, ctypes.byref(self._table)) != 0:
+                continue
+            out.append((self._table.table_id, (ptr, ctypes.byref(ptr))))
+        b.ntables = 0
+        return out
 
 
 # ---- values ----------------------------------------------------------------

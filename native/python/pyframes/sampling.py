@@ -218,6 +218,7 @@ class Sampler(object):
         self._resolved = {}
         self._started = None
         self._elapsed = 0.0
+        self._batch = None  # a _convert.SampleBatch once use_batches() says so
         #: True once a sample failed because the process exited.
         self.exited = False
 
@@ -277,22 +278,92 @@ class Sampler(object):
                     if self._started is None:
                         self._started = started
                     self._raw.append((started - self._started, self._canon.setdefault(k, k)))
-            # the newest snapshot of each table is kept (with the table, for
-            # the names); the one it replaces goes
             spare.pop()
             keep = True
-            old = self._holders.get(table_id)
-            self._holders[table_id] = (out, out_ref)
-            if old is not None:
-                source.free(old[0])
-                spare.append(old)
-            elif len(self._holders) > _MAX_TABLES:
-                self._resolve(min(self._holders))
+            self._hold(table_id, (out, out_ref))
             return True
         finally:
             if not keep:
                 source.free(out)
             self._elapsed += time.perf_counter() - started
+
+    def _hold(self, table_id, holder):
+        """The newest snapshot of each table is kept (with the table, for
+        the names): ``holder``'s for table_id; the one it replaces goes."""
+        old = self._holders.get(table_id)
+        self._holders[table_id] = holder
+        if old is not None:
+            self._source.free(old[0])
+            self._spare.append(old)
+        elif len(self._holders) > _MAX_TABLES:
+            self._resolve(min(self._holders))
+
+    def use_batches(self, interval, seed):
+        """Take samples many at a time in the library from now on
+        (:meth:`sample_batch`), each wait drawn around ``interval`` seconds
+        (JITTER) from the generator state ``seed``: True when this sampler
+        can (a target read by the library, a mode other than "cpu")."""
+        if self._keep is not None and not isinstance(self._keep, _HoldsGil):
+            return False
+        flags = ((_abi.PYF_SAMPLE_MAIN if self._pick_main else 0) |
+                 (_abi.PYF_SAMPLE_GIL if self._keep is not None else 0) |
+                 (_abi.PYF_SAMPLE_TIMES if self._raw is not None else 0))
+        self._batch = self._source.batch(flags, interval, JITTER, seed)
+        return self._batch is not None
+
+    def sample_batch(self, until, count=0):
+        """Samples until the time.monotonic() time ``until``, at most
+        ``count`` (0: no bound), counted by the library
+        (:meth:`use_batches` first); the number taken."""
+        batch = self._batch
+        prof = self._profile
+        rc = batch.run(until, count)
+        if rc != 0:  # the call failed as a whole: one failed sample
+            prof.samples += 1
+            prof.failed += 1
+            message = errors.error_message(rc)
+            prof.errors[message] = prof.errors.get(message, 0) + 1
+            return 1
+        samples, failed, thread_errors, by_code, threads, end, busy = batch.counts()
+        prof.samples += samples
+        prof.failed += failed
+        prof.thread_errors += thread_errors
+        for code, n in by_code.items():
+            message = errors.error_message(code)
+            prof.errors[message] = prof.errors.get(message, 0) + n
+        for code, n in threads.items():
+            message = "stack not read to the end: " + errors.error_message(code)
+            prof.errors[message] = prof.errors.get(message, 0) + n
+        t = self.target
+        if end == _abi.PYF_SAMPLE_END_GONE and t.pid and process_gone(t.pid):
+            self.exited = True
+        tables = batch.tables()
+        counts = self._counts
+        names = self._names
+        keys_of = []
+        for table_id, tid, native, keys, n in batch.stacks():
+            who = (tid, native) if names is not None else None
+            k = (table_id, who, keys)
+            old = counts.get(k)
+            if old is None:
+                counts[k] = n
+                if names is not None and who not in names.known:
+                    names.saw(who)
+            else:
+                counts[k] = old + n
+            keys_of.append(k)
+        if self._raw is not None:
+            canon = self._canon
+            raw = self._raw
+            for at, i in batch.times():
+                if self._started is None:
+                    self._started = at
+                k = keys_of[i]
+                raw.append((at - self._started, canon.setdefault(k, k)))
+        for table_id, holder in tables:
+            self._hold(table_id, holder)
+        self._elapsed += busy
+        return samples
 
     @property
     def library_time(self):
@@ -582,6 +653,9 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
     start = clock()
     interval = 1.0 / rate if rate else 0.0
     draw = (jitter or random.Random()).random
+    if clock is time.monotonic and hasattr(sampler, "use_batches") and \
+            sampler.use_batches(interval, int(draw() * 2.0 ** 53) | 1):
+        return _run_batches(sampler, start, duration, count, progress, stop)
     spread = 2.0 * JITTER
     low = 1.0 - JITTER
     next_at = start
@@ -608,6 +682,43 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 next_at += interval * (low + spread * draw())
                 if next_at < clock() - interval:
                     next_at = clock()  # fell behind: do not burst to catch up
+            if progress is not None and clock() - last_report >= 0.25:
+                last_report = clock()
+                progress(sampler._profile.samples, sampler._profile.failed,
+                         last_report - start)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C ends the sampling; the profile so far is kept
+    prof = sampler.profile()
+    prof.duration = clock() - start
+    return prof
+
+
+#: the longest a library call samples before the loop looks again (Ctrl-C,
+#: ``stop()``, progress)
+BATCH = 0.05
+
+
+def _run_batches(sampler, start, duration, count, progress, stop):
+    """run() with the samples taken and counted many at a time by the
+    library (Sampler.sample_batch), its schedule the same."""
+    clock = time.monotonic
+    last_report = start
+    n = 0
+    try:
+        while True:
+            now = clock()
+            if duration is not None and now - start >= duration:
+                break
+            if count is not None and n >= count:
+                break
+            if stop is not None and stop():
+                break
+            until = now + BATCH
+            if duration is not None:
+                until = min(until, start + duration)
+            n += sampler.sample_batch(until, 0 if count is None else count - n)
+            if sampler.exited:
+                break  # nothing more to sample
             if progress is not None and clock() - last_report >= 0.25:
                 last_report = clock()
                 progress(sampler._profile.samples, sampler._profile.failed,
