@@ -726,10 +726,13 @@ class SampleBatch:
     there: the arrays and the schedule (next sample due, drawn waits) are
     kept from one call to the next.  Made by :meth:`SampleSource.batch`."""
 
-    STACKS = 4096       # distinct stacks a call may count
-    KEYS = 1 << 20      # their frame keys
-    TIMES = 1 << 16     # thread-samples recorded (``times``)
-    _MAX_KEYS = 1 << 26
+    # what a call may count at first: distinct stacks, their frame keys,
+    # recorded thread-samples (a call ends when one is full; a sample that
+    # fits none makes them all bigger, up to _GROWTH times)
+    STACKS = 256
+    KEYS = 1 << 14
+    TIMES = 1 << 12
+    _GROWTH = 1 << 12
 
     def __init__(self, lib, handle_of, request, flags, interval, jitter, seed):
         self._run = lib.pyf_sample_run
@@ -768,9 +771,9 @@ class SampleBatch:
         b.max_samples = count
         while True:
             rc = self._run(self._handle_of(), self._ref)
-            if rc != errors.PYF_EDEPTH or b.keys_cap >= self._MAX_KEYS:
+            if rc != errors.PYF_EDEPTH or b.keys_cap >= self.KEYS * self._GROWTH:
                 return rc
-            self._arrays(b.stacks_cap, b.keys_cap * 4, b.times_cap)
+            self._arrays(b.stacks_cap * 4, b.keys_cap * 4, b.times_cap * 4)
 
     def counts(self):
         """What the last call counted: samples, failed samples, threads not
