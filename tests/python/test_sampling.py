@@ -190,3 +190,42 @@ def test_command_line_errors(cli_env):
                          env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          timeout=60)
     assert run.returncode == 2 and b"--by" in run.stderr
+
+
+@pytest.mark.parametrize("threads", ["all", "main"])
+def test_batches_count_the_targets_own_stacks(pyframes, interp, tmp_path, threads):
+    """The library's batches (pyf_sample_run, what run() uses for a target
+    it reads) on a process whose threads are all blocked: every thread-sample
+    is the stack the target reports for that thread, labelled with its
+    name, counted once per sample; the recorded samples are those counts;
+    the per-sample loop counts the same."""
+    from livetarget import LiveTarget
+    with LiveTarget(interp.path, "threads.py", str(tmp_path)) as t:
+        own = {t.thread_name(tid): tuple(reversed(frames))
+               for tid, frames in t.threads.items() if str(tid) in t.doc["thread_info"]}
+        main_name = t.thread_name(t.main_tid)
+        with pyframes.attach(t.pid) as target:
+            profiles = []
+            for batches in (True, False):
+                sampler = pyframes.sampling.Sampler(target, threads=threads,
+                                                    label_threads=True, record=True)
+                if not batches:
+                    sampler.use_batches = lambda *args: False
+                try:
+                    profile = pyframes.sampling.run(sampler, count=300, rate=0)
+                finally:
+                    sampler.close()
+                assert (sampler._batch is not None) == batches
+                profiles.append(profile)
+    for profile in profiles:
+        assert profile.samples == 300 and profile.failed == 0, profile.errors
+        want = own if threads == "all" else {main_name: own[main_name]}
+        got = {label: tuple(f for f in frames) for label, frames in profile.stacks}
+        assert set(got) == set(want), (sorted(got), sorted(want))
+        for label, frames in got.items():
+            assert [(f[0], os.path.basename(f[1]), f[2]) for f in frames] == \
+                [(f[0], os.path.basename(f[1]), f[2]) for f in want[label]], label
+        assert all(count == 300 for count in profile.stacks.values()), profile.stacks
+        assert len(profile.raw) == profile.total
+        assert [t for t, _, _ in profile.raw] == sorted(t for t, _, _ in profile.raw)
+    assert profiles[0].stacks == profiles[1].stacks
