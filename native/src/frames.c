@@ -84,10 +84,39 @@ static void checked(pyf_target *t, pyf__chunk_list *cl)
     cl->check_calls = t->reader_calls;
 }
 
+/* The bytes of the thread state the check reads, from current_frame: up to
+ * the last of the fields a walk takes from it (pyf__walk_from_tstate; on
+ * 3.15 the cache's anchor and seq) when they follow it closely, else
+ * current_frame alone. */
+static uint32_t check_span(const pyf__offsets *o)
+{
+    const uint64_t fields[] = {o->tstate.base_frame, o->tstate.datastack_chunk,
+                               o->tstate.last_profiled_frame,
+                               o->tstate.last_profiled_frame_seq};
+    uint64_t from = o->tstate.current_frame, end = from + 8;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (fields[i] == PYF__ABSENT)
+            continue;
+        if (fields[i] < from || fields[i] - from > PYF__CHECK_MAX - 8)
+            return 8; /* current_frame alone: not whole */
+        if (fields[i] + 8 > end)
+            end = fields[i] + 8;
+    }
+    return (uint32_t)(end - from);
+}
+
 bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
     const pyf__chunk_list *cl = &t->chunks;
-    if (!cl->check_ok || cl->check_calls != t->reader_calls || addr < cl->check_addr ||
+    if (cl->check_calls != t->reader_calls)
+        return false;
+    return pyf__walk_checked(t, addr, len, out);
+}
+
+bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
+{
+    const pyf__chunk_list *cl = &t->chunks;
+    if (!cl->check_ok || addr < cl->check_addr ||
         addr - cl->check_addr > cl->check_len || len > cl->check_len - (addr - cl->check_addr))
         return false;
     memcpy(out, cl->check_bytes + (addr - cl->check_addr), len);
@@ -550,19 +579,9 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
     cl->check_ok = false;
-    /* on 3.15 the check also takes the cache's anchor and seq, a few
-     * words after current_frame */
-    cl->check_len = 8;
-    if (o->tstate.last_profiled_frame != PYF__ABSENT &&
-        o->tstate.last_profiled_frame_seq != PYF__ABSENT &&
-        o->tstate.last_profiled_frame > o->tstate.current_frame &&
-        o->tstate.last_profiled_frame_seq > o->tstate.current_frame &&
-        o->tstate.last_profiled_frame + 8 - o->tstate.current_frame <= sizeof cl->check_bytes &&
-        o->tstate.last_profiled_frame_seq + 8 - o->tstate.current_frame <= sizeof cl->check_bytes)
-        cl->check_len = (uint32_t)((o->tstate.last_profiled_frame > o->tstate.last_profiled_frame_seq
-                                        ? o->tstate.last_profiled_frame
-                                        : o->tstate.last_profiled_frame_seq) +
-                                   8 - o->tstate.current_frame);
+    cl->check_len = check_span(o);
+    cl->check_whole = cl->check_len > 8 || (o->tstate.datastack_chunk == PYF__ABSENT &&
+                                            o->tstate.base_frame == PYF__ABSENT);
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))

@@ -294,7 +294,12 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         pyf__plan_truncate(t, plan); /* this try's reads are planned instead */
         pyf__prefetch *p = &t->prefetch;
         p->n = 0; /* from now on this snapshot reads the target as it is */
-        if (pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
+        /* the thread state as the last try's check read it right after
+         * its copies (every field the walk takes), else read now */
+        uint64_t cf = o->tstate.current_frame, span = t->chunks.check_len;
+        if ((!t->chunks.check_whole || cf + span > tlen ||
+             !pyf__walk_checked(t, w->tstate_addr + cf, (size_t)span, buf + cf)) &&
+            pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
         *w = first;
         pyf__walk_from_tstate(o, w, buf);

@@ -30,6 +30,8 @@ typedef struct pyf__chunk {
  * stack pointer, which its return left at localsplus (frames.c, cleared). */
 #define PYF__COPIES 3
 
+#define PYF__CHECK_MAX 256
+
 typedef struct pyf__chunk_list {
     pyf__chunk *v;           /* [n] in use; buffers of [n, cap) kept for reuse */
     uint32_t n, cap;
@@ -46,12 +48,16 @@ typedef struct pyf__chunk_list {
     uint64_t check_addr, check_value;
     uint64_t seen;           /* what the check read last */
     bool moved;
-    /* The check's bytes: current_frame and, on 3.15, the cache's anchor
-     * and seq after it (check_len of them), as read at reader call
-     * check_calls; the cache's re-read of the anchor after the walk takes
-     * them while no reader call came since (pyf__walk_recheck). */
-    uint8_t check_bytes[32];
+    /* The check's bytes: the thread state from current_frame to the last
+     * field a walk takes from it (check_len of them, at most
+     * PYF__CHECK_MAX), as read at reader call check_calls.  The cache's
+     * re-read of its anchor after the walk takes them while no reader call
+     * came since (pyf__walk_recheck); a walk made again starts from them
+     * (pyf__walk_checked: read after the last try's copies, as a fresh read
+     * of the thread state would be). */
+    uint8_t check_bytes[PYF__CHECK_MAX];
     uint32_t check_len;
+    bool check_whole;        /* every field the walk takes is among them */
     bool check_ok;
     uint64_t check_calls;
 } pyf__chunk_list;
@@ -60,6 +66,9 @@ void pyf__chunks_free(pyf__chunk_list *cl);
  * after the copies, when that was the last reader call: true and the bytes
  * in out. */
 bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out);
+/* The same whatever was read since, as long as the last walk made its
+ * check. */
+bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out);
 
 /* ==== walking (frames.c, threads.c) ===================================== */
 
