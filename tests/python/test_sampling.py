@@ -229,3 +229,46 @@ def test_batches_count_the_targets_own_stacks(pyframes, interp, tmp_path, thread
         assert len(profile.raw) == profile.total
         assert [t for t, _, _ in profile.raw] == sorted(t for t, _, _ in profile.raw)
     assert profiles[0].stacks == profiles[1].stacks
+
+
+def test_command_line_ctrl_c_keeps_the_profile(cli_env, tmp_path):
+    """`sample` on a terminal shows one progress line; Ctrl-C (SIGINT) once
+    it shows ends the sampling, the profile so far written and summed up,
+    exit status 0.  The progress line is the handshake: it appears once
+    samples were taken."""
+    import pty
+    import select
+    import signal
+    import time
+    proc = _start(release_python("3.15"), "aba_chains.py")
+    out = str(tmp_path / "p.json")
+    master, slave = pty.openpty()
+    try:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "600",
+             "--rate", "1000", "--json", out, "--top", "3"],
+            env=cli_env, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        seen, deadline = b"", time.monotonic() + 60
+        try:
+            while b"sampling: " not in seen and time.monotonic() < deadline:
+                if select.select([master], [], [], 1.0)[0]:
+                    seen += os.read(master, 4096)
+            assert b"sampling: " in seen, seen
+            run.send_signal(signal.SIGINT)
+            stdout, _ = run.communicate(timeout=60)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    finally:
+        os.close(master)
+        proc.kill()
+        proc.wait()
+    assert run.returncode == 0, stdout
+    text = stdout.decode()
+    m = re.search(r"^(\d+) samples in ([\d.]+) s", text, re.M)
+    assert m and int(m.group(1)) > 0 and float(m.group(2)) < 600, text
+    doc = json.load(open(out))
+    assert doc["samples"] == int(m.group(1)) and doc["stacks"], doc["samples"]
+    assert all(st["frames"][1]["function"] == "main" for st in doc["stacks"])
