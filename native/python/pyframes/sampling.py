@@ -649,16 +649,20 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
     says so; ``rate`` samples per second on average (0: as fast as
     possible), each wait drawn around 1/rate (JITTER; ``jitter`` a
     ``random.Random``-like source, default a new one).  ``progress(samples,
-    failed, elapsed)`` is called about 4 times a second."""
+    failed, elapsed)`` is called about 4 times a second.  A sampler that
+    can (:meth:`Sampler.use_batches`, with the real clock) takes its samples
+    a batch at a time in the library, on the same schedule."""
     start = clock()
     interval = 1.0 / rate if rate else 0.0
     draw = (jitter or random.Random()).random
     if clock is time.monotonic and hasattr(sampler, "use_batches") and \
             sampler.use_batches(interval, int(draw() * 2.0 ** 53) | 1):
-        return _run_batches(sampler, start, duration, count, progress, stop)
-    spread = 2.0 * JITTER
-    low = 1.0 - JITTER
-    next_at = start
+        end = start + duration if duration is not None else float("inf")
+
+        def take(now, left):
+            return sampler.sample_batch(min(now + BATCH, end), left or 0)
+    else:
+        take = _one_at_a_time(sampler, start, interval, draw, clock, stop)
     last_report = start
     n = 0
     try:
@@ -670,18 +674,12 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 break
             if stop is not None and stop():
                 break
-            if interval and now < next_at:
-                time.sleep(next_at - now)
-                if stop is not None and stop():
-                    break
-            sampler.sample()
-            n += 1
+            taken = take(now, None if count is None else count - n)
+            if taken is None:
+                break  # stop() said so while it waited
+            n += taken
             if getattr(sampler, "exited", False):
                 break  # nothing more to sample
-            if interval:
-                next_at += interval * (low + spread * draw())
-                if next_at < clock() - interval:
-                    next_at = clock()  # fell behind: do not burst to catch up
             if progress is not None and clock() - last_report >= 0.25:
                 last_report = clock()
                 progress(sampler._profile.samples, sampler._profile.failed,
@@ -698,33 +696,22 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
 BATCH = 0.05
 
 
-def _run_batches(sampler, start, duration, count, progress, stop):
-    """run() with the samples taken and counted many at a time by the
-    library (Sampler.sample_batch), its schedule the same."""
-    clock = time.monotonic
-    last_report = start
-    n = 0
-    try:
-        while True:
-            now = clock()
-            if duration is not None and now - start >= duration:
-                break
-            if count is not None and n >= count:
-                break
+def _one_at_a_time(sampler, start, interval, draw, clock, stop):
+    """run()'s step for a sampler the library cannot batch: wait for the
+    next sample's time, take it (1), or None when ``stop()`` says so."""
+    spread = 2.0 * JITTER
+    low = 1.0 - JITTER
+    next_at = [start]
+
+    def take(now, left):
+        if interval and now < next_at[0]:
+            time.sleep(next_at[0] - now)
             if stop is not None and stop():
-                break
-            until = now + BATCH
-            if duration is not None:
-                until = min(until, start + duration)
-            n += sampler.sample_batch(until, 0 if count is None else count - n)
-            if sampler.exited:
-                break  # nothing more to sample
-            if progress is not None and clock() - last_report >= 0.25:
-                last_report = clock()
-                progress(sampler._profile.samples, sampler._profile.failed,
-                         last_report - start)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C ends the sampling; the profile so far is kept
-    prof = sampler.profile()
-    prof.duration = clock() - start
-    return prof
+                return None
+        sampler.sample()
+        if interval:
+            next_at[0] += interval * (low + spread * draw())
+            if next_at[0] < clock() - interval:
+                next_at[0] = clock()  # fell behind: do not burst to catch up
+        return 1
+    return take
