@@ -698,14 +698,14 @@ class SampleSource:
             self.free(out)
             raise
 
-    def batch(self, flags, interval, jitter, seed):
-        """A :class:`SampleBatch` with this source's request: only a target
-        read by the library (a Python reader's exceptions are raised per
-        call, pyf_sample_run makes many); None for another."""
+    def batch(self, flags):
+        """A :class:`SampleBatch` with this source's request (its schedule
+        set by :meth:`SampleBatch.schedule`): only for a target read by the
+        library (a Python reader's exceptions are raised per call,
+        pyf_sample_run makes many); None for another."""
         if self._binding is not None:
             return None
-        return SampleBatch(self._lib, self._handle_of, self._request, flags, interval,
-                           jitter, seed)
+        return SampleBatch(self._lib, self._handle_of, self._request, flags)
 
     def names(self, out):
         """The FrameTable of a held snapshot's frame table."""
@@ -734,7 +734,7 @@ class SampleBatch:
     TIMES = 1 << 12
     _GROWTH = 1 << 12
 
-    def __init__(self, lib, handle_of, request, flags, interval, jitter, seed):
+    def __init__(self, lib, handle_of, request, flags):
         self._run = lib.pyf_sample_run
         self._handle_of = handle_of
         self._table_of = lib.pyf_snapshot_table
@@ -742,9 +742,7 @@ class SampleBatch:
         self._ref = ctypes.byref(b)
         b.request = request
         b.flags = flags
-        b.interval_ns = int(interval * 1e9)
-        b.jitter_ppm = int(jitter * 1e6)
-        b.rng = seed or 1
+        b.rng = 1
         self._table = _abi.pyf_frame_table()
         self._table.struct_size = ctypes.sizeof(self._table)
         self._arrays(self.STACKS, self.KEYS,
@@ -761,6 +759,16 @@ class SampleBatch:
         self._stack_view = memoryview(self._stacks).cast("B")
         self._key_view = memoryview(self._keys).cast("B")
         self._time_view = memoryview(self._times).cast("B")
+
+    def schedule(self, interval, jitter, seed):
+        """Samples ``interval`` seconds apart on average (0: back to back),
+        each wait drawn within ``jitter`` of it from generator state
+        ``seed``; the first at once."""
+        b = self._b
+        b.interval_ns = int(interval * 1e9)
+        b.jitter_ppm = int(jitter * 1e6)
+        b.rng = seed or 1
+        b.next_ns = 0
 
     def run(self, until, count):
         """Sample until CLOCK_MONOTONIC ``until`` (seconds) or ``count``

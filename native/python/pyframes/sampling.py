@@ -219,6 +219,7 @@ class Sampler(object):
         self._started = None
         self._elapsed = 0.0
         self._batch = None  # a _convert.SampleBatch once use_batches() says so
+        self._ready = self._batches()
         #: True once a sample failed because the process exited.
         self.exited = False
 
@@ -298,18 +299,27 @@ class Sampler(object):
         elif len(self._holders) > _MAX_TABLES:
             self._resolve(min(self._holders))
 
+    def _batches(self):
+        """A _convert.SampleBatch for this sampler (made before sampling
+        starts: a debugger resumes the process right after), or None when
+        the library cannot take its samples (a Python reader, "cpu")."""
+        if self._keep is not None and not isinstance(self._keep, _HoldsGil):
+            return None
+        flags = ((_abi.PYF_SAMPLE_MAIN if self._pick_main else 0) |
+                 (_abi.PYF_SAMPLE_GIL if self._keep is not None else 0) |
+                 (_abi.PYF_SAMPLE_TIMES if self._raw is not None else 0))
+        return self._source.batch(flags)
+
     def use_batches(self, interval, seed):
         """Take samples many at a time in the library from now on
         (:meth:`sample_batch`), each wait drawn around ``interval`` seconds
         (JITTER) from the generator state ``seed``: True when this sampler
         can (a target read by the library, a mode other than "cpu")."""
-        if self._keep is not None and not isinstance(self._keep, _HoldsGil):
+        if self._ready is None:
             return False
-        flags = ((_abi.PYF_SAMPLE_MAIN if self._pick_main else 0) |
-                 (_abi.PYF_SAMPLE_GIL if self._keep is not None else 0) |
-                 (_abi.PYF_SAMPLE_TIMES if self._raw is not None else 0))
-        self._batch = self._source.batch(flags, interval, JITTER, seed)
-        return self._batch is not None
+        self._batch = self._ready
+        self._batch.schedule(interval, JITTER, seed)
+        return True
 
     def sample_batch(self, until, count=0):
         """Samples until the time.monotonic() time ``until``, at most
@@ -646,7 +656,9 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
         clock=time.monotonic, stop=None, jitter=None):
     """Sample until ``duration`` seconds or ``count`` samples (at least one
     of them), Ctrl-C, the process exits (``sampler.exited``) or ``stop()``
-    says so; ``rate`` samples per second on average (0: as fast as
+    says so (asked from the second sample on: a debugger's Ctrl-C right
+    after it resumed the process still leaves a profile); ``rate``
+    samples per second on average (0: as fast as
     possible), each wait drawn around 1/rate (JITTER; ``jitter`` a
     ``random.Random``-like source, default a new one).  ``progress(samples,
     failed, elapsed)`` is called about 4 times a second.  A sampler that
@@ -672,8 +684,8 @@ def run(sampler, *, duration=None, rate=1000.0, count=None, progress=None,
                 break
             if count is not None and n >= count:
                 break
-            if stop is not None and stop():
-                break
+            if n and stop is not None and stop():
+                break  # (after the first sample: a stop right away keeps one)
             taken = take(now, None if count is None else count - n)
             if taken is None:
                 break  # stop() said so while it waited
