@@ -1,12 +1,16 @@
 """Sampling profiles: many snapshots of a target aggregated into stacks.
 
-A sample costs one library snapshot and, per thread, one slice of its
-frame-key array counted in a dict: no frame, record or string is looked at
-while sampling.  Names are resolved once, when the profile is made, from the
-frame table the keys belong to (the latest snapshot of each table is kept
-for that, which keeps the table alive).  A sampler that records (for
-``--raw`` and ``--speedscope``) also appends each thread-sample's time and
-counted key to a list.
+For a target the library reads, the samples are taken a batch at a time
+by the library (pyf_sample_run, up to 50 ms a call), which counts each
+thread's frame keys by stack; each distinct stack of a batch is then one
+dict entry here.  Otherwise (a Python reader, ``--mode cpu``) a sample
+costs one library snapshot and, per thread, one slice of its frame-key
+array counted in a dict.  Either way no frame, record or string is looked
+at while sampling.  Names are resolved once, when the profile is made, from
+the frame table the keys belong to (the latest snapshot of each table is
+kept for that, which keeps the table alive).  A sampler that records (for
+``--raw`` and ``--speedscope``) also keeps each thread-sample's time and
+counted key.
 """
 
 import array
