@@ -738,6 +738,7 @@ class SampleBatch:
         self._run = lib.pyf_sample_run
         self._handle_of = handle_of
         self._table_of = lib.pyf_snapshot_table
+        self._free = lib.pyf_snapshot_free
         b = self._b = _abi.pyf_sample_batch()
         self._ref = ctypes.byref(b)
         b.request = request
@@ -774,6 +775,7 @@ class SampleBatch:
         """Sample until CLOCK_MONOTONIC ``until`` (seconds) or ``count``
         samples (0: no bound): the library's return code.  A sample too
         big for the arrays makes them bigger (bounded)."""
+        self.close()  # what an interrupted call left
         b = self._b
         b.until_ns = max(0, int(until * 1e9))
         b.max_samples = count
@@ -814,19 +816,30 @@ class SampleBatch:
 
     def tables(self):
         """[(table id, (pointer, byref))]: the newest snapshot of each table
-        the stacks count against, now the caller's to free."""
+        the stacks count against, now the caller's to free (until then the
+        batch's: :meth:`close`)."""
         out = []
         b = self._b
         for i in range(b.ntables):
             # a pointer of its own (not a view of the batch's array)
-            ptr = ctypes.cast(ctypes.c_void_p(ctypes.cast(b.tables[i], ctypes.c_void_p).value),
-                              _SNAPSHOT_P)
-            b.tables[i] = None
-            if self._table_of(ptr, ctypes.byref(self._table)) != 0:
-                continue
-            out.append((self._table.table_id, (ptr, ctypes.byref(ptr))))
+            ptr = ctypes.cast(ctypes.c_void_p(self._address(i)), _SNAPSHOT_P)
+            if ptr and self._table_of(ptr, ctypes.byref(self._table)) == 0:
+                out.append((self._table.table_id, (ptr, ctypes.byref(ptr))))
+        # handed over all at once (an interrupt before leaves them to close())
         b.ntables = 0
         return out
+
+    def _address(self, i):
+        return ctypes.cast(self._b.tables[i], ctypes.c_void_p).value
+
+    def close(self):
+        """Free the snapshots a call left and nobody took (a KeyboardInterrupt
+        between the call and :meth:`tables`)."""
+        b = self._b
+        for i in range(b.ntables):
+            if self._address(i):
+                self._free(ctypes.cast(ctypes.c_void_p(self._address(i)), _SNAPSHOT_P))
+        b.ntables = 0
 
 
 # ---- values ----------------------------------------------------------------

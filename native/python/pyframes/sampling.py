@@ -338,6 +338,14 @@ class Sampler(object):
             message = errors.error_message(rc)
             prof.errors[message] = prof.errors.get(message, 0) + 1
             return 1
+        tables = batch.tables()  # held below, whatever interrupts the counting
+        try:
+            return self._count_batch(batch, prof)
+        finally:
+            for table_id, holder in tables:
+                self._hold(table_id, holder)
+
+    def _count_batch(self, batch, prof):
         samples, failed, thread_errors, by_code, threads, end, busy = batch.counts()
         prof.samples += samples
         prof.failed += failed
@@ -351,7 +359,6 @@ class Sampler(object):
         t = self.target
         if end == _abi.PYF_SAMPLE_END_GONE and t.pid and process_gone(t.pid):
             self.exited = True
-        tables = batch.tables()
         counts = self._counts
         names = self._names
         keys_of = []
@@ -374,8 +381,6 @@ class Sampler(object):
                     self._started = at
                 k = keys_of[i]
                 raw.append((at - self._started, canon.setdefault(k, k)))
-        for table_id, holder in tables:
-            self._hold(table_id, holder)
         self._elapsed += busy
         return samples
 
@@ -426,6 +431,8 @@ class Sampler(object):
     def close(self):
         for table_id in list(self._holders):
             self._source.free(self._holders.pop(table_id)[0])
+        if self._ready is not None:
+            self._ready.close()
         if self._keep is not None:
             self._keep.close()
 
