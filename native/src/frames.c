@@ -86,22 +86,24 @@ static void checked(pyf_target *t, pyf__chunk_list *cl)
 
 /* The bytes of the thread state the check reads, from current_frame: up to
  * the last of the fields a walk takes from it (pyf__walk_from_tstate; on
- * 3.15 the cache's anchor and seq) when they follow it closely, else
- * current_frame alone. */
-static uint32_t check_span(const pyf__offsets *o)
+ * 3.15 the cache's anchor and seq) when they follow it closely (*whole),
+ * else current_frame alone. */
+static uint32_t check_span(const pyf__offsets *o, bool *whole)
 {
     const uint64_t fields[] = {o->tstate.base_frame, o->tstate.datastack_chunk,
                                o->tstate.last_profiled_frame,
                                o->tstate.last_profiled_frame_seq};
     uint64_t from = o->tstate.current_frame, end = from + 8;
+    *whole = false;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (fields[i] == PYF__ABSENT)
             continue;
         if (fields[i] < from || fields[i] - from > PYF__CHECK_MAX - 8)
-            return 8; /* current_frame alone: not whole */
+            return 8;
         if (fields[i] + 8 > end)
             end = fields[i] + 8;
     }
+    *whole = true;
     return (uint32_t)(end - from);
 }
 
@@ -579,20 +581,26 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
     cl->check_ok = false;
-    cl->check_len = check_span(o);
-    cl->check_whole = cl->check_len > 8 || (o->tstate.datastack_chunk == PYF__ABSENT &&
-                                            o->tstate.base_frame == PYF__ABSENT);
+    cl->check_len = check_span(o, &cl->check_whole);
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))
         copy_chunks(t, w->datastack_chunk, k->top, k->fsize, w->live, cl);
+    uint64_t addr = w->current_frame;
+    if (cl->moved && cl->seen != 0 && cl->seen % 8 == 0 &&
+        find_in_chunks(cl, cl->seen, k->fsize, &k->hint) != NULL) {
+        /* the top frame right after the copies, which hold it: the walk
+         * starts there */
+        addr = k->top = cl->check_value = cl->seen;
+        cl->moved = false;
+    }
+    res->top = addr;
 
     k->max_depth = w->max_depth;
     k->keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX;
     uint64_t visit_limit = k->max_depth * 2 + 64, visits = 0;
-    uint64_t addr = w->current_frame, last = 0;
+    uint64_t last = 0;
     int rc = PYF_OK;
-    res->top = addr;
 
     while (addr != 0 && !k->stopped) {
         if (addr % 8 != 0) {
@@ -624,17 +632,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         const uint8_t *f, *again[PYF__COPIES - 1];
         if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)
             break;
-        if (cl->moved && last == 0 && cl->seen != 0 && cl->seen % 8 == 0 &&
-            find_in_chunks(cl, cl->seen, k->fsize, &k->hint) != NULL) {
-            /* the top frame right after the copies, which hold it: the walk
-             * starts there */
-            addr = res->top = cl->check_value = cl->seen;
-            k->top = addr;
-            cl->moved = false;
-            if ((rc = find_frame(k, addr, &f, again)) != PYF_OK)
-                break;
-        }
-        if (cl->moved) {
+        if (cl->moved) { /* the top moved and the copies lack it, or find_frame copied again */
             pyf__fail(t, PYF_ECORRUPT, "the top frame moved from 0x%llx while the stack "
                       "was copied", (unsigned long long)cl->check_value);
             rc = torn(k, addr, true);
