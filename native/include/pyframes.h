@@ -683,8 +683,8 @@ PYF_API int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c);
  * own language per sample (the command line at --rate 0).
  *
  * A sample is a snapshot taken with b->request (its frames are not made:
- * the frame keys are what is counted).  Each of its threads that b->flags
- * keep and whose stack was read to the end is a thread-sample: its frame
+ * the frame keys are what is counted; PYF_SNAP_ONE_THREAD picks one
+ * thread).  Each of its threads that b->flags keep and whose stack was read to the end is a thread-sample: its frame
  * keys (innermost first) with its thread_id and native_thread_id and the
  * table_id of the snapshot are a stack, counted in b->stacks (one element
  * per distinct stack; its keys in b->keys[first_key, first_key + nkeys)).
@@ -710,11 +710,9 @@ PYF_API int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c);
  * against (their frames made), the caller's to free with
  * pyf_snapshot_free; the call ends before it would need more than
  * PYF_SAMPLE_MAX_TABLES.  Not thread-safe with other calls on t. */
-#define PYF_SAMPLE_MAIN 0x01u  /* keep only the main thread (PYF_THREAD_MAIN,
-                                  else the first interpreter's last thread) */
-#define PYF_SAMPLE_GIL 0x02u   /* keep only the thread holding the GIL
+#define PYF_SAMPLE_GIL 0x01u   /* keep only the thread holding the GIL
                                   (PYF_THREAD_GIL_KNOWN and HOLDS_GIL) */
-#define PYF_SAMPLE_TIMES 0x04u /* each thread-sample in b->times, in order */
+#define PYF_SAMPLE_TIMES 0x02u /* each thread-sample in b->times, in order */
 
 #define PYF_SAMPLE_END_DONE 0u     /* until_ns or max_samples */
 #define PYF_SAMPLE_END_FULL 1u     /* stacks, keys, times or tables full */

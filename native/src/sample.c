@@ -75,22 +75,6 @@ static uint32_t stack_of(counter *c, uint64_t table_id, const pyf_thread *th,
     return i;
 }
 
-/* The one thread a PYF_SAMPLE_MAIN sample counts: the flagged main thread
- * (3.14+), else the first interpreter's last (oldest) thread; NULL when
- * none. */
-static const pyf_thread *main_thread(const pyf_snapshot *s)
-{
-    const pyf_thread *last = NULL;
-    for (uint32_t i = 0; i < s->nthreads; i++) {
-        const pyf_thread *th = &s->threads[i];
-        if (th->flags & PYF_THREAD_MAIN)
-            return th;
-        if (th->interp_index == 0)
-            last = th;
-    }
-    return last;
-}
-
 static bool kept(const pyf_sample_batch *b, const pyf_thread *th)
 {
     const uint32_t gil = PYF_THREAD_GIL_KNOWN | PYF_THREAD_HOLDS_GIL;
@@ -141,17 +125,10 @@ static int count_sample(pyf_target *t, counter *c, pyf_snapshot *s, uint64_t sta
     pyf_sample_batch *b = c->b;
     pyf_frame_table ft = {.struct_size = sizeof ft};
     pyf_snapshot_table(s, &ft);
-    const pyf_thread *only = NULL;
-    uint32_t first = 0, n = s->nthreads;
-    if (b->flags & PYF_SAMPLE_MAIN) {
-        only = main_thread(s);
-        first = only != NULL ? (uint32_t)(only - s->threads) : 0;
-        n = only != NULL ? 1 : 0;
-    }
     /* room for the worst case: every thread a new stack */
     uint64_t keys = 0;
     uint32_t threads = 0;
-    for (uint32_t i = first; i < first + n; i++)
+    for (uint32_t i = 0; i < s->nthreads; i++)
         if (kept(b, &s->threads[i])) {
             threads++;
             keys += s->threads[i].nframes;
@@ -166,7 +143,7 @@ static int count_sample(pyf_target *t, counter *c, pyf_snapshot *s, uint64_t sta
                                  (unsigned long long)keys)
                      : (int)PYF_SAMPLE_END_FULL;
     }
-    for (uint32_t i = first; i < first + n; i++)
+    for (uint32_t i = 0; i < s->nthreads; i++)
         if (kept(b, &s->threads[i]))
             count_thread(c, s, &ft, &s->threads[i], started);
     if (ti == b->ntables) {
@@ -189,8 +166,7 @@ int pyf_sample_run(pyf_target *t, pyf_sample_batch *b)
 {
     if (t == NULL || b == NULL || b->stacks == NULL || b->keys == NULL ||
         b->stacks_cap == 0 || ((b->flags & PYF_SAMPLE_TIMES) && b->times == NULL) ||
-        b->jitter_ppm > 1000000u || (b->flags & ~(PYF_SAMPLE_MAIN | PYF_SAMPLE_GIL |
-                                                   PYF_SAMPLE_TIMES)) != 0)
+        b->jitter_ppm > 1000000u || (b->flags & ~(PYF_SAMPLE_GIL | PYF_SAMPLE_TIMES)) != 0)
         return PYF_EINVAL;
     b->end = PYF_SAMPLE_END_DONE;
     b->samples = b->failed = b->thread_errors = 0;

@@ -40,11 +40,12 @@ int main(int argc, char **argv)
     uint32_t effective;
     if (argc > 2 && strcmp(argv[2], "cache") == 0)
         pyf_target_set_cache(t, PYF_CACHE_ON, &effective);
-    pyf_snapshot_request req = {.struct_size = sizeof req};
+    /* the main thread, as the command line samples it */
+    pyf_snapshot_request req = {.struct_size = sizeof req, .flags = PYF_SNAP_ONE_THREAD,
+                                .native_tid = (uint64_t)atoi(argv[1])};
     pyf_sample_batch b;
     memset(&b, 0, sizeof b);
     b.request = &req;
-    b.flags = PYF_SAMPLE_MAIN;
     b.stacks = stacks;
     b.stacks_cap = sizeof stacks / sizeof stacks[0];
     b.keys = keys;

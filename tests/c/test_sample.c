@@ -1,8 +1,8 @@
 /*
  * test_sample.c - pyf_sample_run on synthetic 3.13/3.14/3.15 images: a
  * batch counts each thread's stack by its frame keys (the keys of
- * pyf_snapshot_take for the same stack), keeps the main thread or every
- * thread, records each thread-sample's time, hands over the newest
+ * pyf_snapshot_take for the same stack), every thread, the request's one
+ * thread or the GIL's holder, records each thread-sample's time, hands over the newest
  * snapshot of its table with its frames made, ends when an array would
  * overflow (a sample counted whole or not at all), refuses a sample that
  * fits no array, counts failed samples by code and ends at one that says
@@ -56,6 +56,10 @@ static void drop(scene *sc)
     pyf_target_close(sc->t);
     fake_free(sc->ft);
 }
+
+/* the main thread's (its native id is the process's) */
+static const pyf_snapshot_request main_only = {
+    .struct_size = sizeof main_only, .flags = PYF_SNAP_ONE_THREAD, .native_tid = 100};
 
 typedef struct arrays {
     pyf_sample_stack stacks[64];
@@ -152,15 +156,32 @@ static void counts_by_stack(int minor)
     CHECK(strcmp(kept->frames[0].info.function, "f") == 0);
     free_tables(&b);
 
-    /* the main thread only; a moved top frame is another stack */
+    /* the main thread only (the request's one thread, as the binding asks
+     * it); the thread holding the GIL only (3.15 says which) */
     batch_init(&b, &a, 0);
-    b.flags = PYF_SAMPLE_MAIN;
+    b.request = &main_only;
     b.max_samples = 3;
     CHECK_EQ_INT(run(sc.t, &b), 0);
     CHECK_EQ_INT(b.nstacks, 1);
     CHECK(b.stacks[0].native_thread_id == 100 && b.stacks[0].count == 3);
     CHECK_EQ_INT(b.ntimes, 0);
     free_tables(&b);
+    if (minor == 15) {
+        fake_thread_set_holds_gil(sc.worker, 1);
+        batch_init(&b, &a, PYF_SAMPLE_GIL);
+        b.max_samples = 3;
+        CHECK_EQ_INT(run(sc.t, &b), 0);
+        CHECK_EQ_INT(b.nstacks, 1);
+        CHECK(b.stacks[0].native_thread_id == 200 && b.stacks[0].count == 3);
+        free_tables(&b);
+        fake_thread_set_holds_gil(sc.worker, 0);
+        batch_init(&b, &a, PYF_SAMPLE_GIL);
+        b.max_samples = 3;
+        CHECK_EQ_INT(run(sc.t, &b), 0);
+        CHECK(b.samples == 3 && b.nstacks == 0); /* nobody holds it */
+        free_tables(&b);
+    }
+    /* a moved top frame is another stack */
     batch_init(&b, &a, 0);
     b.max_samples = 2;
     CHECK_EQ_INT(run(sc.t, &b), 0);
@@ -260,7 +281,8 @@ static void schedule(void)
     build(&sc, 15);
     arrays a;
     pyf_sample_batch b;
-    batch_init(&b, &a, PYF_SAMPLE_MAIN | PYF_SAMPLE_TIMES);
+    batch_init(&b, &a, PYF_SAMPLE_TIMES);
+    b.request = &main_only;
     b.interval_ns = 2 * MS;
     b.jitter_ppm = 500000;
     uint64_t start = now_ns();
@@ -281,7 +303,8 @@ static void schedule(void)
     double sum = 0, lo = 2, hi = 0;
     for (int i = 0; i < 200; i++) {
         uint64_t rng = b.rng;
-        batch_init(&b, &a, PYF_SAMPLE_MAIN | PYF_SAMPLE_TIMES);
+        batch_init(&b, &a, PYF_SAMPLE_TIMES);
+        b.request = &main_only;
         b.rng = rng;
         b.interval_ns = 20 * MS; /* far above a sample's time: never behind */
         b.jitter_ppm = 500000;

@@ -211,11 +211,14 @@ def test_batches_count_the_targets_own_stacks(pyframes, interp, tmp_path, thread
                                                     label_threads=True, record=True)
                 if not batches:
                     sampler.use_batches = lambda *args: False
+                single = []  # the per-sample loop's samples
+                sample = sampler.sample
+                sampler.sample = lambda: single.append(1) or sample()
                 try:
                     profile = pyframes.sampling.run(sampler, count=300, rate=0)
                 finally:
                     sampler.close()
-                assert (sampler._batch is not None) == batches
+                assert len(single) == (0 if batches else 300)
                 profiles.append(profile)
     for profile in profiles:
         assert profile.samples == 300 and profile.failed == 0, profile.errors

@@ -837,8 +837,9 @@ class SampleBatch:
         between the call and :meth:`tables`)."""
         b = self._b
         for i in range(b.ntables):
-            if self._address(i):
-                self._free(ctypes.cast(ctypes.c_void_p(self._address(i)), _SNAPSHOT_P))
+            address = self._address(i)
+            if address:
+                self._free(ctypes.cast(ctypes.c_void_p(address), _SNAPSHOT_P))
         b.ntables = 0
 
 

@@ -222,8 +222,9 @@ class Sampler(object):
         self._resolved = {}
         self._started = None
         self._elapsed = 0.0
-        self._batch = None  # a _convert.SampleBatch once use_batches() says so
-        self._ready = self._batches()
+        # a _convert.SampleBatch (None: one sample at a time), used once
+        # use_batches() says so
+        self._batch = self._batches()
         #: True once a sample failed because the process exited.
         self.exited = False
 
@@ -306,11 +307,12 @@ class Sampler(object):
     def _batches(self):
         """A _convert.SampleBatch for this sampler (made before sampling
         starts: a debugger resumes the process right after), or None when
-        the library cannot take its samples (a Python reader, "cpu")."""
-        if self._keep is not None and not isinstance(self._keep, _HoldsGil):
+        the library cannot take its samples (a Python reader, "cpu", the
+        main thread of a target without a pid, which _main_thread picks)."""
+        if self._pick_main or (self._keep is not None and
+                               not isinstance(self._keep, _HoldsGil)):
             return None
-        flags = ((_abi.PYF_SAMPLE_MAIN if self._pick_main else 0) |
-                 (_abi.PYF_SAMPLE_GIL if self._keep is not None else 0) |
+        flags = ((_abi.PYF_SAMPLE_GIL if self._keep is not None else 0) |
                  (_abi.PYF_SAMPLE_TIMES if self._raw is not None else 0))
         return self._source.batch(flags)
 
@@ -319,9 +321,8 @@ class Sampler(object):
         (:meth:`sample_batch`), each wait drawn around ``interval`` seconds
         (JITTER) from the generator state ``seed``: True when this sampler
         can (a target read by the library, a mode other than "cpu")."""
-        if self._ready is None:
+        if self._batch is None:
             return False
-        self._batch = self._ready
         self._batch.schedule(interval, JITTER, seed)
         return True
 
@@ -431,8 +432,8 @@ class Sampler(object):
     def close(self):
         for table_id in list(self._holders):
             self._source.free(self._holders.pop(table_id)[0])
-        if self._ready is not None:
-            self._ready.close()
+        if self._batch is not None:
+            self._batch.close()
         if self._keep is not None:
             self._keep.close()
 
