@@ -97,9 +97,13 @@ static void count_thread(counter *c, const pyf_snapshot *s, const pyf_frame_tabl
         b->thread_errors_by_code[code_slot(th->failure->code)]++;
         return;
     }
-    if ((uint64_t)th->first_frame + th->nframes > s->nframes || ft->frame_keys == NULL)
+    if (th->nframes > 0 && ((uint64_t)th->first_frame + th->nframes > s->nframes ||
+                            ft->frame_keys == NULL))
         return; /* past the snapshot's frames: nothing to count */
-    uint32_t i = stack_of(c, ft->table_id, th, ft->frame_keys + th->first_frame, th->nframes);
+    /* (a thread without a Python frame is the empty stack, as a snapshot of
+     * no frame at all has no keys array) */
+    const uint32_t *keys = th->nframes > 0 ? ft->frame_keys + th->first_frame : NULL;
+    uint32_t i = stack_of(c, ft->table_id, th, keys, th->nframes);
     b->stacks[i].count++;
     if (b->flags & PYF_SAMPLE_TIMES)
         b->times[b->ntimes++] = (pyf_sample_time){started, i, 0};

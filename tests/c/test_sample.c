@@ -2,7 +2,8 @@
  * test_sample.c - pyf_sample_run on synthetic 3.13/3.14/3.15 images: a
  * batch counts each thread's stack by its frame keys (the keys of
  * pyf_snapshot_take for the same stack), every thread, the request's one
- * thread or the GIL's holder, records each thread-sample's time, hands over the newest
+ * thread or the GIL's holder (a thread without a Python frame as the
+ * empty stack), records each thread-sample's time, hands over the newest
  * snapshot of its table with its frames made, ends when an array would
  * overflow (a sample counted whole or not at all), refuses a sample that
  * fits no array, counts failed samples by code and ends at one that says
@@ -200,6 +201,31 @@ static void counts_by_stack(int minor)
     drop(&sc);
 }
 
+static void no_python_frame(int minor)
+{
+    check_begin(minor == 13 ? "3.13: a thread without a Python frame is the empty stack"
+                            : "3.15: a thread without a Python frame is the empty stack");
+    fake_target *ft = fake_new(minor);
+    uint64_t interp = fake_add_interp(ft, 0);
+    fake_add_thread(ft, interp, 0x300, 300, 0);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    arrays a;
+    pyf_sample_batch b;
+    batch_init(&b, &a, PYF_SAMPLE_TIMES);
+    b.max_samples = 4;
+    CHECK_EQ_INT(run(t, &b), 0);
+    CHECK(b.samples == 4 && b.failed == 0 && b.thread_errors == 0);
+    /* counted, as the per-sample loop counts it: every sample a thread-sample */
+    CHECK_EQ_INT(b.nstacks, 1);
+    CHECK(b.stacks[0].nkeys == 0 && b.stacks[0].count == 4 &&
+          b.stacks[0].native_thread_id == 300);
+    CHECK_EQ_INT(b.ntimes, 4);
+    free_tables(&b);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
 static void arrays_full(void)
 {
     check_begin("3.15: a batch ends before an array overflows; a sample too big for them fails");
@@ -334,6 +360,8 @@ int main(void)
 {
     for (int minor = 13; minor <= 15; minor++)
         counts_by_stack(minor);
+    no_python_frame(13);
+    no_python_frame(15);
     arrays_full();
     failures();
     schedule();
