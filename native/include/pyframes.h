@@ -279,7 +279,10 @@ typedef struct pyf_stats {
     uint64_t anchor_writes;            /* last_profiled_frame written */
     uint64_t retried_walks;            /* a live thread read again: it changed under the walk */
     uint64_t code_changed;  /* code objects freed or replaced while they were read (live) */
-    uint64_t reserved[2];
+    /* pyf_snapshot_take_copy answers given without a walk: their one read
+     * found the bytes of the last answer's (its counters are added too) */
+    uint64_t same_reads;
+    uint64_t reserved[1];
 } pyf_stats;
 
 PYF_API void pyf_target_stats(const pyf_target *t, pyf_stats *out);
@@ -654,7 +657,11 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * is set: the copy's pointers into the snapshot (snapshot.interps,
  * .threads, .frames, table.frame_keys) are NULL, and table.records,
  * table.keys and their strings stay valid only until the next call on the
- * target.  On failure nothing but c->out (NULL) is written. */
+ * target.  Such an answer, when the one reader call its snapshot made was
+ * the prefetch of what the last one read and it missed and wrote nothing,
+ * is given again by the next call of the same request whose prefetch reads
+ * the same bytes, without a walk (pyf_stats.same_reads).  On failure
+ * nothing but c->out (NULL) is written. */
 #ifdef PYF_STATIC_API
 #define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
 #define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */

@@ -76,6 +76,7 @@ int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
     if (mode != t->cache.mode) {
         pyf__cache_clear(&t->cache);
         t->cache.mode = mode;
+        pyf__replay_forget(t);
     }
     if (effective != NULL)
         *effective = mode;

@@ -113,6 +113,8 @@ void pyf__prefetch_begin(pyf_target *t)
 {
     pyf__prefetch *p = &t->prefetch;
     p->n = 0;
+    p->nread = 0;
+    p->read_ok = false;
     p->active = true;
     uint32_t n = p->nplan;
     p->nplan = 0;
@@ -139,6 +141,10 @@ void pyf__prefetch_begin(pyf_target *t)
     }
     pyf__readv(t, p->iov, n, p->status);
     p->n = n;
+    p->nread = n;
+    p->read_ok = true;
+    for (uint32_t i = 0; i < n; i++)
+        p->read_ok = p->read_ok && p->status[i] == PYF_OK;
 }
 
 uint32_t pyf__prefetch_pause(pyf_target *t)

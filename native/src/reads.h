@@ -18,6 +18,10 @@ typedef struct pyf__prefetch {
     uint32_t nplan, cap_plan;
     uint64_t plan_bytes;
     bool active;             /* within a snapshot */
+    /* the last read of the ranges (kept after pyf__prefetch_end): how
+     * many, and whether each was read whole */
+    uint32_t nread;
+    bool read_ok;
 } pyf__prefetch;
 void pyf__prefetch_begin(pyf_target *t);
 void pyf__prefetch_end(pyf_target *t);

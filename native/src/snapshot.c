@@ -386,7 +386,8 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     pyf__failure_clear(&t->fail);
     pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
                       on_located, on_thread, on_thread_end, on_interp, on_reverse};
-    pyf__prefetch_begin(t);
+    if (!t->prefetch.active) /* else begun by pyf__replay_try */
+        pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
     if (rc == PYF_OK && req != NULL && (req->flags & PYF_SNAP_GIL)) /* with the walk's reads */
         pyf__thread_gil_mark(t, s->interps, s->pub.ninterps, s->threads, s->pub.nthreads);
@@ -558,11 +559,25 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     c->out = NULL;
     if (t == NULL || c->cap < sizeof *c)
         return PYF_EINVAL;
+    pyf_snapshot_request req_in = {0};
+    int rc = c->request == NULL ? PYF_OK
+             : pyf__struct_in(c->request, PYF_SNAPSHOT_REQUEST_SIZE_V0, &req_in,
+                              sizeof req_in, "pyf_snapshot_request", t->fail.detail,
+                              sizeof t->fail.detail);
+    if (rc != PYF_OK)
+        return pyf__fail(t, rc, "%s", t->fail.detail);
+    pyf_stats before = t->stats;
+    uint64_t calls_before = t->reader_calls;
+    if (pyf__replay_try(t, c, &req_in))
+        return PYF_OK;
     uint64_t same_as = t->prev_table != 0 ? t->prev_epoch : 0;
     snap *s;
-    int rc = take(t, c->request, &s);
-    if (rc != PYF_OK)
+    rc = take(t, c->request, &s);
+    if (rc != PYF_OK) {
+        pyf__prefetch_end(t);
+        pyf__replay_forget(t);
         return rc;
+    }
     uint32_t ni = s->pub.ninterps, nt = s->pub.nthreads;
     size_t ai = (size_t)ni * sizeof(pyf_interp), at = (size_t)nt * sizeof(pyf_thread);
     size_t size = sizeof *c + ai + at;
@@ -602,5 +617,6 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
         recycle(t, s); /* its frames never made */
     }
     c->out = out;
+    pyf__replay_note(t, c, &req_in, &before, calls_before);
     return PYF_OK;
 }

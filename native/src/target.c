@@ -131,6 +131,7 @@ void pyf_target_close(pyf_target *t)
     free(t->prev_keys);
     free(t->prev_threads);
     pyf__snapshot_spare_free(t);
+    pyf__replay_free(t);
     pyf__cache_clear(&t->cache);
     pyf__chunks_free(&t->chunks);
     pyf__prefetch_free(&t->prefetch);
@@ -161,6 +162,7 @@ void pyf_target_flush(pyf_target *t)
 {
     if (t == NULL)
         return;
+    pyf__replay_forget(t);
     pyf__code_cache_clear(&t->codes);
     pyf__table_unref(t->table);
     t->table = NULL;

@@ -521,6 +521,94 @@ static void test_take_copy(int minor)
     fake_free(sc.ft);
 }
 
+/* A take_copy that read nothing but its prefetch, and found the stack the
+ * same, is given again without a walk while the next prefetch reads the
+ * same bytes (replay.c): the same answer and counters as a walk, and a
+ * walk again once a byte it read moves. */
+static pyf_stats stats_delta(const pyf_stats *a, const pyf_stats *b)
+{
+    pyf_stats d;
+    const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+    uint64_t *z = (uint64_t *)&d;
+    for (size_t i = 0; i < sizeof d / sizeof *z; i++)
+        z[i] = y[i] - x[i];
+    return d;
+}
+
+static void test_replay(int minor)
+{
+    char name[64];
+    snprintf(name, sizeof name, "3.%d take_copy given again", minor);
+    check_begin(name);
+    scene sc;
+    build(&sc, minor);
+    pyf_target *t = fake_open(sc.ft, NULL, 1); /* readv: a prefetch */
+    REQUIRE(t != NULL);
+    static uint64_t walked[512];
+    pyf_snapshot_copy *c = take_copy(t, sizeof copy_buf, 0);
+    REQUIRE(c != NULL);
+    pyf_snapshot_free(c->out);
+    uint64_t kept = c->kept;
+    pyf_stats d_walk = {0}, d_again = {0}, s0, s1;
+    int replayed = 0;
+    for (int i = 0; i < 6; i++) {
+        pyf_target_stats(t, &s0);
+        c = take_copy(t, sizeof copy_buf, kept);
+        REQUIRE(c != NULL);
+        pyf_target_stats(t, &s1);
+        /* (take_copy fills the buffer with 0xA5 first: never SAME_ARRAYS) */
+        CHECK(c->flags == (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT));
+        CHECK(c->serial == kept + 1 && c->same_as == kept && c->kept == kept + 1);
+        kept = c->kept;
+        pyf_stats d = stats_delta(&s0, &s1);
+        CHECK_EQ_INT(d.read_calls, 1);
+        if (d.same_reads == 0) {
+            d_walk = d;
+            memcpy(walked, copy_buf, sizeof walked);
+        } else {
+            replayed++;
+            d_again = d;
+            /* the header and arrays a walk gave, but the serials */
+            pyf_snapshot_copy *w = (pyf_snapshot_copy *)walked;
+            CHECK(memcmp(&w->snapshot, &c->snapshot, sizeof c->snapshot) == 0);
+            CHECK(memcmp(&w->table, &c->table, sizeof c->table) == 0);
+            CHECK(w->size == c->size &&
+                  memcmp(w + 1, c + 1, c->size - sizeof *c) == 0);
+        }
+    }
+    CHECK_MSG(replayed >= 4, "given again %d times of 6", replayed);
+    d_again.same_reads = 0;
+    CHECK(memcmp(&d_walk, &d_again, sizeof d_walk) == 0);
+
+    /* the top moves: walked, and seen */
+    move_top(&sc, 2);
+    pyf_target_stats(t, &s0);
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    pyf_target_stats(t, &s1);
+    CHECK(s1.same_reads == s0.same_reads);
+    CHECK(!(c->flags & PYF_COPY_FREED) && c->out != NULL);
+    if (c->out != NULL) {
+        CHECK_EQ_INT(c->out->frames[0].info.line, 41);
+        pyf_snapshot_free(c->out);
+    }
+    kept = c->kept;
+    /* another request, or a flush: walked */
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    kept = c->kept;
+    pyf_target_flush(t);
+    pyf_target_stats(t, &s0);
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    pyf_target_stats(t, &s1);
+    CHECK(s1.same_reads == s0.same_reads);
+    if (c->out != NULL)
+        pyf_snapshot_free(c->out);
+    pyf_target_close(t);
+    fake_free(sc.ft);
+}
+
 int main(void)
 {
     static const int minors[] = {13, 14, 15};
@@ -532,6 +620,7 @@ int main(void)
         test_code_replaced(minors[i]);
         test_lifetime(minors[i]);
         test_take_copy(minors[i]);
+        test_replay(minors[i]);
     }
     test_api_edges();
     return check_end();

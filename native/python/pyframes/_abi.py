@@ -278,7 +278,8 @@ class pyf_stats(ctypes.Structure):
         ("anchor_writes", c_uint64),
         ("retried_walks", c_uint64),
         ("code_changed", c_uint64),
-        ("reserved", c_uint64 * 2),
+        ("same_reads", c_uint64),
+        ("reserved", c_uint64 * 1),
     ]
 
 

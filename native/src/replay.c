@@ -1,0 +1,177 @@
+/*
+ * replay.c - pyf_snapshot_take_copy's answer given again without a walk.
+ *
+ * A snapshot is a function of the bytes it read and of the target's caches
+ * (code decodes, the 3.15 frame cache, the last snapshot's keys).  When a
+ * take_copy read nothing but its prefetch (one reader call, every range
+ * whole, no write, no walk read again, no cache miss or invalidation), its
+ * plan for the next prefetch is the very ranges that prefetch read, and it
+ * was given back unchanged (PYF_COPY_FREED: the arrays and every thread's
+ * frames as the snapshot before), the next take_copy of the same request
+ * reads those ranges in its own prefetch: if they hold the same bytes, its
+ * walk would take the same path through the same caches to the same answer.
+ * That answer is given at once, with the counters the walk would have added
+ * (pyf_stats.same_reads counts these).  Any other snapshot, a flush or a
+ * change of cache mode forgets it.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct pyf__replay {
+    bool ok;
+    uint64_t epoch;                  /* t->epoch of the answer */
+    const pyf_snapshot_request *req; /* the caller's, and what it said */
+    pyf_snapshot_request req_in;
+    uint32_t cap;
+    const pyf__table *table;
+    uint32_t nrecords, nkeys;
+    uint32_t nplan;
+    uint8_t *bytes;                  /* what the prefetch read */
+    uint64_t len, cap_bytes;
+    uint8_t *arrays;                 /* the interps and threads copied */
+    uint64_t arrays_len, cap_arrays;
+    pyf_stats delta;                 /* what the walk added */
+    pyf_snapshot_copy head;          /* the answer */
+};
+
+#define NSTATS (sizeof(pyf_stats) / sizeof(uint64_t))
+/* the counters the prefetch's own read adds (it is made again) */
+#define READ_STATS 4u
+_Static_assert(offsetof(pyf_stats, write_calls) == READ_STATS * sizeof(uint64_t),
+               "pyf_stats: the read counters come first");
+
+void pyf__replay_forget(pyf_target *t)
+{
+    if (t->replay != NULL)
+        t->replay->ok = false;
+}
+
+void pyf__replay_free(pyf_target *t)
+{
+    if (t->replay != NULL) {
+        free(t->replay->bytes);
+        free(t->replay->arrays);
+        free(t->replay);
+        t->replay = NULL;
+    }
+}
+
+static uint64_t prefetched_bytes(const pyf__prefetch *p)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->nread; i++)
+        total += p->iov[i].len;
+    return total;
+}
+
+static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
+{
+    if (len > *cap) {
+        uint8_t *nb = realloc(*buf, len);
+        if (nb == NULL)
+            return false;
+        *buf = nb;
+        *cap = len;
+    }
+    if (len > 0)
+        memcpy(*buf, src, len);
+    return true;
+}
+
+void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
+                      const pyf_snapshot_request *req_in, const pyf_stats *before,
+                      uint64_t calls_before)
+{
+    pyf__replay_forget(t);
+    const pyf__prefetch *p = &t->prefetch;
+    pyf_stats d;
+    const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->stats;
+    uint64_t *dd = (uint64_t *)&d;
+    for (size_t i = 0; i < NSTATS; i++)
+        dd[i] = b[i] - a[i];
+    bool pure = (c->flags & PYF_COPY_FREED) && t->reader_calls == calls_before + 1 &&
+                p->nread > 0 && p->read_ok && p->nplan == p->nread && d.write_calls == 0 &&
+                d.code_cache_misses == 0 && d.code_cache_invalidations == 0 &&
+                d.frame_cache_partial_hits == 0 && d.frame_cache_misses == 0 &&
+                d.anchor_writes == 0 && d.retried_walks == 0 && d.code_changed == 0 &&
+                t->table != NULL;
+    for (uint32_t i = 0; pure && i < p->nread; i++)
+        pure = p->plan[i].addr == p->iov[i].addr && p->plan[i].len == p->iov[i].len;
+    if (!pure)
+        return;
+    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+        return;
+    pyf__replay *r = t->replay;
+    uint64_t arrays = c->size - sizeof *c;
+    if (c->size < sizeof *c || c->size > c->cap ||
+        !keep(&r->bytes, &r->cap_bytes, p->buf, r->len = prefetched_bytes(p)) ||
+        !keep(&r->arrays, &r->cap_arrays, (const uint8_t *)c + sizeof *c, arrays))
+        return;
+    r->arrays_len = arrays;
+    r->epoch = t->epoch;
+    r->req = c->request;
+    r->req_in = *req_in;
+    r->cap = c->cap;
+    r->table = t->table;
+    r->nrecords = t->table->nrecords;
+    r->nkeys = t->table->nkeys;
+    r->nplan = p->nplan;
+    r->delta = d;
+    r->head = *c;
+    r->ok = true;
+}
+
+/* The last answer, if this call's prefetch reads what it read.  Else the
+ * prefetch is left begun, for the walk (false). */
+bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req_in)
+{
+    pyf__replay *r = t->replay;
+    pyf__prefetch *p = &t->prefetch;
+    if (r == NULL || !r->ok || r->epoch != t->epoch || t->prev_epoch != t->epoch ||
+        c->kept != t->epoch || c->request != r->req || c->cap != r->cap ||
+        memcmp(req_in, &r->req_in, sizeof *req_in) != 0 || t->table != r->table ||
+        r->table->nrecords != r->nrecords || r->table->nkeys != r->nkeys ||
+        p->nplan != r->nplan)
+        return false;
+    r->ok = false; /* from here on this answer is given once or never */
+    uint64_t plan_bytes = p->plan_bytes;
+    pyf__prefetch_begin(t);
+    if (!p->read_ok || p->nread != r->nplan || prefetched_bytes(p) != r->len ||
+        memcmp(p->buf, r->bytes, r->len) != 0)
+        return false;
+    pyf__prefetch_end(t);
+    p->nplan = r->nplan; /* the plan the walk would have made again */
+    p->plan_bytes = plan_bytes;
+
+    uint64_t *s = (uint64_t *)&t->stats;
+    const uint64_t *d = (const uint64_t *)&r->delta;
+    for (size_t i = READ_STATS; i < NSTATS; i++)
+        s[i] += d[i];
+    t->stats.same_reads++;
+    uint64_t same_as = t->epoch;
+    t->epoch++;
+    t->prev_epoch = t->epoch;
+    pyf__failure_clear(&t->fail);
+
+    uint8_t *dst = (uint8_t *)c + sizeof *c;
+    bool same = c->size == r->head.size &&
+                (r->arrays_len == 0 || memcmp(dst, r->arrays, r->arrays_len) == 0);
+    if (!same && r->arrays_len > 0)
+        memcpy(dst, r->arrays, r->arrays_len);
+    c->flags = PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT |
+               (same ? PYF_COPY_SAME_ARRAYS : 0u);
+    c->out = NULL;
+    c->size = r->head.size;
+    c->reserved = 0;
+    c->serial = t->epoch;
+    c->same_as = same_as;
+    c->kept = t->epoch;
+    c->snapshot = r->head.snapshot;
+    c->table = r->head.table;
+    r->epoch = t->epoch;
+    r->ok = true;
+    return true;
+}
