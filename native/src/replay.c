@@ -4,7 +4,8 @@
  * A snapshot is a function of the bytes it read and of the target's caches
  * (code decodes, the 3.15 frame cache, the last snapshot's keys).  When a
  * take_copy read nothing but its prefetch (one reader call, every range
- * whole, no write, no walk read again, no cache miss or invalidation), its
+ * whole, no write, no walk read again, no cache miss or invalidation: the
+ * caches are as they were before it), its
  * plan for the next prefetch is the very ranges that prefetch read, and it
  * was given back unchanged (PYF_COPY_FREED: the arrays and every thread's
  * frames as the snapshot before), the next take_copy of the same request
@@ -95,7 +96,8 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
     bool pure = (c->flags & PYF_COPY_FREED) && t->reader_calls == calls_before + 1 &&
                 p->nread > 0 && p->read_ok && p->nplan == p->nread && d.write_calls == 0 &&
                 d.code_cache_misses == 0 && d.code_cache_invalidations == 0 &&
-                d.frame_cache_partial_hits == 0 && d.frame_cache_misses == 0 &&
+                d.frame_cache_misses == 0 && /* a hit, full or partial, stores nothing
+                                                 without writing the anchor */
                 d.anchor_writes == 0 && d.retried_walks == 0 && d.code_changed == 0 &&
                 t->table != NULL;
     for (uint32_t i = 0; pure && i < p->nread; i++)
