@@ -593,18 +593,57 @@ static void test_replay(int minor)
         pyf_snapshot_free(c->out);
     }
     kept = c->kept;
-    /* another request, or a flush: walked */
-    c = take_copy(t, sizeof copy_buf, kept);
-    REQUIRE(c != NULL);
-    kept = c->kept;
-    pyf_target_flush(t);
+    /* still again: given again once more than one walk after the move */
+    for (int i = 0; i < 3; i++) {
+        c = take_copy(t, sizeof copy_buf, kept);
+        REQUIRE(c != NULL);
+        if (c->out != NULL)
+            pyf_snapshot_free(c->out);
+        kept = c->kept;
+    }
     pyf_target_stats(t, &s0);
+    CHECK(s0.same_reads > s1.same_reads);
+    /* a snapshot of another call between, a flush, another request: walked */
+    pyf_snapshot *plain = take(t);
+    REQUIRE(plain != NULL);
+    pyf_snapshot_free(plain);
     c = take_copy(t, sizeof copy_buf, kept);
     REQUIRE(c != NULL);
-    pyf_target_stats(t, &s1);
-    CHECK(s1.same_reads == s0.same_reads);
     if (c->out != NULL)
         pyf_snapshot_free(c->out);
+    kept = c->kept;
+    pyf_target_stats(t, &s1);
+    CHECK(s1.same_reads == s0.same_reads);
+    for (int i = 0; i < 2; i++) { /* given again: the control */
+        c = take_copy(t, sizeof copy_buf, kept);
+        REQUIRE(c != NULL);
+        if (c->out != NULL)
+            pyf_snapshot_free(c->out);
+        kept = c->kept;
+    }
+    pyf_target_stats(t, &s0);
+    CHECK(s0.same_reads == s1.same_reads + 1);
+    pyf_target_flush(t);
+    c = take_copy(t, sizeof copy_buf, kept);
+    REQUIRE(c != NULL);
+    if (c->out != NULL)
+        pyf_snapshot_free(c->out);
+    kept = c->kept;
+    pyf_target_stats(t, &s1);
+    CHECK(s1.same_reads == s0.same_reads);
+    pyf_snapshot_copy *w = (pyf_snapshot_copy *)copy_buf;
+    pyf_snapshot_request one = {.struct_size = sizeof one, .max_depth = 3};
+    for (int i = 0; i < 3; i++) {
+        w->cap = sizeof copy_buf;
+        w->request = i < 2 ? NULL : &one;
+        w->kept = kept;
+        REQUIRE(pyf_snapshot_take_copy(t, w) == PYF_OK);
+        if (w->out != NULL)
+            pyf_snapshot_free(w->out);
+        kept = w->kept;
+        pyf_target_stats(t, i < 2 ? &s0 : &s1);
+    }
+    CHECK(s1.same_reads == s0.same_reads); /* the request changed */
     pyf_target_close(t);
     fake_free(sc.ft);
 }
