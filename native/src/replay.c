@@ -24,8 +24,8 @@
 struct pyf__replay {
     bool ok;
     uint64_t epoch;                  /* t->epoch of the answer */
-    const pyf_snapshot_request *req; /* the caller's, and what it said */
-    pyf_snapshot_request req_in;
+    bool has_req;                    /* the request (normalised), if any */
+    pyf_snapshot_request req;
     uint32_t cap;
     const pyf__table *table;
     uint32_t nrecords, nkeys;
@@ -83,7 +83,7 @@ static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
 }
 
 void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
-                      const pyf_snapshot_request *req_in, const pyf_stats *before,
+                      const pyf_snapshot_request *req, const pyf_stats *before,
                       uint64_t calls_before)
 {
     pyf__replay_forget(t);
@@ -114,8 +114,9 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
         return;
     r->arrays_len = arrays;
     r->epoch = t->epoch;
-    r->req = c->request;
-    r->req_in = *req_in;
+    r->has_req = req != NULL;
+    if (req != NULL)
+        r->req = *req;
     r->cap = c->cap;
     r->table = t->table;
     r->nrecords = t->table->nrecords;
@@ -128,13 +129,13 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
 
 /* The last answer, if this call's prefetch reads what it read.  Else the
  * prefetch is left begun, for the walk (false). */
-bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req_in)
+bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req)
 {
     pyf__replay *r = t->replay;
     pyf__prefetch *p = &t->prefetch;
     if (r == NULL || !r->ok || r->epoch != t->epoch || t->prev_epoch != t->epoch ||
-        c->kept != t->epoch || c->request != r->req || c->cap != r->cap ||
-        memcmp(req_in, &r->req_in, sizeof *req_in) != 0 || t->table != r->table ||
+        c->kept != t->epoch || c->cap != r->cap || r->has_req != (req != NULL) ||
+        (req != NULL && memcmp(req, &r->req, sizeof *req) != 0) || t->table != r->table ||
         r->table->nrecords != r->nrecords || r->table->nkeys != r->nkeys ||
         p->nplan != r->nplan)
         return false;

@@ -360,19 +360,27 @@ void pyf__snapshot_spare_free(pyf_target *t)
     }
 }
 
-/* pyf_snapshot_take but the frames (make_frames). */
-static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
+/* The caller's request normalised into *local (pyf__struct_in); *out is
+ * local, or NULL when the caller gave none. */
+static int request_in(pyf_target *t, const pyf_snapshot_request *req,
+                      pyf_snapshot_request *local, const pyf_snapshot_request **out)
 {
     *out = NULL;
-    pyf_snapshot_request local;
-    if (req != NULL) {
-        int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, &local,
-                                sizeof local, "pyf_snapshot_request", t->fail.detail,
-                                sizeof t->fail.detail);
-        if (rc != PYF_OK)
-            return pyf__fail(t, rc, "%s", t->fail.detail);
-        req = &local;
-    }
+    if (req == NULL)
+        return PYF_OK;
+    int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, local, sizeof *local,
+                            "pyf_snapshot_request", t->fail.detail, sizeof t->fail.detail);
+    if (rc != PYF_OK)
+        return pyf__fail(t, rc, "%s", t->fail.detail);
+    *out = local;
+    return PYF_OK;
+}
+
+/* pyf_snapshot_take but the frames (make_frames), of a request
+ * request_in made (or NULL). */
+static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
+{
+    *out = NULL;
     snap *s = t->spare_snap;
     t->spare_snap = NULL;
     if (s == NULL && (s = calloc(1, sizeof *s)) == NULL)
@@ -435,6 +443,14 @@ static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     pyf__failure_clear(&t->fail);
     *out = s;
     return PYF_OK;
+}
+
+static int take(pyf_target *t, const pyf_snapshot_request *req, snap **out)
+{
+    pyf_snapshot_request local;
+    *out = NULL;
+    int rc = request_in(t, req, &local, &req);
+    return rc == PYF_OK ? take_in(t, req, out) : rc;
 }
 
 static int finish(pyf_target *t, snap *s, pyf_snapshot **out)
@@ -559,20 +575,18 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     c->out = NULL;
     if (t == NULL || c->cap < sizeof *c)
         return PYF_EINVAL;
-    pyf_snapshot_request req_in = {0};
-    int rc = c->request == NULL ? PYF_OK
-             : pyf__struct_in(c->request, PYF_SNAPSHOT_REQUEST_SIZE_V0, &req_in,
-                              sizeof req_in, "pyf_snapshot_request", t->fail.detail,
-                              sizeof t->fail.detail);
+    pyf_snapshot_request local;
+    const pyf_snapshot_request *req;
+    int rc = request_in(t, c->request, &local, &req);
     if (rc != PYF_OK)
-        return pyf__fail(t, rc, "%s", t->fail.detail);
+        return rc;
     pyf_stats before = t->stats;
     uint64_t calls_before = t->reader_calls;
-    if (pyf__replay_try(t, c, &req_in))
+    if (pyf__replay_try(t, c, req))
         return PYF_OK;
     uint64_t same_as = t->prev_table != 0 ? t->prev_epoch : 0;
     snap *s;
-    rc = take(t, c->request, &s);
+    rc = take_in(t, req, &s);
     if (rc != PYF_OK) {
         pyf__prefetch_end(t);
         pyf__replay_forget(t);
@@ -617,6 +631,6 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
         recycle(t, s); /* its frames never made */
     }
     c->out = out;
-    pyf__replay_note(t, c, &req_in, &before, calls_before);
+    pyf__replay_note(t, c, req, &before, calls_before);
     return PYF_OK;
 }

@@ -62,16 +62,16 @@ int pyf__snapshot_make_frames(pyf_target *t, pyf_snapshot *s);
 void pyf__snapshot_recycle(pyf_target *t, pyf_snapshot *s);
 
 /* pyf_snapshot_take_copy's answer given again while its one read finds
- * the same bytes (replay.c).  _note after a take_copy, with the stats and
- * reader calls from before it; _try before one: true when it answered,
+ * the same bytes (replay.c), req the request normalised (or NULL).  _note
+ * after a take_copy, with the stats and reader calls from before it; _try before one: true when it answered,
  * else the prefetch may be begun already (take goes on with it); _forget
  * when the caches or the reading change. */
 typedef struct pyf__replay pyf__replay;
 void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
-                      const pyf_snapshot_request *req_in, const pyf_stats *before,
+                      const pyf_snapshot_request *req, const pyf_stats *before,
                       uint64_t calls_before);
 bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c,
-                     const pyf_snapshot_request *req_in);
+                     const pyf_snapshot_request *req);
 void pyf__replay_forget(pyf_target *t);
 void pyf__replay_free(pyf_target *t);
 
