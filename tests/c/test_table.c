@@ -535,6 +535,27 @@ static pyf_stats stats_delta(const pyf_stats *a, const pyf_stats *b)
     return d;
 }
 
+/* n take_copy calls of req, each keeping the last one's frames (*kept);
+ * how many were given again. */
+static uint64_t copies_given_again(pyf_target *t, uint64_t *kept, int n,
+                                   const pyf_snapshot_request *req)
+{
+    pyf_stats a, b;
+    pyf_target_stats(t, &a);
+    pyf_snapshot_copy *c = (pyf_snapshot_copy *)copy_buf;
+    for (int i = 0; i < n; i++) {
+        c->cap = sizeof copy_buf;
+        c->request = req;
+        c->kept = *kept;
+        REQUIRE(pyf_snapshot_take_copy(t, c) == PYF_OK);
+        if (c->out != NULL)
+            pyf_snapshot_free(c->out);
+        *kept = c->kept;
+    }
+    pyf_target_stats(t, &b);
+    return b.same_reads - a.same_reads;
+}
+
 static void test_replay(int minor)
 {
     char name[64];
@@ -593,57 +614,21 @@ static void test_replay(int minor)
         pyf_snapshot_free(c->out);
     }
     kept = c->kept;
-    /* still again: given again once more than one walk after the move */
-    for (int i = 0; i < 3; i++) {
-        c = take_copy(t, sizeof copy_buf, kept);
-        REQUIRE(c != NULL);
-        if (c->out != NULL)
-            pyf_snapshot_free(c->out);
-        kept = c->kept;
-    }
-    pyf_target_stats(t, &s0);
-    CHECK(s0.same_reads > s1.same_reads);
-    /* a snapshot of another call between, a flush, another request: walked */
+    /* still again: given again after a walk or two */
+    CHECK(copies_given_again(t, &kept, 3, NULL) > 0);
+    /* a snapshot of another call between: walked; then given again */
     pyf_snapshot *plain = take(t);
     REQUIRE(plain != NULL);
     pyf_snapshot_free(plain);
-    c = take_copy(t, sizeof copy_buf, kept);
-    REQUIRE(c != NULL);
-    if (c->out != NULL)
-        pyf_snapshot_free(c->out);
-    kept = c->kept;
-    pyf_target_stats(t, &s1);
-    CHECK(s1.same_reads == s0.same_reads);
-    for (int i = 0; i < 2; i++) { /* given again: the control */
-        c = take_copy(t, sizeof copy_buf, kept);
-        REQUIRE(c != NULL);
-        if (c->out != NULL)
-            pyf_snapshot_free(c->out);
-        kept = c->kept;
-    }
-    pyf_target_stats(t, &s0);
-    CHECK(s0.same_reads == s1.same_reads + 1);
+    CHECK_EQ_INT(copies_given_again(t, &kept, 1, NULL), 0);
+    CHECK_EQ_INT(copies_given_again(t, &kept, 2, NULL), 1);
+    /* a flush: walked */
     pyf_target_flush(t);
-    c = take_copy(t, sizeof copy_buf, kept);
-    REQUIRE(c != NULL);
-    if (c->out != NULL)
-        pyf_snapshot_free(c->out);
-    kept = c->kept;
-    pyf_target_stats(t, &s1);
-    CHECK(s1.same_reads == s0.same_reads);
-    pyf_snapshot_copy *w = (pyf_snapshot_copy *)copy_buf;
+    CHECK_EQ_INT(copies_given_again(t, &kept, 1, NULL), 0);
+    /* another request: walked */
     pyf_snapshot_request one = {.struct_size = sizeof one, .max_depth = 3};
-    for (int i = 0; i < 3; i++) {
-        w->cap = sizeof copy_buf;
-        w->request = i < 2 ? NULL : &one;
-        w->kept = kept;
-        REQUIRE(pyf_snapshot_take_copy(t, w) == PYF_OK);
-        if (w->out != NULL)
-            pyf_snapshot_free(w->out);
-        kept = w->kept;
-        pyf_target_stats(t, i < 2 ? &s0 : &s1);
-    }
-    CHECK(s1.same_reads == s0.same_reads); /* the request changed */
+    copies_given_again(t, &kept, 2, NULL);
+    CHECK_EQ_INT(copies_given_again(t, &kept, 1, &one), 0);
     pyf_target_close(t);
     fake_free(sc.ft);
 }
