@@ -3,7 +3,7 @@ against lldb through lldb-server, on the same CPU-busy process 200 frames
 deep (tests/bench/busy_deep.py), in alternating rounds.
 
     python3 tests/bench/bench_remote_sample.py [--python python3.15] [--depth 200]
-                                               [--samples 200] [--rounds 3]
+                                               [--samples 200] [--rounds 3] [--lldb 22]
 
 Run inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).
 Remote, the process is not the debugger's to read by PID: each sample
@@ -47,18 +47,27 @@ def gdb(pid, samples):
     return _rate("gdb", run(argv))
 
 
-def lldb(pid, samples, tmp):
+# lldb 21 is the sandbox's lldb; lldb 22's wrapper runs its own lldb-server
+LLDB = {"21": ("lldb", ["lldb-server"]),
+        "22": ("lldb-22", ["/opt/lldb-22/usr/lib/llvm-22/bin/lldb-server"])}
+
+
+def lldb(pid, samples, tmp, version="21"):
+    debugger, server_argv = LLDB[version]
     fifo = os.path.join(tmp, "port")
     if os.path.exists(fifo):
         os.unlink(fifo)
     os.mkfifo(fifo)
-    server = subprocess.Popen(["lldb-server", "gdbserver", "--named-pipe", fifo, "127.0.0.1:0",
-                               "--attach", str(pid)],
+    env = dict(os.environ)
+    if version == "22":
+        env["LD_LIBRARY_PATH"] = "/opt/lldb-22/usr/lib/llvm-22/lib"
+    server = subprocess.Popen(server_argv + ["gdbserver", "--named-pipe", fifo, "127.0.0.1:0",
+                                             "--attach", str(pid)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with open(fifo) as f:  # lldb-server writes its port once it listens
             port = f.read().strip("\0\n ")
-        argv = ["lldb", "--batch", "-x", "-O", "settings set target.parallel-module-load false",
+        argv = [debugger, "--batch", "-x", "-O", "settings set target.parallel-module-load false",
                 "-o", "gdb-remote 127.0.0.1:%s" % port,
                 "-o", "command script import " + os.path.join(ROOT, "lldb", "pyframes_lldb.py"),
                 "-o", "py-sample -n %d --interval 0 --top 0" % samples, "-o", "process detach"]
@@ -74,6 +83,7 @@ def main():
     parser.add_argument("--depth", type=int, default=200)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--lldb", choices=sorted(LLDB), default="21")
     args = parser.parse_args()
     # in a session of its own: gdbserver stops a running process by
     # signalling its process group
@@ -86,7 +96,7 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
                 g = gdb(target.pid, args.samples)
-                l = lldb(target.pid, args.samples, tmp)
+                l = lldb(target.pid, args.samples, tmp, args.lldb)
                 results["gdb"].append(g)
                 results["lldb"].append(l)
                 print("round %d: gdb %.0f/s (%.2f%% failed); lldb %.0f/s (%.2f%% failed)"
@@ -100,7 +110,7 @@ def main():
           % args.rounds)
     print("|---|---|---|")
     print("| gdb + gdbserver | %.0f | %.2f ms |" % (g, 1000.0 / g))
-    print("| lldb + lldb-server | %.0f | %.2f ms |" % (l, 1000.0 / l))
+    print("| lldb %s + lldb-server | %.0f | %.2f ms |" % (args.lldb, l, 1000.0 / l))
     print("\nlldb's time per sample over gdb's: %.2fx" % (g / l))
 
 
