@@ -282,7 +282,11 @@ typedef struct pyf_stats {
     /* pyf_snapshot_take_copy answers given without a walk: their one read
      * found the bytes of the last answer's (its counters are added too) */
     uint64_t same_reads;
-    uint64_t reserved[1];
+    /* a live thread's top frame replaced while its stack was copied (its
+     * caller called again at its address), taken from the last copy
+     * instead of read again (3.14+; architecture.md, "When is a frame
+     * true?") */
+    uint64_t top_replaced;
 } pyf_stats;
 
 PYF_API void pyf_target_stats(const pyf_target *t, pyf_stats *out);

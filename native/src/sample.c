@@ -41,11 +41,22 @@ static uint64_t next_random(uint64_t *state)
 static uint64_t hash_stack(uint64_t table_id, const pyf_thread *th, const uint32_t *keys,
                            uint32_t n)
 {
-    uint64_t h = table_id * 0x9e3779b97f4a7c15u ^ th->thread_id;
-    h = (h ^ th->native_thread_id) * 0xff51afd7ed558ccdu;
-    for (uint32_t i = 0; i < n; i++)
-        h = (h ^ keys[i]) * 0x100000001b3u;
-    return h ^ (h >> 29);
+    /* four lanes, each key of four into its own: a deep stack hashes in a
+     * quarter of one multiply chain's latency (a sample's whole stack is
+     * hashed, hundreds of keys) */
+    const uint64_t k = 0x100000001b3u;
+    uint64_t h[4] = {table_id * 0x9e3779b97f4a7c15u ^ th->thread_id,
+                     th->native_thread_id * 0xff51afd7ed558ccdu, n, 0x2545f4914f6cdd1du};
+    uint32_t i = 0;
+    for (; n - i >= 4; i += 4)
+        for (int l = 0; l < 4; l++)
+            h[l] = (h[l] ^ keys[i + l]) * k;
+    for (; i < n; i++)
+        h[0] = (h[0] ^ keys[i]) * k;
+    uint64_t r = h[0];
+    for (int l = 1; l < 4; l++)
+        r = (r ^ (h[l] ^ (h[l] >> 31))) * 0xff51afd7ed558ccdu;
+    return r ^ (r >> 29);
 }
 
 /* The index of the stack (table_id, thread, keys), a new one counted 0 if

@@ -18,10 +18,12 @@
  *   caller is setting up a call at the old callee's address (its stack
  *   pointer set, its code not yet written: nothing there says it is dead).
  * - The top frame replaced between the copies of the stack (its caller
- *   called again at its address), alone or with its caller: read again,
- *   even when the copies differ only in that frame's code and every copy
- *   after the first agrees (taking the last copy then mixed chains on a
- *   live 3.13 target: benchmarks.md, "what the three copies cost").
+ *   called again at its address): on 3.14+, when only the first copy
+ *   differs, in that frame's code alone, and the thread state names it
+ *   right after them, taken from the last copy without a second read; read
+ *   again on 3.13 (its returned frames look live), when the last copy
+ *   differs, and when the caller was replaced too.  A frame that returned
+ *   (3.14+: its code cleared) taken so is never shown.
  *
  * Each case runs twice: as a running process (what the library does for
  * the PID reader) and, as a control, as a stopped one, where nothing may
@@ -334,6 +336,7 @@ enum {
     REPLACED_CALL,   /* main -> parent -> leaf_b: the caller calls again */
     REPLACED_LATE,   /* the same between the second copy and the third */
     REPLACED_CHAIN,  /* main -> b_parent -> b_leaf: the caller returned too */
+    REPLACED_DEAD,   /* 3.14+: leaf_a returned, nothing called there yet */
 };
 
 /* Between the first copy of the stack and the second (the reads of the
@@ -350,7 +353,14 @@ static void replace_top(fake_target *ft, void *arg)
         uint64_t leaf = fake_thread_current(r->th);
         uint64_t parent = fake_pop_frame(r->th);
         set_stack(ft, r->t, leaf, 0); /* cleared by its return */
-        if (r->variant == REPLACED_CHAIN) {
+        if (r->variant == REPLACED_DEAD) {
+            /* as 3.14+ leave a returned frame: code and function cleared
+             * (the NULL stack reference), stack pointer at its locals; the
+             * thread state already names the next call there, not yet
+             * written */
+            fake_w64(ft, leaf + fake_off(ft, "interpreter_frame.executable"), 1);
+            fake_thread_set_current(r->th, leaf);
+        } else if (r->variant == REPLACED_CHAIN) {
             fake_pop_frame(r->th);
             set_stack(ft, r->t, parent, 0);
             uint64_t p = fake_push_frame(r->th, r->b_parent, 3);
@@ -381,20 +391,20 @@ static int stack_is(const pyf_snapshot *s, const char *const *names, uint32_t n)
 
 /* main -> parent -> leaf_a, and between the copies the caller calls again
  * at leaf_a's address (REPLACED_CHAIN: the caller returned too and another
- * was called at its address).  The copies differ, so the thread is read
- * again and shown as it is then: never leaf_a, never a new leaf over the
- * old caller.  REPLACED_CALL is the case a rule "take the last copy when
- * only the first differs, in the top frame's code alone" would take
- * without a second read; with such a rule a live 3.13 target alternating
- * two chains was shown mixed (one chain's leaf over the other's caller)
- * 14 times in about 2.2 million snapshots and samples, never without it
- * (benchmarks.md), so none is made. */
+ * was called at its address; REPLACED_DEAD: leaf_a returned and nothing
+ * is there yet).  Never leaf_a, never a new leaf over the old caller.
+ * REPLACED_CALL on 3.14+ is taken from the last copy, not read again
+ * (frames.c, top_from_last_copy); on 3.13 it is read again: a live 3.13
+ * target alternating two chains was shown mixed (one chain's dead leaf
+ * over the other's caller) 14 times in about 2.2 million snapshots and
+ * samples when it was taken there too (benchmarks.md). */
 static void top_replaced(int minor, int variant)
 {
     static const char *const what[] = {
         "the top frame replaced by a new call after the first copy of the stack",
         "the top frame replaced by a new call after the second copy",
-        "the top frame and its caller replaced while the stack was copied"};
+        "the top frame and its caller replaced while the stack was copied",
+        "the top frame returned after the first copy, nothing called there yet"};
     begin(minor, what[variant], 1);
     fake_target *ft = fake_new(minor);
     uint64_t interp = fake_add_interp(ft, 0);
@@ -429,8 +439,20 @@ static void top_replaced(int minor, int variant)
     CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
               pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
     CHECK_MSG(!shows(s, "leaf_a", "top.py"), "leaf_a shown: it had returned");
-    CHECK_MSG(st.retried_walks >= 1, "copies that differ were not read again");
-    if (variant == REPLACED_CHAIN) {
+    if (variant == REPLACED_CALL && minor >= 14) {
+        CHECK_EQ_INT(st.top_replaced, 1);
+        CHECK_EQ_INT(st.retried_walks, 0);
+    } else if (variant != REPLACED_DEAD) {
+        CHECK_MSG(st.retried_walks >= 1, "copies that differ were not read again");
+        if (variant != REPLACED_CHAIN) /* CHAIN: the top may be taken, its caller differs */
+            CHECK_EQ_INT(st.top_replaced, 0);
+    }
+    if (variant == REPLACED_DEAD) {
+        /* taken from the last copy, where no code is: the caller on top */
+        static const char *const want[] = {"parent", "main"};
+        CHECK_MSG(stack_is(s, want, 2), "not parent > main");
+        CHECK_EQ_INT(st.top_replaced, 1);
+    } else if (variant == REPLACED_CHAIN) {
         static const char *const want[] = {"b_leaf", "b_parent", "main"};
         CHECK_MSG(stack_is(s, want, 3), "not b_leaf > b_parent > main");
         CHECK_MSG(!shows(s, "parent", "top.py"), "the old caller shown");
@@ -452,8 +474,9 @@ int main(void)
             stale_top(minor, live, 0);
             stale_top(minor, live, 1);
         }
-        for (int variant = REPLACED_CALL; variant <= REPLACED_CHAIN; variant++)
-            top_replaced(minor, variant);
+        for (int variant = REPLACED_CALL; variant <= REPLACED_DEAD; variant++)
+            if (variant != REPLACED_DEAD || minor >= 14)
+                top_replaced(minor, variant);
     }
     return check_end();
 }

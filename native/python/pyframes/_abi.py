@@ -279,7 +279,7 @@ class pyf_stats(ctypes.Structure):
         ("retried_walks", c_uint64),
         ("code_changed", c_uint64),
         ("same_reads", c_uint64),
-        ("reserved", c_uint64 * 1),
+        ("top_replaced", c_uint64),
     ]
 
 
