@@ -1,0 +1,77 @@
+"""Stress: snapshots and the library's sampling loop against two call
+chains that take each other's frame addresses
+(tests/python/targets/aba_chains.py); counts the stacks that hold both
+chains (one chain's leaf over the other's caller: a stack the target never
+had), with the checks of test_frame_cache.py::test_chains_never_mix.
+
+    python3 tests/bench/stress_chains.py 3.15 [RUNS]
+
+Each run starts the target under python3.X, takes 20,000 snapshots, then
+samples it for 1 s (sampling.run, rate 0), with the 3.15 frame cache on
+and off on 3.15.  Prints the totals: samples, mixed, failed, the library's
+top_replaced and retried_walks.  Run inside the sandbox with
+PYFRAMES_LIBRARY set (see docs/benchmarks.md).  A correct library shows 0
+mixed.
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "native", "python"))
+import pyframes  # noqa: E402
+from pyframes import sampling  # noqa: E402
+
+TARGET = os.path.join(ROOT, "tests", "python", "targets", "aba_chains.py")
+
+
+def mixed(names):
+    leaf = [n for n in names if n.endswith("_leaf")]
+    parent = [n for n in names if n.endswith("_parent")]
+    return bool(leaf and parent and leaf[0][0] != parent[0][0])
+
+
+def one(version, cache, tot):
+    proc = subprocess.Popen(["python" + version, TARGET], stdout=subprocess.PIPE)
+    try:
+        if proc.stdout.readline() != b"ready\n":
+            raise SystemExit("the target did not start")
+        with pyframes.attach(proc.pid, cache=cache) as target:
+            for _ in range(20000):
+                [thread] = list(target.snapshot().threads())
+                tot["samples"] += 1
+                if not thread.complete:
+                    tot["failed"] += 1
+                    continue
+                names = [f.function for f in thread.frames]
+                if mixed(names):
+                    tot["mixed"] += 1
+                    print("mixed:", names)
+            prof = sampling.run(sampling.Sampler(target), duration=1.0, rate=0)
+            for (_, frames), n in prof.stacks.items():
+                names = [f[0] for f in frames]
+                tot["samples"] += n
+                if mixed(names):
+                    tot["mixed"] += n
+                    print("mixed sample:", names, n)
+            stats = target.stats()
+            tot["top_replaced"] += stats["top_replaced"]
+            tot["retried_walks"] += stats["retried_walks"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def main():
+    version = sys.argv[1] if len(sys.argv) > 1 else "3.15"
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    tot = {"samples": 0, "mixed": 0, "failed": 0, "top_replaced": 0, "retried_walks": 0}
+    for _ in range(runs):
+        for cache in ((True, False) if version == "3.15" else (False,)):
+            one(version, cache, tot)
+    print(version, " ".join("%s %d" % kv for kv in tot.items()))
+
+
+if __name__ == "__main__":
+    main()
