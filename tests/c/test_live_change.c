@@ -268,6 +268,44 @@ static void returns_and_calls(fake_target *ft, void *arg)
     }
 }
 
+/* One thread in file running names[0] -> names[1] -> names[2] (main, a
+ * caller, its callee, the callee running), and a code object for every name
+ * (each but main with one local), in the order given: the scene of the
+ * stack cases below.  live: the target is a running process. */
+typedef struct scene {
+    fake_target *ft;
+    pyf_target *t;
+    fake_thread *th;
+    uint64_t code[6];        /* by the index of its name */
+    uint64_t parent, leaf;   /* the frames of names[1] and names[2] */
+    uint64_t chunk;          /* the thread's newest data-stack chunk */
+} scene;
+
+static void chain_scene(scene *sc, int minor, const char *file, const char *const *names,
+                        size_t n, int live)
+{
+    REQUIRE(n >= 3 && n <= NL(sc->code));
+    sc->ft = fake_new(minor);
+    uint64_t interp = fake_add_interp(sc->ft, 0);
+    sc->th = fake_add_thread(sc->ft, interp, 0x1000, 4242, 1);
+    for (size_t i = 0; i < n; i++)
+        sc->code[i] = sized(sc->ft, fake_code(sc->ft, file, names[i], i == 0 ? 1 : 7, L_F,
+                                              NL(L_F)));
+    sc->t = fake_open(sc->ft, NULL, 1);
+    REQUIRE(sc->t != NULL);
+    sc->t->owns_pid_reader = live;
+    for (size_t i = 1; i < n; i++) /* one local each (co_nlocalsplus), main none */
+        fake_w32(sc->ft, sc->code[i] + sc->t->off.code.nlocalsplus, 1);
+    uint64_t m = fake_push_frame(sc->th, sc->code[0], 3);
+    set_stack(sc->ft, sc->t, m, 0);
+    sc->parent = fake_push_frame(sc->th, sc->code[1], 3);
+    set_stack(sc->ft, sc->t, sc->parent, 1); /* saved at the call */
+    sc->leaf = fake_push_frame(sc->th, sc->code[2], 3);
+    set_stack(sc->ft, sc->t, sc->leaf, -1);
+    sc->chunk = fake_r64(sc->ft, fake_thread_addr(sc->th) +
+                                     fake_off(sc->ft, "thread_state.datastack_chunk"));
+}
+
 /* Alternating call chains main -> a_parent -> a_leaf and main -> b_parent
  * -> b_leaf reuse the same frame addresses.  The thread state said a_leaf
  * runs; the copy of the stack shows b_parent where a_parent was and
@@ -277,28 +315,14 @@ static void stale_top(int minor, int live, int setup)
 {
     begin(minor, setup ? "the stack copied while a new call was set up where its top frame was"
                        : "the stack copied after its top frame returned", live);
-    fake_target *ft = fake_new(minor);
-    uint64_t interp = fake_add_interp(ft, 0);
-    fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
-    uint64_t main_code = sized(ft, fake_code(ft, "aba.py", "main", 1, L_F, NL(L_F)));
-    uint64_t a_parent = sized(ft, fake_code(ft, "aba.py", "a_parent", 7, L_F, NL(L_F)));
-    uint64_t a_leaf = sized(ft, fake_code(ft, "aba.py", "a_leaf", 7, L_F, NL(L_F)));
-    uint64_t b_parent = sized(ft, fake_code(ft, "aba.py", "b_parent", 7, L_F, NL(L_F)));
-    uint64_t b_leaf = sized(ft, fake_code(ft, "aba.py", "b_leaf", 7, L_F, NL(L_F)));
-    pyf_target *t = fake_open(ft, NULL, 1);
-    REQUIRE(t != NULL);
-    t->owns_pid_reader = live;
-    /* one local each (co_nlocalsplus), main none */
-    const uint64_t codes[] = {a_parent, a_leaf, b_parent, b_leaf};
-    for (size_t i = 0; i < NL(codes); i++)
-        fake_w32(ft, codes[i] + t->off.code.nlocalsplus, 1);
-    uint64_t m = fake_push_frame(th, main_code, 3);
-    set_stack(ft, t, m, 0);
-    uint64_t parent = fake_push_frame(th, a_parent, 3);
-    set_stack(ft, t, parent, 1); /* saved at the call */
-    uint64_t leaf = fake_push_frame(th, a_leaf, 3);
-    set_stack(ft, t, leaf, -1);
-    uint64_t chunk = fake_r64(ft, fake_thread_addr(th) + fake_off(ft, "thread_state.datastack_chunk"));
+    static const char *const names[] = {"main", "a_parent", "a_leaf", "b_parent", "b_leaf"};
+    scene sc;
+    chain_scene(&sc, minor, "aba.py", names, NL(names), live);
+    fake_target *ft = sc.ft;
+    pyf_target *t = sc.t;
+    fake_thread *th = sc.th;
+    uint64_t parent = sc.parent, leaf = sc.leaf, chunk = sc.chunk;
+    uint64_t b_parent = sc.code[3], b_leaf = sc.code[4];
     returned r = {th, t, b_parent, parent, leaf, setup ? b_leaf : 0};
     fake_on_read(ft, chunk, returns_and_calls, &r);
     pyf_snapshot *s = take(t);
@@ -406,28 +430,15 @@ static void top_replaced(int minor, int variant)
         "the top frame and its caller replaced while the stack was copied",
         "the top frame returned after the first copy, nothing called there yet"};
     begin(minor, what[variant], 1);
-    fake_target *ft = fake_new(minor);
-    uint64_t interp = fake_add_interp(ft, 0);
-    fake_thread *th = fake_add_thread(ft, interp, 0x1000, 4242, 1);
-    uint64_t main_code = sized(ft, fake_code(ft, "top.py", "main", 1, L_F, NL(L_F)));
-    uint64_t parent_code = sized(ft, fake_code(ft, "top.py", "parent", 7, L_F, NL(L_F)));
-    uint64_t leaf_a = sized(ft, fake_code(ft, "top.py", "leaf_a", 7, L_F, NL(L_F)));
-    uint64_t leaf_b = sized(ft, fake_code(ft, "top.py", "leaf_b", 7, L_F, NL(L_F)));
-    uint64_t b_parent = sized(ft, fake_code(ft, "top.py", "b_parent", 7, L_F, NL(L_F)));
-    uint64_t b_leaf = sized(ft, fake_code(ft, "top.py", "b_leaf", 7, L_F, NL(L_F)));
-    pyf_target *t = fake_open(ft, NULL, 1);
-    REQUIRE(t != NULL);
-    t->owns_pid_reader = true;
-    const uint64_t codes[] = {parent_code, leaf_a, leaf_b, b_parent, b_leaf};
-    for (size_t i = 0; i < NL(codes); i++)
-        fake_w32(ft, codes[i] + t->off.code.nlocalsplus, 1);
-    uint64_t m = fake_push_frame(th, main_code, 3);
-    set_stack(ft, t, m, 0);
-    uint64_t parent = fake_push_frame(th, parent_code, 3);
-    set_stack(ft, t, parent, 1);
-    uint64_t leaf = fake_push_frame(th, leaf_a, 3);
-    set_stack(ft, t, leaf, -1);
-    uint64_t chunk = fake_r64(ft, fake_thread_addr(th) + fake_off(ft, "thread_state.datastack_chunk"));
+    static const char *const names[] = {"main",   "parent",   "leaf_a",
+                                        "leaf_b", "b_parent", "b_leaf"};
+    scene sc;
+    chain_scene(&sc, minor, "top.py", names, NL(names), 1);
+    fake_target *ft = sc.ft;
+    pyf_target *t = sc.t;
+    fake_thread *th = sc.th;
+    uint64_t chunk = sc.chunk;
+    uint64_t leaf_b = sc.code[3], b_parent = sc.code[4], b_leaf = sc.code[5];
     replaced r = {th, t, chunk, variant, leaf_b, b_parent, b_leaf, 0, 0};
     fake_on_read(ft, chunk, replace_top, &r);
     pyf_snapshot *s = take(t);
