@@ -73,6 +73,18 @@ bool pyf__grow_slow(void **v, uint32_t *cap, uint32_t need, size_t elem)
     return true;
 }
 
+bool pyf__buf_room(uint8_t **buf, uint64_t *cap, uint64_t len)
+{
+    if (*cap >= len)
+        return true;
+    uint8_t *nb = realloc(*buf, (size_t)len);
+    if (nb == NULL)
+        return false;
+    *buf = nb;
+    *cap = len;
+    return true;
+}
+
 uint32_t pyf__grown_cap(uint32_t cap, uint32_t need)
 {
     uint32_t ncap = cap ? cap : 16;

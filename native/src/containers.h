@@ -71,5 +71,8 @@ static inline bool pyf__grow(void **v, uint32_t *cap, uint32_t need, size_t elem
 }
 /* The capacity pyf__grow would give (0: too large). */
 uint32_t pyf__grown_cap(uint32_t cap, uint32_t need);
+/* Room for len bytes in the heap buffer *buf of *cap bytes (grown to
+ * exactly len); false when out of memory. */
+bool pyf__buf_room(uint8_t **buf, uint64_t *cap, uint64_t len);
 
 #endif /* PYFRAMES_CONTAINERS_H */

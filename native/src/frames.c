@@ -50,19 +50,6 @@ static void chunks_done(pyf__chunk_list *cl)
     cl->n = 0;
 }
 
-/* *buf (of *cap bytes) holds at least len bytes; false when out of memory. */
-static bool buf_room(uint8_t **buf, uint64_t *cap, uint64_t len)
-{
-    if (*cap >= len)
-        return true;
-    uint8_t *nb = realloc(*buf, (size_t)len);
-    if (nb == NULL)
-        return false;
-    *buf = nb;
-    *cap = len;
-    return true;
-}
-
 /* The next chunk slot, its buffer at least len bytes; NULL when out of
  * memory. */
 static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
@@ -72,7 +59,7 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
         return NULL;
     memset(cl->v + had, 0, (cl->cap - had) * sizeof *cl->v); /* no buffers yet */
     pyf__chunk *c = &cl->v[cl->n];
-    return buf_room(&c->data, &c->cap, len) ? c : NULL;
+    return pyf__buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
 /* The check was read (check_bytes): the top frame it names. */
@@ -153,11 +140,11 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
         return true;
     }
     void *dst[PYF__COPIES];
-    if (!buf_room(&c->data, &c->cap, len))
+    if (!pyf__buf_room(&c->data, &c->cap, len))
         return false;
     dst[0] = c->data;
     for (int k = 1; k < PYF__COPIES; k++) {
-        if (!buf_room(&c->again_data[k - 1], &c->again_cap[k - 1], len))
+        if (!pyf__buf_room(&c->again_data[k - 1], &c->again_cap[k - 1], len))
             return false;
         dst[k] = c->again_data[k - 1];
     }

@@ -70,13 +70,8 @@ static uint64_t prefetched_bytes(const pyf__prefetch *p)
 
 static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
 {
-    if (len > *cap) {
-        uint8_t *nb = realloc(*buf, len);
-        if (nb == NULL)
-            return false;
-        *buf = nb;
-        *cap = len;
-    }
+    if (!pyf__buf_room(buf, cap, len))
+        return false;
     if (len > 0)
         memcpy(*buf, src, len);
     return true;
