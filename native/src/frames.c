@@ -451,14 +451,11 @@ static bool top_from_last_copy(walker *k, pyf__iframe *fr,
         return false;
     pyf__iframe top;
     pyf__iframe_decode(o, last, fr->addr, &top);
-    if (top.prev != fr->prev || top.owner != fr->owner)
+    /* the copies between the first and the last (NULL-ended) agree with it */
+    const uint8_t *between[PYF__COPIES - 1] = {NULL};
+    memcpy(between, again, (PYF__COPIES - 2) * sizeof *again);
+    if (top.prev != fr->prev || top.owner != fr->owner || !copies_agree(o, &top, between))
         return false;
-    for (int i = 0; i < PYF__COPIES - 2; i++) {
-        pyf__iframe other;
-        pyf__iframe_decode(o, again[i], fr->addr, &other);
-        if (other.prev != top.prev || other.exe != top.exe || other.owner != top.owner)
-            return false;
-    }
     *fr = top;
     k->res->torn_moved = true; /* should it still fail a test: never steady */
     k->t->stats.top_replaced++;
