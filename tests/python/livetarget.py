@@ -23,8 +23,14 @@ line)]), ``idents`` (native tid -> threading.get_ident()), ``main_tid``,
 A target that does not complete its handshake in time fails with its
 native and Python stacks in the message (hang_report), taken before it is
 killed.
+
+:func:`frozen` stops a process (and, if asked, its descendants) for a
+reading and waits until the kernel shows every thread stopped: kill()
+returns before the signal has reached the threads, so a test that reads
+right after SIGSTOP reads a process that may still be running.
 """
 
+import contextlib
 import json
 import os
 import select
@@ -54,6 +60,86 @@ def target_env(extra=None):
     if extra:
         env.update(extra)
     return env
+
+
+# -- frozen states -----------------------------------------------------------
+# A signal is delivered when each thread next runs: kill(SIGSTOP) returns
+# before the threads stop.  A frozen state is one where every thread is
+# seen stopped (state T) in /proc, not one where SIGSTOP was sent.
+
+FREEZE_TIMEOUT = 10.0
+
+
+def children(pid):
+    """The child processes of pid (of any of its threads)."""
+    out = []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def process_tree(pid):
+    """pid and its descendants, parents first."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        if p not in seen:
+            seen.append(p)
+            todo += children(p)
+    return seen
+
+
+def thread_states(pid):
+    """{tid: state letter} of the threads of pid."""
+    states = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return states
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states[int(tid)] = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            pass
+    return states
+
+
+@contextlib.contextmanager
+def frozen(root, tree=False):
+    """SIGSTOP to root (and, with tree, every descendant, until no new one
+    appears), then wait until every thread of each is stopped; SIGCONT to
+    all of them on exit.  Yields the stopped pids, root first."""
+    stopped = []
+    try:
+        while True:
+            new = [p for p in (process_tree(root) if tree else [root]) if p not in stopped]
+            if not new:
+                break
+            for p in new:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p, signal.SIGSTOP)
+                stopped.append(p)
+        deadline = time.monotonic() + FREEZE_TIMEOUT
+        for p in stopped:
+            while any(s not in "TZX" for s in thread_states(p).values()):
+                if time.monotonic() > deadline:
+                    raise AssertionError("process %d: threads not stopped after %.0f s: %s"
+                                         % (p, FREEZE_TIMEOUT, thread_states(p)))
+                time.sleep(0.0005)  # a condition of the kernel's, not a guessed delay
+        yield stopped
+    finally:
+        for p in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
 
 
 class LiveTarget(object):

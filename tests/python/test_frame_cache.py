@@ -18,14 +18,13 @@ CPython 3.15 processes.
 """
 import json
 import os
-import signal
 import subprocess
 import time
 
 import pytest
 
 from conftest import release_python
-from livetarget import target_env
+from livetarget import frozen, target_env
 from target_memory import changed_words as _changed_words, word as _word, \
     writable_memory as _writable_memory
 
@@ -256,16 +255,13 @@ def _stopped_snapshots(pyframes, pid, mode):
     """Five snapshots of the process, stopped (SIGSTOP), with the cache in
     ``mode``: (the last snapshot, the counters, the words that changed,
     the writable memory after)."""
-    os.kill(pid, signal.SIGSTOP)
-    try:
+    with frozen(pid):
         before = _writable_memory(pid)
         with pyframes.attach(pid, cache=mode) as target:
             for _ in range(5):
                 snap = target.snapshot()
             stats = target.stats()
         after = _writable_memory(pid)
-    finally:
-        os.kill(pid, signal.SIGCONT)
     return snap, stats, _changed_words(before, after), after
 
 

@@ -103,7 +103,7 @@ import debugger_util as du
 import drivers
 import task_oracle
 from conftest import INTERPRETERS, in_sandbox
-from livetarget import TARGETS, target_env
+from livetarget import TARGETS, frozen, process_tree, target_env
 from oracle import (OracleError, RemoteUnwinderServer, compare_with_remote, frames_diff, keys,
                     normalize_remote)
 
@@ -117,7 +117,6 @@ GDB_POOL_STATES = 3
 # sooner, in `finally`).
 APP_SECONDS = 300
 READY_TIMEOUT = 120.0
-FREEZE_TIMEOUT = 10.0
 # A random wait before each freeze, in seconds.
 GAP = (0.0, 0.05)
 
@@ -221,7 +220,7 @@ class App(object):
     def __exit__(self, *exc):
         if self.proc is not None:
             # Its descendants (worker processes) share its session.
-            for pid in reversed(_tree(self.proc.pid)):
+            for pid in reversed(process_tree(self.proc.pid)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -244,83 +243,12 @@ class App(object):
         return self.proc.poll() is None
 
 
-def _children(pid):
-    out = []
-    try:
-        tids = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    return out
-
-
-def _tree(pid):
-    """pid and its descendants, parents first."""
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop(0)
-        if p not in seen:
-            seen.append(p)
-            todo += _children(p)
-    return seen
-
-
-def _thread_states(pid):
-    """{tid: state letter} of the threads of pid."""
-    states = {}
-    try:
-        tids = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return states
-    for tid in tids:
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                states[int(tid)] = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            pass
-    return states
-
-
 def _comm(pid, tid):
     try:
         with open("/proc/%d/task/%d/comm" % (pid, tid)) as f:
             return f.read().strip()
     except OSError:
         return "?"
-
-
-@contextlib.contextmanager
-def frozen(root, tree):
-    """SIGSTOP to root (and, with tree, every descendant, until no new one
-    appears), then wait until every thread of each is stopped; SIGCONT to
-    all of them on exit.  Yields the stopped pids, root first."""
-    stopped = []
-    try:
-        while True:
-            new = [p for p in (_tree(root) if tree else [root]) if p not in stopped]
-            if not new:
-                break
-            for p in new:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p, signal.SIGSTOP)
-                stopped.append(p)
-        deadline = time.monotonic() + FREEZE_TIMEOUT
-        for p in stopped:
-            while any(s not in "TZX" for s in _thread_states(p).values()):
-                if time.monotonic() > deadline:
-                    raise AssertionError("process %d: threads not stopped after %.0f s: %s"
-                                         % (p, FREEZE_TIMEOUT, _thread_states(p)))
-                time.sleep(0.0005)  # a condition of the kernel's, not a guessed delay
-        yield stopped
-    finally:
-        for p in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGCONT)
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,6 @@ test clears them first, so the cache's writes are seen.
 import os
 import re
 import select
-import signal
 import subprocess
 import sys
 
@@ -28,6 +27,7 @@ import pytest
 import debugger_util as du
 import target_memory as tm
 from conftest import PACKAGE_DIR
+from livetarget import frozen
 
 VERSIONS = ("3.13", "3.14", "3.15")
 STEP_TIMEOUT = 120
@@ -105,8 +105,7 @@ def test_cli(target):
                 ["sample", "--read-only", "--duration", "0.2"]]
     if t.tasks:
         commands += [["dump", "--tasks"], ["dump", "--tasks", "--json"]]
-    os.kill(t.pid, signal.SIGSTOP)
-    try:
+    with frozen(t.pid):
         for args in commands + [["sample", "--duration", "0.2", "--all"]]:
             argv = [sys.executable, "-m", "pyframes"] + args + [str(t.pid)]
             cache = args[0] == "sample" and "--read-only" not in args
@@ -114,8 +113,6 @@ def test_cli(target):
                 argv, capture_output=True, text=True, env=t.env, timeout=STEP_TIMEOUT), cache)
             assert p.returncode == 0, (args, p.stderr)
             _looked(p.stdout, args)
-    finally:
-        os.kill(t.pid, signal.SIGCONT)
 
 
 class Stepper(object):
