@@ -425,23 +425,26 @@ static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
     return true;
 }
 
-/* The walk's first frame, replaced between the first copy and the second:
- * its caller called again at its address.  The first copy alone differs,
- * and only in the frame's code (its link and owner agree); every later
- * copy agrees with the last; every frame below agrees in all of them (a
- * change below the top is a chain that moved); and the check right after
- * the copies names this frame as the top.  Then it is taken from the last
- * copy, the one nearest that check, and goes through every test a frame
- * does (a call still being set up there is caught by its instruction).
- * Only where a returned frame says so in its own bytes before its caller
- * runs again (3.14+: its code cleared, its stack pointer at its locals):
- * the later copies then hold a frame that was live, over the caller that
- * called it.  A 3.13 frame keeps its code and stack after its return, and
- * taking the later copies there showed one chain's dead leaf over the
- * other chain's caller (benchmarks.md).  Without this, a thread making
- * short calls all the time is read again about every other time. */
-static bool top_from_last_copy(walker *k, pyf__iframe *fr,
-                               const uint8_t *const again[PYF__COPIES - 1])
+/* The walk's first frame, replaced while the copies were made: its caller
+ * called again at its address, once.  Either the first copy alone differs
+ * or the last copy alone does, and only in the frame's code (its link and
+ * owner agree); the other copies agree with each other; every frame below
+ * agrees in all of them (a change below the top is a chain that moved);
+ * and the check right after the copies names this frame as the top.  Then
+ * the frame is taken from the copies that agree -- the later ones when the
+ * first differs, the earlier ones when the last does -- and goes through
+ * every test a frame does (a call still being set up there is caught by
+ * its instruction).  Only where a returned frame says so in its own bytes
+ * before its caller runs again (3.14+: its code cleared, its stack pointer
+ * at its locals): copies that agree then hold a frame that was live (or
+ * returning, its caller not yet run again) over the caller that called
+ * it, or one marked dead (not shown: its caller on top).  A 3.13 frame
+ * keeps its code and stack after its return, and taking the later copies
+ * there showed one chain's dead leaf over the other chain's caller
+ * (benchmarks.md).  Without this, a thread making short calls all the
+ * time is read again about every other time. */
+static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
+                                     const uint8_t *const again[PYF__COPIES - 1])
 {
     const pyf__offsets *o = &k->t->off;
     const pyf__chunk_list *cl = k->cl;
@@ -451,12 +454,16 @@ static bool top_from_last_copy(walker *k, pyf__iframe *fr,
         return false;
     pyf__iframe top;
     pyf__iframe_decode(o, last, fr->addr, &top);
-    /* the copies between the first and the last (NULL-ended) agree with it */
+    if (top.prev != fr->prev || top.owner != fr->owner)
+        return false;
+    /* the copies between the first and the last (NULL-ended) */
     const uint8_t *between[PYF__COPIES - 1] = {NULL};
     memcpy(between, again, (PYF__COPIES - 2) * sizeof *again);
-    if (top.prev != fr->prev || top.owner != fr->owner || !copies_agree(o, &top, between))
-        return false;
-    *fr = top;
+    if (copies_agree(o, &top, between)) {
+        *fr = top; /* the first copy alone differs */
+    } else if (!copies_agree(o, fr, between)) {
+        return false; /* the copies differ among themselves more than once */
+    }
     k->res->torn_moved = true; /* should it still fail a test: never steady */
     k->t->stats.top_replaced++;
     return true;
@@ -665,7 +672,8 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         pyf__iframe fr;
         pyf__iframe_decode(o, f, addr, &fr);
         last = addr;
-        if (!copies_agree(o, &fr, again) && !(visits == 1 && top_from_last_copy(k, &fr, again))) {
+        if (!copies_agree(o, &fr, again) &&
+            !(visits == 1 && top_from_agreeing_copies(k, &fr, again))) {
             pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                       (unsigned long long)addr);
             rc = torn(k, addr, true);

@@ -70,6 +70,10 @@ int main(int argc, char **argv)
            (unsigned long long)failed, (unsigned long long)thread_errors);
     printf("per sample: %.2f reader calls, %.2f ranges, %.0f bytes, %.3f retried walks\n",
            s.read_calls / n, s.read_ranges / n, s.bytes_read / n, s.retried_walks / n);
+    printf("per sample: %.3f cache hits, %.3f partial, %.3f misses, %.3f anchor writes, "
+           "%.3f tops from the last copy, %.3f same reads\n",
+           s.frame_cache_hits / n, s.frame_cache_partial_hits / n, s.frame_cache_misses / n,
+           s.anchor_writes / n, s.top_replaced / n, s.same_reads / n);
     pyf_target_close(t);
     return 0;
 }

@@ -236,9 +236,9 @@ def test_chains_never_mix(pyframes, version, cache):
         assert failed < (6000 if cache else 12000), failed
         assert ("a_leaf", "a_parent", "main", "<module>") in seen
         assert ("b_leaf", "b_parent", "main", "<module>") in seen
-        # 3.14+ take a top frame replaced after the first copy from the
-        # last one (frames.c, top_from_last_copy): exercised here, never
-        # on 3.13
+        # 3.14+ take a top frame replaced once while it was copied from the
+        # copies that agree (frames.c, top_from_agreeing_copies): exercised
+        # here, never on 3.13
         if version == "3.13":
             assert stats["top_replaced"] == 0, stats
         else:
