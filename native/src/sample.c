@@ -43,19 +43,24 @@ static uint64_t hash_stack(uint64_t table_id, const pyf_thread *th, const uint32
 {
     /* four lanes, each key of four into its own: a deep stack hashes in a
      * quarter of one multiply chain's latency (a sample's whole stack is
-     * hashed, hundreds of keys) */
+     * hashed, hundreds of keys).  Four variables, not an array: compilers
+     * kept the array in memory, each step waiting on a store and a load. */
     const uint64_t k = 0x100000001b3u;
-    uint64_t h[4] = {table_id * 0x9e3779b97f4a7c15u ^ th->thread_id,
-                     th->native_thread_id * 0xff51afd7ed558ccdu, n, 0x2545f4914f6cdd1du};
+    uint64_t h0 = table_id * 0x9e3779b97f4a7c15u ^ th->thread_id;
+    uint64_t h1 = th->native_thread_id * 0xff51afd7ed558ccdu, h2 = n, h3 = 0x2545f4914f6cdd1du;
     uint32_t i = 0;
-    for (; n - i >= 4; i += 4)
-        for (int l = 0; l < 4; l++)
-            h[l] = (h[l] ^ keys[i + l]) * k;
+    for (; n - i >= 4; i += 4) {
+        h0 = (h0 ^ keys[i]) * k;
+        h1 = (h1 ^ keys[i + 1]) * k;
+        h2 = (h2 ^ keys[i + 2]) * k;
+        h3 = (h3 ^ keys[i + 3]) * k;
+    }
     for (; i < n; i++)
-        h[0] = (h[0] ^ keys[i]) * k;
-    uint64_t r = h[0];
-    for (int l = 1; l < 4; l++)
-        r = (r ^ (h[l] ^ (h[l] >> 31))) * 0xff51afd7ed558ccdu;
+        h0 = (h0 ^ keys[i]) * k;
+    uint64_t r = h0;
+    r = (r ^ (h1 ^ (h1 >> 31))) * 0xff51afd7ed558ccdu;
+    r = (r ^ (h2 ^ (h2 >> 31))) * 0xff51afd7ed558ccdu;
+    r = (r ^ (h3 ^ (h3 >> 31))) * 0xff51afd7ed558ccdu;
     return r ^ (r >> 29);
 }
 
