@@ -70,20 +70,25 @@ def target_env(extra=None):
 FREEZE_TIMEOUT = 10.0
 
 
-def children(pid):
-    """The child processes of pid (of any of its threads)."""
-    out = []
+def _task_files(pid, name):
+    """(tid, text) of /proc/PID/task/TID/NAME, for each thread of pid that
+    still has it."""
     try:
         tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return out
+        return
     for tid in tids:
         try:
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
+            with open("/proc/%d/task/%s/%s" % (pid, tid, name)) as f:
+                text = f.read()
         except OSError:
-            pass
-    return out
+            continue
+        yield int(tid), text
+
+
+def children(pid):
+    """The child processes of pid (of any of its threads)."""
+    return [int(x) for _, text in _task_files(pid, "children") for x in text.split()]
 
 
 def process_tree(pid):
@@ -100,16 +105,10 @@ def process_tree(pid):
 def thread_states(pid):
     """{tid: state letter} of the threads of pid."""
     states = {}
-    try:
-        tids = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return states
-    for tid in tids:
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                states[int(tid)] = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            pass
+    for tid, text in _task_files(pid, "stat"):
+        fields = text.rsplit(")", 1)[-1].split()
+        if fields:
+            states[tid] = fields[0]
     return states
 
 
