@@ -31,7 +31,7 @@ class Facts:
     def __init__(self, interp, target, truth, snapshots, freeze):
         self.interp, self.target, self.truth = interp, target, truth
         self.snapshots = snapshots  # each of a frozen state, facts=True
-        self.freeze = freeze  # n -> n more such snapshots
+        self.freeze = freeze  # (n, until) -> more such snapshots: _frozen
 
     @property
     def first(self):
@@ -41,14 +41,17 @@ class Facts:
         return {t.native_thread_id: t for t in (snapshot or self.first).threads()}
 
 
-def _frozen(target, pyframes, n):
-    """n snapshots with facts, each of the target frozen (every thread
-    seen stopped)."""
+def _frozen(target, pyframes, n, until=None):
+    """Up to n snapshots with facts, each of the target frozen (every
+    thread seen stopped), in one attach; with until, they end at the first
+    one until is true of."""
     out = []
     with pyframes.attach(target.pid) as t:
         for _ in range(n):
             with frozen(target.pid):
                 out.append(t.snapshot(facts=True))
+            if until is not None and until(out[-1]):
+                break
     return out
 
 
@@ -64,7 +67,7 @@ def facts(request, tmp_path_factory, pyframes):
         with open(os.path.join(target.workdir, "facts.json")) as f:
             truth = json.load(f)
         yield Facts(interp, target, truth, _frozen(target, pyframes, FROZEN_STATES),
-                    lambda n: _frozen(target, pyframes, n))
+                    lambda n, until: _frozen(target, pyframes, n, until))
 
 
 def test_every_thread_is_there(facts):
@@ -136,11 +139,10 @@ def test_gil_in_every_frozen_state(facts):
         return holders
 
     seen_holder = any([holders_of(snap) for snap in facts.snapshots])
-    more = 0
-    while not seen_holder and more < MORE_STATES:
-        more += 1
-        seen_holder = bool(holders_of(facts.freeze(1)[0]))
-    assert seen_holder, "no holder in %d frozen states" % (len(facts.snapshots) + more)
+    more = [] if seen_holder else facts.freeze(MORE_STATES, holders_of)
+    if more:
+        seen_holder = bool(holders_of(more[-1]))
+    assert seen_holder, "no holder in %d frozen states" % (len(facts.snapshots) + len(more))
 
 
 def test_without_facts_nothing_changes(facts, pyframes):
