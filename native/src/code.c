@@ -145,6 +145,7 @@ typedef struct code_head {
     uint32_t version;        /* co_version */
     int32_t co_flags;        /* 0 when the table places none */
     int32_t nlocalsplus;     /* co_nlocalsplus */
+    int32_t firsttraceable;  /* _co_firsttraceable (3.11, 3.12), else 0 */
 } code_head;
 
 /* Bytes of a code object read as its header: every field used lies inside
@@ -159,9 +160,11 @@ static size_t head_len(pyf_target *t)
     if (o->code.qualname > maxoff) maxoff = o->code.qualname;
     if (o->code.filename > maxoff) maxoff = o->code.filename;
     if (o->code.firstlineno > maxoff) maxoff = o->code.firstlineno;
-    if (o->code.co_version > maxoff) maxoff = o->code.co_version;
-    if (o->code.co_flags != PYF__ABSENT && o->code.co_flags > maxoff)
-        maxoff = o->code.co_flags;
+    const uint64_t optional[] = {o->code.co_version, o->code.co_flags, o->code.nlocalsplus,
+                                 o->code.firsttraceable};
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+        if (optional[i] != PYF__ABSENT && optional[i] > maxoff)
+            maxoff = optional[i];
     if (o->pyobject.ob_type > maxoff) maxoff = o->pyobject.ob_type;
     if (o->bytes.ob_size > maxoff) maxoff = o->bytes.ob_size; /* any var object's */
     if (maxoff + 8 > len) {
@@ -180,10 +183,13 @@ static void parse_head(const pyf__offsets *o, const uint8_t *buf, code_head *h)
     h->linetable = pyf__ld64(buf + o->code.linetable);
     h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
     h->units = pyf__ld64(buf + o->bytes.ob_size);
-    h->version = pyf__ld32(buf + o->code.co_version);
+    /* 3.11 has no co_version: the other fields say which object it is */
+    h->version = o->code.co_version != PYF__ABSENT ? pyf__ld32(buf + o->code.co_version) : 0;
     h->co_flags = o->code.co_flags != PYF__ABSENT
                       ? (int32_t)pyf__ld32(buf + o->code.co_flags) : 0;
     h->nlocalsplus = (int32_t)pyf__ld32(buf + o->code.nlocalsplus);
+    h->firsttraceable = o->code.firsttraceable != PYF__ABSENT
+                            ? (int32_t)pyf__ld32(buf + o->code.firsttraceable) : 0;
 }
 
 /* co_flags bits (Include/cpython/code.h, the same in 3.13-3.15) */
@@ -367,6 +373,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
     e->units = h->units;
     e->co_flags = h->co_flags;
     e->nlocalsplus = h->nlocalsplus >= 0 ? (uint32_t)h->nlocalsplus : 0;
+    e->firsttraceable = h->firsttraceable >= 0 ? (uint32_t)h->firsttraceable : 0;
     e->owned_flags = owned_flags(h->co_flags);
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;

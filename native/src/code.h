@@ -19,6 +19,10 @@ typedef struct pyf__code {
     uint32_t flags;          /* PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_NO_LOCATION */
     int32_t co_flags;        /* CO_*, 0 when the table places none */
     uint32_t nlocalsplus;    /* co_nlocalsplus: the frame's first slots */
+    /* _co_firsttraceable (3.11, 3.12; else 0): a frame that has not reached
+     * this instruction is setting itself up (incomplete), and CPython
+     * shows no such frame */
+    uint32_t firsttraceable;
     /* what a generator-owned frame of it carries: PYF_FRAME_GENERATOR and
      * the owner's type from co_flags (pyf__owned_flags) */
     uint32_t owned_flags;

@@ -326,7 +326,14 @@ static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__c
      * incomplete and never shows them.  An executable that is not a code
      * object is not shown either. */
     bool shim = *code != NULL && (*code)->no_lines && fr->owner != o->owner_generator;
-    *shown = !shim && (*code != NULL || soft != PYF_ENOTSUP);
+    /* A frame that has not reached its first traceable instruction is
+     * still setting itself up (3.11, 3.12: _PyFrame_IsIncomplete), and
+     * CPython shows no such frame. */
+    bool incomplete = *code != NULL && (*code)->firsttraceable != 0 &&
+                      fr->owner != o->owner_generator &&
+                      pyf__code_index(fr->ip, fr->exe + o->code.co_code_adaptive) <
+                          (int64_t)(*code)->firsttraceable;
+    *shown = !shim && !incomplete && (*code != NULL || soft != PYF_ENOTSUP);
     return PYF_OK;
 }
 
@@ -349,6 +356,9 @@ typedef struct walker {
     uint64_t top;            /* the top frame, aligned */
     uint64_t max_depth, keep, emitted, counted;
     bool from_c;             /* an entry frame since the last frame delivered */
+    /* 3.11: the _PyCFrame of the run being walked (0: unknown), the entry
+     * of the frame whose is_entry flag ends the run */
+    uint64_t cframe;
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
 } walker;
@@ -449,8 +459,7 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
     const pyf__offsets *o = &k->t->off;
     const pyf__chunk_list *cl = k->cl;
     const uint8_t *last = again[PYF__COPIES - 2];
-    if (o->frame.stacktop != PYF__ABSENT || last == NULL || !cl->check_ok ||
-        cl->seen != fr->addr)
+    if (!o->returned_frame_cleared || last == NULL || !cl->check_ok || cl->seen != fr->addr)
         return false;
     pyf__iframe top;
     pyf__iframe_decode(o, last, fr->addr, &top);
@@ -471,15 +480,18 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
 
 /* Whether a frame of the thread's own was cleared, its locals released
  * when its call returned: its stack pointer back at localsplus (3.14+'s
- * stackpointer; 3.13's stacktop 0), where a frame on the stack keeps it
- * past its co_nlocalsplus locals (or 3.13's -1 while it runs).  A copy of a
- * running process showing one holds memory the thread had left. */
+ * stackpointer; 3.12's and 3.13's stacktop 0), where a frame on the stack
+ * keeps it past its co_nlocalsplus locals (or -1 while it runs).  A copy
+ * of a running process showing one holds memory the thread had left.
+ * 3.11 leaves a cleared frame's stacktop as it was: nothing says so. */
 static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__code *code)
 {
     if (code == NULL || code->nlocalsplus == 0 ||
         (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
         return false;
-    if (o->frame.stacktop != PYF__ABSENT) {
+    if (o->cleared_kind == PYF__CLEARED_UNMARKED)
+        return false;
+    if (o->cleared_kind == PYF__CLEARED_STACKTOP) {
         int32_t top = (int32_t)pyf__ld32(fr->copy + o->frame.stacktop);
         return top >= 0 && (uint32_t)top < code->nlocalsplus;
     }
@@ -572,18 +584,50 @@ static int python_frame(walker *k, const pyf__iframe *fr)
     return PYF_OK;
 }
 
+/* The frames since the last one delivered were entered from C, by an
+ * eval call whose entry (on the C stack) is at entry (0: unknown). */
+static int entered_from_c(walker *k, uint64_t entry)
+{
+    k->from_c = true;
+    if (k->sink->mark_entry && k->emitted > 0 && k->counted == 0)
+        return k->sink->mark_entry(k->sink->ctx, entry);
+    return PYF_OK;
+}
+
+/* 3.11: the frame fr, just walked, was entered from C (its is_entry
+ * flag).  Its run's entry is the _PyCFrame the walk is at; the next run's
+ * is the one before it, which must name fr's caller as its current frame
+ * (that eval loop called C there), else the entries below are unknown. */
+static int flagged_entry(walker *k, const pyf__iframe *fr)
+{
+    pyf_target *t = k->t;
+    const pyf__offsets *o = &t->off;
+    uint64_t entry = k->cframe;
+    uint8_t cf[64];
+    k->cframe = 0;
+    if (entry != 0 && o->cframe.size <= sizeof cf &&
+        pyf__read_quiet(t, entry, cf, (size_t)o->cframe.size) == PYF_OK) {
+        uint64_t prev = pyf__ld64(cf + o->cframe.previous);
+        if (prev != 0 && prev % 8 == 0 &&
+            pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
+            pyf__ld64(cf + o->cframe.current_frame) == fr->prev)
+            k->cframe = prev;
+    }
+    return entered_from_c(k, entry);
+}
+
 /* One frame of the chain, by its owner. */
 static int visit_frame(walker *k, const pyf__iframe *fr)
 {
     const pyf__offsets *o = &k->t->off;
-    if (pyf__iframe_entry(o, fr)) {
-        k->from_c = true;
-        if (k->sink->mark_entry && k->emitted > 0 && k->counted == 0)
-            return k->sink->mark_entry(k->sink->ctx, fr->addr);
-        return PYF_OK;
+    if (pyf__iframe_entry(o, fr))
+        return entered_from_c(k, fr->addr);
+    if (pyf__iframe_python(o, fr)) {
+        int rc = python_frame(k, fr);
+        if (rc == PYF_OK && o->entry_kind == PYF__ENTRY_FLAG && fr->copy[o->frame.is_entry])
+            rc = flagged_entry(k, fr);
+        return rc;
     }
-    if (pyf__iframe_python(o, fr))
-        return python_frame(k, fr);
     return pyf__fail(k->t, PYF_ECORRUPT, "frame 0x%llx has an invalid owner %d",
                      (unsigned long long)fr->addr, fr->owner);
 }
@@ -595,7 +639,8 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     memset(res, 0, sizeof *res);
     uint8_t direct[4096];
     walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->chunks,
-                          .fsize = (size_t)o->frame.size, .direct = direct};
+                          .fsize = (size_t)o->frame.size, .direct = direct,
+                          .cframe = w->cframe};
     if (k->fsize > sizeof direct)
         return pyf__fail(t, PYF_EOFFSETS, "frame size %zu is too large", k->fsize);
 
@@ -607,12 +652,21 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
-    cl->check_addr = w->recheck_top && w->tstate_addr != 0
-                         ? w->tstate_addr + o->tstate.current_frame : 0;
+    if (o->top_kind == PYF__TOP_TSTATE) {
+        cl->check_addr = w->recheck_top && w->tstate_addr != 0
+                             ? w->tstate_addr + o->tstate.current_frame : 0;
+        cl->check_len = check_span(o, &cl->check_whole);
+    } else {
+        /* the top frame the thread's _PyCFrame names (3.11, 3.12): a new
+         * call in that eval loop changes it */
+        cl->check_addr = w->recheck_top && w->cframe != 0
+                             ? w->cframe + o->cframe.current_frame : 0;
+        cl->check_len = 8;
+        cl->check_whole = false;
+    }
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
     cl->check_ok = false;
-    cl->check_len = check_span(o, &cl->check_whole);
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
          !copy_top(t, w->datastack_chunk, k->top, k->fsize, w->stop_at, w->live, cl)))

@@ -260,13 +260,12 @@ static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
 {
     const pyf__offsets *o = c->o;
     uint8_t b[PYF__VALUE_HEAD_MAX];
-    if (!obj_read(c, i, addr, b, (size_t)o->lng.ob_digit))
+    if (!obj_read(c, i, addr, b, pyf__int_head_len(o)))
         return;
-    uint64_t tag = pyf__ld64(b + o->lng.lv_tag);
-    uint64_t nd = tag >> 3;
-    unsigned sign = tag & 3;
-    if (sign == 3 || nd > INT_DIGITS_ABSURD || (sign == 1 && nd > 1)) {
-        pyf__vbad(c, i, 0, "implausible int (lv_tag 0x%llx)", (unsigned long long)tag);
+    uint64_t nd;
+    unsigned sign;
+    if (!pyf__int_head(o, b, &nd, &sign) || nd > INT_DIGITS_ABSURD) {
+        pyf__vbad(c, i, 0, "implausible int (%llu digits)", (unsigned long long)nd);
         return;
     }
     uint64_t keep = nd;
@@ -280,16 +279,16 @@ static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
         return;
     }
     if (keep == 0 || obj_read(c, i, addr + o->lng.ob_digit, d, (size_t)keep * 4)) {
-        bool zero = sign == 1;
+        bool zero = sign == PYF__INT_SIGN_ZERO, bad = false;
         for (uint64_t k = 0; k < keep; k++)
             if (d[k] >> 30)
-                zero = false, keep = 0, sign = 3;
-        if (sign == 3) {
+                zero = false, keep = 0, bad = true;
+        if (bad) {
             pyf__vbad(c, i, 0, "implausible int digit");
         } else if (is_bool) {
             c->v[i].number = !zero && keep > 0 && d[0] != 0;
         } else {
-            c->v[i].number = zero ? 0 : sign == 2 ? -1 : 1;
+            c->v[i].number = zero ? 0 : sign == PYF__INT_SIGN_NEGATIVE ? -1 : 1;
             c->v[i].length = zero ? 0 : nd;
             if (zero)
                 keep = 0;

@@ -1,15 +1,23 @@
 /*
- * offsets.c - decode and validate _Py_DebugOffsets.
+ * offsets.c - the one place that fills the library's layout of a CPython
+ * (pyf__offsets) and decides every difference between versions: from the
+ * target's _Py_DebugOffsets (3.13+), decoded and validated, or from a
+ * built-in table generated from CPython's own headers (3.11, 3.12:
+ * layout_tables.h), identified by the runtime's shape.
  *
- * The table's own layout differs per minor version (fields are inserted in
- * the middle of sections), so each supported version has its field list in
- * order.  The table is 8 bytes of cookie followed by uint64_t slots.  The
- * decoded result is one version-independent pyf__offsets; after this file
- * nothing branches on the layout, only on genuine semantic differences.
+ * _Py_DebugOffsets' own layout differs per minor version (fields are
+ * inserted in the middle of sections), so each supported version has its
+ * field list in order.  The table is 8 bytes of cookie followed by uint64_t
+ * slots.  A built-in table is a list of (name, value) pairs under the same
+ * names.  Both are decoded by one field list into one version-independent
+ * pyf__offsets; after this file nothing branches on the layout, and nothing
+ * compares version numbers: the semantic differences are pyf__offsets'
+ * named properties, set here.
  */
 #include <string.h>
 
 #include "internal.h"
+#include "layout_tables.h"
 
 /* ---- field lists, in table order (slot 0 is the cookie) ---------------- */
 
@@ -165,19 +173,32 @@ static const layout *layout_for(int minor)
     return NULL;
 }
 
-/* Value of a named slot, or PYF__ABSENT when the layout has no such slot.
- * A slot whose value is all ones (PYF__ABSENT too) names it in *all_ones:
+/* Where a layout's numbers come from: the slots of a _Py_DebugOffsets
+ * table (fields, in table order, and its raw bytes), or the (name, value)
+ * pairs of a built-in table. */
+typedef struct source {
+    const char *const *fields;
+    size_t nfields;
+    const uint8_t *raw;
+    const pyf__builtin_field *pairs;
+    size_t npairs;
+} source;
+
+/* Value of a named field, or PYF__ABSENT when the source has none.  A
+ * slot whose value is all ones (PYF__ABSENT too) names it in *all_ones:
  * it would pass for a field the version lacks and skip its checks. */
-static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *raw,
-                     const char *name, const char **all_ones)
+static uint64_t slot(const source *src, const char *name, const char **all_ones)
 {
-    for (size_t i = 0; i < nfields; i++)
-        if (strcmp(fields[i], name) == 0) {
-            uint64_t v = pyf__ld64(raw + i * 8);
+    for (size_t i = 0; i < src->nfields; i++)
+        if (strcmp(src->fields[i], name) == 0) {
+            uint64_t v = pyf__ld64(src->raw + i * 8);
             if (v == PYF__ABSENT && *all_ones == NULL)
                 *all_ones = name;
             return v;
         }
+    for (size_t i = 0; i < src->npairs; i++)
+        if (strcmp(src->pairs[i].name, name) == 0)
+            return src->pairs[i].value;
     return PYF__ABSENT;
 }
 
@@ -201,6 +222,10 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(runtime, size, "runtime_state.size", SIZE, 0, WALK)                                   \
     X(runtime, finalizing, "runtime_state.finalizing", NONE, 0, WALK)                       \
     X(runtime, interpreters_head, "runtime_state.interpreters_head", PTR, 8, WALK)          \
+    X(runtime, interpreters_main, "runtime_state.interpreters_main", PTR, 8, WALK)          \
+    X(runtime, main_interpreter, "runtime_state.main_interpreter", PTR, 8, WALK)            \
+    X(runtime, gil_locked, "runtime_state.gil_locked", OFF, 4, FACTS)                       \
+    X(runtime, gil_holder, "runtime_state.gil_holder", PTR, 8, FACTS)                       \
     X(interp, size, "interpreter_state.size", SIZE, 0, WALK)                                \
     X(interp, id, "interpreter_state.id", OFF, 8, WALK)                                     \
     X(interp, next, "interpreter_state.next", PTR, 8, WALK)                                 \
@@ -232,7 +257,15 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(tstate, gil_requested, "thread_state.gil_requested", OFF, 4, FACTS)                   \
     X(tstate, current_exception, "thread_state.current_exception", PTR, 8, FACTS)           \
     X(tstate, exc_state, "thread_state.exc_state", PTR, 16, FACTS)                          \
+    X(tstate, cframe, "thread_state.cframe", PTR, 8, WALK)                                  \
+    X(tstate, root_cframe, "thread_state.root_cframe", PTR, 16, WALK)                       \
+    X(tstate, curexc_type, "thread_state.curexc_type", PTR, 8, FACTS)                       \
+    X(tstate, curexc_value, "thread_state.curexc_value", PTR, 8, FACTS)                     \
+    X(tstate, curexc_traceback, "thread_state.curexc_traceback", PTR, 8, FACTS)             \
     X(err_stackitem, exc_value, "err_stackitem.exc_value", PTR, 8, FACTS)                   \
+    X(cframe, size, "cframe.size", SIZE, 0, WALK)                                           \
+    X(cframe, current_frame, "cframe.current_frame", PTR, 8, WALK)                          \
+    X(cframe, previous, "cframe.previous", PTR, 8, WALK)                                    \
     X(frame, size, "interpreter_frame.size", SIZE, 0, WALK)                                 \
     X(frame, previous, "interpreter_frame.previous", PTR, 8, WALK)                          \
     X(frame, executable, "interpreter_frame.executable", PTR, 8, WALK)                      \
@@ -241,6 +274,8 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(frame, owner, "interpreter_frame.owner", OFF, 1, WALK)                                \
     X(frame, stackpointer, "interpreter_frame.stackpointer", PTR, 8, TASKS)                 \
     X(frame, tlbc_index, "interpreter_frame.tlbc_index", OFF, 4, WALK)                      \
+    X(frame, stacktop, "interpreter_frame.stacktop", OFF, 4, WALK)                          \
+    X(frame, is_entry, "interpreter_frame.is_entry", OFF, 1, WALK)                          \
     X(code, size, "code_object.size", SIZE, 0, WALK)                                        \
     X(code, filename, "code_object.filename", PTR, 8, WALK)                                 \
     X(code, name, "code_object.name", PTR, 8, WALK)                                         \
@@ -249,6 +284,10 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(code, firstlineno, "code_object.firstlineno", OFF, 4, WALK)                           \
     X(code, co_code_adaptive, "code_object.co_code_adaptive", OFF, 2, WALK)                 \
     X(code, co_tlbc, "code_object.co_tlbc", PTR, 8, WALK)                                   \
+    X(code, co_version, "code_object.co_version", OFF, 4, WALK)                             \
+    X(code, co_flags, "code_object.co_flags", OFF, 4, WALK)                                 \
+    X(code, nlocalsplus, "code_object.nlocalsplus", OFF, 4, WALK)                           \
+    X(code, firsttraceable, "code_object.firsttraceable", OFF, 4, WALK)                     \
     X(code, argcount, "code_object.argcount", OFF, 4, VALUES)                               \
     X(code, localsplusnames, "code_object.localsplusnames", PTR, 8, VALUES)                 \
     X(code, localspluskinds, "code_object.localspluskinds", PTR, 8, VALUES)                 \
@@ -276,6 +315,7 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(unicode, length, "unicode_object.length", OFF, 8, WALK)                               \
     X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0, WALK)          \
     X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0, WALK) \
+    X(unicode, data, "unicode_object.data", PTR, 8, VALUES)                                 \
     X(gen, size, "gen_object.size", SIZE, 0, TASKS)                                         \
     X(gen, gi_name, "gen_object.gi_name", NONE, 0, TASKS)                                   \
     X(gen, gi_iframe, "gen_object.gi_iframe", PTR, 8, TASKS)                                \
@@ -286,6 +326,7 @@ static uint64_t slot(const char *const *fields, size_t nfields, const uint8_t *r
     X(set, mask, "set_object.mask", OFF, 8, TASKS)                                          \
     X(lng, size, "long_object.size", SIZE, 0, TASKS)                                        \
     X(lng, lv_tag, "long_object.lv_tag", OFF, 8, TASKS)                                     \
+    X(lng, ob_size, "long_object.ob_size", OFF, 8, TASKS)                                   \
     X(lng, ob_digit, "long_object.ob_digit", OFF, 4, TASKS)                                 \
     X(llist, next, "llist_node.next", PTR, 8, TASKS)
 
@@ -330,7 +371,9 @@ static void check(check_ctx *c, check_group group, const char *sec, check_kind k
     const char *table = group == ASYNCIO ? "_AsyncioDebug" : "_Py_DebugOffsets";
     char why[200];
     why[0] = '\0';
-    if (kind == SIZE) { /* every version has every section checked here */
+    if (kind == SIZE) { /* a section this version has */
+        if (value == PYF__ABSENT)
+            return;
         if (value < 16 || value > SECTION_MAX)
             pyf__fmt(why, sizeof why, "%s field %s is %llu (expected 16..%u)", table, name,
                      (unsigned long long)value, SECTION_MAX);
@@ -458,78 +501,38 @@ static bool prerelease_known(uint32_t minor, uint32_t micro, uint32_t level,
     return false;
 }
 
-int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
-                        char *err, size_t errlen)
+/* The version's parts into off. */
+static void set_version(pyf__offsets *off, uint64_t hex)
 {
-    memset(off, 0, sizeof *off);
-    if (len < 24) {
-        pyf__fmt(err, errlen, "_Py_DebugOffsets header is truncated");
-        return PYF_EOFFSETS;
-    }
-    if (memcmp(raw, PYF__COOKIE, 8) != 0) {
-        pyf__fmt(err, errlen,
-                 "no \"xdebugpy\" cookie at the start of _PyRuntime: not a "
-                 "CPython 3.13+ runtime (or the wrong address)");
-        return PYF_ENOTPY;
-    }
-    uint64_t hex = pyf__ld64(raw + 8);
-    char vtext[40];
-    pyf__version_text(hex, vtext, sizeof vtext);
-    uint32_t major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff,
-             micro = (hex >> 8) & 0xff, level = (hex >> 4) & 0xf,
-             serial = hex & 0xf;
-    /* the version is known from here on, refused or not */
     off->hexversion = hex;
-    off->major = major;
-    off->minor = minor;
-    off->micro = micro;
-    off->level = level;
-    off->serial = serial;
-    const layout *l = major == 3 ? layout_for((int)minor) : NULL;
-    if (l == NULL || (hex >> 32) != 0)
-        return pyf__version_refused(hex, err, errlen);
-    if (level != 0xF && !prerelease_known(minor, micro, level, serial)) {
-        pyf__fmt(err, errlen,
-                 "unsupported CPython %s (pre-releases of %u.%u have "
-                 "different _Py_DebugOffsets layouts; use a final release%s)",
-                 vtext, major, minor,
-                 minor == 15 ? " or 3.15.0b4 and later" : "");
-        return PYF_EVERSION;
-    }
-    if (len < l->nfields * 8) {
-        pyf__fmt(err, errlen, "_Py_DebugOffsets table is truncated");
-        return PYF_EOFFSETS;
-    }
-    uint64_t ft = pyf__ld64(raw + 16);
-    if (ft > 1) {
-        pyf__fmt(err, errlen,
-                 "_Py_DebugOffsets free_threaded flag is %llu (expected 0 "
-                 "or 1)", (unsigned long long)ft);
-        return PYF_EOFFSETS;
-    }
+    off->major = (hex >> 24) & 0xff;
+    off->minor = (hex >> 16) & 0xff;
+    off->micro = (hex >> 8) & 0xff;
+    off->level = (hex >> 4) & 0xf;
+    off->serial = hex & 0xf;
+}
 
-    off->free_threaded = ft == 1;
+/* A built-in table's number that is not an offset (an owner value, a str
+ * state bit), or dflt where the table has none. */
+static int builtin_int(const pyf__offsets *off, const char *name, int dflt)
+{
+    for (uint32_t i = 0; i < off->nbuiltin; i++)
+        if (strcmp(off->builtin[i].name, name) == 0)
+            return (int)off->builtin[i].value;
+    return dflt;
+}
 
-    const char *all_ones = NULL;
-#define DECODE(sec, member, name, kind, width, group) \
-    off->sec.member = slot(l->fields, l->nfields, raw, name, &all_ones);
-    USED_FIELDS(DECODE)
-#undef DECODE
-    /* llist_node has no size: a node is two pointers */
-    off->llist.size = off->llist.next != PYF__ABSENT ? 16 : PYF__ABSENT;
-    off->err_stackitem.size = 16;
-    if (all_ones != NULL) {
-        pyf__fmt(err, errlen, "_Py_DebugOffsets field %s is 2^64-1", all_ones);
-        return PYF_EOFFSETS;
-    }
-
+/* What _Py_DebugOffsets leaves out, in the layout CPython 3.13-3.15 give
+ * it, derived from what it has (tests/c/ft/emit_layout.c checks each
+ * against the headers, default and free-threaded). */
+static void derive_313(pyf__offsets *off)
+{
+    uint32_t minor = off->minor;
     /* PyCompactUnicodeObject adds utf8_length and utf8 (16 bytes) to
      * PyASCIIObject; 3.15 publishes its size, earlier versions do not. */
     if (off->unicode.compactunicodeobject_size == PYF__ABSENT)
         off->unicode.compactunicodeobject_size =
             off->unicode.asciiobject_size + 16;
-
-    off->tag_mask = minor >= 14 ? ~(uint64_t)3 : ~(uint64_t)0;
     off->owner_thread = 0;
     off->owner_generator = 1;
     off->owner_frame_object = 2;
@@ -546,36 +549,29 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
         off->str_compact_bit = 5;
         off->str_ascii_bit = 6;
     }
-    /* 3.14+ bumps code_object_generation whenever a code object is freed,
-     * so a cached decode needs no re-check while it is unchanged; 3.13 has
-     * no such counter: re-check each code object once per snapshot. */
-    off->has_code_generation = off->interp.code_object_generation != PYF__ABSENT;
     /* co_version (uint32_t), set once when a code object is made from a
      * counter of the interpreter (Objects/codeobject.c, init_code): which
      * code object it is.  The table lacks it; Include/cpython/code.h puts
      * it 24 bytes after co_firstlineno in every 3.13-3.15 layout, default
-     * and free-threaded (tests/c/ft/emit_layout.c checks it there). */
+     * and free-threaded. */
     off->code.co_version = off->code.firstlineno + 24;
     /* co_flags (int, CO_*), which decide the type of a generator-owned
      * frame's owner: the first of the six ints that end with
      * co_firstlineno (co_flags, co_argcount, co_posonlyargcount,
-     * co_kwonlyargcount, co_stacksize, co_firstlineno), 20 bytes before it,
-     * in every 3.13-3.15 layout, default and free-threaded (checked there
-     * by tests/c/ft/emit_layout.c too).  A table whose co_firstlineno
-     * leaves no room for it: absent, the owner stays unnamed. */
+     * co_kwonlyargcount, co_stacksize, co_firstlineno), 20 bytes before it.
+     * A table whose co_firstlineno leaves no room for it: absent, the
+     * owner stays unnamed. */
     off->code.co_flags = off->code.firstlineno >= 20 ? off->code.firstlineno - 20
                                                      : PYF__ABSENT;
     /* co_nlocalsplus (int), the number of locals, cells and free
-     * variables: the int right after co_firstlineno in every 3.13-3.15
-     * layout (co_firstlineno, co_nlocalsplus, co_framesize, co_nlocals,
-     * co_ncellvars, co_nfreevars, co_version: 4 bytes apart). */
+     * variables: the int right after co_firstlineno (co_firstlineno,
+     * co_nlocalsplus, co_framesize, co_nlocals, co_ncellvars,
+     * co_nfreevars, co_version: 4 bytes apart). */
     off->code.nlocalsplus = off->code.firstlineno + 4;
     /* 3.13's frames carry no stack pointer the table names, but an int
      * stacktop, its distance from localsplus in slots, right before
      * return_offset and owner (internal/pycore_frame.h: ... instr_ptr;
-     * int stacktop; uint16_t return_offset; char owner; localsplus[]):
-     * -1 while the frame runs, saved on a call of a Python function, 0
-     * once the frame is cleared (Python/frame.c, _PyFrame_ClearLocals).
+     * int stacktop; uint16_t return_offset; char owner; localsplus[]).
      * Placed only where the table's owner and localsplus say that layout. */
     off->frame.stacktop = minor == 13 && off->frame.owner == off->frame.localsplus - 2 &&
                                   off->frame.localsplus >= 8
@@ -599,8 +595,188 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
         off->gen_completed = 1;
         off->await_back = 8;
     }
+}
 
+/* The numbers of a built-in table that are not offsets (3.11, 3.12). */
+static void derive_builtin(pyf__offsets *off)
+{
+    off->owner_thread = builtin_int(off, "frame_owner.thread", 0);
+    off->owner_generator = builtin_int(off, "frame_owner.generator", 1);
+    off->owner_frame_object = builtin_int(off, "frame_owner.frame_object", 2);
+    off->owner_cstack = builtin_int(off, "frame_owner.cstack", -1);
+    off->owner_interpreter = -1;
+    off->str_kind_shift = (unsigned)builtin_int(off, "unicode_state.kind_shift", 2);
+    off->str_compact_bit = (unsigned)builtin_int(off, "unicode_state.compact_bit", 5);
+    off->str_ascii_bit = (unsigned)builtin_int(off, "unicode_state.ascii_bit", 6);
+    off->gen_yield_from = INT32_MIN; /* no such state */
+    off->gen_cleared = builtin_int(off, "gen_state.cleared", 4);
+    off->gen_completed = builtin_int(off, "gen_state.completed", 1);
+    off->await_back = 8;
+}
+
+/* Every semantic difference between versions, by the version: the one
+ * place that compares version numbers (pyf__offsets' named properties say
+ * what each means). */
+static void decide(pyf__offsets *off)
+{
+    uint32_t minor = off->minor;
+    off->top_kind = minor <= 12 ? PYF__TOP_CFRAME : PYF__TOP_TSTATE;
+    off->entry_kind = minor <= 11 ? PYF__ENTRY_FLAG : PYF__ENTRY_OWNER;
+    off->ip_kind = minor <= 12 ? PYF__IP_PREVIOUS : PYF__IP_CURRENT;
+    off->sp_kind = minor >= 14   ? PYF__SP_POINTER
+                   : minor >= 12 ? PYF__SP_STACKTOP
+                                 : PYF__SP_STACKTOP_STALE;
+    /* 3.12 and 3.13 put a cleared frame's stacktop at 0
+     * (_PyFrame_ClearLocals); 3.11's _PyFrame_Clear leaves it */
+    off->cleared_kind = minor >= 14   ? PYF__CLEARED_POINTER
+                        : minor >= 12 ? PYF__CLEARED_STACKTOP
+                                      : PYF__CLEARED_UNMARKED;
+    off->returned_frame_cleared = minor >= 14;
+    off->executable_is_code = minor <= 12;
+    off->int_kind = minor <= 11 ? PYF__INT_OB_SIZE : PYF__INT_LV_TAG;
+    off->tagged_ints = minor >= 14;
+    off->tag_mask = minor >= 14 ? ~(uint64_t)3 : ~(uint64_t)0;
+    off->dictvalues_kind = minor <= 12 ? PYF__DICTVALUES_ORDER_BEFORE : PYF__DICTVALUES_HEADER;
+    off->instdict_kind = minor <= 11   ? PYF__INSTDICT_TWO_POINTERS
+                         : minor == 12 ? PYF__INSTDICT_TAGGED
+                                       : PYF__INSTDICT_INLINE;
+    off->legacy_strs = minor <= 11;
+    off->gil_kind = minor <= 11 ? PYF__GIL_RUNTIME : PYF__GIL_INTERP;
+    off->exc_kind = minor <= 11 ? PYF__EXC_TRIPLE : PYF__EXC_SINGLE;
+    off->has_tasks = minor >= 14 && off->gen.gi_iframe != PYF__ABSENT &&
+                     off->set.table != PYF__ABSENT && off->llist.next != PYF__ABSENT;
+    /* 3.14+ bumps code_object_generation whenever a code object is freed,
+     * so a cached decode needs no re-check while it is unchanged; 3.11-3.13
+     * have no such counter: each code object is checked again once per
+     * snapshot. */
+    off->has_code_generation = off->interp.code_object_generation != PYF__ABSENT;
+}
+
+/* Decode the fields of src into off (its version set), derive the rest,
+ * decide the semantics and check it all. */
+static int fill(pyf__offsets *off, const source *src, const char *what, char *err,
+                size_t errlen)
+{
+    const char *all_ones = NULL;
+#define DECODE(sec, member, name, kind, width, group) \
+    off->sec.member = slot(src, name, &all_ones);
+    USED_FIELDS(DECODE)
+#undef DECODE
+    /* llist_node has no size: a node is two pointers */
+    off->llist.size = off->llist.next != PYF__ABSENT ? 16 : PYF__ABSENT;
+    off->err_stackitem.size = 16;
+    if (all_ones != NULL) {
+        pyf__fmt(err, errlen, "%s field %s is 2^64-1", what, all_ones);
+        return PYF_EOFFSETS;
+    }
+    if (off->builtin != NULL)
+        derive_builtin(off);
+    else
+        derive_313(off);
+    decide(off);
     return validate(off, err, errlen);
+}
+
+int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
+                        char *err, size_t errlen)
+{
+    memset(off, 0, sizeof *off);
+    if (len < 24) {
+        pyf__fmt(err, errlen, "_Py_DebugOffsets header is truncated");
+        return PYF_EOFFSETS;
+    }
+    if (memcmp(raw, PYF__COOKIE, 8) != 0) {
+        pyf__fmt(err, errlen,
+                 "no \"xdebugpy\" cookie at the start of _PyRuntime: not a "
+                 "CPython 3.13+ runtime (or the wrong address)");
+        return PYF_ENOTPY;
+    }
+    uint64_t hex = pyf__ld64(raw + 8);
+    char vtext[40];
+    pyf__version_text(hex, vtext, sizeof vtext);
+    /* the version is known from here on, refused or not */
+    set_version(off, hex);
+    uint32_t major = off->major, minor = off->minor;
+    const layout *l = major == 3 ? layout_for((int)minor) : NULL;
+    if (l == NULL || (hex >> 32) != 0)
+        return pyf__version_refused(hex, err, errlen);
+    if (off->level != 0xF && !prerelease_known(minor, off->micro, off->level, off->serial)) {
+        pyf__fmt(err, errlen,
+                 "unsupported CPython %s (pre-releases of %u.%u have "
+                 "different _Py_DebugOffsets layouts; use a final release%s)",
+                 vtext, major, minor,
+                 minor == 15 ? " or 3.15.0b4 and later" : "");
+        return PYF_EVERSION;
+    }
+    if (len < l->nfields * 8) {
+        pyf__fmt(err, errlen, "_Py_DebugOffsets table is truncated");
+        return PYF_EOFFSETS;
+    }
+    uint64_t ft = pyf__ld64(raw + 16);
+    if (ft > 1) {
+        pyf__fmt(err, errlen,
+                 "_Py_DebugOffsets free_threaded flag is %llu (expected 0 "
+                 "or 1)", (unsigned long long)ft);
+        return PYF_EOFFSETS;
+    }
+    off->free_threaded = ft == 1;
+    source src = {.fields = l->fields, .nfields = l->nfields, .raw = raw};
+    return fill(off, &src, "_Py_DebugOffsets", err, errlen);
+}
+
+/* ---- the built-in tables (3.11, 3.12) ------------------------------------- */
+
+typedef struct builtin_table {
+    uint32_t minor;
+    const pyf__builtin_field *pairs;
+    size_t npairs;
+} builtin_table;
+
+static const builtin_table builtins[] = {
+    {11, pyf__builtin_311, COUNT(pyf__builtin_311)},
+    {12, pyf__builtin_312, COUNT(pyf__builtin_312)},
+};
+
+static uint64_t builtin_value(const builtin_table *b, const char *name)
+{
+    source src = {.pairs = b->pairs, .npairs = b->npairs};
+    const char *all_ones = NULL;
+    return slot(&src, name, &all_ones);
+}
+
+int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size_t errlen)
+{
+    memset(off, 0, sizeof *off);
+    set_version(off, hexversion);
+    for (size_t i = 0; i < COUNT(builtins); i++) {
+        const builtin_table *b = &builtins[i];
+        if (off->major != 3 || off->minor != b->minor)
+            continue;
+        off->builtin = b->pairs;
+        off->nbuiltin = (uint32_t)b->npairs;
+        source src = {.pairs = b->pairs, .npairs = b->npairs};
+        return fill(off, &src, "the built-in table", err, errlen);
+    }
+    return pyf__version_refused(hexversion, err, errlen);
+}
+
+/* Which built-in table's runtime is at addr, by its shape: 3.11 and 3.12
+ * embed the main interpreter in _PyRuntime, each at its own offset, and
+ * interpreters.main points there.  0 when none fits. */
+static uint32_t builtin_minor_at(const uint8_t *head, size_t len, uint64_t addr)
+{
+    for (size_t i = 0; i < COUNT(builtins); i++) {
+        const builtin_table *b = &builtins[i];
+        uint64_t main_at = builtin_value(b, "runtime_state.interpreters_main");
+        uint64_t head_at = builtin_value(b, "runtime_state.interpreters_head");
+        uint64_t embedded = builtin_value(b, "runtime_state.main_interpreter");
+        if (main_at + 8 > len || head_at + 8 > len || embedded > UINT64_MAX - addr)
+            continue;
+        if (pyf__ld64(head + main_at) == addr + embedded && pyf__ld64(head + head_at) != 0 &&
+            pyf__ld64(head + head_at) % 8 == 0)
+            return b->minor;
+    }
+    return 0;
 }
 
 /* ---- the asyncio debug offsets --------------------------------------------- */
@@ -663,8 +839,9 @@ int pyf__asyncio_offsets_decode(const uint8_t *raw, const pyf__offsets *o,
 {
     memset(a, 0, sizeof *a);
     const char *all_ones = NULL;
+    source src = {.fields = asyncio_layout, .nfields = COUNT(asyncio_layout), .raw = raw};
 #define DECODE(sec, member, name, kind, width, group) \
-    a->sec.member = slot(asyncio_layout, COUNT(asyncio_layout), raw, name, &all_ones);
+    a->sec.member = slot(&src, name, &all_ones);
     ASYNCIO_FIELDS(DECODE)
 #undef DECODE
     if (all_ones != NULL) {
@@ -745,6 +922,28 @@ size_t pyf__offsets_table_size(int minor)
     return l ? l->nfields * 8 : 0;
 }
 
+/* A runtime without the cookie: a CPython 3.11 or 3.12 runtime by its
+ * shape (builtin_minor_at; its exact version is read by the target), or
+ * none. */
+static int no_cookie(const pyf_reader *r, pyf_stats *stats, uint64_t addr, uint8_t *raw,
+                     pyf__offsets *off, char *err, size_t errlen)
+{
+    const size_t head = 64;
+    memset(off, 0, sizeof *off);
+    if (pyf__raw_read(r, stats, addr + 24, raw + 24, head - 24) == PYF_OK) {
+        uint32_t minor = builtin_minor_at(raw, head, addr);
+        if (minor != 0) {
+            int rc = pyf__offsets_builtin(0x030000F0u | (uint64_t)minor << 16, off, err, errlen);
+            off->version_pending = rc == PYF_OK;
+            return rc;
+        }
+    }
+    pyf__fmt(err, errlen,
+             "no \"xdebugpy\" cookie at the start of _PyRuntime, nor a CPython 3.11 or 3.12 "
+             "runtime there: not a CPython 3.11+ runtime (or the wrong address)");
+    return PYF_ENOTPY;
+}
+
 int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
                       pyf_stats *stats, pyf_failure *f)
 {
@@ -762,7 +961,7 @@ int pyf__offsets_load(const pyf_reader *r, uint64_t addr, pyf__offsets *off,
     if (rc != PYF_OK)
         return pyf__read_failed(f, r, rc, "_Py_DebugOffsets", addr, 24);
     if (memcmp(raw, PYF__COOKIE, 8) != 0)
-        return f->code = pyf__offsets_decode(raw, 24, off, err, errlen);
+        return f->code = no_cookie(r, stats, addr, raw, off, err, errlen);
     uint64_t hex = pyf__ld64(raw + 8);
     size_t need = ((hex >> 24) & 0xff) == 3
                       ? pyf__offsets_table_size((int)((hex >> 16) & 0xff))
@@ -803,6 +1002,18 @@ int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
     if (rc != PYF_OK)
         return pyf__failure_out(failure, &f, rc);
     rc = pyf__offsets_load(&r, addr, &off, NULL, &f);
+    if (rc == PYF_OK && off.version_pending) {
+        /* its version is read through a target (sys.hexversion) */
+        pyf_target *t = NULL;
+        f.struct_size = sizeof f;
+        rc = pyf_target_open(&r, addr, NULL, &t, &f);
+        if (t != NULL) {
+            off = t->off;
+            pyf_target_close(t);
+        } else if (rc == PYF_EVERSION) {
+            off.major = 0; /* no version to name unless the target read one */
+        }
+    }
     /* an unsupported version is still a version: say which */
     if ((rc == PYF_OK || (rc == PYF_EVERSION && off.major != 0)) && out != NULL)
         pyf__python_info_fill(&off, addr, out);

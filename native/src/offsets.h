@@ -6,7 +6,14 @@
 #ifndef PYFRAMES_OFFSETS_H
 #define PYFRAMES_OFFSETS_H
 
-/* ==== _Py_DebugOffsets (offsets.c) ======================================== */
+/* ==== the layout of a CPython: _Py_DebugOffsets or a built-in table
+ * (offsets.c) ==============================================================
+ * CPython 3.13+ publish their layout in _Py_DebugOffsets, at the start of
+ * _PyRuntime; 3.11 and 3.12 publish none, and the library carries a table
+ * per minor version generated from their own headers (layout_tables.h).
+ * Either source fills one pyf__offsets; every difference between versions
+ * that is not a number in it is one of the named properties below, decided
+ * in offsets.c and nowhere else. */
 
 #define PYF__COOKIE "xdebugpy"
 #define PYF__RAW_OFFSETS_MAX 1024 /* bytes read at _PyRuntime for decoding */
@@ -15,12 +22,26 @@
  * version.  Fields a version lacks are set to PYF__ABSENT. */
 #define PYF__ABSENT UINT64_MAX
 
+/* One number of a built-in table (layout_tables.h). */
+typedef struct pyf__builtin_field {
+    const char *name;
+    uint64_t value;
+} pyf__builtin_field;
+
 typedef struct pyf__offsets {
     uint64_t hexversion;
     uint32_t major, minor, micro, level, serial;
     bool free_threaded;
+    /* A built-in table chosen by the runtime's shape: only the minor
+     * version is known until the target reads sys.hexversion (target.c). */
+    bool version_pending;
 
-    struct { uint64_t size, finalizing, interpreters_head; } runtime;
+    struct {
+        uint64_t size, finalizing, interpreters_head;
+        /* 3.11/3.12 (built-in tables): the main interpreter's pointer and
+         * where the runtime embeds it; 3.11: the one GIL, in the runtime */
+        uint64_t interpreters_main, main_interpreter, gil_locked, gil_holder;
+    } runtime;
     struct {
         uint64_t size, id, next, threads_head, threads_main, gc,
             code_object_generation, tlbc_generation;
@@ -38,13 +59,20 @@ typedef struct pyf__offsets {
             native_thread_id, datastack_chunk, status, holds_gil;
         /* 3.15 only (the thread facts') */
         uint64_t gil_requested, current_exception, exc_state;
+        /* 3.11/3.12: the _PyCFrame the current frame is reached through,
+         * and the one the thread state embeds; 3.11's exception being
+         * raised (type, value, traceback) */
+        uint64_t cframe, root_cframe, curexc_type, curexc_value, curexc_traceback;
     } tstate;
+    /* 3.11/3.12: _PyCFrame, on the C stack of each eval loop */
+    struct { uint64_t size, current_frame, previous; } cframe;
     /* 3.15 only; no size in the table: 16 (exc_value, previous_item) */
     struct { uint64_t size, exc_value; } err_stackitem;
     struct {
         uint64_t size, previous, executable, instr_ptr, localsplus, owner,
             stackpointer, tlbc_index;
-        uint64_t stacktop;   /* 3.13's int: not in the table, see offsets.c */
+        uint64_t stacktop;   /* 3.11-3.13's int: see offsets.c */
+        uint64_t is_entry;   /* 3.11's bool */
     } frame;
     struct {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
@@ -53,6 +81,7 @@ typedef struct pyf__offsets {
         uint64_t co_version; /* not in the table: see offsets.c */
         uint64_t co_flags;   /* not in the table: see offsets.c */
         uint64_t nlocalsplus; /* not in the table: see offsets.c */
+        uint64_t firsttraceable; /* 3.11/3.12's _co_firsttraceable */
     } code;
     struct { uint64_t size, ob_type; } pyobject;
     struct { uint64_t size, tp_name, tp_flags; } type;
@@ -60,6 +89,7 @@ typedef struct pyf__offsets {
     struct {
         uint64_t size, state, length, asciiobject_size,
             compactunicodeobject_size;
+        uint64_t data;       /* a legacy (not compact) str's data pointer */
     } unicode;
     /* the value decoder's (value_core.c, objects.c, values.c) */
     struct { uint64_t size, ob_item, ob_size; } tuple, list;
@@ -69,11 +99,70 @@ typedef struct pyf__offsets {
      * value decoder too */
     struct { uint64_t size, gi_name, gi_iframe, gi_frame_state; } gen;
     struct { uint64_t size, used, table, mask; } set;
-    struct { uint64_t size, lv_tag, ob_digit; } lng;
+    /* lv_tag (3.12+) or ob_size (3.11): int_kind says which */
+    struct { uint64_t size, lv_tag, ob_size, ob_digit; } lng;
     /* llist_node has no size in the table: 16 (next, prev) where it exists */
     struct { uint64_t size, next; } llist;
 
+    /* The built-in table this layout came from (3.11, 3.12), NULL for
+     * _Py_DebugOffsets: the value decoder's object layouts are read from
+     * it (value_layout.c). */
+    const pyf__builtin_field *builtin;
+    uint32_t nbuiltin;
+
     /* Semantics that differ by version, decided once at decode. */
+    /* How a thread's current frame is reached: the thread state's
+     * current_frame, or its cframe's (on the C stack). */
+    enum { PYF__TOP_TSTATE, PYF__TOP_CFRAME } top_kind;
+    /* What marks a run of frames entered from C: an entry frame of its
+     * own (owner_cstack, owner_interpreter), or the entered frame's
+     * is_entry flag, its entry the run's _PyCFrame (3.11). */
+    enum { PYF__ENTRY_OWNER, PYF__ENTRY_FLAG } entry_kind;
+    /* The frame's instruction pointer: the instruction running or next
+     * (instr_ptr, 3.13+), or the last code unit done (prev_instr: a
+     * running instruction's inline caches may follow it; 3.11, 3.12). */
+    enum { PYF__IP_CURRENT, PYF__IP_PREVIOUS } ip_kind;
+    /* Where a frame keeps its value stack's top while it calls: a pointer
+     * (stackpointer, 3.14+), or an int count of slots from localsplus
+     * (stacktop) that is -1 while the frame runs (3.12, 3.13) or left
+     * from its last call (3.11: never reset, so a running frame's is
+     * stale). */
+    enum { PYF__SP_POINTER, PYF__SP_STACKTOP, PYF__SP_STACKTOP_STALE } sp_kind;
+    /* How a frame whose call returned looks while its memory is not yet
+     * reused: its stack pointer back at its locals (3.14+: stackpointer
+     * at localsplus; 3.12, 3.13: stacktop 0), or nothing says so (3.11). */
+    enum { PYF__CLEARED_UNMARKED, PYF__CLEARED_STACKTOP, PYF__CLEARED_POINTER } cleared_kind;
+    /* A frame that returned has its code cleared before its caller runs
+     * again (3.14+): copies of the stack that agree hold a live frame over
+     * the caller that called it (frames.c, top_from_agreeing_copies). */
+    bool returned_frame_cleared;
+    /* Whether a frame's executable is always a code object (3.11, 3.12:
+     * f_code) or may be another object (3.13+: f_executable). */
+    bool executable_is_code;
+    /* Ints: ob_size (sign and digit count, 3.11) or lv_tag (3.12+); and
+     * whether a value stack holds tagged ints (3.14+ _PyStackRef). */
+    enum { PYF__INT_OB_SIZE, PYF__INT_LV_TAG } int_kind;
+    bool tagged_ints;
+    /* A split dict's values: PyDictValues with the insertion order in the
+     * bytes before it (3.11, 3.12), or a header (capacity, size, embedded,
+     * valid) with the order after the values (3.13+). */
+    enum { PYF__DICTVALUES_ORDER_BEFORE, PYF__DICTVALUES_HEADER } dictvalues_kind;
+    /* An instance's managed dict: a dict pointer and a values pointer
+     * before the object (3.11), one word that is either (bit 0 set: the
+     * values; 3.12), or a dict pointer with the values inline in the
+     * object (3.13+). */
+    enum { PYF__INSTDICT_TWO_POINTERS, PYF__INSTDICT_TAGGED, PYF__INSTDICT_INLINE } instdict_kind;
+    /* Strs that are not compact (a data pointer) may exist (3.11). */
+    bool legacy_strs;
+    /* Where the GIL is: in the runtime (3.11), or the interpreter's
+     * ceval_gil pointer (3.12+; 3.15 also tells each thread). */
+    enum { PYF__GIL_RUNTIME, PYF__GIL_INTERP } gil_kind;
+    /* The exception being raised: a (type, value, traceback) triple in
+     * the thread state (3.11), or one object (3.12+). */
+    enum { PYF__EXC_TRIPLE, PYF__EXC_SINGLE } exc_kind;
+    /* asyncio tasks can be read (3.14+: the _AsyncioDebug table and the
+     * generator, set and list node layouts). */
+    bool has_tasks;
     uint64_t tag_mask;        /* ~0 (3.13) or ~3 (3.14+) */
     int owner_thread;         /* FRAME_OWNED_BY_THREAD (0) */
     int owner_generator;      /* 1 */
@@ -99,6 +188,15 @@ typedef struct pyf__offsets {
  * named in err). */
 int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
                         char *err, size_t errlen);
+
+/* The layout of CPython 3.<minor> from its built-in table (3.11, 3.12),
+ * hexversion its version: PYF_OK, PYF_EVERSION (no table for it, named in
+ * err) or PYF_EOFFSETS. */
+int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size_t errlen);
+/* The version of a target whose layout came from a built-in table
+ * (version_pending), from sys.hexversion as the target holds it, checked
+ * against the table's minor version (values.c). */
+int pyf__offsets_version_read(pyf_target *t);
 
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);

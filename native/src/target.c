@@ -51,6 +51,12 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
         f->code = rc;
     else
         rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats, f);
+    /* a runtime that does not say its version (3.11, 3.12) */
+    if (rc == PYF_OK && t->off.version_pending && (rc = pyf__offsets_version_read(t)) != PYF_OK) {
+        uint32_t size = f->struct_size;
+        *f = t->fail;
+        f->struct_size = size;
+    }
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
         t->owns_pid_reader = false;

@@ -209,20 +209,9 @@ static const char *task_name(walk *w, uint64_t obj, uint32_t *flags)
     }
     *flags |= PYF_TASK_NAME_NOT_STR;
     if (kind == K_INT) {
-        size_t len = (size_t)o->lng.ob_digit + 8;
-        if (len <= have) {
-            uint64_t tag = pyf__ld64(buf + o->lng.lv_tag);
-            uint64_t ndigits = tag >> 3, sign = tag & 3;
-            const uint8_t *d = buf + o->lng.ob_digit;
-            if (sign == 1) /* zero */
-                return pyf__arena_dup(w->arena, "Task-0");
-            if (sign == 0 && ndigits >= 1 && ndigits <= 2) {
-                uint64_t value = pyf__ld32(d) & 0x3fffffffu;
-                if (ndigits == 2)
-                    value |= (uint64_t)(pyf__ld32(d + 4) & 0x3fffffffu) << 30;
-                return arena_num(w, "Task-", value, false, "");
-            }
-        }
+        uint64_t value;
+        if (pyf__int_small(o, buf, have, 2, &value))
+            return arena_num(w, "Task-", value, false, "");
     }
     return arena_num(w, "<object at ", obj, true, ">");
 }

@@ -318,13 +318,9 @@ static void read_active(fctx *f, uint64_t interp, interp_facts *in)
         bool read = plausible(kv[2 * i]) && status[k++] == PYF_OK;
         if (read) {
             const pyf__vtype *kt = pyf__vtype_get(&f->v, pyf__ld64(h + o->pyobject.ob_type));
-            uint64_t tag = pyf__ld64(h + o->lng.lv_tag), nd = tag >> 3;
-            if (kt != NULL && kt->kind == PYF_VALUE_INT && (tag & 3) == 0 && nd >= 1 && nd <= 3) {
-                for (uint64_t d = nd; d-- > 0;)
-                    id = (id << 30) | (pyf__ld32(h + o->lng.ob_digit + 4 * d) & 0x3fffffffu);
-                if (nd == 3 && (pyf__ld32(h + o->lng.ob_digit + 8) & 0x3fffffffu) >= 16)
-                    id = 0; /* past 64 bits: no pthread_t */
-            }
+            /* a pthread_t: at most three digits, within 64 bits */
+            if (kt == NULL || kt->kind != PYF_VALUE_INT || !pyf__int_small(o, h, hlen, 3, &id))
+                id = 0;
         }
         in->ids[in->n] = id;
         in->objs[in->n++] = kv[2 * i + 1];

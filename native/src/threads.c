@@ -228,6 +228,39 @@ int pyf__visit_threads(pyf_target *t, const pyf__thread_visitor *v)
 
 /* ---- the stack walk --------------------------------------------------------- */
 
+int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t len)
+{
+    const pyf__offsets *o = &t->off;
+    w->cframe = 0;
+    if (o->top_kind == PYF__TOP_TSTATE) {
+        pyf__walk_from_tstate(o, w, buf);
+        return PYF_OK;
+    }
+    /* the eval loop running the thread's newest frames keeps them in its
+     * _PyCFrame, on the C stack (the thread state's own root_cframe, whose
+     * current frame is NULL, when none runs) */
+    w->base_frame = 0;
+    w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+    w->current_frame = 0;
+    uint64_t cf = pyf__ld64(buf + o->tstate.cframe);
+    if (cf == 0)
+        return PYF_OK;
+    if (cf % 8 != 0 || cf > UINT64_MAX - o->cframe.size)
+        return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: bad _PyCFrame pointer 0x%llx",
+                         (unsigned long long)w->tstate_addr, (unsigned long long)cf);
+    w->cframe = cf;
+    uint64_t at = cf + o->cframe.current_frame;
+    if (at >= w->tstate_addr && at - w->tstate_addr <= len && len - (at - w->tstate_addr) >= 8) {
+        w->current_frame = pyf__ld64(buf + (at - w->tstate_addr));
+        return PYF_OK;
+    }
+    uint8_t cur[8];
+    int rc = pyf__read(t, at, cur, 8, "_PyCFrame (C stack)");
+    if (rc == PYF_OK)
+        w->current_frame = pyf__ld64(cur);
+    return rc;
+}
+
 typedef struct stack_walk {
     pyf_target *t;
     const pyf_snapshot_request *req;
@@ -297,12 +330,13 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         /* the thread state as the last try's check read it right after
          * its copies (every field the walk takes), else read now */
         uint64_t cf = o->tstate.current_frame, span = t->chunks.check_len;
-        if ((!t->chunks.check_whole || cf + span > tlen ||
+        if ((o->top_kind != PYF__TOP_TSTATE || !t->chunks.check_whole || cf + span > tlen ||
              !pyf__walk_checked(t, w->tstate_addr + cf, (size_t)span, buf + cf)) &&
             pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
         *w = first;
-        pyf__walk_from_tstate(o, w, buf);
+        if (pyf__walk_top(t, w, buf, tlen) != PYF_OK)
+            break;
     }
     *more = res.more;
     return rc;
@@ -343,7 +377,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     sw->found = true;
     pyf__thread_walk w = {0};
     w.tstate_addr = ti->addr;
-    pyf__walk_from_tstate(&t->off, &w, ti->buf);
+    int trc = pyf__walk_top(t, &w, ti->buf, ti->len);
     w.max_depth = sw->max_depth;
     w.keep_frames = sw->req != NULL ? sw->req->keep_frames : 0;
     w.extra = ti->buf;
@@ -355,7 +389,8 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     if (rc != PYF_OK)
         return rc;
     uint32_t more = 0;
-    int wrc = walk_thread(t, &w, ti->buf, ti->len, ti->th.thread_id, sink, &more);
+    int wrc = trc != PYF_OK ? trc
+                            : walk_thread(t, &w, ti->buf, ti->len, ti->th.thread_id, sink, &more);
     if (wrc == PYF_ENOMEM)
         return wrc;
     return sink->thread_end(sink->ctx, wrc, &t->fail, more);

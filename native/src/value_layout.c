@@ -10,10 +10,39 @@
  * tests/c/ft/emit_layout.c prints each field from the -dev headers of every
  * version and flavour, and test_values checks these against them.
  */
+#include <string.h>
+
 #include "internal.h"
+
+/* The layouts of a version with a built-in table (3.11, 3.12): the
+ * table's "values." numbers, from that version's own headers; a field the
+ * version lacks is PYF__ABSENT. */
+static void fill_builtin(const pyf__offsets *o, pyf__value_layout *vl)
+{
+#define PYF__VL_ABSENT(name) vl->name = PYF__ABSENT;
+    PYF__VALUE_LAYOUT(PYF__VL_ABSENT)
+#undef PYF__VL_ABSENT
+    vl->managed_values_back = PYF__ABSENT;
+    for (uint32_t i = 0; i < o->nbuiltin; i++) {
+        const char *name = o->builtin[i].name;
+        if (strncmp(name, "values.", 7) != 0)
+            continue;
+        name += 7;
+#define PYF__VL_SET(field)                 \
+        if (strcmp(name, #field) == 0)     \
+            vl->field = o->builtin[i].value;
+        PYF__VALUE_LAYOUT(PYF__VL_SET)
+        PYF__VL_SET(managed_values_back)
+#undef PYF__VL_SET
+    }
+}
 
 void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
 {
+    if (o->builtin != NULL) {
+        fill_builtin(o, vl);
+        return;
+    }
     const uint64_t h = o->pyobject.size; /* sizeof(PyObject) */
     const uint64_t p = 8;                /* sizeof(PyObject *) */
 
@@ -40,6 +69,7 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     /* internal/pycore_object.h: MANAGED_DICT_OFFSET is -3 pointers (before
      * the GC header), -1 pointer on free-threaded builds (no GC header) */
     vl->managed_dict_back = o->free_threaded ? p : 3 * p;
+    vl->managed_values_back = PYF__ABSENT; /* inline values (3.13+) */
     /* cpython/cellobject.h: PyCellObject { PyObject_HEAD; PyObject *ob_ref; } */
     vl->cell_ref = h;
     /* cpython/classobject.h: PyMethodObject { PyObject_HEAD; im_func; im_self; ... } */

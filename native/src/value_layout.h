@@ -20,6 +20,9 @@ typedef struct pyf__value_layout {
 #define PYF__VL_FIELD(name) uint64_t name;
     PYF__VALUE_LAYOUT(PYF__VL_FIELD)
 #undef PYF__VL_FIELD
+    /* 3.11: where an object with a managed dict keeps its values while no
+     * dict is made (the word before managed_dict_back's) */
+    uint64_t managed_values_back;
 } pyf__value_layout;
 
 /* The layout of o's version and flavour (value_layout.c). */

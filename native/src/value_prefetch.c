@@ -290,8 +290,9 @@ static void follow(pf *p, uint64_t addr, const uint8_t *d, uint32_t len, uint32_
     switch (kind) {
     case PYF_VALUE_INT:
     case PYF_VALUE_BOOL:
-        if (len >= o->lng.ob_digit) {
-            uint64_t nd = pyf__ld64(d + o->lng.lv_tag) >> 3;
+        uint64_t nd;
+        unsigned sign;
+        if (len >= pyf__int_head_len(o) && pyf__int_head(o, d, &nd, &sign)) {
             if (o->lng.ob_digit + nd * 4 > len && nd < RANGE_MAX / 4)
                 ask(p, R_RAW, addr + o->lng.ob_digit, nd * 4, 0, 0);
         }

@@ -491,3 +491,72 @@ int pyf_frame_locals(pyf_target *t, uint64_t frame_addr, const pyf_values_reques
 {
     return values_call(t, frame_addr, req, out, frame_locals);
 }
+
+/* ---- the version of a runtime that does not say it -------------------------- */
+
+/* A built-in table was chosen by the runtime's shape (offsets.c): the main
+ * interpreter and its first thread must link back to each other, its sys
+ * module's dict must be a dict, and its sys.hexversion (an int) names the
+ * exact version, which must be of the table's minor and a final release. */
+int pyf__offsets_version_read(pyf_target *t)
+{
+    pyf__offsets *o = &t->off;
+    uint32_t minor = o->minor;
+    uint64_t interp = 0, tstate = 0, sysdict = 0, link[3];
+    int rc = pyf__read(t, t->runtime_addr + o->runtime.interpreters_main, &interp, 8,
+                       "_PyRuntime.interpreters.main");
+    if (rc == PYF_OK && interp % 8 == 0)
+        rc = pyf__read(t, interp + o->interp.threads_head, &tstate, 8,
+                       "interpreter state");
+    if (rc == PYF_OK && tstate != 0 && tstate % 8 == 0)
+        rc = pyf__read(t, tstate, link, sizeof link, "thread state");
+    if (rc != PYF_OK)
+        return rc;
+    if (interp == 0 || interp % 8 != 0 || tstate % 8 != 0 ||
+        (tstate != 0 && (link[0] != 0 || pyf__ld64((const uint8_t *)link + o->tstate.interp) !=
+                                             interp)))
+        return pyf__fail(t, PYF_ENOTPY, "_PyRuntime at 0x%llx has the shape of CPython "
+                         "3.%u's, but its main interpreter and first thread do not link "
+                         "back to each other: not a CPython 3.%u runtime",
+                         (unsigned long long)t->runtime_addr, minor, minor);
+    rc = pyf__read(t, interp + o->interp.sysdict, &sysdict, 8, "interpreter state");
+    if (rc != PYF_OK)
+        return rc;
+
+    pyf__vctx c;
+    rc = pyf__vctx_begin(&c, t, NULL);
+    if (rc != PYF_OK)
+        return rc;
+    uint64_t hex = 0;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    size_t len = pyf__int_head_len(o) + 8;
+    uint64_t obj = pyf__dict_lookup(&c, sysdict, "hexversion");
+    bool found = obj != 0 && len <= sizeof b && pyf__vread(&c, obj, b, len) == PYF_OK &&
+                 pyf__vtype_get(&c, pyf__ld64(b + o->pyobject.ob_type))->kind ==
+                     PYF_VALUE_INT &&
+                 pyf__int_small(o, b, len, 2, &hex);
+    pyf__vctx_end(&c);
+    if (!found)
+        return pyf__fail(t, PYF_EVERSION, "_PyRuntime at 0x%llx has the shape of CPython "
+                         "3.%u's, but its version cannot be read (sys.hexversion of its "
+                         "main interpreter: %s): the process may be starting up or "
+                         "finalizing", (unsigned long long)t->runtime_addr, minor,
+                         sysdict == 0 ? "no sys module yet" : "not found");
+    char vtext[40];
+    pyf__version_text(hex, vtext, sizeof vtext);
+    if ((hex >> 24) != 3 || ((hex >> 16) & 0xff) != minor)
+        return pyf__fail(t, PYF_ENOTPY, "_PyRuntime at 0x%llx has the shape of CPython "
+                         "3.%u's, but its sys.hexversion says %s", (unsigned long long)t->runtime_addr,
+                         minor, vtext);
+    uint64_t level = (hex >> 4) & 0xf;
+    o->hexversion = hex;
+    o->micro = (hex >> 8) & 0xff;
+    o->level = (uint32_t)level;
+    o->serial = hex & 0xf;
+    o->version_pending = false;
+    if (level != 0xF)
+        return pyf__fail(t, PYF_EVERSION, "unsupported CPython %s (pre-releases of 3.%u "
+                         "are laid out otherwise than its final releases; use a final "
+                         "release)", vtext, minor);
+    return PYF_OK;
+}

@@ -119,6 +119,9 @@ typedef struct pyf__rest {
 typedef struct pyf__thread_walk {
     uint64_t tstate_addr;
     uint64_t current_frame;
+    /* 3.11/3.12: the _PyCFrame current_frame was read from (0: none, or
+     * the version keeps current_frame in the thread state) */
+    uint64_t cframe;
     uint64_t base_frame;      /* 0 when the version has none */
     uint64_t datastack_chunk;
     uint32_t max_depth;
@@ -165,8 +168,9 @@ typedef struct pyf__walk_result {
     uint64_t top;
 } pyf__walk_result;
 
-/* The walk's fields that come from the thread state copied in buf:
- * current frame, base frame (3.15), newest data-stack chunk. */
+/* The walk's fields that come from the thread state copied in buf, where
+ * it holds the current frame (top_kind PYF__TOP_TSTATE): current frame,
+ * base frame (3.15), newest data-stack chunk. */
 static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk *w,
                                          const uint8_t *buf)
 {
@@ -175,6 +179,12 @@ static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk
                         ? pyf__ld64(buf + o->tstate.base_frame) : 0;
     w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
 }
+
+/* The same for every version (threads.c): where the current frame is
+ * reached through the thread's _PyCFrame (3.11, 3.12), that is read too,
+ * unless buf (len bytes of the thread state at w->tstate_addr) holds it.
+ * PYF_OK, or the read's failure (detail in t->fail). */
+int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t len);
 
 /* ---- one frame: the decoder both walkers use (the stack walk and the
  * asyncio reader's coroutine chains) ---- */
