@@ -140,19 +140,85 @@ def discover_interpreters():
 
 INTERPRETERS = discover_interpreters()
 
+# The older CPythons pyframes reads without _Py_DebugOffsets: pyenv's builds
+# (PIEs with a shared libpython and full symbols, on every machine of this
+# kind), named "pyenv-3.12", "pyenv-3.11"; inside the sandbox the root has
+# them bind-mounted (PYFRAMES_OLDER_PYTHONS, colon-separated).  Outside it,
+# also Debian 12's own python3.11 ("debian-3.11": static, non-PIE,
+# stripped).  3.12 is the representative every suite that reads older
+# versions runs on; 3.11 where a suite asks for every older version.
+OLDER_VERSIONS = ("3.12", "3.11")
+OLDER_REPRESENTATIVE = "3.12"
+# Versions refused by name (CPython 3.8-3.10: read by a later release).
+REFUSED_VERSIONS = ("3.10", "3.9", "3.8")
 
-def interpreter_params():
-    """pytest params over INTERPRETERS (a single failing/skipping param when
+
+def _pyenv_versions():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    return os.path.join(root, "versions")
+
+
+def _older_paths():
+    listed = os.environ.get("PYFRAMES_OLDER_PYTHONS")
+    if listed is not None:
+        return [p for p in listed.split(":") if p]
+    found = []
+    versions = _pyenv_versions()
+    if os.path.isdir(versions):
+        for minor in OLDER_VERSIONS + REFUSED_VERSIONS:
+            patches = sorted((v for v in os.listdir(versions)
+                              if v.startswith(minor + ".") and v[len(minor) + 1:].isdigit()),
+                             key=lambda v: int(v.split(".")[2]), reverse=True)
+            for v in patches:
+                path = os.path.join(versions, v, "bin", "python" + minor)
+                if os.access(path, os.X_OK):
+                    found.append(path)
+                    break
+    return found
+
+
+def discover_older():
+    """(read, refused): the older interpreters present, as Interpreters
+    (kind "older"), those pyframes reads and those it refuses by name."""
+    read, refused = [], []
+    for path in _older_paths():
+        minor = _probe(path)
+        if minor in OLDER_VERSIONS:
+            read.append(Interpreter("pyenv-" + minor, path, minor, "older"))
+        elif minor in REFUSED_VERSIONS:
+            refused.append(Interpreter("pyenv-" + minor, path, minor, "older"))
+    debian = "/usr/bin/python3.11"
+    if not in_sandbox() and os.access(debian, os.X_OK) and _probe(debian) == "3.11":
+        read.append(Interpreter("debian-3.11", debian, "3.11", "older"))
+    return read, refused
+
+
+OLDER_INTERPRETERS, REFUSED_INTERPRETERS = discover_older()
+
+
+def older_interpreters(which="representative"):
+    """The older interpreters a suite runs on: "representative" (3.12's),
+    or "all"."""
+    if which == "all":
+        return list(OLDER_INTERPRETERS)
+    return [i for i in OLDER_INTERPRETERS if i.minor == OLDER_REPRESENTATIVE]
+
+
+def interpreter_params(older=None):
+    """pytest params over INTERPRETERS, and with older ("representative" or
+    "all") the older interpreters too (a single failing/skipping param when
     there are none, so an empty run is never silently green)."""
-    if INTERPRETERS:
-        return [pytest.param(i, id=i.name) for i in INTERPRETERS]
+    chosen = list(INTERPRETERS) + (older_interpreters(older) if older else [])
+    if chosen:
+        return [pytest.param(i, id=i.name) for i in chosen]
     return [pytest.param(None, id="no-interpreter")]
 
 
-def scenario_params(scenarios):
-    """pytest params over (interpreter, scenario program of targets/)."""
+def scenario_params(scenarios, older=None):
+    """pytest params over (interpreter, scenario program of targets/);
+    older as interpreter_params'."""
     return [pytest.param((p.values[0], s), id="%s-%s" % (p.id, s))
-            for p in interpreter_params() for s in scenarios]
+            for p in interpreter_params(older) for s in scenarios]
 
 
 def start_scenario(param, tmp_path_factory, prefix=""):

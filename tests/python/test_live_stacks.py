@@ -117,7 +117,7 @@ class Live:
         return self._remote
 
 
-@pytest.fixture(scope="module", params=scenario_params(SCENARIOS))
+@pytest.fixture(scope="module", params=scenario_params(SCENARIOS, older="all"))
 def live(request, tmp_path_factory):
     with start_scenario(request.param, tmp_path_factory) as target:
         yield Live(request.param[0], request.param[1], target)

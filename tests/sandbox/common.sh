@@ -218,6 +218,24 @@ find_host_python() {
     return 1
 }
 
+# The host's CPython 3.8-3.12 builds made by pyenv ($PYENV_ROOT, else
+# ~/.pyenv; every machine this project is tested on has them: PIEs with a
+# shared libpython and their headers), the newest patch release of each
+# minor, newest minor first, printed one path a line.
+find_older_pythons() {
+    local minor dir p
+    for minor in 12 11 10 9 8; do
+        while IFS= read -r dir; do
+            p=$dir/bin/python3.$minor
+            if [[ -x $p ]]; then
+                echo "$p"
+                break
+            fi
+        done < <(ls -d "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/3.$minor.* 2>/dev/null |
+            grep -E '/3\.'"$minor"'\.[0-9]+$' | sort -rV)
+    done
+}
+
 # The installation prefix of a host python (what the root needs bind-mounted
 # to run it: its bin/ and lib/), or nothing when it is a system directory
 # that must not be mounted over the root's own.

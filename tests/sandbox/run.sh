@@ -145,7 +145,8 @@ cmd_enter() {
     done
     while IFS= read -r v; do
         case $v in
-            PYFRAMES_ROOT | PYFRAMES_SANDBOX_* | PYFRAMES_PYENV_PYTHON | PYFRAMES_IN_SANDBOX) ;;
+            PYFRAMES_ROOT | PYFRAMES_SANDBOX_* | PYFRAMES_PYENV_PYTHON | PYFRAMES_IN_SANDBOX |\
+                PYFRAMES_OLDER_PYTHONS) ;;
             PYFRAMES_*) envs+=("$v=${!v}") ;;
         esac
     done < <(compgen -e)
@@ -155,6 +156,21 @@ cmd_enter() {
         [[ -e $v ]] && srv=${v##*/}
     done
     [[ -n $srv ]] && envs+=(LLDB_DEBUGSERVER_PATH="/usr/bin/$srv")
+
+    # The host's older CPythons (find_older_pythons), each prefix bound
+    # read-only at its own path: PYFRAMES_OLDER_PYTHONS lists those that run
+    # inside the root, colon-separated.
+    local older=() old oprefix
+    while IFS= read -r old; do
+        oprefix=$(host_python_prefix "$old") || continue
+        mkdir -p "$R$oprefix" && mount --bind -o ro "$oprefix" "$R$oprefix" || continue
+        if in_root "$R" "$old" -c 'import sys' >/dev/null 2>&1; then
+            older+=("$old")
+        else
+            log "note: $old does not run inside the root; left out of PYFRAMES_OLDER_PYTHONS"
+        fi
+    done < <(find_older_pythons)
+    ((${#older[@]} > 0)) && envs+=(PYFRAMES_OLDER_PYTHONS="$(IFS=:; echo "${older[*]}")")
 
     local py=${PYFRAMES_SANDBOX_HOST_PYTHON:-} prefix=${PYFRAMES_SANDBOX_HOST_PREFIX:-}
     if [[ -n $py && -n $prefix ]]; then
