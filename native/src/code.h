@@ -115,14 +115,4 @@ static inline int64_t pyf__code_index(uint64_t ip, uint64_t base)
  */
 int64_t pyf__frame_instr(pyf_target *t, const uint8_t *f, uint64_t exe, uint64_t ip,
                          const pyf__code *code, uint32_t *tlbc_failures);
-typedef struct pyf__location {
-    int32_t line, end_line, column, end_column;
-} pyf__location;
-/* Decode the location of code unit index addrq.  Returns false when the
- * table is missing or corrupt (loc is then all -1). */
-/* False only for a non-empty table whose every entry is "no location". */
-bool pyf__linetable_has_lines(const uint8_t *tab, uint32_t len);
-bool pyf__linetable_lookup(const uint8_t *tab, uint32_t len, int32_t firstlineno,
-                           int64_t addrq, pyf__location *loc);
-
 #endif /* PYFRAMES_CODE_H */

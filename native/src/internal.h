@@ -89,6 +89,7 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
 #include "process.h"
 #include "reads.h"
 #include "objhead.h"
+#include "linetable.h"
 #include "code.h"
 #include "table.h"
 #include "walk.h"
