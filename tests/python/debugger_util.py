@@ -306,14 +306,19 @@ def extract_json(text, context=""):
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
             debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None,
-            debug_dir=None):
+            cpython_helper=False, debug_dir=None):
     """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
     reaches through gdbserver (target extended-remote over a pipe).
     debuginfo: load separate debug info (None: DEBUGINFO), from debug_dir
     when given (stripped_older), else gdb's own directory.  timeout, hung:
-    as run_bounded."""
+    as run_bounded.  cpython_helper: CPython's gdb helper auto-loads from
+    wherever it is (pyenv's builds ship it beside python as
+    bin/python3.X-gdb.py, outside gdb's default safe path; the -dbg
+    packages' loads anyway)."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
+    if cpython_helper:
+        argv += ["-iex", "set auto-load safe-path /"]
     if not _with_debuginfo(debuginfo):
         argv += ["-iex", "set debug-file-directory /nonexistent"]
     elif debug_dir:
