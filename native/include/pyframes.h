@@ -1097,10 +1097,12 @@ typedef struct pyf_local {
 /* With PYF_VALUES_STACK: the stack entries only, the locals left unread
  * (nlocals counts the stack entries). */
 #define PYF_VALUES_STACK_ONLY 0x04u
-/* With PYF_VALUES_STACK, on 3.13: a frame whose stack pointer is not saved
- * (the innermost frame of a thread running C code) gives all its
+/* With PYF_VALUES_STACK, on 3.12 and 3.13: a frame whose stack pointer is
+ * not saved (the innermost frame of a thread running C code) gives all its
  * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
- * instead of the one PYF_LOCAL_NO_STACK entry.  Its live stack is a bottom
+ * instead of the one PYF_LOCAL_NO_STACK entry.  On 3.11, whose running
+ * frames keep the stack pointer of their last Python call (nothing marks
+ * it stale), the flag says the frame runs: its slots are given so.  Its live stack is a bottom
  * part of them, how long is unknown; the slots above hold what earlier
  * instructions left there: objects that may since have been freed, their
  * memory reused (decoded like any target memory: unreadable, or another
