@@ -1102,13 +1102,13 @@ typedef struct pyf_local {
  * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
  * instead of the one PYF_LOCAL_NO_STACK entry.  On 3.11, whose running
  * frames keep the stack pointer of their last Python call (nothing marks
- * it stale), the flag says the frame runs: its slots are given so.  Its live stack is a bottom
- * part of them, how long is unknown; the slots above hold what earlier
- * instructions left there: objects that may since have been freed, their
- * memory reused (decoded like any target memory: unreadable, or another
- * object).  A caller may infer the live part from what it knows (the
- * instruction at instr_ptr, the thread's native state) and must say the
- * result is inferred. */
+ * it stale), the flag says the frame runs: its slots are given so.  Its
+ * live stack is a bottom part of them, how long is unknown; the slots
+ * above hold what earlier instructions left there: objects that may since
+ * have been freed, their memory reused (decoded like any target memory:
+ * unreadable, or another object).  A caller may infer the live part from
+ * what it knows (the instruction at instr_ptr, the thread's native state)
+ * and must say the result is inferred. */
 #define PYF_VALUES_STACK_UNSAVED 0x08u
 
 #define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */
