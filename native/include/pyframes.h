@@ -1097,16 +1097,18 @@ typedef struct pyf_local {
 /* With PYF_VALUES_STACK: the stack entries only, the locals left unread
  * (nlocals counts the stack entries). */
 #define PYF_VALUES_STACK_ONLY 0x04u
-/* With PYF_VALUES_STACK, on 3.13: a frame whose stack pointer is not saved
- * (the innermost frame of a thread running C code) gives all its
+/* With PYF_VALUES_STACK, on 3.12 and 3.13: a frame whose stack pointer is
+ * not saved (the innermost frame of a thread running C code) gives all its
  * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
- * instead of the one PYF_LOCAL_NO_STACK entry.  Its live stack is a bottom
- * part of them, how long is unknown; the slots above hold what earlier
- * instructions left there: objects that may since have been freed, their
- * memory reused (decoded like any target memory: unreadable, or another
- * object).  A caller may infer the live part from what it knows (the
- * instruction at instr_ptr, the thread's native state) and must say the
- * result is inferred. */
+ * instead of the one PYF_LOCAL_NO_STACK entry.  On 3.11, whose running
+ * frames keep the stack pointer of their last Python call (nothing marks
+ * it stale), the flag says the frame runs: its slots are given so.  Its
+ * live stack is a bottom part of them, how long is unknown; the slots
+ * above hold what earlier instructions left there: objects that may since
+ * have been freed, their memory reused (decoded like any target memory:
+ * unreadable, or another object).  A caller may infer the live part from
+ * what it knows (the instruction at instr_ptr, the thread's native state)
+ * and must say the result is inferred. */
 #define PYF_VALUES_STACK_UNSAVED 0x08u
 
 #define PYF_DEFAULT_VALUE_STRING 200u    /* chars of a str, bytes of a bytes */

@@ -176,6 +176,31 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
                            max, kv, &why, &budget);
 }
 
+/* 3.11, 3.12: the __dict__ of an instance whose type has a managed dict,
+ * kept before the object (instdict_kind): a dict (*dict), or its values
+ * (*values, with the type's cached keys) while no dict was made.  False
+ * when unreadable; both 0 when it has none. */
+static bool managed_dict_before(pyf__vctx *c, uint64_t addr, uint64_t *dict, uint64_t *values)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint64_t word;
+    *dict = *values = 0;
+    if (pyf__vread(c, addr - vl->managed_dict_back, &word, 8) != PYF_OK)
+        return false;
+    if (c->o->instdict_kind == PYF__INSTDICT_TAGGED) {
+        /* 3.12: one word, the values pointer less one (bit 0 set) or the dict */
+        if (word & 1)
+            *values = word + 1;
+        else
+            *dict = word;
+        return true;
+    }
+    /* 3.11: the dict pointer, and before it the values pointer */
+    *dict = word;
+    return word != 0 || vl->managed_values_back == PYF__ABSENT ||
+           pyf__vread(c, addr - vl->managed_values_back, values, 8) == PYF_OK;
+}
+
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv)
 {
@@ -183,7 +208,14 @@ int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, u
     const char *why;
     bool budget;
     uint64_t dict = 0;
-    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) &&
+        c->o->instdict_kind != PYF__INSTDICT_INLINE) {
+        uint64_t values;
+        if (!managed_dict_before(c, addr, &dict, &values))
+            return -1;
+        if (dict == 0 && values != 0)
+            return pyf__dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
+    } else if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
         if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
             return -1;
         if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {
@@ -430,7 +462,29 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
 {
     const pyf__value_layout *vl = &c->vl;
     uint64_t dict = 0, values = 0, keys = 0;
-    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) &&
+        c->o->instdict_kind != PYF__INSTDICT_INLINE) {
+        if (!managed_dict_before(c, addr, &dict, &values))
+            return;
+        if (dict == 0 && values != 0) {
+            /* the count: the values present */
+            uint64_t *kv = words(c, 2 * (uint64_t)PYF__SPLIT_VALUES_MAX);
+            const char *why;
+            bool budget;
+            int64_t n = kv != NULL ? pyf__dict_pairs(c, ty->cached_keys, values,
+                                                     PYF__SPLIT_VALUES_MAX, kv, &why, &budget)
+                                   : -1;
+            free(kv);
+            if (n < 0)
+                return;
+            c->v[i].length = (uint64_t)n;
+            bool saved = c->no_attrs;
+            c->no_attrs = true;
+            dict_children(c, i, ty->cached_keys, values, depth);
+            c->no_attrs = saved;
+            return;
+        }
+    } else if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
         if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
             return;
         if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {

@@ -269,24 +269,46 @@ int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t m
         }
         return got;
     }
-    /* split: values[capacity], then the insertion order, one byte each */
+    /* split: the values and their insertion order, one byte each */
     uint8_t vh[8];
-    uint64_t vals[256];
-    uint8_t order[256], ents[256 * 16];
-    if (general || values % 8 != 0 || (rc = pyf__vread(c, values, vh, 8)) != PYF_OK) {
+    uint64_t vals[PYF__SPLIT_VALUES_MAX];
+    uint8_t order[PYF__SPLIT_VALUES_MAX], ents[PYF__SPLIT_VALUES_MAX * 16];
+    uint8_t pre[PYF__SPLIT_VALUES_MAX];
+    unsigned ne = nentries < PYF__SPLIT_VALUES_MAX ? (unsigned)nentries : PYF__SPLIT_VALUES_MAX;
+    unsigned cap, size;
+    bool before = c->o->dictvalues_kind == PYF__DICTVALUES_ORDER_BEFORE;
+    /* 3.13+: a header {capacity, size, ...} before values[capacity], the
+     * order after them; 3.11, 3.12: values[] after a prefix of p bytes
+     * (p at values[-1], the count at values[-2], the j-th inserted index
+     * at values[-3 - j]), values[] as long as the keys' entries at least */
+    if (general || values % 8 != 0 || values < sizeof pre ||
+        (rc = pyf__vread(c, before ? values - 8 : values, vh, 8)) != PYF_OK) {
         *budget = rc == PYF__EBUDGET;
         *why = "unreadable dict values";
         return -1;
     }
-    unsigned cap = vh[vl->values_capacity], size = vh[vl->values_size];
-    if (size > cap || (int64_t)cap > nentries + 256) {
-        *why = "implausible dict values";
-        return -1;
+    if (before) {
+        unsigned p = vh[7];
+        size = vh[6];
+        cap = ne;
+        if (p < 8 || p % 8 != 0 || size + 2 > p || size > ne) {
+            *why = "implausible dict values";
+            return -1;
+        }
+        rc = pyf__vread(c, values - p, pre, p);
+        for (unsigned j = 0; rc == PYF_OK && j < size; j++)
+            order[j] = pre[p - 3 - j];
+    } else {
+        cap = vh[vl->values_capacity];
+        size = vh[vl->values_size];
+        if (size > cap || (int64_t)cap > nentries + 256) {
+            *why = "implausible dict values";
+            return -1;
+        }
+        rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap);
     }
-    unsigned ne = nentries < 256 ? (unsigned)nentries : 256;
-    if ((rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
-        (rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap)) !=
-            PYF_OK ||
+    if (rc != PYF_OK ||
+        (rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
         (rc = pyf__vread(c, entries, ents, (size_t)ne * 16)) != PYF_OK) {
         *budget = rc == PYF__EBUDGET;
         *why = "unreadable dict values";

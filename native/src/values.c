@@ -305,6 +305,10 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
         *sp = pyf__ld64(f + o->frame.stackpointer);
     } else {
         int32_t top = (int32_t)pyf__ld32(f + c->vl.frame_stacktop);
+        /* 3.11 leaves a running frame's stacktop as its last Python call
+         * set it: the caller asking for the unsaved slots says it runs */
+        if (o->sp_kind == PYF__SP_STACKTOP_STALE && (c->req.flags & PYF_VALUES_STACK_UNSAVED))
+            top = -1;
         if (top < 0 && (c->req.flags & PYF_VALUES_STACK_UNSAVED) && size >= 0 &&
             size <= (int32_t)LOCALS_MAX) {
             *sp = base + (uint64_t)size * 8; /* every slot, flagged */
@@ -312,8 +316,8 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
             return NULL;
         }
         if (top < 0)
-            return "stack pointer not saved: the frame runs (3.13 saves it on a call of a "
-                   "Python function only)";
+            return "stack pointer not saved: the frame runs (CPython 3.12 and 3.13 save it on "
+                   "a call of a Python function only)";
         *sp = frame_addr + o->frame.localsplus + (uint64_t)top * 8;
     }
     if (size < 0 || size > (int32_t)LOCALS_MAX || *sp < base || (*sp - base) % 8 != 0 ||

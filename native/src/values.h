@@ -28,6 +28,8 @@
  * bytes and a local's name's characters. */
 #define PYF__VCHUNK 128u
 #define PYF__VLOOKUP_ITEMS 64u
+/* The most values a split dict holds (its order bytes are uint8_t). */
+#define PYF__SPLIT_VALUES_MAX 256u
 #define PYF__VTYPE_NAME_MAX 128u
 #define PYF__VNAME_MAX_CHARS 256u
 

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 
+import conftest
 import hang_report
 import livetarget
 
@@ -39,6 +40,18 @@ VERSIONS = ("3.13", "3.14", "3.15")
 PYENV = "pyenv-3.13"
 if os.environ.get("PYFRAMES_PYENV_PYTHON"):
     VERSIONS += (PYENV,)
+# The older CPythons read without _Py_DebugOffsets (conftest's
+# OLDER_INTERPRETERS: "pyenv-3.12", "pyenv-3.11", on the host also
+# "debian-3.11"), by name.
+_OLDER = {i.name: i.path for i in conftest.OLDER_INTERPRETERS}
+
+
+def older_versions(which="representative"):
+    """The names of the older interpreters a suite runs on, as
+    conftest.older_interpreters(which): "representative" (3.12) or "all"."""
+    return tuple(i.name for i in conftest.older_interpreters(which))
+
+
 SESSION_TIMEOUT = 240
 # Whether sessions load the interpreters' separate debug info (the -dbg
 # packages' DWARF under /usr/lib/debug) unless a test says: no, as on most
@@ -81,7 +94,10 @@ _MARK_RE = re.compile(r"^@@PYF-(\w+)@@\s*$")
 
 
 def python_for(version):
-    """Path of pythonX.Y (or of $PYFRAMES_PYENV_PYTHON for PYENV), or None."""
+    """Path of pythonX.Y (of $PYFRAMES_PYENV_PYTHON for PYENV, of an older
+    interpreter by its name: older_versions), or None."""
+    if version in _OLDER:
+        return _OLDER[version]
     if version == PYENV:
         path = os.environ.get("PYFRAMES_PYENV_PYTHON")
         return path if path and os.access(path, os.X_OK) else None
@@ -194,6 +210,44 @@ def sleeper(seconds=600):
                             env=clean_env())
 
 
+
+def stripped_older(version, workdir):
+    """(python, debug_dir) for the older interpreter ``version`` (a name of
+    older_versions: pyenv's build, whose libpython carries its DWARF):
+    ``python`` runs it with a copy of its libpython stripped to its
+    .dynsym (strip --strip-all, as distributions ship it; LD_LIBRARY_PATH
+    before its RUNPATH), the rest of its installation its own, in the same
+    process (exec); ``debug_dir`` holds the unstripped libpython as that
+    copy's separate debug info (.build-id/xx/yyyy.debug), for the sessions
+    that load debug info (run_gdb's and run_lldb's debug_dir).  An
+    interpreter without a libpython of its own (Debian's static, stripped
+    python3.11): itself, and None."""
+    real = python_for(version)
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(real)))
+    name = "libpython%s.so.1.0" % minor_of(version)
+    lib = os.path.join(prefix, "lib", name)
+    if not os.path.isfile(lib):
+        return real, None
+    libdir = os.path.join(workdir, "stripped-lib")
+    debug_dir = os.path.join(workdir, "debug")
+    os.makedirs(libdir, exist_ok=True)
+    subprocess.run(["strip", "--strip-all", "-o", os.path.join(libdir, name), lib],
+                   check=True, timeout=120)
+    notes = subprocess.run(["readelf", "-n", lib], capture_output=True, text=True,
+                           check=True, timeout=60).stdout
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+    linked = os.path.join(debug_dir, ".build-id", build_id[:2], build_id[2:] + ".debug")
+    os.makedirs(os.path.dirname(linked), exist_ok=True)
+    if not os.path.lexists(linked):
+        os.symlink(lib, linked)
+    python = os.path.join(workdir, "python-stripped-lib")
+    with open(python, "w") as f:
+        f.write("#!/bin/sh\nLD_LIBRARY_PATH=%s\nexport LD_LIBRARY_PATH\nexec %s \"$@\"\n"
+                % (libdir, real))
+    os.chmod(python, 0o755)
+    return python, debug_dir
+
+
 # ---------------------------------------------------------------- sessions
 
 
@@ -251,15 +305,24 @@ def extract_json(text, context=""):
 
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
-            debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None):
+            debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None,
+            cpython_helper=False, debug_dir=None):
     """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
     reaches through gdbserver (target extended-remote over a pipe).
-    debuginfo: load separate debug info (None: DEBUGINFO).  timeout, hung:
-    as run_bounded."""
+    debuginfo: load separate debug info (None: DEBUGINFO), from debug_dir
+    when given (stripped_older), else gdb's own directory.  timeout, hung:
+    as run_bounded.  cpython_helper: CPython's gdb helper auto-loads from
+    wherever it is (pyenv's builds ship it beside python as
+    bin/python3.X-gdb.py, outside gdb's default safe path; the -dbg
+    packages' loads anyway)."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
+    if cpython_helper:
+        argv += ["-iex", "set auto-load safe-path /"]
     if not _with_debuginfo(debuginfo):
         argv += ["-iex", "set debug-file-directory /nonexistent"]
+    elif debug_dir:
+        argv += ["-iex", "set debug-file-directory " + debug_dir]
     if executable:
         argv.append(executable)
     if core:
@@ -304,13 +367,13 @@ AVOID_PARALLEL_LOAD = "settings set target.parallel-module-load false"
 
 def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
              debuginfo=None, timeout=SESSION_TIMEOUT, lldb="lldb", before=None,
-             parallel_load_workaround=True, hung=None):
+             parallel_load_workaround=True, hung=None, debug_dir=None):
     """lldb (``lldb``: the binary, e.g. "lldb-22") reading commands from
     stdin (so a failing command does not end the session, as --batch
     would); a Session.  before: commands run before the target is created
     (-O).  On lldb 21, target.parallel-module-load is turned off first
     (AVOID_PARALLEL_LOAD) unless parallel_load_workaround is false.
-    debuginfo: as run_gdb.  timeout, hung: as run_bounded."""
+    debuginfo, debug_dir: as run_gdb.  timeout, hung: as run_bounded."""
     argv = [lldb, "-x"]  # -x: no ~/.lldbinit
     if parallel_load_workaround and lldb_major(lldb) == 21:
         argv += ["-O", AVOID_PARALLEL_LOAD]
@@ -318,6 +381,8 @@ def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
         argv += ["-O", command]
     if not _with_debuginfo(debuginfo):  # no /usr/lib/debug, no debuginfod
         argv += ["-O", "settings set symbols.enable-external-lookup false"]
+    elif debug_dir:
+        argv += ["-O", "settings append target.debug-file-search-paths " + debug_dir]
     if executable:
         argv.append(executable)
     if core:

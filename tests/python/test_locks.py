@@ -1,5 +1,6 @@
 """Held locks, lock waits and deadlock cycles (pyframes.locks, ``--locks``)
-against live CPython 3.13/3.14/3.15 (and pyenv's 3.13 when present).
+against live CPython 3.13/3.14/3.15 (and pyenv's 3.13 when present), 3.12
+and 3.11.
 
 The target is targets/locks_scenario.py: the two-lock opposite-order
 deadlock with Lock, with RLock and through a Condition's lock, a no-deadlock control (a thread inside
@@ -8,15 +9,15 @@ explicit ``acquire()`` for a lock the main thread took explicitly.  The
 oracle is the target's own record (locks.json): which locks each thread
 took with ``with`` and still holds, which lock each thread then waits for.
 
-On 3.14+ every hold, wait and cycle must be found, and no other.  On 3.13
-the innermost frame of a thread blocked in C has no saved stack pointer:
-read by the library alone (no native state), its stack is unreadable
-(``holds`` null) and no wait (so no cycle) is claimed; where the thread's
-native state says it waits on a lock (the command line, gdb, lldb, cores),
-every wait and cycle must be found from the frame's stack slots and marked
-inferred (pyframes.locks, "3.13, inferred").  The holds of the frames that
-called Python functions must be found on every version, and nothing else
-claimed.
+On 3.14+ every hold, wait and cycle must be found, and no other.  On 3.11
+to 3.13 the innermost frame of a thread blocked in C has no saved stack
+pointer (3.12, 3.13: unset; 3.11: stale): read by the library alone (no
+native state), its stack is unreadable (``holds`` null) and no wait (so no
+cycle) is claimed; where the thread's native state says it waits on a lock
+(the command line, gdb, lldb, cores), every wait and cycle must be found
+from the frame's stack slots and marked inferred (pyframes.locks, "3.11 to
+3.13, inferred").  The holds of the frames that called Python functions
+must be found on every version, and nothing else claimed.
 """
 
 import dataclasses
@@ -46,13 +47,15 @@ CYCLES = ({"ledger-writer", "auditor"}, {"r-one", "r-two"}, {"cv-one", "cv-two"}
 
 def _interpreters():
     chosen = [i for i in conftest.INTERPRETERS if i.kind in ("release", "pyenv")]
+    chosen += conftest.older_interpreters("all")
     return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
 
 
 class Scenario(object):
     def expected_waits(self, native=False):
-        """native id -> (lock address, holder native id or None); on 3.13
-        only when the threads' native states were read (``native``)."""
+        """native id -> (lock address, holder native id or None); on 3.11
+        to 3.13 only when the threads' native states were read
+        (``native``)."""
         if self.minor < 14 and not native:
             return {}
         holder = {lock: int(tid) for tid, held in self.truth["holds"].items()
@@ -93,7 +96,8 @@ def _mismatches(s, waits, cycles, holds, native=False):
     """What differs from the target's record: waits (native id -> (address,
     holder)), cycles (each a list of (native id, address, holder)), holds
     (native id -> set of addresses, over all its readable frames);
-    ``native``: the threads' native states were read (3.13 infers waits)."""
+    ``native``: the threads' native states were read (3.11 to 3.13 infer
+    waits)."""
     problems = []
     want = s.expected_waits(native)
     if waits != want:
@@ -155,12 +159,14 @@ def test_library(scenario, pyframes):
             assert wait.lock.owner_ident == scenario.truth["idents"][str(names[other])]
     # no native state read here: every wait is by the Python frame only
     assert all(w.confirmed is None for w in report.waits.values())
-    # 3.13: the innermost frame of each blocked worker is unreadable, and says why
+    # 3.11 to 3.13: the innermost frame of each blocked worker is
+    # unreadable, and says why
     for name in names:
         thread = next(t for t in threads if t.native_thread_id == names[name])
         inner = thread.frames[0].frame_addr
-        if scenario.minor == 13:
-            assert report.holds[inner] is None and "3.13" in report.unreadable[inner]
+        if scenario.minor in locks.RUNNING:
+            assert report.holds[inner] is None and \
+                "stack pointer not saved" in report.unreadable[inner], report.unreadable
         else:
             assert report.holds[inner] is not None, report.unreadable.get(inner)
 
@@ -189,19 +195,24 @@ def _frame_holding(t, tid):
 
 
 def test_call_opcodes_are_the_interpreters(scenario):
-    """locks.CALL_OPCODES equal the interpreter's own opcode numbers."""
-    code = ("import opcode, json; m = dict(opcode.opmap); "
+    """locks.CALL_OPCODES and BEFORE_WITH equal the interpreter's own opcode
+    numbers (3.11 and 3.12 number their specialized forms in dis._all_opmap;
+    3.11's PRECALL family makes calls too)."""
+    code = ("import dis, opcode, json; m = dict(opcode.opmap); "
             "m.update(getattr(opcode, '_specialized_opmap', {})); "
+            "m.update(getattr(dis, '_all_opmap', {})); "
             "print(json.dumps(m))")
     res = subprocess.run([scenario.interp.path, "-c", code], capture_output=True,
                          timeout=60, check=True)
     opmap = json.loads(res.stdout)
     calls = {o for n, o in opmap.items() if (n == "CALL" or n.startswith("CALL_") or
+                                             n.startswith("PRECALL") or
                                              n.startswith("INSTRUMENTED_CALL")) and
              "INTRINSIC" not in n and "FUNCTION_EX" not in n and not n.startswith("CALL_EX")}
     keyword = {o for n, o in opmap.items() if "CALL_KW" in n}
     assert locks.CALL_OPCODES[scenario.minor] == (frozenset(calls - keyword),
                                                   frozenset(keyword))
+    assert locks.BEFORE_WITH.get(scenario.minor) == opmap.get("BEFORE_WITH")
 
 
 # ---- the command line and the debuggers --------------------------------------------
@@ -215,9 +226,9 @@ def run_cli(env, *args):
 
 def _document(scenario, doc):
     """(waits, cycles, holds) of a JSON document (its waits and cycles
-    inferred on 3.13 and only there)."""
+    inferred on 3.11 to 3.13 and only there)."""
     waits, holds = {}, {}
-    inferred = scenario.minor == 13
+    inferred = scenario.minor in locks.RUNNING
     for interp in doc["interpreters"]:
         for thread in interp["threads"]:
             tid = thread["native_thread_id"]
@@ -262,8 +273,10 @@ def test_cli_text(scenario, cli_env):
     assert len(deadlocks) == len(CYCLES), out
     assert lines[0].startswith("deadlock: "), out  # the cycles first
     for line in deadlocks:
-        # 3.13's are inferred and say so (its frames keep no stack pointer)
-        assert line.endswith(" (%s)" % locks.INFERRED) is (scenario.minor == 13), line
+        # 3.11 to 3.13's are inferred and say so (their running frames keep
+        # no stack pointer)
+        assert line.endswith(" (%s)" % locks.INFERRED) is (scenario.minor in locks.RUNNING), \
+            line
         line = line.replace(" (%s)" % locks.INFERRED, "")
         assert line.count(" waits for ") == 2 and ", which waits for " in line, line
         assert " held by an unknown thread" not in line, line
@@ -277,8 +290,8 @@ def test_cli_text(scenario, cli_env):
         scenario.truth["locks"]["e"])
     assert '"explicit" %s' % explicit not in out, out  # not on top
     # under its frame; confirmed by /proc's futex wait, or only by its frame;
-    # on 3.13 inferred
-    note = r" \(%s\)" % re.escape(locks.INFERRED) if scenario.minor == 13 else \
+    # on 3.11 to 3.13 inferred
+    note = r" \(%s\)" % re.escape(locks.INFERRED) if scenario.minor in locks.RUNNING else \
         r"( \(by its Python frame\))?"
     assert re.search(r"(?m)^      %s%s$" % (re.escape(explicit), note), out), out
     assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
@@ -397,12 +410,12 @@ def test_cli_one_thread_sees_every_holder(scenario, cli_env):
     doc = json.loads(res.stdout)
     (thread,) = [t for i in doc["interpreters"] for t in i["threads"]]
     assert len(thread["frames"]) == 1
-    # 3.13's waits are inferred where a thread's native state is read: the
-    # thread shown only, so its own wait and no cycle
+    # 3.11 to 3.13's waits are inferred where a thread's native state is
+    # read: the thread shown only, so its own wait and no cycle
     assert len(doc["deadlocks"]) == (len(CYCLES) if scenario.minor >= 14 else 0)
     assert thread["waits_for"]["held_by"] == names["ctl-holder"]
     assert thread["waits_for"]["address"] == scenario.truth["locks"]["c"]
-    assert thread["waits_for"]["inferred"] is (scenario.minor == 13)
+    assert thread["waits_for"]["inferred"] is (scenario.minor in locks.RUNNING)
 
 
 # ---- analyze() over a fake target: hostile and ambiguous stacks ------------------
@@ -441,8 +454,11 @@ class FakeTarget(object):
             opcode=opcode, oparg=oparg)
 
 
-def _thread(tid, ident, *addrs, **facts):
-    frames = tuple(model.Frame(function="f%x" % a, filename="m.py", line=1, frame_addr=a)
+def _thread(tid, ident, *addrs, entered=(), **facts):
+    """A thread of frames at addrs, innermost first; those of ``entered``
+    entered from C."""
+    frames = tuple(model.Frame(function="f%x" % a, filename="m.py", line=1, frame_addr=a,
+                               flags=model.FRAME_ENTRY_FROM_C if a in entered else 0)
                    for a in addrs)
     return model.Thread(thread_id=ident, native_thread_id=tid, frames=frames, **facts)
 
@@ -507,21 +523,22 @@ def _bound(name, lock):
 
 
 class FakeTarget13(object):
-    """frame_locals over 3.13 frames: ``saved`` stacks read as usual, the
-    ``unsaved`` ones only with unsaved=True (every slot flagged), else one
-    PYF_LOCAL_NO_STACK entry."""
+    """frame_locals over 3.11 to 3.13 frames: ``saved`` stacks read as
+    usual, the ``unsaved`` ones only with unsaved=True (every slot
+    flagged), else one PYF_LOCAL_NO_STACK entry (a 3.11 frame that runs has
+    both: its stale stack read as usual, its slots with unsaved=True)."""
 
     def __init__(self, saved, unsaved):
         self.saved, self.unsaved = saved, unsaved
 
     def frame_locals(self, addr, unsaved=False, **kw):
         assert kw["stack"] == "only"
-        if addr in self.saved:
-            values, opcode, oparg = self.saved[addr]
-            flags = 0
-        elif unsaved:
+        if unsaved and addr in self.unsaved:
             values, opcode, oparg = self.unsaved[addr]
             flags = PYF_LOCAL_UNSAVED
+        elif addr in self.saved:
+            values, opcode, oparg = self.saved[addr]
+            flags = 0
         else:
             why = _v("unreadable", "", data=b"stack pointer not saved")
             return model.FrameValues(locals=(model.Local(name="", kind="stack",
@@ -597,3 +614,60 @@ def test_analyze_313_inferred():
     plain = [dataclasses.replace(t, native=None) for t in threads]
     report = locks.analyze(FakeTarget13(saved, unsaved), plain, 13)
     assert set(report.waits) == {8} and report.inferred == {}
+
+
+CALL12, CALL11, PRECALL11, BEFORE_WITH11 = 171, 171, 166, 53  # 3.12's and 3.11's
+
+
+def test_analyze_311_312():
+    """3.11 and 3.12 lay out a call as (method, self) or (NULL, callable),
+    3.13's order the other way round is no call of a lock there; a 3.12
+    running frame's stack is unset (the library says so), a 3.11 one's is
+    stale: never read as it is, its slots inferred from for the innermost
+    only (by its PRECALL too), a running frame further out (the caller of a
+    frame entered from C) holds nothing."""
+    lock_native = dict(native="waiting on a lock")
+    unsaved = {
+        # thread 1: b.acquire(): (the descriptor, the lock)
+        0x11: ([_desc("acquire"), _lock(0xB0), _desc("acquire"), _lock(0xC0)], CALL12, 0),
+        # thread 2: a bound acquire of a: (NULL, the bound method)
+        0x21: ([None, _bound("acquire", _lock(0xA0))], CALL12, 0),
+        # thread 3: 3.13's order: (the lock, the descriptor): no call of a lock
+        0x31: ([_lock(0xA0), _desc("acquire")], CALL12, 0),
+    }
+    saved = {0x12: ([_bound("__exit__", _lock(0xA0)), _v("bool", "bool")], CALL12, 0),
+             0x22: ([_bound("__exit__", _lock(0xB0)), _v("bool", "bool")], CALL12, 0)}
+    threads = [_thread(1, 0x100, 0x11, 0x12, **lock_native),
+               _thread(2, 0x200, 0x21, 0x22, **lock_native),
+               _thread(3, 0x300, 0x31, **lock_native)]
+    report = locks.analyze(FakeTarget13(saved, unsaved), threads, 12)
+    got = {tid: (w.lock.address, w.held_by, w.inferred) for tid, w in report.waits.items()}
+    assert got == {1: (0xB0, 2, True), 2: (0xA0, 1, True)}, got
+    assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]
+
+    # 3.11: every running frame's stack is stale (its last Python call's)
+    stale = [_bound("__exit__", _lock(0xD0)), _v("bool", "bool"), _desc("acquire"),
+             _lock(0xD0)]
+    unsaved = {0x11: ([_desc("acquire"), _lock(0xB0)], PRECALL11, 0),
+               0x21: ([_bound("__exit__", _lock(0xE0)), _v("bool", "bool"), _lock(0xA0)],
+                      BEFORE_WITH11, 0),
+               0x31: ([_desc("acquire"), _lock(0xB0)], CALL11, 0)}
+    saved = {0x11: (stale, CALL11, 0), 0x21: (stale, CALL11, 0), 0x31: (stale, CALL11, 0),
+             # thread 1's outer frames: the caller of a frame entered from C
+             # (0x13, running: stale) and one that called Python (0x14)
+             0x12: ([], CALL11, 0), 0x13: (stale, CALL11, 0),
+             0x14: ([_bound("__exit__", _lock(0xA0)), _v("bool", "bool")], CALL11, 0),
+             0x22: ([_bound("__exit__", _lock(0xB0)), _v("bool", "bool")], CALL11, 0)}
+    threads = [_thread(1, 0x100, 0x11, 0x12, 0x13, 0x14, entered=(0x12,), **lock_native),
+               _thread(2, 0x200, 0x21, 0x22, **lock_native),
+               _thread(3, 0x300, 0x31)]  # no native state: nothing inferred
+    report = locks.analyze(FakeTarget13(saved, unsaved), threads, 11)
+    got = {tid: (w.lock.address, w.held_by, w.inferred) for tid, w in report.waits.items()}
+    assert got == {1: (0xB0, 2, True), 2: (0xA0, 1, True)}, got
+    held = {a: [x.address for x in h] if h is not None else None
+            for a, h in report.holds.items()}
+    assert held == {0x11: [], 0x12: [], 0x13: None, 0x14: [0xA0], 0x21: [0xE0],
+                    0x22: [0xB0], 0x31: None}, held
+    assert report.unreadable[0x13] == report.unreadable[0x31] == locks.STALE
+    assert set(report.inferred) == {0x11, 0x21}
+    assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]

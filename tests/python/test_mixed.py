@@ -3,7 +3,12 @@ lldb 22's frame provider, lldb 21's frame-format hook, and `--native`.
 
 The target (targets/mixed.py) has a thread whose Python stack is entered
 from C six times (map, sorted's key, a class's __init__, a generator's
-send, a ctypes callback through qsort) and blocks at a known line.
+send, a ctypes callback through qsort) and blocks at a known line.  On
+CPython 3.12 and 3.11 (pyenv's builds) it runs with a copy of its
+libpython stripped to its .dynsym (debugger_util.stripped_older): the
+sessions "without debug info" have none, those with it find the unstripped
+file as its separate debug info.  3.12's entries are entry frames on the C
+stack, as 3.13's; 3.11's, the _PyCFrames of its eval calls.
 
 Oracles, never our own output:
 * the target's own view of that thread's Python stack: every Python frame
@@ -31,8 +36,10 @@ import debugger_util as du
 _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
 
 # outside the sandbox (tests/sandbox/host_gdb.sh: the host's gdb 13), the
-# host's CPython only
-VERSIONS = list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV]
+# host's CPython only; 3.12 and 3.11 everywhere (3.12's entry frames are on
+# the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames)
+VERSIONS = ((list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV])
+            + list(du.older_versions("all")))
 EVAL = "_PyEval_EvalFrameDefault"
 
 
@@ -122,12 +129,17 @@ def stopped(request, tmp_path_factory):
     version = request.param
     du.require("gdb", version)
     workdir = str(tmp_path_factory.mktemp("mixed-%s" % version))
-    target = du.LiveTarget(du.python_for(version), "mixed.py", workdir=workdir)
+    python, debug_dir = du.python_for(version), None
+    if version in du.older_versions("all"):
+        python, debug_dir = du.stripped_older(version, workdir)
+    target = du.LiveTarget(python, "mixed.py", workdir=workdir)
     target.start()
     try:
         target.tid, target.own = _own(target, "through-c")
         target.version = version
         target.core = os.path.join(workdir, "gdb.core")
+        # where the sessions with debug info find it (None: the -dbg packages')
+        target.debug_dir = debug_dir
         yield target
     finally:
         target.stop()
@@ -140,9 +152,10 @@ def _gdb_session(target, debuginfo, core=None):
                 "bt -hide", "info frame-filter"]
     if core is None:
         commands.append("gcore " + target.core)
-        return du.run_gdb(commands, pid=target.pid, debuginfo=debuginfo)
+        return du.run_gdb(commands, pid=target.pid, debuginfo=debuginfo,
+                          debug_dir=target.debug_dir)
     return du.run_gdb(commands, executable=target.view["executable"], core=core,
-                      debuginfo=debuginfo)
+                      debuginfo=debuginfo, debug_dir=target.debug_dir)
 
 
 def test_gdb_bt_places_python_frames(stopped):
@@ -187,7 +200,7 @@ def test_gdb_filter_off_and_failure(stopped):
         select, "set pyframes frame-filter off", "bt", "set pyframes frame-filter on",
         "python PyframesGdbAdapter.read = lambda self, addr, size: 1 / 0",
         "bt", "bt -no-filters", "print 1+1",
-    ], executable=stopped.view["executable"], core=stopped.core)
+    ], executable=stopped.view["executable"], core=stopped.core, debug_dir=stopped.debug_dir)
     native, python = _gdb_bt(s[2])
     assert native and not python, s.describe(2)
     failed_native, failed_python = _gdb_bt(s[5])
@@ -237,7 +250,7 @@ def test_lldb21_native_and_frame_format(stopped):
     s = du.run_lldb([
         "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid,
         "pystack --native --json", "pyframes-bt on", "bt", "pyframes-bt off", "bt",
-    ], pid=stopped.pid)
+    ], pid=stopped.pid, debug_dir=stopped.debug_dir)
     _check_mixed(s.json(1), stopped.tid, stopped.own, True, s.describe(1))
     native_on, hook, _ = _lldb_bt(s[3])
     native_off, hook_off, _ = _lldb_bt(s[5])
@@ -282,7 +295,8 @@ def test_lldb22_frame_provider(stopped):
     found = []
     for _ in range(3):
         try:
-            s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22", timeout=90)
+            s = du.run_lldb(commands, pid=stopped.pid, lldb="lldb-22", timeout=90,
+                            debug_dir=stopped.debug_dir)
         except subprocess.TimeoutExpired:
             found.append("lldb 22.1 deadlocked between its event and command threads")
             continue
@@ -333,7 +347,7 @@ def test_lldb_core_without_debug_info_and_failing(stopped):
     exe = stopped.view["executable"]
     select = "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid
     s = du.run_lldb([select, "pystack --native --json", "pyframes-bt on", "bt"],
-                    executable=exe, core=stopped.core)
+                    executable=exe, core=stopped.core, debug_dir=stopped.debug_dir)
     frames = _check_mixed(s.json(1), stopped.tid, stopped.own, True, s.describe(1))
     _native, hook, _ = _lldb_bt(s[3])
     assert hook == stopped.own, s.describe(3)

@@ -4,7 +4,8 @@
 
 The targets: targets/ranks.py started three times as the ranks 0, 1 and 2
 of a hung job, the first two under one interpreter and the third under
-another, each reporting its threads' own stacks at its handshake.  The
+another (3.13 and 3.14; then 3.12, read without _Py_DebugOffsets, and
+3.13), each reporting its threads' own stacks at its handshake.  The
 loaders of the first two ranks share one stack, the main threads of all
 three another (they run only the target's own code); each rank's "rank-R"
 thread has its own.
@@ -34,22 +35,30 @@ class Rank(object):
         return sorted(tid for tid, name in self.names.items() if name.startswith(prefix))
 
 
-@pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
+def _pairs():
+    """(the first two ranks' interpreter, the third's): two of 3.13-3.15,
+    and the representative older one (3.12) beside the first of those."""
+    return [pytest.param("main", id="main")] + [
+        pytest.param(v, id=v) for v in du.older_versions("representative")]
+
+
+@pytest.fixture(scope="module", params=_pairs())
+def ranks(request, tmp_path_factory):
     found = [v for v in du.VERSIONS if v != du.PYENV and du.python_for(v)]
     if len(found) < 2:
         du.require(None, du.VERSIONS[len(found)])  # fails in the sandbox, skips elsewhere
     du.require(None, found[0])
+    pair = (found[0], found[1]) if request.param == "main" else (request.param, found[0])
     started = []
     try:
-        for rank, version in enumerate((found[0], found[0], found[1])):
+        for rank, version in enumerate((pair[0], pair[0], pair[1])):
             workdir = str(tmp_path_factory.mktemp("rank%d" % rank))
             target = du.LiveTarget(du.python_for(version), "ranks.py", workdir=workdir,
                                    args=[str(rank)])
             started.append(target)
             target.start()
         yield [Rank(i, v, t) for i, (v, t) in enumerate(
-            zip((found[0], found[0], found[1]), started))]
+            zip((pair[0], pair[0], pair[1]), started))]
     finally:
         for target in started:
             target.stop()

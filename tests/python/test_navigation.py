@@ -1,12 +1,16 @@
-"""Python frame navigation in gdb and lldb: py-up, py-down, py-frame and
-py-list (and their pyf- names), on a thread 50 Python frames deep that is
-entered from C 16 times (targets/nav_deep.py).
+"""Python frame navigation in gdb and lldb: py-up, py-down, py-frame,
+py-list, py-locals and py-print (and their pyf- names), on a thread 50
+Python frames deep that is entered from C 16 times (targets/nav_deep.py),
+on CPython 3.13-3.15 and 3.12, 3.11.
 
 Oracles, never pyframes' own output:
 * the target's own view of its stack (function, file, line of each frame,
   innermost first) and its own source file: at every step the selected
   frame is the view's frame of that number, and py-list marks its line,
   with that line's text;
+* the target's own repr() of each frame's locals and of a global
+  (locals.json): py-locals at every step shows the selected frame's, and
+  py-print an attribute of a local and the global as repr() does;
 * which frames are entered from C (by construction: the callees of map,
   sorted's key, functools.reduce, a class called through
   functools.partial, a property read through getattr, and <module>; the
@@ -20,6 +24,7 @@ Oracles, never pyframes' own output:
   eval frame ours selected.
 """
 
+import json
 import os
 import re
 
@@ -32,13 +37,15 @@ import debugger_util as du
 # DWARF (debugger_util.DEBUGINFO).
 _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
 
-VERSIONS = list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV]
+VERSIONS = ((list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV])
+            + list(du.older_versions("all")))
 EVAL = "_PyEval_EvalFrameDefault"
 FROM_C = ("<module>", "mapped", "keyed", "reduced", "Node.__init__", "Holder.descend")
 DEPTH = 50
 
 _MOVED = re.compile(r'^#(\d+) File "(.*)", line (\d+), in (.+)$', re.M)
 _MARKED = re.compile(r"^\s*>(\d+)    (.*)$", re.M)
+_LOCAL = re.compile(r"^(\w+) = (.*)$", re.M)
 _GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?([A-Za-z_][\w.$]*)", re.M)
 _LLDB_FRAME = re.compile(r"^[\s*]*frame #(\d+): 0x[0-9a-f]+ [^`\s]+`([A-Za-z_][\w.$]*)", re.M)
 
@@ -54,7 +61,9 @@ class Debugger(object):
         self.native = _GDB_FRAME if gdb else _LLDB_FRAME
 
     def run(self, commands, **kw):
-        return (du.run_gdb if self.name == "gdb" else du.run_lldb)(commands, **kw)
+        if self.name == "gdb":
+            return du.run_gdb(commands, cpython_helper=True, **kw)
+        return du.run_lldb(commands, **kw)
 
     def frames(self, text):
         """[(level, function)] of a backtrace or of `frame`'s line."""
@@ -74,6 +83,8 @@ def nav(request, tmp_path_factory):
     try:
         target.own = target.threads[target.main_tid]
         assert len(target.own) == DEPTH, target.own
+        with open(os.path.join(workdir, "locals.json")) as f:
+            target.values = json.load(f)
         target.version = version
         target.core = os.path.join(workdir, "gdb.core")
         yield target
@@ -104,12 +115,21 @@ class Walk(object):
         self.prefix = prefix
         self.commands = [debugger.bt]
         self.steps = []  # (command index, expected frame number or message)
+        self.printed = []  # (command index of the py-frame, expression, value of values)
 
     def step(self, command, expect):
-        """command (py-up 2, ...) then `frame` and py-list; expect: the
-        frame number selected, or (message regex, frame number kept)."""
+        """command (py-up 2, ...) then `frame`, py-list and py-locals;
+        expect: the frame number selected, or (message regex, frame number
+        kept)."""
         self.steps.append((len(self.commands), expect))
-        self.commands += [self.prefix + command, self.debugger.frame, self.prefix + "list"]
+        self.commands += [self.prefix + command, self.debugger.frame, self.prefix + "list",
+                          self.prefix + "locals"]
+
+    def prints(self, index, expression, value):
+        """py-frame index, then py-print expression, which must show
+        ``expression = value(target.values)``."""
+        self.printed.append((len(self.commands), expression, value))
+        self.commands += [self.prefix + "frame %d" % index, self.prefix + "print " + expression]
 
     def check(self, s, target):
         own = target.own
@@ -138,11 +158,23 @@ class Walk(object):
             line = own[index][2]
             assert [(int(n), text.rstrip()) for n, text in marked] == \
                 [(line, _source_line(own[index][1], line).rstrip())], s.describe(at + 2)
+            # py-locals: the frame's locals as the target's repr() shows them
+            want = target.values["frames"][index]
+            if want:
+                assert dict(_LOCAL.findall(s[at + 3])) == want, s.describe(at + 3)
+            else:
+                assert re.search(r"^#%d \(.*\) has no locals$" % index, s[at + 3], re.M), \
+                    s.describe(at + 3)
+        for at, expression, value in self.printed:
+            assert _MOVED.search(s[at]), s.describe(at)
+            assert s[at + 1].strip() == "%s = %s" % (expression, value(target.values)), \
+                s.describe(at + 1)
 
 
-def _walk(debugger, prefix):
+def _walk(debugger, prefix, nav):
     """Up by one to the outermost, past it, down by three to the
-    innermost, past it, then by number and up by more than there are."""
+    innermost, past it, then by number and up by more than there are;
+    then py-print."""
     w = Walk(debugger, prefix)
     w.step("frame", 0)
     for i in range(1, DEPTH):
@@ -161,15 +193,29 @@ def _walk(debugger, prefix):
                                 % (DEPTH, DEPTH - 1), 17))
     w.step("up 1000", DEPTH - 1)
     w.step("up x", (r"usage: %sup \[N\]" % prefix, DEPTH - 1))
+    _prints(w, nav.own)
     return w
 
 
-def _up_walk(debugger):
-    """From #0 up by one to the outermost (a core file's walk)."""
+def _prints(w, own):
+    """py-print: an attribute of a local (by_property's holder.n, set to
+    its n), a global (WAYS, a tuple of functions), an attribute of a local
+    of the frame it entered from C (Holder.descend's self.n)."""
+    by_property = [function for function, _file, _line in own].index("by_property")
+    assert own[by_property - 1][0] == "Holder.descend", own
+    w.prints(by_property, "holder.n", lambda v: v["frames"][by_property]["n"])
+    w.prints(by_property, "WAYS", lambda v: v["WAYS"])
+    w.prints(by_property - 1, "self.n", lambda v: v["frames"][by_property]["n"])
+
+
+def _up_walk(debugger, nav):
+    """From #0 up by one to the outermost (a core file's walk), then
+    py-print."""
     w = Walk(debugger, "pyf-")
     w.step("frame", 0)
     for i in range(1, DEPTH):
         w.step("up", i)
+    _prints(w, nav.own)
     return w
 
 
@@ -177,17 +223,17 @@ def test_gdb_walk_beside_cpython_helper(nav):
     """gdb with CPython's helper loaded (it has py-up, py-down, py-list):
     ours as pyf-*, every step against the target's own view and gdb's
     own frames; then a core file gdb wrote, through gdb's reads."""
-    w = _walk(GDB, "pyf-")
+    w = _walk(GDB, "pyf-", nav)
     s = GDB.run(w.commands + ["gcore " + nav.core], pid=nav.pid)
     w.check(s, nav)
-    core = _up_walk(GDB)
+    core = _up_walk(GDB, nav)
     core.check(GDB.run(core.commands, executable=nav.view["executable"], core=nav.core), nav)
 
 
 def test_lldb_walk(nav):
     if not du.lldb_usable():
         pytest.skip("no lldb")
-    w = _walk(LLDB, "py-")
+    w = _walk(LLDB, "py-", nav)
     w.check(LLDB.run(w.commands, pid=nav.pid), nav)
 
 
@@ -196,13 +242,15 @@ def test_lldb_walk_on_gdb_core(nav):
         pytest.skip("no lldb")
     if not os.path.exists(nav.core):
         GDB.run(["gcore " + nav.core], pid=nav.pid)
-    w = _up_walk(LLDB)
+    w = _up_walk(LLDB, nav)
     w.check(LLDB.run(w.commands, executable=nav.view["executable"], core=nav.core), nav)
 
 
 def _require_helper(nav, s, at):
     """Skip where python has no CPython gdb helper (no -dbg package: the
-    host's or pyenv's python); the sandbox's Debian pythons have it."""
+    host's python); the sandbox's Debian pythons have it, and pyenv's
+    builds beside python (bin/python3.X-gdb.py, which the sessions load:
+    Debugger.run's cpython_helper)."""
     if "(pyframes)" in s[at] or "Undefined" in s[at]:
         if du.in_sandbox() and nav.version != du.PYENV:
             pytest.fail("CPython's gdb helper was not loaded:\n" + s.describe(at))
@@ -218,7 +266,7 @@ def test_gdb_cpython_helper_and_ours(nav):
     index = 4
     s = du.run_gdb([GDB.bt, "help py-up", "help py-down", "help py-list", "help pyf-up",
                     "help py-frame", "pyf-frame %d" % index, "py-up", GDB.frame,
-                    "pyf-frame", GDB.frame], pid=nav.pid)
+                    "pyf-frame", GDB.frame], pid=nav.pid, cpython_helper=True)
     _require_helper(nav, s, 1)
     evals = [level for level, name in GDB.frames(s[0]) if name == EVAL]
     for i in (1, 2, 3):
@@ -240,7 +288,8 @@ def test_gdb_plugin_first_then_cpython_helper(nav):
     """The plugin loaded before the process: py-up is ours until CPython's
     helper comes with python's objfile and takes it; pyf-up stays ours."""
     s = du.run_gdb(["source " + du.GDB_PLUGIN, "help py-up", "attach %d" % nav.pid,
-                    "help py-up", "pyf-up 2", "pyf-list", "detach"], plugin=False)
+                    "help py-up", "pyf-up 2", "pyf-list", "detach"], plugin=False,
+                   cpython_helper=True)
     assert "(pyframes)" in s[1], s.describe(1)
     _require_helper(nav, s, 3)
     assert "(pyframes)" not in s[3] and "stack frame" in s[3], s.describe(3)

@@ -560,3 +560,20 @@ def test_interleave_is_each_native_frame_then_its_python_frames():
     kinds = [(f["kind"], f["function"]) for f in mixed.mixed_json_frames(native, placement)]
     assert kinds == [("python", "a"), ("native", "f0"), ("native", "f1"), ("python", "b"),
                      ("native", "f2"), ("native", "f3"), ("python", "c")]
+
+
+def test_a_native_frame_out_of_stack_order_holds_no_run():
+    """A frame the debugger lists with a stack pointer below an inner
+    frame's (lldb gives an inner frame again at an outer index when it
+    cannot compute a function's CFA): the runs go by the frames in stack
+    order, never under that one."""
+    from pyframes import mixed
+    sps = [0x100, 0x200, 0x300, 0x150, 0x400, 0x500]
+    native = [mixed.NativeFrame(i, 0x1000 + i, sp, "f%d" % i, None, False)
+              for i, sp in enumerate(sps)]
+    runs = [mixed.Run([frame("a")], 0x180), mixed.Run([frame("b")], 0x350),
+            mixed.Run([frame("c")], 0x420)]
+    placement = mixed.place(native, runs)
+    assert not placement.unplaced
+    assert {i: [f.function for f in placement.frames_at(i)] for i in placement.at} == {
+        0: ["a"], 2: ["b"], 4: ["c"]}

@@ -1,6 +1,7 @@
 """What a thread blocked in the standard library waits on (pyframes.locks'
 object waits, ``--locks``) against live CPython 3.13/3.14/3.15 (and pyenv's
-when present).
+when present), 3.12 and 3.11 (whose Thread.join blocks in
+Thread._wait_for_tstate_lock).
 
 The target is targets/waits_scenario.py: a join cycle (two threads joining
 each other), and threads blocked in Condition.wait, Event.wait,
@@ -11,8 +12,8 @@ RLock the main thread holds.  The oracle is the target's own record
 (waits.json): the id() of the object each thread waits on (a Condition's
 lock's too) and the native id of the thread each join waits for.  Every
 version must find each of them (they are read from the frames' locals,
-which 3.13 keeps readable), the join cycle as the one deadlock, and no
-other wait.
+which 3.11 to 3.13 keep readable), the join cycle as the one deadlock, and
+no other wait.
 """
 
 import json
@@ -38,8 +39,8 @@ def scenario(request, tmp_path_factory):
 def _expected(s, native=False):
     """native id -> (kind, address, held_by, Condition lock or None).  The
     thread taking a Condition's RLock back waits for the RLock's owner where
-    its innermost stack is readable (3.14+) or inferred (3.13, the threads'
-    native states read: ``native``), else on the Condition."""
+    its innermost stack is readable (3.14+) or inferred (3.11 to 3.13, the
+    threads' native states read: ``native``), else on the Condition."""
     want = {}
     for tid, w in s.truth["waits"].items():
         if w["kind"] != "reacquire":

@@ -2,31 +2,35 @@
 threads, read from the frames' value stacks (Target.frame_locals with
 ``stack=True``; pyframes.h, PYF_VALUES_STACK).
 
-- A frame **holds** a lock while it is inside ``with lock:``: 3.13's
-  BEFORE_WITH leaves the bound ``__exit__`` of the lock (a builtin method
-  whose ``__self__`` is the lock) on the frame's value stack; 3.14 and 3.15
-  leave the unbound ``__exit__`` (a method_descriptor) followed by the lock.
-  A lock taken by an explicit ``acquire()`` leaves nothing on the stack.
-  ``with cond:`` (a threading.Condition) leaves the Python ``__exit__`` of
-  the Condition: 3.13 a bound method whose ``__self__`` is the Condition,
-  3.14+ the function Condition.__exit__ followed by the Condition.  The
-  frame holds the Condition's lock (its ``_lock``, read from the object;
-  a Condition whose ``_lock`` cannot be read is shown held as itself); not
-  while the frame is still calling the Condition's ``__enter__``, which
-  3.14+ call with the ``__exit__`` already pushed, nor while a frame inside
-  it blocks in that Condition's ``wait()``/``wait_for()``, which release
-  the lock until they return (an idle ``Queue.get`` holds nothing).
+- A frame **holds** a lock while it is inside ``with lock:``: BEFORE_WITH
+  (3.11 to 3.13) leaves the bound ``__exit__`` of the lock (a builtin
+  method whose ``__self__`` is the lock) on the frame's value stack; 3.14
+  and 3.15 leave the unbound ``__exit__`` (a method_descriptor) followed by
+  the lock.  A lock taken by an explicit ``acquire()`` leaves nothing on
+  the stack.  ``with cond:`` (a threading.Condition) leaves the Python
+  ``__exit__`` of the Condition: 3.11 to 3.13 a bound method whose
+  ``__self__`` is the Condition, 3.14+ the function Condition.__exit__
+  followed by the Condition.  The frame holds the Condition's lock (its
+  ``_lock``, read from the object; a Condition whose ``_lock`` cannot be
+  read is shown held as itself); not while the frame is still calling the
+  Condition's ``__enter__``, which 3.14+ call with the ``__exit__`` already
+  pushed, nor while a frame inside it blocks in that Condition's
+  ``wait()``/``wait_for()``, which release the lock until they return (an
+  idle ``Queue.get`` holds nothing).
 - A thread **waits** for a lock when its innermost frame is at a CALL
   instruction (the opcode at its instr_ptr, of that CPython's own CALL
-  family) whose callable, as the stack lays it out for CALL (``callable,
+  family; 3.11's PRECALL too, which makes the call of a specialized form)
+  whose callable, as the stack lays it out for CALL (3.13+: ``callable,
   self_or_null, args...`` below the top, and the names of the keywords
-  above them for CALL_KW), is the ``acquire`` or ``__enter__`` of a lock:
-  the unbound method_descriptor with the lock as self, or the lock's bound
-  builtin method.  A frame is not said to hold the lock it is waiting for.
-  The thread's native state, when a front end read it (Thread.native),
-  confirms the wait ("waiting on a lock") or rules it out (on CPU); without
-  it the wait is "by its Python frame" only (a thread that has just got the
-  lock shows the same frame for an instant).
+  above them for CALL_KW; 3.11 and 3.12: ``method, self, args...`` or
+  ``NULL, callable, args...``, the keywords' names kept off the stack), is
+  the ``acquire`` or ``__enter__`` of a lock: the unbound method_descriptor
+  with the lock as self, or the lock's bound builtin method.  A frame is
+  not said to hold the lock it is waiting for.  The thread's native state,
+  when a front end read it (Thread.native), confirms the wait ("waiting on
+  a lock") or rules it out (on CPU); without it the wait is "by its Python
+  frame" only (a thread that has just got the lock shows the same frame
+  for an instant).
 - The **holder** of a lock: an RLock's owner (the thread whose
   threading.get_ident() the lock records), whatever the stacks say;
   otherwise the one thread one of whose frames holds it.  Nobody, or more
@@ -39,8 +43,9 @@ threads, read from the frames' value stacks (Target.frame_locals with
 
 - A thread **waits on an object** of the standard library when its Python
   frames say so, read from the frames' locals (``self``, its attributes one
-  level down; readable on 3.13 too): its innermost frame is a blocking leaf
-  (``Condition.wait`` in waiter.acquire(), ``Thread.join``, a selector's
+  level down; readable on 3.11 to 3.13 too): its innermost frame is a
+  blocking leaf (``Condition.wait`` in waiter.acquire(), ``Thread.join``
+  (3.11 and 3.12: ``Thread._wait_for_tstate_lock`` under it), a selector's
   ``select``) and the frames out from it that are waits of threading.py,
   queue.py, concurrent/futures/_base.py or asyncio/base_events.py (see
   WAIT_FRAMES) name the object: the outermost one's ``self`` (a Queue.get
@@ -52,26 +57,30 @@ threads, read from the frames' value stacks (Target.frame_locals with
   notify) is kept; an object wait replaces one whose holder is unknown (the
   waiter lock of Condition.wait).
 
-Where the value stack cannot be read, nothing is said: 3.13 saves a frame's
-stack pointer only when the frame calls a Python function, so on 3.13 the
-innermost frame of a thread blocked in C (acquire() included) has no
-readable stack (LockReport.unreadable says why).  3.14+ save it on every
-call that may escape, so the innermost frame's stack is readable while it
-is blocked in acquire().
+Where the value stack cannot be read, nothing is said: 3.11 to 3.13 save
+a frame's stack pointer only when the frame calls a Python function, so
+there a frame that runs (a thread's innermost, blocked in C, acquire()
+included; the last frame of an eval call that called C code which entered
+another) has no readable stack (LockReport.unreadable says why): 3.12 and
+3.13 mark the pointer unsaved (the library says so), 3.11 leaves it as it
+was at the frame's last Python call (RUNNING: such frames are not read).
+3.14+ save it on every call that may escape, so the innermost frame's
+stack is readable while it is blocked in acquire().
 
-- **3.13, inferred.** When the thread's native state says it waits on a
-  lock, the innermost frame's stack slots are read all the same, every one
-  of its co_stacksize (PYF_VALUES_STACK_UNSAVED): the live stack is a
+- **3.11 to 3.13, inferred.** When the thread's native state says it waits
+  on a lock, the innermost frame's stack slots are read all the same, every
+  one of its co_stacksize (PYF_VALUES_STACK_UNSAVED): the live stack is a
   bottom part of them, the rest is left from earlier instructions.  At a
   CALL, the lowest slots that make the call of a lock's acquire/__enter__
   (the lock's method and the lock, then oparg arguments) end the live
-  stack; at BEFORE_WITH (3.13's ``with``, which calls ``__enter__`` with
-  the manager still on top), the lowest slot holding a lock.  Slots left
-  over can only lie above the live top, so the lowest match is the live
-  call when the call is a lock's; when it is not (a C call that waits on a
-  lock of its own), a match left over above it would name the wrong lock.
-  So the wait, the holds read below it, and any cycle through them are
-  marked inferred (Wait.inferred, LockReport.inferred).
+  stack; at BEFORE_WITH (the ``with`` of 3.11 to 3.13, which calls
+  ``__enter__`` with the manager still on top), the lowest slot holding a
+  lock.  Slots left over can only lie above the live top, so the lowest
+  match is the live call when the call is a lock's; when it is not (a C
+  call that waits on a lock of its own), a match left over above it would
+  name the wrong lock.  So the wait, the holds read below it, and any
+  cycle through them are marked inferred (Wait.inferred,
+  LockReport.inferred).
 """
 
 from dataclasses import dataclass, field
@@ -99,12 +108,21 @@ THREADING = "/threading.py"
 
 #: The CALL instructions of each minor version, from each interpreter's own
 #: opcode module (opcode.opmap and opcode._specialized_opmap of 3.13.18,
-#: 3.14.10 and 3.15.2; the numbers do not change within a minor version;
-#: test_locks checks them against every interpreter it runs): (positional
-#: calls, whose stack ends with callable, self_or_null, oparg arguments;
-#: keyword calls, which add the tuple of keyword names on top).
-#: CALL_FUNCTION_EX (arguments in a tuple) and CALL_INTRINSIC_* are left out.
+#: 3.14.10 and 3.15.2; 3.11.7's and 3.12.1's opcode.opmap and the
+#: specialized forms dis._all_opmap numbers; the numbers do not change
+#: within a minor version; test_locks checks them against every interpreter
+#: it runs): (positional calls, whose stack ends with the callable, its self
+#: and oparg arguments (CALL_STACK); keyword calls, which add the tuple of
+#: keyword names on top: 3.14+'s CALL_KW, 3.13's, none before).  3.11's
+#: PRECALL family makes the specialized calls of builtins and method
+#: descriptors itself (the plain PRECALL leaves the call to CALL), with the
+#: same oparg and stack.  CALL_FUNCTION_EX (arguments in a tuple) and
+#: CALL_INTRINSIC_* are left out.
 CALL_OPCODES = {
+    11: (frozenset([22, 23, 24, 64, 65, 66, 67, 72, 73, 76, 77, 78, 79, 80, 81, 113, 121,
+                    127, 141, 143, 166, 171]), frozenset()),
+    12: (frozenset([23, 24, 28, 29, 34] + list(range(38, 49)) + [56, 171, 241]),
+         frozenset()),
     13: (frozenset([53, 244] + list(range(162, 182))), frozenset([57, 245])),
     14: (frozenset([52, 250] + list(range(143, 151)) + list(range(154, 166))),
          frozenset([55, 151, 152, 153, 251])),
@@ -112,21 +130,38 @@ CALL_OPCODES = {
          frozenset([53, 154, 155, 156, 250])),
 }
 
-#: 3.13's BEFORE_WITH (its `with`: __enter__ is called from the instruction,
-#: the manager still on top of the stack); 3.14+ call __enter__ with CALL.
-BEFORE_WITH = {13: 2}
-#: Why a 3.13 frame's holds and wait are inferred.
-INFERRED = "inferred: 3.13 keeps no stack pointer while a frame runs C code"
+#: The order of a call's callable and self on the stack: 3.11 and 3.12
+#: "method" (LOAD_METHOD / LOAD_ATTR push ``method, self`` or ``NULL,
+#: callable``), 3.13+ "callable" (``callable, self_or_null``).
+CALL_STACK = {11: "method", 12: "method"}
+#: BEFORE_WITH, the `with` of 3.11 to 3.13 (__enter__ is called from the
+#: instruction, the manager still on top of the stack); 3.14+ call
+#: __enter__ with CALL.
+BEFORE_WITH = {11: 53, 12: 53, 13: 2}
+#: How a frame that runs keeps its stack pointer, where it does not save it
+#: (3.14+ save it on every call that may escape): "unset" (3.12, 3.13: -1,
+#: the library says it is not saved), "stale" (3.11: left as the frame's
+#: last Python call set it, which the library cannot tell from a saved one:
+#: such a frame is read here as unsaved).  The frames that run: a thread's
+#: innermost, and the caller of each frame entered from C.
+RUNNING = {11: "stale", 12: "unset", 13: "unset"}
+#: Why such a frame's holds and wait are inferred.
+INFERRED = "inferred: CPython 3.11 to 3.13 save no stack pointer while a frame runs C code"
+#: Why such a frame's stack is not read on 3.11 (RUNNING "stale").
+STALE = ("stack pointer not saved: the frame runs (CPython 3.11 saves it on a call of a "
+         "Python function only)")
 
 #: The standard library's waits by (code filename ending, qualname): the
 #: kind of object ``self`` is (threading.py, queue.py, concurrent/futures/
-#: _base.py and asyncio/base_events.py of 3.13, 3.14 and 3.15 alike).
+#: _base.py and asyncio/base_events.py of 3.11 to 3.15 alike; 3.11's and
+#: 3.12's Thread.join blocks in Thread._wait_for_tstate_lock).
 WAIT_FRAMES = {
     ("threading.py", "Condition.wait"): "condition",
     ("threading.py", "Condition.wait_for"): "condition",
     ("threading.py", "Event.wait"): "event",
     ("threading.py", "Semaphore.acquire"): "semaphore",   # BoundedSemaphore's too
     ("threading.py", "Thread.join"): "join",
+    ("threading.py", "Thread._wait_for_tstate_lock"): "join",  # 3.11, 3.12, under join
     ("queue.py", "Queue.get"): "queue",
     ("queue.py", "Queue.put"): "queue",
     ("concurrent/futures/_base.py", "Future.result"): "future",
@@ -136,10 +171,12 @@ WAIT_FRAMES = {
     ("asyncio/base_events.py", "BaseEventLoop.run_until_complete"): "event_loop",
 }
 #: The frames a thread blocks in (its innermost Python frame): Condition.wait
-#: (waiter.acquire()), Thread.join (the thread handle's join), and any
-#: ``*.select`` of selectors.py (the event loop's poll; its self is no
+#: (waiter.acquire()), Thread.join (the thread handle's join; 3.11 and
+#: 3.12: Thread._wait_for_tstate_lock, the thread's lock's acquire()), and
+#: any ``*.select`` of selectors.py (the event loop's poll; its self is no
 #: object of WAIT_FRAMES: the loop is named by the frames out from it).
-WAIT_LEAVES = (("threading.py", "Condition.wait"), ("threading.py", "Thread.join"))
+WAIT_LEAVES = (("threading.py", "Condition.wait"), ("threading.py", "Thread.join"),
+               ("threading.py", "Thread._wait_for_tstate_lock"))
 SELECTORS = "selectors.py"
 #: What the thread's native state says while each kind blocks.
 _NATIVE_WORD = {"event_loop": "poll"}
@@ -189,7 +226,7 @@ class Wait:
     #: True: the thread's native state says it waits on a lock; None: only
     #: its Python frame says so.
     confirmed: Optional[bool] = None
-    #: True: inferred from a 3.13 frame's stack slots without a saved stack
+    #: True: inferred from a 3.11 to 3.13 frame's stack slots without a saved stack
     #: pointer (see the module's docstring): probable, not read.
     inferred: bool = False
 
@@ -245,7 +282,7 @@ def _condition_exit(value, following):
     following, the entry after it), else None."""
     if value is None:
         return None
-    if value.kind == "method" and len(value.children) == 2:  # 3.13: bound
+    if value.kind == "method" and len(value.children) == 2:  # 3.11 to 3.13: bound
         func, self_ = value.children
     elif value.kind == "function":                            # 3.14+
         func, self_ = value, following
@@ -308,7 +345,11 @@ def _called(stack, opcode, oparg, minor):
         return None
     if at < 0:
         return None
-    return stack[at], stack[at + 1]
+    below, above = stack[at], stack[at + 1]
+    if CALL_STACK.get(minor) == "method":
+        # (method, self) or (NULL, callable)
+        return (below, above) if below is not None else (above, None)
+    return below, above
 
 
 def called_lock(stack, opcode, oparg, minor):
@@ -363,7 +404,7 @@ def _frame_stack(target, frame):
 
 
 def unsaved_wait(slots, opcode, oparg, minor):
-    """(the live stack, the lock waited for) of a 3.13 frame whose stack
+    """(the live stack, the lock waited for) of a 3.11 to 3.13 frame whose stack
     pointer is not saved, from all its stack slots (bottom first): the
     lowest top at which the instruction is a lock's acquire/__enter__,
     else None."""
@@ -521,9 +562,14 @@ def analyze(target, threads, minor):
         report.threads[tid] = thread
         released = _released(target, thread, selves)
         for index, frame in enumerate(thread.frames):
-            read, why = _frame_stack(target, frame)
+            running = index == 0 or thread.frames[index - 1].entry_from_c
+            if running and RUNNING.get(minor) == "stale":
+                read, why = None, STALE
+            else:
+                read, why = _frame_stack(target, frame)
             guess = None
-            if read is None and index == 0 and minor == 13 and _native_says(thread) is True:
+            if read is None and index == 0 and minor in RUNNING and \
+                    _native_says(thread) is True:
                 guess = _inferred_stack(target, frame, minor)
             if read is None and guess is None:
                 report.holds[frame.frame_addr] = None
@@ -725,7 +771,7 @@ def to_json(report, doc, threads):
     "waits_for" ({"address", "type", "kind", "held_by", "confirmed",
     "inferred"}, a Condition's "lock", a join's "thread_ident"; or null), per
     frame "holds" (a list of {"address", "type"}, each with "inferred": true
-    when read from a 3.13 frame without a saved stack pointer; or null when
+    when read from a 3.11 to 3.13 frame without a saved stack pointer; or null when
     its stack is unreadable)."""
     doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
                           "waits_for": w.lock.address, "held_by": w.held_by,

@@ -112,9 +112,15 @@ def place(native, runs):
     """A :class:`Placement` of ``runs`` (innermost first) on ``native``
     (the debugger's frames, innermost first)."""
     result = Placement()
-    # the physical frames, with the stack pointer of each
-    physical = [i for i, f in enumerate(native) if not f.inline and f.sp is not None]
-    sps = [native[i].sp for i in physical]
+    # the physical frames, with the stack pointer of each, outward: a frame
+    # whose stack pointer lies below an inner one's is not where the
+    # debugger lists it (lldb, at a function whose CFA it cannot compute,
+    # hands out an inner frame again at an outer index) and holds no run
+    physical, sps = [], []
+    for i, f in enumerate(native):
+        if not f.inline and f.sp is not None and (not sps or f.sp >= sps[-1]):
+            physical.append(i)
+            sps.append(f.sp)
     floor = 0  # runs go outward: never above the last one placed
     for n, run in enumerate(runs):
         owner = None

@@ -470,8 +470,8 @@ class Local:
     #: the stack was unreadable, value says why).
     kind: str
     #: PYF_LOCAL_* bits (varargs, varkeywords, kwonly, unbound, hidden;
-    #: unsaved: a stack slot of a 3.13 frame whose stack pointer is not
-    #: saved, live or left over).
+    #: unsaved: a stack slot of a 3.11 to 3.13 frame whose stack pointer is
+    #: not saved, live or left over).
     flags: int = 0
     #: None when unbound.
     value: Optional[Value] = None

@@ -282,9 +282,11 @@ class Target:
         frame's value stack too, as "stack" locals after the others (pyframes.h,
         PYF_VALUES_STACK), and the instruction at its instr_ptr; ``stack="only"``:
         the stack without the locals (PYF_VALUES_STACK_ONLY); with a stack,
-        ``unsaved``: on 3.13, a frame whose stack pointer is not saved gives
-        all its co_stacksize slots, each flagged PYF_LOCAL_UNSAVED (live or
-        left over: PYF_VALUES_STACK_UNSAVED)."""
+        ``unsaved``: on 3.12 and 3.13, a frame whose stack pointer is not
+        saved gives all its co_stacksize slots, each flagged
+        PYF_LOCAL_UNSAVED (live or left over: PYF_VALUES_STACK_UNSAVED); on
+        3.11 the caller says so of a frame that runs (its stack pointer is
+        that of its last Python call)."""
         return self._values(self._lib.pyf_frame_locals, _address(frame_addr, "frame_addr"),
                             max_string, max_items, max_depth, max_objects, max_bytes,
                             attrs, stack, unsaved)

@@ -1,5 +1,6 @@
 """Scenario: one thread 50 Python frames deep, entered from C 16 times, for
-frame navigation (py-up, py-down, py-frame, py-list).
+frame navigation (py-up, py-down, py-frame, py-list) and the selected
+frame's values (py-locals, py-print).
 
 The main thread runs, outermost first:
 
@@ -19,10 +20,17 @@ first Python frame of an eval call of its own:
 caller's eval loop however often it runs).  FROM_C names those callees and
 <module>: the frames entered from C.  The thread blocks in the handshake,
 whose record is the target's own view of the stack, innermost first.
+
+Before it, ``locals.json`` in the work directory holds the target's own
+view of the values: ``frames``, per frame of that stack (innermost first)
+the repr() of each of its locals (``{}`` for <module>, whose locals are
+its globals), and ``WAYS``, the repr() of that global.
 """
 
 import functools
+import json
 import os
+import sys
 
 import _common
 
@@ -86,7 +94,23 @@ def by_property(n):
 WAYS = (by_map, by_sorted, by_reduce, by_init, by_property)
 
 
+def record_locals():
+    """locals.json: the frames' locals as repr() shows them, from
+    publish_and_block (called next, its one local self) out to <module>."""
+    frames = [{"self": repr(H)}]
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_code.co_name == "<module>"
+        frames.append({} if module else {k: repr(v) for k, v in frame.f_locals.items()})
+        frame = frame.f_back
+    path = os.path.join(H.workdir, "locals.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump({"frames": frames, "WAYS": repr(WAYS)}, f)
+    os.replace(path + ".tmp", path)
+
+
 def leaf():
+    record_locals()
     return H.publish_and_block()
 
 
