@@ -237,6 +237,9 @@ def main(argv=None):
         if args.command == "render":
             return _render(args, out)
         return _dump(args, out)
+    except UsageError as exc:
+        # options that cannot go together, a mode this target cannot give
+        return _fail(str(exc), 2)
     except (PyframesError, CommandError) as exc:
         return _fail(str(exc), 1)
     except BrokenPipeError:

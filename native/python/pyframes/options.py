@@ -63,7 +63,8 @@ def add_stack_options(parser, json_group=None):
     parser.add_argument(
         "--group", action="store_true",
         help="show the threads with the same stack once, with their count, "
-             "names and native ids (with --json also a \"groups\" list)")
+             "names, native ids and the debugger's labels (with --locks the "
+             "same locks too; with --json also a \"groups\" list)")
     parser.add_argument(
         "--tasks", action="store_true",
         help="the asyncio tasks (CPython 3.14+) as a tree: each task, its "
@@ -393,8 +394,9 @@ packages.  Without options it shows the thread selected in {dbg}.
   --max-depth N    walk at most N frames per thread (deeper: incomplete)
   --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
   --no-source      no source lines
-  --group          threads with the same stack once: their count, names and
-                   native ids over the one stack (with --json a "groups" list)
+  --group          threads with the same stack once: their count, names,
+                   native ids and {dbg} labels over the one stack (with
+                   --locks the same locks too; with --json a "groups" list)
   --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
                    its coroutine stack and the tasks it awaits; with --all
                    or --thread the thread stacks first, each header naming

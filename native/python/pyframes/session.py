@@ -22,7 +22,7 @@ import json
 
 from . import _loader, errors, mixed, render, stack_command, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
-from .errors import CommandError
+from .errors import CommandError, UsageError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
 from .options import HelpRequested, add_processes_option, build_parser, parse_arguments
 
@@ -304,7 +304,7 @@ class Session(object):
         (stack_command.run_processes); one that cannot be read has its
         error in its place."""
         if options.info:
-            raise CommandError("--info describes one process (not with %s)"
+            raise UsageError("--info describes one process (not with %s)"
                                % self.processes_option)
         if options.thread is None:
             options.all = True

@@ -15,7 +15,10 @@ The options (pyframes.options) mean the same in each:
   the deadlocks, first (pyframes.locks), read over every thread of the
   target whichever are shown;
 - ``--group``: the threads with the same stack once, under one header
-  (render.group_header), and with ``--json`` a "groups" list;
+  (render.group_header, naming the debugger's labels of its threads), and
+  with ``--json`` a "groups" list; with ``--locks`` the lines under the
+  frames (held locks, a wait) are part of what must be the same, so a
+  deadlock's threads stay apart while a pool's idle workers fold;
 - ``--locals`` (and the value limits ``--max-string N``, ``--max-items
   N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
   each shown frame's variables (pyframes.values), read with
@@ -35,7 +38,7 @@ import json
 
 from . import errors, locks, model, render, taskview, values
 from .options import value_limits
-from .errors import CommandError
+from .errors import CommandError, UsageError
 
 __all__ = ["Front", "run", "run_processes", "walk_of", "select_thread", "snapshot_native"]
 
@@ -119,41 +122,43 @@ def run(target, options, front):
     collapsed = getattr(options, "collapsed", False)
     group = getattr(options, "group", False)
     if show_locals and (native or collapsed):
-        raise CommandError("--locals shows the variables under the frames of the stack "
-                           "and JSON outputs (not with --native or --collapsed)")
+        raise UsageError("--locals shows the variables under the frames of the stack "
+                         "and JSON outputs (not with --native or --collapsed)")
     show_locks = getattr(options, "locks", False) and stacks
     if show_locks and (native or collapsed):
-        raise CommandError("--locks shows the locks under the frames of the stack "
-                           "and JSON outputs (not with --native or --collapsed)")
-    if group and (native or collapsed or show_locals or show_locks):
-        raise CommandError("--group shows each stack once (not with --native, "
-                           "--collapsed, --locals or --locks)")
+        raise UsageError("--locks shows the locks under the frames of the stack "
+                         "and JSON outputs (not with --native or --collapsed)")
+    if group and (native or collapsed or show_locals):
+        raise UsageError("--group shows each stack once (not with --native, "
+                         "--collapsed or --locals)")
     if stacks and not collapsed and threads:
         snapshot, threads = described(snapshot, threads, front)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     lock_report = None
+    under = frame_values.text_lines if frame_values else None
     if show_locks:
         lock_report = locks.analyze(target, _every_thread(target, options, walk, threads),
                                     target.python.minor)
+        under = _with_locks(lock_report, threads, under)
     if native:
         return front.native(snapshot, threads, options)
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
                          frame_values=frame_values, lock_report=lock_report,
-                         groups=threads if group else None) + "\n"
+                         groups=threads if group else None,
+                         lines_of=under if group else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
-    under = frame_values.text_lines if frame_values else None
     if lock_report is not None:
         text = "".join(line + "\n" for line in
                        locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
         text += "\n" if text else ""
-        under = _with_locks(lock_report, threads, under)
     if group and stacks and not collapsed:
-        text = render.format_threads_text(
-            threads, group=True, show_source=not options.no_source,
-            source=None if options.no_source else front.source())
+        text += render.format_threads_text(
+            threads, group=True, label_of=front.label, debugger=front.debugger,
+            show_source=not options.no_source,
+            source=None if options.no_source else front.source(), locals_of=under)
     elif stacks and collapsed:
         text = "".join(line + "\n" for line in render.format_collapsed(threads))
     elif stacks:
@@ -255,19 +260,22 @@ def described(snapshot, threads, front):
         snapshot.interpreters, interps)), list(new)
 
 
-def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None):
+def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
+              lines_of=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
     deadlocks, waits and held locks (pyframes.locks.to_json); with --group
-    (``groups``: the threads shown) the document gains "groups"."""
+    (``groups``: the threads shown) the document gains "groups", the
+    threads grouped as the text groups them (``lines_of(frame)``: the lines
+    under a frame, which must be the same too)."""
     if not limited and frame_values is None and lock_report is None and groups is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
     if lock_report is not None:
         locks.to_json(lock_report, doc, list(snapshot.threads()))
     if groups is not None:
-        doc["groups"] = render.groups_json(groups)
+        doc["groups"] = render.groups_json(groups, lines_of)
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
         if limited:
@@ -345,8 +353,8 @@ def run_processes(processes, options, failure):
     if group and (getattr(options, "native", False) or getattr(options, "collapsed", False)
                   or getattr(options, "locals", False) or getattr(options, "locks", False)
                   or options.tasks or options.table):
-        raise CommandError("--group across processes shows each stack once (not with "
-                           "--native, --collapsed, --locals, --locks, --tasks or --table)")
+        raise UsageError("--group across processes shows each stack once (not with "
+                         "--native, --collapsed, --locals, --locks, --tasks or --table)")
     body = _grouped_body if group else run
     outputs, failed = [], 0
     for pid, command, label, within in processes:
