@@ -349,6 +349,7 @@ typedef struct walker {
     uint64_t top;            /* the top frame, aligned */
     uint64_t max_depth, keep, emitted, counted;
     bool from_c;             /* an entry frame since the last frame delivered */
+    bool cut_entry;          /* the first entry past keep_frames was handed over */
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
 } walker;
@@ -580,6 +581,13 @@ static int visit_frame(walker *k, const pyf__iframe *fr)
         k->from_c = true;
         if (k->sink->mark_entry && k->emitted > 0 && k->counted == 0)
             return k->sink->mark_entry(k->sink->ctx, fr->addr);
+        /* the first entry among the frames counted past keep_frames ends
+         * the run the last frame kept belongs to (unless that run ended
+         * at the cut: its entry was marked above) */
+        if (k->sink->cut_entry && k->counted > 0 && !k->cut_entry) {
+            k->cut_entry = true;
+            return k->sink->cut_entry(k->sink->ctx, fr->addr);
+        }
         return PYF_OK;
     }
     if (pyf__iframe_python(o, fr))

@@ -372,6 +372,8 @@ class Session(object):
             for thread, row in zip(flat, rows):
                 if thread.tstate_addr in by_tstate:
                     row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
+                if options.limit:
+                    row["more_frames"] = thread.more_frames
             return json.dumps(doc) + "\n"
         source = None if options.no_source else self.source_for(adapter, kind)
         out = []
@@ -382,6 +384,9 @@ class Session(object):
                 t, ask(adapter.debugger_thread_label, t.native_thread_id),
                 adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
+            if t.more_frames:
+                out.append("[%d more Python frame%s not shown: --limit %d]" % (
+                    t.more_frames, "" if t.more_frames == 1 else "s", options.limit))
         return "".join(line + "\n" for line in out) + self.core_note(adapter, threads)
 
     def source_for(self, adapter, kind):
