@@ -469,6 +469,9 @@ class _DebuggerFront(stack_command.Front):
     def label(self, native_tid):
         return ask(self.adapter.debugger_thread_label, native_tid)
 
+    def process_id(self, target):
+        return target.pid or ask(self.adapter.pid)
+
     def _rows(self, threads):
         return render.thread_table(threads, self.label)
 

@@ -92,6 +92,11 @@ class Front(object):
         on_cpu); the same list when it knows nothing."""
         return threads
 
+    def process_id(self, target):
+        """The process's id (the thread it started with has it as its
+        native id), or None when unknown."""
+        return target.pid
+
 
 def walk_of(options):
     """Target.snapshot keywords of the options."""
@@ -133,6 +138,7 @@ def run(target, options, front):
                          "--collapsed or --locals)")
     if stacks and not collapsed and threads:
         snapshot, threads = described(snapshot, threads, front)
+        snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     lock_report = None
     under = frame_values.text_lines if frame_values else None
@@ -250,7 +256,12 @@ class FrameValuesOf(object):
 def described(snapshot, threads, front):
     """(snapshot, threads) with the shown threads as front.describe fills
     them, the snapshot holding those (its JSON is made from it)."""
-    new = front.describe(snapshot, threads)
+    return _replaced(snapshot, threads, front.describe(snapshot, threads))
+
+
+def _replaced(snapshot, threads, new):
+    """(snapshot, new): ``new`` (the threads shown, each as it replaces the
+    same one of ``threads``) in a snapshot that holds them."""
     if new is threads or snapshot is None or not dataclasses.is_dataclass(snapshot):
         return snapshot, new
     by_id = {id(old): t for old, t in zip(threads, new)}
@@ -258,6 +269,42 @@ def described(snapshot, threads, front):
         i.threads, [by_id.get(id(t), t) for t in i.threads])) for i in snapshot.interpreters]
     return dataclasses.replace(snapshot, interpreters=model._like(
         snapshot.interpreters, interps)), list(new)
+
+
+#: The file of the module whose globals name the main thread
+#: (threading.main_thread()).
+_THREADING = "/threading.py"
+
+
+def main_tagged(target, snapshot, threads, pid):
+    """(snapshot, threads) with the main thread tagged ``main`` where the
+    snapshot could not say so.  CPython 3.14+ flags the interpreter's main
+    thread while it runs __main__ (interp->threads.main, PYF_THREAD_MAIN)
+    and clears that before the same thread finalizes: in
+    threading._shutdown, waiting for the other threads, and in the atexit
+    functions.  Then the thread the process started with (native id ==
+    ``pid``) of the main interpreter, shown and not flagged, no other
+    flagged, is tagged when threading.main_thread() says it is the one:
+    ``threading._main_thread._ident``, read from the globals of a frame
+    of threading.py (no code of the target runs)."""
+    if not pid or target.python.minor < 14:
+        return snapshot, threads
+    first = [t for t in threads if t.interpreter_id == 0]
+    started = [t for t in first if t.native_thread_id == pid]
+    if not started or any(t.is_main for t in first):
+        return snapshot, threads
+    thread = started[0]
+    frames = [f for t in [thread] + first for f in t.frames if f.filename.endswith(_THREADING)]
+    if not frames:
+        return snapshot, threads
+    try:
+        ident = values.resolve(target, frames[0], "_main_thread._ident")
+    except (CommandError, errors.PyframesError):
+        return snapshot, threads
+    if ident.kind != "int" or values.int_value(ident) != thread.thread_id:
+        return snapshot, threads
+    return _replaced(snapshot, threads, [dataclasses.replace(t, is_main=True)
+                                         if t is thread else t for t in threads])
 
 
 def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
@@ -384,6 +431,7 @@ def _grouped_body(target, options, front):
     snapshot, threads = _chosen(target, options, front, walk)
     if threads:
         snapshot, threads = described(snapshot, threads, front)
+        snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
     return snapshot, threads, None if options.no_source else front.source()
 
 
