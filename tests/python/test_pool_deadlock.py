@@ -170,6 +170,14 @@ def test_cli_locks_group(pool, cli_env):
     (cycle,) = doc["deadlocks"]
     assert {w["native_thread_id"]: (w["waits_for"], w["held_by"]) for w in cycle} == {
         tid: (r["waits"], pool.holder(r["waits"])) for tid, r in pool.deadlock.items()}, cycle
+    # the hex of the text is the JSON number (docs/json-schema.md, "Numbers"):
+    # each header's thread id, as the target's own threading.get_ident()
+    rows = {t["native_thread_id"]: t for i in doc["interpreters"] for t in i["threads"]}
+    for m in re.finditer(r"^Thread (0x[0-9a-f]+) .*\(native (\d+),", text, re.M):
+        tid = int(m.group(2))
+        assert int(m.group(1), 16) == rows[tid]["thread_id"], (m.group(0), rows[tid])
+        if tid in pool.threads:
+            assert rows[tid]["thread_id"] == pool.threads[tid]["ident"], rows[tid]
 
 
 def test_usage_errors_exit_2(pool, cli_env):
