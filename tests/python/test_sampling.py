@@ -11,6 +11,9 @@ against live processes that keep changing.
 - targets/aba_chains.py alternates two call chains: the command line's
   profile may only hold stacks of one chain each, its files must agree with
   each other, and the counters come under their documented names.
+- targets/busy_service.py, a service whose workers do the work: sampled
+  with no option, every thread is read and the function the workers
+  spend their time in (their own record) heads the table.
 """
 import json
 import os
