@@ -6,16 +6,13 @@ which the header reads otherwise); the tag still names the thread that
 threading.main_thread() names, by the target's own record of it (the
 oracle), and no other: the command line, gdb and lldb."""
 
-import json
-import os
 import re
-import subprocess
 
 import pytest
 
 import conftest
 import debugger_util as du
-from livetarget import TARGETS, target_env
+from livetarget import kill_json, start_json
 from test_cli import run_cli
 
 _HEADER = re.compile(r"^Thread 0x[0-9a-f]+ .*\(native (\d+), ([^)]*)\)", re.M)
@@ -32,17 +29,11 @@ def finishing(request):
     if request.param is None:
         conftest.require_interpreters()
         pytest.skip("no CPython 3.14 or later")
-    proc = subprocess.Popen([request.param.path, os.path.join(TARGETS, "shutdown_wait.py")],
-                            stdout=subprocess.PIPE, env=target_env())
+    proc, doc = start_json(request.param.path, "shutdown_wait.py")
     try:
-        line = proc.stdout.readline()
-        assert line, "shutdown_wait.py exited before its handshake"
-        doc = json.loads(line)
-        doc["minor"] = request.param.minor
         yield doc
     finally:
-        proc.kill()
-        proc.wait()
+        kill_json(proc)
 
 
 def _tagged(text):

@@ -17,15 +17,13 @@ no stack pointer), and said so.
 """
 
 import json
-import os
 import re
-import subprocess
 
 import pytest
 
 import conftest
 import debugger_util as du
-from livetarget import TARGETS, target_env
+from livetarget import kill_json, start_json
 from test_cli import run_cli
 
 
@@ -37,13 +35,7 @@ def _interpreters():
 class Pool(object):
     def __init__(self, interp):
         self.interp = interp
-        self.proc = subprocess.Popen([interp.path, os.path.join(TARGETS, "pool_deadlock.py")],
-                                     stdout=subprocess.PIPE, env=target_env())
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AssertionError("pool_deadlock.py exited before its handshake (%s)"
-                                 % self.proc.wait(timeout=30))
-        self.doc = json.loads(line)
+        self.proc, self.doc = start_json(interp.path, "pool_deadlock.py")
         self.pid = self.doc["pid"]
         self.deadlock = {int(tid): r for tid, r in self.doc["deadlock"].items()}
         self.idle = set(self.doc["idle"])
@@ -57,8 +49,7 @@ class Pool(object):
         return [tid for tid, r in self.deadlock.items() if r["holds"] == lock][0]
 
     def close(self):
-        self.proc.kill()
-        self.proc.wait()
+        kill_json(self.proc)
 
 
 @pytest.fixture(scope="module", params=_interpreters())

@@ -26,7 +26,7 @@ import pytest
 
 from conftest import release_python
 import rounds
-from livetarget import target_env
+from livetarget import kill_json, start_json, target_env
 from test_cli import run_cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -295,19 +295,12 @@ class BusyService(object):
     the main thread's stack and each thread's name."""
 
     def __init__(self, python):
-        self.proc = subprocess.Popen([python, os.path.join(TARGETS, "busy_service.py")],
-                                     stdout=subprocess.PIPE, env=target_env())
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AssertionError("busy_service.py exited before its handshake (%s)"
-                                 % self.proc.wait(timeout=30))
-        self.doc = json.loads(line)
+        self.proc, self.doc = start_json(python, "busy_service.py")
         self.pid = self.doc["pid"]
         self.hot = (self.doc["hot"]["function"], self.doc["hot"]["filename"])
 
     def close(self):
-        self.proc.kill()
-        self.proc.wait()
+        kill_json(self.proc)
 
 
 def function_rows(text):
