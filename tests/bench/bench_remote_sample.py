@@ -43,7 +43,7 @@ def gdb(pid, samples):
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off", "-iex", "set sysroot /",
             "-ex", "target extended-remote | gdbserver - --attach %d" % pid,
             "-ex", "source " + os.path.join(ROOT, "gdb", "pyframes_gdb.py"),
-            "-ex", "py-sample -n %d --interval 0 --top 0" % samples, "-ex", "detach"]
+            "-ex", "py-sample -n %d --interval 0 --top 0 --main" % samples, "-ex", "detach"]
     return _rate("gdb", run(argv))
 
 
