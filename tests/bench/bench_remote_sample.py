@@ -70,7 +70,7 @@ def lldb(pid, samples, tmp, version="21"):
         argv = [debugger, "--batch", "-x", "-O", "settings set target.parallel-module-load false",
                 "-o", "gdb-remote 127.0.0.1:%s" % port,
                 "-o", "command script import " + os.path.join(ROOT, "lldb", "pyframes_lldb.py"),
-                "-o", "py-sample -n %d --interval 0 --top 0" % samples, "-o", "process detach"]
+                "-o", "py-sample -n %d --interval 0 --top 0 --main" % samples, "-o", "process detach"]
         return _rate("lldb", run(argv))
     finally:
         server.kill()
