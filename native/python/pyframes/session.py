@@ -305,7 +305,7 @@ class Session(object):
         error in its place."""
         if options.info:
             raise UsageError("--info describes one process (not with %s)"
-                               % self.processes_option)
+                             % self.processes_option)
         if options.thread is None:
             options.all = True
         found = []
