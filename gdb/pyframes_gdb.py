@@ -1,6 +1,8 @@
 """gdb plugin of pyframes: the ``py-bt-fast`` and ``py-sample`` commands,
-and frame navigation (``pyf-up``, ``pyf-down``, ``pyf-frame``, ``pyf-list``,
-also named ``py-up`` ... where CPython's gdb helper has not taken them).
+and frame navigation (``py-up``, ``py-down``, ``py-frame``, ``py-list``,
+``py-locals``, ``py-print``, also named ``pyf-up`` ...; CPython's gdb
+helper's commands of the same names, when it is loaded, are kept as
+``cpython-py-up`` ...).
 
 Load it with ``source /path/to/pyframes_gdb.py`` (from the source tree or
 from <prefix>/share/pyframes/gdb/).  Only the gdb adapter and gdb's side
@@ -655,32 +657,57 @@ def _pyframes_each_inferior():
             pass
 
 
-def _pyframes_taken(name):
-    """Whether another command (CPython's gdb helper) has the name."""
+def _pyframes_help(name):
+    """What ``help NAME`` prints, or None when gdb has no such command."""
     try:
-        text = gdb.execute("help " + name, to_string=True)
+        return gdb.execute("help " + name, to_string=True)
     except gdb.error:
-        return False
-    return "(pyframes)" not in text
+        return None
 
 
-# the plain names (py-up, ...) registered as pyframes' commands
-_PYF_PLAIN = []
+def _pyframes_helper_class(name, text):
+    """The class of CPython's gdb helper's command that has ``name`` now
+    (its help ``text``): the newest gdb.Command subclass of the helper's
+    class name (navigate.HELPER_CLASSES) defined in gdb's __main__, where
+    gdb runs auto-loaded scripts, whose doc is that help; None for none."""
+    wanted = _pyf.navigate.HELPER_CLASSES.get(name)
+    first = (text or "").strip().splitlines()[:1]
+    for cls in reversed(gdb.Command.__subclasses__()):
+        if cls.__name__ == wanted and cls.__module__ == "__main__" and \
+                (cls.__doc__ or "").strip().splitlines()[:1] == first:
+            return cls
+    return None
 
 
-def _pyframes_check_taken(_event=None):
-    """After an objfile loaded (CPython's helper is auto-loaded with
-    python's): say so when it took plain names that were pyframes'."""
-    taken = [name for name in _PYF_PLAIN if _pyframes_taken(name)]
-    if not taken:
-        return
-    for name in taken:
-        _PYF_PLAIN.remove(name)
-    gdb.write("pyframes: %s %s now another extension's (CPython's gdb helper, loaded "
-              "with python); pyframes' %s %s\n" % (
-                  ", ".join(taken), "is" if len(taken) == 1 else "are",
-                  "is" if len(taken) == 1 else "are",
-                  ", ".join(_pyf.navigate.PYF_NAMES[n] for n in taken)))
+def _pyframes_claim(session, said, ours_too=False):
+    """The plain navigation names (py-up, ...) pyframes' commands: each one
+    another command has is registered anew (the later gdb.Command of a name
+    replaces the earlier).  CPython's gdb helper (python3.X-gdb.py,
+    auto-loaded with python's objfile, before or after this plugin) has
+    py-up, py-down, py-list, py-locals and py-print: its commands are
+    registered again under cpython-py-up, ... first.  The first time a name
+    was taken, one line says which is which (``said``: [bool], shared by
+    the calls).  ``ours_too``: pyframes' own are registered anew as well
+    (the plugin sourced again: its new session)."""
+    moved, lost = [], []
+    for name in _pyf.navigate.COMMANDS:
+        text = _pyframes_help(name)
+        if text is not None and "(pyframes)" in text:
+            if ours_too:
+                _pyframes_nav_command(name, session)
+            continue
+        helper = _pyframes_helper_class(name, text) if text is not None else None
+        if helper is not None:
+            command = helper.__new__(helper)
+            gdb.Command.__init__(command, _pyf.navigate.HELPER_NAMES[name],
+                                 gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+            moved.append(name)
+        elif text is not None:
+            lost.append(name)
+        _pyframes_nav_command(name, session)
+    if (moved or lost) and not said[0]:
+        said[0] = True
+        gdb.write(_pyf.navigate.helper_notice(moved, lost) + "\n")
 
 
 def _pyframes_nav_command(name, session):
@@ -768,8 +795,10 @@ class PySampleCommand(gdb.Command):
         gdb.write(text)
 
 
-def _pyframes_connect(session):
-    """Flush caches when the inferior runs or changes; returns disconnectors."""
+def _pyframes_connect(session, said):
+    """Flush caches when the inferior runs or changes, and keep the plain
+    navigation names pyframes' when an objfile's scripts take them
+    (_pyframes_claim); returns disconnectors."""
     if session is None:
         return []
 
@@ -788,17 +817,16 @@ def _pyframes_connect(session):
 
     def objfile(_event=None):
         reset()
-        # an objfile's auto-loaded scripts run after its event: the next
-        # objfile's, or the next prompt, sees what they took
-        if _PYF_PLAIN:
-            loaded[:] = [True]
-            _pyframes_check_taken()
+        # an objfile's auto-loaded scripts (CPython's gdb helper) run before
+        # or after its event, by gdb's version: this event, the next
+        # objfile's or the next prompt sees what they took
+        loaded[:] = [True]
+        _pyframes_claim(session, said)
 
     def prompt():
         if loaded:
             del loaded[:]
-            if _PYF_PLAIN:
-                _pyframes_check_taken()
+            _pyframes_claim(session, said)
 
     handlers = []
     for name, fn in (("cont", stopped_or_ran), ("stop", stopped_or_ran),
@@ -837,13 +865,14 @@ def _pyframes_install():
         except RuntimeError:
             pass  # sourced again: the settings exist
         PyframesBtCommand()
-        _PYF_PLAIN[:] = []
-        for name in _pyf.navigation_names(_pyframes_taken):
-            _pyframes_nav_command(name, session)
-            if name in _pyf.navigate.COMMANDS:
-                _PYF_PLAIN.append(name)
+        for name in _pyf.navigation_names():
+            if name not in _pyf.navigate.COMMANDS:
+                _pyframes_nav_command(name, session)
+        said = [False]
+        _pyframes_claim(session, said, ours_too=True)  # CPython's helper loaded or not
         gdb.frame_filters["pyframes"] = PyframesFrameFilter(session)
-    return {"session": session, "handlers": _pyframes_connect(session)}
+    return {"session": session,
+            "handlers": _pyframes_connect(session, said) if session is not None else []}
 
 
 _pyframes_gdb_state = _pyframes_install()

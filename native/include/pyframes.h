@@ -483,9 +483,11 @@ PYF_API void pyf_snapshot_free(pyf_snapshot *s);
  * PYF_ENOTSUP): for a frame entered from C (PYF_FRAME_ENTRY_FROM_C), the
  * address of the entry frame its eval call pushed on the C stack, which
  * lies inside that call's native stack frame: a debugger places the
- * Python frames on its own native backtrace by it.  0 for other frames,
- * and where it is not known (frames taken from the 3.15 frame cache).
- * Valid until pyf_snapshot_free. */
+ * Python frames on its own native backtrace by it.  With keep_frames, a
+ * thread's last frame kept whose eval call runs on into the frames only
+ * counted has that call's entry too (found among them; the frame is not
+ * entered from C).  0 for other frames, and where it is not known (frames
+ * taken from the 3.15 frame cache).  Valid until pyf_snapshot_free. */
 PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
 
 /* ==== Thread facts ========================================================

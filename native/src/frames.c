@@ -359,6 +359,7 @@ typedef struct walker {
     /* 3.11: the _PyCFrame of the run being walked (0: unknown), the entry
      * of the frame whose is_entry flag ends the run */
     uint64_t cframe;
+    bool cut_entry;          /* the first entry past keep_frames was handed over */
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
 } walker;
@@ -591,6 +592,13 @@ static int entered_from_c(walker *k, uint64_t entry)
     k->from_c = true;
     if (k->sink->mark_entry && k->emitted > 0 && k->counted == 0)
         return k->sink->mark_entry(k->sink->ctx, entry);
+    /* the first entry among the frames counted past keep_frames ends the
+     * run the last frame kept belongs to (unless that run ended at the
+     * cut: its entry was marked above) */
+    if (k->sink->cut_entry && k->counted > 0 && !k->cut_entry) {
+        k->cut_entry = true;
+        return k->sink->cut_entry(k->sink->ctx, entry);
+    }
     return PYF_OK;
 }
 

@@ -245,6 +245,18 @@ static int on_keys(void *ctx, const uint32_t *keys, uint32_t n, bool entry_from_
     return rc == PYF_OK ? append_cached(ctx, keys, n) : rc;
 }
 
+/* Past keep_frames: the entry of the eval call running the thread's last
+ * frame kept, whose run goes on among the frames only counted.  Only its
+ * entry is known: the frame itself was not entered from C. */
+static int on_cut_entry(void *ctx, uint64_t entry_addr)
+{
+    snap *s = ctx;
+    const pyf_thread *th = &s->threads[s->pub.nthreads - 1];
+    if (s->want_entries && th->nframes > 0 && s->entries[s->pub.nframes - 1] == 0)
+        s->entries[s->pub.nframes - 1] = entry_addr;
+    return PYF_OK;
+}
+
 static int on_mark_entry(void *ctx, uint64_t entry_addr)
 {
     snap *s = ctx;
@@ -393,7 +405,8 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     t->stats.snapshots++;
     pyf__failure_clear(&t->fail);
     pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
-                      on_located, on_thread, on_thread_end, on_interp, on_reverse};
+                      on_located, on_thread, on_thread_end, on_interp, on_reverse,
+                      on_cut_entry};
     if (!t->prefetch.active) /* else begun by pyf__replay_try */
         pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);

@@ -106,6 +106,11 @@ typedef struct pyf__sink {
     int (*interp)(void *ctx, uint64_t addr, int64_t id);
     /* reverse the order of the frames from index first to the last */
     void (*reverse)(void *ctx, uint32_t first);
+    /* past keep_frames (may be NULL): the first entry frame the walk steps
+     * over among the frames it counts, which the eval call running the
+     * last frame delivered pushed when that frame's run goes on past the
+     * cut (that frame is not entered from C: mark_entry is not called) */
+    int (*cut_entry)(void *ctx, uint64_t entry_addr);
 } pyf__sink;
 
 /* What the frame cache hands a walk that reached its anchor: the keys of

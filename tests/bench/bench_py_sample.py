@@ -30,7 +30,7 @@ _RATE = re.compile(r"^(\d+) samples in ([\d.]+) s \((\d+)/s\); (\d+) failed", re
 
 
 def debugger(name, pid, samples):
-    command = "py-sample -n %d --interval 0 --top 0" % samples
+    command = "py-sample -n %d --interval 0 --top 0 --main" % samples
     if name == "gdb":
         argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off", "-p", str(pid),
                 "-ex", "source " + os.path.join(ROOT, "gdb", "pyframes_gdb.py"), "-ex", command]

@@ -43,7 +43,7 @@ def gdb(pid, samples):
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off", "-iex", "set sysroot /",
             "-ex", "target extended-remote | gdbserver - --attach %d" % pid,
             "-ex", "source " + os.path.join(ROOT, "gdb", "pyframes_gdb.py"),
-            "-ex", "py-sample -n %d --interval 0 --top 0" % samples, "-ex", "detach"]
+            "-ex", "py-sample -n %d --interval 0 --top 0 --main" % samples, "-ex", "detach"]
     return _rate("gdb", run(argv))
 
 
@@ -70,7 +70,7 @@ def lldb(pid, samples, tmp, version="21"):
         argv = [debugger, "--batch", "-x", "-O", "settings set target.parallel-module-load false",
                 "-o", "gdb-remote 127.0.0.1:%s" % port,
                 "-o", "command script import " + os.path.join(ROOT, "lldb", "pyframes_lldb.py"),
-                "-o", "py-sample -n %d --interval 0 --top 0" % samples, "-o", "process detach"]
+                "-o", "py-sample -n %d --interval 0 --top 0 --main" % samples, "-o", "process detach"]
         return _rate("lldb", run(argv))
     finally:
         server.kill()

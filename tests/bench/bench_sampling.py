@@ -45,7 +45,8 @@ def cpython(python, pid, seconds, tmp):
 def pyframes(pid, seconds, extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "native", "python")
-    text = run([sys.executable, "-m", "pyframes", "sample", str(pid), "--rate", "0",
+    # the main thread, as CPython's profiler samples it by default
+    text = run([sys.executable, "-m", "pyframes", "sample", str(pid), "--main", "--rate", "0",
                 "--duration", str(seconds), "--top", "0"] + extra, env)
     m = re.search(r"^(\d+) samples in ([\d.]+) s \((\d+)/s\); (\d+) failed \(([\d.]+)%\)",
                   text, re.M)

@@ -38,7 +38,7 @@ def one(python, extra, seconds, busy):
         with tempfile.TemporaryDirectory() as tmp:
             out, stats = os.path.join(tmp, "p.json"), os.path.join(tmp, "s.json")
             subprocess.run([sys.executable, "-m", "pyframes", "sample", str(target.pid),
-                            "--duration", str(seconds), "--rate", "0", "--json", out,
+                            "--main", "--duration", str(seconds), "--rate", "0", "--json", out,
                             "--stats-json", stats] + extra,
                            check=True, stdout=subprocess.DEVNULL)
             doc, st = json.load(open(out)), json.load(open(stats))

@@ -11,6 +11,7 @@
  */
 #include "fake_target.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define MAXF 256
@@ -559,20 +560,27 @@ static void test_depth(int minor)
 
 /* keep_frames: the innermost frames as a full walk gives them (entry flags
  * too), the rest counted, the same end as a full walk, and no table key for
- * a counted frame. */
+ * a counted frame.  With PYF_SNAP_ENTRIES each frame entered from C has its
+ * entry, and so has the last frame kept whose run goes on past the cut
+ * (the entry its eval call pushed, found among the frames counted): a
+ * debugger places that run by it. */
 static void test_keep_frames(int minor)
 {
     begin(minor, "keep_frames", 0);
     scene sc;
     chain_thread(&sc, minor, 2);
+    uint64_t run_entry[30]; /* per frame, outermost first: its run's entry frame */
+    uint64_t last_entry = 0;
     for (int i = 0; i < 30; i++) {
         if (i % 4 == 0)
-            entry(sc.th, &sc.st, -1);
+            last_entry = entry(sc.th, &sc.st, -1);
+        run_entry[i] = last_entry;
         push(sc.th, &sc.st, &sc.codes[i % 2], i % 3);
     }
     pyf_snapshot_request rq;
     memset(&rq, 0, sizeof rq);
     rq.struct_size = sizeof rq;
+    rq.flags = PYF_SNAP_ENTRIES;
     for (uint32_t keep = 1; keep <= 31; keep++) {
         rq.keep_frames = keep;
         pyf_snapshot *s = open_take(&sc, NULL, 0, &rq); /* a fresh table each time */
@@ -595,6 +603,17 @@ static void test_keep_frames(int minor)
              * from C afterwards (every 4th here); a counted one none */
             CHECK_MSG(tab.nkeys <= shown + (shown + 3) / 4, "%s: %u keys", what,
                       tab.nkeys);
+            const uint64_t *entries = NULL;
+            CHECK_EQ_INT(pyf_snapshot_entries(s, &entries), PYF_OK);
+            for (uint32_t k = 0; entries != NULL && k < pt->nframes; k++) {
+                int i = 29 - (int)k; /* its push: outermost first */
+                bool from_c = i % 4 == 0, cut = k + 1 == pt->nframes && pt->more_frames > 0;
+                uint64_t want = from_c || cut ? run_entry[i] : 0;
+                CHECK_MSG(entries[pt->first_frame + k] == want,
+                          "%s: frame #%u entry 0x%llx, expected 0x%llx", what, k,
+                          (unsigned long long)entries[pt->first_frame + k],
+                          (unsigned long long)want);
+            }
         } else {
             CHECK_MSG(0, "keep_frames %u: no thread", keep);
         }

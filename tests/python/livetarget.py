@@ -62,6 +62,34 @@ def target_env(extra=None):
     return env
 
 
+def start_json(python, script, args=(), timeout=HANDSHAKE_TIMEOUT):
+    """(process, document) of a program of targets/ whose handshake is one
+    line of JSON on its stdout, written once it is ready (busy_service.py,
+    pool_deadlock.py, shutdown_wait.py): the line read within ``timeout``
+    seconds, else TargetError with its native and Python stacks (taken
+    before it is killed).  The caller kills the process (kill_json)."""
+    proc = subprocess.Popen([python, os.path.join(TARGETS, script)] + list(args),
+                            stdout=subprocess.PIPE, env=target_env())
+    try:
+        if not select.select([proc.stdout], [], [], timeout)[0]:
+            raise TargetError("%s: no handshake after %.0f s:\n%s" % (
+                script, timeout, hang_report.report(proc.pid, "target")))
+        line = proc.stdout.readline()
+        if not line:
+            raise TargetError("%s exited before its handshake (status %s)"
+                              % (script, proc.wait(timeout=30)))
+        return proc, json.loads(line)
+    except BaseException:
+        kill_json(proc)
+        raise
+
+
+def kill_json(proc):
+    """Kill a start_json process and reap it."""
+    proc.kill()
+    proc.wait()
+
+
 # -- frozen states -----------------------------------------------------------
 # A signal is delivered when each thread next runs: kill(SIGSTOP) returns
 # before the threads stop.  A frozen state is one where every thread is

@@ -307,6 +307,46 @@ def test_lldb22_frame_provider(stopped):
     _check_mixed(s.json(4), stopped.tid, stopped.own, True, s.describe(4))
 
 
+LIMITS = (1, 2, 3, 5, 8)
+
+
+@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
+def test_native_limit_places_every_frame_shown(stopped, debugger):
+    """--native --limit N: the N innermost Python frames, each placed under
+    the eval frame that runs it, as without --limit (where the last run
+    shown goes on past N, the library hands over its eval call's entry,
+    found among the frames only counted); the rest counted.  Every N from
+    a cut inside a run to one past several entries from C."""
+    du.require(debugger)
+    if debugger == "gdb":
+        select = ("python [t.switch() for t in gdb.selected_inferior().threads() "
+                  "if t.ptid[1] == %d]" % stopped.tid)
+        command = "py-bt-fast"
+        run = du.run_gdb
+    else:
+        select = "script lldb.process.SetSelectedThreadByID(%d)" % stopped.tid
+        command = "pystack"
+        run = du.run_lldb
+    commands = [select, "%s --native --json" % command]
+    commands += ["%s --native --json --limit %d" % (command, n) for n in LIMITS]
+    commands.append("%s --native --limit 3 --no-source" % command)
+    s = run(commands, pid=stopped.pid)
+    whole = _check_mixed(s.json(1), stopped.tid, stopped.own, True, s.describe(1))
+    for at, n in enumerate(LIMITS, 2):
+        doc = s.json(at)
+        frames = _check_mixed(doc, stopped.tid, stopped.own[:n], True, s.describe(at))
+        assert _placement(frames) == _placement(whole)[:n], s.describe(at)
+        native = [f for f in frames if f["kind"] == "native"]
+        assert native == [f for f in whole if f["kind"] == "native"], s.describe(at)
+        (row,) = [t for i in doc["interpreters"] for t in i["threads"]
+                  if t["native_thread_id"] == stopped.tid]
+        assert row["more_frames"] == len(stopped.own) - n, s.describe(at)
+    text = s[len(commands) - 1]
+    assert "not placed" not in text, s.describe(len(commands) - 1)
+    assert "[%d more Python frames not shown: --limit 3]" % (len(stopped.own) - 3) in text, \
+        s.describe(len(commands) - 1)
+
+
 @pytest.mark.parametrize("version", ["3.14", "3.15"] if du.in_sandbox() else [])
 def test_jit_loses_no_frame(version, tmp_path):
     """With the JIT on, blocked in a call made from JIT code: every Python

@@ -329,4 +329,4 @@ def test_cli_usage(cli_env):
     code, _out, err = _dump(cli_env, 1, 2, "--runtime-addr", "0x1000")
     assert code == 2 and "give one PID" in err, err
     code, _out, err = _dump(cli_env, 1, 2, "--group", "--tasks")
-    assert code == 1 and "--group across processes" in err, err
+    assert code == 2 and "--group across processes" in err, err

@@ -20,10 +20,14 @@ Oracles, never pyframes' own output:
   each step the debugger's own selected frame (`frame`, `frame info`) is
   that one;
 * in gdb, CPython's own py-up (python3.X-gdb.py, auto-loaded with the -dbg
-  package) beside ours: its help is its own, and it moves on from the
-  eval frame ours selected.
+  package) beside ours, under the name cpython-py-up: its help is its own,
+  and it moves on from the eval frame ours selected;
+* for py-locals and py-print under the plain names with CPython's helper
+  loaded before and after the plugin (targets/order_desk.py), the
+  target's own repr() of each local of the frames it records.
 """
 
+import ast
 import json
 import os
 import re
@@ -246,28 +250,38 @@ def test_lldb_walk_on_gdb_core(nav):
     w.check(LLDB.run(w.commands, executable=nav.view["executable"], core=nav.core), nav)
 
 
-def _require_helper(nav, s, at):
+def _require_helper(version, s, at):
     """Skip where python has no CPython gdb helper (no -dbg package: the
     host's python); the sandbox's Debian pythons have it, and pyenv's
     builds beside python (bin/python3.X-gdb.py, which the sessions load:
-    Debugger.run's cpython_helper)."""
+    Debugger.run's cpython_helper).  s[at]: the help of one of its
+    commands (cpython-py-up)."""
     if "(pyframes)" in s[at] or "Undefined" in s[at]:
-        if du.in_sandbox() and nav.version != du.PYENV:
+        if du.in_sandbox() and version != du.PYENV:
             pytest.fail("CPython's gdb helper was not loaded:\n" + s.describe(at))
-        pytest.skip("CPython's gdb helper is not available for %s" % nav.version)
+        pytest.skip("CPython's gdb helper is not available for %s" % version)
+
+
+#: What the plugin says once when CPython's helper had the plain names.
+NOTICE = ("pyframes: py-up, py-down, py-list, py-locals, py-print are pyframes' (also pyf-up, "
+          "pyf-down, pyf-list, pyf-locals, pyf-print); CPython's gdb helper's are "
+          "cpython-py-up, cpython-py-down, cpython-py-list, cpython-py-locals, "
+          "cpython-py-print")
 
 
 def test_gdb_cpython_helper_and_ours(nav):
-    """CPython's py-up, py-down and py-list keep their names; ours are
-    pyf-* (and py-frame, which CPython's helper has not).  CPython's py-up
-    moves on from the eval frame ours selected, at most to the next one;
-    ours keeps its selection."""
+    """CPython's helper loaded first (at the attach): the plain names are
+    ours (py-frame too, which CPython's helper has not), CPython's py-up,
+    py-down and py-list are cpython-py-up ...  CPython's py-up moves on
+    from the eval frame ours selected, at most to the next one; ours keeps
+    its selection."""
     runs = _runs_of(nav.own)
     index = 4
-    s = du.run_gdb([GDB.bt, "help py-up", "help py-down", "help py-list", "help pyf-up",
-                    "help py-frame", "pyf-frame %d" % index, "py-up", GDB.frame,
-                    "pyf-frame", GDB.frame], pid=nav.pid, cpython_helper=True)
-    _require_helper(nav, s, 1)
+    s = du.run_gdb([GDB.bt, "help cpython-py-up", "help cpython-py-down",
+                    "help cpython-py-list", "help py-up", "help py-frame",
+                    "py-frame %d" % index, "cpython-py-up", GDB.frame,
+                    "py-frame", GDB.frame], pid=nav.pid, cpython_helper=True)
+    _require_helper(nav.version, s, 1)
     evals = [level for level, name in GDB.frames(s[0]) if name == EVAL]
     for i in (1, 2, 3):
         assert "(pyframes)" not in s[i] and "Undefined" not in s[i], s.describe(i)
@@ -282,22 +296,22 @@ def test_gdb_cpython_helper_and_ours(nav):
     moved = _MOVED.search(s[9])
     assert moved and int(moved.group(1)) == index, s.describe(9)
     assert GDB.frames(s[10])[0] == (evals[runs[index]], EVAL), s.describe(10)
+    assert s.raw.count(NOTICE) == 1, s.describe()
 
 
 def test_gdb_plugin_first_then_cpython_helper(nav):
-    """The plugin loaded before the process: py-up is ours until CPython's
-    helper comes with python's objfile and takes it; pyf-up stays ours."""
+    """The plugin loaded before the process (as from ~/.gdbinit): CPython's
+    helper comes with python's objfile and takes py-up; the plugin takes it
+    back at once and says so (once), CPython's as cpython-py-up."""
     s = du.run_gdb(["source " + du.GDB_PLUGIN, "help py-up", "attach %d" % nav.pid,
-                    "help py-up", "pyf-up 2", "pyf-list", "detach"], plugin=False,
-                   cpython_helper=True)
+                    "help py-up", "py-up 2", "py-list", "help cpython-py-up", "detach"],
+                   plugin=False, cpython_helper=True)
     assert "(pyframes)" in s[1], s.describe(1)
-    _require_helper(nav, s, 3)
-    assert "(pyframes)" not in s[3] and "stack frame" in s[3], s.describe(3)
-    # said when it happened
-    assert ("pyframes: py-up, py-down, py-list, py-locals, py-print are now another "
-            "extension's (CPython's gdb helper, loaded with python); pyframes' are pyf-up, "
-            "pyf-down, pyf-list, pyf-locals, pyf-print"
-            in s[2]), s.describe(2)
+    _require_helper(nav.version, s, 6)
+    assert "(pyframes)" in s[3], s.describe(3)
+    assert "(pyframes)" not in s[6] and "stack frame" in s[6], s.describe(6)
+    # said when it happened, once
+    assert NOTICE in s[2] and s.raw.count(NOTICE) == 1, s.describe(2)
     moved = _MOVED.search(s[4])
     assert moved and int(moved.group(1)) == 2, s.describe(4)
     assert _MARKED.search(s[5]), s.describe(5)
@@ -380,3 +394,91 @@ def test_no_process_and_no_python(debugger):
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def desk(request, tmp_path_factory):
+    """targets/order_desk.py: an order handled three calls deep, blocked;
+    its record (desk.json) holds repr() of each recorded frame's locals."""
+    version = request.param
+    du.require("gdb", version)
+    workdir = str(tmp_path_factory.mktemp("desk-%s" % version))
+    target = du.LiveTarget(du.python_for(version), "order_desk.py", workdir=workdir)
+    target.start()
+    try:
+        own = target.threads[target.main_tid]
+        with open(os.path.join(workdir, "desk.json")) as f:
+            recorded = json.load(f)["frames"]
+        target.version = version
+        # frame number (as the target's own view numbers them) -> its locals
+        target.number = {r["function"]: [f[0] for f in own].index(r["function"])
+                         for r in recorded}
+        target.locals = {target.number[r["function"]]: r["locals"] for r in recorded}
+        yield target
+    finally:
+        target.stop()
+
+
+def _locals_of(text):
+    """{name: value} of py-locals' lines."""
+    return dict(re.findall(r"^(\w+) = (.*)$", text, re.M))
+
+
+@pytest.mark.parametrize("order", ["helper first", "plugin first"])
+def test_gdb_plain_names_are_ours_beside_cpython_helper(desk, order):
+    """The README's py-up, py-locals and py-print are pyframes' whichever of
+    CPython's helper (auto-loaded at the attach) and the plugin comes first:
+    every local of the frames selected as the target's own repr() gives it,
+    an item of one; the helper's commands stay under cpython-py-*; the
+    load says which is which once.  (Without this, CPython's commands ran
+    and answered "Unable to read information on python frame" without
+    python's debug symbols.)"""
+    price, wait = desk.number["price_order"], desk.number["wait_for_warehouse"]
+    commands = ["help py-up", "help py-locals", "help py-print", "py-up %d" % price,
+                "py-locals", "py-print order['customer']", "py-print first",
+                "py-down", "py-locals", "help cpython-py-locals", "help cpython-py-print",
+                "detach"]
+    if order == "helper first":
+        s = du.run_gdb(commands, pid=desk.pid, debuginfo=False)
+        base = 0
+    else:
+        s = du.run_gdb(["source " + du.GDB_PLUGIN, "attach %d" % desk.pid] + commands,
+                       plugin=False, debuginfo=False)
+        base = 2
+    _require_helper(desk.version, s, base + 9)
+    for at in (0, 1, 2):
+        assert "(pyframes)" in s[base + at], s.describe(base + at)
+    moved = _MOVED.search(s[base + 3])
+    assert moved and (int(moved.group(1)), moved.group(4)) == (price, "price_order"), \
+        s.describe(base + 3)
+    assert _locals_of(s[base + 4]) == desk.locals[price], s.describe(base + 4)
+    order_value = ast.literal_eval(desk.locals[price]["order"])
+    assert s[base + 5].strip() == "order['customer'] = %r" % order_value["customer"], \
+        s.describe(base + 5)
+    assert s[base + 6].strip() == "first = %s" % desk.locals[price]["first"], \
+        s.describe(base + 6)
+    assert _MOVED.search(s[base + 7]).group(1) == str(wait), s.describe(base + 7)
+    assert _locals_of(s[base + 8]) == desk.locals[wait], s.describe(base + 8)
+    for at in (9, 10):
+        assert "(pyframes)" not in s[base + at] and "Undefined" not in s[base + at], \
+            s.describe(base + at)
+    assert s.raw.count(NOTICE) == 1, s.describe()
+
+
+def test_lldb_plain_names_are_ours(desk):
+    """lldb loads no helper of CPython's (nothing is auto-loaded with
+    python's module): the README's py-up, py-locals and py-print are
+    pyframes', against the same record."""
+    if not du.lldb_usable():
+        pytest.skip("no lldb")
+    price = desk.number["price_order"]
+    s = du.run_lldb(["help py-up", "help py-locals", "py-up %d" % price, "py-locals",
+                     "py-print order['customer']"], pid=desk.pid)
+    for at in (0, 1):
+        assert "(pyframes)" in s[at], s.describe(at)
+    moved = _MOVED.search(s[2])
+    assert moved and (int(moved.group(1)), moved.group(4)) == (price, "price_order"), \
+        s.describe(2)
+    assert _locals_of(s[3]) == desk.locals[price], s.describe(3)
+    order_value = ast.literal_eval(desk.locals[price]["order"])
+    assert s[4].strip() == "order['customer'] = %r" % order_value["customer"], s.describe(4)

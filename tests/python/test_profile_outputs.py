@@ -69,8 +69,13 @@ def test_raw_round_trip(tmp_path):
     back, title = rawprofile.load(str(path))
     assert title == "pid 7"
     assert back.stacks == prof.stacks and back.raw == prof.raw
-    for name in ("samples", "failed", "thread_errors", "duration", "errors", "stats"):
+    for name in ("samples", "failed", "thread_errors", "duration", "errors", "stats",
+                 "threads"):
         assert getattr(back, name) == getattr(prof, name), name
+    # a file of a profile of the main thread says so (--main)
+    prof.threads = "main"
+    path.write_text(rawprofile.dumps(prof, "pid 7"), encoding="utf-8")
+    assert rawprofile.load(str(path))[0].threads == "main"
 
 
 @pytest.mark.parametrize("text,why", [
@@ -110,14 +115,85 @@ def test_summary_gives_self_and_total_per_function_and_per_line():
     innermost in none, main:31 in 1; the mode line counts per thread."""
     text = report.summary(make_profile(), top=5)
     lines = text.splitlines()
-    assert "mode wall (every thread read); thread-samples per thread: thread-1 3, " \
-        "thread-2 2" in lines
+    assert "mode wall (every thread, running or waiting); thread-samples per thread: " \
+        "thread-1 3, thread-2 2" in lines
     by_line = lines[lines.index("  self%  total%  line (file)") + 1:]
     assert by_line[:1] == ["  60.0%   60.0%  work:5 (/app/w.py)"], text
     functions = lines[lines.index("  self%  total%  function (file)") + 1:]
     assert "   0.0%   60.0%  main (/app/main.py)" in functions, text
     rows = make_profile().top_lines(None)
     assert ("main", "/app/main.py", 30, 0, 2) in rows and ("main", "/app/main.py", 31, 0, 1) in rows
+
+
+def service_profile():
+    """A service's profile (busy_service.py's shape): three workers each in
+    their hot leaf, the main thread joining them, a reporter sleeping.  By
+    total share the threads' common frames (Thread._bootstrap, Thread.run,
+    the worker loop) come first; by self share the leaf does."""
+    boot = ("Thread._bootstrap", "/lib/threading.py", 1000)
+    run = ("Thread.run", "/lib/threading.py", 990)
+    loop = ("worker", "/app/service.py", 20)
+    leaf = ("score", "/app/service.py", 9)
+    prof = Profile()
+    for n in range(3):
+        prof.stacks[("worker-%d" % n, (boot, run, loop, leaf))] = 100
+    prof.stacks[("reporter", (boot, run, ("reporter", "/app/service.py", 30)))] = 100
+    prof.stacks[("MainThread", (("<module>", "/app/service.py", 50),
+                                ("main", "/app/service.py", 45),
+                                ("Thread.join", "/lib/threading.py", 1100)))] = 100
+    prof.samples, prof.duration = 100, 1.0
+    prof.stats = {"full_hits": 2, "read_calls": 40, "bytes_read": 4000}
+    return prof
+
+
+def test_summary_lists_the_hot_leaf_first():
+    """The function table is sorted by self share, as py-spy's top: the
+    hot leaf, then each blocked thread's leaf, then the frames every
+    thread shares (their total share still in the second column)."""
+    lines = report.summary(service_profile(), top=15).splitlines()
+    functions = lines[lines.index("  self%  total%  function (file)") + 1:]
+    assert functions[0] == "  60.0%   60.0%  score (/app/service.py)", lines
+    assert [row.split()[2] for row in functions[1:3]] == ["Thread.join", "reporter"], lines
+    assert "   0.0%   80.0%  Thread._bootstrap (/lib/threading.py)" in functions, lines
+
+
+def test_summary_counters_only_with_stats():
+    """What the user cannot act on (the frame cache's counters, reads and
+    bytes per sample, the front end's costs) only with --stats."""
+    class Sampler(object):
+        library_time = 0.002
+
+    prof = service_profile()
+    plain = report.summary(prof, Sampler(), cache="on", costs=["per sample: x"])
+    assert not [line for line in plain.splitlines()
+                if line.startswith(("frame cache", "library:", "per sample"))], plain
+    full = report.summary(prof, Sampler(), cache="on", stats=True, costs=["per sample: x"])
+    assert "frame cache (on): 2 full hits" in full and "\nper sample: x\n" in full, full
+    assert "library: 20.0 us per sample; 0.4 reads, 40 bytes per sample" in full, full
+
+
+def test_thread_failures_worded_as_what_they_are():
+    """A running process's stack that changed while it was read is a
+    skipped thread-sample, not an inconsistency of the target; the same
+    codes in a stopped process, and other codes, are named."""
+    from pyframes import errors
+    for code in (errors.PYF_ECORRUPT, errors.PYF_EFAULT, errors.PYF_ECYCLE):
+        assert errors.thread_sample_failure(code, True) == \
+            "a stack that changed while it was read (that thread-sample skipped)"
+        stopped = errors.thread_sample_failure(code, False)
+        assert stopped.endswith(": " + errors.error_message(code)), stopped
+    assert "depth or count limit" in errors.thread_sample_failure(errors.PYF_EDEPTH, True)
+
+
+def test_mode_line_says_which_threads():
+    """--main reads one thread: the mode line says so (it said "every
+    thread read" of a profile of the main thread)."""
+    prof = Profile()
+    prof.stacks[(None, (MAIN30,))] = 4
+    prof.samples, prof.threads = 4, "main"
+    assert "mode wall (the main thread only: --main)" in report.summary(prof)
+    prof.mode = "cpu"
+    assert "mode cpu (the main thread while on a CPU: --main)" in report.summary(prof)
 
 
 def test_by_function_merges_the_lines(tmp_path):

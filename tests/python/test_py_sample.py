@@ -46,8 +46,8 @@ def test_py_sample_profile(driver, version, tmp_path):
         named = [
             ("first", "py-sample -n %d --interval 1 --json %s" % (n, f["p1.json"])),
             ("second", "py-sample -n %d --interval 1 --json %s --stats-json %s "
-             "--collapsed %s --flamegraph %s" % (n, f["p2.json"], f["s2.json"], f["c2.txt"],
-                                                 f["g.svg"])),
+             "--collapsed %s --flamegraph %s --stats" % (n, f["p2.json"], f["s2.json"],
+                                                         f["c2.txt"], f["g.svg"])),
             ("bare", "py-sample --top 3 --by function --raw %s --collapsed %s"
              % (f["all.raw"], f["c3.txt"])),
             ("readonly", "py-sample --reset -n 5 --interval 1 --read-only "
@@ -70,9 +70,13 @@ def test_py_sample_profile(driver, version, tmp_path):
     assert re.search(r"^%d samples in " % n, s["first"], re.M), s.describe("first")
     assert re.search(r"^%d samples in " % (2 * n), s["second"], re.M), s.describe("second")
     assert re.search(r"^%d samples in " % (2 * n + 1), s["bare"], re.M), s.describe("bare")
-    assert re.search(r"^per sample: library [\d.]+ us; the process ran while sampled by PID "
-                     r"\(%s stopped it once\)$" % driver.debugger, s["second"], re.M), \
+    assert re.search(r"^the process ran while it was sampled by PID \(%s stopped it once\)$"
+                     % driver.debugger, s["second"], re.M), s.describe("second")
+    # the sampler's own counters only with --stats
+    assert re.search(r"^per sample: library [\d.]+ us$", s["second"], re.M), \
         s.describe("second")
+    assert not re.search(r"^(per sample|frame cache|library)", s["first"], re.M), \
+        s.describe("first")
 
     doc, stacks = _stacks(f["p2.json"])
     total = 0
@@ -191,7 +195,7 @@ def test_py_sample_live(driver, tmp_path):
         proc.wait()
     before, sample, after, stack, bt, interrupted, echo = (session[i] for i in range(1, 8))
     assert re.search(r"^500 samples in ", sample, re.M), session.describe(2)
-    assert "ran while sampled by PID" in sample, session.describe(2)
+    assert "ran while it was sampled by PID" in sample, session.describe(2)
     for noise in ("received signal", "SIGINT", "stop reason", "Interrupt."):
         assert noise not in sample, session.describe(2)
     # the same thread selected (its number and id; lldb's stop reason may differ)
@@ -254,3 +258,38 @@ def test_py_sample_live_gil_mode(driver, version, tmp_path):
     assert counts.get(labels[roles["hashing"]], 0) <= 0.15 * total, counts
     blocked = [labels[n] for n in roles["idle"] + [roles["raw"], proc.pid]]
     assert not [label for label in blocked if counts.get(label)], counts
+
+
+DEFAULT_PAIRS = [(d, v) for d in LIVE for v in ("3.13", "3.14", "3.15") if v in d.versions()]
+
+
+@pytest.mark.parametrize("driver,version", DEFAULT_PAIRS,
+                         ids=["%s-%s" % (d.name, v) for d, v in DEFAULT_PAIRS])
+def test_py_sample_defaults_hot_leaf_first(driver, version, tmp_path):
+    """py-sample with no option on a service whose workers do the work
+    (targets/busy_service.py), as `pyframes sample`: every thread read,
+    the function the workers spend their time in (their own record) first
+    in the table, no counter in the summary; --main the main thread's own
+    stack alone (the options of options.py, the same words)."""
+    from test_sampling import BusyService, function_rows
+    driver.require(version)
+    service = BusyService(du.python_for(version))
+    main = str(tmp_path / "main.json")
+    try:
+        s = driver.run([("every", "py-sample -n 300 --interval 1"),
+                        ("main", "py-sample --main -n 100 --interval 1 --json %s" % main)],
+                       pid=service.pid)
+    finally:
+        service.close()
+    rows = function_rows(s["every"])
+    assert rows and rows[0][2:] == service.hot and rows[0][0] >= 40.0, s.describe("every")
+    assert "mode wall (every thread, running or waiting)" in s["every"], s.describe("every")
+    assert not re.search(r"^(frame cache|library:|per sample)", s["every"], re.M), \
+        s.describe("every")
+    assert "mode wall (the main thread only: --main)" in s["main"], s.describe("main")
+    doc = json.load(open(main))
+    own = [(f["function"], f["filename"]) for f in reversed(service.doc["main"])]
+    assert doc["samples"] == 100 and doc["stacks"], doc
+    for stack in doc["stacks"]:
+        frames = [(f["function"], f["filename"]) for f in stack["frames"]]
+        assert stack["thread"] is None and frames[:len(own)] == own, stack

@@ -11,6 +11,9 @@ against live processes that keep changing.
 - targets/aba_chains.py alternates two call chains: the command line's
   profile may only hold stacks of one chain each, its files must agree with
   each other, and the counters come under their documented names.
+- targets/busy_service.py, a service whose workers do the work: sampled
+  with no option, every thread is read and the function the workers
+  spend their time in (their own record) heads the table.
 """
 import json
 import os
@@ -23,7 +26,8 @@ import pytest
 
 from conftest import release_python
 import rounds
-from livetarget import target_env
+from livetarget import kill_json, start_json, target_env
+from test_cli import run_cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
@@ -77,11 +81,14 @@ def test_command_line_profile(cli_env, tmp_path, version):
     b_parent."""
     proc = _start(release_python(version), "aba_chains.py")
     files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats", "svg")}
+    with open("/proc/%d/comm" % proc.pid) as f:
+        comm = f.read().rstrip("\n")
     try:
         run = subprocess.run(
             [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "1",
              "--rate", "0", "--collapsed", files["collapsed"], "--json", files["json"],
-             "--stats-json", files["stats"], "--flamegraph", files["svg"], "--top", "5"],
+             "--stats-json", files["stats"], "--flamegraph", files["svg"], "--top", "5",
+             "--stats"],
             env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     finally:
         proc.kill()
@@ -102,6 +109,9 @@ def test_command_line_profile(cli_env, tmp_path, version):
     for stack in doc["stacks"]:
         names = [f["function"] for f in stack["frames"]]
         assert names[:2] == ["<module>", "main"], names
+        # every thread, under its name: this one has no threading name
+        # (the program never imports threading), so its OS name
+        assert stack["thread"] == comm, stack
         # one chain per stack: a_parent -> a_leaf or b_parent -> b_leaf
         assert len({n[0] for n in names[2:]}) <= 1, names
         assert all(f["filename"].endswith("aba_chains.py") for f in stack["frames"])
@@ -114,7 +124,8 @@ def test_command_line_profile(cli_env, tmp_path, version):
     for line in lines:
         stack, _ = line.rsplit(" ", 1)
         frames = stack.split(";")
-        assert frames[0].startswith("<module> (%s:" % script), line
+        assert frames[0] == comm, line
+        assert frames[1].startswith("<module> (%s:" % script), line
     assert any(";a_parent (" in line and ";a_leaf (" in line for line in lines)
     assert any(";b_parent (" in line and ";b_leaf (" in line for line in lines)
 
@@ -275,3 +286,76 @@ def test_command_line_ctrl_c_keeps_the_profile(cli_env, tmp_path):
     doc = json.load(open(out))
     assert doc["samples"] == int(m.group(1)) and doc["stacks"], doc["samples"]
     assert all(st["frames"][1]["function"] == "main" for st in doc["stacks"])
+
+
+class BusyService(object):
+    """targets/busy_service.py: three workers in their hot leaf, the main
+    thread joining them, a reporter sleeping; its handshake says which
+    function the workers spend their time in (their own sys._getframe()),
+    the main thread's stack and each thread's name."""
+
+    def __init__(self, python):
+        self.proc, self.doc = start_json(python, "busy_service.py")
+        self.pid = self.doc["pid"]
+        self.hot = (self.doc["hot"]["function"], self.doc["hot"]["filename"])
+
+    def close(self):
+        kill_json(self.proc)
+
+
+def function_rows(text):
+    """[(self %, total %, function, file)] of a summary's function table."""
+    lines = text.splitlines()
+    rows = []
+    for line in lines[lines.index("  self%  total%  function (file)") + 1:]:
+        m = re.match(r"^ *([\d.]+)% +([\d.]+)%  (.+) \((.*)\)$", line)
+        if not m:
+            break
+        rows.append((float(m.group(1)), float(m.group(2)), m.group(3), m.group(4)))
+    return rows
+
+
+def test_defaults_sample_every_thread_hot_leaf_first(interp, cli_env, tmp_path):
+    """`pyframes sample PID` with no option on a service whose workers do
+    the work: every thread is read (each under its name), the function the
+    workers spend their time in comes first in the table (the target's own
+    record of it), the counters nobody acts on stay out of the summary;
+    --main is the main thread alone (its own stack), --all is still
+    accepted, --stats shows the counters."""
+    service = BusyService(interp.path)
+    try:
+        default, main = tmp_path / "default.json", tmp_path / "main.json"
+        res = run_cli(cli_env, "sample", service.pid, "--duration", "1", "--rate", "500",
+                      "--json", default)
+        out = res.stdout.decode()
+        assert res.returncode == 0, res.stderr.decode()
+        rows = function_rows(out)
+        assert rows and rows[0][2:] == service.hot, out
+        # three of the five threads are in it all the time
+        assert rows[0][0] >= 40.0, out
+        assert "mode wall (every thread, running or waiting)" in out, out
+        assert not re.search(r"^(frame cache|library:)", out, re.M), out
+        doc = json.load(open(str(default)))
+        assert doc["threads"] == "all"
+        assert {s["thread"] for s in doc["stacks"]} == set(service.doc["threads"].values()), doc
+        res = run_cli(cli_env, "sample", service.pid, "--duration", "0.5", "--rate", "500",
+                      "--main", "--json", main)
+        assert res.returncode == 0, res.stderr.decode()
+        assert "mode wall (the main thread only: --main)" in res.stdout.decode()
+        doc = json.load(open(str(main)))
+        own = [(f["function"], f["filename"]) for f in reversed(service.doc["main"])]
+        assert doc["stacks"] and doc["threads"] == "main"
+        for stack in doc["stacks"]:
+            assert stack["thread"] is None
+            frames = [(f["function"], f["filename"]) for f in stack["frames"]]
+            assert frames[:len(own)] == own, frames
+            assert "Thread.join" in [f[0] for f in frames[len(own):]], frames
+        res = run_cli(cli_env, "sample", service.pid, "--duration", "0.3", "--all", "--stats")
+        out = res.stdout.decode()
+        assert res.returncode == 0, res.stderr.decode()
+        assert function_rows(out)[0][2:] == service.hot, out
+        assert re.search(r"^library: [\d.]+ us per sample; ", out, re.M), out
+        res = run_cli(cli_env, "sample", service.pid, "--all", "--main")
+        assert res.returncode == 2 and b"not allowed with" in res.stderr, res.stderr
+    finally:
+        service.close()

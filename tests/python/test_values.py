@@ -11,8 +11,9 @@ written at its handshake (values.json); for the values the default limits
 cut, the documented truncation of it (``'...'...<N more chars>``,
 ``[..., ...<N more items>]``).  A name the frame has but f_locals
 lacks must be shown unbound.  A second oracle, in gdb: CPython's own
-py-locals (its -dbg helper, reading the frames through DWARF) on the same
-frames, for every value it renders as repr() does.
+py-locals (its -dbg helper, reading the frames through DWARF; beside the
+plugin it is cpython-py-locals) on the same frames, for every value it
+renders as repr() does.
 
 Without a library or a target, the command layer (text and JSON of
 --locals, the options) runs over a fake target whose values are built
@@ -338,8 +339,8 @@ def test_debugger_locals(scenario, driver):
 
 @pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
 def test_debugger_py_locals_and_py_print(scenario, driver):
-    """pyf-locals / pyf-print (py-locals / py-print where CPython's gdb
-    helper does not own those names) on the selected Python frame of the
+    """pyf-locals / pyf-print (also named py-locals / py-print) on the
+    selected Python frame of the
     selected thread, moved with pyf-up and pyf-down: each frame's locals
     equal the target's repr() of them, py-print reads through locals and
     globals, a refusal keeps the session."""
@@ -528,8 +529,9 @@ def test_values_parser_of_py_locals_and_py_print():
 
 # ---- a second oracle: CPython's own py-locals ------------------------------------
 
-# CPython's py-locals (python3.X-gdb.py, auto-loaded with the -dbg package)
-# renders what it recognizes like repr() and anything else as
+# CPython's py-locals (python3.X-gdb.py, auto-loaded with the -dbg package;
+# cpython-py-locals beside the plugin) renders what it recognizes like
+# repr() and anything else as
 # "<type at remote 0x...>" (proxyval), and cuts at 1,024 characters
 _CPYTHON_OPAQUE = re.compile(r"at remote 0x|\(truncated\)")
 _LOCAL_LINE = re.compile(r"^(\w+) = (.*)$", re.M)
@@ -550,7 +552,8 @@ def _cpython_sections(text):
 
 
 def test_gdb_locals_equal_cpython_py_locals(scenario):
-    """In one gdb session, on each thread: CPython's py-locals (which reads
+    """In one gdb session, on each thread: CPython's py-locals (as the
+    plugin names it beside its own, cpython-py-locals; it reads
     frames through the interpreter's DWARF, from the eval loop's `frame`
     variable out to the loop's entry, a section per frame) against
     pyf-locals of the thread's frames (pyf-up between them).  CPython's
@@ -564,7 +567,7 @@ def test_gdb_locals_equal_cpython_py_locals(scenario):
     named = []
     for name in THREADS:
         named += [("select_" + name, GDB.select(scenario.tids[name])),
-                  ("cpython_" + name, "py-locals")]
+                  ("cpython_" + name, "cpython-py-locals")]
         for level in range(_PY_LOCALS_LEVELS):
             if level:
                 named.append(("up_%s_%d" % (name, level), "pyf-up"))

@@ -8,7 +8,8 @@ import sys
 from . import __version__, _loader, errors, target as api
 from .errors import CommandError, PyframesError, UsageError
 from .escaping import escape_lines
-from .options import add_stack_options, number_in, positive_int
+from .options import (add_sample_options, add_stack_options, number_in, positive_int,
+                      sample_cache, sample_threads)
 from .render import process_command, process_source
 from . import report, sampling, stack_command, waits
 
@@ -55,16 +56,7 @@ def build_parser():
                         help="samples per second on average, each wait drawn "
                         "between half and one and a half times 1/HZ (default "
                         "1000; 0: as fast as possible)")
-    sampling.add_mode_option(sample)
-    sample.add_argument("--all", action="store_true",
-                        help="every thread, each its own root (default: the "
-                        "main thread)")
-    cache = sample.add_mutually_exclusive_group()
-    cache.add_argument("--no-cache", action="store_true",
-                       help="do not use the CPython 3.15 frame cache")
-    cache.add_argument("--read-only", action="store_true",
-                       help="never write to the process (the 3.15 frame cache "
-                       "writes one word per thread state)")
+    add_sample_options(sample)
     report.add_output_options(sample)
     sample.add_argument("--runtime-addr", type=positive_int, metavar="ADDR",
                         help="address of _PyRuntime (default: found from the "
@@ -86,11 +78,12 @@ _rate = number_in("a rate in Hz", 0, 1000000)
 
 
 def _sample(args, out):
-    cache = False if args.no_cache else ("read-only" if args.read_only else True)
     report.base_profile(args)  # a --diff file that cannot be read fails first
-    with api.attach(args.pid, runtime_addr=args.runtime_addr or 0, cache=cache) as target:
-        sampler = sampling.Sampler(target, threads="all" if args.all else "main",
-                                   record=report.wants_raw(args), mode=args.mode)
+    with api.attach(args.pid, runtime_addr=args.runtime_addr or 0,
+                    cache=sample_cache(args)) as target:
+        sampler = sampling.Sampler(target, threads=sample_threads(args),
+                                   record=report.wants_raw(args), mode=args.mode,
+                                   running=True)
         progress = report.progress_line(sys.stderr) if sys.stderr.isatty() else None
         try:
             profile = sampling.run(sampler, duration=args.duration, rate=args.rate,
@@ -99,7 +92,8 @@ def _sample(args, out):
                 progress.done()
             report.write_outputs(profile, args, title="pid %d" % args.pid)
             out.write(report.summary(profile, sampler, cache=target.cache,
-                                     top=args.top, base=report.base_profile(args)))
+                                     top=args.top, base=report.base_profile(args),
+                                     stats=args.stats))
         finally:
             sampler.close()
     out.flush()
@@ -116,7 +110,8 @@ def _render(args, out):
     report.write_outputs(profile, args, title=title)
     if args.by == "function":
         profile = profile.by_function()
-    out.write(report.summary(profile, None, top=args.top, base=report.base_profile(args)))
+    out.write(report.summary(profile, None, top=args.top, base=report.base_profile(args),
+                             stats=args.stats))
     out.flush()
     return 0
 
@@ -242,6 +237,9 @@ def main(argv=None):
         if args.command == "render":
             return _render(args, out)
         return _dump(args, out)
+    except UsageError as exc:
+        # options that cannot go together, a mode this target cannot give
+        return _fail(str(exc), 2)
     except (PyframesError, CommandError) as exc:
         return _fail(str(exc), 1)
     except BrokenPipeError:

@@ -330,6 +330,23 @@ def core_note(count):
         CORE_HINT[CORE_HINT.index("write"):])
 
 
+#: The failures of one thread's stack that a process running while it is
+#: read causes by itself: a frame or chunk freed, reused or relinked
+#: between two reads (the library reads such a thread again a few times
+#: first).
+_RACES = (PYF_ECORRUPT, PYF_EFAULT, PYF_ECYCLE)
+
+
+def thread_sample_failure(code, running):
+    """The summary's words for a thread-sample left out because its stack
+    could not be read to the end: in a process that runs while it is
+    sampled, a stack that changed while it was read is a race of no
+    consequence but the sample it costs; anything else is named."""
+    if running and code in _RACES:
+        return "a stack that changed while it was read (that thread-sample skipped)"
+    return "a stack not read to the end (that thread-sample skipped): " + error_message(code)
+
+
 def is_read_failure(text):
     """Whether a thread's or task's error text is a failed read."""
     return bool(text) and error_message(PYF_EFAULT) in text

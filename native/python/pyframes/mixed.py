@@ -95,7 +95,11 @@ def python_name(frame):
 
 def python_runs(thread):
     """The thread's frames cut into runs, innermost first: each ends at a
-    frame entered from C (its entry from ``thread.entries``)."""
+    frame entered from C (its entry from ``thread.entries``).  A last run
+    that ends at no such frame is one that ``--limit`` (the library's
+    keep_frames) cut: its last frame has the entry of the eval call that
+    runs it when the walk found it past the cut (pyf_snapshot_entries),
+    else 0 (unknown)."""
     runs, current = [], []
     entries = thread.entries or [0] * len(thread.frames)
     for frame, entry in zip(thread.frames, entries):
@@ -104,7 +108,7 @@ def python_runs(thread):
             runs.append(Run(current, entry))
             current = []
     if current:
-        runs.append(Run(current, 0))
+        runs.append(Run(current, entries[len(thread.frames) - 1]))
     return runs
 
 

@@ -29,7 +29,8 @@ from .errors import CommandError
 from .escaping import escape
 
 __all__ = ["Navigation", "navigation", "reset", "selected_frame", "selected_index",
-           "run", "COMMANDS", "PYF_NAMES", "help_text", "LIST_CONTEXT"]
+           "run", "COMMANDS", "PYF_NAMES", "HELPER_CLASSES", "HELPER_NAMES",
+           "helper_notice", "help_text", "LIST_CONTEXT"]
 
 #: Lines py-list shows before and after the selected frame's line.
 LIST_CONTEXT = 5
@@ -40,6 +41,32 @@ LIST_FROM_START = 10
 #: ``pyf-<what>`` (PYF_NAMES), which CPython's gdb helper never takes.
 COMMANDS = ("py-up", "py-down", "py-frame", "py-list", "py-locals", "py-print")
 PYF_NAMES = {name: "pyf-" + name[3:] for name in COMMANDS}
+
+#: CPython's gdb helper (Tools/gdb/libpython.py, installed as
+#: python3.X-gdb.py by the -dbg package and auto-loaded with python's
+#: objfile) defines these names too, each by a gdb.Command subclass of
+#: this name.  The plain names stay pyframes' whichever is loaded first;
+#: the helper's commands are kept under HELPER_NAMES.
+HELPER_CLASSES = {"py-up": "PyUp", "py-down": "PyDown", "py-list": "PyList",
+                  "py-locals": "PyLocals", "py-print": "PyPrint"}
+HELPER_NAMES = {name: "cpython-" + name for name in HELPER_CLASSES}
+
+
+def helper_notice(moved, lost=()):
+    """The one line said when another extension had plain names: they are
+    pyframes' commands (also pyf-...); CPython's helper's commands
+    (``moved``) have their cpython- names, another's (``lost``) are
+    replaced."""
+    names = list(moved) + [n for n in lost if n not in moved]
+    text = ("pyframes: %s %s pyframes' (also %s)" % (
+        ", ".join(names), "is" if len(names) == 1 else "are",
+        ", ".join(PYF_NAMES[n] for n in names)))
+    if moved:
+        text += "; CPython's gdb helper's %s %s" % (
+            "is" if len(moved) == 1 else "are", ", ".join(HELPER_NAMES[n] for n in moved))
+    if lost:
+        text += "; another extension's %s replaced" % ", ".join(lost)
+    return text
 
 _USAGE = {
     "up": "%s [N]",
@@ -86,12 +113,14 @@ _COMMON_HELP = (
     "#0 at each stop. Selecting a Python frame also selects the native eval-loop "
     "frame that runs it (_PyEval_EvalFrameDefault), where pyframes can place it "
     "on the native backtrace, so the debugger's own `info locals` / `frame "
-    "variable` are about the same call. In gdb, when CPython's own gdb helper "
-    "(python3.X-gdb.py, loaded with the -dbg package) defines py-up, py-down or "
-    "py-list, those names are CPython's (they walk the native frames from the "
-    "selected one) and pyframes' commands are pyf-up, pyf-down, pyf-list; "
-    "pyf-frame, pyf-up, ... always name pyframes' commands (docs/debuggers.md, "
-    "\"Navigation\").")
+    "variable` are about the same call. In gdb, CPython's own gdb helper "
+    "(python3.X-gdb.py, auto-loaded with the -dbg package) defines py-up, "
+    "py-down, py-list, py-locals and py-print too: whichever is loaded first, "
+    "these names stay pyframes' and the helper's commands are cpython-py-up, "
+    "cpython-py-down, cpython-py-list, cpython-py-locals, cpython-py-print (they "
+    "walk the native frames from the selected one and need python's debug "
+    "symbols); pyf-frame, pyf-up, ... always name pyframes' commands "
+    "(docs/debuggers.md, \"Navigation\").")
 
 
 def _what(name):

@@ -23,6 +23,10 @@ __all__ = [
     "add_stack_options",
     "build_parser",
     "add_processes_option",
+    "add_sample_options",
+    "sample_threads",
+    "sample_cache",
+    "SAMPLE_MODES",
     "completions",
     "parse_arguments",
     "describe",
@@ -59,7 +63,8 @@ def add_stack_options(parser, json_group=None):
     parser.add_argument(
         "--group", action="store_true",
         help="show the threads with the same stack once, with their count, "
-             "names and native ids (with --json also a \"groups\" list)")
+             "names, native ids and the debugger's labels (with --locks the "
+             "same locks too; with --json also a \"groups\" list)")
     parser.add_argument(
         "--tasks", action="store_true",
         help="the asyncio tasks (CPython 3.14+) as a tree: each task, its "
@@ -276,6 +281,55 @@ def add_processes_option(parser, option, what):
              "any of them once)" % what)
 
 
+#: What a sample counts (``--mode``), as CPython's profiler names them:
+#: every thread read (wall clock), threads on a CPU, the thread holding
+#: the GIL.
+SAMPLE_MODES = ("wall", "cpu", "gil")
+
+
+def add_sample_options(parser):
+    """The options of a sampling profile that ``pyframes sample`` and the
+    debuggers' ``py-sample`` share: which threads are read (every thread
+    by default, as py-spy; ``--main``), what a sample counts (``--mode``)
+    and the CPython 3.15 frame cache (``--no-cache``, ``--read-only``).
+    The outputs and the summary's options are report.add_output_options'."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--main", action="store_true",
+        help="read only the main thread (default: every thread, each under "
+             "its own root, labelled by its name)")
+    which.add_argument(
+        "--all", action="store_true",
+        help="every thread: the default (kept for the command lines that "
+             "give it)")
+    parser.add_argument(
+        "--mode", choices=SAMPLE_MODES, default="wall",
+        help="which threads a sample counts: wall, every thread read (the "
+        "default); cpu, threads running on a CPU (a live local process); gil, "
+        "the thread holding the GIL (CPython 3.13+ with a GIL)")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true",
+                       help="do not use the CPython 3.15 frame cache")
+    cache.add_argument("--read-only", action="store_true",
+                       help="never write to the process (the 3.15 frame cache "
+                       "writes one word per thread state)")
+    return parser
+
+
+def sample_threads(options):
+    """The threads a profile reads (sampling.Sampler's ``threads``):
+    "main" with --main, else "all"."""
+    return "main" if getattr(options, "main", False) else "all"
+
+
+def sample_cache(options):
+    """The frame cache's mode the options ask for (Target.set_cache):
+    False with --no-cache, "read-only" with --read-only, else True."""
+    if options.no_cache:
+        return False
+    return "read-only" if options.read_only else True
+
+
 def completions(text, extra=()):
     """Completion of the arguments typed so far: (the word being typed, the
     option names or option values that extend it), from the parser itself
@@ -340,8 +394,9 @@ packages.  Without options it shows the thread selected in {dbg}.
   --max-depth N    walk at most N frames per thread (deeper: incomplete)
   --json           one JSON document (same schema as `python3 -m pyframes dump --json`)
   --no-source      no source lines
-  --group          threads with the same stack once: their count, names and
-                   native ids over the one stack (with --json a "groups" list)
+  --group          threads with the same stack once: their count, names,
+                   native ids and {dbg} labels over the one stack (with
+                   --locks the same locks too; with --json a "groups" list)
   --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
                    its coroutine stack and the tasks it awaits; with --all
                    or --thread the thread stacks first, each header naming

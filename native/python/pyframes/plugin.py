@@ -64,15 +64,14 @@ def bt_state(on, how):
     return "Python frames in bt (%s): %s" % (how, "on" if on else "off")
 
 
-def navigation_names(taken=None):
-    """The names to register the frame navigation commands under: every
-    ``pyf-`` name (pyf-up, pyf-down, pyf-frame, pyf-list), and each plain
-    one (py-up, ...) unless ``taken(name)`` says another command has it
-    (CPython's gdb helper defines py-up, py-down and py-list)."""
+def navigation_names():
+    """The names to register the frame navigation commands under: each
+    plain one (py-up, ...) and its ``pyf-`` name (pyf-up, ...).  In gdb a
+    plain name CPython's gdb helper took back is taken again
+    (gdb/pyframes_gdb.py, navigate.HELPER_NAMES)."""
     names = []
     for plain in navigate.COMMANDS:
-        if taken is None or not taken(plain):
-            names.append(plain)
+        names.append(plain)
         names.append(navigate.PYF_NAMES[plain])
     return names
 

@@ -12,10 +12,11 @@ The file is JSON lines, UTF-8, one JSON object per line, in this order:
 4. the thread-samples in the order taken: ``{"t": seconds since the first,
    to the microsecond, "thread": label or null, "s": stack number}``;
 5. the end: ``{"end": {"samples": N, "failed_samples": N, "thread_errors":
-   N, "duration": seconds, "mode": "wall" | "cpu" | "gil", "errors":
-   {message: count}, "stats": {name: value}}}`` -- the rounds over the
-   process (``mode``: which thread-samples they counted; "wall" when
-   absent), the
+   N, "duration": seconds, "mode": "wall" | "cpu" | "gil", "threads":
+   "all" | "main", "errors": {message: count}, "stats": {name: value}}}``
+   -- the rounds over the process (``mode``: which thread-samples they
+   counted, "wall" when absent; ``threads``: which threads were read,
+   when absent "all" if a thread-sample names its thread, else "main"), the
    failures and the target's counters (the thread-samples of step 4 are
    one per thread read).
 
@@ -52,7 +53,7 @@ def dumps(profile, title):
     out.append(_line({"end": {
         "samples": profile.samples, "failed_samples": profile.failed,
         "thread_errors": profile.thread_errors, "duration": profile.duration,
-        "mode": profile.mode,
+        "mode": profile.mode, "threads": profile.threads,
         "errors": dict(profile.errors), "stats": dict(profile.stats)}}))
     return "".join(out)
 
@@ -146,5 +147,11 @@ def _end(profile, end):
     profile.thread_errors = int(end["thread_errors"])
     profile.duration = float(end["duration"])
     profile.mode = str(end.get("mode", "wall"))
+    # written since every thread became the default; before, a profile of
+    # every thread labelled them
+    threads = end.get("threads")
+    if threads is None:
+        threads = "all" if any(label is not None for label, _ in profile.stacks) else "main"
+    profile.threads = str(threads)
     profile.errors = dict(end.get("errors", {}))
     profile.stats = dict(end.get("stats", {}))

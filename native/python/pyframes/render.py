@@ -11,6 +11,7 @@ hostile process cannot send control sequences to the terminal.
 import io
 import json
 import os
+import re
 import stat
 import tokenize
 from typing import Callable, Iterable, Iterator, Optional, Union
@@ -394,20 +395,25 @@ def labelled_header(thread, label=None, debugger=None):
 GROUP_SHOWN = 8
 
 
-def _stack_key(thread):
+def _stack_key(thread, lines_of=None):
     exc = getattr(thread, "exception", None)
-    return (tuple((f.function, f.filename, f.line) for f in thread.frames),
-            thread.complete, thread.more_frames,
-            None if exc is None else (exc.type, exc.message, exc.handled, exc.file, exc.line))
+    key = (tuple((f.function, f.filename, f.line) for f in thread.frames),
+           thread.complete, thread.more_frames,
+           None if exc is None else (exc.type, exc.message, exc.handled, exc.file, exc.line))
+    if lines_of is not None:
+        key += (tuple(tuple(lines_of(f)) for f in thread.frames),)
+    return key
 
 
-def group_threads(threads):
+def group_threads(threads, lines_of=None):
     """--group: the threads as lists of those with the same stack (the same
     frames: function, file and line; the same completeness and exception
-    in flight), in the order of each list's first thread."""
+    in flight; with ``lines_of(frame)``, the lines shown under each frame,
+    --locks' held locks and waits, the same too), in the order of each
+    list's first thread."""
     groups = {}
     for t in threads:
-        groups.setdefault(_stack_key(t), []).append(t)
+        groups.setdefault(_stack_key(t, lines_of), []).append(t)
     return list(groups.values())
 
 
@@ -418,14 +424,43 @@ def _listed(items):
     return shown
 
 
-def group_header(group, pids=None):
+_THREAD_LABEL = re.compile(r"^thread (#?)(\d+)$")
+
+
+def labels_text(labels, debugger):
+    """The debugger's labels of a group's threads, all of them, as one
+    text: ``gdb threads 3-12, 15`` (``thread 3`` ... ``thread 12`` and
+    ``thread 15``), ``lldb threads #3-#12``; labels of another form as
+    they are (``gdb thread 2.3, thread 2.4``).  None without a label."""
+    labels = [label for label in labels if label]
+    if not labels:
+        return None
+    found = [_THREAD_LABEL.match(label) for label in labels]
+    if not all(found) or len(set(m.group(1) for m in found)) != 1:
+        return "%s %s" % (debugger, ", ".join(labels))
+    mark = found[0].group(1)
+    numbers = sorted(set(int(m.group(2)) for m in found))
+    runs = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    parts = ["%s%d" % (mark, a) if a == b else "%s%d-%s%d" % (mark, a, mark, b)
+             for a, b in runs]
+    return "%s thread%s %s" % (debugger, "s" if len(numbers) > 1 else "", ", ".join(parts))
+
+
+def group_header(group, pids=None, labels=None, debugger=None):
     """``12 threads with the same stack: "pool-0", "pool-1", ... (native
-    1, 2, ..., waiting on a lock):``: the count, the names (at most
-    GROUP_SHOWN; a name several threads share once, with their count:
-    ``"python3.13" x12``), the native ids, and the native wait when every
-    thread of the group has the same.  With ``pids`` (each thread's
-    process, --group across processes): ``8 threads in 8 processes with
-    the same stack: ... (pid:native 1234:1234, 1235:1235, ...)``."""
+    1, 2, ..., waiting on a lock) [gdb threads 3-14]:``: the count, the
+    names (at most GROUP_SHOWN; a name several threads share once, with
+    their count: ``"python3.13" x12``), the native ids, the native wait
+    when every thread of the group has the same, and the debugger's labels
+    of every thread (``labels``, each thread's or None; labels_text).  With
+    ``pids`` (each thread's process, --group across processes): ``8
+    threads in 8 processes with the same stack: ... (pid:native 1234:1234,
+    1235:1235, ...)``."""
     counts = {}
     for t in group:
         if getattr(t, "name", None) is not None:
@@ -449,14 +484,17 @@ def group_header(group, pids=None):
         parts.append(escape(natives.pop()))
     if parts:
         head += " (%s)" % ", ".join(parts)
+    listed = labels_text(labels or (), debugger) if debugger else None
+    if listed:
+        head += " [%s]" % escape(listed)
     return head + ":"
 
 
-def groups_json(threads):
-    """The "groups" list of --group --json: one entry per distinct stack,
-    with every thread's native id, Python thread id and name (null when
-    unknown) in the same order, and the frames once."""
-    return [_group_json(group) for group in group_threads(threads)]
+def groups_json(threads, lines_of=None):
+    """The "groups" list of --group --json: one entry per distinct stack
+    (group_threads), with every thread's native id, Python thread id and
+    name (null when unknown) in the same order, and the frames once."""
+    return [_group_json(group) for group in group_threads(threads, lines_of)]
 
 
 def _group_json(group):
@@ -544,18 +582,21 @@ def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
     """The text of the stack command: each thread as format_text shows it,
     its header naming the debugger's own label for the thread
     (``[gdb thread 2]``) when label_of gives one, threads separated by an
-    empty line.  With ``group`` the threads with the same stack are shown
-    once, under one header (group_header)."""
+    empty line.  With ``group`` the threads with the same stack (and the
+    same lines under its frames, ``locals_of``) are shown once, under one
+    header (group_header, naming every thread's label)."""
     out = io.StringIO()
-    units = group_threads(threads) if group else [[t] for t in threads]
+    units = group_threads(threads, locals_of) if group else [[t] for t in threads]
     for i, unit in enumerate(units):
         if i:
             out.write("\n")
         t = unit[0]
         if len(unit) > 1:
-            out.write(group_header(unit) + "\n")
+            labels = ([label_of(m.native_thread_id) if m.native_thread_id else None
+                       for m in unit] if label_of else None)
+            out.write(group_header(unit, labels=labels, debugger=debugger) + "\n")
             lines = format_text([t], limit=limit, show_source=show_source, source=source,
-                                addresses=False)
+                                addresses=False, locals_of=locals_of)
             next(lines)  # the first thread's own header
             for line in lines:
                 out.write(line + "\n")

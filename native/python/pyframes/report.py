@@ -33,7 +33,13 @@ def add_output_options(parser):
                         "flame graph colored by each call path's change in share, the "
                         "summary's table by each function's")
     parser.add_argument("--top", type=_top, default=15, metavar="K",
-                        help="functions in the summary table (default 15; 0: none)")
+                        help="functions in the summary table, the most time "
+                        "spent in them as the innermost frame first (default 15; "
+                        "0: none)")
+    parser.add_argument("--stats", action="store_true",
+                        help="also the sampler's own counters in the summary: the "
+                        "frame cache's hits, the library's time, reads and bytes per "
+                        "sample (--stats-json FILE writes them)")
 
 
 def _top(text):
@@ -161,8 +167,14 @@ def _shares(profile):
             for f, n, _, whole in profile.top(None)} if total else {}
 
 
-def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None):
-    """The text printed at the end of a profile."""
+def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None,
+            stats=False, costs=()):
+    """The text printed at the end of a profile: what was sampled, the
+    failures, which threads counted and the notes (``extra``), then the
+    functions by their self share (the hot leaf first) and the lines.
+    With ``stats`` also the sampler's own counters (the frame cache, the
+    library's time, reads and bytes per sample; ``costs``: the front
+    end's own lines of that kind)."""
     lines = []
     total = profile.total
     rate = profile.samples / profile.duration if profile.duration > 0 else 0.0
@@ -173,17 +185,9 @@ def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None):
     for message, count in sorted(profile.errors.items(), key=lambda kv: -kv[1])[:3]:
         lines.append("  %d x %s" % (count, escape(message)))
     lines.append(_mode_line(profile))
-    c = counters(profile)
-    if cache != "off":
-        lines.append("frame cache (%s): %d full hits, %d partial hits, %d misses; "
-                     "%d frames from the cache, %d read; %d anchor writes" % (
-                         cache, c["full_hits"], c["partial_hits"], c["misses"],
-                         c["frames_from_cache"], c["frames_from_memory"],
-                         c["anchor_writes"]))
-    if sampler is not None and profile.samples:
-        lines.append("library: %.1f us per sample; %.1f reads, %.0f bytes per sample" % (
-            1e6 * sampler.library_time / profile.samples,
-            c["read_calls"] / profile.samples, c["bytes_read"] / profile.samples))
+    if stats:
+        lines.extend(_stats_lines(profile, sampler, cache))
+        lines.extend(costs)
     lines.extend(extra)
     rows = profile.top(top) if top else []
     if rows and total:
@@ -210,14 +214,41 @@ def summary(profile, sampler=None, cache="off", top=15, extra=(), base=None):
     return "\n".join(lines) + "\n"
 
 
-_MODE_WORDS = {"wall": "every thread read", "cpu": "threads on a CPU",
-               "gil": "the thread holding the GIL"}
+def _stats_lines(profile, sampler, cache):
+    """--stats: the frame cache's counters and the library's cost per
+    sample."""
+    c = counters(profile)
+    lines = []
+    if cache != "off":
+        lines.append("frame cache (%s): %d full hits, %d partial hits, %d misses; "
+                     "%d frames from the cache, %d read; %d anchor writes" % (
+                         cache, c["full_hits"], c["partial_hits"], c["misses"],
+                         c["frames_from_cache"], c["frames_from_memory"],
+                         c["anchor_writes"]))
+    if sampler is not None and profile.samples:
+        lines.append("library: %.1f us per sample; %.1f reads, %.0f bytes per sample" % (
+            1e6 * sampler.library_time / profile.samples,
+            c["read_calls"] / profile.samples, c["bytes_read"] / profile.samples))
+    return lines
+
+
+#: What each mode counts, of every thread and of the main thread only
+#: (--main).
+_MODE_WORDS = {
+    ("wall", "all"): "every thread, running or waiting",
+    ("cpu", "all"): "threads on a CPU",
+    ("gil", "all"): "the thread holding the GIL",
+    ("wall", "main"): "the main thread only: --main",
+    ("cpu", "main"): "the main thread while on a CPU: --main",
+    ("gil", "main"): "the main thread while it holds the GIL: --main",
+}
 
 
 def _mode_line(profile):
     """Which thread-samples the mode counted, and how many each thread gave
     (most first; at most 8 named)."""
-    line = "mode %s (%s)" % (profile.mode, _MODE_WORDS.get(profile.mode, profile.mode))
+    words = _MODE_WORDS.get((profile.mode, profile.threads), profile.mode)
+    line = "mode %s (%s)" % (profile.mode, words)
     per = sorted(((n, label) for label, n in profile.by_thread().items() if label is not None),
                  key=lambda nl: (-nl[0], nl[1]))
     if per:

@@ -3,8 +3,8 @@
 A live process on this machine (the PID reader) runs while it is sampled
 through its memory, as the command line samples it, and is stopped again
 when the N samples are in; elsewhere (a remote target) each sample lets the
-inferior run for the interval, stops it and samples every thread (or the
-main one).  The inferior is left stopped, its selected thread selected.  The profile
+inferior run for the interval, stops it and samples every thread (or, with
+--main, the main one).  The inferior is left stopped, its selected thread selected.  The profile
 lives in the session until ``--reset``, so the command typed again and again
 keeps building one profile; without ``-n`` on a stopped process it adds one
 sample where the process stands.  On a core file there is one sample to take,
@@ -17,7 +17,8 @@ import time
 
 from . import errors, report, sampling
 from .adapter import ask
-from .options import new_parser, number_in, positive_int
+from .options import (add_sample_options, new_parser, number_in, positive_int,
+                      sample_cache, sample_threads)
 
 __all__ = ["SampleCommand", "describe"]
 
@@ -27,16 +28,18 @@ Sample the Python stacks of the inferior while it runs.
 A live process on this machine runs while its memory is sampled (by PID,
 every interval) until N samples are in, and is stopped again; a remote
 process is stopped for each sample instead (it runs for the interval
-before each).  Each sample reads the Python stack of the main thread
-(--all: every thread); the process is left stopped, the selected thread
-selected.  Samples add up across invocations until --reset; without -n on a
-stopped process one sample is taken where it stands.  A core file gives one
-sample.
+before each).  Each sample reads the Python stack of every thread, each
+under its own root (--main: the main thread only); the process is left
+stopped, the selected thread selected.  Samples add up across invocations
+until --reset; without -n on a stopped process one sample is taken where it
+stands.  A core file gives one sample.  The summary lists the functions the
+time was spent in as the innermost frame first (the hot leaf first), with
+their total share.
 
   -n N             take N samples, letting the process run
   --interval MS    milliseconds between samples (default 1 on a live local
                    process, 0: as fast as possible; 10 on a remote one)
-  --all            every thread, each its own root
+  --main           only the main thread (--all, every thread, is the default)
   --mode M         wall (every thread), cpu (threads on a CPU: a live local
                    process) or gil (the thread holding the GIL: CPython 3.13+,
                    not free-threaded)
@@ -49,12 +52,14 @@ sample.
   --speedscope FILE  write a timeline for speedscope (speedscope.app)
   --by function    one box per function (default: --by line, one per line)
   --top K          functions in the summary (default 15; 0: none)
+  --stats          also the sampler's counters in the summary (frame cache,
+                   time per sample, the debugger's stop/resume time)
   --reset          start a new profile
   --no-cache       do not use the CPython 3.15 frame cache
   --read-only      never write to the process (the 3.15 frame cache writes one
                    word per thread state)
 
-Example: {cmd} -n 5000 --all --flamegraph /tmp/profile.svg
+Example: {cmd} -n 5000 --flamegraph /tmp/profile.svg
 """
 
 
@@ -72,15 +77,9 @@ def build_parser(command_name):
     parser.add_argument("--interval", type=_interval, default=None, metavar="MS",
                         help="milliseconds between samples (default 1 on a live local "
                         "process, 10 on a remote one)")
-    parser.add_argument("--all", action="store_true", help="every thread")
-    sampling.add_mode_option(parser)
+    add_sample_options(parser)
     report.add_output_options(parser)
     parser.add_argument("--reset", action="store_true", help="start a new profile")
-    cache = parser.add_mutually_exclusive_group()
-    cache.add_argument("--no-cache", action="store_true",
-                       help="do not use the CPython 3.15 frame cache")
-    cache.add_argument("--read-only", action="store_true",
-                       help="never write to the process")
     return parser
 
 
@@ -105,7 +104,7 @@ class SampleCommand(object):
                                        lambda options: self._run(options, adapter, progress))
 
     def _run(self, options, adapter, progress):
-        threads = "all" if options.all else "main"
+        threads = sample_threads(options)
         if options.reset or (self.threads is not None and self.threads != threads) \
                 or (self.profile.samples and self.profile.mode != options.mode):
             self.profile = sampling.Profile()
@@ -117,7 +116,7 @@ class SampleCommand(object):
         # a live process on this machine runs for the whole profile and is
         # sampled through its memory, as the command line samples it
         running = live and reader == "pid" and options.count is not None
-        mode = False if options.no_cache else ("read-only" if options.read_only else True)
+        mode = sample_cache(options)
         count = options.count if live else 1
         notes = []
         if not live:
@@ -137,7 +136,7 @@ class SampleCommand(object):
         # every sample is kept (one append each), so that --raw and
         # --speedscope hold the whole profile
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
-                                   record=True, mode=options.mode)
+                                   record=True, mode=options.mode, running=running)
         try:
             effective = target.set_cache(mode)
         except BaseException:
@@ -182,20 +181,20 @@ class SampleCommand(object):
         self.profile.merge(profile)
         whole = self.profile
         report.write_outputs(whole, options, title=self.command_name)
-        extra = []
+        costs = []
         if running and profile.samples:
-            extra.append("per sample: library %.1f us; the process ran while sampled "
-                         "by PID (%s stopped it once)" % (
-                             1e6 * sampler.library_time / profile.samples,
-                             adapter.debugger_name))
+            notes.insert(0, "the process ran while it was sampled by PID (%s stopped it "
+                         "once)" % adapter.debugger_name)
+            costs.append("per sample: library %.1f us" % (
+                1e6 * sampler.library_time / profile.samples))
         elif whole.samples:
-            extra.append("per sample: library %.1f us, %s stop/resume %.1f ms" % (
+            costs.append("per sample: library %.1f us, %s stop/resume %.1f ms" % (
                 1e6 * self.library_time / whole.samples, adapter.debugger_name,
                 1e3 * self.debugger_time / whole.samples))
-        extra.extend(notes)
         if not live:
             failed = sum(n for m, n in whole.errors.items() if errors.is_read_failure(m))
             if failed:
-                extra.append(errors.core_note(failed))
-        return report.summary(whole, None, cache=effective, top=options.top, extra=extra,
-                              base=report.base_profile(options))
+                notes.append(errors.core_note(failed))
+        return report.summary(whole, None, cache=effective, top=options.top, extra=notes,
+                              base=report.base_profile(options), stats=options.stats,
+                              costs=costs)

@@ -21,11 +21,9 @@ import time
 from . import _abi, errors
 from ._convert import THREAD, failure_code
 from .escaping import collapsed_name
+from .options import SAMPLE_MODES as MODES
 
 _MAX_TABLES = 16
-#: what a sample counts (``--mode``), as CPython's profiler names them:
-#: every thread (wall clock), threads on a CPU, the thread holding the GIL
-MODES = ("wall", "cpu", "gil")
 # a thread's values in Target.sample_source()'s rows
 _TID = THREAD.index["thread_id"]
 _NATIVE = THREAD.index["native_thread_id"]
@@ -47,13 +45,14 @@ class Profile(object):
 
     ``samples`` counts rounds over the process; ``total`` (also
     ``thread_samples``) counts the stacks those rounds read, one per thread
-    (with ``--all`` several per sample) that the ``mode`` counts: every
-    thread ("wall"), a thread running on a CPU ("cpu"), the thread holding
-    the GIL ("gil").
+    read (``threads``: "all", several per sample, or "main") that the
+    ``mode`` counts: every thread ("wall"), a thread running on a CPU
+    ("cpu"), the thread holding the GIL ("gil").
     """
 
     def __init__(self):
         self.mode = "wall"
+        self.threads = "all"
         self.raw = None
         self.stacks = {}
         self.samples = 0
@@ -92,6 +91,7 @@ class Profile(object):
 
     def merge(self, other):
         self.mode = other.mode
+        self.threads = other.threads
         if other.raw is None or (self.raw is None and self.samples):
             self.raw = None  # some samples were not recorded
         else:
@@ -124,8 +124,10 @@ class Profile(object):
         return ["%s %d" % (key, count) for key, count in sorted(totals.items())]
 
     def top(self, limit=20):
-        """[(function, filename, self count, total count)] by total, then
-        self; total counts a function once per stack it is in."""
+        """[(function, filename, self count, total count)] by self (the
+        samples a function was the innermost frame of: the hot leaf
+        first, as py-spy's top sorts), then total; total counts a
+        function once per stack it is in."""
         own, total = {}, {}
         for (_, frames), count in self.stacks.items():
             if not frames:
@@ -135,7 +137,7 @@ class Profile(object):
             for name in set(f[:2] for f in frames):
                 total[name] = total.get(name, 0) + count
         rows = [(name[0], name[1], own.get(name, 0), n) for name, n in total.items()]
-        rows.sort(key=lambda r: (-r[3], -r[2], r[0], r[1]))
+        rows.sort(key=lambda r: (-r[2], -r[3], r[0], r[1]))
         return rows if limit is None else rows[:limit]
 
     def top_lines(self, limit=20):
@@ -163,6 +165,7 @@ class Profile(object):
             "thread_samples": self.total,
             "duration": round(self.duration, 6),
             "mode": self.mode,
+            "threads": self.threads,
             "stacks": [
                 {"thread": label,
                  "frames": [{"function": f, "filename": n, "line": l} for f, n, l in frames],
@@ -180,6 +183,9 @@ class Sampler(object):
 
     ``threads``: "main" (the main thread: the one whose OS id is the
     process id, else the interpreter's main thread), or "all".
+    ``running``: whether the process runs while it is sampled (default:
+    a target read by PID does), which words the failure of a thread whose
+    stack changed while it was read (errors.thread_sample_failure).
     ``label_threads`` keeps each thread apart in the profile, labelled by
     its name (:class:`ThreadNames`).  ``record``
     keeps every thread-sample in order as well (``Profile.raw``, what
@@ -192,13 +198,14 @@ class Sampler(object):
     """
 
     def __init__(self, target, threads="main", label_threads=None, record=False,
-                 mode="wall"):
+                 mode="wall", running=None):
         if threads not in ("main", "all"):
             raise ValueError("threads must be 'main' or 'all'")
         self._keep = _mode_filter(target, mode)
         self.mode = mode
         self.target = target
         self.threads = threads
+        self.running = bool(target.pid) if running is None else running
         self.label_threads = threads == "all" if label_threads is None else label_threads
         # the main thread of a process is the one whose OS id is its pid;
         # without a pid it is picked from every thread's flags
@@ -214,6 +221,7 @@ class Sampler(object):
         self._spare = []       # (pointer, byref) pairs not holding a snapshot
         self._profile = Profile()
         self._profile.mode = mode
+        self._profile.threads = threads
         # recording: (seconds, counted key) per thread-sample, each key
         # one shared object (_canon) until its table is resolved, then
         # looked up in _resolved: key -> (label, frames)
@@ -265,8 +273,8 @@ class Sampler(object):
                 failure = thread[_FAILURE]
                 if failure:
                     prof.thread_errors += 1
-                    message = ("stack not read to the end: " +
-                               errors.error_message(failure_code(failure)))
+                    message = errors.thread_sample_failure(failure_code(failure),
+                                                           self.running)
                     prof.errors[message] = prof.errors.get(message, 0) + 1
                     continue
                 if keys is None:  # past the snapshot's frames
@@ -355,7 +363,7 @@ class Sampler(object):
             message = errors.error_message(code)
             prof.errors[message] = prof.errors.get(message, 0) + n
         for code, n in threads.items():
-            message = "stack not read to the end: " + errors.error_message(code)
+            message = errors.thread_sample_failure(code, self.running)
             prof.errors[message] = prof.errors.get(message, 0) + n
         t = self.target
         if end == _abi.PYF_SAMPLE_END_GONE and t.pid and process_gone(t.pid):
@@ -538,15 +546,6 @@ def _os_name(pid, native):
     except OSError:
         return None
     return name or None
-
-
-def add_mode_option(parser):
-    """``--mode wall|cpu|gil`` (the command line's sample and py-sample)."""
-    parser.add_argument(
-        "--mode", choices=MODES, default="wall",
-        help="which threads a sample counts: wall, every thread read (the "
-        "default); cpu, threads running on a CPU (a live local process); gil, "
-        "the thread holding the GIL (CPython 3.13+ with a GIL)")
 
 
 def _mode_filter(target, mode):

@@ -22,7 +22,7 @@ import json
 
 from . import _loader, errors, mixed, render, stack_command, target as api
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
-from .errors import CommandError
+from .errors import CommandError, UsageError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
 from .options import HelpRequested, add_processes_option, build_parser, parse_arguments
 
@@ -304,8 +304,8 @@ class Session(object):
         (stack_command.run_processes); one that cannot be read has its
         error in its place."""
         if options.info:
-            raise CommandError("--info describes one process (not with %s)"
-                               % self.processes_option)
+            raise UsageError("--info describes one process (not with %s)"
+                             % self.processes_option)
         if options.thread is None:
             options.all = True
         found = []
@@ -372,6 +372,8 @@ class Session(object):
             for thread, row in zip(flat, rows):
                 if thread.tstate_addr in by_tstate:
                     row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
+                if options.limit:
+                    row["more_frames"] = thread.more_frames
             return json.dumps(doc) + "\n"
         source = None if options.no_source else self.source_for(adapter, kind)
         out = []
@@ -382,6 +384,9 @@ class Session(object):
                 t, ask(adapter.debugger_thread_label, t.native_thread_id),
                 adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
+            if t.more_frames:
+                out.append("[%d more Python frame%s not shown: --limit %d]" % (
+                    t.more_frames, "" if t.more_frames == 1 else "s", options.limit))
         return "".join(line + "\n" for line in out) + self.core_note(adapter, threads)
 
     def source_for(self, adapter, kind):
@@ -463,6 +468,9 @@ class _DebuggerFront(stack_command.Front):
 
     def label(self, native_tid):
         return ask(self.adapter.debugger_thread_label, native_tid)
+
+    def process_id(self, target):
+        return target.pid or ask(self.adapter.pid)
 
     def _rows(self, threads):
         return render.thread_table(threads, self.label)

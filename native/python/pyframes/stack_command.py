@@ -15,7 +15,10 @@ The options (pyframes.options) mean the same in each:
   the deadlocks, first (pyframes.locks), read over every thread of the
   target whichever are shown;
 - ``--group``: the threads with the same stack once, under one header
-  (render.group_header), and with ``--json`` a "groups" list;
+  (render.group_header, naming the debugger's labels of its threads), and
+  with ``--json`` a "groups" list; with ``--locks`` the lines under the
+  frames (held locks, a wait) are part of what must be the same, so a
+  deadlock's threads stay apart while a pool's idle workers fold;
 - ``--locals`` (and the value limits ``--max-string N``, ``--max-items
   N``, ``--max-value-depth N``, ``--max-objects N``, ``--max-bytes N``):
   each shown frame's variables (pyframes.values), read with
@@ -35,7 +38,7 @@ import json
 
 from . import errors, locks, model, render, taskview, values
 from .options import value_limits
-from .errors import CommandError
+from .errors import CommandError, UsageError
 
 __all__ = ["Front", "run", "run_processes", "walk_of", "select_thread", "snapshot_native"]
 
@@ -89,6 +92,11 @@ class Front(object):
         on_cpu); the same list when it knows nothing."""
         return threads
 
+    def process_id(self, target):
+        """The process's id (the thread it started with has it as its
+        native id), or None when unknown."""
+        return target.pid
+
 
 def walk_of(options):
     """Target.snapshot keywords of the options."""
@@ -119,41 +127,44 @@ def run(target, options, front):
     collapsed = getattr(options, "collapsed", False)
     group = getattr(options, "group", False)
     if show_locals and (native or collapsed):
-        raise CommandError("--locals shows the variables under the frames of the stack "
-                           "and JSON outputs (not with --native or --collapsed)")
+        raise UsageError("--locals shows the variables under the frames of the stack "
+                         "and JSON outputs (not with --native or --collapsed)")
     show_locks = getattr(options, "locks", False) and stacks
     if show_locks and (native or collapsed):
-        raise CommandError("--locks shows the locks under the frames of the stack "
-                           "and JSON outputs (not with --native or --collapsed)")
-    if group and (native or collapsed or show_locals or show_locks):
-        raise CommandError("--group shows each stack once (not with --native, "
-                           "--collapsed, --locals or --locks)")
+        raise UsageError("--locks shows the locks under the frames of the stack "
+                         "and JSON outputs (not with --native or --collapsed)")
+    if group and (native or collapsed or show_locals):
+        raise UsageError("--group shows each stack once (not with --native, "
+                         "--collapsed or --locals)")
     if stacks and not collapsed and threads:
         snapshot, threads = described(snapshot, threads, front)
+        snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     lock_report = None
+    under = frame_values.text_lines if frame_values else None
     if show_locks:
         lock_report = locks.analyze(target, _every_thread(target, options, walk, threads),
                                     target.python.minor)
+        under = _with_locks(lock_report, threads, under)
     if native:
         return front.native(snapshot, threads, options)
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
                          frame_values=frame_values, lock_report=lock_report,
-                         groups=threads if group else None) + "\n"
+                         groups=threads if group else None,
+                         lines_of=under if group else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
-    under = frame_values.text_lines if frame_values else None
     if lock_report is not None:
         text = "".join(line + "\n" for line in
                        locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
         text += "\n" if text else ""
-        under = _with_locks(lock_report, threads, under)
     if group and stacks and not collapsed:
-        text = render.format_threads_text(
-            threads, group=True, show_source=not options.no_source,
-            source=None if options.no_source else front.source())
+        text += render.format_threads_text(
+            threads, group=True, label_of=front.label, debugger=front.debugger,
+            show_source=not options.no_source,
+            source=None if options.no_source else front.source(), locals_of=under)
     elif stacks and collapsed:
         text = "".join(line + "\n" for line in render.format_collapsed(threads))
     elif stacks:
@@ -245,7 +256,12 @@ class FrameValuesOf(object):
 def described(snapshot, threads, front):
     """(snapshot, threads) with the shown threads as front.describe fills
     them, the snapshot holding those (its JSON is made from it)."""
-    new = front.describe(snapshot, threads)
+    return _replaced(snapshot, threads, front.describe(snapshot, threads))
+
+
+def _replaced(snapshot, threads, new):
+    """(snapshot, new): ``new`` (the threads shown, each as it replaces the
+    same one of ``threads``) in a snapshot that holds them."""
     if new is threads or snapshot is None or not dataclasses.is_dataclass(snapshot):
         return snapshot, new
     by_id = {id(old): t for old, t in zip(threads, new)}
@@ -255,19 +271,58 @@ def described(snapshot, threads, front):
         snapshot.interpreters, interps)), list(new)
 
 
-def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None):
+#: The file of the module whose globals name the main thread
+#: (threading.main_thread()).
+_THREADING = "/threading.py"
+
+
+def main_tagged(target, snapshot, threads, pid):
+    """(snapshot, threads) with the main thread tagged ``main`` where the
+    snapshot could not say so.  CPython 3.14+ flags the interpreter's main
+    thread while it runs __main__ (interp->threads.main, PYF_THREAD_MAIN)
+    and clears that before the same thread finalizes: in
+    threading._shutdown, waiting for the other threads, and in the atexit
+    functions.  Then the thread the process started with (native id ==
+    ``pid``) of the main interpreter, shown and not flagged, no other
+    flagged, is tagged when threading.main_thread() says it is the one:
+    ``threading._main_thread._ident``, read from the globals of a frame
+    of threading.py (no code of the target runs)."""
+    if not pid or target.python.minor < 14:
+        return snapshot, threads
+    first = [t for t in threads if t.interpreter_id == 0]
+    started = [t for t in first if t.native_thread_id == pid]
+    if not started or any(t.is_main for t in first):
+        return snapshot, threads
+    thread = started[0]
+    frames = [f for t in [thread] + first for f in t.frames if f.filename.endswith(_THREADING)]
+    if not frames:
+        return snapshot, threads
+    try:
+        ident = values.resolve(target, frames[0], "_main_thread._ident")
+    except (CommandError, errors.PyframesError):
+        return snapshot, threads
+    if ident.kind != "int" or values.int_value(ident) != thread.thread_id:
+        return snapshot, threads
+    return _replaced(snapshot, threads, [dataclasses.replace(t, is_main=True)
+                                         if t is thread else t for t in threads])
+
+
+def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
+              lines_of=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
     deadlocks, waits and held locks (pyframes.locks.to_json); with --group
-    (``groups``: the threads shown) the document gains "groups"."""
+    (``groups``: the threads shown) the document gains "groups", the
+    threads grouped as the text groups them (``lines_of(frame)``: the lines
+    under a frame, which must be the same too)."""
     if not limited and frame_values is None and lock_report is None and groups is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
     if lock_report is not None:
         locks.to_json(lock_report, doc, list(snapshot.threads()))
     if groups is not None:
-        doc["groups"] = render.groups_json(groups)
+        doc["groups"] = render.groups_json(groups, lines_of)
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(snapshot.threads(), rows):
         if limited:
@@ -345,8 +400,8 @@ def run_processes(processes, options, failure):
     if group and (getattr(options, "native", False) or getattr(options, "collapsed", False)
                   or getattr(options, "locals", False) or getattr(options, "locks", False)
                   or options.tasks or options.table):
-        raise CommandError("--group across processes shows each stack once (not with "
-                           "--native, --collapsed, --locals, --locks, --tasks or --table)")
+        raise UsageError("--group across processes shows each stack once (not with "
+                         "--native, --collapsed, --locals, --locks, --tasks or --table)")
     body = _grouped_body if group else run
     outputs, failed = [], 0
     for pid, command, label, within in processes:
@@ -376,6 +431,7 @@ def _grouped_body(target, options, front):
     snapshot, threads = _chosen(target, options, front, walk)
     if threads:
         snapshot, threads = described(snapshot, threads, front)
+        snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
     return snapshot, threads, None if options.no_source else front.source()
 
 
