@@ -245,11 +245,20 @@ class Thread:
     on_cpu: Optional[bool] = None
     #: The exception in flight, or None.
     exception: Optional[ThreadException] = None
+    #: The thread's OS id where pyframes runs (what ps, gdb's LWP and
+    #: /proc/PID/task show there) when the target runs in another PID
+    #: namespace (a container read from the node), 0 when its OS thread was
+    #: not found; None when the ids are the same (pyframes.tids).
+    host_thread_id: Optional[int] = None
 
     def to_dict(self):
         d = {
             "thread_id": self.thread_id,
             "native_thread_id": self.native_thread_id,
+        }
+        if self.host_thread_id is not None:
+            d["host_thread_id"] = self.host_thread_id or None
+        d.update({
             "complete": bool(self.complete),
             "holds_gil": self.holds_gil,
             "error": self.error,
@@ -260,7 +269,7 @@ class Thread:
             "native": self.native,
             "on_cpu": self.on_cpu,
             "exception": None if self.exception is None else self.exception.to_dict(),
-        }
+        })
         if self.running_task is not None:
             d["running_task"] = self.running_task.id
         return d
