@@ -136,8 +136,9 @@ class SampleCommand(object):
                 "CPU then; use --mode wall or gil here")
         # every sample is kept (one append each), so that --raw and
         # --speedscope hold the whole profile
+        ids = self.session.thread_ids(adapter, cached)
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
-                                   record=True, mode=options.mode)
+                                   record=True, mode=options.mode, ids=ids)
         try:
             effective = target.set_cache(mode)
         except BaseException:
