@@ -262,7 +262,10 @@ def process_start_time(pid):
 
 
 def local_process_matches(pid, executable):
-    """True when /proc/PID exists here and runs the same executable file."""
+    """True when /proc/PID exists here and runs the same executable file.
+    A process of another mount namespace (a container's) may have an
+    executable whose path does not resolve here (gdb names it
+    ``target:PATH``): it is this machine's when this debugger traces it."""
     if not pid or pid <= 0:
         return False
     proc = "/proc/%d" % pid
@@ -274,10 +277,12 @@ def local_process_matches(pid, executable):
         mine = os.stat(proc + "/exe")
     except OSError:
         return False
+    if executable.startswith("target:/"):  # the path as the process sees it
+        executable = proc + "/root" + executable[len("target:"):]
     try:
         theirs = os.stat(executable)
     except OSError:
-        return False
+        return traced_by_this_debugger(pid)
     return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
