@@ -406,6 +406,18 @@ def cannot_stop_again(pid, pgid):
             "%d), or start it in a session of its own (setsid)" % (pid, pgid, pid))
 
 
+def sampling_cut(taken, asked, debugger, other_namespace):
+    """py-sample's note when the process stopped before the samples asked
+    for were in (Ctrl-C, a breakpoint, or a stop the debugger made up:
+    ``other_namespace``, the process runs in another PID namespace)."""
+    text = "the process stopped after %d of the %d samples asked for" % (taken, asked)
+    if other_namespace:
+        text += (" (%s may stop a process of another PID namespace by itself: it cannot "
+                 "tell its own stop signals from another's there, whose sender the process "
+                 "does not see; python3 -m pyframes sample PID samples it whole)" % debugger)
+    return text
+
+
 def permission_denied(exc):
     return "permission denied reading the target: %s" % (exc,)
 

@@ -155,9 +155,12 @@ class SampleCommand(object):
                 rate = 1000.0 / interval if interval else 0.0
                 ran, _ = adapter.resume_while(lambda halt: sampling.run(
                     sampler, count=count, rate=rate, stop=halt.is_set))
+                taken = sampler.profile().samples
                 if not ran:
-                    notes.append("the process stopped running after %d samples"
-                                 % sampler.profile().samples)
+                    notes.append("the process stopped running after %d samples" % taken)
+                elif taken < count:
+                    notes.append(errors.sampling_cut(taken, count, adapter.debugger_name,
+                                                     ids.foreign))
                 count = 0
             for i in range(count):
                 if live and options.count is not None:
