@@ -611,6 +611,28 @@ def test_gdbserver_from_the_node(version, tmp_path):
         svc.target.stop()
 
 
+@pytest.mark.parametrize("version", VERSIONS[:1])
+def test_lldb_server_from_the_node(version, tmp_path):
+    """lldb over an lldb-server attached from the node: the threads are
+    matched by their TLS base, as over gdbserver."""
+    from test_remote import _run_lldb_remote
+    lldb = [d for d in DRIVERS if d.name == "lldb"]
+    if not lldb:
+        pytest.skip("lldb is not among the drivers")
+    lldb[0].require(version)
+    svc = _start("pid+mnt", version, str(tmp_path))
+    try:
+        tids = {here: own for own, here in svc.host.items()}
+        named = [("all", "pystack --all --json")] + per_thread_commands(lldb[0], sorted(tids))
+        s = drivers.NamedSession(_run_lldb_remote(svc.target, [c for _, c in named], tmp_path),
+                                 ["connect"] + [n for n, _ in named])
+        check_document(svc, s.json("all"), True, unnamed=("debugger",), waits=False,
+                       context=s.describe("all"))
+        check_per_thread(svc, s, tids, True)
+    finally:
+        svc.target.stop()
+
+
 # ---- the mapping itself (no target) ---------------------------------------------
 
 sys.path.insert(0, PACKAGE_DIR)
