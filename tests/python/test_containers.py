@@ -590,47 +590,43 @@ def test_debugger_in_a_sidecar(driver, version, tmp_path):
         svc.target.stop()
 
 
-@pytest.mark.parametrize("version", VERSIONS[:1])
-def test_gdbserver_from_the_node(version, tmp_path):
-    """gdbserver attached from the node: /proc is not gdb's to read, the
-    threads are matched by their TLS base (fs_base: the pthread handle)."""
-    gdb = [d for d in DRIVERS if d.name == "gdb"]
-    if not gdb:
-        pytest.skip("gdb is not among the drivers")
-    gdb[0].require(version)
+def _from_a_remote(name, version, tmp_path, session):
+    """A session over a remote stub attached from the node (``session(driver,
+    service, named commands)``: a NamedSession): /proc is not the
+    debugger's to read, the threads are matched by their TLS base (fs_base:
+    the pthread handle)."""
+    found = [d for d in DRIVERS if d.name == name]
+    if not found:
+        pytest.skip("%s is not among the drivers" % name)
+    driver = found[0]
+    driver.require(version)
     svc = _start("pid+mnt", version, str(tmp_path))
     try:
         tids = {here: own for own, here in svc.host.items()}
-        s = gdb[0].run([("all", "py-bt-fast --all --json")]
-                       + per_thread_commands(gdb[0], sorted(tids)),
-                       executable=svc.target.view["executable"], remote=svc.pid)
+        named = [("all", "%s --all --json" % driver.command)] + per_thread_commands(
+            driver, sorted(tids))
+        s = session(driver, svc, named)
         check_document(svc, s.json("all"), True, unnamed=("debugger",), waits=False,
                        context=s.describe("all"))
         check_per_thread(svc, s, tids, True)
     finally:
         svc.target.stop()
+
+
+@pytest.mark.parametrize("version", VERSIONS[:1])
+def test_gdbserver_from_the_node(version, tmp_path):
+    """gdb over a gdbserver attached from the node."""
+    _from_a_remote("gdb", version, tmp_path, lambda driver, svc, named: driver.run(
+        named, executable=svc.target.view["executable"], remote=svc.pid))
 
 
 @pytest.mark.parametrize("version", VERSIONS[:1])
 def test_lldb_server_from_the_node(version, tmp_path):
-    """lldb over an lldb-server attached from the node: the threads are
-    matched by their TLS base, as over gdbserver."""
+    """lldb over an lldb-server attached from the node."""
     from test_remote import _run_lldb_remote
-    lldb = [d for d in DRIVERS if d.name == "lldb"]
-    if not lldb:
-        pytest.skip("lldb is not among the drivers")
-    lldb[0].require(version)
-    svc = _start("pid+mnt", version, str(tmp_path))
-    try:
-        tids = {here: own for own, here in svc.host.items()}
-        named = [("all", "pystack --all --json")] + per_thread_commands(lldb[0], sorted(tids))
-        s = drivers.NamedSession(_run_lldb_remote(svc.target, [c for _, c in named], tmp_path),
-                                 ["connect"] + [n for n, _ in named])
-        check_document(svc, s.json("all"), True, unnamed=("debugger",), waits=False,
-                       context=s.describe("all"))
-        check_per_thread(svc, s, tids, True)
-    finally:
-        svc.target.stop()
+    _from_a_remote("lldb", version, tmp_path, lambda driver, svc, named: drivers.NamedSession(
+        _run_lldb_remote(svc.target, [c for _, c in named], tmp_path),
+        ["connect"] + [n for n, _ in named]))
 
 
 # ---- the mapping itself (no target) ---------------------------------------------

@@ -81,14 +81,7 @@ def reader(role):
 def holder(role):
     with LOCK:
         HELD.set()
-        held(role)  # a Python call: 3.13 keeps this frame's stack (the lock on it)
-
-
-def held(role):
-    token = "%s-inner" % role
-    fd = H.fd()
-    note("read", fd); H.record(); os.read(fd, 1)  # noqa: E702
-    return token
+        reader(role)  # a Python call: 3.13 keeps this frame's stack (the lock on it)
 
 
 def waiter(role):
