@@ -450,24 +450,36 @@ def _py_sample(s, name, path):
                 ids=["%s-%s-%s" % (d.name, s, v) for d in DRIVERS for s, v in DEBUGGER_SETUPS])
 def debugged(request, tmp_path_factory):
     """One session attached from the node: --all, each thread in turn,
-    py-sample (main; --mode cpu --all), a core written by gdb (gcore)."""
+    py-sample (main; --mode cpu --all)."""
     driver, setup, version = request.param
     driver.require(version)
     workdir = str(tmp_path_factory.mktemp("dbg-%s-%s-%s" % (driver.name, setup.replace(
         "+", "-"), version)))
     svc = _start(setup, version, workdir)
     try:
-        cmd = driver.command
-        core = os.path.join(workdir, "gcore")
         tids = {here: own for own, here in svc.host.items()}
-        named = [("all", "%s --all --json" % cmd)] + per_thread_commands(driver, sorted(tids))
+        named = [("all", "%s --all --json" % driver.command)] + per_thread_commands(
+            driver, sorted(tids))
         named += [("sample", "py-sample -n 200 --json %s" % os.path.join(workdir, "main.prof")),
                   ("cpu", "py-sample -n 300 --reset --mode cpu --all --json %s"
                    % os.path.join(workdir, "cpu.prof"))]
-        if driver.debugger == "gdb":
-            named.append(("gcore", driver.save_core(core)))
-        s = driver.run(named, pid=svc.pid)
-        yield driver, svc, s, tids, core
+        yield driver, svc, driver.run(named, pid=svc.pid), tids
+    finally:
+        svc.target.stop()
+
+
+@pytest.fixture(scope="module", params=DEBUGGER_SETUPS, ids=["%s-%s" % p for p in DEBUGGER_SETUPS])
+def gcored(request, tmp_path_factory):
+    """gdb's gcore of the service, written from the node (gdb -p PID)."""
+    setup, version = request.param
+    du.require("gdb", version)
+    workdir = str(tmp_path_factory.mktemp("gcore-%s-%s" % (setup.replace("+", "-"), version)))
+    svc = _start(setup, version, workdir)
+    try:
+        core = os.path.join(workdir, "gcore")
+        s = du.run_gdb(["gcore " + core], pid=svc.pid, plugin=False)
+        assert os.path.exists(core), s.describe()
+        yield svc, core
     finally:
         svc.target.stop()
 
@@ -476,7 +488,7 @@ def test_debugger_from_the_node(debugged):
     """--all: every thread, both ids; each OS thread selected in turn
     shows its own stack, py-locals and py-up work on it (gdb: bt has its
     Python frames)."""
-    driver, svc, s, tids, _ = debugged
+    driver, svc, s, tids = debugged
     check_document(svc, s.json("all"), svc.container.pid_ns, waits=False,
                    context=s.describe("all"))
     check_per_thread(svc, s, tids, svc.container.pid_ns)
@@ -488,7 +500,7 @@ def test_py_sample_from_the_node(debugged):
     debugger may stop a process of another PID namespace early (it takes
     its own stop signal for someone else's there: lldb-server often, gdb
     now and then): the summary says so."""
-    driver, svc, s, _, _ = debugged
+    driver, svc, s, _ = debugged
     main, text = _py_sample(s, "sample", os.path.join(svc.target.workdir, "main.prof"))
     _whole_or_said(driver, svc, main, 200, text)
     want = list(reversed(svc.functions(svc.own_pid)))
@@ -513,15 +525,13 @@ def _whole_or_said(driver, svc, profile, asked, text):
 
 
 @pytest.mark.parametrize("reader", DRIVERS, ids=[d.name for d in DRIVERS])
-def test_gcore_from_the_node(debugged, reader):
+def test_gcore_from_the_node(gcored, reader):
     """gdb's gcore of the process, written from the node: gdb and lldb read
     it, every thread under both ids, each selected in turn by its id in
     the core (the node's: its LWPs) showing its own stack."""
-    driver, svc, s, tids, core = debugged
-    if driver.debugger != "gdb":
-        pytest.skip("the core is gdb's gcore")
+    svc, core = gcored
     reader.require(svc.version)
-    assert os.path.exists(core), s.describe("gcore")
+    tids = {here: own for own, here in svc.host.items()}
     c = reader.run([("all", "%s --all --json" % reader.command)]
                    + per_thread_commands(reader, sorted(tids)),
                    executable=svc.target.view["executable"], core=core)
