@@ -195,7 +195,9 @@ class Thread:
 
     #: pthread_t, as threading.get_ident(); None when unknown.
     thread_id: Optional[int]
-    #: OS thread id, as threading.get_native_id(); None when unknown.
+    #: OS thread id, as threading.get_native_id() (in the target's own PID
+    #: namespace: host_thread_id is the one here where they differ); None
+    #: when unknown.
     native_thread_id: Optional[int]
     #: Id of the interpreter the thread belongs to.
     interpreter_id: Optional[int] = None
