@@ -139,12 +139,13 @@ _WAITS = {"sleep": "sleeping", "lock": "waiting on a lock", "main": r"reading fd
                   "in take_gil/drop_gil, holding the GIL|"}
 
 
-def check_document(svc, doc, host_ids, unnamed=("os",), waits=True, context=""):
+def check_document(svc, doc, host_ids, unnamed=("os",), waits="all", context=""):
     """Every Python thread of the service in doc (a --json document) under
     its own id, with its stack; host_thread_id its id here when host_ids
     (else no such key); its threading name, the unnamed thread's name from
     a source of ``unnamed`` ("os", "debugger"; None: no name); with waits,
-    its native wait as its /proc facts give it."""
+    its native wait as its /proc facts give it: "all", or "blocked" (not
+    the spinners', which a debugger words from its own unwind)."""
     rows = _rows(doc)
     problems = []
     if set(rows) != set(svc.info):
@@ -174,7 +175,7 @@ def check_document(svc, doc, host_ids, unnamed=("os",), waits=True, context=""):
                 row["name_source"] is not None and row["name"] != facts["comm"]):
             problems.append("%s: name %r from %r, its comm is %r (sources %s)"
                             % (what, row["name"], row["name_source"], facts["comm"], unnamed))
-        if waits:
+        if waits and not (waits == "blocked" and facts["doing"] == "busy"):
             doing = facts["doing"]
             want = ("reading fd %d" % facts["fd"]) if doing == "read" else _WAITS[doing]
             if not re.fullmatch(want, row["native"] or ""):
@@ -485,11 +486,12 @@ def gcored(request, tmp_path_factory):
 
 
 def test_debugger_from_the_node(debugged):
-    """--all: every thread, both ids; each OS thread selected in turn
-    shows its own stack, py-locals and py-up work on it (gdb: bt has its
-    Python frames)."""
+    """--all: every thread, both ids, a blocked thread's native wait (/proc
+    under its id here; gdb's unwind of a spinner is not checked: see
+    docs/containers.md); each OS thread selected in turn shows its own
+    stack, py-locals and py-up work on it (gdb: bt has its Python frames)."""
     driver, svc, s, tids = debugged
-    check_document(svc, s.json("all"), svc.container.pid_ns, waits=False,
+    check_document(svc, s.json("all"), svc.container.pid_ns, waits="blocked",
                    context=s.describe("all"))
     check_per_thread(svc, s, tids, svc.container.pid_ns)
 
@@ -594,7 +596,7 @@ def test_debugger_in_a_sidecar(driver, version, tmp_path):
         s = driver.run([("all", "%s --all --json" % driver.command)]
                        + per_thread_commands(driver, sorted(tids)),
                        pid=svc.own_pid, prefix=svc.container.sidecar(svc.pid, []))
-        check_document(svc, s.json("all"), False, waits=False, context=s.describe("all"))
+        check_document(svc, s.json("all"), False, waits="blocked", context=s.describe("all"))
         check_per_thread(svc, s, tids, False)
     finally:
         svc.target.stop()
