@@ -269,6 +269,9 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
         pid, lwp, _tid = thread.ptid
         return lwp or pid or None
 
+    def os_threads(self):
+        return [lwp or pid for pid, lwp, _tid in (t.ptid for t in self._thread_list())]
+
     def debugger_thread_label(self, native_tid):
         for thread in self._thread_list():
             pid, lwp, _tid = thread.ptid

@@ -278,6 +278,12 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
             return None
         return thread.GetThreadID()
 
+    def os_threads(self):
+        if not self._process_ok():
+            return []
+        return [self.process.GetThreadAtIndex(i).GetThreadID()
+                for i in range(self.process.GetNumThreads())]
+
     def debugger_thread_label(self, native_tid):
         if not self._process_ok():
             return None

@@ -306,7 +306,7 @@ def extract_json(text, context=""):
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
             debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None,
-            cpython_helper=False, debug_dir=None):
+            cpython_helper=False, debug_dir=None, prefix=None):
     """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
     reaches through gdbserver (target extended-remote over a pipe).
     debuginfo: load separate debug info (None: DEBUGINFO), from debug_dir
@@ -314,7 +314,8 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
     as run_bounded.  cpython_helper: CPython's gdb helper auto-loads from
     wherever it is (pyenv's builds ship it beside python as
     bin/python3.X-gdb.py, outside gdb's default safe path; the -dbg
-    packages' loads anyway)."""
+    packages' loads anyway).  prefix: the command line gdb's runs under
+    (e.g. nsenter ...: gdb in a container's namespaces)."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
     if cpython_helper:
@@ -340,7 +341,7 @@ def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
     for i, cmd in enumerate(commands):
         argv += ["-ex", "echo " + (_MARK % i) + "\\n", "-ex", cmd]
     argv += ["-ex", "echo " + (_MARK % "END") + "\\n"]
-    return _run(argv, None, commands, timeout, hung)
+    return _run(argv, None, commands, timeout, hung, prefix)
 
 
 def lldb_major(lldb="lldb"):
@@ -367,13 +368,13 @@ AVOID_PARALLEL_LOAD = "settings set target.parallel-module-load false"
 
 def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
              debuginfo=None, timeout=SESSION_TIMEOUT, lldb="lldb", before=None,
-             parallel_load_workaround=True, hung=None, debug_dir=None):
+             parallel_load_workaround=True, hung=None, debug_dir=None, prefix=None):
     """lldb (``lldb``: the binary, e.g. "lldb-22") reading commands from
     stdin (so a failing command does not end the session, as --batch
     would); a Session.  before: commands run before the target is created
     (-O).  On lldb 21, target.parallel-module-load is turned off first
     (AVOID_PARALLEL_LOAD) unless parallel_load_workaround is false.
-    debuginfo, debug_dir: as run_gdb.  timeout, hung: as run_bounded."""
+    debuginfo, debug_dir, prefix: as run_gdb.  timeout, hung: as run_bounded."""
     argv = [lldb, "-x"]  # -x: no ~/.lldbinit
     if parallel_load_workaround and lldb_major(lldb) == 21:
         argv += ["-O", AVOID_PARALLEL_LOAD]
@@ -399,7 +400,7 @@ def run_lldb(commands, pid=None, executable=None, core=None, plugin=True,
     if pid:
         script.append("process detach")
     script.append("quit")
-    return _run(argv, "\n".join(script) + "\n", commands, timeout, hung)
+    return _run(argv, "\n".join(script) + "\n", commands, timeout, hung, prefix)
 
 
 class SessionTimeout(AssertionError):
@@ -476,10 +477,11 @@ def _kill_group(proc):
         pass
 
 
-def _run(argv, stdin_text, commands, timeout, hung=None):
+def _run(argv, stdin_text, commands, timeout, hung=None, prefix=None):
     start = time.monotonic()
-    returncode, raw = run_bounded(argv, stdin_text, timeout, what=os.path.basename(argv[0]),
-                                  hung=hung)
+    what = os.path.basename(argv[0])
+    argv = list(prefix or ()) + argv
+    returncode, raw = run_bounded(argv, stdin_text, timeout, what=what, hung=hung)
     elapsed = time.monotonic() - start
     return Session(argv, raw, returncode, commands, elapsed)
 

@@ -20,6 +20,11 @@ tid -> frame dicts), ``threads`` (native tid -> [(function, filename,
 line)]), ``idents`` (native tid -> threading.get_ident()), ``main_tid``,
 ``foreign_tids`` (OS threads Python does not know), all innermost first.
 
+A target started in namespaces of its own (``container``: a
+namespaces.Container) reports its ids as its PID namespace sees them:
+those are the view's; ``pid`` is its PID here and ``host_tids`` (its
+native tid -> its id here, from our /proc) ties them.
+
 A target that does not complete its handshake in time fails with its
 native and Python stacks in the message (hang_report), taken before it is
 killed.
@@ -178,7 +183,7 @@ class LiveTarget(object):
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
                  args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
-                 aslr=True, new_session=False):
+                 aslr=True, new_session=False, container=None):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -199,6 +204,8 @@ class LiveTarget(object):
         # that what a layout-dependent core writer leaves out is the same
         # every time (test_debuggers.py's core files).
         self.aslr = aslr
+        self.container = container
+        self.target_pid = None  # its PID here, when started in a container
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -240,10 +247,12 @@ class LiveTarget(object):
             env["PYFRAMES_READY_FD"] = str(wfd)
             pass_fds = (wfd,)
         self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
+        argv = self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args
+        if self.container is not None:
+            argv = self.container.wrap(argv, self.workdir)
         try:
             self.proc = subprocess.Popen(
-                self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args,
-                stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
+                argv, stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
                 cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session)
         finally:
             if wfd is not None:
@@ -252,22 +261,34 @@ class LiveTarget(object):
         if self.handshake == "file":
             with open(path, "rb") as f:
                 line = f.readline().rstrip(b"\n")
-            self._wait_blocked_in_read(self.proc.pid)
         try:
             self.doc = json.loads(line.decode("ascii"))
         except ValueError as e:
             self._fail("malformed handshake (%s): %r" % (e, line[:200]))
-        if self.doc.get("pid") != self.proc.pid:
+        if self.container is not None:
+            self.target_pid = self.container.find_target(self.proc.pid, self.doc.get("pid"))
+        elif self.doc.get("pid") != self.proc.pid:
             raise TargetError("handshake pid %r is not the child's pid %d"
                               % (self.doc.get("pid"), self.proc.pid))
+        if self.handshake == "file":
+            self._wait_blocked_in_read(self.pid)
         self.views = {int(tid): frames for tid, frames in self.doc.get("threads", {}).items()}
         self.threads = {tid: [(f["function"], f["filename"], f["line"]) for f in frames]
                         for tid, frames in self.views.items()}
         self.idents = {int(tid): info["ident"]
                        for tid, info in self.doc.get("thread_info", {}).items()}
-        tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+        self.host_tids = self._host_tids()
+        tasks = set(self.host_tids)
         self.foreign_tids = sorted(tasks - set(self.views))
         return self
+
+    def _host_tids(self):
+        """{native tid as the target sees it: its id here} (NSpid of each
+        /proc/PID/task/TID/status: the innermost id, the first)."""
+        if self.container is None:
+            return {int(t): int(t) for t in os.listdir("/proc/%d/task" % self.pid)}
+        import namespaces
+        return namespaces.host_tids(self.pid)
 
     def _no_aslr(self):
         """The setarch prefix that turns address randomization off for the
@@ -280,6 +301,11 @@ class LiveTarget(object):
         return [setarch, os.uname().machine, "--addr-no-randomize"]
 
     def stop(self):
+        if self.target_pid is not None:
+            try:  # the namespace ends with the unshare below; no wait for it
+                os.kill(self.target_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.proc is not None:
             if self.proc.poll() is None:
                 try:
@@ -340,7 +366,7 @@ class LiveTarget(object):
         deadline = time.monotonic() + self.timeout
         while not self._late(deadline):
             try:
-                with open("/proc/%d/task/%d/syscall" % (self.proc.pid, tid)) as f:
+                with open("/proc/%d/task/%d/syscall" % (self.pid, tid)) as f:
                     fields = f.read().split()
             except OSError:
                 self._fail("the target's main thread is gone")
@@ -398,7 +424,7 @@ class LiveTarget(object):
     # -- views -------------------------------------------------------------
     @property
     def pid(self):
-        return self.proc.pid
+        return self.target_pid if self.target_pid is not None else self.proc.pid
 
     @property
     def view(self):
@@ -406,7 +432,8 @@ class LiveTarget(object):
 
     @property
     def main_tid(self):
-        return self.proc.pid
+        """The main thread's native tid, as the target sees it."""
+        return self.doc["pid"] if self.container is not None else self.proc.pid
 
     @property
     def hexversion(self):

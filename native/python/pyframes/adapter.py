@@ -9,7 +9,7 @@ mandatory; every other method has a safe default.
 import os
 import threading
 
-from . import core_notes, waits
+from . import core_notes, tids as _tids, waits
 
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
            "process_start_time", "ask", "describe_threads"]
@@ -85,6 +85,21 @@ class DebuggerAdapter(object):
     def selected_native_tid(self):
         """OS thread id of the thread selected in the debugger, or None."""
         return None
+
+    def os_threads(self):
+        """The OS thread ids of every thread the debugger has (gdb's LWPs,
+        lldb's tids), or []."""
+        return []
+
+    def thread_pointers(self):
+        """{OS thread id: its pthread handle} of each thread whose TLS base
+        the debugger reads (pyframes.tids.TLS_REGISTER); {} where there is
+        none.  pyframes.tids matches Python threads to OS threads with it
+        where /proc is not ours (a core, a remote target) and their ids may
+        differ (a container's)."""
+        regs = self.registers(self.os_threads(), (_tids.TLS_REGISTER,))
+        return {tid: r[_tids.TLS_REGISTER] for tid, r in regs.items()
+                if r.get(_tids.TLS_REGISTER)}
 
     def debugger_thread_label(self, native_tid):
         """How the debugger names the thread with this OS thread id, e.g.
@@ -170,7 +185,8 @@ def describe_threads(adapter, snapshot, threads):
         return getattr(adapter, name, None) or (lambda *args: None)
 
     pid = adapter.pid() if ask(method("is_live_local")) else None
-    tids = [t.native_thread_id for t in threads if t.native_thread_id]
+    os_tid = _tids.os_tid
+    tids = [os_tid(t) for t in threads if os_tid(t)]
     if pid:
         facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids}
     else:  # a core or a remote target: the system call from the registers
@@ -185,13 +201,13 @@ def describe_threads(adapter, snapshot, threads):
     # the unwind costs about a millisecond a thread in gdb: only where /proc
     # or the registers leave the wait unknown or ambiguous
     gils = waits.gil_ranges(snapshot)
-    unwind = [t.native_thread_id for t in threads if t.native_thread_id and
-              waits.needs_unwind(facts_of.get(t.native_thread_id), t, gils)]
+    unwind = [os_tid(t) for t in threads if os_tid(t) and
+              waits.needs_unwind(facts_of.get(os_tid(t)), t, gils)]
     functions = ask(method("innermost_functions"), unwind, waits.WINDOW) or {} \
         if unwind else {}
     out = []
     for t in threads:
-        tid = t.native_thread_id
+        tid = os_tid(t)
         if not tid:
             out.append(t)
             continue
@@ -246,7 +262,10 @@ def process_start_time(pid):
 
 
 def local_process_matches(pid, executable):
-    """True when /proc/PID exists here and runs the same executable file."""
+    """True when /proc/PID exists here and runs the same executable file.
+    A process of another mount namespace (a container's) may have an
+    executable whose path does not resolve here (gdb names it
+    ``target:PATH``): it is this machine's when this debugger traces it."""
     if not pid or pid <= 0:
         return False
     proc = "/proc/%d" % pid
@@ -258,10 +277,12 @@ def local_process_matches(pid, executable):
         mine = os.stat(proc + "/exe")
     except OSError:
         return False
+    if executable.startswith("target:/"):  # the path as the process sees it
+        executable = proc + "/root" + executable[len("target:"):]
     try:
         theirs = os.stat(executable)
     except OSError:
-        return False
+        return traced_by_this_debugger(pid)
     return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 

@@ -11,7 +11,7 @@ from .escaping import escape_lines
 from .options import (add_sample_options, add_stack_options, number_in, positive_int,
                       sample_cache, sample_threads)
 from .render import process_command, process_source
-from . import report, sampling, stack_command, waits
+from . import report, sampling, stack_command, tids, waits
 
 PROG = "pyframes"
 
@@ -122,16 +122,24 @@ class _CommandLineFront(stack_command.Front):
 
     def __init__(self, pid):
         self.pid = pid
+        self._ids = None
 
     def source(self):
         return process_source(self.pid)
 
+    def thread_ids(self):
+        """The threads' ids in our /proc (NSpid: the process may run in a
+        PID namespace of its own, a container's)."""
+        if self._ids is None:
+            self._ids = tids.of_process(self.pid)
+        return self._ids
+
     def describe(self, snapshot, threads):
         """Each thread's OS name (when the target gave none), native wait
-        and on_cpu from /proc/PID/task/TID."""
+        and on_cpu from /proc/PID/task/TID (TID: its OS id here)."""
         gils = waits.gil_ranges(snapshot)
-        return [waits.describe(t, waits.proc_facts(self.pid, t.native_thread_id), gils=gils)
-                if t.native_thread_id else t for t in threads]
+        return [waits.describe(t, waits.proc_facts(self.pid, tids.os_tid(t)), gils=gils)
+                if tids.os_tid(t) else t for t in threads]
 
 
 def _open(args):

@@ -162,12 +162,51 @@ class ReadFault(PyframesError):
 
 
 class PermissionDenied(PyframesError):
-    """The OS refused access to the target (PYF_EPERM)."""
+    """The OS refused access to the target (PYF_EPERM).  Inside a container
+    (in_container) the message also names what to grant it:
+    CONTAINER_PTRACE."""
 
     hint = ("run as the same user as the target or as root; with "
-            "/proc/sys/kernel/yama/ptrace_scope >= 1 you need CAP_SYS_PTRACE; "
-            "in a container, --cap-add=SYS_PTRACE")
+            "/proc/sys/kernel/yama/ptrace_scope >= 1 you need CAP_SYS_PTRACE")
     hint_markers = ("ptrace",)
+
+    def __str__(self):
+        text = PyframesError.__str__(self)
+        if in_container():
+            text = _one_line("%s; %s" % (text, CONTAINER_PTRACE))
+        return text
+
+
+#: What a reader inside a container needs to be granted to read another
+#: process (appended to a PermissionDenied there).
+CONTAINER_PTRACE = (
+    "pyframes runs in a container: grant it CAP_SYS_PTRACE (docker run --cap-add "
+    "SYS_PTRACE, also for docker exec into it; kubectl debug --profile=general; a pod's "
+    "securityContext.capabilities.add: [SYS_PTRACE]), and check ptrace_scope "
+    "(/proc/sys/kernel/yama/ptrace_scope) on the node")
+
+
+#: CAP_SYS_PTRACE's bit in a capability set
+_CAP_SYS_PTRACE = 19
+
+
+def in_container():
+    """Whether pyframes runs where CAP_SYS_PTRACE can only be granted from
+    outside: its capability bounding set lacks it (what Docker and
+    Kubernetes give a container unless told otherwise; a process can never
+    regain it), or it runs in a PID namespace below the one its /proc
+    shows."""
+    from .tids import in_pid_namespace
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapBnd:"):
+                    if not int(line.split()[1], 16) >> _CAP_SYS_PTRACE & 1:
+                        return True
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return in_pid_namespace()
 
 
 class NoSuchProcess(PyframesError):
@@ -382,6 +421,18 @@ def cannot_stop_again(pid, pgid):
             "and process %d leads none (its group is %s): once resumed it could not "
             "be stopped again; sample it where it runs (python3 -m pyframes sample "
             "%d), or start it in a session of its own (setsid)" % (pid, pgid, pid))
+
+
+def sampling_cut(taken, asked, debugger, other_namespace):
+    """py-sample's note when the process stopped before the samples asked
+    for were in (Ctrl-C, a breakpoint, or a stop the debugger made up:
+    ``other_namespace``, the process runs in another PID namespace)."""
+    text = "the process stopped after %d of the %d samples asked for" % (taken, asked)
+    if other_namespace:
+        text += (" (%s may stop a process of another PID namespace by itself: it cannot "
+                 "tell its own stop signals from another's there, whose sender the process "
+                 "does not see; python3 -m pyframes sample PID samples it whole)" % debugger)
+    return text
 
 
 def permission_denied(exc):

@@ -89,6 +89,7 @@ from typing import Dict, List, Optional, Tuple
 from . import errors
 from ._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
 from .escaping import escape
+from .tids import os_tid
 from .values import int_value
 
 __all__ = ["LOCK_TYPES", "CALL_OPCODES", "WAIT_FRAMES", "Lock", "Wait", "LockReport", "analyze",
@@ -651,11 +652,12 @@ def _cycles(waits, order):
 
 
 def thread_label(thread, tid):
-    """``"name"`` of a named thread, else ``thread <native id>``."""
+    """``"name"`` of a named thread, else ``thread <native id>`` (its OS id
+    here: pyframes.tids)."""
     name = getattr(thread, "name", None) if thread is not None else None
     if name:
         return '"%s"' % escape(name)
-    return "thread %d" % tid
+    return "thread %d" % ((os_tid(thread) if thread is not None else None) or tid)
 
 
 def _where(frame):

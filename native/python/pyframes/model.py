@@ -195,7 +195,9 @@ class Thread:
 
     #: pthread_t, as threading.get_ident(); None when unknown.
     thread_id: Optional[int]
-    #: OS thread id, as threading.get_native_id(); None when unknown.
+    #: OS thread id, as threading.get_native_id() (in the target's own PID
+    #: namespace: host_thread_id is the one here where they differ); None
+    #: when unknown.
     native_thread_id: Optional[int]
     #: Id of the interpreter the thread belongs to.
     interpreter_id: Optional[int] = None
@@ -245,11 +247,20 @@ class Thread:
     on_cpu: Optional[bool] = None
     #: The exception in flight, or None.
     exception: Optional[ThreadException] = None
+    #: The thread's OS id where pyframes runs (what ps, gdb's LWP and
+    #: /proc/PID/task show there) when the target runs in another PID
+    #: namespace (a container read from the node), 0 when its OS thread was
+    #: not found; None when the ids are the same (pyframes.tids).
+    host_thread_id: Optional[int] = None
 
     def to_dict(self):
         d = {
             "thread_id": self.thread_id,
             "native_thread_id": self.native_thread_id,
+        }
+        if self.host_thread_id is not None:
+            d["host_thread_id"] = self.host_thread_id or None
+        d.update({
             "complete": bool(self.complete),
             "holds_gil": self.holds_gil,
             "error": self.error,
@@ -260,7 +271,7 @@ class Thread:
             "native": self.native,
             "on_cpu": self.on_cpu,
             "exception": None if self.exception is None else self.exception.to_dict(),
-        }
+        })
         if self.running_task is not None:
             d["running_task"] = self.running_task.id
         return d

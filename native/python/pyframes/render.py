@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator, Optional, Union
 
 from .escaping import collapsed_name as _collapsed_name, escape
 from .model import Snapshot, Thread
+from .tids import os_tid
 
 __all__ = [
     "escape",
@@ -162,16 +163,32 @@ def _gil_words(thread):
     return None
 
 
+def native_ids(thread):
+    """``12345``: the thread's OS id; ``30290, 2 in its namespace`` for a
+    thread of another PID namespace (a container read from the node): its
+    OS id here first (what ps, gdb and lldb show), then the interpreter's
+    (``?`` for an OS thread not found); None when unknown."""
+    native = thread.native_thread_id
+    if native is None:
+        return None
+    host = getattr(thread, "host_thread_id", None)
+    if host is None:
+        return "%d" % native
+    return "%s, %d in its namespace" % ("%d" % host if host else "?", native)
+
+
 def thread_header(thread):
     """``Thread 0x7f12... "name" (native 12345, interpreter 0, main, holds
     the GIL, waiting on a lock):``, leaving out what is unknown: the name
-    (the target's threading name, else the OS's or the debugger's), the GIL
-    state (Thread.gil, else holds_gil, known on 3.15 default builds; a
-    free-threaded build has no GIL holder: "free-threaded: no GIL"), where
-    it waits in native code (Thread.native)."""
+    (the target's threading name, else the OS's or the debugger's), the
+    native ids (native_ids: both where a PID namespace makes them differ),
+    the GIL state (Thread.gil, else holds_gil, known on 3.15 default
+    builds; a free-threaded build has no GIL holder: "free-threaded: no
+    GIL"), where it waits in native code (Thread.native)."""
     parts = []
-    if thread.native_thread_id is not None:
-        parts.append("native %d" % thread.native_thread_id)
+    ids = native_ids(thread)
+    if ids is not None:
+        parts.append("native " + ids)
     if thread.interpreter_id is not None:
         parts.append("interpreter %d" % thread.interpreter_id)
     if thread.is_main:
@@ -323,8 +340,8 @@ def format_collapsed(snapshot_or_threads) -> Iterator[str]:
     tools: ``thread-<native id>;outermost;...;innermost 1``, each frame
     ``function (filename:line)``."""
     for thread in _threads(snapshot_or_threads):
-        if thread.native_thread_id is not None:
-            parts = ["thread-%d" % thread.native_thread_id]
+        if os_tid(thread) is not None:
+            parts = ["thread-%d" % os_tid(thread)]
         elif thread.thread_id is not None:
             parts = ["thread-0x%x" % thread.thread_id]
         else:
@@ -365,11 +382,11 @@ def _num(value, fmt):
 
 
 def thread_table(threads, label_of):
-    """One line per thread: the debugger's label (label_of(native id) or
-    None), native id, Python thread id and where it is."""
+    """One line per thread: the debugger's label (label_of(its OS id) or
+    None), native id (native_ids), Python thread id and where it is."""
     rows = []
     for t in threads:
-        label = label_of(t.native_thread_id) if t.native_thread_id else None
+        label = label_of(os_tid(t)) if os_tid(t) else None
         where = "no Python frame"
         if t.frames:
             f = t.frames[0]
@@ -377,7 +394,7 @@ def thread_table(threads, label_of):
                 escape(f.function), escape(f.filename),
                 f.line if f.line is not None else "?")
         rows.append("  %-10s native id %-8s Python thread id %-16s %s" % (
-            label or "-", _num(t.native_thread_id, "%d"),
+            label or "-", native_ids(t) or "?",
             _num(t.thread_id, "0x%x"), where))
     return rows
 
@@ -476,7 +493,7 @@ def group_header(group, pids=None, labels=None, debugger=None):
     if pids is not None:
         parts.append("pid:native " + _listed(_members(group, pids)))
     else:
-        tids = ["%d" % t.native_thread_id for t in group if t.native_thread_id is not None]
+        tids = ["%d" % os_tid(t) for t in group if os_tid(t) is not None]
         if tids:
             parts.append("native " + _listed(tids))
     natives = set(getattr(t, "native", None) for t in group)
@@ -493,15 +510,20 @@ def group_header(group, pids=None, labels=None, debugger=None):
 def groups_json(threads, lines_of=None):
     """The "groups" list of --group --json: one entry per distinct stack
     (group_threads), with every thread's native id, Python thread id and
-    name (null when unknown) in the same order, and the frames once."""
+    name (null when unknown) in the same order, and the frames once; the
+    threads' OS ids here too ("host_thread_ids") when they run in another
+    PID namespace."""
     return [_group_json(group) for group in group_threads(threads, lines_of)]
 
 
 def _group_json(group):
-    return {"native_thread_ids": [t.native_thread_id for t in group],
-            "thread_ids": [t.thread_id for t in group],
-            "names": [getattr(t, "name", None) for t in group],
-            "frames": [f.to_dict() for f in group[0].frames]}
+    entry = {"native_thread_ids": [t.native_thread_id for t in group]}
+    if any(getattr(t, "host_thread_id", None) is not None for t in group):
+        entry["host_thread_ids"] = [getattr(t, "host_thread_id", None) or None for t in group]
+    entry.update({"thread_ids": [t.thread_id for t in group],
+                  "names": [getattr(t, "name", None) for t in group],
+                  "frames": [f.to_dict() for f in group[0].frames]})
+    return entry
 
 
 def _members(threads, pids):
@@ -602,7 +624,7 @@ def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
                 out.write(line + "\n")
             continue
         header = thread_header(t)
-        label = label_of(t.native_thread_id) if label_of and t.native_thread_id else None
+        label = label_of(os_tid(t)) if label_of and os_tid(t) else None
         lines = format_text([t], limit=limit, show_source=show_source, source=source,
                             addresses=addresses, locals_of=locals_of)
         for n, line in enumerate(lines):

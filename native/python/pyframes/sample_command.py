@@ -135,8 +135,9 @@ class SampleCommand(object):
                 "CPU then; use --mode wall or gil here")
         # every sample is kept (one append each), so that --raw and
         # --speedscope hold the whole profile
+        ids = self.session.thread_ids(adapter, cached)
         sampler = sampling.Sampler(target, threads=threads, label_threads=threads == "all",
-                                   record=True, mode=options.mode, running=running)
+                                   record=True, mode=options.mode, running=running, ids=ids)
         try:
             effective = target.set_cache(mode)
         except BaseException:
@@ -153,9 +154,12 @@ class SampleCommand(object):
                 rate = 1000.0 / interval if interval else 0.0
                 ran, _ = adapter.resume_while(lambda halt: sampling.run(
                     sampler, count=count, rate=rate, stop=halt.is_set))
+                taken = sampler.profile().samples
                 if not ran:
-                    notes.append("the process stopped running after %d samples"
-                                 % sampler.profile().samples)
+                    notes.append("the process stopped running after %d samples" % taken)
+                elif taken < count:
+                    notes.append(errors.sampling_cut(taken, count, adapter.debugger_name,
+                                                     ids.foreign))
                 count = 0
             for i in range(count):
                 if live and options.count is not None:

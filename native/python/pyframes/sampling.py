@@ -18,7 +18,7 @@ import os
 import random
 import time
 
-from . import _abi, errors
+from . import _abi, errors, tids
 from ._convert import THREAD, failure_code
 from .escaping import collapsed_name
 from .options import SAMPLE_MODES as MODES
@@ -194,27 +194,32 @@ class Sampler(object):
     needs a live local process (``target.pid``: the state of each thread in
     ``/proc/PID/task/TID/stat``), "gil" a CPython with a GIL (3.13+, not
     free-threaded: the snapshots are asked which thread holds it,
-    PYF_SNAP_GIL); else ``UsageError``.
+    PYF_SNAP_GIL); else ``UsageError``.  ``ids``: the target's threads'
+    ids where pyframes runs (pyframes.tids; default: from /proc for a
+    target with a pid), for ``/proc/PID/task/TID`` and the main thread.
     """
 
     def __init__(self, target, threads="main", label_threads=None, record=False,
-                 mode="wall", running=None):
+                 mode="wall", running=None, ids=None):
         if threads not in ("main", "all"):
             raise ValueError("threads must be 'main' or 'all'")
-        self._keep = _mode_filter(target, mode)
+        if ids is None:
+            ids = tids.of_process(target.pid) if target.pid else tids.SAME
+        self._keep = _mode_filter(target, mode, ids)
         self.mode = mode
         self.target = target
         self.threads = threads
         self.running = bool(target.pid) if running is None else running
         self.label_threads = threads == "all" if label_threads is None else label_threads
-        # the main thread of a process is the one whose OS id is its pid;
-        # without a pid it is picked from every thread's flags
-        native = target.pid if threads == "main" else None
+        # the main thread of a process is the one whose OS id is its pid
+        # (the interpreter's id of it asked for); without a pid it is
+        # picked from every thread's flags
+        native = ids.recorded(target.pid) if threads == "main" and target.pid else None
         self._source = target.sample_source(native, gil=mode == "gil")
         self._pick_main = threads == "main" and not native
         # threads are counted by (thread id, native id), labelled when the
         # profile is made
-        self._names = ThreadNames(target) if self.label_threads else None
+        self._names = ThreadNames(target, ids=ids) if self.label_threads else None
         self._stacks = {}      # (thread key or None, frames) -> count
         self._counts = {}      # (table id, thread key, key bytes) -> count
         self._holders = {}     # table id -> (pointer, byref) of its latest snapshot
@@ -461,13 +466,16 @@ class ThreadNames(object):
     the names were read of, sampled or not, so that a label does not hang
     on which threads a mode counted;
     ``thread-NATIVE`` for a thread without a name (``thread-0xIDENT``
-    without a native id, ``thread-unknown`` without either)."""
+    without a native id, ``thread-unknown`` without either).  A native id
+    is the thread's OS id where pyframes runs (``ids``, pyframes.tids: a
+    target in a container read from the node)."""
 
     REFRESH = 1.0  # seconds between two reads of the names, at least
 
-    def __init__(self, target, clock=time.monotonic):
+    def __init__(self, target, clock=time.monotonic, ids=tids.SAME):
         self.target = target
         self.clock = clock
+        self.ids = ids
         self.names = {}      # (thread id, native id) -> name or None
         self.known = set()   # the keys looked up (named or not)
         self._pending = set()  # seen since the last read, not in it
@@ -497,15 +505,26 @@ class ThreadNames(object):
             who = (t.thread_id or 0, t.native_thread_id or 0)
             name = t.name
             if not name and pid and who[1]:
-                name = _os_name(pid, who[1])
+                name = self._os_name(pid, who)
             self.names[who] = name or None
             self.known.add(who)
         # a thread gone before it was read stays unnamed, and is not read for again
         for who in pending:
             if who not in self.known:
-                name = _os_name(pid, who[1]) if pid and who[1] else None
+                name = self._os_name(pid, who) if pid and who[1] else None
                 self.names[who] = name
                 self.known.add(who)
+
+    def _os_tid(self, who):
+        """The OS id of thread ``who`` (thread id, native id), or None."""
+        host = self.ids.host(who[1], who[0]) if who[1] else None
+        if host is None:
+            return who[1] or None
+        return host or None
+
+    def _os_name(self, pid, who):
+        tid = self._os_tid(who)
+        return _os_name(pid, tid) if tid else None
 
     def labels(self, threads):
         """{thread key: label} of ``threads`` (the keys of a profile's
@@ -521,7 +540,7 @@ class ThreadNames(object):
         for who in threads:
             if who is None:
                 continue
-            tid, native = who
+            tid, native = who[0], self._os_tid(who)
             name = self.names.get(who)
             if not name:
                 out[who] = _fallback_label(tid, native)
@@ -548,9 +567,10 @@ def _os_name(pid, native):
     return name or None
 
 
-def _mode_filter(target, mode):
+def _mode_filter(target, mode, ids):
     """None for "wall" (every thread counts), else a callable keeping the
-    rows of the threads the mode counts (with a ``close()``)."""
+    rows of the threads the mode counts (with a ``close()``); ``ids``
+    (pyframes.tids) gives a thread's OS id for /proc."""
     if mode == "wall":
         return None
     if mode == "cpu":
@@ -558,7 +578,7 @@ def _mode_filter(target, mode):
             raise errors.UsageError(
                 "--mode cpu reads each thread's state from /proc/PID/task/TID/stat: it "
                 "needs a live process on this machine (use --mode wall or gil here)")
-        return _OnCpu(target.pid)
+        return _OnCpu(target.pid, ids)
     if mode == "gil":
         python = target.python
         if python.free_threaded:
@@ -588,23 +608,27 @@ class _HoldsGil(object):
 
 
 class _OnCpu(object):
-    """Threads running or runnable (state R in /proc/PID/task/TID/stat), as
-    CPython's profiler counts them in its cpu mode.  Each thread's stat file
-    stays open between samples (one pread per thread-sample)."""
+    """Threads running or runnable (state R in /proc/PID/task/TID/stat, TID
+    the thread's OS id here: ``ids``), as CPython's profiler counts them in
+    its cpu mode.  Each thread's stat file stays open between samples (one
+    pread per thread-sample)."""
 
-    def __init__(self, pid):
+    def __init__(self, pid, ids=tids.SAME):
         self.pid = pid
+        self.ids = ids
         self._fds = {}
 
     def __call__(self, rows):
-        return [row for row in rows if self._running(row[0][_NATIVE])]
+        return [row for row in rows if self._running(row[0][_NATIVE], row[0][_TID])]
 
-    def _running(self, native):
+    def _running(self, native, ident=0):
         fd = self._fds.get(native)
         try:
             if fd is None:
+                host = self.ids.host(native, ident)
                 fd = self._fds[native] = os.open(
-                    "/proc/%d/task/%d/stat" % (self.pid, native), os.O_RDONLY)
+                    "/proc/%d/task/%d/stat" % (self.pid, native if host is None else host),
+                    os.O_RDONLY)
             data = os.pread(fd, 512, 0)
         except OSError:  # the thread is gone (or its id was not an OS one)
             self._drop(native)

@@ -20,7 +20,7 @@ import collections
 import dataclasses
 import json
 
-from . import _loader, errors, mixed, render, stack_command, target as api
+from . import _loader, errors, mixed, render, stack_command, target as api, tids
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
 from .errors import CommandError, UsageError
 from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
@@ -65,6 +65,8 @@ class Session(object):
         self._not_python = set()
         # (stop, _Cached) of the last stop_target
         self._stop_target = None
+        # per (inferior, stop): its threads' ids (pyframes.tids), until flush()
+        self._ids = {}
 
     # ---- cache management ------------------------------------------------
 
@@ -72,6 +74,7 @@ class Session(object):
         """Forget decoded target data (call whenever the inferior ran or
         its memory changed).  Keeps the targets open."""
         self._runs = {}
+        self._ids = {}
         if self.sampling:
             return
         for cached in self._targets.values():
@@ -88,6 +91,7 @@ class Session(object):
         targets, self._targets = self._targets, collections.OrderedDict()
         self._runtimes = {}
         self._runs = {}
+        self._ids = {}
         self._not_python = set()
         for cached in targets.values():
             try:
@@ -359,8 +363,8 @@ class Session(object):
         placed in it (text, or the JSON document with mixed frame lists)."""
         placed = []
         for t in threads:
-            native = ask(adapter.native_frames, t.native_thread_id) \
-                if t.native_thread_id else None
+            native = ask(adapter.native_frames, tids.os_tid(t)) \
+                if tids.os_tid(t) else None
             if native is None:
                 raise CommandError(errors.NO_NATIVE_BACKTRACE % adapter.debugger_name)
             placed.append((t, native, mixed.place(native, mixed.python_runs(t))))
@@ -381,7 +385,7 @@ class Session(object):
             if i:
                 out.append("")
             out.append(render.labelled_header(
-                t, ask(adapter.debugger_thread_label, t.native_thread_id),
+                t, ask(adapter.debugger_thread_label, tids.os_tid(t)),
                 adapter.debugger_name))
             out.extend(mixed.format_mixed(native, placement, source=source))
             if t.more_frames:
@@ -397,11 +401,31 @@ class Session(object):
             return render.process_source(adapter.pid(), fallback=self._source)
         return self._source
 
+    def thread_ids(self, adapter, cached):
+        """The ids of the threads of the adapter's process (pyframes.tids),
+        once per stop (kept until flush()): from /proc for a live local
+        process, else from the debugger's threads' TLS bases (a core, a
+        remote target), matched with the Python threads of ``cached``'s
+        target."""
+        key = (ask(adapter.identity), ask(adapter.generation))
+        ids = self._ids.get(key)
+        if ids is None:
+            if ask(adapter.is_live_local):
+                ids = tids.of_process(adapter.pid())
+            else:
+                pointers = ask(getattr(adapter, "thread_pointers", dict)) or {}
+                ids = tids.of_pointers(pointers, lambda: cached.target.snapshot(
+                    max_depth=1).threads())
+            if len(self._ids) > 8:
+                self._ids.clear()
+            self._ids[key] = ids
+        return ids
+
     def thread_runs(self, adapter, native_tid):
-        """The Python frames of an OS thread cut into runs by their eval
-        calls (pyframes.mixed.python_runs), for a frame filter or provider:
-        read once per stop (kept until flush()), [] for a thread without
-        Python."""
+        """The Python frames of an OS thread (``native_tid``: its id here)
+        cut into runs by their eval calls (pyframes.mixed.python_runs), for
+        a frame filter or provider: read once per stop (kept until
+        flush()), [] for a thread without Python."""
         identity = ask(adapter.identity)
         if identity in self._not_python:
             return []
@@ -418,8 +442,9 @@ class Session(object):
                     self._not_python.add(identity)
                     return []
                 raise
-            found = stack_command.snapshot_native(cached.target, native_tid,
-                                                  {"entries": True})
+            found = stack_command.snapshot_native(
+                cached.target, self.thread_ids(adapter, cached).recorded(native_tid),
+                {"entries": True})
             runs = []
             if found is not None:
                 for thread in found[1]:
@@ -475,14 +500,18 @@ class _DebuggerFront(stack_command.Front):
     def _rows(self, threads):
         return render.thread_table(threads, self.label)
 
+    def thread_ids(self):
+        return self.session.thread_ids(self.adapter, self.cached)
+
     def default_threads(self, target, walk):
         wanted = ask(self.adapter.selected_native_tid)
         if wanted is None:
             raise CommandError(errors.NO_SELECTED_THREAD)
-        found = stack_command.select_thread(target, wanted, by_python_id=False, **walk)
+        ids = self.thread_ids()
+        found = stack_command.select_thread(target, wanted, by_python_id=False, ids=ids, **walk)
         if not found[1]:
             raise CommandError(errors.no_python_thread(
-                wanted, None, self.label(wanted), self._rows(found[2]),
+                wanted, None, self.label(wanted), self._rows(ids.fill(found[2])),
                 self.debugger, self.session.command_name))
         return found[0], found[1]
 

@@ -29,14 +29,16 @@ without ``--all`` or ``--thread``, how a missing thread is reported, the
 label of a thread header, where source lines come from, what a debugger
 adds (``--native``, the note on a core file), and what the front end knows
 of each thread besides the target's memory (``describe``: its OS or
-debugger name, its native wait, on_cpu; pyframes.waits).  :func:`run` returns the text
-to print and raises CommandError (or a PyframesError) with the message.
+debugger name, its native wait, on_cpu; pyframes.waits), and how its OS
+threads are named (``thread_ids``: pyframes.tids, the ids of a target in
+another PID namespace).  :func:`run` returns the text to print and raises
+CommandError (or a PyframesError) with the message.
 """
 
 import dataclasses
 import json
 
-from . import errors, locks, model, render, taskview, values
+from . import errors, locks, model, render, taskview, tids, values
 from .options import value_limits
 from .errors import CommandError, UsageError
 
@@ -89,13 +91,20 @@ class Front(object):
         """The threads with what the front end knows of them besides the
         target's memory (pyframes.waits.describe: the OS's or the
         debugger's name when the target gave none, the native wait,
-        on_cpu); the same list when it knows nothing."""
+        on_cpu); the same list when it knows nothing.  Their OS ids are
+        filled first (thread_ids)."""
         return threads
 
     def process_id(self, target):
         """The process's id (the thread it started with has it as its
         native id), or None when unknown."""
         return target.pid
+
+    def thread_ids(self):
+        """The target's threads' ids where the front end sees them
+        (pyframes.tids.ThreadIds): every OS thread looked up, and every
+        thread id the user gives, goes through it."""
+        return tids.SAME
 
 
 def walk_of(options):
@@ -139,11 +148,14 @@ def run(target, options, front):
     if stacks and not collapsed and threads:
         snapshot, threads = described(snapshot, threads, front)
         snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
+    elif stacks and threads:
+        threads = front.thread_ids().fill(threads)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
     lock_report = None
     under = frame_values.text_lines if frame_values else None
     if show_locks:
-        lock_report = locks.analyze(target, _every_thread(target, options, walk, threads),
+        lock_report = locks.analyze(target, _every_thread(target, options, walk, threads,
+                                                          front.thread_ids()),
                                     target.python.minor)
         under = _with_locks(lock_report, threads, under)
     if native:
@@ -194,20 +206,23 @@ def _chosen(target, options, front, walk, stacks=True):
             front.no_threads()
         return snapshot, threads
     if options.thread is not None:
-        snapshot, threads, rows = select_thread(target, options.thread, **walk)
+        ids = front.thread_ids()
+        snapshot, threads, rows = select_thread(target, options.thread, ids=ids, **walk)
         if not threads:
-            front.thread_not_found(options.thread, rows)
+            front.thread_not_found(options.thread, ids.fill(rows))
         return snapshot, threads
     return front.default_threads(target, walk)
 
 
-def _every_thread(target, options, walk, shown):
+def _every_thread(target, options, walk, shown, ids):
     """--locks: every thread of the target, every frame (--limit and
     --thread cut what is shown, not what holds a lock), with what the front
-    end said of the shown ones (name, native wait)."""
+    end said of the shown ones (name, native wait), each with its OS id
+    (``ids``)."""
     if options.all and not options.limit:
         return shown
-    every = list(target.snapshot(max_depth=walk.get("max_depth"), facts=True).threads())
+    every = ids.fill(list(target.snapshot(max_depth=walk.get("max_depth"),
+                                          facts=True).threads()))
     said = {t.native_thread_id: t for t in shown}
     return [dataclasses.replace(t, name=said[t.native_thread_id].name,
                                 name_source=said[t.native_thread_id].name_source,
@@ -254,9 +269,11 @@ class FrameValuesOf(object):
 
 
 def described(snapshot, threads, front):
-    """(snapshot, threads) with the shown threads as front.describe fills
-    them, the snapshot holding those (its JSON is made from it)."""
-    return _replaced(snapshot, threads, front.describe(snapshot, threads))
+    """(snapshot, threads) with the shown threads' OS ids (front.thread_ids)
+    and what front.describe fills, the snapshot holding those (its JSON is
+    made from it)."""
+    return _replaced(snapshot, threads,
+                     front.describe(snapshot, front.thread_ids().fill(threads)))
 
 
 def _replaced(snapshot, threads, new):
@@ -290,7 +307,7 @@ def main_tagged(target, snapshot, threads, pid):
     if not pid or target.python.minor < 14:
         return snapshot, threads
     first = [t for t in threads if t.interpreter_id == 0]
-    started = [t for t in first if t.native_thread_id == pid]
+    started = [t for t in first if tids.os_tid(t) == pid]
     if not started or any(t.is_main for t in first):
         return snapshot, threads
     thread = started[0]
@@ -334,9 +351,11 @@ def json_text(snapshot, limited=False, frame_values=None, lock_report=None, grou
 
 
 def snapshot_native(target, native_tid, walk):
-    """(snapshot holding only that OS thread's Python threads, those
-    threads) or None.  An OS thread running a subinterpreter has a thread
-    state in each interpreter it entered: all are shown."""
+    """(snapshot holding only the Python threads whose native id, as the
+    interpreter recorded it, is native_tid, those threads) or None (an OS
+    thread's id here is the interpreter's through ThreadIds.recorded).  An
+    OS thread running a subinterpreter has a thread state in each
+    interpreter it entered: all are shown."""
     if not native_tid:
         return None
     try:
@@ -352,15 +371,20 @@ def snapshot_native(target, native_tid, walk):
     return snap, matching
 
 
-def select_thread(target, wanted, by_python_id=True, **walk):
-    """The Python threads of the OS thread ``wanted`` (a native id) or, with
-    by_python_id, of the Python thread whose threading.get_ident() it is.
-    ``walk`` (max_depth, limit, ...) goes to Target.snapshot.
+def select_thread(target, wanted, by_python_id=True, ids=tids.SAME, **walk):
+    """The Python threads of the OS thread ``wanted`` (its id here: ``ids``,
+    pyframes.tids, gives the interpreter's) or, with by_python_id (a number
+    the user gave), of the Python thread whose native id in its own PID
+    namespace it is when no OS thread here has it, or whose
+    threading.get_ident() it is.  ``walk`` (max_depth, limit, ...) goes to
+    Target.snapshot.
 
     Returns (snapshot, threads, []) when found, else (None, [], every
     Python thread, each read one frame deep) for the message."""
     # Fast path: the number is a native thread id (one walk of one thread).
-    found = snapshot_native(target, wanted, walk)
+    found = snapshot_native(target, ids.recorded(wanted), walk)
+    if found is None and by_python_id and ids.foreign and not ids.is_os_thread(wanted):
+        found = snapshot_native(target, wanted, walk)  # "2 in its namespace"
     if found is not None:
         return found + ([],)
     full = target.snapshot(max_depth=1)
