@@ -33,6 +33,21 @@ int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
  * *load_vaddr.  PYF_ENOTPY when neither table defines it. */
 int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
                          uint64_t *load_vaddr);
+/* What a file of CPython (python, libpython, or a program embedding CPython)
+ * says of its runtime and version, in the file's own addresses: each lives
+ * at map_start + value - load when the file is mapped at map_start.  0
+ * where the file has none (also every field but load when it has no
+ * section headers). */
+typedef struct pyf__elf_python {
+    uint64_t load;                   /* as *load_vaddr above */
+    uint64_t runtime, runtime_size;  /* the symbol _PyRuntime (st_value, st_size) */
+    uint64_t section, section_size;  /* the section .PyRuntime */
+    uint64_t version;                /* the symbol Py_Version (CPython 3.11+) */
+    uint64_t getversion;             /* the function Py_GetVersion: CPython's code is here */
+    uint64_t bss, bss_size;          /* the section .bss */
+} pyf__elf_python;
+/* PYF_OK, or as pyf__elf_find_section (never PYF_ENOTPY). */
+int pyf__elf_python_facts(const char *path, pyf__elf_python *out);
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
                             uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);
