@@ -97,9 +97,10 @@ def _ask(path, code):
 
 
 def _probe(path):
-    """'3.X' if path runs as CPython 3.X, else None."""
-    out = _ask(path, "import sys; print('%d.%d' % sys.version_info[:2], "
-                     "sys.implementation.name)")
+    """'3.X' if path runs as CPython 3.X ('2.7' for 2.7), else None."""
+    out = _ask(path, "import platform, sys; sys.stdout.write('%d.%d %s\\n' % ("
+                     "sys.version_info[0], sys.version_info[1], "
+                     "platform.python_implementation().lower()))")
     if out is None:
         return None
     fields = out.split()
@@ -149,8 +150,9 @@ INTERPRETERS = discover_interpreters()
 # versions runs on; 3.11 where a suite asks for every older version.
 OLDER_VERSIONS = ("3.12", "3.11")
 OLDER_REPRESENTATIVE = "3.12"
-# Versions refused by name (CPython 3.8-3.10: read by a later release).
-REFUSED_VERSIONS = ("3.10", "3.9", "3.8")
+# Versions refused by name (CPython 3.8-3.10: read by a later release; 3.7,
+# 3.6 and 2.7 where the machine has them).
+REFUSED_VERSIONS = ("3.10", "3.9", "3.8", "3.7", "3.6", "2.7")
 
 
 def _pyenv_versions():

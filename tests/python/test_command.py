@@ -8,11 +8,13 @@ Oracle: the target's own view of its stacks (debugger_util.LiveTarget).
 import os
 import re
 import struct
+import subprocess
 import sys
 
 import pytest
 
 import debugger_util as du
+from conftest import REFUSED_INTERPRETERS
 
 sys.path.insert(0, du.PACKAGE_DIR)
 
@@ -471,7 +473,9 @@ def test_no_process():
 
 
 def test_not_python():
-    from pyframes.errors import NOT_PYTHON, CommandError
+    """A process without Python, through either reader: named by its PID
+    and name, as the command line names it."""
+    from pyframes.errors import CommandError
     du.require()
     proc = du.sleeper()
     try:
@@ -479,7 +483,35 @@ def test_not_python():
         for args in ("", "--all --reader debugger", "--reader pid --json"):
             with pytest.raises(CommandError) as e:
                 _session().run(args, adapter)
-            assert str(e.value) == NOT_PYTHON, args
+            assert str(e.value) == "process %d (sleep) is not a Python process" % proc.pid, args
+        adapter.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("interp", [pytest.param(i, id=i.name) for i in REFUSED_INTERPRETERS]
+                         or [pytest.param(None, id="none")])
+def test_refused_version_is_named(interp):
+    """A CPython outside 3.11-3.15, through either reader: named by its
+    version (its own platform.python_version()), as the command line names
+    it."""
+    from pyframes.errors import NoRuntime
+    du.require()
+    if interp is None:
+        pytest.skip("no refused interpreter (pyenv's 3.8-3.10) on this machine")
+    proc = subprocess.Popen([interp.path, "-c", "import platform, sys; sys.stdout.write("
+                             "platform.python_version() + '\\n'); sys.stdout.flush(); "
+                             "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        version = proc.stdout.readline().decode().strip()
+        assert version.startswith(interp.minor + "."), version
+        adapter = FakeAdapter(proc.pid)
+        for args in ("", "--all --reader debugger", "--reader pid --json"):
+            with pytest.raises(NoRuntime) as e:
+                _session().run(args, adapter)
+            assert str(e.value) == ("unsupported CPython %s (pyframes reads CPython 3.11-3.15)"
+                                    % version), args
         adapter.close()
     finally:
         proc.kill()
@@ -515,5 +547,5 @@ def test_unsupported_version(live):
             adapter.regions[(addr, size)] = data[:off] + new + data[off + 8:]
     with pytest.raises(CommandError) as e:
         _session().run("--all", adapter)
-    assert str(e.value) == ("unsupported CPython 3.16.0 (pyframes reads CPython 3.13, "
-                            "3.14 and 3.15)"), str(e.value)
+    assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)", \
+        str(e.value)
