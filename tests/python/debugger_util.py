@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 
+import conftest
 import hang_report
 import livetarget
 
@@ -39,6 +40,12 @@ VERSIONS = ("3.13", "3.14", "3.15")
 PYENV = "pyenv-3.13"
 if os.environ.get("PYFRAMES_PYENV_PYTHON"):
     VERSIONS += (PYENV,)
+# The older CPythons read without _Py_DebugOffsets (conftest.OLDER_INTERPRETERS:
+# pyenv's 3.12 and 3.11, bind-mounted into the sandbox root; on the host also
+# Debian 12's static, stripped python3.11), by name: "pyenv-3.12", ...  3.12
+# is the representative a suite runs on; OLDER every one of them.
+OLDER = tuple(i.name for i in conftest.OLDER_INTERPRETERS)
+OLDER_REPRESENTATIVE = tuple(i.name for i in conftest.older_interpreters())
 SESSION_TIMEOUT = 240
 # Whether sessions load the interpreters' separate debug info (the -dbg
 # packages' DWARF under /usr/lib/debug) unless a test says: no, as on most
@@ -81,16 +88,33 @@ _MARK_RE = re.compile(r"^@@PYF-(\w+)@@\s*$")
 
 
 def python_for(version):
-    """Path of pythonX.Y (or of $PYFRAMES_PYENV_PYTHON for PYENV), or None."""
+    """Path of pythonX.Y (of $PYFRAMES_PYENV_PYTHON for PYENV, of the older
+    interpreter of that name for "pyenv-3.12", ...), or None."""
     if version == PYENV:
         path = os.environ.get("PYFRAMES_PYENV_PYTHON")
         return path if path and os.access(path, os.X_OK) else None
+    for interp in conftest.OLDER_INTERPRETERS + conftest.REFUSED_INTERPRETERS:
+        if interp.name == version:
+            return interp.path
+    if "-" in version:
+        return None
     return shutil.which("python" + version)
 
 
 def minor_of(version):
     """'3.13' for '3.13' and 'pyenv-3.13'."""
     return version.rsplit("-", 1)[-1]
+
+
+def cpython_gdb_script(version):
+    """Whether the interpreter of version ships CPython's own gdb helper
+    beside it (bin/python3.X-gdb.py: py-bt, py-locals; pyenv's builds),
+    which gdb loads once auto-load allows it (run_gdb's cpython_gdb)."""
+    python = python_for(version)
+    if python is None:
+        return False
+    real = os.path.realpath(python)
+    return os.path.exists(real + "-gdb.py")
 
 
 def clean_env(extra=None):
@@ -251,13 +275,19 @@ def extract_json(text, context=""):
 
 
 def run_gdb(commands, pid=None, executable=None, core=None, plugin=True,
-            debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None):
+            debuginfo=None, timeout=SESSION_TIMEOUT, remote=None, hung=None,
+            cpython_gdb=False):
     """gdb --batch -nx over commands; a Session.  remote: a PID that gdb
     reaches through gdbserver (target extended-remote over a pipe).
-    debuginfo: load separate debug info (None: DEBUGINFO).  timeout, hung:
-    as run_bounded."""
+    debuginfo: load separate debug info (None: DEBUGINFO).  cpython_gdb:
+    let gdb load the gdb helper an interpreter ships beside itself
+    (pyenv's bin/python3.X-gdb.py: CPython's py-bt as an oracle), which
+    takes py-up, py-list, ... (pyframes then registers pyf-up, ...).
+    timeout, hung: as run_bounded."""
     argv = ["gdb", "--batch", "-nx", "-iex", "set pagination off",
             "-iex", "set width 0", "-iex", "set confirm off"]
+    if cpython_gdb:
+        argv += ["-iex", "set auto-load safe-path /"]
     if not _with_debuginfo(debuginfo):
         argv += ["-iex", "set debug-file-directory /nonexistent"]
     if executable:
