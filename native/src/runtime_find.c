@@ -611,14 +611,18 @@ static int no_table(const locate_ctx *c, const rejected *rej, const char *what,
 
 /* Nothing accepted (rc: the scan's outcome, PYF_EDEPTH when its budget ran
  * out): the most telling refusal, else the version the files say, else
- * "not a Python process" when nothing of CPython was seen at all. */
+ * "not a Python process" when the files were searched (methods) and
+ * nothing of CPython was seen at all. */
 static int nothing_found(const locate_ctx *c, const pyfiles *pfs, const rejected *rej,
-                         uint64_t symbol, int rc, uint64_t budget, pyf_runtime_location *out)
+                         uint64_t symbol, uint32_t methods, int rc, uint64_t budget,
+                         pyf_runtime_location *out)
 {
     char rej_note[PYF__ERRBUF] = "", budget_note[64] = "", said[PYF__ERRBUF] = "";
     const pyfile *from = NULL;
-    /* anything of CPython seen, or a search cut short: not "not Python" */
-    bool cpython = symbol != 0 || pfs->unopened_note[0] != '\0' || rc == PYF_EDEPTH;
+    /* anything of CPython seen, a search cut short, or no file searched
+     * (none given, or not asked for): not "not Python" */
+    bool cpython = symbol != 0 || pfs->unopened_note[0] != '\0' || rc == PYF_EDEPTH ||
+                   pfs->n == 0 || !(methods & (PYF_LOCATE_SYMBOL | PYF_LOCATE_SECTION));
     uint64_t hex;
 
     out->addr = 0;
@@ -797,7 +801,7 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     }
 
     /* 4. Nothing valid. */
-    rc = nothing_found(c, pfs, &s.rej, symbol, rc, budget, out);
+    rc = nothing_found(c, pfs, &s.rej, symbol, methods, rc, budget, out);
 done:
     free(pfs);
     return rc;

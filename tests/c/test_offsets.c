@@ -627,24 +627,41 @@ static void test_locate(void)
         CHECK_EQ_INT(out.python.major, 2);
         CHECK_EQ_INT(out.python.minor, 7);
         CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.11-3.15)");
-        /* memory without anything of CPython: the target named as the
-         * request names it ("the target" for a caller of the first layout) */
+        /* a program (this test, an ELF file without anything of CPython)
+         * and memory without a runtime: the target named as the request
+         * names it ("the target" for a caller of the first layout) */
         {
             uint64_t empty = fake_region(ft, lo - 0x200000, 0x1000);
-            pyf_mapping none = {empty, empty + 0x1000, 0, PYF_MAP_READ | PYF_MAP_WRITE, 0,
-                                NULL, NULL};
+            pyf_mapping none[2] = {
+                {0x400000, 0x401000, 0, PYF_MAP_READ, 0, "/proc/self/exe", NULL},
+                {empty, empty + 0x1000, 0, PYF_MAP_READ | PYF_MAP_WRITE, 0, NULL, NULL},
+            };
             pyf_reader r0 = fake_reader(ft, 0);
             pyf_locate_request req;
             memset(&req, 0, sizeof req);
             req.struct_size = sizeof req;
-            req.maps = &none;
-            req.nmaps = 1;
+            req.maps = none;
+            req.nmaps = 2;
             req.target_name = "process 7 (sleep)";
             CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
             CHECK_EQ_STR(f.detail, "process 7 (sleep) is not a Python process");
             req.struct_size = PYF_LOCATE_REQUEST_SIZE_V0;
             CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
             CHECK_EQ_STR(f.detail, "the target is not a Python process");
+            /* without a file to search (none given, or not asked for) it
+             * cannot say so: what was searched instead */
+            req.struct_size = sizeof req;
+            req.maps = &none[1];
+            req.nmaps = 1;
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_MSG(strstr(f.detail, "no CPython runtime found in process 7 (sleep): ") ==
+                      f.detail, "%s", f.detail);
+            req.maps = none;
+            req.nmaps = 2;
+            req.methods = PYF_LOCATE_SCAN;
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_MSG(strstr(f.detail, "no CPython runtime found in process 7 (sleep): ") ==
+                      f.detail, "%s", f.detail);
         }
         /* a bad symbol address falls back to the mappings */
         CHECK_RC(locate(ft, decoy + 0x2000, 0, maps, 2, 0, &out, &f), PYF_OK);

@@ -541,13 +541,16 @@ def test_runtime_helpers_report_the_library_failure(lib):
     with pytest.raises(errors.PermissionDenied) as info:
         pyframes.find_runtime_in_range(refused, 0x10000, 0x20000)
     assert "permission denied" in str(info.value)
+    # memory without a runtime and no file: what was searched
     addr, python, how, error = target_module.locate_runtime(
         lambda a, n: b"\0" * n, [(0x10000, 0x11000, 0, "rw", None)], 0)
     assert addr is None and isinstance(error, errors.NotPython)
-    assert str(error) == "the target is not a Python process"
-    # named as the caller names it (the debuggers: errors.process_label)
+    assert str(error).startswith("no CPython runtime found in the target: ")
+    # and a program without anything of CPython: not Python, named as the
+    # caller names it (the debuggers: errors.process_label)
+    program = (0x400000, 0x401000, 0, "r", os.path.realpath(shutil.which("true")))
     error = target_module.locate_runtime(
-        lambda a, n: b"\0" * n, [(0x10000, 0x11000, 0, "rw", None)], 0,
+        lambda a, n: b"\0" * n, [program, (0x10000, 0x11000, 0, "rw", None)], 0,
         target_name=errors.process_label(12, "sleep"))[3]
     assert str(error) == "process 12 (sleep) is not a Python process"
 
