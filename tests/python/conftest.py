@@ -198,6 +198,25 @@ def discover_older():
 OLDER_INTERPRETERS, REFUSED_INTERPRETERS = discover_older()
 
 
+def start_saying_version(path, env=None):
+    """A process of the interpreter at path (any CPython, 2.7 too) that
+    writes its own platform.python_version() and then waits on its stdin:
+    (process, the version it says).  The caller kills it."""
+    code = ("import platform, sys; sys.stdout.write(platform.python_version() + '\\n'); "
+            "sys.stdout.flush(); sys.stdin.read()")
+    proc = subprocess.Popen([path, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env)
+    return proc, proc.stdout.readline().decode("ascii", "replace").strip()
+
+
+def own_version(path):
+    """The platform.python_version() of the interpreter at path."""
+    proc, version = start_saying_version(path)
+    proc.kill()
+    proc.wait()
+    return version
+
+
 def older_interpreters(which="representative"):
     """The older interpreters a suite runs on: "representative" (3.12's),
     or "all"."""

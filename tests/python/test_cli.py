@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import REFUSED_INTERPRETERS, in_sandbox, scenario_params, start_scenario
+from conftest import (REFUSED_INTERPRETERS, in_sandbox, scenario_params, start_saying_version,
+                      start_scenario)
 from oracle import compare_views, keys
 
 CLI_TIMEOUT = 120
@@ -167,8 +168,6 @@ def test_error_bad_pid_argument(cli_env):
 # tests/c/rt_target's "old" mode, a program holding that string for 3.10.13
 # beside a Py_GetVersion function, copied as python3.10.  Oracle: the
 # target's own platform.python_version().
-_VERSION_OF = ("import platform, sys; sys.stdout.write(platform.python_version() + '\\n'); "
-               "sys.stdout.flush(); sys.stdin.read()")
 
 
 def _refused_params():
@@ -194,9 +193,7 @@ def _start_refused(which, library_path, tmp_path):
         with os.fdopen(rfd) as ready:
             line = ready.readline()
         return proc, line.startswith("ready") and "3.10.13"
-    proc = subprocess.Popen([which, "-c", _VERSION_OF], stdout=subprocess.PIPE,
-                            stdin=subprocess.PIPE, text=True)
-    return proc, proc.stdout.readline().strip()
+    return start_saying_version(which)
 
 
 @pytest.mark.parametrize("which", _refused_params())

@@ -16,7 +16,6 @@ import pytest
 
 import conftest
 import debugger_util as du
-from conftest import REFUSED_INTERPRETERS
 
 sys.path.insert(0, du.PACKAGE_DIR)
 
@@ -492,7 +491,8 @@ def test_not_python():
         proc.wait()
 
 
-@pytest.mark.parametrize("interp", [pytest.param(i, id=i.name) for i in REFUSED_INTERPRETERS]
+@pytest.mark.parametrize("interp", [pytest.param(i, id=i.name) for i in
+                                    conftest.REFUSED_INTERPRETERS]
                          or [pytest.param(None, id="none")])
 def test_refused_version_is_named(interp):
     """A CPython outside 3.11-3.15, through either reader: named by its
@@ -502,11 +502,8 @@ def test_refused_version_is_named(interp):
     du.require()
     if interp is None:
         pytest.skip("no refused interpreter (pyenv's 3.8-3.10) on this machine")
-    proc = subprocess.Popen([interp.path, "-c", "import platform, sys; sys.stdout.write("
-                             "platform.python_version() + '\\n'); sys.stdout.flush(); "
-                             "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc, version = conftest.start_saying_version(interp.path)
     try:
-        version = proc.stdout.readline().decode().strip()
         assert version.startswith(interp.minor + "."), version
         adapter = FakeAdapter(proc.pid)
         for args in ("", "--all --reader debugger", "--reader pid --json"):
@@ -593,7 +590,7 @@ def test_remote_files_unopened(interp, tmp_path):
         other = RemoteAdapter(target.pid, symbols, version=said + 0x100)  # the next micro
         with pytest.raises(NoRuntime) as e:
             _session().run("--all --reader debugger", other)
-        mine = _ask_version(interp.path)
+        mine = conftest.own_version(interp.path)
         assert str(e.value) == ("the runtime's Py_Version says CPython %s, its sys.hexversion "
                                 "%s: refused" % (_next_micro(mine), mine)), str(e.value)
         adapter.close()
@@ -608,11 +605,6 @@ def test_remote_files_unopened(interp, tmp_path):
     finally:
         proc.kill()
         proc.wait()
-
-
-def _ask_version(python):
-    return subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def _next_micro(version):

@@ -9,13 +9,12 @@ records it from inside the target), and in gdb CPython's own py-bt.
 
 import os
 import re
-import subprocess
 
 import pytest
 
 import debugger_util as du
 import drivers
-from conftest import REFUSED_INTERPRETERS
+from conftest import REFUSED_INTERPRETERS, start_saying_version
 from oracle import compare_views
 
 DRIVERS = drivers.selected()
@@ -632,10 +631,6 @@ def test_not_python(driver):
     assert drivers.matches(driver.echo(2)[1], s["echo2"]), s.describe("echo2")
 
 
-_VERSION_OF = ("import platform, sys; sys.stdout.write(platform.python_version() + '\\n'); "
-               "sys.stdout.flush(); sys.stdin.read()")
-
-
 @pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
 def test_refused_versions_are_named(driver):
     """Every CPython outside 3.11-3.15 the machine has (pyenv's 3.10, 3.9,
@@ -652,10 +647,8 @@ def test_refused_versions_are_named(driver):
     procs, named, seen = [], [], {}
     try:
         for interp in refused:
-            proc = subprocess.Popen([interp.path, "-c", _VERSION_OF], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, env=du.clean_env())
+            proc, version = start_saying_version(interp.path, env=du.clean_env())
             procs.append(proc)
-            version = proc.stdout.readline().decode().strip()
             assert version.startswith(interp.minor + "."), (interp, version)
             named += [("attach-%s" % interp.name, driver.attach(proc.pid)),
                       ("auto-%s" % interp.name, driver.command),

@@ -27,7 +27,7 @@ import sys
 
 import pytest
 
-from conftest import in_sandbox, older_interpreters
+from conftest import in_sandbox, older_interpreters, own_version
 from livetarget import LiveTarget
 from oracle import compare_views, keys
 
@@ -108,7 +108,7 @@ def copies(request, tmp_path_factory):
     base = tmp_path_factory.mktemp("locate-%s" % interp.name)
     c = Copies()
     c.interp, c.soname = interp, soname
-    c.version = _ask(interp.path, "import platform; print(platform.python_version())")
+    c.version = own_version(interp.path)
     with open(original, "rb") as f:
         sizes = set(v for _, v in _runtime_entries(f.read()))
     assert len(sizes) == 1, sizes  # the symbol and the section agree
