@@ -869,10 +869,14 @@ PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
 
 /* ==== Helpers for debuggers ============================================= */
 
-/* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
- * layout).  Returns 0 or the error a target open would report, with the
- * same failure; out (may be NULL) gets the runtime's version, also on
- * PYF_EVERSION when the table's cookie is there (the version it says).
+/* Validate the runtime at addr: its _Py_DebugOffsets (cookie, version,
+ * layout; 3.13+), or the shape of a CPython 3.11 or 3.12 runtime (its main
+ * interpreter embedded where that version's layout has it) and the version
+ * the target's sys.hexversion says.  Returns 0 or the error a target open
+ * would report, with the same failure; out (may be NULL) gets the runtime's
+ * version, also on PYF_EVERSION when the table's cookie is there (the
+ * version it says).  The size and Py_Version checks of pyf_runtime_locate
+ * need the runtime's file: a probe alone does not make them.
  * A refused version's failure names it: "unsupported CPython 3.16.0
  * (pyframes reads CPython 3.11-3.15)". */
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
