@@ -886,7 +886,8 @@ PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
  * target's address space.  The library tries, in this order and as the
  * request's methods allow: the address of the symbol _PyRuntime (when the
  * caller's symbol tables have it: SYMBOL); in each mapped file whose name
- * contains "python", and in the program (the first file mapped), its ELF
+ * contains "python" (not an extension module, "*.cpython-*.so"), and in the
+ * program (the first file mapped), its ELF
  * section .PyRuntime (SECTION), then its own symbol _PyRuntime (.dynsym,
  * else .symtab: SYMBOL) where that is elsewhere (the file's mapping at file
  * offset 0 gives where it is loaded; it is opened by path, else by

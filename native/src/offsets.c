@@ -1026,6 +1026,14 @@ void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info
     out->free_threaded = o->free_threaded ? 1 : 0;
 }
 
+void pyf__python_info_version(uint64_t hexversion, uint64_t addr, pyf_python_info *out)
+{
+    pyf__offsets o;
+    memset(&o, 0, sizeof o);
+    set_version(&o, hexversion);
+    pyf__python_info_fill(&o, addr, out);
+}
+
 int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                       pyf_python_info *out, pyf_failure *failure)
 {

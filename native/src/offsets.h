@@ -215,6 +215,8 @@ uint64_t pyf__offsets_builtin_runtime_size(uint64_t hexversion);
 
 /* The public pyf_python_info of a decoded table at addr. */
 void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);
+/* The same of a version alone (a refused one, named by what was read). */
+void pyf__python_info_version(uint64_t hexversion, uint64_t addr, pyf_python_info *out);
 
 /* The most the value decoder copies of an object's fixed part (an int, a
  * tuple, a list, a dict, a float, a bytes header) at each level of its

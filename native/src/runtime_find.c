@@ -179,7 +179,8 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
     return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
-/* Basename (without " (deleted)") contains "python". */
+/* Basename (without " (deleted)") contains "python".  (The search leaves
+ * out an extension module, "x.cpython-312-x86_64-linux-gnu.so": files_read.) */
 static bool is_python_path(const char *path)
 {
     size_t len = strlen(path);
@@ -288,8 +289,8 @@ static void files_read(const locate_ctx *c, const pyf_mapping *maps, size_t nmap
         if (!first_of_file(maps, i))
             continue;
         pf->named = is_python_path(m->path);
-        if (!pf->named && !program)
-            continue;
+        if (!program && !(pf->named && strstr(m->path, ".cpython-") == NULL))
+            continue; /* an extension module never holds the runtime */
         program = false;
         pf->m = m;
         deleted = ends_with(m->path, strlen(m->path), DELETED_SUFFIX);
@@ -463,13 +464,12 @@ static uint64_t bss_version(const locate_ctx *c, const pyfile *pf)
  * (a tie-breaker only). */
 static bool named_for(const pyfile *pf, uint64_t hex)
 {
+    const char *base = strrchr(pf->m->path, '/'), *at;
     char want[24];
 
-    pyf__fmt(want, sizeof want, "python%u.%u/", (unsigned)((hex >> 24) & 0xff),
+    pyf__fmt(want, sizeof want, "python%u.%u", (unsigned)((hex >> 24) & 0xff),
              (unsigned)((hex >> 16) & 0xff));
-    want[strlen(want) - 1] = '\0';
-    const char *base = strrchr(pf->m->path, '/');
-    const char *at = base ? strstr(base, want) : NULL;
+    at = base ? strstr(base, want) : NULL;
     /* not the start of a longer number: python3.1 in python3.10 */
     return at != NULL && !(at[strlen(want)] >= '0' && at[strlen(want)] <= '9');
 }
@@ -501,8 +501,9 @@ static uint64_t files_version(const locate_ctx *c, const pyfiles *pfs, const pyf
             chosen = v;
             *from = &pfs->v[i];
         } else if (named_for(&pfs->v[i], v) && !named_for(*from, chosen)) {
-            chosen = v;
+            chosen = v; /* the file name breaks the tie */
             *from = &pfs->v[i];
+            ties = 0;
         } else if (named_for(&pfs->v[i], v) == named_for(*from, chosen)) {
             ties++;
         }
@@ -525,13 +526,8 @@ static void refuse(rejected *rej, uint64_t addr, int code, uint64_t hexversion,
     memset(&info, 0, sizeof info);
     f.code = code;
     pyf__fmt(f.detail, sizeof f.detail, "%s", why);
-    info.runtime_addr = addr;
-    info.hexversion = hexversion;
-    info.major = (hexversion >> 24) & 0xff;
-    info.minor = (hexversion >> 16) & 0xff;
-    info.micro = (hexversion >> 8) & 0xff;
-    info.level = (hexversion >> 4) & 0xf;
-    info.serial = hexversion & 0xf;
+    if (hexversion != 0)
+        pyf__python_info_version(hexversion, addr, &info);
     note_rejection(rej, addr, &f, &info, how);
 }
 
@@ -637,20 +633,12 @@ static int nothing_found(const locate_ctx *c, const pyfiles *pfs, const rejected
     hex = cpython ? files_version(c, pfs, &from) : 0;
     if (hex != 0) {
         uint32_t minor = (hex >> 16) & 0xff;
-        pyf__offsets o;
+        char vtext[40];
 
-        memset(&o, 0, sizeof o);
-        o.hexversion = hex;
-        o.major = (hex >> 24) & 0xff;
-        o.minor = minor;
-        o.micro = (hex >> 8) & 0xff;
-        o.level = (hex >> 4) & 0xf;
-        o.serial = hex & 0xf;
-        if (o.major != 3 || minor < 11 || minor > 15) {
-            pyf__python_info_fill(&o, 0, &out->python);
+        if ((hex >> 24) != 3 || minor < 11 || minor > 15) {
+            pyf__python_info_version(hex, 0, &out->python);
             return pyf__version_refused(hex, c->err, c->errlen);
         }
-        char vtext[40];
         pyf__version_text(hex, vtext, sizeof vtext);
         pyf__fmt(said, sizeof said, "; %s says it is CPython %s", from->m->path, vtext);
     }

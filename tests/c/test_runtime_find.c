@@ -340,6 +340,49 @@ static void test_section_in_python_file(const char *pyexe)
     stop_rt(&c);
 }
 
+/* Extension modules ("x.cpython-315-x86_64-linux-gnu.so": "python" in the
+ * name) never hold the runtime: however many are mapped before libpython
+ * (a process that imported a hundred of them), the search reaches it. */
+static void test_many_extension_modules(const char *pyexe)
+{
+    enum { NEXT = 100 };
+    static pyf_mapping maps[NEXT + 1];
+    static char paths[NEXT][64];
+    rt_child c;
+    pyf_reader r;
+    pyf_locate_request req;
+    pyf_runtime_location out;
+    pyf_failure f;
+    char err[PYF__ERRBUF];
+
+    fprintf(stderr, "-- %d extension modules mapped before the python file\n", NEXT);
+    c = spawn_rt(pyexe, "section");
+    for (int i = 0; i < NEXT; i++) {
+        snprintf(paths[i], sizeof paths[i], "/nonexistent/m%d.cpython-315-x86_64-linux-gnu.so",
+                 i);
+        maps[i] = (pyf_mapping){0x10000 + (uint64_t)i * 0x1000, 0x10000 + (uint64_t)i * 0x1000
+                                + 0x1000, 0, PYF_MAP_READ, 0, paths[i], NULL};
+    }
+    maps[NEXT] = (pyf_mapping){map_start(c.pid, pyexe, NULL, false), 0, 0, PYF_MAP_READ, 0,
+                               pyexe, NULL};
+    maps[NEXT].end = maps[NEXT].start + 0x1000;
+    REQUIRE(maps[NEXT].start != 0);
+    REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
+    memset(&req, 0, sizeof req);
+    req.struct_size = sizeof req;
+    req.methods = PYF_LOCATE_SECTION; /* no cookie scan to fall back on */
+    req.maps = maps;
+    req.nmaps = NEXT + 1;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_OK);
+    CHECK_ADDR(out.addr, c.runtime);
+    pyf__pid_reader_destroy(&r);
+    stop_rt(&c);
+}
+
 static void test_scan_file_mapping(void)
 {
     rt_child c;
@@ -929,6 +972,7 @@ int main(void)
     test_self_search();
     test_elf_function();
     test_section_in_python_file(pyexe);
+    test_many_extension_modules(pyexe);
     test_scan_file_mapping();
     test_deleted(image, len);
     test_anon(pyexe);
