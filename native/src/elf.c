@@ -340,21 +340,6 @@ static int find_symbols(elf_file *f, const sections *sec, const char *const *nam
     return rc;
 }
 
-/* The symbol name of .dynsym, else of .symtab. */
-static int find_symbol(elf_file *f, const char *name, uint64_t *value)
-{
-    sections sec;
-    uint64_t size;
-    uint32_t found;
-    int rc = sections_read(f, &sec);
-
-    if (rc != PYF_OK)
-        return rc;
-    rc = find_symbols(f, &sec, &name, 1, value, &size, &found);
-    sections_free(&sec);
-    return rc;
-}
-
 static int first_load(elf_file *f, uint64_t *load_vaddr)
 {
     uint8_t ph[PHDR_SIZE];
@@ -392,10 +377,10 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     return PYF_ECORRUPT;
 }
 
-/* The section (or, with symbol, the defined symbol) called name of the
- * file open as fd, and the image's load address (see elf.h). */
-static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
-                     uint64_t *size_out, uint64_t *load_vaddr)
+/* The section called name of the file open as fd, and the image's load
+ * address (see elf.h). */
+static int lookup_fd(int fd, const char *name, uint64_t *addr_out, uint64_t *size_out,
+                     uint64_t *load_vaddr)
 {
     elf_file f;
     struct stat st;
@@ -412,7 +397,7 @@ static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
     rc = read_header(&f);
     if (rc != PYF_OK)
         return rc;
-    rc = symbol ? find_symbol(&f, name, &addr) : find_section(&f, name, &addr, &size);
+    rc = find_section(&f, name, &addr, &size);
     if (rc != PYF_OK)
         return rc;
     rc = first_load(&f, &load);
@@ -428,8 +413,8 @@ static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
 }
 
 /* lookup_fd on the file at path. */
-static int lookup(const char *path, const char *name, bool symbol, uint64_t *addr,
-                  uint64_t *size, uint64_t *load_vaddr)
+static int lookup(const char *path, const char *name, uint64_t *addr, uint64_t *size,
+                  uint64_t *load_vaddr)
 {
     int fd, rc;
 
@@ -439,7 +424,7 @@ static int lookup(const char *path, const char *name, bool symbol, uint64_t *add
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return PYF_EIO;
-    rc = lookup_fd(fd, name, symbol, addr, size, load_vaddr);
+    rc = lookup_fd(fd, name, addr, size, load_vaddr);
     close(fd);
     return rc;
 }
@@ -451,7 +436,7 @@ static uint64_t in_image(uint64_t addr, uint64_t load)
     return addr >= load ? addr : 0;
 }
 
-static int python_facts_fd(int fd, pyf__elf_python *out)
+static int python_facts_fd(int fd, bool symbols, pyf__elf_python *out)
 {
     static const char *const names[] = {"_PyRuntime", "Py_Version", "Py_GetVersion"};
     uint64_t values[3] = {0}, sizes[3] = {0}, addr = 0, size = 0;
@@ -474,9 +459,10 @@ static int python_facts_fd(int fd, pyf__elf_python *out)
         return PYF_OK;
     if (rc != PYF_OK)
         return rc;
-    rc = find_symbols(&f, &sec, names, 3, values, sizes, &found);
+    rc = symbols ? find_symbols(&f, &sec, names, 3, values, sizes, &found) : PYF_OK;
     if (rc == PYF_OK || rc == PYF_ENOTPY) {
         rc = PYF_OK;
+        out->symbols = symbols;
         if (found & 1) {
             out->runtime = in_image(values[0], out->load);
             out->runtime_size = out->runtime ? sizes[0] : 0;
@@ -499,7 +485,7 @@ static int python_facts_fd(int fd, pyf__elf_python *out)
     return rc;
 }
 
-int pyf__elf_python_facts(const char *path, pyf__elf_python *out)
+int pyf__elf_python_facts(const char *path, bool symbols, pyf__elf_python *out)
 {
     int fd, rc;
 
@@ -509,7 +495,7 @@ int pyf__elf_python_facts(const char *path, pyf__elf_python *out)
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return PYF_EIO;
-    rc = python_facts_fd(fd, out);
+    rc = python_facts_fd(fd, symbols, out);
     close(fd);
     return rc;
 }
@@ -517,19 +503,13 @@ int pyf__elf_python_facts(const char *path, pyf__elf_python *out)
 int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
                              uint64_t *sh_size, uint64_t *load_vaddr)
 {
-    return lookup_fd(fd, name, false, sh_addr, sh_size, load_vaddr);
+    return lookup_fd(fd, name, sh_addr, sh_size, load_vaddr);
 }
 
 int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
                           uint64_t *sh_size, uint64_t *load_vaddr)
 {
-    return lookup(path, name, false, sh_addr, sh_size, load_vaddr);
-}
-
-int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
-                         uint64_t *load_vaddr)
-{
-    return lookup(path, name, true, st_value, NULL, load_vaddr);
+    return lookup(path, name, sh_addr, sh_size, load_vaddr);
 }
 
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)

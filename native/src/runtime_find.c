@@ -259,9 +259,11 @@ static bool first_of_file(const pyf_mapping *maps, size_t i)
 
 /* A mapped file that may hold CPython: each python or libpython file, and
  * the program (the first file mapped: an interpreter linked into a program
- * of another name), with what its ELF headers say (elf.h). */
+ * of another name), with what its ELF headers say (elf.h): its sections
+ * first, its symbols once they are needed (file_symbols). */
 typedef struct pyfile {
     const pyf_mapping *m;
+    const char *path;  /* where it was opened: m->path or m->open_path */
     pyf__elf_python elf;
     bool named;        /* its name contains "python" */
     bool unopened;     /* it could not be read */
@@ -294,13 +296,16 @@ static void files_read(const locate_ctx *c, const pyf_mapping *maps, size_t nmap
         program = false;
         pf->m = m;
         deleted = ends_with(m->path, strlen(m->path), DELETED_SUFFIX);
+        pf->path = m->path;
         if (!deleted)
-            rc = pyf__elf_python_facts(m->path, &pf->elf);
+            rc = pyf__elf_python_facts(pf->path, false, &pf->elf);
         if (rc == PYF_EIO && m->open_path != NULL)
-            rc = pyf__elf_python_facts(m->open_path, &pf->elf);
+            rc = pyf__elf_python_facts(pf->path = m->open_path, false, &pf->elf);
         pf->unopened = rc == PYF_EIO;
-        if (rc != PYF_OK)
+        if (rc != PYF_OK) {
             memset(&pf->elf, 0, sizeof pf->elf);
+            pf->elf.symbols = true; /* nothing more to read */
+        }
         if (pf->unopened && deleted && pf->named && pfs->unopened_note[0] == '\0')
             pyf__fmt(pfs->unopened_note, sizeof pfs->unopened_note,
                      "; %s could not be reopened%s", m->path,
@@ -321,18 +326,36 @@ static uint64_t file_addr(const pyfile *pf, uint64_t value)
     return delta > UINT64_MAX - pf->m->start ? 0 : pf->m->start + delta;
 }
 
-/* Whether pf is a file of CPython by its ELF headers. */
-static bool cpython_file(const pyfile *pf)
+/* pf's symbols, read once they are needed: the section headers find
+ * 3.10+ runtimes; the symbols (some 40 us of a libpython's tables) are for
+ * 3.8/3.9's, for the checks of a runtime without _Py_DebugOffsets, and for
+ * what a file without a runtime says. */
+static void file_symbols(pyfile *pf)
 {
+    pyf__elf_python e;
+
+    if (pf->elf.symbols)
+        return;
+    if (pyf__elf_python_facts(pf->path, true, &e) == PYF_OK)
+        pf->elf = e;
+    pf->elf.symbols = true;
+}
+
+/* Whether pf is a file of CPython by its ELF headers. */
+static bool cpython_file(pyfile *pf)
+{
+    file_symbols(pf);
     return pf->elf.runtime || pf->elf.section || pf->elf.version || pf->elf.getversion;
 }
 
 /* The version pf's Py_Version (CPython 3.11+: an unsigned long holding
  * PY_VERSION_HEX) says, read in the target; 0 when it has none. */
-static uint64_t file_version(const locate_ctx *c, const pyfile *pf)
+static uint64_t file_version(const locate_ctx *c, pyfile *pf)
 {
-    uint64_t addr = file_addr(pf, pf->elf.version), word = 0;
+    uint64_t addr, word = 0;
 
+    file_symbols(pf);
+    addr = file_addr(pf, pf->elf.version);
     if (addr == 0 || c->r->read(c->r->arg, addr, &word, sizeof word) != PYF_OK)
         return 0;
     word &= 0xffffffffu;
@@ -419,11 +442,12 @@ static uint64_t version_string(const uint8_t *p, size_t n)
 
 /* The version Py_GetVersion's buffer in pf's .bss holds: 0 when none,
  * or when it holds two that differ. */
-static uint64_t bss_version(const locate_ctx *c, const pyfile *pf)
+static uint64_t bss_version(const locate_ctx *c, pyfile *pf)
 {
     uint64_t start = file_addr(pf, pf->elf.bss), len = pf->elf.bss_size, found = 0;
     uint8_t *buf;
 
+    file_symbols(pf);
     if (start == 0 || len == 0 || pf->elf.getversion == 0)
         return 0;
     if (len > BSS_SCAN_MAX)
@@ -478,7 +502,7 @@ static bool named_for(const pyfile *pf, uint64_t hex)
  * says it (in *from): the Py_Version of CPython 3.11+, else the string
  * Py_GetVersion keeps in the .bss (2.7-3.10; where two files say different
  * versions, the one whose name names its version).  0 when none says one. */
-static uint64_t files_version(const locate_ctx *c, const pyfiles *pfs, const pyfile **from)
+static uint64_t files_version(const locate_ctx *c, pyfiles *pfs, const pyfile **from)
 {
     uint64_t chosen = 0;
     int ties = 0;
@@ -532,23 +556,30 @@ static void refuse(rejected *rej, uint64_t addr, int code, uint64_t hexversion,
 }
 
 /* Try the runtime at addr, found as how (by method), size its size when
- * known (the symbol's or the section's) and version what its file's
- * Py_Version says (0: unknown).  A version with a built-in table is
- * trusted only when the size is that table's (a different size is an
- * unknown layout: refused, never read) and when Py_Version agrees with
- * what the target reads from sys.hexversion.  PYF_OK with out filled;
- * PYF_EPERM or PYF_ENOPROC (c's detail set); else PYF_ENOTPY with the
- * refusal kept in rej. */
+ * known (the symbol's or the section's), pf its file when known.  A
+ * runtime without the "xdebugpy" cookie, read by a built-in layout (3.11,
+ * 3.12), is trusted only when its size is that layout's (a different size
+ * is an unknown layout: refused, never read, when the file's Py_Version
+ * says the version first) and when that Py_Version agrees with what the
+ * target reads from sys.hexversion.  PYF_OK with out filled; PYF_EPERM or
+ * PYF_ENOPROC (c's detail set); else PYF_ENOTPY with the refusal kept in
+ * rej. */
 static int try_runtime(const locate_ctx *c, rejected *rej, uint64_t addr, uint64_t size,
-                       uint64_t version, uint32_t method, const char *how,
+                       pyfile *pf, uint32_t method, const char *how,
                        pyf_runtime_location *out)
 {
-    char why[PYF__ERRBUF];
+    char why[PYF__ERRBUF], head[8];
     pyf_python_info info;
     pyf_failure f;
-    uint64_t known = version ? pyf__offsets_builtin_runtime_size(version) : 0;
+    uint64_t version = 0, known = 0;
     int rc;
 
+    /* a table says its own version: Py_Version is only asked without one */
+    if (pf != NULL && (c->r->read(c->r->arg, addr, head, sizeof head) != PYF_OK ||
+                       memcmp(head, PYF__COOKIE, 8) != 0)) {
+        version = file_version(c, pf);
+        known = version ? pyf__offsets_builtin_runtime_size(version) : 0;
+    }
     if (known != 0 && size != 0 && size != known) {
         pyf__layout_refused(version, size, known, why, sizeof why);
         refuse(rej, addr, PYF_EVERSION, version, how, why);
@@ -609,7 +640,7 @@ static int no_table(const locate_ctx *c, const rejected *rej, const char *what,
  * out): the most telling refusal, else the version the files say, else
  * "not a Python process" when the files were searched (methods) and
  * nothing of CPython was seen at all. */
-static int nothing_found(const locate_ctx *c, const pyfiles *pfs, const rejected *rej,
+static int nothing_found(const locate_ctx *c, pyfiles *pfs, const rejected *rej,
                          uint64_t symbol, uint32_t methods, int rc, uint64_t budget,
                          pyf_runtime_location *out)
 {
@@ -685,19 +716,23 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     /* 1. The address the caller's symbol table gives: its size and version
      * from the file whose own symbol or section is there. */
     if ((methods & PYF_LOCATE_SYMBOL) && symbol != 0) {
-        uint64_t size = 0, version = 0;
+        pyfile *at = NULL;
+        uint64_t size = 0;
 
-        for (size_t i = 0; i < pfs->n && size == 0; i++) {
-            const pyfile *pf = &pfs->v[i];
-
-            if (file_addr(pf, pf->elf.section) == symbol)
-                size = pf->elf.section_size;
-            else if (file_addr(pf, pf->elf.runtime) == symbol)
-                size = pf->elf.runtime_size;
-            if (size != 0)
-                version = file_version(c, pf);
+        /* by the files' sections, then (only if none is there) their symbols */
+        for (size_t i = 0; i < pfs->n && at == NULL; i++)
+            if (file_addr(&pfs->v[i], pfs->v[i].elf.section) == symbol) {
+                at = &pfs->v[i];
+                size = at->elf.section_size;
+            }
+        for (size_t i = 0; i < pfs->n && at == NULL; i++) {
+            file_symbols(&pfs->v[i]);
+            if (file_addr(&pfs->v[i], pfs->v[i].elf.runtime) == symbol) {
+                at = &pfs->v[i];
+                size = at->elf.runtime_size;
+            }
         }
-        rc = try_runtime(c, &s.rej, symbol, size, version, PYF_LOCATE_SYMBOL,
+        rc = try_runtime(c, &s.rej, symbol, size, at, PYF_LOCATE_SYMBOL,
                          "the symbol _PyRuntime", out);
         if (rc != PYF_ENOTPY)
             goto done;
@@ -706,21 +741,23 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     /* 2. Each file's .PyRuntime section (3.10+), then its own symbol
      * _PyRuntime where that is elsewhere (or the section is not there). */
     for (size_t i = 0; i < pfs->n; i++) {
-        const pyfile *pf = &pfs->v[i];
-        uint64_t section = file_addr(pf, pf->elf.section), sym = file_addr(pf, pf->elf.runtime);
-        uint64_t version = section || sym ? file_version(c, pf) : 0;
+        pyfile *pf = &pfs->v[i];
+        uint64_t section = file_addr(pf, pf->elf.section), sym;
 
         if ((methods & PYF_LOCATE_SECTION) && section != 0) {
             pyf__fmt(how, sizeof how, "the .PyRuntime section of %s", pf->m->path);
-            rc = try_runtime(c, &s.rej, section, pf->elf.section_size, version,
+            rc = try_runtime(c, &s.rej, section, pf->elf.section_size, pf,
                              PYF_LOCATE_SECTION, how, out);
             if (rc != PYF_ENOTPY)
                 goto done;
         }
-        if ((methods & PYF_LOCATE_SYMBOL) && sym != 0 && sym != symbol &&
-            !((methods & PYF_LOCATE_SECTION) && sym == section)) {
+        if (!(methods & PYF_LOCATE_SYMBOL))
+            continue;
+        file_symbols(pf);
+        sym = file_addr(pf, pf->elf.runtime);
+        if (sym != 0 && sym != symbol && !((methods & PYF_LOCATE_SECTION) && sym == section)) {
             pyf__fmt(how, sizeof how, "the symbol _PyRuntime of %s", pf->m->path);
-            rc = try_runtime(c, &s.rej, sym, pf->elf.runtime_size, version, PYF_LOCATE_SYMBOL,
+            rc = try_runtime(c, &s.rej, sym, pf->elf.runtime_size, pf, PYF_LOCATE_SYMBOL,
                              how, out);
             if (rc != PYF_ENOTPY)
                 goto done;

@@ -812,7 +812,7 @@ static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *fo
      * found where the section is, or a named failure */
     {
         pyf__elf_python facts;
-        int rc3 = pyf__elf_python_facts(path, &facts);
+        int rc3 = pyf__elf_python_facts(path, true, &facts);
 
         if (rc3 != PYF_OK && rc3 != PYF_ECORRUPT && rc3 != PYF_ENOTSUP) {
             fprintf(stderr, "python facts: unexpected %s\n", pyf_error_name(rc3));
