@@ -330,7 +330,8 @@ Print the Python stack of the selected thread, fast and without debug symbols.
 
 Reads CPython 3.11-3.15 (3.13+ through _Py_DebugOffsets, 3.11 and 3.12 by
 built-in layouts): works on live processes, core files and remote targets,
-with or without the python -dbg packages.  Without options it shows the thread selected in {dbg}.
+with or without the python -dbg packages.  Without options it shows the
+thread selected in {dbg}.
 
   -a, --all        every Python thread of every interpreter
   -t, --thread N   the thread whose native id (OS tid, as in `{threads}`) or
