@@ -27,7 +27,7 @@ TARGETS = [
     ("pyenv-3.13", "3.13, PIE + shared libpython (pyenv)"),
     ("pyenv-3.12", "3.12, PIE + shared libpython (pyenv)"),
     ("pyenv-3.11", "3.11, PIE + shared libpython (pyenv)"),
-    ("debian-3.11", "3.11, Debian 12 (static, stripped; the host's)"),
+    ("debian-3.11", "3.11, Debian 12's own (static, non-PIE, stripped)"),
     ("3.13t", "3.13t free-threaded"),
     ("3.14t", "3.14t free-threaded"),
     ("3.15t", "3.15t free-threaded"),
@@ -46,7 +46,13 @@ def why_untested(target, reader, seen_targets):
     if reader == "gdb 13":
         if target == "pyenv-3.13":
             return "no host CPython 3.13+ on this machine (the host phase needs one)"
-        return "the host phase runs the host's gdb 13 against the host's CPython only"
+        if target in ("pyenv-3.12", "pyenv-3.11", "debian-3.11"):
+            return "interpreter not found on the host"
+        return ("the host phase runs the host's gdb 13 against the host's CPythons only "
+                "(pyenv's, Debian 12's own python3.11)")
+    if target == "debian-3.11":
+        return ("Debian 12's own python3.11 is the host's: the host phase reads it (the "
+                "command line, gdb 13); the sandbox root is Debian sid, which has none")
     if target not in seen_targets:
         if target == "pyenv-3.13":
             return "no pyenv CPython on this machine (PYFRAMES_PYENV_PYTHON)"

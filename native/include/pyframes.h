@@ -1,5 +1,5 @@
 /*
- * pyframes.h - read the Python stacks of a CPython 3.13/3.14/3.15 process
+ * pyframes.h - read the Python stacks of a CPython 3.11-3.15 process
  * from outside it.
  *
  * This is the only public header of libpyframes.  All exported symbols start
@@ -13,7 +13,8 @@
  *   - _PyRuntime is found by the caller (a symbol) or by pyf_runtime_locate
  *     from what the caller knows of the address space; the built-in PID
  *     reader runs the same search over /proc/PID/maps.
- *   - The target validates _Py_DebugOffsets once, at open.
+ *   - The target validates its layout once, at open: the target's own
+ *     _Py_DebugOffsets (3.13+), or a built-in table (3.11, 3.12).
  *   - pyf_snapshot_take() walks every interpreter, thread and frame chain and
  *     returns a pyf_snapshot (flat arrays) that stays valid until
  *     pyf_snapshot_free(), whatever happens to the target meanwhile.
@@ -226,9 +227,12 @@ PYF_API int pyf_target_open(const pyf_reader *reader, uint64_t runtime_addr,
                             pyf_failure *failure);
 
 /* Open a live local process by PID with the built-in reader.  runtime_addr 0
- * means discover it from /proc/PID/maps and the ELF section .PyRuntime of the
- * mapped python/libpython files, falling back to a scan of writable mappings
- * for the "xdebugpy" cookie. */
+ * means discover it from /proc/PID/maps with pyf_runtime_locate's search
+ * (the ELF section .PyRuntime or symbol _PyRuntime of the mapped python and
+ * libpython files and of the program, then a scan of writable mappings for
+ * the "xdebugpy" cookie); its failures name the process as "process 12
+ * (sleep)" (its /proc/PID/comm): "process 12 (sleep) is not a Python
+ * process". */
 PYF_API int pyf_target_open_pid(int pid, uint64_t runtime_addr,
                                 const pyf_options *opts, pyf_target **out,
                                 pyf_failure *failure);
@@ -867,25 +871,36 @@ PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
 
 /* ==== Helpers for debuggers ============================================= */
 
-/* Validate that _Py_DebugOffsets can be decoded at addr (cookie, version,
- * layout).  Returns 0 or the error a target open would report, with the
- * same failure; out (may be NULL) gets the runtime's version, also on
- * PYF_EVERSION when the table's cookie is there (the version it says).
+/* Validate the runtime at addr: its _Py_DebugOffsets (cookie, version,
+ * layout; 3.13+), or the shape of a CPython 3.11 or 3.12 runtime (its main
+ * interpreter embedded where that version's layout has it) and the version
+ * the target's sys.hexversion says.  Returns 0 or the error a target open
+ * would report, with the same failure; out (may be NULL) gets the runtime's
+ * version, also on PYF_EVERSION when the table's cookie is there (the
+ * version it says).  The size and Py_Version checks of pyf_runtime_locate
+ * need the runtime's file: a probe alone does not make them.
  * A refused version's failure names it: "unsupported CPython 3.16.0
- * (pyframes reads CPython 3.13, 3.14 and 3.15)". */
+ * (pyframes reads CPython 3.11-3.15)". */
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                               pyf_python_info *out, pyf_failure *failure);
 
 /* Where _PyRuntime is, from what a debugger (or /proc/PID/maps) knows of the
  * target's address space.  The library tries, in this order and as the
  * request's methods allow: the address of the symbol _PyRuntime (when the
- * caller's symbol tables have it); the ELF section .PyRuntime of each mapped
- * file whose name contains "python" (its mapping at file offset 0 gives
- * where the file is loaded; the file is opened by path, else by open_path);
- * a scan of the writable mappings for the "xdebugpy" cookie (python files,
- * other files, then anonymous memory, smallest first) within one byte
- * budget.  Every candidate is confirmed with pyf_runtime_probe.  The PID
- * reader uses the same search over /proc/PID/maps. */
+ * caller's symbol tables have it: SYMBOL); in each mapped file whose name
+ * contains "python" (not an extension module, "*.cpython-*.so"), and in the
+ * program (the first file mapped), its ELF
+ * section .PyRuntime (SECTION), then its own symbol _PyRuntime (.dynsym,
+ * else .symtab: SYMBOL) where that is elsewhere (the file's mapping at file
+ * offset 0 gives where it is loaded; it is opened by path, else by
+ * open_path); a scan of the writable mappings for the "xdebugpy" cookie of
+ * CPython 3.13+ (SCAN: python files, other files, then anonymous memory,
+ * smallest first) within one byte budget.  Every candidate is confirmed
+ * with pyf_runtime_probe.  A runtime described by a built-in layout (3.11,
+ * 3.12) is taken only when its size (the symbol's or the section's) is that
+ * layout's and its file's Py_Version agrees with the target's
+ * sys.hexversion: another size is an unknown layout (a debug build), refused
+ * by name.  The PID reader uses the same search over /proc/PID/maps. */
 #define PYF_MAP_READ 0x1u
 #define PYF_MAP_WRITE 0x2u
 #define PYF_MAP_EXEC 0x4u
@@ -911,8 +926,11 @@ typedef struct pyf_locate_request {
     const pyf_mapping *maps;   /* [nmaps], PYF_MAPPING_SIZE bytes apart */
     size_t nmaps;
     uint64_t scan_budget;      /* bytes scanned at most; 0 = 512 MiB */
+    /* appended after the first layout (PYF_LOCATE_REQUEST_SIZE_V0) */
+    const char *target_name;   /* how failures name the target, e.g. "process 12
+                                * (sleep)"; NULL: "the target" */
 } pyf_locate_request;
-#define PYF_LOCATE_REQUEST_SIZE_V0 40u
+#define PYF_LOCATE_REQUEST_SIZE_V0 40u /* up to and including scan_budget */
 
 typedef struct pyf_runtime_location {
     uint32_t struct_size;      /* = sizeof(pyf_runtime_location), set by the caller */
@@ -928,13 +946,16 @@ typedef struct pyf_runtime_location {
 #define PYF_RUNTIME_LOCATION_SIZE_V0 312u
 
 /* Returns 0 (out->addr, out->method, out->python, out->how), or PYF_ENOTPY
- * (nothing found), PYF_EVERSION / PYF_EOFFSETS (a table was found and
+ * (nothing found), PYF_EVERSION / PYF_EOFFSETS (a runtime was found and
  * refused: out->python says its version), PYF_EPERM, PYF_ENOPROC,
- * PYF_EINVAL, with why in failure.  When no table is found at all, the
- * symbol Py_Version of the python files searched (CPython 3.11 and 3.12
- * have no _Py_DebugOffsets) names a version this library does not read:
- * PYF_EVERSION, out->python its version, failure "unsupported CPython
- * 3.11.2 (pyframes reads CPython 3.13, 3.14 and 3.15)".  out may be NULL. */
+ * PYF_EINVAL, with why in failure.  When no runtime is found at all, the
+ * files searched name the version: the symbol Py_Version (3.11+), else the
+ * string Py_GetVersion keeps in the .bss of the file with CPython's code
+ * (2.7-3.10); one this library does not read is PYF_EVERSION, out->python
+ * its version, failure "unsupported CPython 3.10.13 (pyframes reads CPython
+ * 3.11-3.15)".  When no file holds anything of CPython (and no symbol was
+ * given), the failure is "<target_name> is not a Python process".  out may
+ * be NULL. */
 PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
                                pyf_runtime_location *out, pyf_failure *failure);
 

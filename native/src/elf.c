@@ -222,41 +222,52 @@ fail:
     return rc;
 }
 
-static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64_t *sh_size)
+/* The section called name among sec: PYF_OK with its address and size, or
+ * PYF_ENOTPY. */
+static int section_in(const elf_file *f, const sections *sec, const char *name,
+                      uint64_t *sh_addr, uint64_t *sh_size)
 {
     const size_t want = strlen(name) + 1; /* includes the NUL */
-    sections sec;
     shdr s;
+
+    for (uint64_t i = 0; i < f->shnum; i++) {
+        decode_shdr(sec->table + i * f->shentsize, &s);
+        if (s.name >= sec->names_size || sec->names_size - s.name < want)
+            continue;
+        if (memcmp(sec->names + s.name, name, want) == 0) {
+            *sh_addr = s.addr;
+            *sh_size = s.size;
+            return PYF_OK;
+        }
+    }
+    return PYF_ENOTPY;
+}
+
+static int find_section(elf_file *f, const char *name, uint64_t *sh_addr, uint64_t *sh_size)
+{
+    sections sec;
     int rc = sections_read(f, &sec);
 
     if (rc != PYF_OK)
         return rc;
-    rc = PYF_ENOTPY;
-    for (uint64_t i = 0; i < f->shnum; i++) {
-        decode_shdr(sec.table + i * f->shentsize, &s);
-        if (s.name >= sec.names_size || sec.names_size - s.name < want)
-            continue;
-        if (memcmp(sec.names + s.name, name, want) == 0) {
-            *sh_addr = s.addr;
-            *sh_size = s.size;
-            rc = PYF_OK;
-            break;
-        }
-    }
+    rc = section_in(f, &sec, name, sh_addr, sh_size);
     sections_free(&sec);
     return rc;
 }
 
-/* The value of the defined symbol name in the symbol table sym (whose
- * string table is section sym.link), read SYM_CHUNK symbols at a time. */
-static int table_symbol(elf_file *f, const sections *sec, const shdr *sym,
-                        const char *name, uint64_t *value)
+/* The defined symbols names[0..n) of the symbol table sym (whose string
+ * table is section sym.link), read SYM_CHUNK symbols at a time: each one
+ * found (bit i of *found clear before) gets values[i] and sizes[i] and its
+ * bit set.  PYF_OK (whether or not any was found) or the failure. */
+static int table_symbols(elf_file *f, const sections *sec, const shdr *sym,
+                         const char *const *names, size_t n, uint64_t *values,
+                         uint64_t *sizes, uint32_t *found)
 {
-    const size_t want = strlen(name) + 1;
+    const uint32_t all = (1u << n) - 1;
     uint8_t *chunk = NULL, *strs = NULL;
     uint64_t nsyms;
     shdr strtab;
-    int rc = PYF_ENOTPY;
+    int rc = PYF_OK;
 
     if (sym->link >= f->shnum || sym->type == SHT_NOBITS)
         return PYF_ECORRUPT;
@@ -273,26 +284,29 @@ static int table_symbol(elf_file *f, const sections *sec, const shdr *sym,
     }
     if ((rc = read_at(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
         goto out;
-    rc = PYF_ENOTPY;
     nsyms = sym->size / SYM_SIZE;
-    for (uint64_t first = 0; first < nsyms && rc == PYF_ENOTPY; first += SYM_CHUNK) {
-        uint64_t n = nsyms - first < SYM_CHUNK ? nsyms - first : SYM_CHUNK;
-        int r = read_at(f->fd, chunk, (size_t)(n * SYM_SIZE), sym->offset + first * SYM_SIZE);
+    for (uint64_t first = 0; first < nsyms && (*found & all) != all; first += SYM_CHUNK) {
+        uint64_t count = nsyms - first < SYM_CHUNK ? nsyms - first : SYM_CHUNK;
 
-        if (r != PYF_OK) {
-            rc = r;
+        rc = read_at(f->fd, chunk, (size_t)(count * SYM_SIZE), sym->offset + first * SYM_SIZE);
+        if (rc != PYF_OK)
             break;
-        }
-        for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t i = 0; i < count; i++) {
             const uint8_t *e = chunk + i * SYM_SIZE;
             uint32_t st_name = le32(e);
 
-            if (le16(e + 6) == SHN_UNDEF || st_name >= strtab.size ||
-                strtab.size - st_name < want || memcmp(strs + st_name, name, want) != 0)
+            if (le16(e + 6) == SHN_UNDEF || st_name >= strtab.size)
                 continue;
-            *value = le64(e + 8);
-            rc = PYF_OK;
-            break;
+            for (size_t k = 0; k < n; k++) {
+                size_t want = strlen(names[k]) + 1;
+
+                if ((*found & (1u << k)) || strtab.size - st_name < want ||
+                    memcmp(strs + st_name, names[k], want) != 0)
+                    continue;
+                values[k] = le64(e + 8);
+                sizes[k] = le64(e + 16);
+                *found |= 1u << k;
+            }
         }
     }
 out:
@@ -301,27 +315,28 @@ out:
     return rc;
 }
 
-/* The symbol name of .dynsym, else of .symtab. */
-static int find_symbol(elf_file *f, const char *name, uint64_t *value)
+/* The symbols names[0..n) (n <= 8) of .dynsym, then those still missing
+ * of .symtab (see table_symbols).  PYF_ENOTPY when none is defined. */
+static int find_symbols(elf_file *f, const sections *sec, const char *const *names, size_t n,
+                        uint64_t *values, uint64_t *sizes, uint32_t *found)
 {
-    sections sec;
-    int rc = sections_read(f, &sec);
+    const uint32_t all = (1u << n) - 1;
+    int rc = PYF_OK;
 
-    if (rc != PYF_OK)
-        return rc;
-    rc = PYF_ENOTPY;
-    for (uint32_t type = SHT_DYNSYM; rc == PYF_ENOTPY; type = SHT_SYMTAB) {
-        for (uint64_t i = 0; i < f->shnum && rc == PYF_ENOTPY; i++) {
+    *found = 0;
+    for (int pass = 0; pass < 2 && rc == PYF_OK && (*found & all) != all; pass++) {
+        uint32_t type = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
+
+        for (uint64_t i = 0; i < f->shnum && rc == PYF_OK && (*found & all) != all; i++) {
             shdr s;
 
-            decode_shdr(sec.table + i * f->shentsize, &s);
+            decode_shdr(sec->table + i * f->shentsize, &s);
             if (s.type == type)
-                rc = table_symbol(f, &sec, &s, name, value);
+                rc = table_symbols(f, sec, &s, names, n, values, sizes, found);
         }
-        if (type == SHT_SYMTAB)
-            break;
     }
-    sections_free(&sec);
+    if (rc == PYF_OK && *found == 0)
+        rc = PYF_ENOTPY;
     return rc;
 }
 
@@ -362,10 +377,10 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     return PYF_ECORRUPT;
 }
 
-/* The section (or, with symbol, the defined symbol) called name of the
- * file open as fd, and the image's load address (see elf.h). */
-static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
-                     uint64_t *size_out, uint64_t *load_vaddr)
+/* The section called name of the file open as fd, and the image's load
+ * address (see elf.h). */
+static int lookup_fd(int fd, const char *name, uint64_t *addr_out, uint64_t *size_out,
+                     uint64_t *load_vaddr)
 {
     elf_file f;
     struct stat st;
@@ -382,7 +397,7 @@ static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
     rc = read_header(&f);
     if (rc != PYF_OK)
         return rc;
-    rc = symbol ? find_symbol(&f, name, &addr) : find_section(&f, name, &addr, &size);
+    rc = find_section(&f, name, &addr, &size);
     if (rc != PYF_OK)
         return rc;
     rc = first_load(&f, &load);
@@ -398,8 +413,8 @@ static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
 }
 
 /* lookup_fd on the file at path. */
-static int lookup(const char *path, const char *name, bool symbol, uint64_t *addr,
-                  uint64_t *size, uint64_t *load_vaddr)
+static int lookup(const char *path, const char *name, uint64_t *addr, uint64_t *size,
+                  uint64_t *load_vaddr)
 {
     int fd, rc;
 
@@ -409,7 +424,78 @@ static int lookup(const char *path, const char *name, bool symbol, uint64_t *add
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return PYF_EIO;
-    rc = lookup_fd(fd, name, symbol, addr, size, load_vaddr);
+    rc = lookup_fd(fd, name, addr, size, load_vaddr);
+    close(fd);
+    return rc;
+}
+
+/* A value of the file's own address space that lies below its image (or
+ * is none): 0, as if absent. */
+static uint64_t in_image(uint64_t addr, uint64_t load)
+{
+    return addr >= load ? addr : 0;
+}
+
+static int python_facts_fd(int fd, bool symbols, pyf__elf_python *out)
+{
+    static const char *const names[] = {"_PyRuntime", "Py_Version", "Py_GetVersion"};
+    uint64_t values[3] = {0}, sizes[3] = {0}, addr = 0, size = 0;
+    uint32_t found = 0;
+    elf_file f;
+    sections sec;
+    struct stat st;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+        return PYF_EIO;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = (uint64_t)st.st_size;
+    if ((rc = read_header(&f)) != PYF_OK || (rc = first_load(&f, &out->load)) != PYF_OK)
+        return rc;
+    rc = sections_read(&f, &sec);
+    if (rc == PYF_ENOTPY) /* no section headers: nothing to say */
+        return PYF_OK;
+    if (rc != PYF_OK)
+        return rc;
+    rc = symbols ? find_symbols(&f, &sec, names, 3, values, sizes, &found) : PYF_OK;
+    if (rc == PYF_OK || rc == PYF_ENOTPY) {
+        rc = PYF_OK;
+        out->symbols = symbols;
+        if (found & 1) {
+            out->runtime = in_image(values[0], out->load);
+            out->runtime_size = out->runtime ? sizes[0] : 0;
+        }
+        if (found & 2)
+            out->version = in_image(values[1], out->load);
+        if (found & 4)
+            out->getversion = in_image(values[2], out->load);
+        if (section_in(&f, &sec, PYF__SECTION_RUNTIME, &addr, &size) == PYF_OK &&
+            in_image(addr, out->load)) {
+            out->section = addr;
+            out->section_size = size;
+        }
+        if (section_in(&f, &sec, ".bss", &addr, &size) == PYF_OK && in_image(addr, out->load)) {
+            out->bss = addr;
+            out->bss_size = size;
+        }
+    }
+    sections_free(&sec);
+    return rc;
+}
+
+int pyf__elf_python_facts(const char *path, bool symbols, pyf__elf_python *out)
+{
+    int fd, rc;
+
+    memset(out, 0, sizeof *out);
+    if (path == NULL)
+        return PYF_EINVAL;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return PYF_EIO;
+    rc = python_facts_fd(fd, symbols, out);
     close(fd);
     return rc;
 }
@@ -417,19 +503,13 @@ static int lookup(const char *path, const char *name, bool symbol, uint64_t *add
 int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
                              uint64_t *sh_size, uint64_t *load_vaddr)
 {
-    return lookup_fd(fd, name, false, sh_addr, sh_size, load_vaddr);
+    return lookup_fd(fd, name, sh_addr, sh_size, load_vaddr);
 }
 
 int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
                           uint64_t *sh_size, uint64_t *load_vaddr)
 {
-    return lookup(path, name, false, sh_addr, sh_size, load_vaddr);
-}
-
-int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
-                         uint64_t *load_vaddr)
-{
-    return lookup(path, name, true, st_value, NULL, load_vaddr);
+    return lookup(path, name, sh_addr, sh_size, load_vaddr);
 }
 
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)

@@ -4,6 +4,7 @@
 #ifndef PYFRAMES_ELF_H
 #define PYFRAMES_ELF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Largest section-header table and section-name table read from a file. */
@@ -28,11 +29,24 @@ int pyf__elf_find_section(const char *path, const char *name, uint64_t *sh_addr,
                           uint64_t *sh_size, uint64_t *load_vaddr);
 int pyf__elf_find_section_fd(int fd, const char *name, uint64_t *sh_addr,
                              uint64_t *sh_size, uint64_t *load_vaddr);
-/* The value (st_value) of the defined symbol name of .dynsym, else of
- * .symtab, with *load_vaddr as above: it lives at map_start + *st_value -
- * *load_vaddr.  PYF_ENOTPY when neither table defines it. */
-int pyf__elf_find_symbol(const char *path, const char *name, uint64_t *st_value,
-                         uint64_t *load_vaddr);
+/* What a file of CPython (python, libpython, or a program embedding CPython)
+ * says of its runtime and version, in the file's own addresses: each lives
+ * at map_start + value - load when the file is mapped at map_start.  0
+ * where the file has none (also every field but load when it has no
+ * section headers).  The sections come from the section headers alone; the
+ * symbols (the defined ones of .dynsym, else of .symtab) only when asked
+ * for: reading a libpython's symbol tables costs some 40 us. */
+typedef struct pyf__elf_python {
+    uint64_t load;                   /* as *load_vaddr above */
+    uint64_t section, section_size;  /* the section .PyRuntime */
+    uint64_t bss, bss_size;          /* the section .bss */
+    bool symbols;                    /* the symbols below were read */
+    uint64_t runtime, runtime_size;  /* the symbol _PyRuntime (st_value, st_size) */
+    uint64_t version;                /* the symbol Py_Version (CPython 3.11+) */
+    uint64_t getversion;             /* the function Py_GetVersion: CPython's code is here */
+} pyf__elf_python;
+/* PYF_OK, or as pyf__elf_find_section (never PYF_ENOTPY). */
+int pyf__elf_python_facts(const char *path, bool symbols, pyf__elf_python *out);
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
                             uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);

@@ -47,8 +47,9 @@ _Static_assert(PYF_SNAPSHOT_REQUEST_SIZE_V0 == sizeof(pyf_snapshot_request),
                "pyf_snapshot_request");
 _Static_assert(sizeof(pyf_task) == PYF_TASK_SIZE, "pyf_task is frozen");
 _Static_assert(PYF_TASK_LIST_SIZE_V0 == sizeof(pyf_task_list), "pyf_task_list");
-_Static_assert(PYF_LOCATE_REQUEST_SIZE_V0 == sizeof(pyf_locate_request),
-               "pyf_locate_request");
+_Static_assert(PYF_LOCATE_REQUEST_SIZE_V0 ==
+                   offsetof(pyf_locate_request, scan_budget) + sizeof(uint64_t),
+               "first published pyf_locate_request");
 _Static_assert(PYF_RUNTIME_LOCATION_SIZE_V0 == sizeof(pyf_runtime_location),
                "pyf_runtime_location");
 

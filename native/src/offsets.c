@@ -486,8 +486,21 @@ int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen)
     char vtext[40];
 
     pyf__version_text(hexversion, vtext, sizeof vtext);
-    pyf__fmt(err, errlen, "unsupported CPython %s (pyframes reads CPython 3.13, "
-             "3.14 and 3.15)", vtext);
+    pyf__fmt(err, errlen, "unsupported CPython %s (pyframes reads CPython 3.11-3.15)", vtext);
+    return PYF_EVERSION;
+}
+
+int pyf__layout_refused(uint64_t hexversion, uint64_t size, uint64_t known, char *err,
+                        size_t errlen)
+{
+    char vtext[40];
+
+    pyf__version_text(hexversion, vtext, sizeof vtext);
+    pyf__fmt(err, errlen, "unsupported CPython %s build: its _PyRuntime is %llu bytes, not the "
+             "%llu of the CPython %u.%u layout pyframes knows (a debug or otherwise modified "
+             "build, whose layout it does not guess)", vtext, (unsigned long long)size,
+             (unsigned long long)known, (unsigned)((hexversion >> 24) & 0xff),
+             (unsigned)((hexversion >> 16) & 0xff));
     return PYF_EVERSION;
 }
 
@@ -499,6 +512,15 @@ static bool prerelease_known(uint32_t minor, uint32_t micro, uint32_t level,
     if (minor == 15 && micro == 0)
         return (level == 0xB && serial >= 4) || level == 0xC;
     return false;
+}
+
+/* Whether hex can be a PY_VERSION_HEX at all (a major version of one digit
+ * from 2, a release level a, b, rc or final). */
+static bool plausible_version(uint64_t hex)
+{
+    uint32_t major = (hex >> 24) & 0xff, level = (hex >> 4) & 0xf;
+    return (hex >> 32) == 0 && major >= 2 && major <= 9 &&
+           (level == 0xA || level == 0xB || level == 0xC || level == 0xF);
 }
 
 /* The version's parts into off. */
@@ -692,6 +714,13 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
         return PYF_ENOTPY;
     }
     uint64_t hex = pyf__ld64(raw + 8);
+    if (!plausible_version(hex)) {
+        /* the cookie's bytes in some other memory (a text that quotes it):
+         * not a runtime, and no version to name */
+        pyf__fmt(err, errlen, "the word after the \"xdebugpy\" cookie (0x%llx) is no "
+                 "CPython version: not a _Py_DebugOffsets table", (unsigned long long)hex);
+        return PYF_ENOTPY;
+    }
     char vtext[40];
     pyf__version_text(hex, vtext, sizeof vtext);
     /* the version is known from here on, refused or not */
@@ -758,6 +787,14 @@ int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size
         return fill(off, &src, "the built-in table", err, errlen);
     }
     return pyf__version_refused(hexversion, err, errlen);
+}
+
+uint64_t pyf__offsets_builtin_runtime_size(uint64_t hexversion)
+{
+    for (size_t i = 0; i < COUNT(builtins); i++)
+        if (((hexversion >> 24) & 0xff) == 3 && ((hexversion >> 16) & 0xff) == builtins[i].minor)
+            return builtin_value(&builtins[i], "runtime_state.size");
+    return 0;
 }
 
 /* Which built-in table's runtime is at addr, by its shape: 3.11 and 3.12
@@ -987,6 +1024,14 @@ void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info
     out->level = o->level;
     out->serial = o->serial;
     out->free_threaded = o->free_threaded ? 1 : 0;
+}
+
+void pyf__python_info_version(uint64_t hexversion, uint64_t addr, pyf_python_info *out)
+{
+    pyf__offsets o;
+    memset(&o, 0, sizeof o);
+    set_version(&o, hexversion);
+    pyf__python_info_fill(&o, addr, out);
 }
 
 int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,

@@ -200,12 +200,23 @@ int pyf__offsets_version_read(pyf_target *t);
 
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);
-/* PYF_EVERSION, with "unsupported CPython 3.11.2 (pyframes reads CPython
- * 3.13, 3.14 and 3.15)" in err: the one wording of a refused version. */
+/* PYF_EVERSION, with "unsupported CPython 3.10.13 (pyframes reads CPython
+ * 3.11-3.15)" in err: the one wording of a refused version. */
 int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
+/* PYF_EVERSION, naming a build of a version with a built-in table whose
+ * _PyRuntime has another size (size) than the table's (known): an unknown
+ * layout (a Py_DEBUG 3.12, say), refused rather than guessed. */
+int pyf__layout_refused(uint64_t hexversion, uint64_t size, uint64_t known, char *err,
+                        size_t errlen);
+/* sizeof(_PyRuntimeState) in the built-in table of hexversion's minor
+ * version (3.11, 3.12); 0 for a version without one (its runtime is
+ * described by its own _Py_DebugOffsets, or not read at all). */
+uint64_t pyf__offsets_builtin_runtime_size(uint64_t hexversion);
 
 /* The public pyf_python_info of a decoded table at addr. */
 void pyf__python_info_fill(const pyf__offsets *o, uint64_t addr, pyf_python_info *out);
+/* The same of a version alone (a refused one, named by what was read). */
+void pyf__python_info_version(uint64_t hexversion, uint64_t addr, pyf_python_info *out);
 
 /* The most the value decoder copies of an object's fixed part (an int, a
  * tuple, a list, a dict, a float, a bytes header) at each level of its

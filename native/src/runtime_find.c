@@ -179,7 +179,8 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
     return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
-/* Basename (without " (deleted)") contains "python". */
+/* Basename (without " (deleted)") contains "python".  (The search leaves
+ * out an extension module, "x.cpython-312-x86_64-linux-gnu.so": files_read.) */
 static bool is_python_path(const char *path)
 {
     size_t len = strlen(path);
@@ -211,31 +212,9 @@ static int region_cmp(const void *pa, const void *pb)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* Where the .PyRuntime section of the file of mapping m (its offset-0
- * mapping) lives: through its path, else through open_path. */
-static int section_address(const pyf_mapping *m, uint64_t *addr, bool *unopened)
-{
-    uint64_t sh_addr = 0, load = 0, delta;
-    int rc = PYF_EIO;
-
-    if (!ends_with(m->path, strlen(m->path), DELETED_SUFFIX))
-        rc = pyf__elf_find_pyruntime(m->path, &sh_addr, &load);
-    if (rc == PYF_EIO && m->open_path != NULL)
-        rc = pyf__elf_find_pyruntime(m->open_path, &sh_addr, &load);
-    if (rc == PYF_EIO)
-        *unopened = true;
-    if (rc != PYF_OK)
-        return rc;
-    delta = sh_addr - load; /* sh_addr >= load is checked by the ELF reader */
-    if (delta > UINT64_MAX - m->start)
-        return PYF_ECORRUPT;
-    *addr = m->start + delta;
-    return PYF_OK;
-}
-
 typedef struct locate_ctx {
     const pyf_reader *r;
-    const char *who;        /* "process 123", "the target" */
+    const char *who;        /* "process 123 (python3)", "the target" */
     const char *unopened_hint; /* appended to the note about an unopened file */
     uint64_t skip_lo, skip_hi;
     char *err;
@@ -261,20 +240,378 @@ static void fill_found(pyf_runtime_location *out, uint64_t addr, uint32_t method
     pyf__fmt(out->how, sizeof out->how, "%s", how);
 }
 
-/* Whether maps[i] is the first mapping at file offset 0 of a python file
- * (the mapping that says where the file is loaded). */
-static bool python_file(const pyf_mapping *maps, size_t i)
+/* Whether maps[i] is the first mapping at file offset 0 of its file (the
+ * mapping that says where the file is loaded). */
+static bool first_of_file(const pyf_mapping *maps, size_t i)
 {
     const pyf_mapping *m = &maps[i];
 
-    if (m->path == NULL || m->path[0] != '/' || m->file_offset != 0 ||
-        !is_python_path(m->path))
+    if (m->path == NULL || m->path[0] != '/' || m->file_offset != 0)
         return false;
     for (size_t j = 0; j < i; j++)
         if (maps[j].file_offset == 0 && maps[j].path != NULL &&
             strcmp(maps[j].path, m->path) == 0)
             return false;
     return true;
+}
+
+/* ---- the files that may hold CPython ------------------------------------ */
+
+/* A mapped file that may hold CPython: each python or libpython file, and
+ * the program (the first file mapped: an interpreter linked into a program
+ * of another name), with what its ELF headers say (elf.h): its sections
+ * first, its symbols once they are needed (file_symbols). */
+typedef struct pyfile {
+    const pyf_mapping *m;
+    const char *path;  /* where it was opened: m->path or m->open_path */
+    pyf__elf_python elf;
+    bool named;        /* its name contains "python" */
+    bool unopened;     /* it could not be read */
+} pyfile;
+
+typedef struct pyfiles {
+    pyfile v[MAX_CANDIDATES];
+    size_t n;
+    char unopened_note[256]; /* a deleted python file that could not be reopened */
+} pyfiles;
+
+static void files_read(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
+                       pyfiles *pfs)
+{
+    bool program = true; /* the first file is the program */
+
+    pfs->n = 0;
+    pfs->unopened_note[0] = '\0';
+    for (size_t i = 0; i < nmaps && pfs->n < MAX_CANDIDATES; i++) {
+        const pyf_mapping *m = &maps[i];
+        pyfile *pf = &pfs->v[pfs->n];
+        bool deleted;
+        int rc = PYF_EIO;
+
+        if (!first_of_file(maps, i))
+            continue;
+        pf->named = is_python_path(m->path);
+        if (!program && !(pf->named && strstr(m->path, ".cpython-") == NULL))
+            continue; /* an extension module never holds the runtime */
+        program = false;
+        pf->m = m;
+        deleted = ends_with(m->path, strlen(m->path), DELETED_SUFFIX);
+        pf->path = m->path;
+        if (!deleted)
+            rc = pyf__elf_python_facts(pf->path, false, &pf->elf);
+        if (rc == PYF_EIO && m->open_path != NULL)
+            rc = pyf__elf_python_facts(pf->path = m->open_path, false, &pf->elf);
+        pf->unopened = rc == PYF_EIO;
+        if (rc != PYF_OK) {
+            memset(&pf->elf, 0, sizeof pf->elf);
+            pf->elf.symbols = true; /* nothing more to read */
+        }
+        if (pf->unopened && deleted && pf->named && pfs->unopened_note[0] == '\0')
+            pyf__fmt(pfs->unopened_note, sizeof pfs->unopened_note,
+                     "; %s could not be reopened%s", m->path,
+                     c->unopened_hint ? c->unopened_hint : "");
+        pfs->n++;
+    }
+}
+
+/* Where value (an address of pf's file, as elf.h gives them) lives in the
+ * target; 0 for none. */
+static uint64_t file_addr(const pyfile *pf, uint64_t value)
+{
+    uint64_t delta;
+
+    if (value == 0 || value < pf->elf.load)
+        return 0;
+    delta = value - pf->elf.load;
+    return delta > UINT64_MAX - pf->m->start ? 0 : pf->m->start + delta;
+}
+
+/* pf's symbols, read once they are needed: the section headers find
+ * 3.10+ runtimes; the symbols (some 40 us of a libpython's tables) are for
+ * 3.8/3.9's, for the checks of a runtime without _Py_DebugOffsets, and for
+ * what a file without a runtime says. */
+static void file_symbols(pyfile *pf)
+{
+    pyf__elf_python e;
+
+    if (pf->elf.symbols)
+        return;
+    if (pyf__elf_python_facts(pf->path, true, &e) == PYF_OK)
+        pf->elf = e;
+    pf->elf.symbols = true;
+}
+
+/* Whether pf is a file of CPython by its ELF headers. */
+static bool cpython_file(pyfile *pf)
+{
+    file_symbols(pf);
+    return pf->elf.runtime || pf->elf.section || pf->elf.version || pf->elf.getversion;
+}
+
+/* The version pf's Py_Version (CPython 3.11+: an unsigned long holding
+ * PY_VERSION_HEX) says, read in the target; 0 when it has none. */
+static uint64_t file_version(const locate_ctx *c, pyfile *pf)
+{
+    uint64_t addr, word = 0;
+
+    file_symbols(pf);
+    addr = file_addr(pf, pf->elf.version);
+    if (addr == 0 || c->r->read(c->r->arg, addr, &word, sizeof word) != PYF_OK)
+        return 0;
+    word &= 0xffffffffu;
+    return (word >> 24) == 3 && ((word >> 4) & 0xf) >= 0xA ? word : 0;
+}
+
+/* ---- the version a CPython's .bss keeps ---------------------------------
+ * Py_GetVersion() fills a static char[250] with "%.80s (%.80s) %.80s":
+ * PY_VERSION, the build ("main, Jan  1 2024, 10:00:00") and the compiler
+ * ("[GCC 12.2.0]", "\n[GCC ...]" before 3.10), and sys.version is made
+ * from it at start-up, so every CPython 2.7-3.12 has it in the .bss of the
+ * file that holds its code.  Only there is it looked for, only at 16-byte
+ * aligned addresses (a global array of 16 bytes or more is, on x86-64), and
+ * only in that exact shape: a scan of more memory, or for less, finds other
+ * strings that start like a version (py-spy #731). */
+#define BSS_SCAN_MAX ((uint64_t)16 << 20) /* bytes of one file's .bss read */
+#define VERSION_BUF 250
+
+static size_t digits(const uint8_t *p, size_t n, size_t max, unsigned *value)
+{
+    size_t i = 0;
+
+    *value = 0;
+    while (i < n && i < max && p[i] >= '0' && p[i] <= '9')
+        *value = *value * 10 + (unsigned)(p[i++] - '0');
+    return i;
+}
+
+/* The PY_VERSION_HEX of a Py_GetVersion() string at p (n bytes readable),
+ * 0 when p does not hold one in that exact shape. */
+static uint64_t version_string(const uint8_t *p, size_t n)
+{
+    unsigned major, minor, micro, serial = 0, level = 0xF;
+    size_t i = 0, k, start;
+
+    if (n > VERSION_BUF)
+        n = VERSION_BUF;
+    if ((k = digits(p, n, 1, &major)) != 1 || (major != 2 && major != 3))
+        return 0;
+    i = k;
+    if (i >= n || p[i++] != '.' || (k = digits(p + i, n - i, 2, &minor)) == 0)
+        return 0;
+    i += k;
+    if (i >= n || p[i++] != '.' || (k = digits(p + i, n - i, 2, &micro)) == 0)
+        return 0;
+    i += k;
+    if (i + 1 < n && (p[i] == 'a' || p[i] == 'b')) {
+        level = p[i] == 'a' ? 0xA : 0xB;
+        i++;
+    } else if (i + 2 < n && p[i] == 'r' && p[i + 1] == 'c') {
+        level = 0xC;
+        i += 2;
+    }
+    if (level != 0xF) {
+        if ((k = digits(p + i, n - i, 2, &serial)) == 0 || serial > 15)
+            return 0;
+        i += k;
+    }
+    if (i < n && p[i] == '+') /* a build after the release */
+        i++;
+    if (i + 2 > n || p[i] != ' ' || p[i + 1] != '(')
+        return 0;
+    i += 2;
+    /* the build: 1..80 printable characters without parentheses */
+    for (start = i; i < n && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '(' && p[i] != ')'; i++)
+        ;
+    if (i == start || i - start > 80 || i + 2 > n || p[i] != ')' || p[i + 1] != ' ')
+        return 0;
+    i += 2;
+    /* the compiler: "[...]" (after a newline before 3.10), then the end */
+    if (i < n && p[i] == '\n')
+        i++;
+    if (i >= n || p[i] != '[')
+        return 0;
+    for (start = i; i < n && p[i] >= 0x20 && p[i] < 0x7f; i++)
+        ;
+    if (i - start < 3 || i - start > 81 || i >= n || p[i] != '\0' || p[i - 1] != ']')
+        return 0;
+    if (minor > 255 || micro > 255)
+        return 0;
+    return (uint64_t)major << 24 | (uint64_t)minor << 16 | (uint64_t)micro << 8 |
+           (uint64_t)level << 4 | serial;
+}
+
+/* The version Py_GetVersion's buffer in pf's .bss holds: 0 when none,
+ * or when it holds two that differ. */
+static uint64_t bss_version(const locate_ctx *c, pyfile *pf)
+{
+    uint64_t start = file_addr(pf, pf->elf.bss), len = pf->elf.bss_size, found = 0;
+    uint8_t *buf;
+
+    file_symbols(pf);
+    if (start == 0 || len == 0 || pf->elf.getversion == 0)
+        return 0;
+    if (len > BSS_SCAN_MAX)
+        len = BSS_SCAN_MAX;
+    if (len > UINT64_MAX - start)
+        return 0;
+    buf = calloc(1, (size_t)len + 1); /* a NUL after the end */
+    if (buf == NULL)
+        return 0;
+    /* page by page: a page that cannot be read stays zero */
+    for (uint64_t p = start; p < start + len;) {
+        uint64_t next = (p | (SCAN_PAGE - 1)) + 1;
+        size_t n = (size_t)((next < start + len ? next : start + len) - p);
+
+        if (c->r->read(c->r->arg, p, buf + (p - start), n) != PYF_OK)
+            memset(buf + (p - start), 0, n);
+        p += n;
+    }
+    for (uint64_t off = (16 - start % 16) % 16; off < len; off += 16) {
+        uint64_t v;
+
+        if (buf[off] != '2' && buf[off] != '3')
+            continue;
+        v = version_string(buf + off, (size_t)(len + 1 - off));
+        if (v == 0)
+            continue;
+        if (found != 0 && found != v) {
+            found = 0;
+            break;
+        }
+        found = v;
+    }
+    free(buf);
+    return found;
+}
+
+/* Whether pf's name names version hex: "python3.10", "libpython3.10..."
+ * (a tie-breaker only). */
+static bool named_for(const pyfile *pf, uint64_t hex)
+{
+    const char *base = strrchr(pf->m->path, '/'), *at;
+    char want[24];
+
+    pyf__fmt(want, sizeof want, "python%u.%u", (unsigned)((hex >> 24) & 0xff),
+             (unsigned)((hex >> 16) & 0xff));
+    at = base ? strstr(base, want) : NULL;
+    /* not the start of a longer number: python3.1 in python3.10 */
+    return at != NULL && !(at[strlen(want)] >= '0' && at[strlen(want)] <= '9');
+}
+
+/* The version the files say when no runtime was accepted, and which file
+ * says it (in *from): the Py_Version of CPython 3.11+, else the string
+ * Py_GetVersion keeps in the .bss (2.7-3.10; where two files say different
+ * versions, the one whose name names its version).  0 when none says one. */
+static uint64_t files_version(const locate_ctx *c, pyfiles *pfs, const pyfile **from)
+{
+    uint64_t chosen = 0;
+    int ties = 0;
+
+    *from = NULL;
+    for (size_t i = 0; i < pfs->n; i++) {
+        uint64_t v = file_version(c, &pfs->v[i]);
+
+        if (v != 0) {
+            *from = &pfs->v[i];
+            return v;
+        }
+    }
+    for (size_t i = 0; i < pfs->n; i++) {
+        uint64_t v = bss_version(c, &pfs->v[i]);
+
+        if (v == 0 || v == chosen)
+            continue;
+        if (chosen == 0) {
+            chosen = v;
+            *from = &pfs->v[i];
+        } else if (named_for(&pfs->v[i], v) && !named_for(*from, chosen)) {
+            chosen = v; /* the file name breaks the tie */
+            *from = &pfs->v[i];
+            ties = 0;
+        } else if (named_for(&pfs->v[i], v) == named_for(*from, chosen)) {
+            ties++;
+        }
+    }
+    if (ties > 0)
+        *from = NULL;
+    return ties > 0 ? 0 : chosen;
+}
+
+/* ---- candidates ---------------------------------------------------------- */
+
+/* A refusal made here (not by the probe), as note_rejection keeps them. */
+static void refuse(rejected *rej, uint64_t addr, int code, uint64_t hexversion,
+                   const char *how, const char *why)
+{
+    pyf_failure f;
+    pyf_python_info info;
+
+    memset(&f, 0, sizeof f);
+    memset(&info, 0, sizeof info);
+    f.code = code;
+    pyf__fmt(f.detail, sizeof f.detail, "%s", why);
+    if (hexversion != 0)
+        pyf__python_info_version(hexversion, addr, &info);
+    note_rejection(rej, addr, &f, &info, how);
+}
+
+/* Try the runtime at addr, found as how (by method), size its size when
+ * known (the symbol's or the section's), pf its file when known.  A
+ * runtime without the "xdebugpy" cookie, read by a built-in layout (3.11,
+ * 3.12), is trusted only when its size is that layout's (a different size
+ * is an unknown layout: refused, never read, when the file's Py_Version
+ * says the version first) and when that Py_Version agrees with what the
+ * target reads from sys.hexversion.  PYF_OK with out filled; PYF_EPERM or
+ * PYF_ENOPROC (c's detail set); else PYF_ENOTPY with the refusal kept in
+ * rej. */
+static int try_runtime(const locate_ctx *c, rejected *rej, uint64_t addr, uint64_t size,
+                       pyfile *pf, uint32_t method, const char *how,
+                       pyf_runtime_location *out)
+{
+    char why[PYF__ERRBUF], head[8];
+    pyf_python_info info;
+    pyf_failure f;
+    uint64_t version = 0, known = 0;
+    int rc;
+
+    /* a table says its own version: Py_Version is only asked without one */
+    if (pf != NULL && (c->r->read(c->r->arg, addr, head, sizeof head) != PYF_OK ||
+                       memcmp(head, PYF__COOKIE, 8) != 0)) {
+        version = file_version(c, pf);
+        known = version ? pyf__offsets_builtin_runtime_size(version) : 0;
+    }
+    if (known != 0 && size != 0 && size != known) {
+        pyf__layout_refused(version, size, known, why, sizeof why);
+        refuse(rej, addr, PYF_EVERSION, version, how, why);
+        return PYF_ENOTPY;
+    }
+    memset(&info, 0, sizeof info);
+    rc = probe(c->r, addr, &info, &f);
+    if (rc == PYF_OK) {
+        known = pyf__offsets_builtin_runtime_size(info.hexversion);
+        if (known != 0 && size != 0 && size != known) {
+            pyf__layout_refused(info.hexversion, size, known, why, sizeof why);
+            refuse(rej, addr, PYF_EVERSION, info.hexversion, how, why);
+            return PYF_ENOTPY;
+        }
+        if (known != 0 && version != 0 && version != info.hexversion) {
+            char said[40], read[40];
+
+            pyf__version_text(version, said, sizeof said);
+            pyf__version_text(info.hexversion, read, sizeof read);
+            pyf__fmt(why, sizeof why, "its Py_Version says CPython %s, its sys.hexversion "
+                     "%s", said, read);
+            refuse(rej, addr, PYF_ECORRUPT, 0, how, why);
+            return PYF_ENOTPY;
+        }
+        out->python = info;
+        fill_found(out, addr, method, how);
+        return PYF_OK;
+    }
+    if (rc == PYF_EPERM || rc == PYF_ENOPROC)
+        return fail_read(c, rc);
+    note_rejection(rej, addr, &f, &info, how);
+    return PYF_ENOTPY;
 }
 
 /* The table a search found refused, or none at all (what: the search, e.g.
@@ -290,41 +627,68 @@ static int no_table(const locate_ctx *c, const rejected *rej, const char *what,
     }
     if (rej->addr != 0 && rej->code != PYF_ENOTPY) {
         pyf__fmt(c->err, c->errlen,
-                 "%s: the _Py_DebugOffsets table at 0x%" PRIx64 " (%s) was "
-                 "rejected: %s (%s): %s", what, rej->addr, rej->where,
-                 pyf_error_message(rej->code), pyf_error_name(rej->code), rej->why);
+                 "%s: the runtime at 0x%" PRIx64 " (%s) was rejected: %s (%s): %s",
+                 what, rej->addr, rej->where, pyf_error_message(rej->code),
+                 pyf_error_name(rej->code), rej->why);
         return rej->code;
     }
     pyf__fmt(c->err, c->errlen, "%s: no 8-aligned \"xdebugpy\" cookie there", what);
     return PYF_ENOTPY;
 }
 
-/* The version the symbol Py_Version (3.11+) of a python file in maps says,
- * when no file has a table: 0 when none says one. */
-static uint64_t py_version(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps)
+/* Nothing accepted (rc: the scan's outcome, PYF_EDEPTH when its budget ran
+ * out): the most telling refusal, else the version the files say, else
+ * "not a Python process" when the files were searched (methods) and
+ * nothing of CPython was seen at all. */
+static int nothing_found(const locate_ctx *c, pyfiles *pfs, const rejected *rej,
+                         uint64_t symbol, uint32_t methods, int rc, uint64_t budget,
+                         pyf_runtime_location *out)
 {
-    size_t ntried = 0;
+    char rej_note[PYF__ERRBUF] = "", budget_note[64] = "", said[PYF__ERRBUF] = "";
+    const pyfile *from = NULL;
+    /* anything of CPython seen, a search cut short, or no file searched
+     * (none given, or not asked for): not "not Python" */
+    bool cpython = symbol != 0 || pfs->unopened_note[0] != '\0' || rc == PYF_EDEPTH ||
+                   pfs->n == 0 || !(methods & (PYF_LOCATE_SYMBOL | PYF_LOCATE_SECTION));
+    uint64_t hex;
 
-    for (size_t i = 0; i < nmaps && ntried < MAX_CANDIDATES; i++) {
-        const pyf_mapping *m = &maps[i];
-        uint64_t value = 0, load = 0, word = 0;
-        int rc = PYF_EIO;
-
-        if (!python_file(maps, i))
-            continue;
-        ntried++;
-        if (!ends_with(m->path, strlen(m->path), DELETED_SUFFIX))
-            rc = pyf__elf_find_symbol(m->path, "Py_Version", &value, &load);
-        if (rc == PYF_EIO && m->open_path != NULL)
-            rc = pyf__elf_find_symbol(m->open_path, "Py_Version", &value, &load);
-        if (rc != PYF_OK || value - load > UINT64_MAX - m->start ||
-            c->r->read(c->r->arg, m->start + (value - load), &word, sizeof word) != PYF_OK)
-            continue;
-        word &= 0xffffffffu; /* an unsigned long holding PY_VERSION_HEX */
-        if ((word >> 24) == 3 && ((word >> 4) & 0xf) >= 0xA)
-            return word;
+    out->addr = 0;
+    memset(&out->python, 0, sizeof out->python); /* what a refused probe left */
+    if (rej->addr != 0 && rej->code != PYF_ENOTPY) {
+        if (rej->code == PYF_EVERSION)
+            out->python = rej->python;
+        return no_table(c, rej, c->who, true);
     }
-    return 0;
+    for (size_t i = 0; i < pfs->n; i++)
+        cpython = cpython || cpython_file(&pfs->v[i]) || (pfs->v[i].named && pfs->v[i].unopened);
+    hex = cpython ? files_version(c, pfs, &from) : 0;
+    if (hex != 0) {
+        uint32_t minor = (hex >> 16) & 0xff;
+        char vtext[40];
+
+        if ((hex >> 24) != 3 || minor < 11 || minor > 15) {
+            pyf__python_info_version(hex, 0, &out->python);
+            return pyf__version_refused(hex, c->err, c->errlen);
+        }
+        pyf__version_text(hex, vtext, sizeof vtext);
+        pyf__fmt(said, sizeof said, "; %s says it is CPython %s", from->m->path, vtext);
+    }
+    if (!cpython) {
+        pyf__fmt(c->err, c->errlen, "%s is not a Python process", c->who);
+        return PYF_ENOTPY;
+    }
+    if (rej->addr != 0)
+        pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid runtime at 0x%" PRIx64,
+                 rej->where, rej->addr);
+    if (rc == PYF_EDEPTH)
+        pyf__fmt(budget_note, sizeof budget_note, "; the scan stopped after %" PRIu64 " MiB",
+                 (budget ? budget : SCAN_BUDGET) >> 20);
+    pyf__fmt(c->err, c->errlen,
+             "no CPython runtime found in %s: no mapped file has a _PyRuntime symbol or "
+             ".PyRuntime section that holds a runtime pyframes reads, and no writable "
+             "mapping holds the \"xdebugpy\" cookie%s%s%s%s",
+             c->who, said, rej_note, pfs->unopened_note, budget_note);
+    return PYF_ENOTPY;
 }
 
 static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
@@ -334,55 +698,70 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
     const pyf_reader *r = c->r;
     scan_state s;
     region *reg = NULL;
-    size_t nreg = 0, ntried = 0;
-    char unopened_note[256] = "", rej_note[PYF__ERRBUF] = "", budget_note[64] = "";
-    pyf_failure f;
+    size_t nreg = 0;
+    pyfiles *pfs;
+    char how[sizeof out->how];
     int rc;
 
     memset(&s, 0, sizeof s);
     if (methods == 0)
         methods = PYF_LOCATE_SYMBOL | PYF_LOCATE_SECTION | PYF_LOCATE_SCAN;
+    pfs = malloc(sizeof *pfs);
+    if (pfs == NULL) {
+        pyf__fmt(c->err, c->errlen, "out of memory searching %s", c->who);
+        return PYF_ENOMEM;
+    }
+    files_read(c, maps, nmaps, pfs);
 
-    /* 1. The address the caller's symbol table gives. */
+    /* 1. The address the caller's symbol table gives: its size and version
+     * from the file whose own symbol or section is there. */
     if ((methods & PYF_LOCATE_SYMBOL) && symbol != 0) {
-        rc = probe(r, symbol, &out->python, &f);
-        if (rc == PYF_OK) {
-            fill_found(out, symbol, PYF_LOCATE_SYMBOL, "the symbol _PyRuntime");
-            return PYF_OK;
+        pyfile *at = NULL;
+        uint64_t size = 0;
+
+        /* by the files' sections, then (only if none is there) their symbols */
+        for (size_t i = 0; i < pfs->n && at == NULL; i++)
+            if (file_addr(&pfs->v[i], pfs->v[i].elf.section) == symbol) {
+                at = &pfs->v[i];
+                size = at->elf.section_size;
+            }
+        for (size_t i = 0; i < pfs->n && at == NULL; i++) {
+            file_symbols(&pfs->v[i]);
+            if (file_addr(&pfs->v[i], pfs->v[i].elf.runtime) == symbol) {
+                at = &pfs->v[i];
+                size = at->elf.runtime_size;
+            }
         }
-        if (rc == PYF_EPERM || rc == PYF_ENOPROC)
-            return fail_read(c, rc);
-        note_rejection(&s.rej, symbol, &f, &out->python, "the symbol _PyRuntime");
+        rc = try_runtime(c, &s.rej, symbol, size, at, PYF_LOCATE_SYMBOL,
+                         "the symbol _PyRuntime", out);
+        if (rc != PYF_ENOTPY)
+            goto done;
     }
 
-    /* 2. The .PyRuntime section of each python file, in list order: the
-     * first mapping at file offset 0 of each path. */
-    for (size_t i = 0; (methods & PYF_LOCATE_SECTION) && i < nmaps; i++) {
-        const pyf_mapping *m = &maps[i];
-        bool unopened = false;
-        uint64_t addr = 0;
-        char what[160];
-        int prc;
+    /* 2. Each file's .PyRuntime section (3.10+), then its own symbol
+     * _PyRuntime where that is elsewhere (or the section is not there). */
+    for (size_t i = 0; i < pfs->n; i++) {
+        pyfile *pf = &pfs->v[i];
+        uint64_t section = file_addr(pf, pf->elf.section), sym;
 
-        if (!python_file(maps, i) || ntried++ >= MAX_CANDIDATES)
-            continue;
-        if (section_address(m, &addr, &unopened) != PYF_OK) {
-            if (unopened && ends_with(m->path, strlen(m->path), DELETED_SUFFIX) &&
-                unopened_note[0] == '\0')
-                pyf__fmt(unopened_note, sizeof unopened_note,
-                         "; %s could not be reopened%s", m->path,
-                         c->unopened_hint ? c->unopened_hint : "");
-            continue;
+        if ((methods & PYF_LOCATE_SECTION) && section != 0) {
+            pyf__fmt(how, sizeof how, "the .PyRuntime section of %s", pf->m->path);
+            rc = try_runtime(c, &s.rej, section, pf->elf.section_size, pf,
+                             PYF_LOCATE_SECTION, how, out);
+            if (rc != PYF_ENOTPY)
+                goto done;
         }
-        pyf__fmt(what, sizeof what, "the .PyRuntime section of %s", m->path);
-        prc = probe(r, addr, &out->python, &f);
-        if (prc == PYF_OK) {
-            fill_found(out, addr, PYF_LOCATE_SECTION, what);
-            return PYF_OK;
+        if (!(methods & PYF_LOCATE_SYMBOL))
+            continue;
+        file_symbols(pf);
+        sym = file_addr(pf, pf->elf.runtime);
+        if (sym != 0 && sym != symbol && !((methods & PYF_LOCATE_SECTION) && sym == section)) {
+            pyf__fmt(how, sizeof how, "the symbol _PyRuntime of %s", pf->m->path);
+            rc = try_runtime(c, &s.rej, sym, pf->elf.runtime_size, pf, PYF_LOCATE_SYMBOL,
+                             how, out);
+            if (rc != PYF_ENOTPY)
+                goto done;
         }
-        if (prc == PYF_EPERM || prc == PYF_ENOPROC)
-            return fail_read(c, prc);
-        note_rejection(&s.rej, addr, &f, &out->python, what);
     }
 
     /* 3. The cookie in writable mappings, in scan order. */
@@ -403,7 +782,8 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
             free(s.buf);
             free(reg);
             pyf__fmt(c->err, c->errlen, "out of memory scanning %s", c->who);
-            return PYF_ENOMEM;
+            rc = PYF_ENOMEM;
+            goto done;
         }
         if (c->skip_hi == 0 && c->skip_lo == 0) {
             /* Searching ourselves: the scan buffer holds copies of what it read. */
@@ -434,59 +814,22 @@ static int locate(const locate_ctx *c, const pyf_mapping *maps, size_t nmaps,
         free(reg);
         free(s.buf);
         if (rc == PYF_OK) {
-            char how[96];
-
             pyf__fmt(how, sizeof how, "the runtime cookie at 0x%" PRIx64 " in writable memory",
                      out->addr);
             fill_found(out, out->addr, PYF_LOCATE_SCAN, how);
-            return PYF_OK;
+            goto done;
         }
-        if (rc == PYF_EPERM || rc == PYF_ENOPROC)
-            return fail_read(c, rc);
-    }
-
-    /* 4. Nothing valid.  A table that has the cookie but was refused is the
-     * most useful thing to report, with the version it says; else the
-     * version a python file's Py_Version says, when it is one without
-     * _Py_DebugOffsets (3.11, 3.12). */
-    out->addr = 0;
-    memset(&out->python, 0, sizeof out->python); /* what a refused probe left */
-    if (s.rej.addr != 0 && s.rej.code != PYF_ENOTPY) {
-        if (s.rej.code == PYF_EVERSION)
-            out->python = s.rej.python;
-        return no_table(c, &s.rej, c->who, true);
-    }
-    if (methods & PYF_LOCATE_SECTION) {
-        uint64_t hex = py_version(c, maps, nmaps);
-
-        if (hex != 0 && (((hex >> 16) & 0xff) < 13 || ((hex >> 16) & 0xff) > 15)) {
-            pyf__offsets o;
-
-            memset(&o, 0, sizeof o);
-            o.hexversion = hex;
-            o.major = 3;
-            o.minor = (hex >> 16) & 0xff;
-            o.micro = (hex >> 8) & 0xff;
-            o.level = (hex >> 4) & 0xf;
-            o.serial = hex & 0xf;
-            pyf__python_info_fill(&o, 0, &out->python);
-            return pyf__version_refused(hex, c->err, c->errlen);
+        if (rc == PYF_EPERM || rc == PYF_ENOPROC) {
+            rc = fail_read(c, rc);
+            goto done;
         }
     }
-    if (s.rej.addr != 0)
-        pyf__fmt(rej_note, sizeof rej_note, "; %s holds no valid table at 0x%" PRIx64 " (%s)",
-                 s.rej.where, s.rej.addr,
-                 s.rej.code == PYF_ENOTPY ? "no \"xdebugpy\" cookie there"
-                                          : pyf_error_message(s.rej.code));
-    if (rc == PYF_EDEPTH)
-        pyf__fmt(budget_note, sizeof budget_note, "; the scan stopped after %" PRIu64 " MiB",
-                 (budget ? budget : SCAN_BUDGET) >> 20);
-    pyf__fmt(c->err, c->errlen,
-             "no CPython runtime found in %s: no mapped python or libpython "
-             "file has a valid .PyRuntime section and no writable mapping holds the "
-             "\"xdebugpy\" cookie (is this a CPython 3.13+ process?)%s%s%s",
-             c->who, rej_note, unopened_note, budget_note);
-    return PYF_ENOTPY;
+
+    /* 4. Nothing valid. */
+    rc = nothing_found(c, pfs, &s.rej, symbol, methods, rc, budget, out);
+done:
+    free(pfs);
+    return rc;
 }
 
 PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,
@@ -512,7 +855,10 @@ PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_reques
         rc = pyf__failure_set(&f, PYF_EINVAL, "pyf_locate_request.maps is NULL with %zu "
                               "mappings", q.nmaps);
     if (rc == PYF_OK) {
-        locate_ctx c = {&r, "the target", NULL, 0, 0, f.detail, sizeof f.detail};
+        char who[128];
+        locate_ctx c = {&r, who, NULL, 0, 0, f.detail, sizeof f.detail};
+
+        pyf__fmt(who, sizeof who, "%s", q.target_name ? q.target_name : "the target");
         rc = locate(&c, q.maps, q.nmaps, q.symbol_addr, q.methods, q.scan_budget, &res);
     }
     if (out != NULL)
@@ -718,11 +1064,32 @@ static int read_maps(int pid, maps *m, char *err, size_t errlen)
 
 /* ==== discovery for a PID ================================================= */
 
+/* "process 123 (python3)": the PID and its name (/proc/PID/comm), as every
+ * front end names a process; "process 123" when it has no name to read. */
+static void process_name(int pid, char *buf, size_t len)
+{
+    char path[64], comm[64] = "";
+    FILE *fp;
+
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    fp = fopen(path, "re");
+    if (fp != NULL) {
+        if (fgets(comm, sizeof comm, fp) == NULL)
+            comm[0] = '\0';
+        fclose(fp);
+    }
+    comm[strcspn(comm, "\n")] = '\0';
+    if (comm[0] != '\0')
+        pyf__fmt(buf, len, "process %d (%s)", pid, comm);
+    else
+        pyf__fmt(buf, len, "process %d", pid);
+}
+
 int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
                           char *err, size_t errlen)
 {
     maps m;
-    char who[32];
+    char who[96];
     pyf_runtime_location res;
     int rc;
 
@@ -746,9 +1113,10 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
     if (rc == PYF_OK) {
         locate_ctx c = {r, who, " through /proc/PID/map_files (needs CAP_SYS_ADMIN or "
                         "CAP_CHECKPOINT_RESTORE)", 0, 0, err, errlen};
-        snprintf(who, sizeof who, "process %d", pid);
+        process_name(pid, who, sizeof who);
         memset(&res, 0, sizeof res);
-        rc = locate(&c, m.v, m.n, 0, PYF_LOCATE_SECTION | PYF_LOCATE_SCAN, 0, &res);
+        rc = locate(&c, m.v, m.n, 0, PYF_LOCATE_SYMBOL | PYF_LOCATE_SECTION | PYF_LOCATE_SCAN,
+                    0, &res);
         if (rc == PYF_OK)
             *found = res.addr;
     }

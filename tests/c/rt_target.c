@@ -10,6 +10,12 @@
  *   anon     only in an anonymous mapping; the section stays zero
  *   none     nowhere
  *   future   in the section, but claiming CPython 3.16.0 (unsupported)
+ *   old      nowhere; a CPython 3.10 as its Py_GetVersion() buffer in .bss
+ *            says it is ("3.10.13 (main, ...) [GCC ...]")
+ *   garbled  nowhere; .bss holds strings that start like a version but are
+ *            not Py_GetVersion's ("3.8.3 or higher ...", py-spy #731)
+ *   debug312 a CPython 3.12.1 by its Py_Version, whose .PyRuntime section is
+ *            not the size of 3.12's _PyRuntime (a debug build's layout)
  * Then it writes "ready 0xRUNTIME 0xDECOY\n" to READY_FD (0 for what is
  * absent; RUNTIME is the table the search must report) and blocks reading
  * stdin until EOF, so it dies with its parent's end of the pipe.
@@ -29,8 +35,19 @@ __attribute__((section(".PyRuntime"), used, aligned(8)))
 uint8_t rt_pyruntime[4096];
 
 /* CPython 3.11+'s Py_Version (an unsigned long holding PY_VERSION_HEX): set
- * by the mode "old", a CPython 3.11 without _Py_DebugOffsets. */
+ * by the mode "debug312". */
 __attribute__((used)) volatile unsigned long Py_Version;
+
+/* CPython's Py_GetVersion() and its static buffer in .bss, as
+ * Python/getversion.c has them ("%.80s (%.80s) %.80s"), and other strings
+ * in .bss beside it. */
+static char version[250];
+static char other[2][64];
+
+__attribute__((used, noinline)) const char *Py_GetVersion(void)
+{
+    return version;
+}
 
 /* Initialised, so it lands in .data, ahead of the orphan .PyRuntime. */
 __attribute__((used, aligned(8)))
@@ -49,7 +66,8 @@ int main(int argc, char **argv)
     int fd, len;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: rt_target READY_FD section|decoy|anon|none|future|old\n");
+        fprintf(stderr, "usage: rt_target READY_FD "
+                "section|decoy|anon|none|future|old|garbled|debug312\n");
         return 2;
     }
     fd = atoi(argv[1]);
@@ -79,7 +97,15 @@ int main(int argc, char **argv)
             return 3;
         runtime = (uintptr_t)rt_pyruntime;
     } else if (strcmp(mode, "old") == 0) {
-        Py_Version = 0x030b02f0; /* 3.11.2 */
+        snprintf(version, sizeof version, "%.80s (%.80s) %.80s", "3.10.13",
+                 "main, Jan  1 2024, 00:00:00", "[GCC 12.2.0]");
+        snprintf(other[0], sizeof other[0], "3.9 (a comment)");
+    } else if (strcmp(mode, "garbled") == 0) {
+        snprintf(version, sizeof version, "3.8.3 or higher is required (for %s)", "this");
+        snprintf(other[0], sizeof other[0], "3.9.1 (main) [GCC 12] and more");
+        snprintf(other[1], sizeof other[1], "x3.10.13 (main) [GCC 12.2.0]");
+    } else if (strcmp(mode, "debug312") == 0) {
+        Py_Version = 0x030c01f0; /* 3.12.1 */
     } else if (strcmp(mode, "none") != 0) {
         fprintf(stderr, "rt_target: unknown mode %s\n", mode);
         return 2;

@@ -197,6 +197,16 @@ static void test_wrong_cookie(void)
         uint64_t zeros = fake_alloc(ft, 4096);
         CHECK_EQ_INT(open_rc(ft, zeros, &t, err, sizeof err), PYF_ENOTPY);
         CHECK(t == NULL);
+        /* the cookie quoted in a text (a shell's memory): the word after it
+         * is no version, so no "unsupported CPython 84.79.7812" is made up */
+        uint64_t text = fake_alloc(ft, 4096);
+        fake_write(ft, text, "xdebugpy\" cookie there; and more", 32);
+        pyf_python_info info;
+        memset(&info, 0, sizeof info);
+        CHECK_EQ_INT(open_rc(ft, text, &t, err, sizeof err), PYF_ENOTPY);
+        CHECK_MSG(strstr(err, "is no CPython version") != NULL, "%s", err);
+        CHECK_EQ_INT(pyf_runtime_probe(&r, text, &info, NULL), PYF_ENOTPY);
+        CHECK_EQ_INT(info.hexversion, 0);
         fake_free(ft);
     }
 }
@@ -214,8 +224,8 @@ static void check_version_refused(int layout_minor, uint64_t hex, const char *te
     CHECK(t == NULL);
     if (text) { /* a final release: named in the one wording of every front end */
         char want[128];
-        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.13, "
-                 "3.14 and 3.15)", text);
+        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.11-3.15)",
+                 text);
         CHECK_EQ_STR(err, want);
     }
     /* the probe fails the same way, and says the version as numbers */
@@ -378,7 +388,7 @@ static void test_find_in_range(void)
         /* a decoy cookie with a bad version in an earlier mapping */
         uint64_t decoy = fake_region(ft, rt - 0x100000, 0x10000);
         fake_write(ft, decoy + 0x2000, "xdebugpy", 8);
-        fake_w64(ft, decoy + 0x2008, 0x02070000);
+        fake_w64(ft, decoy + 0x2008, 0x020700F0);
         pyf_reader r = fake_reader(ft, 0);
         uint64_t found = 0;
         int rc = pyf_runtime_find_in_range(&r, decoy, rt + 0x20000, &found, NULL);
@@ -616,8 +626,43 @@ static void test_locate(void)
         CHECK_EQ_INT(out.python.hexversion, 0x020700F0);
         CHECK_EQ_INT(out.python.major, 2);
         CHECK_EQ_INT(out.python.minor, 7);
-        CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.13, "
-                     "3.14 and 3.15)");
+        CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.11-3.15)");
+        /* a program (this test, an ELF file without anything of CPython)
+         * and memory without a runtime: the target named as the request
+         * names it ("the target" for a caller of the first layout) */
+        {
+            uint64_t empty = fake_region(ft, lo - 0x200000, 0x1000);
+            pyf_mapping none[2] = {
+                {0x400000, 0x401000, 0, PYF_MAP_READ, 0, "/proc/self/exe", NULL},
+                {empty, empty + 0x1000, 0, PYF_MAP_READ | PYF_MAP_WRITE, 0, NULL, NULL},
+            };
+            pyf_reader r0 = fake_reader(ft, 0);
+            pyf_locate_request req;
+            memset(&req, 0, sizeof req);
+            req.struct_size = sizeof req;
+            req.maps = none;
+            req.nmaps = 2;
+            req.target_name = "process 7 (sleep)";
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_EQ_STR(f.detail, "process 7 (sleep) is not a Python process");
+            req.struct_size = PYF_LOCATE_REQUEST_SIZE_V0;
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_EQ_STR(f.detail, "the target is not a Python process");
+            /* without a file to search (none given, or not asked for) it
+             * cannot say so: what was searched instead */
+            req.struct_size = sizeof req;
+            req.maps = &none[1];
+            req.nmaps = 1;
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_MSG(strstr(f.detail, "no CPython runtime found in process 7 (sleep): ") ==
+                      f.detail, "%s", f.detail);
+            req.maps = none;
+            req.nmaps = 2;
+            req.methods = PYF_LOCATE_SCAN;
+            CHECK_RC(pyf_runtime_locate(&r0, &req, &out, &f), PYF_ENOTPY);
+            CHECK_MSG(strstr(f.detail, "no CPython runtime found in process 7 (sleep): ") ==
+                      f.detail, "%s", f.detail);
+        }
         /* a bad symbol address falls back to the mappings */
         CHECK_RC(locate(ft, decoy + 0x2000, 0, maps, 2, 0, &out, &f), PYF_OK);
         CHECK_ADDR(out.addr, rt);

@@ -7,8 +7,11 @@
  * executable (a decoy table earlier in .data proves the scan was not used),
  * of a deleted one, through the cookie scan for an anonymous mapping or a
  * file without "python" in its name; PYF_ENOTPY with an actionable message
- * when there is no table; PYF_EVERSION naming the version of a table that
- * is too new, or the Py_Version of a python file without a table (3.11);
+ * when there is no table, "process N (sleep) is not a Python process" for
+ * a process without anything of CPython; PYF_EVERSION naming the version of
+ * a table that is too new, of a CPython 3.10 by its Py_GetVersion() buffer
+ * (and no version from strings that only look like one), and of a 3.12
+ * whose runtime is not the size of the layout the library knows;
  * PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
  * this process with pyf_runtime_find_in_range, and feeds the ELF reader
  * truncated and byte-flipped copies of rt_target.
@@ -337,6 +340,49 @@ static void test_section_in_python_file(const char *pyexe)
     stop_rt(&c);
 }
 
+/* Extension modules ("x.cpython-315-x86_64-linux-gnu.so": "python" in the
+ * name) never hold the runtime: however many are mapped before libpython
+ * (a process that imported a hundred of them), the search reaches it. */
+static void test_many_extension_modules(const char *pyexe)
+{
+    enum { NEXT = 100 };
+    static pyf_mapping maps[NEXT + 1];
+    static char paths[NEXT][64];
+    rt_child c;
+    pyf_reader r;
+    pyf_locate_request req;
+    pyf_runtime_location out;
+    pyf_failure f;
+    char err[PYF__ERRBUF];
+
+    fprintf(stderr, "-- %d extension modules mapped before the python file\n", NEXT);
+    c = spawn_rt(pyexe, "section");
+    for (int i = 0; i < NEXT; i++) {
+        snprintf(paths[i], sizeof paths[i], "/nonexistent/m%d.cpython-315-x86_64-linux-gnu.so",
+                 i);
+        maps[i] = (pyf_mapping){0x10000 + (uint64_t)i * 0x1000, 0x10000 + (uint64_t)i * 0x1000
+                                + 0x1000, 0, PYF_MAP_READ, 0, paths[i], NULL};
+    }
+    maps[NEXT] = (pyf_mapping){map_start(c.pid, pyexe, NULL, false), 0, 0, PYF_MAP_READ, 0,
+                               pyexe, NULL};
+    maps[NEXT].end = maps[NEXT].start + 0x1000;
+    REQUIRE(maps[NEXT].start != 0);
+    REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
+    memset(&req, 0, sizeof req);
+    req.struct_size = sizeof req;
+    req.methods = PYF_LOCATE_SECTION; /* no cookie scan to fall back on */
+    req.maps = maps;
+    req.nmaps = NEXT + 1;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_OK);
+    CHECK_ADDR(out.addr, c.runtime);
+    pyf__pid_reader_destroy(&r);
+    stop_rt(&c);
+}
+
 static void test_scan_file_mapping(void)
 {
     rt_child c;
@@ -420,15 +466,45 @@ static void test_none(const char *pyexe)
         c = spawn_rt(exes[i], "none");
         CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_ENOTPY);
         fprintf(stderr, "   message: %s\n", err);
-        snprintf(want, sizeof want, "no CPython runtime found in process %d:", (int)c.pid);
-        CHECK(strstr(err, want) == err);
+        /* a file of CPython's (its Py_GetVersion, its .PyRuntime) without a
+         * runtime: not "not a Python process", and no version made up */
+        snprintf(want, sizeof want, "no CPython runtime found in process %d (", (int)c.pid);
+        CHECK_MSG(strstr(err, want) == err, "%s", err);
         CHECK(strstr(err, "\"xdebugpy\" cookie") != NULL);
-        CHECK(strstr(err, "CPython 3.13+") != NULL);
-        if (i == 0) /* the python-named file has an empty .PyRuntime */
-            CHECK(strstr(err, ".PyRuntime section of") != NULL &&
-                  strstr(err, "holds no valid table") != NULL);
+        CHECK(strstr(err, "unsupported") == NULL && strstr(err, " says it is ") == NULL);
+        CHECK(strstr(err, ".PyRuntime section of") != NULL &&
+              strstr(err, "holds no valid runtime") != NULL);
         stop_rt(&c);
     }
+}
+
+/* A process without anything of CPython, named as every front end names it. */
+static void test_not_python(void)
+{
+    int gate[2];
+    pid_t pid;
+    char c, err[PYF__ERRBUF], want[96];
+    uint64_t found = 1;
+
+    fprintf(stderr, "-- a process that is not Python (sleep)\n");
+    REQUIRE(pipe2(gate, O_CLOEXEC) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        execlp("sleep", "sleep", "600", (char *)NULL);
+        _exit(127);
+    }
+    child_track(pid);
+    close(gate[1]);
+    /* end of file once the child has exec'd (the pipe is close-on-exec) */
+    REQUIRE(read(gate[0], &c, 1) == 0);
+    close(gate[0]);
+    CHECK_RC(find(pid, &found, err, sizeof err), PYF_ENOTPY);
+    snprintf(want, sizeof want, "process %d (sleep) is not a Python process", (int)pid);
+    CHECK_EQ_STR(err, want);
+    kill(pid, SIGKILL);
+    child_reap(pid, NULL);
 }
 
 static void test_future_version(const char *pyexe)
@@ -442,10 +518,14 @@ static void test_future_version(const char *pyexe)
     CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
     fprintf(stderr, "   message: %s\n", err);
     /* the library names the version itself, in the words of every front end */
-    CHECK_EQ_STR(err, "unsupported CPython 3.16.0 (pyframes reads CPython 3.13, 3.14 and 3.15)");
+    CHECK_EQ_STR(err, "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)");
     stop_rt(&c);
 }
 
+/* Versions without _Py_DebugOffsets and without Py_Version (2.7-3.10): named
+ * from the string Py_GetVersion() keeps in .bss, in the python file and in
+ * a program of another name that holds CPython's code; strings that only
+ * start like a version name nothing. */
 static void test_old_version(const char *pyexe)
 {
     const char *exes[2] = {pyexe, PYF_RT_TARGET};
@@ -455,18 +535,77 @@ static void test_old_version(const char *pyexe)
         uint64_t found = 1;
         char err[PYF__ERRBUF];
 
-        fprintf(stderr, "-- a CPython without _Py_DebugOffsets (%s)\n", exes[i]);
+        fprintf(stderr, "-- a CPython 3.10 by its Py_GetVersion() buffer (%s)\n", exes[i]);
         c = spawn_rt(exes[i], "old");
-        if (i == 0) { /* a python file: its Py_Version names the version */
-            CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
-            CHECK_EQ_STR(err, "unsupported CPython 3.11.2 (pyframes reads CPython 3.13, "
-                         "3.14 and 3.15)");
-        } else { /* only python files are asked */
-            CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_ENOTPY);
-            CHECK(strstr(err, "no CPython runtime found in process") == err);
-        }
+        CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
+        CHECK_EQ_STR(err, "unsupported CPython 3.10.13 (pyframes reads CPython 3.11-3.15)");
+        stop_rt(&c);
+
+        fprintf(stderr, "-- strings like a version that are not Py_GetVersion's (%s)\n",
+                exes[i]);
+        c = spawn_rt(exes[i], "garbled");
+        CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_ENOTPY);
+        fprintf(stderr, "   message: %s\n", err);
+        CHECK(strstr(err, "no CPython runtime found in process") == err);
+        CHECK(strstr(err, "unsupported") == NULL && strstr(err, "3.8") == NULL &&
+              strstr(err, "3.9") == NULL && strstr(err, "3.10") == NULL);
         stop_rt(&c);
     }
+}
+
+/* A CPython 3.12 whose _PyRuntime is not the size of the 3.12 layout the
+ * library carries (a debug build's is 475960 bytes, not 459944): refused by
+ * name, never read with the wrong layout. */
+static void test_unknown_layout(const char *pyexe)
+{
+    rt_child c;
+    uint64_t found = 1;
+    char err[PYF__ERRBUF];
+    pyf_reader r;
+
+    fprintf(stderr, "-- a CPython 3.12 of another runtime size\n");
+    c = spawn_rt(pyexe, "debug312");
+    CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
+    CHECK_EQ_STR(err, "unsupported CPython 3.12.1 build: its _PyRuntime is 4096 bytes, not the "
+                 "459944 of the CPython 3.12 layout pyframes knows (a debug or otherwise "
+                 "modified build, whose layout it does not guess)");
+    CHECK_ADDR(found, 0);
+    /* through pyf_runtime_locate, as a debugger asks: the version it refuses */
+    {
+        pyf_locate_request req;
+        pyf_runtime_location out;
+        pyf_mapping m;
+        uint64_t start = map_start(c.pid, pyexe, NULL, false);
+        pyf_failure f;
+
+        REQUIRE(start != 0);
+        REQUIRE(pyf__pid_reader_create((int)c.pid, &r, err, sizeof err) == PYF_OK);
+        memset(&m, 0, sizeof m);
+        m.start = start;
+        m.end = start + 1;
+        m.flags = PYF_MAP_READ;
+        m.path = pyexe;
+        memset(&req, 0, sizeof req);
+        req.struct_size = sizeof req;
+        req.maps = &m;
+        req.nmaps = 1;
+        req.target_name = "the core";
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_EVERSION);
+        CHECK_EQ_INT(out.python.hexversion, 0x030c01f0);
+        CHECK(strstr(f.detail, "unsupported CPython 3.12.1 build: its _PyRuntime is 4096") ==
+              f.detail);
+        /* without the section: nothing of the runtime found, named so */
+        req.methods = PYF_LOCATE_SCAN;
+        CHECK_RC(pyf_runtime_locate(&r, &req, &out, &f), PYF_ENOTPY);
+        CHECK_MSG(strstr(f.detail, "no CPython runtime found in the core: ") == f.detail &&
+                  strstr(f.detail, " says it is CPython 3.12.1") != NULL, "%s", f.detail);
+        pyf__pid_reader_destroy(&r);
+    }
+    stop_rt(&c);
 }
 
 static void test_dead(void)
@@ -563,6 +702,7 @@ static void test_range_self(void)
     /* a cookie that does not start a valid table, then a hole, then the
      * table in the last page */
     memcpy(m + 64, PYF__COOKIE, 8);
+    memcpy(m + 72, &(uint64_t){0x031000F0}, 8); /* CPython 3.16.0: refused */
     /* a valid table at an unaligned address is not a hit */
     REQUIRE(pyf_test_fill_offsets(m + pg + 4, pg - 4, 15, 0x030f02f0) != 0);
     REQUIRE(munmap(m + 2 * pg, pg) == 0);
@@ -580,14 +720,15 @@ static void test_range_self(void)
     /* each failure says why */
     {
         pyf_failure f;
-        char want[160];
+        char want[256];
 
         memset(&f, 0, sizeof f);
         f.struct_size = sizeof f;
         CHECK_RC(pyf_runtime_find_in_range(&r, base, table, &found, &f), PYF_ENOTPY);
         snprintf(want, sizeof want, "no CPython runtime found in 0x%" PRIx64 "-0x%" PRIx64
-                 ": the _Py_DebugOffsets table at 0x%" PRIx64 " (the range scanned) was "
-                 "rejected: ", base, table, base + 64);
+                 ": the runtime at 0x%" PRIx64 " (the range scanned) was rejected: "
+                 "unsupported CPython version (PYF_EVERSION): unsupported CPython 3.16.0",
+                 base, table, base + 64);
         CHECK_MSG(strncmp(f.detail, want, strlen(want)) == 0, "%s", f.detail);
         CHECK_EQ_INT(f.code, PYF_ENOTPY);
         CHECK_RC(pyf_runtime_find_in_range(&r, base + 128, base + 256, &found, &f), PYF_ENOTPY);
@@ -666,6 +807,21 @@ static int elf_on(const char *path, const uint8_t *buf, size_t len, uint64_t *fo
     if (rc2 != rc) {
         fprintf(stderr, "exported and internal ELF readers disagree: %d vs %d\n", rc, rc2);
         check_failures++;
+    }
+    /* what the search reads of a python file (its symbol tables too):
+     * found where the section is, or a named failure */
+    {
+        pyf__elf_python facts;
+        int rc3 = pyf__elf_python_facts(path, true, &facts);
+
+        if (rc3 != PYF_OK && rc3 != PYF_ECORRUPT && rc3 != PYF_ENOTSUP) {
+            fprintf(stderr, "python facts: unexpected %s\n", pyf_error_name(rc3));
+            check_failures++;
+        }
+        if (rc == PYF_OK && rc3 == PYF_OK && (facts.section != sh_addr || facts.load != load)) {
+            fprintf(stderr, "python facts and the section lookup disagree\n");
+            check_failures++;
+        }
     }
     return rc;
 }
@@ -816,12 +972,15 @@ int main(void)
     test_self_search();
     test_elf_function();
     test_section_in_python_file(pyexe);
+    test_many_extension_modules(pyexe);
     test_scan_file_mapping();
     test_deleted(image, len);
     test_anon(pyexe);
     test_none(pyexe);
     test_future_version(pyexe);
     test_old_version(pyexe);
+    test_unknown_layout(pyexe);
+    test_not_python();
     test_dead();
     test_eperm(pyexe);
     test_range_self();

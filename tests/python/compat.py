@@ -4,13 +4,13 @@ that table.
 
 A cell is (target, reader).  Targets are the interpreters the tests run:
 "3.13", "3.14", "3.15" (Debian's static binaries), "3.13d".. (their debug
-builds), "pyenv-3.13" (a PIE with a shared libpython), "pyenv-3.12",
-"pyenv-3.11", "debian-3.11" (the older ones, conftest.OLDER_INTERPRETERS),
+builds), "pyenv-3.13" (a PIE with a shared libpython), "pyenv-3.12" and
+"pyenv-3.11" (the same, read without _Py_DebugOffsets), "debian-3.11"
+(Debian 12's own python3.11: static, non-PIE, stripped; the host's),
 "3.13t".. (the free-threaded layouts, as synthetic images built from
-CPython's own headers).  Readers are the ways a user reaches a target:
-"CLI" (the command line and the Python API, reading by PID), "gdb 18",
-"gdb 13" (the host's), "lldb 21", "lldb 22", "gdbserver", "lldb-server",
-"gdb cores", "lldb cores".
+CPython's own headers).  Readers are the ways a user reaches a target: "CLI" (the command
+line and the Python API, reading by PID), "gdb 18", "gdb 13" (the host's),
+"lldb 21", "lldb 22", "gdbserver", "lldb-server", "gdb cores", "lldb cores".
 
 The reader comes from, in order: a ``readers`` mark on the test
 (``@pytest.mark.readers("gdb 18", "lldb 21")``), the remote tests' names,
@@ -29,7 +29,7 @@ import json
 import os
 import re
 
-_VERSION_RE = re.compile(r"^(?:(?:pyenv-)?3\.1[3-9][dt]?|pyenv-3\.1[12]|debian-3\.11)$")
+_VERSION_RE = re.compile(r"^(?:pyenv-|debian-)?3\.1[1-9][dt]?$")
 
 DRIVER_READERS = {
     "gdb": "gdb 18",
@@ -40,7 +40,7 @@ DRIVER_READERS = {
 CORE_READERS = {"gdb 18": "gdb cores", "gdb 13": "gdb cores",
                 "lldb 21": "lldb cores", "lldb 22": "lldb cores"}
 CLI_MODULES = {"test_cli", "test_live_stacks", "test_sampling", "test_frame_cache",
-               "test_real_programs",
+               "test_real_programs", "test_locate",
                "test_frame_reuse", "test_subinterpreters", "test_free_threaded",
                "test_churn"}
 REMOTE_TESTS = {"test_gdbserver": "gdbserver", "test_lldb_server": "lldb-server",

@@ -97,9 +97,10 @@ def _ask(path, code):
 
 
 def _probe(path):
-    """'3.X' if path runs as CPython 3.X, else None."""
-    out = _ask(path, "import sys; print('%d.%d' % sys.version_info[:2], "
-                     "sys.implementation.name)")
+    """'3.X' if path runs as CPython 3.X ('2.7' for 2.7), else None."""
+    out = _ask(path, "import platform, sys; sys.stdout.write('%d.%d %s\\n' % ("
+                     "sys.version_info[0], sys.version_info[1], "
+                     "platform.python_implementation().lower()))")
     if out is None:
         return None
     fields = out.split()
@@ -149,8 +150,9 @@ INTERPRETERS = discover_interpreters()
 # versions runs on; 3.11 where a suite asks for every older version.
 OLDER_VERSIONS = ("3.12", "3.11")
 OLDER_REPRESENTATIVE = "3.12"
-# Versions refused by name (CPython 3.8-3.10: read by a later release).
-REFUSED_VERSIONS = ("3.10", "3.9", "3.8")
+# Versions refused by name (CPython 3.8-3.10: read by a later release; 3.7,
+# 3.6 and 2.7 where the machine has them).
+REFUSED_VERSIONS = ("3.10", "3.9", "3.8", "3.7", "3.6", "2.7")
 
 
 def _pyenv_versions():
@@ -194,6 +196,25 @@ def discover_older():
 
 
 OLDER_INTERPRETERS, REFUSED_INTERPRETERS = discover_older()
+
+
+def start_saying_version(path, env=None):
+    """A process of the interpreter at path (any CPython, 2.7 too) that
+    writes its own platform.python_version() and then waits on its stdin:
+    (process, the version it says).  The caller kills it."""
+    code = ("import platform, sys; sys.stdout.write(platform.python_version() + '\\n'); "
+            "sys.stdout.flush(); sys.stdin.read()")
+    proc = subprocess.Popen([path, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env)
+    return proc, proc.stdout.readline().decode("ascii", "replace").strip()
+
+
+def own_version(path):
+    """The platform.python_version() of the interpreter at path."""
+    proc, version = start_saying_version(path)
+    proc.kill()
+    proc.wait()
+    return version
 
 
 def older_interpreters(which="representative"):

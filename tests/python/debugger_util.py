@@ -40,16 +40,19 @@ VERSIONS = ("3.13", "3.14", "3.15")
 PYENV = "pyenv-3.13"
 if os.environ.get("PYFRAMES_PYENV_PYTHON"):
     VERSIONS += (PYENV,)
-# The older CPythons read without _Py_DebugOffsets (conftest's
-# OLDER_INTERPRETERS: "pyenv-3.12", "pyenv-3.11", on the host also
-# "debian-3.11"), by name.
-_OLDER = {i.name: i.path for i in conftest.OLDER_INTERPRETERS}
 
 
 def older_versions(which="representative"):
-    """The names of the older interpreters a suite runs on, as
+    """The names of the older CPythons read without _Py_DebugOffsets a
+    suite runs on (conftest.OLDER_INTERPRETERS: "pyenv-3.12",
+    "pyenv-3.11", on the host also "debian-3.11"), as
     conftest.older_interpreters(which): "representative" (3.12) or "all"."""
     return tuple(i.name for i in conftest.older_interpreters(which))
+
+
+# every one of them, and 3.12's
+OLDER = older_versions("all")
+OLDER_REPRESENTATIVE = older_versions()
 
 
 SESSION_TIMEOUT = 240
@@ -96,17 +99,31 @@ _MARK_RE = re.compile(r"^@@PYF-(\w+)@@\s*$")
 def python_for(version):
     """Path of pythonX.Y (of $PYFRAMES_PYENV_PYTHON for PYENV, of an older
     interpreter by its name: older_versions), or None."""
-    if version in _OLDER:
-        return _OLDER[version]
     if version == PYENV:
         path = os.environ.get("PYFRAMES_PYENV_PYTHON")
         return path if path and os.access(path, os.X_OK) else None
+    for interp in conftest.OLDER_INTERPRETERS + conftest.REFUSED_INTERPRETERS:
+        if interp.name == version:
+            return interp.path
+    if "-" in version:
+        return None
     return shutil.which("python" + version)
 
 
 def minor_of(version):
     """'3.13' for '3.13' and 'pyenv-3.13'."""
     return version.rsplit("-", 1)[-1]
+
+
+def cpython_gdb_script(version):
+    """Whether the interpreter of version ships CPython's own gdb helper
+    beside it (bin/python3.X-gdb.py: py-bt, py-locals; pyenv's builds),
+    which gdb loads once auto-load allows it (run_gdb's cpython_helper)."""
+    python = python_for(version)
+    if python is None:
+        return False
+    real = os.path.realpath(python)
+    return os.path.exists(real + "-gdb.py")
 
 
 def clean_env(extra=None):

@@ -9,13 +9,16 @@ adapter for fault injection).
 
 Drivers:
   gdb       the sandbox's gdb (18), against python3.13/3.14/3.15 (and the
-            host's CPython when PYFRAMES_PYENV_PYTHON names one)
+            host's CPython when PYFRAMES_PYENV_PYTHON names one), and pyenv's
+            3.12 and 3.11 (debugger_util.OLDER)
   lldb      the sandbox's lldb (21), against the same interpreters
   lldb22    lldb 22 (frame providers), unpacked beside it in the root
             (lldb-22), against the same interpreters
   host-gdb  the host's own gdb (Debian 12: gdb 13 embedding Python 3.11),
             outside the sandbox, against the host CPython named by
-            PYFRAMES_PYENV_PYTHON (a PIE with a shared libpython)
+            PYFRAMES_PYENV_PYTHON (a PIE with a shared libpython), pyenv's
+            3.12 and 3.11, and Debian's own python3.11 (static, non-PIE,
+            stripped)
 
 PYFRAMES_DEBUGGERS (comma list) chooses them; by default gdb, lldb and
 lldb22 inside the sandbox root and host-gdb outside it.  With PYFRAMES_REQUIRE_HOST_GDB=1 a
@@ -66,6 +69,12 @@ class Driver(object):
         """The target interpreters of this driver (debugger_util names)."""
         return list(du.VERSIONS)
 
+    def older_versions(self):
+        """The older interpreters it reads without _Py_DebugOffsets
+        (debugger_util.OLDER: pyenv's 3.12 and 3.11; on the host also
+        Debian's python3.11), for the suites that run on them."""
+        return list(du.OLDER)
+
     def require(self, version=None):
         du.require(self.debugger, version)
 
@@ -93,6 +102,13 @@ class Driver(object):
         raise NotImplementedError
 
     def save_core(self, path):
+        raise NotImplementedError
+
+    def attach(self, pid):
+        """The command that attaches to pid within a session."""
+        raise NotImplementedError
+
+    def detach(self):
         raise NotImplementedError
 
     def python(self, code):
@@ -143,6 +159,12 @@ class Gdb(Driver):
     def save_core(self, path):
         return "gcore " + path
 
+    def attach(self, pid):
+        return "attach %d" % pid
+
+    def detach(self):
+        return "detach"
+
     def python(self, code):
         return "python " + code
 
@@ -180,6 +202,12 @@ class Lldb(Driver):
 
     def save_core(self, path):
         return "process save-core --style full " + path
+
+    def attach(self, pid):
+        return "process attach --pid %d" % pid
+
+    def detach(self):
+        return "process detach"
 
     def python(self, code):
         return "script " + code
@@ -228,8 +256,9 @@ class HostGdb(Gdb):
             problems.append("host-gdb runs on the host, not inside the sandbox root")
         if not du.gdb_usable():
             problems.append("gdb with Python 3 not found")
-        if du.python_for(du.PYENV) is None:
-            problems.append("no host CPython 3.13+ (set PYFRAMES_PYENV_PYTHON)")
+        if du.python_for(version or du.PYENV) is None:
+            problems.append("no host CPython %s (set PYFRAMES_PYENV_PYTHON)"
+                            % ("3.13+" if version in (None, du.PYENV) else version))
         if du.library_problem() is not None:
             problems.append("pyframes not loadable: %s" % du.library_problem())
         if problems:

@@ -183,7 +183,7 @@ class LiveTarget(object):
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
                  args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
-                 aslr=True, new_session=False, container=None):
+                 aslr=True, new_session=False, container=None, env=None):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -206,6 +206,9 @@ class LiveTarget(object):
         self.aslr = aslr
         self.container = container
         self.target_pid = None  # its PID here, when started in a container
+        # env: variables added to the target's environment (LD_LIBRARY_PATH
+        # to a modified copy of libpython, say)
+        self.env = dict(env or {})
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -233,7 +236,7 @@ class LiveTarget(object):
         for stale in (path, path + ".tmp"):
             if os.path.lexists(stale):
                 os.unlink(stale)
-        env = target_env()
+        env = target_env(self.env)
         pass_fds = ()
         wfd = None
         if self.handshake == "fifo":

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import scenario_params, start_scenario
+from conftest import (REFUSED_INTERPRETERS, in_sandbox, scenario_params, start_saying_version,
+                      start_scenario)
 from oracle import compare_views, keys
 
 CLI_TIMEOUT = 120
@@ -132,14 +133,14 @@ def sleeper():
         proc.wait()
 
 
-def test_error_not_python(sleeper, cli_env):
-    res = run_cli(cli_env, "dump", sleeper.pid)
+@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["text", "json"])
+def test_error_not_python(sleeper, cli_env, extra):
+    """A process without Python, named by its PID and its name, in the words
+    of gdb and lldb."""
+    res = run_cli(cli_env, "dump", sleeper.pid, *extra)
     _assert_one_line_error(res, "python")
-
-
-def test_error_not_python_json(sleeper, cli_env):
-    res = run_cli(cli_env, "dump", sleeper.pid, "--json")
-    _assert_one_line_error(res, "python")
+    assert _text(res)[1] == ("pyframes: error: process %d (sleep) is not a Python process\n"
+                             % sleeper.pid)
 
 
 def test_error_dead_pid(cli_env):
@@ -160,73 +161,68 @@ def test_error_bad_pid_argument(cli_env):
     assert err.startswith("pyframes: error: ") or "usage" in err.lower(), err
 
 
-# A CPython whose runtime holds no table pyframes can read.  CPython 3.12
-# and older publish none; so does, here, a CPython 3.14 that overwrote the
-# cookie of its own table.  The version comes from the exported Py_Version,
-# as gdb and lldb name it (pyframes.locate), never "no runtime found".
-def _old_pythons():
-    """Host interpreters older than 3.13 (outside the sandbox root)."""
-    found = [p for p in ("/usr/bin/python3.11", "/usr/bin/python3.12") if os.access(p, os.X_OK)]
-    pyenv = os.path.expanduser("~/.pyenv/versions")
-    if os.path.isdir(pyenv):
-        found += [os.path.join(pyenv, v, "bin", "python3") for v in sorted(os.listdir(pyenv))
-                  if re.match(r"3\.1[12]\.", v)]
-    return [p for p in found if os.access(p, os.X_OK)]
+# CPythons pyframes refuses, each named by its version, never "no runtime
+# found": pyenv's 3.10, 3.9 and 3.8 (and 3.7, 3.6, 2.7 where the machine has
+# them), which have no Py_Version: the library reads the version from the
+# string Py_GetVersion() keeps in the .bss of libpython; and
+# tests/c/rt_target's "old" mode, a program holding that string for 3.10.13
+# beside a Py_GetVersion function, copied as python3.10.  Oracle: the
+# target's own platform.python_version().
 
 
-_VERSION_OF = "import platform, sys; print(platform.python_version(), flush=True); sys.stdin.read()"
+def _refused_params():
+    return [pytest.param(i.path, id=i.name) for i in REFUSED_INTERPRETERS] + \
+        [pytest.param("rt_target", id="rt_target-old")]
 
 
-def _old_targets(library_path, tmp_path):
-    """(argv, version) of processes running a CPython older than 3.13: the
-    host's, where there are, and always tests/c/rt_target's "old" mode (a
-    program whose Py_Version says 3.11.2 and that has no _Py_DebugOffsets,
-    as 3.11 has none), copied as python3.11: only python files are asked."""
-    rt = os.path.join(os.path.dirname(os.path.dirname(library_path)), "tests", "c", "rt_target")
-    out = []
-    if os.access(rt, os.X_OK):
-        exe = str(tmp_path / "python3.11")
+def _start_refused(which, library_path, tmp_path):
+    """(process, the version it says it is)."""
+    if which == "rt_target":
+        rt = os.path.join(os.path.dirname(os.path.dirname(library_path)), "tests", "c",
+                          "rt_target")
+        if not os.access(rt, os.X_OK):
+            pytest.skip("no build of tests/c/rt_target")
+        exe = str(tmp_path / "python3.10")
         shutil.copy(rt, exe)
-        out.append((exe, None))
-    return out + [([p, "-c", _VERSION_OF], None) for p in _old_pythons()]
-
-
-def _start_old(argv):
-    """A process of an old CPython and the version it says it is (its own
-    platform.python_version(); rt_target's is set by the test program)."""
-    if isinstance(argv, str):
-        rt = argv
         rfd, wfd = os.pipe()
         try:
-            proc = subprocess.Popen([rt, str(wfd), "old"], stdin=subprocess.PIPE, pass_fds=(wfd,))
+            proc = subprocess.Popen([exe, str(wfd), "old"], stdin=subprocess.PIPE,
+                                    pass_fds=(wfd,))
         finally:
             os.close(wfd)
         with os.fdopen(rfd) as ready:
             line = ready.readline()
-        return proc, (line.startswith("ready") and "3.11.2")
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
-    return proc, proc.stdout.readline().strip()
+        return proc, line.startswith("ready") and "3.10.13"
+    return start_saying_version(which)
 
 
-def test_error_unsupported_version_is_named(cli_env, library_path, tmp_path):
-    """An interpreter older than 3.13 is named by its version, in the
+@pytest.mark.parametrize("which", _refused_params())
+def test_error_unsupported_version_is_named(which, cli_env, library_path, tmp_path):
+    """An interpreter outside 3.11-3.15 is named by its version, in the
     library's words, the same as gdb and lldb print it."""
-    targets = _old_targets(library_path, tmp_path)
-    if not targets:
-        pytest.skip("no build of tests/c/rt_target and no host CPython older than 3.13")
-    for argv, _ in targets:
-        proc, version = _start_old(argv)
-        try:
-            assert version, "the target did not start: %s" % (argv,)
-            for extra in ((), ("--json",)):
-                res = run_cli(cli_env, "dump", proc.pid, *extra)
-                _assert_one_line_error(res, "unsupported")
-                assert _text(res)[1] == ("pyframes: error: unsupported CPython %s (pyframes "
-                                         "reads CPython 3.13, 3.14 and 3.15)\n" % version), \
-                    (argv, _text(res))
-        finally:
-            proc.kill()
-            proc.wait()
+    proc, version = _start_refused(which, library_path, tmp_path)
+    try:
+        assert version, "the target did not start: %s" % which
+        for extra in ((), ("--json",)):
+            res = run_cli(cli_env, "dump", proc.pid, *extra)
+            _assert_one_line_error(res, "unsupported")
+            assert _text(res)[1] == ("pyframes: error: unsupported CPython %s (pyframes "
+                                     "reads CPython 3.11-3.15)\n" % version), \
+                (which, _text(res))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_refused_interpreters_present():
+    """The refused versions the suite names are there: pyenv's 3.8-3.10 are
+    on every machine of this kind (bind-mounted into the sandbox root)."""
+    found = sorted(i.minor for i in REFUSED_INTERPRETERS)
+    if not {"3.8", "3.9", "3.10"} <= set(found):
+        message = "pyenv's CPython 3.8-3.10 not all found (found: %s)" % (found or "none")
+        if in_sandbox():
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 def test_limit_keeps_frames_and_counts_the_rest(target, cli_env):

@@ -7,11 +7,14 @@ Oracle: the target's own view of its stacks (debugger_util.LiveTarget).
 
 import os
 import re
+import shutil
 import struct
+import subprocess
 import sys
 
 import pytest
 
+import conftest
 import debugger_util as du
 
 sys.path.insert(0, du.PACKAGE_DIR)
@@ -471,7 +474,9 @@ def test_no_process():
 
 
 def test_not_python():
-    from pyframes.errors import NOT_PYTHON, CommandError
+    """A process without Python, through either reader: named by its PID
+    and name, as the command line names it."""
+    from pyframes.errors import CommandError
     du.require()
     proc = du.sleeper()
     try:
@@ -479,11 +484,132 @@ def test_not_python():
         for args in ("", "--all --reader debugger", "--reader pid --json"):
             with pytest.raises(CommandError) as e:
                 _session().run(args, adapter)
-            assert str(e.value) == NOT_PYTHON, args
+            assert str(e.value) == "process %d (sleep) is not a Python process" % proc.pid, args
         adapter.close()
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("interp", [pytest.param(i, id=i.name) for i in
+                                    conftest.REFUSED_INTERPRETERS]
+                         or [pytest.param(None, id="none")])
+def test_refused_version_is_named(interp):
+    """A CPython outside 3.11-3.15, through either reader: named by its
+    version (its own platform.python_version()), as the command line names
+    it."""
+    from pyframes.errors import NoRuntime
+    du.require()
+    if interp is None:
+        pytest.skip("no refused interpreter (pyenv's 3.8-3.10) on this machine")
+    proc, version = conftest.start_saying_version(interp.path)
+    try:
+        assert version.startswith(interp.minor + "."), version
+        adapter = FakeAdapter(proc.pid)
+        for args in ("", "--all --reader debugger", "--reader pid --json"):
+            with pytest.raises(NoRuntime) as e:
+                _session().run(args, adapter)
+            assert str(e.value) == ("unsupported CPython %s (pyframes reads CPython 3.11-3.15)"
+                                    % version), args
+        adapter.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+class RemoteAdapter(FakeAdapter):
+    """A remote target whose files this machine cannot open (the paths the
+    debugger names are another machine's): the debugger's symbols are all
+    there is.  ``symbols`` name -> address; a symbol Py_Version may be
+    given a word of its own (``version``), read at a fake address."""
+
+    FAKE = 0x10
+
+    def __init__(self, pid, symbols, version=None):
+        FakeAdapter.__init__(self, pid)
+        self.symbols = symbols
+        self.version = version
+
+    def is_live_local(self):
+        return False
+
+    def objfiles(self):
+        return [("/elsewhere" + path, start) for path, start in FakeAdapter.objfiles(self)]
+
+    def lookup_symbol(self, name):
+        if name == "Py_Version" and self.version is not None:
+            return self.FAKE
+        return self.symbols.get(name)
+
+    def read(self, addr, size):
+        if addr == self.FAKE and self.version is not None:
+            return struct.pack("<Q", self.version)[:size]
+        return FakeAdapter.read(self, addr, size)
+
+
+def _symbols(pid):
+    """The addresses of _PyRuntime and Py_Version in process pid, from its
+    libpython's own symbol table (readelf), as a debugger resolves them."""
+    out = {}
+    for start, _end, _perms, off, path in _maps(pid):
+        if off != 0 or "libpython" not in os.path.basename(path):
+            continue
+        text = subprocess.run(["readelf", "-W", "--dyn-syms", path], capture_output=True,
+                              text=True, check=True).stdout
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] in ("_PyRuntime", "Py_Version"):
+                out[fields[7]] = start + int(fields[1], 16)
+    return out
+
+
+@pytest.mark.parametrize("interp", [pytest.param(i, id=i.name) for i in
+                                    conftest.older_interpreters()]
+                         or [pytest.param(None, id="none")])
+def test_remote_files_unopened(interp, tmp_path):
+    """A 3.11/3.12 runtime found by the debugger's symbol alone (its files
+    cannot be opened here: no size to check it by), its version confirmed
+    by the debugger's Py_Version against the target's sys.hexversion:
+    another word there refuses it; and a version only the debugger's
+    Py_Version names, outside 3.11-3.15, is named."""
+    from pyframes.errors import NoRuntime
+    du.require()
+    if interp is None:
+        pytest.skip("no pyenv CPython 3.12 on this machine")
+    if shutil.which("readelf") is None:
+        pytest.fail("readelf is missing") if du.in_sandbox() else pytest.skip("no readelf")
+    with du.LiveTarget(interp.path, depth=3, workdir=str(tmp_path)) as target:
+        symbols = _symbols(target.pid)
+        assert set(symbols) == {"_PyRuntime", "Py_Version"}, symbols
+        adapter = RemoteAdapter(target.pid, symbols)
+        session = _session()
+        _check(_doc(session.run("--all --json --reader debugger", adapter)), target)
+        assert "found by the symbol _PyRuntime\n" in session.run("--info", adapter) + "\n"
+        session.close()
+        said = struct.unpack("<Q", adapter.read(symbols["Py_Version"], 8))[0] & 0xFFFFFFFF
+        other = RemoteAdapter(target.pid, symbols, version=said + 0x100)  # the next micro
+        with pytest.raises(NoRuntime) as e:
+            _session().run("--all --reader debugger", other)
+        mine = conftest.own_version(interp.path)
+        assert str(e.value) == ("the runtime's Py_Version says CPython %s, its sys.hexversion "
+                                "%s: refused" % (_next_micro(mine), mine)), str(e.value)
+        adapter.close()
+        other.close()
+    proc = du.sleeper()
+    try:
+        future = RemoteAdapter(proc.pid, {}, version=0x031000F0)
+        with pytest.raises(NoRuntime) as e:
+            _session().run("--all --reader debugger", future)
+        assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)"
+        future.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _next_micro(version):
+    major, minor, micro = version.split(".")
+    return "%s.%s.%d" % (major, minor, int(micro) + 1)
 
 
 def test_unreadable_memory_names_the_debuggers_words(live):
@@ -515,5 +641,5 @@ def test_unsupported_version(live):
             adapter.regions[(addr, size)] = data[:off] + new + data[off + 8:]
     with pytest.raises(CommandError) as e:
         _session().run("--all", adapter)
-    assert str(e.value) == ("unsupported CPython 3.16.0 (pyframes reads CPython 3.13, "
-                            "3.14 and 3.15)"), str(e.value)
+    assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)", \
+        str(e.value)

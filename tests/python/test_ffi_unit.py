@@ -231,7 +231,9 @@ def test_error_from_code(code, cls):
 def test_error_messages_are_actionable():
     perm = errors.error_from_code(errors.PYF_EPERM, "process_vm_readv: EPERM")
     assert "ptrace" in str(perm) and "root" in str(perm)
-    assert "3.13" in str(errors.error_from_code(errors.PYF_EVERSION, "3.12"))
+    assert "3.11-3.15" in str(errors.error_from_code(errors.PYF_EVERSION, "3.10"))
+    assert str(errors.error_from_code(errors.PYF_ENOTPY, "process 12 (sleep) is not a Python "
+                                      "process")) == "process 12 (sleep) is not a Python process"
     assert "PID" in str(errors.error_from_code(errors.PYF_ENOPROC, ""))
     unknown = errors.error_from_code(-999, "")
     assert type(unknown) is errors.PyframesError
@@ -518,7 +520,7 @@ def _table_of_version(hexversion):
 
 def test_refused_version_is_named_by_the_library(lib):
     read = _table_of_version(0x031000F0)
-    text = "unsupported CPython 3.16.0 (pyframes reads CPython 3.13, 3.14 and 3.15)"
+    text = "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)"
     with pytest.raises(errors.UnsupportedVersion) as info:
         pyframes.probe_runtime(read, 0x10000)
     assert str(info.value) == text
@@ -539,10 +541,18 @@ def test_runtime_helpers_report_the_library_failure(lib):
     with pytest.raises(errors.PermissionDenied) as info:
         pyframes.find_runtime_in_range(refused, 0x10000, 0x20000)
     assert "permission denied" in str(info.value)
+    # memory without a runtime and no file: what was searched
     addr, python, how, error = target_module.locate_runtime(
         lambda a, n: b"\0" * n, [(0x10000, 0x11000, 0, "rw", None)], 0)
     assert addr is None and isinstance(error, errors.NotPython)
-    assert str(error).startswith("no CPython runtime found in the target")
+    assert str(error).startswith("no CPython runtime found in the target: ")
+    # and a program without anything of CPython: not Python, named as the
+    # caller names it (the debuggers: errors.process_label)
+    program = (0x400000, 0x401000, 0, "r", os.path.realpath(shutil.which("true")))
+    error = target_module.locate_runtime(
+        lambda a, n: b"\0" * n, [program, (0x10000, 0x11000, 0, "rw", None)], 0,
+        target_name=errors.process_label(12, "sleep"))[3]
+    assert str(error) == "process 12 (sleep) is not a Python process"
 
 
 def test_elf_runtime_address_of_non_python_file(lib, tmp_path):

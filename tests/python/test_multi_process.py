@@ -281,10 +281,11 @@ def test_gdb_not_python(ranks):
     text = session[3]
     sections = _sections(text)
     assert sections[sleeper.pid][0].endswith("[gdb inferior 2]:"), text
-    assert sections[sleeper.pid][1][0].startswith("  error: not a Python process"), text
+    not_python = "process %d (sleep) is not a Python process" % sleeper.pid
+    assert sections[sleeper.pid][1][0] == "  error: " + not_python, text
     check_text([ranks[2]], text)
     docs = session.json(4)["processes"]
-    assert docs[1]["pid"] == sleeper.pid and docs[1]["error"].startswith("not a Python"), docs
+    assert docs[1]["pid"] == sleeper.pid and docs[1]["error"] == not_python, docs
     check_documents([ranks[2]], docs[:1])
 
 

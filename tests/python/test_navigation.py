@@ -390,7 +390,9 @@ def test_no_process_and_no_python(debugger):
     proc = du.sleeper()
     try:
         s = debugger.run(["pyf-frame", "pyf-up"], pid=proc.pid)
-        assert "not a Python process" in s[0] and "not a Python process" in s[1], s.describe(0)
+        # the stack command's words (test_debuggers.py: test_not_python)
+        not_python = "process %d (sleep) is not a Python process" % proc.pid
+        assert not_python in s[0] and not_python in s[1], s.describe(0)
     finally:
         proc.kill()
         proc.wait()

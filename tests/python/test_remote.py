@@ -17,7 +17,10 @@ import debugger_util as du
 from oracle import compare_views
 
 SCENARIOS = ("threads", "generators", "names")
-VERSIONS = list(du.VERSIONS) if du.in_sandbox() else []
+# 3.13-3.15 and the older CPythons read without _Py_DebugOffsets (pyenv's
+# 3.12 and 3.11: found over the remote protocol by their .PyRuntime
+# section or symbol, checked by their size and Py_Version)
+VERSIONS = list(du.VERSIONS) + list(du.OLDER) if du.in_sandbox() else []
 
 
 def _assert_own_view(document, target, context):

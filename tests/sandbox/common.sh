@@ -218,21 +218,22 @@ find_host_python() {
     return 1
 }
 
-# The host's CPython 3.8-3.12 builds made by pyenv ($PYENV_ROOT, else
+# The host's CPython 2.7 and 3.6-3.12 builds made by pyenv ($PYENV_ROOT, else
 # ~/.pyenv; every machine this project is tested on has them: PIEs with a
-# shared libpython and their headers), the newest patch release of each
-# minor, newest minor first, printed one path a line.
+# shared libpython and their headers; 3.11 and 3.12 are read, the others
+# refused by name), the newest patch release of each minor, newest minor
+# first, printed one path a line.
 find_older_pythons() {
-    local minor dir p
-    for minor in 12 11 10 9 8; do
+    local version dir p
+    for version in 3.12 3.11 3.10 3.9 3.8 3.7 3.6 2.7; do
         while IFS= read -r dir; do
-            p=$dir/bin/python3.$minor
+            p=$dir/bin/python$version
             if [[ -x $p ]]; then
                 echo "$p"
                 break
             fi
-        done < <(ls -d "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/3.$minor.* 2>/dev/null |
-            grep -E '/3\.'"$minor"'\.[0-9]+$' | sort -rV)
+        done < <(ls -d "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/"$version".* 2>/dev/null |
+            grep -E '/'"${version//./\\.}"'\.[0-9]+$' | sort -rV)
     done
 }
 

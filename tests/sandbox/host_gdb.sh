@@ -2,11 +2,25 @@
 # host_gdb.sh - the host phase of `sandbox.sh test`: the host's own gdb (on
 # Debian 12, gdb 13 embedding Python 3.11), outside the sandbox root, against
 # a CPython 3.13-3.15 of the host (find_host_python in common.sh; pyenv's
-# builds are PIEs with a shared libpython, another layout than Debian's).
+# builds are PIEs with a shared libpython, another layout than Debian's),
+# pyenv's 3.12 and 3.11, and Debian 12's own /usr/bin/python3.11 (static,
+# non-PIE, stripped: found by its .PyRuntime section or .dynsym symbol).
 # Builds pyframes with the host's cmake and gcc into build/host and runs the
-# debugger suite with its host-gdb driver:
+# debugger suite with its host-gdb driver, then the command line's live
+# stacks on Debian's python3.11 (the sandbox root, Debian sid, has none):
 #
 #   PYFRAMES_DEBUGGERS=host-gdb python3 -m pytest tests/python/test_debuggers.py
+#   python3 -m pytest tests/python/test_live_stacks.py -k debian-3.11
+#
+# CPython's own py-bt, the debugger suite's second oracle, comes with
+# pyenv's builds (bin/python3.X-gdb.py, with their DWARF).  For Debian's
+# python3.11 it would need python3.11-dbg, which this phase does not
+# install: its build-id debug files match only the same package build, so
+# installing it upgrades the host's python3.11 packages (8 of them on Debian
+# 12 today: the interpreter this gdb embeds and the host's own python3),
+# and it ties the run to the mirror of the day.  Debian's 3.11 is compared
+# with the target's own view only; its layout equals pyenv's 3.11.7 field
+# for field (the builtin_tables test), whose py-bt this phase does run.
 #
 # Exit status 0 when it passed or was skipped (no host gdb or no host CPython:
 # the reason is printed), 1 when it failed.  The last line is the verdict,
@@ -94,11 +108,28 @@ main() {
             tests/python/test_mixed.py
     ) </dev/null 2>&1 | tee "$out" || rc=$?
     summary=$(grep -E '^=+ .* in [0-9.]+s' "$out" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//') || true
-    rm -f "$out"
     if ((rc == 5)); then
         echo "pytest collected no tests: treated as a failure"
     fi
+    # the command line on Debian's own python3.11, when the host has it
+    local cli_rc=0 cli_summary=
+    if [[ -x /usr/bin/python3.11 ]]; then
+        (
+            cd "$REPO" || exit 1
+            exec env -u PYTHONPATH -u PYTHONHOME -u PYTHONSTARTUP -u PYFRAMES_IN_SANDBOX \
+                LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 \
+                PYFRAMES_LIBRARY="$HOST_BUILD/native/libpyframes.so" \
+                PYFRAMES_PYENV_PYTHON="$target" PYFRAMES_COMPAT_JSON="$HOST_BUILD/compat-cli.json" \
+                "$HOST_PYTHON" -m pytest -v -p no:cacheprovider tests/python/test_live_stacks.py \
+                -k debian-3.11
+        ) </dev/null 2>&1 | tee "$out" || cli_rc=$?
+        cli_summary=$(grep -E '^=+ .* in [0-9.]+s' "$out" | tail -n 1 |
+            sed -E 's/^=+ //; s/ =+$//') || true
+        ((rc != 0)) || rc=$cli_rc
+    fi
+    rm -f "$out"
     summary="host $gdb_version against $target: ${summary:-no pytest summary}"
+    [[ -n $cli_summary ]] && summary+="; command line on Debian's python3.11: $cli_summary"
     if ((rc == 0)); then
         printf '=== host-gdb: ok (%d s)\n' $((SECONDS - t0))
         verdict "passed ($summary)"

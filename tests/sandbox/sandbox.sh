@@ -70,7 +70,7 @@ compatibility_table() {
     printf '\n=== compatibility: %s\n' "$out"
     python3 "$REPO/tests/compat_table.py" -o "$out" \
         --ctest-junit "$REPO/build/sandbox/ctest-junit.xml" \
-        "$REPO"/build/sandbox/compat-{timed,half,rest}.json "$REPO/build/host/compat.json" \
+        "$REPO"/build/sandbox/compat-{timed,half,rest}.json "$REPO"/build/host/compat{,-cli}.json \
         </dev/null || true
     if [[ -f $out ]]; then cat "$out"; fi
 }

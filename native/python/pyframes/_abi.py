@@ -420,6 +420,7 @@ class pyf_locate_request(ctypes.Structure):
         ("maps", POINTER(pyf_mapping)),
         ("nmaps", c_size_t),
         ("scan_budget", c_uint64),
+        ("target_name", ctypes.c_char_p),
     ]
 
 

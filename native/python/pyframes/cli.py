@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser():
     parser = _Parser(prog=PROG, description=(
-        "Show the Python stacks of a running CPython 3.13/3.14/3.15 "
+        "Show the Python stacks of a running CPython 3.11-3.15 "
         "process."))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -143,9 +143,9 @@ class _CommandLineFront(stack_command.Front):
 
 
 def _open(args):
-    """The target of PID.  A CPython the library refuses is named in its
-    words: ``unsupported CPython 3.11.2 (pyframes reads CPython 3.13, 3.14
-    and 3.15)``."""
+    """The target of PID.  What the library refuses it names, in the words
+    of every front end: ``unsupported CPython 3.10.13 (pyframes reads
+    CPython 3.11-3.15)``, ``process 12 (sleep) is not a Python process``."""
     return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
 
 

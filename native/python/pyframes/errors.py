@@ -20,6 +20,7 @@ __all__ = [
     "NoSuchProcess",
     "NotPython",
     "UnsupportedVersion",
+    "NoRuntime",
     "BadOffsets",
     "CorruptTarget",
     "NoSuchThread",
@@ -32,6 +33,10 @@ __all__ = [
 ]
 
 from .escaping import escape
+
+#: The CPython versions pyframes reads, as every message words them (the
+#: library's pyf__version_refused says the same).
+SUPPORTED_TEXT = "3.11-3.15"
 
 # The codes of PYF_ERRORS in pyframes.h, for the other modules.
 PYF_OK = 0
@@ -106,6 +111,8 @@ class PyframesError(Exception):
     hint = ""
     #: The hint is left out when the detail already mentions one of these.
     hint_markers = ()
+    #: A detail that mentions one of these is the whole message.
+    complete_markers = ()
 
     #: For a failed read: what was read, where, how much, and the reader's
     #: own words (the library's pyf_failure); None/"" otherwise.
@@ -145,7 +152,8 @@ class PyframesError(Exception):
             # Details are often complete sentences ("process 12 does not
             # exist (no such process)"): do not repeat the message then.
             lead = " ".join(text.lower().split()[:2])
-            text = detail if lead in lowered else "%s: %s" % (text, detail)
+            complete = lead in lowered or any(m in lowered for m in self.complete_markers)
+            text = detail if complete else "%s: %s" % (text, detail)
         if self.hint and not any(m in lowered for m in self.hint_markers):
             text = "%s (%s)" % (text, self.hint)
         return _one_line(text)
@@ -217,18 +225,18 @@ class NoSuchProcess(PyframesError):
 
 
 class NotPython(PyframesError):
-    """No CPython runtime was found in the target (PYF_ENOTPY)."""
+    """No CPython runtime was found in the target (PYF_ENOTPY): "process 12
+    (sleep) is not a Python process" (the library's sentence alone), or what
+    was searched and why nothing was taken."""
 
-    hint = ("is it a CPython 3.13+ process? If python is statically linked "
-            "and stripped, pass the address of _PyRuntime")
-    hint_markers = ("3.13",)
+    complete_markers = ("is not a python process",)
 
 
 class UnsupportedVersion(PyframesError):
     """The target's CPython version is not supported (PYF_EVERSION)."""
 
-    hint = "pyframes supports CPython 3.13, 3.14 and 3.15"
-    hint_markers = ("3.13",)
+    hint = "pyframes reads CPython " + SUPPORTED_TEXT
+    hint_markers = ("unsupported cpython",)
 
 
 class BadOffsets(PyframesError):
@@ -328,10 +336,10 @@ class UsageError(CommandError):
     """Bad command-line options; the message includes the usage text."""
 
 
-SUPPORTED_TEXT = "3.13, 3.14 and 3.15"
+class NoRuntime(CommandError):
+    """The process runs no CPython pyframes reads: not Python at all, or a
+    version (or build) it refuses.  Its message is the library's."""
 
-NOT_PYTHON = ("not a Python process (no _PyRuntime symbol, no .PyRuntime "
-              "section, no runtime cookie in writable memory)")
 
 NO_THREADS = ("the CPython runtime has no threads (the interpreter is "
               "starting or finalizing)")
@@ -392,10 +400,28 @@ def is_read_failure(text):
 
 
 def unsupported_version(hexversion):
-    """The message for a runtime whose version pyframes does not read."""
+    """The message for a runtime whose version pyframes does not read (the
+    library's pyf__version_refused words it the same)."""
     from .model import version_from_hex
     return ("unsupported CPython %s (pyframes reads CPython %s)"
             % (version_from_hex(hexversion), SUPPORTED_TEXT))
+
+
+def process_label(pid, name=None):
+    """How a failure names a process: "process 12 (sleep)", by its PID and
+    its name (/proc/PID/comm, or the debugger's), as the library names the
+    process it searched."""
+    if pid is None:
+        return None
+    return "process %d (%s)" % (pid, name) if name else "process %d" % pid
+
+
+def version_disagrees(said, read):
+    """A runtime whose Py_Version symbol names another version than the
+    target's own sys.hexversion."""
+    from .model import version_from_hex
+    return ("the runtime's Py_Version says CPython %s, its sys.hexversion %s: refused"
+            % (version_from_hex(said), version_from_hex(read)))
 
 
 def unusable_runtime(symbol, addr, how, error):

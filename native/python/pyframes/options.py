@@ -382,9 +382,10 @@ def _positionals(parser):
 _LONG_HELP = """\
 Print the Python stack of the selected thread, fast and without debug symbols.
 
-Reads CPython 3.13, 3.14 and 3.15 through _Py_DebugOffsets: works on live
-processes, core files and remote targets, with or without the python -dbg
-packages.  Without options it shows the thread selected in {dbg}.
+Reads CPython 3.11-3.15 (3.13+ through _Py_DebugOffsets, 3.11 and 3.12 by
+built-in layouts): works on live processes, core files and remote targets,
+with or without the python -dbg packages.  Without options it shows the
+thread selected in {dbg}.
 
   -a, --all        every Python thread of every interpreter
   -t, --thread N   the thread whose native id (OS tid, as in `{threads}`) or

@@ -23,14 +23,15 @@ import json
 from . import _loader, errors, mixed, render, stack_command, target as api, tids
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
 from .errors import CommandError, UsageError
-from .locate import RUNTIME_SYMBOL, locate_asyncio, locate_runtime
+from .locate import locate_asyncio, locate_runtime
 from .options import HelpRequested, add_processes_option, build_parser, parse_arguments
 
 __all__ = ["Session"]
 
 _MAX_CACHED_TARGETS = 8
 # How the PID reader found _PyRuntime when it searched itself (--info).
-_BY_MAPPINGS = "the process's mappings (ELF .PyRuntime section or runtime cookie)"
+_BY_MAPPINGS = ("the process's mappings (the .PyRuntime section or symbol _PyRuntime of its "
+                "files, or the runtime cookie)")
 
 
 @dataclasses.dataclass
@@ -148,9 +149,10 @@ class Session(object):
             except CommandError:
                 raise
             except errors.PyframesError as e:
-                if reader_mode == "pid" or isinstance(
-                        e, (errors.NotPython, errors.UnsupportedVersion)):
-                    raise CommandError(self._describe_open_error(e))
+                if isinstance(e, (errors.NotPython, errors.UnsupportedVersion)):
+                    raise errors.NoRuntime(str(e))
+                if reader_mode == "pid":
+                    raise CommandError(str(e))
                 # e.g. process_vm_readv refused while ptrace works: fall back.
         return self._debugger_target(adapter, generation), "debugger"
 
@@ -193,21 +195,17 @@ class Session(object):
             if key[0] == ident:
                 return self._refresh(key, cached, generation)
         runtime, how = self._runtimes.get(ident, (None, _BY_MAPPINGS))
-        if runtime is None and getattr(adapter, "cheap_symbol_lookup", True):
-            runtime = ask(adapter.lookup_symbol, RUNTIME_SYMBOL)
-            if runtime:
-                how = "the symbol %s" % RUNTIME_SYMBOL
         try:
-            # 0: the library finds it from /proc/PID/maps and the ELF files.
+            # 0: the library finds it from /proc/PID/maps and the ELF files
+            # (and checks what it finds: the runtime's size, Py_Version).
             target = api.attach(pid, runtime_addr=runtime or 0)
-        except (errors.NotPython, errors.UnsupportedVersion):
+        except errors.NotPython:
             if runtime:
-                target = api.attach(pid, runtime_addr=0)
-                how = _BY_MAPPINGS
-            else:
-                # Not found from the mappings: ask the debugger (symbols).
-                runtime, _info, how = locate_runtime(adapter)
-                target = api.attach(pid, runtime_addr=runtime)
+                raise
+            # Not found from the mappings: ask the debugger (its symbols),
+            # through the same search and checks.
+            runtime, _info, how = locate_runtime(adapter)
+            target = api.attach(pid, runtime_addr=runtime)
         runtime = target.python.runtime_addr
         self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, None, generation, how)
@@ -229,18 +227,14 @@ class Session(object):
         try:
             target = api.open_reader(reader, runtime, write=writer,
                                      pid=adapter.pid() if live else None)
+        except (errors.NotPython, errors.UnsupportedVersion) as e:
+            raise errors.NoRuntime(str(e))
         except errors.PyframesError as e:
-            raise CommandError(self._describe_open_error(e))
+            raise CommandError(str(e))
         self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, reader, generation, how, writer)
         self._remember((ident, runtime, "debugger"), cached)
         return cached
-
-    @staticmethod
-    def _describe_open_error(e):
-        if isinstance(e, errors.NotPython):
-            return errors.NOT_PYTHON
-        return str(e)
 
     # ---- the command ---------------------------------------------------
 
@@ -434,14 +428,12 @@ class Session(object):
         if runs is None:
             try:
                 cached, _kind = self._get_target(adapter, "auto")
-            except CommandError as e:
+            except errors.NoRuntime:
                 # not a Python process (or an unsupported one): bt stays
                 # native, quietly, and the search is not made again until
                 # the inferior's files change (reset)
-                if str(e) == errors.NOT_PYTHON or str(e).startswith("unsupported CPython"):
-                    self._not_python.add(identity)
-                    return []
-                raise
+                self._not_python.add(identity)
+                return []
             found = stack_command.snapshot_native(
                 cached.target, self.thread_ids(adapter, cached).recorded(native_tid),
                 {"entries": True})

@@ -497,17 +497,19 @@ LOCATE_METHODS = {"symbol": _abi.PYF_LOCATE_SYMBOL, "section": _abi.PYF_LOCATE_S
 
 
 def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section", "scan"),
-                   scan_budget=0):
+                   scan_budget=0, target_name=None):
     """Find _PyRuntime from what a debugger knows of the target (see
     pyf_runtime_locate in pyframes.h): ``mappings`` are ``(start, end,
     file_offset, flags, path)`` tuples, flags a string holding "r", "w", "x";
-    ``symbol_addr`` the address of the symbol _PyRuntime (0 when unknown).
+    ``symbol_addr`` the address of the symbol _PyRuntime (0 when unknown);
+    ``target_name`` how failures name the target ("process 12 (sleep)",
+    errors.process_label).
 
     Returns ``(address, PythonInfo, how, None)`` when found (how: the
     library's words, e.g. "the .PyRuntime section of /usr/bin/python3.15"),
     else ``(None, PythonInfo or None, None, error)``: the PyframesError the
     library gave (NotPython, UnsupportedVersion with the PythonInfo of the
-    refused version, whose str() names it: "unsupported CPython 3.11.2
+    refused version, whose str() names it: "unsupported CPython 3.10.13
     (pyframes reads ...)", ...).  Raises PermissionDenied and NoSuchProcess."""
     ffi = _abi
     lib = _loader.load()
@@ -532,6 +534,8 @@ def locate_runtime(read, mappings=(), symbol_addr=0, methods=("symbol", "section
     req.maps = maps
     req.nmaps = len(rows)
     req.scan_budget = scan_budget
+    name = target_name.encode("utf-8", "surrogateescape") if target_name else None
+    req.target_name = name
     out = ffi.pyf_runtime_location()
     out.struct_size = ffi.ctypes.sizeof(out)
     failure = _new_failure()
