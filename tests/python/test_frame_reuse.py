@@ -120,6 +120,48 @@ def test_code_object_reused_address(interp, pyframes):
         steps.close()
 
 
+def test_rendered_text_follows_moved_and_reused_frames(interp, pyframes):
+    """The stack command's text (render.format_threads_text, made twice at
+    each stop as two commands of a debugger make it, with one source
+    reader kept between them) names what the target says at every stop:
+    the top frame's new line once it moved, and the new function once a
+    new code object took a freed one's address (the renderer keeps the
+    text of a frame by its frame-table record, never by an address)."""
+    from pyframes import render
+    depth = 20
+    steps = Steps(interp.path, depth)
+    seen = {}
+    reused = 0
+    try:
+        stop = steps.stop()
+        reader = render.SourceReader()
+        with pyframes.attach(steps.proc.pid) as target:
+            for _ in range(200):
+                name, code, line = stop
+                for where in range(2):  # the round's two stops
+                    if where:
+                        steps.step()
+                        name, code, line = steps.stop()
+                    for _command in range(2):
+                        reader.refresh()
+                        [thread] = [t for t in target.snapshot().threads()
+                                    if t.native_thread_id == steps.proc.pid]
+                        text = render.format_threads_text([thread], source=reader)
+                        assert text.split("\n")[2] == '  File "<round-%s>", line %d, in %s' % (
+                            name[1:], line, name), text[:500]
+                        assert text.count(", in descend\n") == depth + 1
+                if code in seen and seen[code] != name:
+                    reused += 1
+                    if reused >= 3:
+                        break
+                seen[code] = name
+                steps.step()
+                stop = steps.stop()
+        assert reused >= 3, "no code object address was reused in 200 rounds"
+    finally:
+        steps.close()
+
+
 @pytest.mark.parametrize("cache", [False, True], ids=["uncached", "cached"])
 def test_unchanged_snapshots_are_the_same_object(interp, pyframes, cache):
     """Snapshots of an unchanged stack (pyf_snapshot_take_copy freed the
