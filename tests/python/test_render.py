@@ -395,16 +395,21 @@ def test_source_reader_rereads_an_edited_file_after_refresh(tmp_path):
     assert reader(str(path), 2) is None
 
 
+def counted_source(calls):
+    """A source reader that appends each (filename, line) asked to calls."""
+    def source(filename, line):
+        calls.append((filename, line))
+        return render.SourceReader()(filename, line)
+    return source
+
+
 def test_recursion_formats_each_distinct_frame_once(tmp_path):
     """A 1,000-deep recursion: the same lines as frame-by-frame formatting,
     with one source lookup per distinct frame."""
     path = tmp_path / "rec.py"
     path.write_text("def f(n):\n    return f(n - 1)\n")
     calls = []
-
-    def source(filename, line):
-        calls.append((filename, line))
-        return render.SourceReader()(filename, line)
+    source = counted_source(calls)
     frames = [Frame(function="f", filename=str(path), line=2, frame_addr=0x1000 + i,
                     code_addr=0x50) for i in range(1000)]
     thread = Thread(thread_id=1, native_thread_id=2, interpreter_id=0, complete=True,
@@ -438,10 +443,7 @@ def test_frames_of_one_record_share_their_text(tmp_path):
     path = tmp_path / "rec.py"
     path.write_text("def f(n):\n    return f(n - 1)\ndef g():\n    yield\n")
     calls = []
-
-    def source(filename, line):
-        calls.append((filename, line))
-        return render.SourceReader()(filename, line)
+    source = counted_source(calls)
     frames = recorded(
         [Frame("g", str(path), 4, frame_addr=0x900, code_addr=0x60, flags=FRAME_GENERATOR)] +
         [Frame("f", str(path), 2, frame_addr=0x1000 + i, code_addr=0x50) for i in range(500)] +
