@@ -273,6 +273,11 @@ class _KeptTexts:
         self._by_id = {}  # id(tuple) -> (tuple, ((record, its text), ...), text)
         self._chars = 0
 
+    def clear(self):
+        """Forget every entry."""
+        self._by_id.clear()
+        self._chars = 0
+
     def get(self, frames):
         """(the records and their texts, the text) kept of ``frames``, or None."""
         entry = self._by_id.get(id(frames))
