@@ -29,10 +29,24 @@ sys.path.insert(0, HERE)
 from bench_dump import debugger_results, start, write_script  # noqa: E402
 
 # (module, attribute of it, its name in the table): the steps, in the order
-# the command takes them
+# the command takes them; timed(owner, name, label, note) has note(label,
+# seconds) called after each call of owner.name
 STEPS = r"""
+import time
 from pyframes import (_convert, plugin, render, session, stack_command,
                       target as api)
+
+def timed(owner, name, label, note):
+    real = getattr(owner, name)
+
+    def step(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            note(label, time.perf_counter() - t0)
+    setattr(owner, name, step)
+
 STEPS = [
     (session, "parse_arguments", "parse"),
     (session.Session, "_get_target", "target"),
@@ -47,23 +61,11 @@ STEPS = [
 """
 
 GDB_SCRIPT = STEPS + r"""
-import statistics, sys, time
+import statistics, sys
 import gdb
 spent = {{}}
-
-def timed(owner, name, label):
-    real = getattr(owner, name)
-
-    def step(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            spent[label].append(time.perf_counter() - t0)
-    setattr(owner, name, step)
-
 for owner, name, label in STEPS:
-    timed(owner, name, label)
+    timed(owner, name, label, lambda label, seconds: spent[label].append(seconds))
 
 def command():
     gdb.execute("py-bt-fast")
@@ -88,23 +90,15 @@ sys.stdout.flush()
 """
 
 CLI_SCRIPT = STEPS + r"""
-import os, sys, time
+import os, sys
 from pyframes import cli
 spent = {"rendering": 0.0, "guard": 0.0}
 
-def timed(owner, name, label):
-    real = getattr(owner, name)
+def note(label, seconds):
+    spent[label] += seconds
 
-    def step(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            spent[label] += time.perf_counter() - t0
-    setattr(owner, name, step)
-
-timed(render, "format_threads_text", "rendering")
-timed(cli, "escape_lines", "guard")
+timed(render, "format_threads_text", "rendering", note)
+timed(cli, "escape_lines", "guard", note)
 out = os.dup(1)
 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 t0 = time.perf_counter()
