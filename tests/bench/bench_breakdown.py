@@ -4,11 +4,16 @@ Starts `python3.X` on a recursion of the given depth (pipe handshake) and
 measures, warm, each layer of what py-bt-fast does with the PID reader:
 the library's walk alone (pyf_snapshot_take_copy as Target.snapshot calls
 it, with a buffer of its own, + free when the library left a snapshot),
-Target.snapshot() (walk + conversion into model objects), and rendering the
+Target.snapshot() (walk + conversion into model objects; also with the
+threads' facts, names, GIL and exception, as the stack command asks for
+them), and rendering the
 main thread's text with source lines (render.format_threads_text, source
-files kept between commands as the session keeps them).  What a debugger
-command costs beyond these (its parsing, the thread choice, the write to
-the debugger's stdout) is the difference to bench_debuggers.py's figure.
+files kept between commands as the session keeps them; the text of the
+thread's tuple of frames kept from one rendering to the next, as at a
+debugger's next command at the same stop, and without it: a stack's first
+rendering).  What a debugger command costs beyond these (its parsing, the
+thread choice, the write to the debugger's stdout) is the difference to
+bench_debuggers.py's figure.
 
     python3 tests/bench/bench_breakdown.py [--python python3.15] [--depth 1000] [--repeat 300]
 """
@@ -94,16 +99,25 @@ def main():
                 source.refresh()
                 return render.format_threads_text(threads, source=source)
 
+            def first_text():
+                render._KEPT.clear()
+                return text()
+
             walk(), text()
             w = median_us(walk, a.repeat)
             s = median_us(lambda: target.snapshot(native_tid=proc.pid), a.repeat)
+            sf = median_us(lambda: target.snapshot(native_tid=proc.pid, facts=True), a.repeat)
             r = median_us(text, a.repeat)
+            r1 = median_us(first_text, a.repeat)
             print("%s, depth %d (%d frames), warm medians:" % (
                 a.python, a.depth, len(threads[0].frames)))
             print("  library walk (take_copy)           %8.1f us" % w)
             print("  Target.snapshot (walk + binding)   %8.1f us  (binding %.1f us)" % (s, s - w))
+            print("    with the threads' facts, as the stack command takes it  %8.1f us" % sf)
             print("  rendering with source lines        %8.1f us  (%d bytes of text)" % (
                 r, len(text())))
+            print("    the thread's frames rendered for the first time (nothing kept)"
+                  " %8.1f us" % r1)
         steps = cold(sys.executable, proc.pid)
         print("  cold, in a fresh interpreter (medians of 7):")
         for name, value in zip(("import pyframes", "load libpyframes",

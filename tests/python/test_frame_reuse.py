@@ -4,8 +4,9 @@ Against live CPython 3.13/3.14/3.15 processes (targets/steps.py): two
 snapshots of an unchanged 1,000-deep stack return the same Frame objects;
 when the top frame moves to another line only its object changes; a code
 object freed and another made at the same address never shows the old
-function.  The expected names and lines come from the target itself (it
-reports the line it blocks on and its code object's address).
+function, in the snapshot and in the stack command's text.  The expected
+names and lines come from the target itself (it reports the line it blocks
+on and its code object's address).
 """
 import os
 import subprocess
@@ -94,8 +95,16 @@ def test_unchanged_stack_same_objects_and_moved_top(interp, pyframes):
 
 def test_code_object_reused_address(interp, pyframes):
     """Rounds until a new code object takes a freed one's address (it
-    usually does at once); the snapshot must name the new function."""
-    steps = Steps(interp.path, 20)
+    usually does at once); the snapshot must name the new function, and so
+    must the stack command's text (render.format_threads_text, made twice
+    at each of a round's two stops as two commands of a debugger make it,
+    one source reader kept between them: the renderer keeps a frame's text
+    by its frame-table record, never by an address), which names the top
+    frame's new line at the second stop."""
+    from pyframes import render
+    depth = 20
+    steps = Steps(interp.path, depth)
+    reader = render.SourceReader()
     seen = {}
     reused = 0
     try:
@@ -103,16 +112,26 @@ def test_code_object_reused_address(interp, pyframes):
         with pyframes.attach(steps.proc.pid) as target:
             for _ in range(200):
                 name, code, line = stop
-                top = main_frames(target.snapshot(), steps.proc.pid)[0]
-                assert (top.function, top.filename, top.line, top.code_addr) == \
-                    (name, "<round-%s>" % name[1:], line, code)
+                for second in (False, True):  # the round's two stops
+                    if second:
+                        steps.step()
+                        name, code, line = steps.stop()
+                    for _command in range(2):
+                        reader.refresh()
+                        [thread] = [t for t in target.snapshot().threads()
+                                    if t.native_thread_id == steps.proc.pid]
+                        top = thread.frames[0]
+                        assert (top.function, top.filename, top.line, top.code_addr) == \
+                            (name, "<round-%s>" % name[1:], line, code)
+                        text = render.format_threads_text([thread], source=reader)
+                        assert text.split("\n")[2] == '  File "<round-%s>", line %d, in %s' % (
+                            name[1:], line, name), text[:500]
+                        assert text.count(", in descend\n") == depth + 1
                 if code in seen and seen[code] != name:
                     reused += 1
                     if reused >= 3:
                         break
                 seen[code] = name
-                steps.step()
-                steps.stop()
                 steps.step()
                 stop = steps.stop()
         assert reused >= 3, "no code object address was reused in 200 rounds"

@@ -19,6 +19,7 @@ from pyframes.model import (  # noqa: E402
     FRAME_ENTRY_FROM_C,
     FRAME_GENERATOR,
     Frame,
+    FrameRecord,
     Interpreter,
     PythonInfo,
     Snapshot,
@@ -394,16 +395,21 @@ def test_source_reader_rereads_an_edited_file_after_refresh(tmp_path):
     assert reader(str(path), 2) is None
 
 
+def counted_source(calls):
+    """A source reader that appends each (filename, line) asked to calls."""
+    def source(filename, line):
+        calls.append((filename, line))
+        return render.SourceReader()(filename, line)
+    return source
+
+
 def test_recursion_formats_each_distinct_frame_once(tmp_path):
     """A 1,000-deep recursion: the same lines as frame-by-frame formatting,
     with one source lookup per distinct frame."""
     path = tmp_path / "rec.py"
     path.write_text("def f(n):\n    return f(n - 1)\n")
     calls = []
-
-    def source(filename, line):
-        calls.append((filename, line))
-        return render.SourceReader()(filename, line)
+    source = counted_source(calls)
     frames = [Frame(function="f", filename=str(path), line=2, frame_addr=0x1000 + i,
                     code_addr=0x50) for i in range(1000)]
     thread = Thread(thread_id=1, native_thread_id=2, interpreter_id=0, complete=True,
@@ -412,6 +418,82 @@ def test_recursion_formats_each_distinct_frame_once(tmp_path):
     expected = [line for fr in frames for line in render.format_frame(fr, source=render.SourceReader())]
     assert lines[2:] == expected
     assert calls == [(str(path), 2)]
+
+
+def recorded(frames):
+    """The frames as the frame table makes them: those that show the same
+    (function, file, line, flags, code object) share one FrameRecord."""
+    records = {}
+    for f in frames:
+        key = (f.function, f.filename, f.line, f.flags, f.code_addr)
+        f.__dict__["_record"] = records.setdefault(
+            key, FrameRecord(Frame(f.function, f.filename, f.line, flags=f.flags,
+                                   code_addr=f.code_addr)))
+    return tuple(frames)
+
+
+def rec_thread(frames):
+    return Thread(thread_id=1, native_thread_id=2, interpreter_id=0, frames=frames)
+
+
+def test_frames_of_one_record_share_their_text(tmp_path):
+    """Frames with their frame-table record (a recursion, a generator): the
+    lines of frame-by-frame formatting, each record's source line looked up
+    once, the addresses of each frame its own."""
+    path = tmp_path / "rec.py"
+    path.write_text("def f(n):\n    return f(n - 1)\ndef g():\n    yield\n")
+    calls = []
+    source = counted_source(calls)
+    frames = recorded(
+        [Frame("g", str(path), 4, frame_addr=0x900, code_addr=0x60, flags=FRAME_GENERATOR)] +
+        [Frame("f", str(path), 2, frame_addr=0x1000 + i, code_addr=0x50) for i in range(500)] +
+        [Frame("<module>", str(path), None, frame_addr=0x800, code_addr=0x40)])
+    plain = [Frame(f.function, f.filename, f.line, frame_addr=f.frame_addr,
+                   code_addr=f.code_addr, flags=f.flags) for f in frames]
+    for addresses in (False, True):
+        expected = [line for f in plain for line in render.format_frame(
+            f, source=render.SourceReader(), addresses=addresses)]
+        calls.clear()
+        text = render.format_threads_text([rec_thread(frames)], source=source,
+                                          addresses=addresses)
+        assert text.split("\n")[2:-1] == expected
+        assert sorted(calls) == [(str(path), 2), (str(path), 4)]
+        assert list(render.format_thread(rec_thread(frames), source=source,
+                                         addresses=addresses))[2:] == expected
+
+
+def test_kept_text_follows_an_edited_source_file(tmp_path):
+    """The same tuple of frames rendered again (a debugger's next command at
+    the same stop) after its file was edited shows the new source line."""
+    path = tmp_path / "mod.py"
+    path.write_text("def f(n):\n    return f(n - 1)\n")
+    frames = recorded([Frame("f", str(path), 2, frame_addr=0x1000 + i, code_addr=0x50)
+                       for i in range(100)])
+    reader = render.SourceReader()
+    first = render.format_threads_text([rec_thread(frames)], source=reader)
+    assert first.count("    return f(n - 1)\n") == 100
+    assert render.format_threads_text([rec_thread(frames)], source=reader) == first
+    path.write_text("def f(n):\n    return f(n - 2)  # edited\n")
+    reader.refresh()
+    again = render.format_threads_text([rec_thread(frames)], source=reader)
+    assert again.count("    return f(n - 2)  # edited\n") == 100
+    assert "f(n - 1)" not in again
+    # and without source lines, none
+    assert "return" not in render.format_threads_text([rec_thread(frames)], show_source=False)
+
+
+def test_kept_text_is_of_its_own_tuple():
+    """Tuples made and dropped in turn (a new one may take a dropped one's
+    address): each shows its own frames."""
+    for i in range(200):
+        frames = recorded([Frame("f%d" % (i % 7), "/app/m%d.py" % (i % 3), 1 + i % 11,
+                                 frame_addr=0x1000 + k, code_addr=0x50 + i % 5)
+                           for k in range(1 + i % 4)])
+        text = render.format_threads_text([rec_thread(frames)], show_source=False)
+        line = '  File "/app/m%d.py", line %d, in f%d\n' % (i % 3, 1 + i % 11, i % 7)
+        assert text == (render.thread_header(rec_thread(frames)) + "\n" +
+                        "Traceback (most recent call first):\n" + line * (1 + i % 4))
+        del frames
 
 
 def test_process_source_prefers_proc_root(tmp_path):

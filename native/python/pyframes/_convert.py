@@ -17,8 +17,8 @@ import sys
 
 from . import _abi, errors
 from .errors import PyframesError, error_from_code
-from .model import (LOCAL_KINDS, TASK_STATES, VALUE_KINDS, Frame, FrameValues, Interpreter,
-                    Local, Snapshot, Task, Thread, ThreadException, Value)
+from .model import (LOCAL_KINDS, TASK_STATES, VALUE_KINDS, Frame, FrameRecord, FrameValues,
+                    Interpreter, Local, Snapshot, Task, Thread, ThreadException, Value)
 
 ctypes = _abi.ctypes
 Layout = _abi.Layout
@@ -153,7 +153,7 @@ class FrameTable:
 
     def __init__(self):
         self.table_id = 0
-        self.records = []   # per record: the Frame fields except frame_addr
+        self.records = []   # per record: the Frame fields except frame_addr, and _record
         self.frames = []    # per key: its Frame
         self._strings = {0: ""}
         self._lists = {}    # tstate address -> its frames in the last snapshot
@@ -171,9 +171,10 @@ class FrameTable:
         have = len(records)
         if nrecords > have and records_at:
             text = self._text
+            new = object.__new__
             for (code_addr, fn, fname, line, end_line, column, end_column,
                  flags) in map(RECORD_ROW, _elements(RECORD, records_at, have, nrecords)):
-                records.append(dict(
+                fields = dict(
                     function=text(fn),
                     filename=text(fname),
                     line=line if line >= 0 else None,
@@ -182,7 +183,11 @@ class FrameTable:
                     end_column=end_column if end_column >= 0 else None,
                     code_addr=code_addr,
                     flags=flags,
-                ))
+                )
+                record = new(Frame)
+                record.__dict__.update(fields, frame_addr=0)
+                fields["_record"] = FrameRecord(record)
+                records.append(fields)
         frames = self.frames
         have = len(frames)
         if nkeys > have and keys_at:

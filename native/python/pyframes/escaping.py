@@ -42,11 +42,20 @@ def escape(s):
     return "".join(out)
 
 
+# the ASCII characters str.isprintable() accepts, and the newline
+_ASCII_KEPT = bytes(range(0x20, 0x7F)) + b"\n"
+
+
 def escape_lines(text):
     """A whole message or output: every line escaped, its ``\\n`` kept.
     Fields were escaped where they were put in (a newline inside a name is
-    ``\\n`` there); this is the last guard where text leaves pyframes."""
-    if text.isprintable():
+    ``\\n`` there); this is the last guard where text leaves pyframes.
+    Text that needs nothing is returned as it is after one pass over it
+    (ASCII: one deletion of the kept bytes in C; else one isprintable())."""
+    if text.isascii():
+        if not text.encode("ascii").translate(None, _ASCII_KEPT):
+            return text
+    elif text.replace("\n", "").isprintable():
         return text
     return "\n".join(escape(line) for line in text.split("\n"))
 

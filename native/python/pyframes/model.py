@@ -109,6 +109,11 @@ class Frame:
     #: PYF_FRAME_* bits; see the properties below.
     flags: int = 0
 
+    # Not a field: the FrameRecord of a frame made from a record of the
+    # target's frame table (_convert.FrameTable); None for a frame made
+    # otherwise.
+    _record = None
+
     @property
     def is_generator(self):
         """The frame belongs to a generator, coroutine or async generator."""
@@ -159,6 +164,23 @@ class Frame:
         if self.flags & FRAME_GENERATOR:
             d["owner"] = self.owner
         return d
+
+
+class FrameRecord(object):
+    """One record of a target's frame table (pyframes.h: a code object and
+    instruction, what its frames show), as the frames made from it hold it
+    (``Frame._record``): the same object for all of them and for no other
+    frame.  They show the same function, file, line and flags (frames that
+    differ in any are of another record), so what is made of one (the
+    renderer's text) is made once per record; the key is the object itself
+    (its identity, never an address of the target, which a freed code object
+    leaves to another one)."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        #: The record as a Frame (frame address 0).
+        self.frame = frame
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,24 @@
 """Text, JSON and collapsed-stack renderings of a snapshot.
 
-Pure functions: they take model objects and yield lines (without newlines).
-The only I/O is reading source lines, through an injectable callable
-``source(filename, line) -> Optional[str]``; :class:`SourceReader` is the
-default.  Everything that comes from the target (names, file names, error
-details, source text) goes through :func:`escape` (pyframes.escaping), so a
-hostile process cannot send control sequences to the terminal.
+Pure functions: they take model objects and yield lines (without newlines)
+or return the text.  The only I/O is reading source lines, through an
+injectable callable ``source(filename, line) -> Optional[str]``;
+:class:`SourceReader` is the default.  Everything that comes from the
+target (names, file names, error details, source text) goes through
+:func:`escape` (pyframes.escaping), so a hostile process cannot send
+control sequences to the terminal.
+
+The text of a stack is made per distinct frame, not per frame: the frames
+of one record of the target's frame table (every level of a recursion)
+share one text, made and escaped once per rendering (_FrameTexts), and a
+thread's frames are one join of those; the join of a thread's tuple of
+frames is kept for the next rendering of the same tuple (_KEPT), which
+checks only the text of each distinct record.
 """
 
 import io
 import json
+import operator
 import os
 import re
 import stat
@@ -262,41 +271,156 @@ def format_frame(frame, *, show_source=True, source=None, addresses=False):
                 yield "    " + escape(line)
 
 
+_record_of = operator.attrgetter("_record")
+
+
+class _KeptTexts:
+    """The text of threads' frame tuples kept from one rendering to the
+    next.  A debugger's next command at the same stop renders the same
+    tuple again (the binding hands a thread the tuple of the last snapshot
+    again when the library marks its frames unchanged): its text serves
+    again when the text of each of its distinct records, made anew (the
+    source file may have changed), is what it was.  Each entry holds its
+    tuple (so no other tuple takes its id while it is kept); at most
+    ``max_entries`` entries and ``max_chars`` characters of text are kept,
+    the oldest entries go first."""
+
+    def __init__(self, max_entries, max_chars):
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._by_id = {}  # id(tuple) -> (tuple, ((record, its text), ...), text)
+        self._chars = 0
+
+    def clear(self):
+        """Forget every entry."""
+        self._by_id.clear()
+        self._chars = 0
+
+    def get(self, frames):
+        """(the records and their texts, the text) kept of ``frames``, or None."""
+        entry = self._by_id.get(id(frames))
+        if entry is None or entry[0] is not frames:
+            return None
+        return entry[1:]
+
+    def put(self, frames, made, text):
+        by_id = self._by_id
+        old = by_id.pop(id(frames), None)
+        if old is not None:
+            self._chars -= len(old[2])
+        if len(text) > self.max_chars:
+            return
+        while by_id and (self._chars + len(text) > self.max_chars or
+                         len(by_id) >= self.max_entries):
+            self._chars -= len(by_id.pop(next(iter(by_id)))[2])
+        by_id[id(frames)] = (frames, made, text)
+        self._chars += len(text)
+
+
+_KEPT = _KeptTexts(1024, 4 << 20)
+
+
+class _FrameTexts:
+    """The text of frames (format_frame's lines, each ending in a newline)
+    in one rendering, each distinct frame made and escaped once: frames of
+    one frame-table record (Frame._record, the same function, file, line
+    and owner) share it, other frames by what they show.  A frame's source
+    line is looked up once per rendering, so the text of a file edited
+    between two commands is the new one."""
+
+    def __init__(self, show_source, source):
+        self.show_source = show_source
+        self.source = source
+        self._texts = {}  # record or (filename, line, function, owner) -> text
+        self._heads = {}  # the same keys -> (the frame's first line, the rest)
+
+    def _parts(self, frame, key):
+        parts = self._heads.get(key)
+        if parts is None:
+            lines = list(format_frame(frame, show_source=self.show_source, source=self.source))
+            parts = self._heads[key] = (lines[0], "".join(line + "\n" for line in lines[1:]))
+        return parts
+
+    def _text(self, frame, key):
+        text = self._texts.get(key)
+        if text is None:
+            head, rest = self._parts(frame, key)
+            text = self._texts[key] = head + "\n" + rest
+        return text
+
+    @staticmethod
+    def _key(frame):
+        record = frame._record
+        if record is None:
+            return (frame.filename, frame.line, frame.function, frame.owner)
+        return record
+
+    def one(self, frame):
+        """The text of one frame."""
+        return self._text(frame, self._key(frame))
+
+    def many(self, frames, keep=False):
+        """The text of a sequence of frames: each distinct one made once,
+        one lookup per frame; none when the tuple ``frames`` (``keep``: a
+        thread's own) is the one the last rendering of it had, with the
+        same text for each of its records."""
+        kept = _KEPT.get(frames) if keep else None
+        if kept is not None and all(self._text(record.frame, record) == text
+                                    for record, text in kept[0]):
+            return kept[1]
+        keys = list(map(_record_of, frames))
+        distinct = set(keys)
+        if None in distinct:  # frames without a record: each looked at
+            return "".join(map(self.one, frames))
+        made = tuple((record, self._text(record.frame, record)) for record in distinct)
+        text = "".join(map(self._texts.__getitem__, keys))
+        if keep and type(frames) is tuple:
+            _KEPT.put(frames, made, text)
+        return text
+
+    def addressed(self, frame):
+        """The text of one frame with its frame and code object addresses."""
+        head, rest = self._parts(frame, self._key(frame))
+        return "%s (frame 0x%x, code 0x%x)\n%s" % (head, frame.frame_addr, frame.code_addr,
+                                                   rest)
+
+
+def _thread_text(thread, header, texts, limit=None, addresses=False, locals_of=None):
+    """format_thread's lines, each ending in a newline, under ``header``
+    (texts: a _FrameTexts)."""
+    out = [header, "\n"]
+    exc = exception_line(getattr(thread, "exception", None))
+    if exc is not None:
+        out += (exc, "\n")
+    frames = thread.frames
+    if not frames:
+        out.append("  (no Python frames)\n")
+        return "".join(out)
+    out.append("Traceback (most recent call first):\n")
+    shown = frames if limit is None else frames[:max(limit, 0)]
+    if addresses or locals_of is not None:
+        text_of = texts.addressed if addresses else texts.one
+        for frame in shown:
+            out.append(text_of(frame))
+            if locals_of is not None:
+                out.extend(line + "\n" for line in locals_of(frame))
+    else:
+        out.append(texts.many(shown, keep=shown is frames))
+    rest = len(frames) - len(shown) + thread.more_frames
+    if rest > 0:
+        out.append("  ... %d more frame%s\n" % (rest, "" if rest == 1 else "s"))
+    return "".join(out)
+
+
 def format_thread(thread, *, limit=None, show_source=True, source=None,
                   addresses=False, locals_of=None):
     """Lines of one thread: header, ``Traceback (most recent call first):``
     and the frames, innermost first; ``locals_of(frame)``, when given, the
-    lines under each frame (its variables)."""
-    yield thread_header(thread)
-    exc = exception_line(getattr(thread, "exception", None))
-    if exc is not None:
-        yield exc
-    frames = thread.frames
-    if not frames:
-        yield "  (no Python frames)"
-        return
-    yield "Traceback (most recent call first):"
-    shown = frames if limit is None else frames[:max(limit, 0)]
-    # Frames that look the same (every level of a recursion) print the same
-    # lines: each distinct one is formatted once (not with addresses, which
-    # differ per frame).
-    memo = {}
-    for frame in shown:
-        if addresses:
-            yield from format_frame(frame, show_source=show_source, source=source,
-                                    addresses=True)
-        else:
-            key = (frame.filename, frame.line, frame.function, frame.owner)
-            lines = memo.get(key)
-            if lines is None:
-                lines = memo[key] = list(format_frame(frame, show_source=show_source,
-                                                      source=source))
-            yield from lines
-        if locals_of is not None:
-            yield from locals_of(frame)
-    rest = len(frames) - len(shown) + thread.more_frames
-    if rest > 0:
-        yield "  ... %d more frame%s" % (rest, "" if rest == 1 else "s")
+    lines under each frame (its variables).  Frames that show the same
+    (every level of a recursion) are formatted once."""
+    text = _thread_text(thread, thread_header(thread), _FrameTexts(show_source, source),
+                        limit, addresses, locals_of)
+    yield from text.split("\n")[:-1]
 
 
 def _threads(snapshot_or_threads):
@@ -320,13 +444,14 @@ def format_text(snapshot_or_threads: Union[Snapshot, Thread, Iterable[Thread]],
     """
     if show_source and source is None:
         source = SourceReader()
+    texts = _FrameTexts(show_source, source)
     first = True
     for thread in _threads(snapshot_or_threads):
         if not first:
             yield ""
         first = False
-        yield from format_thread(thread, limit=limit, show_source=show_source,
-                                 source=source, addresses=addresses, locals_of=locals_of)
+        yield from _thread_text(thread, thread_header(thread), texts, limit, addresses,
+                                locals_of).split("\n")[:-1]
 
 
 def format_json(snapshot: Snapshot, *, indent: Optional[int] = None) -> str:
@@ -566,23 +691,16 @@ def format_process_groups(members, *, show_source=True, source_of=None):
     naming its process (``Thread 0x... (native 5678, ...) [process 1234]:``).
     source_of(pid): the source reader of that process, or None."""
     by_thread = {id(t): pid for pid, t in members}
-    out = io.StringIO()
-    for i, unit in enumerate(group_threads([t for _, t in members])):
-        if i:
-            out.write("\n")
+    blocks = []
+    for unit in group_threads([t for _, t in members]):
         pids = [by_thread[id(t)] for t in unit]
         source = source_of(pids[0]) if show_source and source_of is not None else None
-        lines = format_text([unit[0]], show_source=show_source and source is not None,
-                            source=source)
-        first = next(lines)
         if len(unit) > 1:
-            first = group_header(unit, pids)
+            header = group_header(unit, pids)
         else:
-            first = labelled_header(unit[0], "%d" % pids[0], "process")
-        out.write(first + "\n")
-        for line in lines:
-            out.write(line + "\n")
-    return out.getvalue()
+            header = labelled_header(unit[0], "%d" % pids[0], "process")
+        blocks.append(_thread_text(unit[0], header, _FrameTexts(source is not None, source)))
+    return "\n".join(blocks)
 
 
 def process_groups_json(members):
@@ -607,32 +725,22 @@ def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,
     empty line.  With ``group`` the threads with the same stack (and the
     same lines under its frames, ``locals_of``) are shown once, under one
     header (group_header, naming every thread's label)."""
-    out = io.StringIO()
-    units = group_threads(threads, locals_of) if group else [[t] for t in threads]
-    for i, unit in enumerate(units):
-        if i:
-            out.write("\n")
+    if show_source and source is None:
+        source = SourceReader()
+    texts = _FrameTexts(show_source, source)
+    blocks = []
+    for unit in group_threads(threads, locals_of) if group else [[t] for t in threads]:
         t = unit[0]
         if len(unit) > 1:
-            labels = ([label_of(m.native_thread_id) if m.native_thread_id else None
-                       for m in unit] if label_of else None)
-            out.write(group_header(unit, labels=labels, debugger=debugger) + "\n")
-            lines = format_text([t], limit=limit, show_source=show_source, source=source,
-                                addresses=False, locals_of=locals_of)
-            next(lines)  # the first thread's own header
-            for line in lines:
-                out.write(line + "\n")
+            labels = ([label_of(os_tid(m)) if os_tid(m) else None for m in unit]
+                      if label_of else None)
+            blocks.append(_thread_text(t, group_header(unit, labels=labels, debugger=debugger),
+                                       texts, limit, locals_of=locals_of))
             continue
-        header = thread_header(t)
         label = label_of(os_tid(t)) if label_of and os_tid(t) else None
-        lines = format_text([t], limit=limit, show_source=show_source, source=source,
-                            addresses=addresses, locals_of=locals_of)
-        for n, line in enumerate(lines):
-            if n == 0 and line == header:
-                line = labelled_header(t, label, debugger)
-            out.write(line)
-            out.write("\n")
-    return out.getvalue()
+        blocks.append(_thread_text(t, labelled_header(t, label, debugger), texts, limit,
+                                   addresses, locals_of))
+    return "\n".join(blocks)
 
 
 def format_target_info(facts):
