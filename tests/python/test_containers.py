@@ -281,12 +281,12 @@ def _profile(svc, *args):
 
 
 def test_sample_from_the_node(service):
-    """sample: the main thread by default (the one whose OS id is the
+    """sample --main: the main thread (the one whose OS id is the
     process's); --mode cpu --all: only the spinners, on a CPU (their
     /proc stat under their ids here); --all: every thread labelled by its
     name, the unnamed one by its OS name."""
     svc = service
-    main = _profile(svc, "--duration", "0.5")
+    main = _profile(svc, "--duration", "0.5", "--main")
     want = list(reversed(svc.functions(svc.own_pid)))
     assert main["samples"] and main["thread_samples"] and main["failed_samples"] == 0, main
     assert all([f["function"] for f in s["frames"]] == want for s in main["stacks"]), main
@@ -461,7 +461,8 @@ def debugged(request, tmp_path_factory):
         tids = {here: own for own, here in svc.host.items()}
         named = [("all", "%s --all --json" % driver.command)] + per_thread_commands(
             driver, sorted(tids))
-        named += [("sample", "py-sample -n 200 --json %s" % os.path.join(workdir, "main.prof")),
+        named += [("sample", "py-sample -n 200 --main --json %s" % os.path.join(workdir,
+                                                                                "main.prof")),
                   ("cpu", "py-sample -n 300 --reset --mode cpu --all --json %s"
                    % os.path.join(workdir, "cpu.prof"))]
         yield driver, svc, driver.run(named, pid=svc.pid), tids
@@ -497,7 +498,7 @@ def test_debugger_from_the_node(debugged):
 
 
 def test_py_sample_from_the_node(debugged):
-    """py-sample: the main thread (its OS id is the process's); --mode cpu
+    """py-sample --main: the main thread (its OS id is the process's); --mode cpu
     --all: the spinners, their /proc stat under their ids here.  A
     debugger may stop a process of another PID namespace early (it takes
     its own stop signal for someone else's there: lldb-server often, gdb
