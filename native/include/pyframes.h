@@ -1013,7 +1013,13 @@ PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
 #define PYF_VALUE_GENERATOR 23 /* data: __qualname__ */
 #define PYF_VALUE_COROUTINE 24
 #define PYF_VALUE_ASYNC_GENERATOR 25
-#define PYF_VALUE_EXCEPTION 26 /* children: args (a tuple) */
+#define PYF_VALUE_EXCEPTION 26 /* children: args (a tuple); for a builtin
+                                  OSError (and its builtin subclasses)
+                                  whose errno and strerror are set, also
+                                  errno, strerror and, when set, filename
+                                  and filename2: what its str() words
+                                  ("[Errno N] strerror: 'filename' ->
+                                  'filename2'") */
 #define PYF_VALUE_ELLIPSIS 27
 #define PYF_VALUE_NOTIMPLEMENTED 28
 

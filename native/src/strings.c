@@ -68,6 +68,24 @@ int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si
     return PYF_OK;
 }
 
+int pyf__str_legacy(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si)
+{
+    uint32_t state = pyf__ld32(buf + o->unicode.state);
+    int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
+    unsigned kind = (state >> o->str_kind_shift) & 7;
+    bool compact = (state >> o->str_compact_bit) & 1;
+    bool ascii = (state >> o->str_ascii_bit) & 1;
+    /* not ready: kind 0 (PyUnicode_WCHAR_KIND) */
+    if (!o->legacy_strs || o->unicode.data == PYF__ABSENT || compact ||
+        (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) || length < 0)
+        return PYF_ECORRUPT;
+    si->kind = kind;
+    si->ascii = ascii;
+    si->length = (uint64_t)length;
+    si->data_off = o->unicode.data;
+    return PYF_OK;
+}
+
 int pyf__str_utf8(const pyf__str_info *si, const uint8_t *d, uint64_t nchars,
                   uint32_t max_bytes, bool raw, char **out, size_t *out_len,
                   bool *truncated)
