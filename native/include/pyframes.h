@@ -1108,19 +1108,29 @@ typedef struct pyf_local {
  * method_descriptor (a builtin type's method, unbound) has data: its name;
  * a _thread.RLock has number: its owner's thread ident (0: none) and
  * length: its recursion count.  The stack pointer is the frame's saved one
- * (3.14+ stackpointer, 3.13 stacktop), valid while the frame is suspended
- * in a call (every frame of a thread but its innermost; the innermost one
- * too while it calls C code, on 3.14+; 3.13 saves it only on a call of a
- * Python function): the innermost frame of a thread that runs bytecode
- * shows its last saved stack.  A stack pointer outside the frame's
+ * (3.14+ stackpointer, 3.11-3.13 stacktop), valid while the frame is
+ * suspended in a call (every frame of a thread but its innermost; the
+ * innermost one too while it calls C code, on 3.14+; 3.11-3.13 save it
+ * only on a call of a Python function): the innermost frame of a thread
+ * that runs bytecode shows its last saved stack.  3.11 leaves a running
+ * frame's stacktop as it was: it is taken only from a frame suspended in a
+ * call the eval loop made (prev_instr on the call's inline caches) or a
+ * generator's suspended at a yield, else the frame's stack is not saved
+ * (as 3.13's while it runs).  A stack pointer outside the frame's
  * co_stacksize gives one PYF_LOCAL_NO_STACK entry.  pyf_values.opcode and
- * oparg: the instruction at the frame's instr_ptr. */
+ * oparg: the instruction the frame is at: the code unit at instr_ptr
+ * (3.13+); on 3.11/3.12 the first code unit of the instruction whose unit
+ * prev_instr points at (the last unit run: an inline cache entry after a
+ * call), found by the opcodes' inline cache sizes; PYF_NO_VALUE when it
+ * cannot be known (before the frame's first instruction, outside its code,
+ * past an opcode of 3.12's instrumentation that hides the one it
+ * replaces). */
 #define PYF_VALUES_STACK 0x02u
 /* With PYF_VALUES_STACK: the stack entries only, the locals left unread
  * (nlocals counts the stack entries). */
 #define PYF_VALUES_STACK_ONLY 0x04u
-/* With PYF_VALUES_STACK, on 3.13: a frame whose stack pointer is not saved
- * (the innermost frame of a thread running C code) gives all its
+/* With PYF_VALUES_STACK, on 3.11-3.13: a frame whose stack pointer is not
+ * saved (the innermost frame of a thread running C code) gives all its
  * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
  * instead of the one PYF_LOCAL_NO_STACK entry.  Its live stack is a bottom
  * part of them, how long is unknown; the slots above hold what earlier
