@@ -511,22 +511,34 @@ PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
  * could not be read or made no sense.
  *
  * GIL: GIL_KNOWN when the interpreter's GIL (its locked flag and last
- * holder, _Py_DebugOffsets on 3.13-3.15) was read; GIL_HOLDER when it is
- * locked and its last holder is this thread state; GIL_HOLDS the thread's
- * own verdict: on 3.15 its holds_gil, on 3.13/3.14 GIL_HOLDER.  On 3.15
+ * holder: the runtime's on 3.11, the one the interpreter's ceval.gil
+ * points at on 3.12-3.15) was read; GIL_HOLDER when it is locked and its
+ * last holder is this thread state; GIL_HOLDS the thread's own verdict:
+ * on 3.15 its holds_gil, on 3.11-3.14 GIL_HOLDER.  On 3.15
  * GIL_REQUEST_KNOWN and GIL_REQUESTED (gil_requested: it waits for it).
  * NO_GIL: a free-threaded build running without the GIL (then no other
  * GIL flag).  pyf_thread's own PYF_THREAD_GIL_KNOWN/HOLDS_GIL are
- * unchanged: 3.15 default builds only, from holds_gil (3.13/3.14 too when
+ * unchanged: 3.15 default builds only, from holds_gil (3.11-3.14 too when
  * PYF_SNAP_GIL is asked as well).
  *
- * Exception: the one being raised (the thread state's current_exception),
- * else the one being handled (what sys.exception() returns in the thread:
- * the first exc_value of the exc_info chain that is neither NULL nor
- * None): its type as repr() names it, str() of it (bounded at
- * PYF_FACT_MESSAGE_MAX bytes, PYF_FACT_MESSAGE_TRUNCATED when cut; UTF-8,
- * not escaped), and the innermost entry of its traceback: file and line
- * (NULL and -1 when it has none, e.g. raised and not yet added to). */
+ * Exception: the one being raised (the thread state's current_exception;
+ * on 3.11 curexc_type/value/traceback), else the one being handled (what
+ * sys.exception() returns in the thread: the first exc_value of the
+ * exc_info chain that is neither NULL nor None): its type as repr() names
+ * it, the exception as a value tree (exc_value, an index into the values
+ * of pyf_snapshot_fact_values: a PYF_VALUE_EXCEPTION node, its args and,
+ * for an OSError, what its str() words; a binding renders str() of it),
+ * and the innermost entry of its traceback: file and line (NULL and -1
+ * when it has none, e.g. raised and not yet added to).  On 3.11 an
+ * exception raised from C may not be made yet (its class and the value
+ * to call it with held apart): exc_addr is 0 and its tree the exception
+ * that would be made, a node of the class's name at address 0 whose args
+ * are that value (a tuple), or a tuple (address 0) of it, or empty.
+ * exc_message is NULL: str() is no longer worded here but by the binding,
+ * from the tree (the one renderer of values); PYF_FACT_MESSAGE_PARTIAL
+ * says the class words its str() itself (a builtin with its own __str__,
+ * a class defining one), so the tree's BaseException wording may not be
+ * what str() says.  PYF_FACT_MESSAGE_TRUNCATED is no longer set. */
 #define PYF_FACT_NAME 0x0001u             /* name is the threading.Thread's name */
 #define PYF_FACT_NAME_UNREADABLE 0x0002u  /* the name could not be read */
 #define PYF_FACT_GIL_KNOWN 0x0004u        /* the interpreter's GIL was read */
@@ -539,19 +551,23 @@ PYF_API int pyf_snapshot_entries(const pyf_snapshot *s, const uint64_t **out);
 #define PYF_FACT_EXC_HANDLED 0x0200u      /* handled (except/finally), not raised */
 #define PYF_FACT_EXC_UNREADABLE 0x0400u   /* the thread state or exception could
                                              not be read (fields NULL as unknown) */
-#define PYF_FACT_MESSAGE_TRUNCATED 0x0800u /* exc_message was cut */
-#define PYF_FACT_MESSAGE_PARTIAL 0x1000u  /* part of the message could not be read */
+#define PYF_FACT_MESSAGE_TRUNCATED 0x0800u /* no longer set (exc_message is NULL) */
+#define PYF_FACT_MESSAGE_PARTIAL 0x1000u  /* the class words str() itself */
 #define PYF_FACT_MESSAGE_MAX 200u
 
 typedef struct pyf_thread_facts {
     const char *name;        /* UTF-8, or NULL (see above) */
     const char *exc_type;    /* "ValueError", "mod.Qualname"; NULL when none */
-    const char *exc_message; /* str() of it, NULL when unknown */
+    const char *exc_message; /* NULL (str() is rendered from exc_value) */
     const char *exc_file;    /* its innermost traceback entry's file, or NULL */
     int32_t exc_line;        /* and line, -1 when unknown */
     uint32_t flags;          /* PYF_FACT_* */
-    uint64_t exc_addr;       /* the exception object, 0 when none */
-    uint64_t reserved[2];
+    uint64_t exc_addr;       /* the exception object, 0 when none (or not made) */
+    /* the exception's tree: its node in pyf_snapshot_fact_values' values,
+     * PYF_NO_VALUE when none (was reserved: 0 from libraries before it) */
+    uint32_t exc_value;
+    uint32_t reserved32;
+    uint64_t reserved;
 } pyf_thread_facts;
 #define PYF_THREAD_FACTS_SIZE 64u /* the stride of the array: frozen within 0.x */
 
@@ -1036,7 +1052,13 @@ PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
 #define PYF_VALUE_GENERATOR 23 /* data: __qualname__ */
 #define PYF_VALUE_COROUTINE 24
 #define PYF_VALUE_ASYNC_GENERATOR 25
-#define PYF_VALUE_EXCEPTION 26 /* children: args (a tuple) */
+#define PYF_VALUE_EXCEPTION 26 /* children: args (a tuple); for a builtin
+                                  OSError (and its builtin subclasses)
+                                  whose errno and strerror are set, also
+                                  errno, strerror and, when set, filename
+                                  and filename2: what its str() words
+                                  ("[Errno N] strerror: 'filename' ->
+                                  'filename2'") */
 #define PYF_VALUE_ELLIPSIS 27
 #define PYF_VALUE_NOTIMPLEMENTED 28
 
@@ -1109,19 +1131,29 @@ typedef struct pyf_local {
  * method_descriptor (a builtin type's method, unbound) has data: its name;
  * a _thread.RLock has number: its owner's thread ident (0: none) and
  * length: its recursion count.  The stack pointer is the frame's saved one
- * (3.14+ stackpointer, 3.13 stacktop), valid while the frame is suspended
- * in a call (every frame of a thread but its innermost; the innermost one
- * too while it calls C code, on 3.14+; 3.13 saves it only on a call of a
- * Python function): the innermost frame of a thread that runs bytecode
- * shows its last saved stack.  A stack pointer outside the frame's
+ * (3.14+ stackpointer, 3.11-3.13 stacktop), valid while the frame is
+ * suspended in a call (every frame of a thread but its innermost; the
+ * innermost one too while it calls C code, on 3.14+; 3.11-3.13 save it
+ * only on a call of a Python function): the innermost frame of a thread
+ * that runs bytecode shows its last saved stack.  3.11 leaves a running
+ * frame's stacktop as it was: it is taken only from a frame suspended in a
+ * call the eval loop made (prev_instr on the call's inline caches) or a
+ * generator's suspended at a yield, else the frame's stack is not saved
+ * (as 3.13's while it runs).  A stack pointer outside the frame's
  * co_stacksize gives one PYF_LOCAL_NO_STACK entry.  pyf_values.opcode and
- * oparg: the instruction at the frame's instr_ptr. */
+ * oparg: the instruction the frame is at: the code unit at instr_ptr
+ * (3.13+); on 3.11/3.12 the first code unit of the instruction whose unit
+ * prev_instr points at (the last unit run: an inline cache entry after a
+ * call), found by the opcodes' inline cache sizes; PYF_NO_VALUE when it
+ * cannot be known (before the frame's first instruction, outside its code,
+ * past an opcode of 3.12's instrumentation that hides the one it
+ * replaces). */
 #define PYF_VALUES_STACK 0x02u
 /* With PYF_VALUES_STACK: the stack entries only, the locals left unread
  * (nlocals counts the stack entries). */
 #define PYF_VALUES_STACK_ONLY 0x04u
-/* With PYF_VALUES_STACK, on 3.12 and 3.13: a frame whose stack pointer is
- * not saved (the innermost frame of a thread running C code) gives all its
+/* With PYF_VALUES_STACK, on 3.11-3.13: a frame whose stack pointer is not
+ * saved (the innermost frame of a thread running C code) gives all its
  * co_stacksize slots, bottom first, each flagged PYF_LOCAL_UNSAVED,
  * instead of the one PYF_LOCAL_NO_STACK entry.  On 3.11, whose running
  * frames keep the stack pointer of their last Python call (nothing marks
@@ -1178,6 +1210,14 @@ PYF_API int pyf_value_read(pyf_target *t, uint64_t addr, const pyf_values_reques
                            pyf_values **out);
 /* Accepts NULL. */
 PYF_API void pyf_values_free(pyf_values *v);
+
+/* The value trees of a snapshot's thread facts (PYF_SNAP_THREAD_FACTS):
+ * each pyf_thread_facts.exc_value is the index of its exception's node in
+ * *out's values (nlocals 0; objects_read and bytes_read what the facts
+ * read).  *out is NULL and the call PYF_ENOTSUP for a snapshot without
+ * the flag.  Owned by the snapshot (never pyf_values_free): valid until
+ * pyf_snapshot_free. */
+PYF_API int pyf_snapshot_fact_values(const pyf_snapshot *s, const pyf_values **out);
 
 #ifdef __cplusplus
 }

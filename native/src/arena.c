@@ -58,6 +58,25 @@ void pyf__arena_free(pyf__arena *a)
     a->bytes = 0;
 }
 
+void pyf__arena_adopt(pyf__arena *a, pyf__arena *from)
+{
+    if (from->head == NULL)
+        return;
+    pyf__arena_block *last = from->head;
+    while (last->next != NULL)
+        last = last->next;
+    /* from's blocks after a's newest, which keeps serving allocations */
+    if (a->head == NULL) {
+        a->head = from->head;
+    } else {
+        last->next = a->head->next;
+        a->head->next = from->head;
+    }
+    a->bytes += from->bytes;
+    from->head = NULL;
+    from->bytes = 0;
+}
+
 bool pyf__grow_slow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap)

@@ -70,6 +70,12 @@ typedef struct pyf__str_info {
     uint64_t data_off;
 } pyf__str_info;
 int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si);
+/* A str that is not compact (legacy_strs: CPython 3.11's, made by its
+ * deprecated APIs), its characters elsewhere: its kind and length, and
+ * in data_off the offset of the pointer to them (unicode.data).
+ * PYF_ECORRUPT for any other header: compact, a legacy str never made
+ * ready (no characters but wchar_t ones), a version without them. */
+int pyf__str_legacy(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si);
 /* nchars characters at d as heap UTF-8 (*out, NUL terminated, *out_len
  * bytes), cut at max_bytes (*truncated set; left alone otherwise).  raw:
  * lone surrogates as "surrogatepass" and U+0000 as a NUL byte (values);

@@ -60,6 +60,9 @@ typedef struct pyf__arena {
 void *pyf__arena_alloc(pyf__arena *a, size_t len);
 char *pyf__arena_dup(pyf__arena *a, const char *str);
 void pyf__arena_free(pyf__arena *a);
+/* Move every block of from into a (freed with it); from is left empty.
+ * What was allocated in either stays where it is. */
+void pyf__arena_adopt(pyf__arena *a, pyf__arena *from);
 
 /* Room for need elements of elem bytes in the heap array *v of *cap
  * (doubling); false when out of memory or past 2^31 elements.  Inline for

@@ -490,15 +490,10 @@ static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__cod
     if (code == NULL || code->nlocalsplus == 0 ||
         (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
         return false;
-    if (o->cleared_kind == PYF__CLEARED_UNMARKED)
+    uint64_t sp;
+    if (o->cleared_kind == PYF__CLEARED_UNMARKED ||
+        pyf__frame_sp(o, fr->copy, fr->addr, &sp) != PYF__STACK_SAVED)
         return false;
-    if (o->cleared_kind == PYF__CLEARED_STACKTOP) {
-        int32_t top = (int32_t)pyf__ld32(fr->copy + o->frame.stacktop);
-        return top >= 0 && (uint32_t)top < code->nlocalsplus;
-    }
-    if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
-        return false;
-    uint64_t sp = pyf__ld64(fr->copy + o->frame.stackpointer);
     uint64_t base = fr->addr + o->frame.localsplus;
     return sp >= base && sp - base < 8 * (uint64_t)code->nlocalsplus;
 }

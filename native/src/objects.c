@@ -20,6 +20,7 @@
 #define INT_DIGITS_ABSURD (1ull << 28)
 #define SIZE_ABSURD (1ll << 40)     /* a length no object in memory has */
 #define SET_SLOTS_MAX (1ull << 30)
+#define SPLIT_MAX 256u              /* a split table's pairs (one byte indexes them) */
 
 /* Read len bytes of the object at addr into buf, or mark node i. */
 static bool obj_read(pyf__vctx *c, uint32_t i, uint64_t addr, void *buf, size_t len)
@@ -138,7 +139,7 @@ static void dict_children(pyf__vctx *c, uint32_t i, uint64_t keys, uint64_t valu
         return;
     const char *why;
     bool budget;
-    int64_t n = pyf__dict_pairs(c, keys, values, max, kv, &why, &budget);
+    int64_t n = pyf__dict_pairs(c, keys, values, max, kv, NULL, &why, &budget);
     if (n < 0)
         pyf__vbad(c, i, budget ? PYF_VALUE_BUDGET : 0, "%s", why);
     else
@@ -173,64 +174,79 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
         pyf__vtype_get(c, pyf__ld64(b + o->pyobject.ob_type))->kind != PYF_VALUE_DICT)
         return -1;
     return pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys), pyf__ld64(b + o->dict.ma_values),
-                           max, kv, &why, &budget);
+                           max, kv, NULL, &why, &budget);
 }
 
-/* 3.11, 3.12: the __dict__ of an instance whose type has a managed dict,
- * kept before the object (instdict_kind): a dict (*dict), or its values
- * (*values, with the type's cached keys) while no dict was made.  False
- * when unreadable; both 0 when it has none. */
-static bool managed_dict_before(pyf__vctx *c, uint64_t addr, uint64_t *dict, uint64_t *values)
+size_t pyf__managed_back(const pyf__vctx *c)
 {
     const pyf__value_layout *vl = &c->vl;
-    uint64_t word;
+    uint64_t back = vl->managed_dict_back;
+    if (c->o->instdict_kind == PYF__INSTDICT_TWO_POINTERS && vl->managed_values_back > back)
+        back = vl->managed_values_back;
+    return back <= 64 ? (size_t)back : 0;
+}
+
+void pyf__managed_dict(const pyf__vctx *c, const pyf__vtype *ty, uint64_t addr,
+                       const uint8_t *end, uint64_t *dict, uint64_t *values)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint64_t w = pyf__ld64(end - vl->managed_dict_back);
     *dict = *values = 0;
-    if (pyf__vread(c, addr - vl->managed_dict_back, &word, 8) != PYF_OK)
-        return false;
-    if (c->o->instdict_kind == PYF__INSTDICT_TAGGED) {
-        /* 3.12: one word, the values pointer less one (bit 0 set) or the dict */
-        if (word & 1)
-            *values = word + 1;
-        else
-            *dict = word;
+    switch (c->o->instdict_kind) {
+    case PYF__INSTDICT_TAGGED: /* bit 0 set: the values' address - 1, else the dict */
+        *(w & 1 ? values : dict) = w & 1 ? w + 1 : w;
+        break;
+    case PYF__INSTDICT_TWO_POINTERS:
+        *dict = w;
+        if (w == 0)
+            *values = pyf__ld64(end - vl->managed_values_back);
+        break;
+    default: /* inline, right after the object's own size */
+        *dict = w;
+        if (w == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16 &&
+            ty->basicsize < (1u << 20))
+            *values = addr + ty->basicsize;
+        break;
+    }
+}
+
+/* Where the attributes of the instance at addr of type ty are: its
+ * __dict__ (*dict, a managed one or at tp_dictoffset), or the values of
+ * its type's shared keys while no dict is made (*values); neither when it
+ * has none.  False when they cannot be read: the words before it, or
+ * inline values that are no longer valid (3.13+: its dict was made from
+ * them elsewhere). */
+static bool instance_where(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t *dict,
+                           uint64_t *values)
+{
+    *dict = *values = 0;
+    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+        uint8_t before[64];
+        size_t back = pyf__managed_back(c);
+        if (back == 0 || pyf__vread(c, addr - back, before, back) != PYF_OK)
+            return false;
+        pyf__managed_dict(c, ty, addr, before + back, dict, values);
+        uint8_t vh[8];
+        if (*values != 0 && c->o->dictvalues_kind == PYF__DICTVALUES_HEADER &&
+            (pyf__vread(c, *values, vh, 8) != PYF_OK || !vh[c->vl.values_valid]))
+            return false;
         return true;
     }
-    /* 3.11: the dict pointer, and before it the values pointer */
-    *dict = word;
-    return word != 0 || vl->managed_values_back == PYF__ABSENT ||
-           pyf__vread(c, addr - vl->managed_values_back, values, 8) == PYF_OK;
+    if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20))
+        return pyf__vread(c, addr + ty->dictoffset, dict, 8) == PYF_OK;
+    return true;
 }
 
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv)
 {
-    const pyf__value_layout *vl = &c->vl;
     const char *why;
     bool budget;
-    uint64_t dict = 0;
-    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) &&
-        c->o->instdict_kind != PYF__INSTDICT_INLINE) {
-        uint64_t values;
-        if (!managed_dict_before(c, addr, &dict, &values))
-            return -1;
-        if (dict == 0 && values != 0)
-            return pyf__dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
-    } else if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
-        if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
-            return -1;
-        if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {
-            uint8_t vh[8];
-            uint64_t values = addr + ty->basicsize;
-            if (pyf__vread(c, values, vh, 8) != PYF_OK)
-                return -1;
-            if (!vh[vl->values_valid])
-                return -1; /* its dict is elsewhere (materialized): not read */
-            return pyf__dict_pairs(c, ty->cached_keys, values, max, kv, &why, &budget);
-        }
-    } else if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20)) {
-        if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
-            return -1;
-    }
+    uint64_t dict, values;
+    if (!instance_where(c, addr, ty, &dict, &values))
+        return -1;
+    if (values != 0)
+        return pyf__dict_pairs(c, ty->cached_keys, values, max, kv, NULL, &why, &budget);
     return dict == 0 ? 0 : pyf__dict_items(c, dict, max, kv);
 }
 
@@ -422,7 +438,7 @@ static uint64_t slot_pairs(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
         if (dict != 0 && dict % 8 == 0 && pyf__vread(c, dict, b, (size_t)o->dict.size) == PYF_OK)
             n = pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
                                 pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, entries,
-                                &why, &budget);
+                                NULL, &why, &budget);
         for (int64_t k = 0; k < n && got < max; k++) {
             uint64_t d = entries[2 * k + 1], def, value;
             uint8_t h[64], m[24];
@@ -461,56 +477,26 @@ static void attributes(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype
                        uint32_t depth)
 {
     const pyf__value_layout *vl = &c->vl;
-    uint64_t dict = 0, values = 0, keys = 0;
-    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) &&
-        c->o->instdict_kind != PYF__INSTDICT_INLINE) {
-        if (!managed_dict_before(c, addr, &dict, &values))
-            return;
-        if (dict == 0 && values != 0) {
-            /* the count: the values present */
-            uint64_t *kv = words(c, 2 * (uint64_t)PYF__SPLIT_VALUES_MAX);
-            const char *why;
-            bool budget;
-            int64_t n = kv != NULL ? pyf__dict_pairs(c, ty->cached_keys, values,
-                                                     PYF__SPLIT_VALUES_MAX, kv, &why, &budget)
-                                   : -1;
-            free(kv);
-            if (n < 0)
-                return;
+    uint64_t dict, values;
+    if (!instance_where(c, addr, ty, &dict, &values))
+        return;
+    if (values != 0) { /* a managed dict not made yet: every pair, counted */
+        uint64_t *kv = words(c, 2 * SPLIT_MAX);
+        const char *why;
+        bool budget;
+        int64_t n = kv != NULL ? pyf__dict_pairs(c, ty->cached_keys, values, SPLIT_MAX, kv,
+                                                 NULL, &why, &budget)
+                               : -1;
+        if (n >= 0) {
             c->v[i].length = (uint64_t)n;
+            uint64_t shows = shown(c, i, (uint64_t)n, depth);
             bool saved = c->no_attrs;
             c->no_attrs = true;
-            dict_children(c, i, ty->cached_keys, values, depth);
+            children(c, i, kv, (uint32_t)shows * 2, depth);
             c->no_attrs = saved;
-            return;
         }
-    } else if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
-        if (pyf__vread(c, addr - vl->managed_dict_back, &dict, 8) != PYF_OK)
-            return;
-        if (dict == 0 && (ty->flags & PYF__TPFLAGS_INLINE_VALUES) && ty->basicsize >= 16) {
-            uint8_t vh[8];
-            values = addr + ty->basicsize;
-            keys = ty->cached_keys;
-            if (pyf__vread(c, values, vh, 8) != PYF_OK || !vh[vl->values_valid])
-                return;
-            /* the count: the values present, at most size */
-            uint64_t vals[256];
-            unsigned size = vh[vl->values_size];
-            if (pyf__vread(c, values + vl->values_values, vals, (size_t)size * 8) != PYF_OK)
-                return;
-            uint64_t n = 0;
-            for (unsigned k = 0; k < size; k++)
-                n += vals[k] != 0;
-            c->v[i].length = n;
-            bool saved = c->no_attrs;
-            c->no_attrs = true;
-            dict_children(c, i, keys, values, depth);
-            c->no_attrs = saved;
-            return;
-        }
-    } else if (ty->dictoffset > 0 && ty->dictoffset < (1u << 20)) {
-        if (pyf__vread(c, addr + ty->dictoffset, &dict, 8) != PYF_OK)
-            return;
+        free(kv);
+        return;
     }
     if (dict == 0 || dict % 8 != 0) {
         uint64_t kv[2 * PYF__VLOOKUP_ITEMS];
@@ -685,6 +671,45 @@ static void decode_type(pyf__vctx *c, uint32_t i, uint64_t addr)
         pyf__vdata(c, i, ty->name, strlen(ty->name));
 }
 
+/* The builtin exceptions whose str() is OSError's (Objects/exceptions.c,
+ * OSError_str). */
+static bool oserror_family(const pyf__vtype *ty)
+{
+    static const char *const names[] = {
+        "OSError", "BlockingIOError", "ChildProcessError", "ConnectionError",
+        "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+        "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError",
+        "IsADirectoryError", "NotADirectoryError", "PermissionError", "ProcessLookupError",
+        "TimeoutError",
+    };
+    if (ty->flags & PYF__TPFLAGS_HEAPTYPE)
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(ty->name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An exception: its args and, for an OSError whose errno and strerror are
+ * set, those, filename and filename2 when set (what OSError's str()
+ * words). */
+static void decode_exception(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype *ty,
+                             uint32_t depth)
+{
+    const pyf__value_layout *vl = &c->vl;
+    const uint64_t offs[5] = {vl->exc_args, vl->oserror_errno, vl->oserror_strerror,
+                              vl->oserror_filename, vl->oserror_filename2};
+    uint64_t f[5];
+    bool oserror = oserror_family(ty);
+    if (!fields(c, i, addr, offs, oserror ? 5 : 1, f) || f[0] == 0 ||
+        !may_descend(c, i, addr, depth))
+        return;
+    uint32_t n = 1;
+    if (oserror && f[1] != 0 && f[2] != 0)
+        n = f[3] == 0 ? 3 : f[4] == 0 ? 4 : 5;
+    children(c, i, f, n, depth);
+}
+
 static void decode_kind(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtype *ty,
                         uint32_t depth)
 {
@@ -771,8 +796,7 @@ static void decode_kind(pyf__vctx *c, uint32_t i, uint64_t addr, const pyf__vtyp
             name_data(c, i, f[0]);
         break;
     case PYF_VALUE_EXCEPTION:
-        if (fields(c, i, addr, &vl->exc_args, 1, f) && f[0] != 0)
-            child(c, i, f[0], depth);
+        decode_exception(c, i, addr, ty, depth);
         break;
     case PYF_VALUE_OTHER:
         if ((c->req.flags & PYF_VALUES_ATTRS) && !c->no_attrs)

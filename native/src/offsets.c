@@ -14,6 +14,7 @@
  * compares version numbers: the semantic differences are pyf__offsets'
  * named properties, set here.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -617,6 +618,7 @@ static void derive_313(pyf__offsets *off)
         off->gen_completed = 1;
         off->await_back = 8;
     }
+    off->gen_suspended = INT32_MIN; /* not used */
 }
 
 /* The numbers of a built-in table that are not offsets (3.11, 3.12). */
@@ -633,7 +635,19 @@ static void derive_builtin(pyf__offsets *off)
     off->gen_yield_from = INT32_MIN; /* no such state */
     off->gen_cleared = builtin_int(off, "gen_state.cleared", 4);
     off->gen_completed = builtin_int(off, "gen_state.completed", 1);
+    int suspended = builtin_int(off, "gen_state.suspended", INT32_MIN); /* a byte: -1 */
+    off->gen_suspended = suspended == INT32_MIN ? suspended : (int8_t)suspended;
     off->await_back = 8;
+    /* "opcode_caches.<opcode>": the opcodes with inline caches */
+    for (uint32_t i = 0; i < off->nbuiltin; i++) {
+        const char *name = off->builtin[i].name, *end;
+        if (strncmp(name, "opcode_caches.", 14) != 0)
+            continue;
+        unsigned long op = strtoul(name + 14, (char **)&end, 10);
+        uint64_t n = off->builtin[i].value;
+        if (op < 256 && *end == '\0')
+            off->opcode_caches[op] = n < PYF__CACHES_UNKNOWN ? (uint8_t)n : PYF__CACHES_UNKNOWN;
+    }
 }
 
 /* Every semantic difference between versions, by the version: the one
@@ -937,17 +951,41 @@ int pyf__offsets_check_facts(const pyf__offsets *o, char *err, size_t errlen)
     int rc = check_used(o, FACTS, err, errlen);
     if (rc != PYF_OK)
         return rc;
-    /* the GIL's locked and holder are offsets into the interpreter state,
-     * inside its own _gil (after its start); enabled (free-threaded; 0 in
-     * default builds) is an offset into struct _gil_runtime_state itself
-     * (3.13-3.15 initialize it with offsetof(struct _gil_runtime_state,
-     * enabled), 0: its first field) */
-    const uint64_t g = o->interp.gil_runtime_state;
-    if (o->interp.gil_locked < g || o->interp.gil_locked - g > 256 ||
-        o->interp.gil_holder < g || o->interp.gil_holder - g > 256 ||
-        o->interp.gil_enabled > 256) {
-        pyf__fmt(err, errlen, "thread facts layout: the GIL or exception fields of "
-                 "_Py_DebugOffsets are implausible");
+    /* the exception being raised: one object, or (3.11) the triple */
+    if (o->exc_kind == PYF__EXC_TRIPLE &&
+        (o->tstate.curexc_type == PYF__ABSENT || o->tstate.curexc_value == PYF__ABSENT ||
+         o->tstate.curexc_traceback == PYF__ABSENT)) {
+        pyf__fmt(err, errlen, "thread facts layout: the thread state's exception fields "
+                 "are missing");
+        return PYF_EOFFSETS;
+    }
+    return PYF_OK;
+}
+
+int pyf__offsets_check_gil(const pyf__offsets *o, char *err, size_t errlen)
+{
+    bool ok;
+    if (o->gil_kind == PYF__GIL_RUNTIME) {
+        /* the runtime's one GIL (checked against the runtime's size) */
+        ok = o->runtime.gil_locked != PYF__ABSENT && o->runtime.gil_holder != PYF__ABSENT;
+    } else {
+        /* the GIL's locked and holder are offsets into the interpreter
+         * state, inside its own _gil (after its start); enabled
+         * (free-threaded 3.13+; 0 in default builds) is an offset into
+         * struct _gil_runtime_state itself (3.13-3.15 initialize it with
+         * offsetof(struct _gil_runtime_state, enabled), 0: its first
+         * field), absent before 3.13 */
+        const uint64_t g = o->interp.gil_runtime_state;
+        ok = g != PYF__ABSENT && o->interp.ceval_gil != PYF__ABSENT &&
+             o->interp.gil_locked != PYF__ABSENT && o->interp.gil_holder != PYF__ABSENT &&
+             o->interp.gil_locked >= g && o->interp.gil_locked - g <= 256 &&
+             o->interp.gil_holder >= g && o->interp.gil_holder - g <= 256 &&
+             (o->interp.gil_enabled == PYF__ABSENT ? !o->free_threaded
+                                                   : o->interp.gil_enabled <= 256);
+    }
+    if (!ok) {
+        pyf__fmt(err, errlen, "thread facts layout: the GIL fields are missing or "
+                 "implausible");
         return PYF_EOFFSETS;
     }
     return PYF_OK;

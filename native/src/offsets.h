@@ -180,7 +180,16 @@ typedef struct pyf__offsets {
      * (the top of the value stack in 3.14, the slot under it in 3.15) */
     int gen_yield_from, gen_cleared, gen_completed;
     uint64_t await_back;
+    /* a generator's frame suspended at a yield (its state byte; 3.11, 3.12:
+     * the value stack it saved is whole), INT32_MIN where not used */
+    int gen_suspended;
+    /* ip_kind PYF__IP_PREVIOUS (3.11, 3.12): the inline cache entries
+     * that follow each opcode, as the code units prev_instr may be left
+     * on; PYF__CACHES_UNKNOWN where the version does not tell (3.12's
+     * instrumented lines, which hide the opcode they replace) */
+    uint8_t opcode_caches[256];
 } pyf__offsets;
+#define PYF__CACHES_UNKNOWN 255u
 
 /* Decode raw bytes read at _PyRuntime (len >= what the version needs) into
  * *off.  Returns PYF_OK, PYF_ENOTPY (bad cookie), PYF_EVERSION (unsupported
@@ -229,6 +238,8 @@ int pyf__offsets_check_values(const pyf__offsets *o, char *err, size_t errlen);
 /* The fields the thread facts rely on (thread_facts.c), checked at their
  * first use: PYF_OK, or PYF_EOFFSETS with the field named in err. */
 int pyf__offsets_check_facts(const pyf__offsets *o, char *err, size_t errlen);
+/* The GIL's fields (gil_kind): PYF_OK, or PYF_EOFFSETS with why in err. */
+int pyf__offsets_check_gil(const pyf__offsets *o, char *err, size_t errlen);
 
 /* Size in bytes of the table for 3.<minor>, 0 when unsupported. */
 size_t pyf__offsets_table_size(int minor);

@@ -38,6 +38,7 @@ typedef struct snap {
     bool want_entries;
     bool want_facts;          /* PYF_SNAP_THREAD_FACTS */
     pyf_thread_facts *facts;  /* per thread, in the arena */
+    pyf_values *fact_values;  /* their exceptions' trees, in the arena */
     pyf__tasks tasks;
     pyf_target *t;
 } snap;
@@ -401,6 +402,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->want_entries = req != NULL && (req->flags & PYF_SNAP_ENTRIES);
     s->want_facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
     s->facts = NULL;
+    s->fact_values = NULL;
     t->epoch++;
     t->stats.snapshots++;
     pyf__failure_clear(&t->fail);
@@ -429,7 +431,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
         /* after the threads (and outside their prefetch): each one's name,
          * GIL state and exception */
         rc = pyf__thread_facts_read(t, s->interps, s->pub.ninterps, s->threads,
-                                    s->pub.nthreads, &s->arena, &s->facts);
+                                    s->pub.nthreads, &s->arena, &s->facts, &s->fact_values);
         if (rc != PYF_OK)
             pyf__fail(t, rc, "out of memory while reading the threads' facts");
     }
@@ -577,6 +579,13 @@ int pyf_snapshot_thread_facts(const pyf_snapshot *pub, const pyf_thread_facts **
 {
     const snap *s = (const snap *)pub;
     return asked_array(pub, out, s != NULL && s->want_facts, s != NULL ? s->facts : NULL);
+}
+
+int pyf_snapshot_fact_values(const pyf_snapshot *pub, const pyf_values **out)
+{
+    const snap *s = (const snap *)pub;
+    return asked_array(pub, out, s != NULL && s->want_facts,
+                       s != NULL ? s->fact_values : NULL);
 }
 
 /* ---- one call for a binding ---------------------------------------------- */

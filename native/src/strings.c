@@ -51,20 +51,39 @@ static size_t put_utf8(char *dst, uint32_t cp, bool raw)
     return 4;
 }
 
-int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si)
+/* A str header's kind, ascii bit and length into si, and whether it says
+ * compact; false when they make no str (a kind but 1, 2, 4: a legacy str
+ * never made ready has 0; ascii of another kind; a negative length). */
+static bool str_state(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si,
+                      bool *compact)
 {
     uint32_t state = pyf__ld32(buf + o->unicode.state);
     int64_t length = (int64_t)pyf__ld64(buf + o->unicode.length);
     unsigned kind = (state >> o->str_kind_shift) & 7;
-    bool compact = (state >> o->str_compact_bit) & 1;
     bool ascii = (state >> o->str_ascii_bit) & 1;
-    if (!compact || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) ||
-        length < 0)
-        return PYF_ECORRUPT;
+    *compact = (state >> o->str_compact_bit) & 1;
     si->kind = kind;
     si->ascii = ascii;
     si->length = (uint64_t)length;
-    si->data_off = ascii ? o->unicode.asciiobject_size : o->unicode.compactunicodeobject_size;
+    return (kind == 1 || kind == 2 || kind == 4) && !(ascii && kind != 1) && length >= 0;
+}
+
+int pyf__str_header(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si)
+{
+    bool compact;
+    if (!str_state(o, buf, si, &compact) || !compact)
+        return PYF_ECORRUPT;
+    si->data_off = si->ascii ? o->unicode.asciiobject_size : o->unicode.compactunicodeobject_size;
+    return PYF_OK;
+}
+
+int pyf__str_legacy(const pyf__offsets *o, const uint8_t *buf, pyf__str_info *si)
+{
+    bool compact;
+    if (!o->legacy_strs || o->unicode.data == PYF__ABSENT || !str_state(o, buf, si, &compact) ||
+        compact)
+        return PYF_ECORRUPT;
+    si->data_off = o->unicode.data;
     return PYF_OK;
 }
 

@@ -22,12 +22,14 @@
 #define TYPE_NAME_MAX 40u
 #define NAME_READ 192u           /* a name's header and its first characters */
 #define GEN_SPECULATIVE 256u     /* read past a coroutine's frame: its value stack */
-#define Py_TPFLAGS_HEAPTYPE (1ull << 9)
 #define KINDS_MAX 4096u          /* types remembered */
 
-/* What a type is, as far as tasks go (pyf__asyncio.kinds values). */
+/* What a type is, as far as tasks go (pyf__asyncio.kinds values): the
+ * kinds of the one type classifier (value_core.c, pyf__type_kind). */
 enum kind {
-    K_OTHER = 1, K_STR, K_INT, K_COROUTINE, K_GENERATOR, K_ASYNC_GEN, K_AWAIT_WRAPPER
+    K_OTHER = PYF_VALUE_OTHER, K_STR = PYF_VALUE_STR, K_INT = PYF_VALUE_INT,
+    K_COROUTINE = PYF_VALUE_COROUTINE, K_GENERATOR = PYF_VALUE_GENERATOR,
+    K_ASYNC_GEN = PYF_VALUE_ASYNC_GENERATOR, K_AWAIT_WRAPPER = PYF__KIND_AWAIT_WRAPPER
 };
 
 void pyf__asyncio_free(pyf__asyncio *a)
@@ -65,8 +67,7 @@ static int load_table(pyf_target *t, uint64_t addr)
     if (addr == 0)
         return PYF_OK;
     const pyf__offsets *o = &t->off;
-    if (o->minor < 14 || o->gen.gi_iframe == PYF__ABSENT || o->set.table == PYF__ABSENT ||
-        o->llist.next == PYF__ABSENT)
+    if (!o->has_tasks)
         return pyf__fail(t, PYF_ENOTSUP, "CPython %u.%u publishes no asyncio task "
                          "layout (3.14 and later do)", o->major, o->minor);
     if (addr % 8 != 0)
@@ -116,21 +117,13 @@ static int type_kind(pyf_target *t, uint64_t type_addr)
         pyf__read_quiet(t, type_addr, buf, (size_t)end) != PYF_OK)
         return K_OTHER; /* not remembered: it may be readable next time */
     int kind = K_OTHER;
-    if (!(pyf__ld64(buf + o->type.tp_flags) & Py_TPFLAGS_HEAPTYPE)) {
+    uint64_t flags = pyf__ld64(buf + o->type.tp_flags);
+    if (!(flags & PYF__TPFLAGS_HEAPTYPE)) {
         char name[TYPE_NAME_MAX + 1] = {0};
         uint64_t np = pyf__ld64(buf + o->type.tp_name);
         if (np != 0 && (pyf__read_quiet(t, np, name, TYPE_NAME_MAX) == PYF_OK ||
-                        pyf__read_quiet(t, np, name, 24) == PYF_OK)) {
-            static const struct { const char *name; int kind; } known[] = {
-                {"str", K_STR}, {"int", K_INT}, {"coroutine", K_COROUTINE},
-                {"generator", K_GENERATOR}, {"async_generator", K_ASYNC_GEN},
-                {"async_generator_asend", K_AWAIT_WRAPPER},
-                {"async_generator_athrow", K_AWAIT_WRAPPER},
-            };
-            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-                if (strcmp(name, known[i].name) == 0)
-                    kind = known[i].kind;
-        }
+                        pyf__read_quiet(t, np, name, 24) == PYF_OK))
+            kind = (int)pyf__type_kind(flags, name);
     }
     if (t->asyncio.kinds.n < KINDS_MAX) { /* past it: looked up each time */
         bool added;
@@ -279,9 +272,9 @@ static int coro_stack(walk *w, uint64_t coro)
             break;
         /* what it awaits: on its value stack (offsets.c: await_back),
          * inside the coroutine object */
-        uint64_t sp = pyf__ld64(fr.copy + o->frame.stackpointer);
-        uint64_t back = o->await_back;
-        if (sp < fr.addr + o->frame.localsplus + back || sp - coro > (1u << 20))
+        uint64_t sp = 0, back = o->await_back;
+        if (pyf__frame_sp(o, fr.copy, fr.addr, &sp) != PYF__STACK_SAVED ||
+            sp < fr.addr + o->frame.localsplus + back || sp - coro > (1u << 20))
             break; /* no value stack to look at */
         uint64_t slot = sp - back, awaited = 0;
         if (slot + 8 <= coro + have)
@@ -566,7 +559,7 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
     walk w = {t, sink, nframes, arena, ts, {0}, NULL, 0, 0, 0, 0, 0};
     memset(ts, 0, sizeof *ts);
     const pyf__offsets *o = &t->off;
-    if (o->minor < 14) {
+    if (!o->has_tasks) {
         pyf__fail(t, PYF_ENOTSUP, "CPython %u.%u publishes no asyncio task layout "
                   "(3.14 and later do): tasks cannot be read", o->major, o->minor);
         return fail_all(&w, PYF_ENOTSUP);

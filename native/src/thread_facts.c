@@ -17,7 +17,6 @@
  * a flag of the fact (pyframes.h, "Thread facts"), never a guess and never
  * a failure of the snapshot.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +33,6 @@
 #define BATCH 256u          /* ranges per reader call */
 #define KEY_NAME_MAX 16u    /* the longest key searched ("threading") */
 #define FACTS_BYTES (16ull << 20) /* what one snapshot's facts read at most */
-#define INT_TEXT_MAX 120u   /* decimal digits of an int in a message */
 
 typedef struct fctx {
     pyf__vctx v;
@@ -43,6 +41,7 @@ typedef struct fctx {
     pyf__arena *arena;  /* the snapshot's: every string handed out */
     bool values_ok;     /* the value layout passed its checks */
     bool facts_ok;      /* and the facts' offsets theirs */
+    bool gil_ok;        /* and the GIL's */
 } fctx;
 
 /* What one interpreter says of its threads. */
@@ -103,57 +102,6 @@ static const pyf__vtype *type_of(fctx *f, uint64_t addr)
 }
 
 /* ---- dicts with str keys ---------------------------------------------------- */
-
-/* The pairs of a dict with a combined table (sys.modules, a module's
- * globals) and where each entry's key is: -1 when it is no such dict (a
- * split table: pyf__dict_items reads it), -2 when unreadable. */
-static int64_t combined_pairs(fctx *f, uint64_t dict, uint64_t max, uint64_t *kv,
-                              uint64_t *where, uint64_t *keys_out)
-{
-    const pyf__offsets *o = f->o;
-    const pyf__value_layout *vl = &f->v.vl;
-    uint8_t b[PYF__VALUE_HEAD_MAX], hdr[64];
-    if (!plausible(dict) || pyf__vread(&f->v, dict, b, (size_t)o->dict.size) != PYF_OK)
-        return -2;
-    const pyf__vtype *ty = pyf__vtype_get(&f->v, pyf__ld64(b + o->pyobject.ob_type));
-    if (ty == NULL || ty->kind != PYF_VALUE_DICT)
-        return -2;
-    uint64_t keys = pyf__ld64(b + o->dict.ma_keys);
-    if (pyf__ld64(b + o->dict.ma_values) != 0)
-        return -1;
-    if (!plausible(keys) || vl->keys_indices > sizeof hdr ||
-        pyf__vread(&f->v, keys, hdr, (size_t)vl->keys_indices) != PYF_OK)
-        return -2;
-    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
-    unsigned kind = hdr[vl->keys_kind];
-    int64_t nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
-    if (log2 > 30 || log2ib < log2 || log2ib > log2 + 3 || kind > 1 || nentries < 0 ||
-        nentries > ((int64_t)1 << log2))
-        return -2;
-    uint64_t esize = kind == PYF__DICT_KEYS_GENERAL ? 24 : 16;
-    uint64_t koff = kind == PYF__DICT_KEYS_GENERAL ? 8 : 0;
-    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
-    uint8_t buf[BATCH * 24];
-    uint64_t got = 0;
-    for (int64_t at = 0; at < nentries && got < max; at += BATCH) {
-        int64_t m = nentries - at < BATCH ? nentries - at : BATCH;
-        uint64_t base = entries + (uint64_t)at * esize;
-        if (pyf__vread(&f->v, base, buf, (size_t)((uint64_t)m * esize)) != PYF_OK)
-            return -2;
-        for (int64_t e = 0; e < m && got < max; e++) {
-            uint64_t k = pyf__ld64(buf + e * esize + koff);
-            uint64_t v = pyf__ld64(buf + e * esize + koff + 8);
-            if (k != 0 && v != 0) {
-                kv[2 * got] = k;
-                kv[2 * got + 1] = v;
-                where[got] = base + (uint64_t)e * esize + koff;
-                got++;
-            }
-        }
-    }
-    *keys_out = keys;
-    return (int64_t)got;
-}
 
 /* The index of the first key of kv[2n] that is the str name (ASCII), -1
  * when none is, -2 when the keys could not be read.  Every key's header
@@ -223,37 +171,40 @@ static bool slot_holds(fctx *f, const pyf__dict_slot *m, uint64_t dict)
 }
 
 /* The value of the str key name in the dict: 1 (*value), 0 absent, -1
- * unreadable.  memo: where it was last time (checked), updated. */
+ * unreadable.  memo: where it was last time (checked), updated: where a
+ * combined table (sys.modules, a module's globals) holds it. */
 static int lookup(fctx *f, uint64_t dict, const char *name, uint64_t max, pyf__dict_slot *memo,
                   uint64_t *value)
 {
+    const pyf__offsets *o = f->o;
     if (slot_holds(f, memo, dict)) {
         *value = memo->value;
         return 1;
     }
     memset(memo, 0, sizeof *memo);
-    uint64_t *kv = malloc((size_t)max * 16), *where = malloc((size_t)max * 8), keys = 0;
+    uint8_t b[PYF__VALUE_HEAD_MAX];
+    const pyf__vtype *ty = NULL;
+    if (plausible(dict) && pyf__vread(&f->v, dict, b, (size_t)o->dict.size) == PYF_OK)
+        ty = pyf__vtype_get(&f->v, pyf__ld64(b + o->pyobject.ob_type));
+    if (ty == NULL || ty->kind != PYF_VALUE_DICT)
+        return -1;
+    uint64_t keys = pyf__ld64(b + o->dict.ma_keys), values = pyf__ld64(b + o->dict.ma_values);
+    uint64_t *kv = malloc((size_t)max * 16), *where = malloc((size_t)max * 8);
     int rc = -1;
-    if (kv == NULL || where == NULL) {
-        f->v.nomem = true;
-        goto out;
-    }
-    int64_t n = combined_pairs(f, dict, max, kv, where, &keys);
-    bool located = n >= 0;
-    if (n == -1)
-        n = pyf__dict_items(&f->v, dict, max, kv);
-    if (n < 0)
-        goto out;
-    int64_t i = find_str_key(f, kv, (uint64_t)n, name);
-    if (i == -2)
-        goto out;
-    rc = i >= 0;
+    const char *why;
+    bool budget;
+    int64_t n = kv != NULL && where != NULL
+                    ? pyf__dict_pairs(&f->v, keys, values, max, kv, where, &why, &budget)
+                    : -1;
+    f->v.nomem |= kv == NULL || where == NULL;
+    int64_t i = n >= 0 ? find_str_key(f, kv, (uint64_t)n, name) : -2;
+    if (i != -2)
+        rc = i >= 0;
     if (i >= 0) {
         *value = kv[2 * i + 1];
-        if (located)
+        if (where[i] != 0)
             *memo = (pyf__dict_slot){dict, keys, where[i], kv[2 * i], kv[2 * i + 1]};
     }
-out:
     free(kv);
     free(where);
     return rc;
@@ -359,10 +310,11 @@ static void thread_name(fctx *f, uint64_t obj, pyf_thread_facts *tf)
 }
 
 /* The common case of every thread at once: a Thread whose attributes are
- * inline values (3.13+) of a type whose shared keys hold "_name" at a slot
- * found once per type, and a compact str there.  Four batches for every
- * thread: the objects' headers and managed dict pointers, the values up to
- * that slot, the strs' headers, their characters.  A thread that leaves
+ * the values of its managed dict not made yet (pyf__managed_dict: inline
+ * on 3.13+, pointed at on 3.11 and 3.12) of a type whose shared keys hold
+ * "_name" at a slot found once per type, and a compact str there.  Four
+ * batches for every thread: the objects' headers and the words before
+ * them, the values up to that slot, the strs' headers, their characters.  A thread that leaves
  * the common case anywhere is read the one-by-one way (thread_name). */
 #define SLOT_MAX 64u        /* the highest "_name" slot read in a batch */
 #define TYPES_SLOTS 8u      /* Thread types whose slot is remembered */
@@ -383,27 +335,13 @@ typedef struct name_job {
  * the values' index), -1 when none or unreadable. */
 static int64_t keys_slot(fctx *f, uint64_t keys, const char *name)
 {
-    const pyf__value_layout *vl = &f->v.vl;
-    uint8_t hdr[64], ents[SLOT_MAX * 16];
-    uint64_t kv[2 * SLOT_MAX];
-    if (!plausible(keys) || vl->keys_indices > sizeof hdr ||
-        pyf__vread(&f->v, keys, hdr, (size_t)vl->keys_indices) != PYF_OK)
-        return -1;
-    unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
-    int64_t n = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
-    if (hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL || log2 > 30 || log2ib < log2 ||
-        log2ib > log2 + 3 || n < 0 || n > ((int64_t)1 << log2))
-        return -1;
-    if (n > (int64_t)SLOT_MAX)
-        n = SLOT_MAX;
-    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
-    if (n == 0 || pyf__vread(&f->v, entries, ents, (size_t)n * 16) != PYF_OK)
-        return -1;
+    uint64_t k[SLOT_MAX], kv[2 * SLOT_MAX];
+    int64_t n = plausible(keys) ? pyf__dict_keys(&f->v, keys, SLOT_MAX, k) : -1;
     for (int64_t i = 0; i < n; i++) {
-        kv[2 * i] = pyf__ld64(ents + i * 16);
+        kv[2 * i] = k[i];
         kv[2 * i + 1] = 0;
     }
-    int64_t at = find_str_key(f, kv, (uint64_t)n, name);
+    int64_t at = n > 0 ? find_str_key(f, kv, (uint64_t)n, name) : -1;
     return at >= 0 ? at : -1;
 }
 
@@ -440,19 +378,20 @@ static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts 
 {
     const pyf__offsets *o = f->o;
     const pyf__value_layout *vl = &f->v.vl;
-    const uint64_t back = vl->managed_dict_back, h = o->pyobject.size;
+    const uint64_t back = pyf__managed_back(&f->v), h = o->pyobject.size;
     uint64_t types[TYPES_SLOTS];
     int64_t slots[TYPES_SLOTS];
     uint32_t ntypes = 0;
     pyf_iovec *iov = malloc((size_t)n * sizeof *iov + 8);
     int *status = malloc((size_t)n * sizeof *status + 8);
-    if (iov == NULL || status == NULL || back + h > sizeof jobs[0].buf ||
+    if (iov == NULL || status == NULL || back == 0 || back + h > sizeof jobs[0].buf ||
         o->unicode.compactunicodeobject_size > sizeof jobs[0].buf) {
         for (uint32_t i = 0; i < n; i++)
             jobs[i].slow = true;
         n = 0;
     }
-    /* the objects: the managed dict pointer, then the header */
+    /* the objects: the words before them that say where their managed dict
+     * is, then the header */
     for (uint32_t i = 0; i < n; i++) {
         jobs[i].at = jobs[i].obj - back;
         jobs[i].len = (uint32_t)(back + h);
@@ -464,15 +403,16 @@ static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts 
         if (j->slow)
             continue;
         const pyf__vtype *ty = pyf__vtype_get(&f->v, pyf__ld64(j->buf + back + o->pyobject.ob_type));
-        const uint64_t want = PYF__TPFLAGS_MANAGED_DICT | PYF__TPFLAGS_INLINE_VALUES;
-        if (ty == NULL || ty->bad != NULL || (ty->flags & want) != want ||
-            pyf__ld64(j->buf) != 0 || ty->basicsize < 16 || ty->basicsize > (1u << 20) ||
+        uint64_t dict = 0, values = 0;
+        if (ty != NULL && ty->bad == NULL && (ty->flags & PYF__TPFLAGS_MANAGED_DICT))
+            pyf__managed_dict(&f->v, ty, j->obj, j->buf + back, &dict, &values);
+        if (dict != 0 || !plausible(values) ||
             (!o->free_threaded && pyf__ld32(j->buf + back) == 0) ||
             (j->slot = type_slot(f, ty, types, slots, &ntypes)) < 0) {
             j->slow = true;
             continue;
         }
-        j->at = j->obj + ty->basicsize;
+        j->at = values;
         j->len = (uint32_t)(vl->values_values + 8 * ((uint64_t)j->slot + 1));
     }
     /* the values up to the slot: the name's str */
@@ -481,9 +421,8 @@ static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts 
         name_job *j = &jobs[i];
         if (j->slow)
             continue;
-        j->str = pyf__ld64(j->buf + vl->values_values + 8 * (uint64_t)j->slot);
-        j->slow = !j->buf[vl->values_valid] || j->buf[vl->values_capacity] <= j->slot ||
-                  !plausible(j->str);
+        j->str = pyf__values_slot(o, vl, j->buf, (uint64_t)j->slot);
+        j->slow = !plausible(j->str);
         j->at = j->str;
         j->len = (uint32_t)o->unicode.compactunicodeobject_size;
     }
@@ -530,22 +469,52 @@ static void names_batched(fctx *f, name_job *jobs, uint32_t n, pyf_thread_facts 
 
 /* ---- the GIL ------------------------------------------------------------------ */
 
+/* Where the GIL of the interpreter at interp keeps its locked flag and
+ * its last holder (gil_kind): the runtime's one GIL (3.11), or the one
+ * the interpreter's ceval_gil points at (3.12+: a legacy subinterpreter
+ * shares the main one's), read with read (one word); *enabled the GIL
+ * struct's own (free-threaded builds).  False when unreadable. */
+typedef int (*word_read)(pyf_target *t, uint64_t addr, void *dst, size_t len, void *arg);
+static bool gil_at(pyf_target *t, uint64_t interp, word_read read, void *arg, uint64_t *locked,
+                   uint64_t *holder, uint64_t *enabled)
+{
+    const pyf__offsets *o = &t->off;
+    if (o->gil_kind == PYF__GIL_RUNTIME) {
+        *locked = t->runtime_addr + o->runtime.gil_locked;
+        *holder = t->runtime_addr + o->runtime.gil_holder;
+        *enabled = 0;
+        return true;
+    }
+    uint64_t g = o->interp.gil_runtime_state, gil = 0;
+    if (read(t, interp + o->interp.ceval_gil, &gil, 8, arg) != PYF_OK)
+        return false;
+    if (!plausible(gil))
+        gil = interp + g; /* its own */
+    *locked = gil + (o->interp.gil_locked - g);
+    *holder = gil + (o->interp.gil_holder - g);
+    *enabled = gil + o->interp.gil_enabled; /* into the struct itself */
+    return true;
+}
+
+static int facts_read(pyf_target *t, uint64_t addr, void *dst, size_t len, void *arg)
+{
+    (void)t;
+    return pyf__vread(&((fctx *)arg)->v, addr, dst, len);
+}
+
 static void read_gil(fctx *f, uint64_t interp, interp_facts *in)
 {
     const pyf__offsets *o = f->o;
-    uint64_t g = o->interp.gil_runtime_state, gil = 0, holder = 0;
+    uint64_t holder = 0, at[3];
     int32_t locked = 0, enabled = 0;
     int status[3];
     in->gil = -1;
-    /* the GIL in use (a legacy subinterpreter shares the main one's) */
-    if (pyf__vread(&f->v, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
+    if (!f->gil_ok || !gil_at(f->t, interp, facts_read, f, &at[0], &at[1], &at[2]))
         return;
-    if (!plausible(gil))
-        gil = interp + g;
     pyf_iovec iov[3] = {
-        {gil + (o->interp.gil_locked - g), &locked, 4},
-        {gil + (o->interp.gil_holder - g), &holder, 8},
-        {gil + o->interp.gil_enabled, &enabled, 4}, /* into the struct itself */
+        {at[0], &locked, 4},
+        {at[1], &holder, 8},
+        {at[2], &enabled, 4},
     };
     read_batch(f, iov, o->free_threaded ? 3 : 2, status);
     if (status[0] != PYF_OK || status[1] != PYF_OK || (o->free_threaded && status[2] != PYF_OK))
@@ -588,6 +557,12 @@ static void gil_facts(const fctx *f, const interp_facts *in, uint64_t tstate, co
         tf->flags |= PYF_FACT_GIL_HOLDS;
 }
 
+static int quiet_read(pyf_target *t, uint64_t addr, void *dst, size_t len, void *arg)
+{
+    (void)arg;
+    return pyf__read_quiet(t, addr, dst, len);
+}
+
 /* Which thread holds each interpreter's GIL, without the value decoder:
  * the pointer to the GIL in use, then its locked and holder words in one
  * range (within 256 bytes of each other); read during the walk's prefetch,
@@ -597,32 +572,21 @@ void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t nin
                           pyf_thread *threads, uint32_t nthreads)
 {
     const pyf__offsets *o = &t->off;
-    const uint64_t g = o->interp.gil_runtime_state;
-    if (o->free_threaded || o->tstate.holds_gil != PYF__ABSENT || g == PYF__ABSENT ||
-        o->interp.ceval_gil == PYF__ABSENT || o->interp.gil_locked == PYF__ABSENT ||
-        o->interp.gil_holder == PYF__ABSENT || o->interp.gil_locked < g ||
-        o->interp.gil_locked - g > 256 || o->interp.gil_holder < g ||
-        o->interp.gil_holder - g > 256)
+    char why[PYF__ERRBUF];
+    if (o->free_threaded || o->tstate.holds_gil != PYF__ABSENT ||
+        pyf__offsets_check_gil(o, why, sizeof why) != PYF_OK)
         return; /* 3.15 has the thread's own word; free-threaded no one GIL */
-    uint64_t lo = o->interp.gil_locked - g, hi = o->interp.gil_holder - g;
-    if (lo > hi) {
-        uint64_t x = lo;
-        lo = hi;
-        hi = x;
-    }
-    uint64_t locked_at = o->interp.gil_locked - g - lo, holder_at = o->interp.gil_holder - g - lo;
-    uint8_t words[256 + 8 + 8];
-    size_t len = (size_t)(hi - lo) + 8;
     for (uint32_t i = 0; i < ninterps; i++) {
-        uint64_t interp = interps[i].addr, gil = 0;
-        if (pyf__read_quiet(t, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
+        uint64_t at[3];
+        uint8_t words[256 + 8 + 8];
+        if (!gil_at(t, interps[i].addr, quiet_read, NULL, &at[0], &at[1], &at[2]))
             continue;
-        if (!plausible(gil))
-            gil = interp + g; /* its own */
-        if (pyf__read_quiet(t, gil + lo, words, len) != PYF_OK)
+        /* both words in one read (within 256 bytes of each other) */
+        uint64_t lo = at[0] < at[1] ? at[0] : at[1], hi = at[0] < at[1] ? at[1] : at[0];
+        if (hi - lo > 256 || pyf__read_quiet(t, lo, words, (size_t)(hi - lo) + 8) != PYF_OK)
             continue;
-        bool locked = pyf__ld32(words + locked_at) != 0;
-        uint64_t holder = pyf__ld64(words + holder_at);
+        bool locked = pyf__ld32(words + (at[0] - lo)) != 0;
+        uint64_t holder = pyf__ld64(words + (at[1] - lo));
         const pyf_interp *pi = &interps[i];
         for (uint32_t k = 0; k < pi->nthreads && pi->first_thread + k < nthreads; k++) {
             pyf_thread *th = &threads[pi->first_thread + k];
@@ -631,401 +595,6 @@ void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t nin
                 th->flags |= PYF_THREAD_HOLDS_GIL;
         }
     }
-}
-
-/* ---- messages ------------------------------------------------------------------ */
-
-/* A bounded UTF-8 text: cut at PYF_FACT_MESSAGE_MAX bytes, on a character
- * boundary. */
-typedef struct sbuf {
-    char b[PYF_FACT_MESSAGE_MAX + 8];
-    size_t n;
-    bool cut, partial;
-} sbuf;
-
-static void put(sbuf *s, const char *p, size_t len)
-{
-    if (s->cut)
-        return;
-    if (len > PYF_FACT_MESSAGE_MAX - s->n) {
-        len = PYF_FACT_MESSAGE_MAX - s->n;
-        while (len > 0 && ((unsigned char)p[len] & 0xC0) == 0x80)
-            len--;
-        s->cut = true;
-    }
-    memcpy(s->b + s->n, p, len);
-    s->n += len;
-    s->b[s->n] = '\0';
-}
-
-static void puts_(sbuf *s, const char *p)
-{
-    put(s, p, strlen(p));
-}
-
-/* repr() of a str whose UTF-8 (lone surrogates as "surrogatepass") is
- * d[n]: CPython's quotes and escapes (non-ASCII kept, as a UTF-8
- * terminal shows it; C1 controls and surrogates escaped). */
-static void put_str_repr(sbuf *s, const char *d, size_t n)
-{
-    char q = memchr(d, '\'', n) != NULL && memchr(d, '"', n) == NULL ? '"' : '\'';
-    char e[16];
-    put(s, &q, 1);
-    for (size_t i = 0; i < n && !s->cut;) {
-        unsigned char c = (unsigned char)d[i];
-        if (c == (unsigned char)q || c == '\\') {
-            e[0] = '\\';
-            e[1] = (char)c;
-            put(s, e, 2);
-        } else if (c == '\n' || c == '\r' || c == '\t') {
-            put(s, c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t", 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            snprintf(e, sizeof e, "\\x%02x", c);
-            puts_(s, e);
-        } else if (c == 0xC2 && i + 1 < n && (unsigned char)d[i + 1] < 0xA0) {
-            snprintf(e, sizeof e, "\\x%02x", (unsigned char)d[i + 1]);
-            puts_(s, e);
-            i += 2;
-            continue;
-        } else if (c == 0xED && i + 2 < n && (unsigned char)d[i + 1] >= 0xA0) {
-            unsigned cp = ((c & 0x0Fu) << 12) | (((unsigned char)d[i + 1] & 0x3Fu) << 6) |
-                          ((unsigned char)d[i + 2] & 0x3Fu);
-            snprintf(e, sizeof e, "\\u%04x", cp);
-            puts_(s, e);
-            i += 3;
-            continue;
-        } else {
-            put(s, d + i, 1);
-        }
-        i++;
-    }
-    put(s, &q, 1);
-}
-
-/* str() of an int from its 30-bit digits. */
-static void put_int(sbuf *s, const pyf_value *v)
-{
-    uint32_t d[INT_TEXT_MAX / 9 + 2];
-    size_t nd = (size_t)(v->data_size / 4);
-    char out[INT_TEXT_MAX + 16];
-    size_t len = 0;
-    if (nd * 30 > INT_TEXT_MAX * 3 || (v->flags & PYF_VALUE_TRUNCATED) || v->data == NULL) {
-        puts_(s, "<int too large>");
-        s->partial = true;
-        return;
-    }
-    memcpy(d, v->data, nd * 4);
-    /* repeated division by 10^9: base 2^30 digits, most significant last */
-    char groups[INT_TEXT_MAX / 9 + 4][10];
-    size_t ng = 0;
-    while (nd > 0) {
-        uint64_t rem = 0;
-        for (size_t i = nd; i-- > 0;) {
-            uint64_t cur = (rem << 30) | d[i];
-            d[i] = (uint32_t)(cur / 1000000000u);
-            rem = cur % 1000000000u;
-        }
-        snprintf(groups[ng++], sizeof groups[0], "%09u", (unsigned)rem);
-        while (nd > 0 && d[nd - 1] == 0)
-            nd--;
-    }
-    if (v->number < 0)
-        out[len++] = '-';
-    if (ng == 0)
-        out[len++] = '0';
-    for (size_t g = ng; g-- > 0;) {
-        const char *p = groups[g];
-        if (g == ng - 1)
-            while (*p == '0' && p[1] != '\0')
-                p++;
-        size_t l = strlen(p);
-        memcpy(out + len, p, l);
-        len += l;
-    }
-    put(s, out, len);
-}
-
-/* repr() of a float: the shortest digits that read back, placed as
- * CPython's float_repr does (exponent form below 1e-4 and from 1e16). */
-static void put_float(sbuf *s, double x)
-{
-    char b[64], m[32];
-    if (isnan(x)) {
-        puts_(s, "nan");
-        return;
-    }
-    if (isinf(x)) {
-        puts_(s, x < 0 ? "-inf" : "inf");
-        return;
-    }
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(b, sizeof b, "%.*e", prec - 1, x);
-        if (strtod(b, NULL) == x)
-            break;
-    }
-    snprintf(b, sizeof b, "%.*e", prec - 1, x);
-    /* b: [-]d[.ddd]e[+-]XX */
-    char *e = strchr(b, 'e');
-    int exp = atoi(e + 1);
-    size_t nm = 0;
-    bool neg = b[0] == '-';
-    for (char *p = b + neg; p < e; p++)
-        if (*p != '.')
-            m[nm++] = *p;
-    while (nm > 1 && m[nm - 1] == '0')
-        nm--;
-    m[nm] = '\0';
-    char out[64];
-    size_t len = 0;
-    if (neg)
-        out[len++] = '-';
-    if (exp >= -5 && exp < 16) {
-        if (exp < 0) {
-            len += (size_t)snprintf(out + len, sizeof out - len, "0.");
-            for (int z = -1; z > exp; z--)
-                out[len++] = '0';
-            len += (size_t)snprintf(out + len, sizeof out - len, "%s", m);
-        } else {
-            for (int i = 0; i <= exp; i++)
-                out[len++] = (size_t)i < nm ? m[i] : '0';
-            out[len++] = '.';
-            if ((size_t)exp + 1 < nm)
-                len += (size_t)snprintf(out + len, sizeof out - len, "%s", m + exp + 1);
-            else
-                out[len++] = '0';
-        }
-    } else {
-        out[len++] = m[0];
-        if (nm > 1)
-            len += (size_t)snprintf(out + len, sizeof out - len, ".%s", m + 1);
-        len += (size_t)snprintf(out + len, sizeof out - len, "e%c%02d", exp < 0 ? '-' : '+',
-                                exp < 0 ? -exp : exp);
-    }
-    put(s, out, len);
-}
-
-static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth);
-
-/* The children of node p, between open and close (a 1-tuple's comma). */
-static void put_items(fctx *f, sbuf *s, const pyf_value *p, const char *open, const char *close,
-                      bool pairs, int depth)
-{
-    puts_(s, open);
-    for (uint32_t k = 0; k < p->nchildren && !s->cut; k++) {
-        if (k > 0)
-            puts_(s, pairs && k % 2 == 1 ? ": " : ", ");
-        put_value(f, s, p->first_child + k, false, depth + 1);
-    }
-    if ((p->flags & (PYF_VALUE_TRUNCATED | PYF_VALUE_TOO_DEEP)) && p->length > 0) {
-        puts_(s, p->nchildren ? ", ..." : "...");
-        s->partial = true;
-    }
-    if (p->kind == PYF_VALUE_TUPLE && p->length == 1 && p->nchildren == 1)
-        puts_(s, ",");
-    puts_(s, close);
-}
-
-/* str() (as_str) or repr() of node i, as far as the decoder read it. */
-static void put_value(fctx *f, sbuf *s, uint32_t i, bool as_str, int depth)
-{
-    const pyf_value *v = &f->v.v[i];
-    char b[128];
-    if (depth > 8) {
-        puts_(s, "...");
-        s->partial = true;
-        return;
-    }
-    if (v->flags & PYF_VALUE_CYCLE) {
-        puts_(s, v->kind == PYF_VALUE_LIST ? "[...]" : v->kind == PYF_VALUE_DICT ? "{...}" : "...");
-        return;
-    }
-    switch (v->kind) {
-    case PYF_VALUE_STR:
-        if ((v->flags & PYF_VALUE_TRUNCATED) && !pyf__vstr_ends(&f->v, v->addr)) {
-            puts_(s, "<unreadable>"); /* a length past the object: garbage */
-            s->partial = true;
-            return;
-        }
-        if (as_str)
-            put(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
-        else
-            put_str_repr(s, v->data != NULL ? v->data : "", (size_t)v->data_size);
-        if (v->flags & PYF_VALUE_TRUNCATED) /* longer than a message holds */
-            s->cut = true;
-        return;
-    case PYF_VALUE_INT:
-        put_int(s, v);
-        return;
-    case PYF_VALUE_BOOL:
-        puts_(s, v->number ? "True" : "False");
-        return;
-    case PYF_VALUE_NONE:
-        puts_(s, "None");
-        return;
-    case PYF_VALUE_FLOAT:
-        put_float(s, v->real);
-        return;
-    case PYF_VALUE_TUPLE:
-        put_items(f, s, v, "(", ")", false, depth);
-        return;
-    case PYF_VALUE_LIST:
-        put_items(f, s, v, "[", "]", false, depth);
-        return;
-    case PYF_VALUE_DICT:
-        put_items(f, s, v, "{", "}", true, depth);
-        return;
-    case PYF_VALUE_ELLIPSIS:
-        puts_(s, "Ellipsis");
-        return;
-    case PYF_VALUE_TYPE:
-        snprintf(b, sizeof b, "<class '%.80s'>", v->data != NULL ? v->data : "?");
-        puts_(s, b);
-        return;
-    case PYF_VALUE_EXCEPTION: /* BaseException.__repr__: Name(arg) or Name(args) */
-        if (as_str) /* str() of an exception argument: its own message */
-            s->partial = true;
-        puts_(s, v->type_name);
-        if (v->nchildren == 1 && f->v.v[v->first_child].kind == PYF_VALUE_TUPLE) {
-            const pyf_value *args = &f->v.v[v->first_child];
-            if (args->length == 1 && args->nchildren == 1) {
-                puts_(s, "(");
-                put_value(f, s, args->first_child, false, depth + 1);
-                puts_(s, ")");
-            } else {
-                put_value(f, s, v->first_child, false, depth + 1);
-            }
-        } else {
-            puts_(s, "()");
-            s->partial = true;
-        }
-        return;
-    case PYF_VALUE_UNREADABLE:
-        puts_(s, "<unreadable>");
-        s->partial = true;
-        return;
-    default:
-        snprintf(b, sizeof b, "<%.80s object at 0x%llx>", v->type_name,
-                 (unsigned long long)v->addr);
-        puts_(s, b);
-        /* repr() may say more: a class's own __repr__ is not run */
-        if (v->kind == PYF_VALUE_OTHER || v->kind == PYF_VALUE_BYTES ||
-            v->kind == PYF_VALUE_SET || v->kind == PYF_VALUE_FROZENSET)
-            s->partial = true;
-        return;
-    }
-}
-
-/* The object at addr decoded into a fresh tree (node 0), or false. */
-static bool decode(fctx *f, uint64_t addr)
-{
-    f->v.n = 0;
-    f->v.no_attrs = true;
-    uint32_t i = pyf__vnodes(&f->v, 1);
-    if (i == PYF_NO_VALUE)
-        return false;
-    pyf__decode_object(&f->v, i, addr, 0);
-    return !f->v.nomem;
-}
-
-/* The builtin exceptions whose str() is OSError's. */
-static bool is_oserror(const char *name)
-{
-    static const char *const names[] = {
-        "OSError", "BlockingIOError", "ChildProcessError", "ConnectionError",
-        "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
-        "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError",
-        "IsADirectoryError", "NotADirectoryError", "PermissionError", "ProcessLookupError",
-        "TimeoutError",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return true;
-    return false;
-}
-
-/* Builtins whose __str__ words more than their arguments. */
-static bool own_str(const char *name)
-{
-    static const char *const names[] = {
-        "SyntaxError", "IndentationError", "TabError", "_IncompleteInputError",
-        "UnicodeEncodeError", "UnicodeDecodeError", "UnicodeTranslateError",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return true;
-    return false;
-}
-
-/* str() of node 0 (str_of) or repr() into s: the object at addr. */
-static void put_object(fctx *f, sbuf *s, uint64_t addr, bool as_str)
-{
-    if (!decode(f, addr)) {
-        puts_(s, "<unreadable>");
-        s->partial = true;
-        return;
-    }
-    put_value(f, s, 0, as_str, 0);
-}
-
-/* OSError.__str__ (Objects/exceptions.c, OSError_str): "[Errno N] text",
- * with ": 'file'" and " -> 'file2'" when they are set; false when errno or
- * strerror is not set (then BaseException's). */
-static bool oserror_str(fctx *f, uint64_t exc, sbuf *s)
-{
-    const pyf__value_layout *vl = &f->v.vl;
-    uint64_t w[4];
-    if (pyf__vread(&f->v, exc + vl->oserror_errno, w, sizeof w) != PYF_OK)
-        return false;
-    if (w[0] == 0 || w[1] == 0)
-        return false;
-    puts_(s, "[Errno ");
-    put_object(f, s, w[0], true);
-    puts_(s, "] ");
-    put_object(f, s, w[1], true);
-    if (w[2] != 0) {
-        puts_(s, ": ");
-        put_object(f, s, w[2], false);
-        if (w[3] != 0) {
-            puts_(s, " -> ");
-            put_object(f, s, w[3], false);
-        }
-    }
-    return true;
-}
-
-/* str(exc) into s (BaseException.__str__, KeyError's and OSError's). */
-static void exc_message(fctx *f, uint64_t exc, const pyf__vtype *ty, sbuf *s)
-{
-    bool builtin = !(ty->flags & PYF__TPFLAGS_HEAPTYPE);
-    if (builtin && is_oserror(ty->name) && oserror_str(f, exc, s))
-        return;
-    if (!decode(f, exc) || f->v.v[0].kind != PYF_VALUE_EXCEPTION || f->v.v[0].nchildren != 1 ||
-        f->v.v[f->v.v[0].first_child].kind != PYF_VALUE_TUPLE) {
-        s->partial = true;
-        puts_(s, "<unreadable>");
-        return;
-    }
-    const pyf_value *a = &f->v.v[f->v.v[0].first_child];
-    uint64_t last = 0;
-    if (a->length > a->nchildren && /* cut: its items end where its size says */
-        pyf__vread(&f->v, a->addr + f->o->tuple.ob_item + 8 * (a->length - 1), &last, 8) != PYF_OK) {
-        s->partial = true;
-        puts_(s, "<unreadable>");
-        return;
-    }
-    if (a->length == 0) {
-        /* "" */
-    } else if (a->length == 1 && a->nchildren == 1) {
-        bool key_error = builtin && strcmp(ty->name, "KeyError") == 0;
-        put_value(f, s, a->first_child, !key_error, 1);
-    } else {
-        put_value(f, s, f->v.v[0].first_child, false, 1);
-    }
-    /* what BaseException.__str__ says unless the class words it itself */
-    if ((builtin && own_str(ty->name)) ||
-        (!builtin && ty->dict != 0 && pyf__dict_lookup(&f->v, ty->dict, "__str__") != 0))
-        s->partial = true;
 }
 
 /* ---- tracebacks ------------------------------------------------------------------- */
@@ -1085,44 +654,147 @@ static void traceback_facts(fctx *f, uint64_t tb, pyf_thread_facts *tf)
         tf->exc_line = loc.line;
 }
 
-/* ---- exceptions ------------------------------------------------------------------- */
+/* ---- exceptions: their value trees ---------------------------------------------- */
 
-/* The exception object at exc into tf. */
-static void exception_object(fctx *f, uint64_t exc, pyf_thread_facts *tf)
+/* Builtins whose __str__ words more than their arguments. */
+static bool own_str(const char *name)
+{
+    static const char *const names[] = {
+        "SyntaxError", "IndentationError", "TabError", "_IncompleteInputError",
+        "UnicodeEncodeError", "UnicodeDecodeError", "UnicodeTranslateError",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether str() of an exception of type ty may say otherwise than what
+ * its tree gives (BaseException's, KeyError's or OSError's): a builtin
+ * with a __str__ of its own, or a class whose dict defines one. */
+static bool worded_otherwise(fctx *f, const pyf__vtype *ty)
+{
+    if (!(ty->flags & PYF__TPFLAGS_HEAPTYPE))
+        return own_str(ty->name);
+    return ty->dict != 0 && pyf__dict_lookup(&f->v, ty->dict, "__str__") != 0;
+}
+
+/* The object at addr decoded into a tree of its own after every node
+ * there is: its node's index, PYF_NO_VALUE when out of memory. */
+static uint32_t tree_of(fctx *f, uint64_t addr)
+{
+    uint32_t i = pyf__vnodes(&f->v, 1);
+    if (i != PYF_NO_VALUE)
+        pyf__decode_object(&f->v, i, addr, 0);
+    return i;
+}
+
+/* An exception 3.11 holds apart while it is raised and not made yet
+ * (PyErr_SetString and the like leave curexc_value the value the class
+ * is to be called with: a tuple of arguments, None or NULL for none, or
+ * the one argument).  Its tree is what normalizing it would make: an
+ * exception node of the class's name (addr 0) whose args are that tuple,
+ * or one made (addr 0) of the one argument.  Its node's index. */
+static uint32_t unmade_exception(fctx *f, const char *cls_name, uint64_t value)
+{
+    pyf__vctx *c = &f->v;
+    const pyf__vtype *vt = value != 0 ? type_of(f, value) : NULL;
+    uint32_t kind = vt != NULL ? vt->kind : PYF_VALUE_NONE;
+    uint32_t e = pyf__vnodes(c, 1), a = e != PYF_NO_VALUE ? pyf__vnodes(c, 1) : PYF_NO_VALUE;
+    if (a == PYF_NO_VALUE)
+        return PYF_NO_VALUE;
+    c->v[e] = (pyf_value){.type_name = cls_name, .kind = PYF_VALUE_EXCEPTION,
+                          .first_child = a, .nchildren = 1};
+    if (kind == PYF_VALUE_TUPLE) {
+        pyf__decode_object(c, a, value, 1);
+        return e;
+    }
+    c->v[a] = (pyf_value){.type_name = "tuple", .kind = PYF_VALUE_TUPLE};
+    if (kind == PYF_VALUE_NONE)
+        return e;
+    uint32_t arg = pyf__vnodes(c, 1);
+    if (arg == PYF_NO_VALUE)
+        return e;
+    c->v[a].length = c->v[a].nchildren = 1;
+    c->v[a].first_child = arg;
+    pyf__decode_object(c, arg, value, 2);
+    return e;
+}
+
+/* The exception object at exc (its traceback tb, 0: its __traceback__)
+ * into tf: its type, its tree and its innermost traceback entry. */
+static void exception_object(fctx *f, uint64_t exc, uint64_t tb, pyf_thread_facts *tf)
 {
     const pyf__value_layout *vl = &f->v.vl;
-    uint64_t tb = 0;
+    uint64_t own_tb = 0;
     tf->exc_addr = exc;
     const pyf__vtype *ty = type_of(f, exc);
     if (ty == NULL || !(ty->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS) || ty->name[0] == '\0' ||
-        pyf__vread(&f->v, exc + vl->exc_traceback, &tb, 8) != PYF_OK) {
+        pyf__vread(&f->v, exc + vl->exc_traceback, &own_tb, 8) != PYF_OK) {
         tf->flags |= PYF_FACT_EXC_UNREADABLE;
         return;
     }
     pyf__vtype copy = *ty; /* the table of types may grow */
     tf->exc_type = pyf__arena_dup(f->arena, copy.name);
-    sbuf *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        f->v.nomem = true;
-        return;
-    }
-    exc_message(f, exc, &copy, s);
-    tf->exc_message = dup_n(f, s->b, s->n);
-    if (s->cut)
-        tf->flags |= PYF_FACT_MESSAGE_TRUNCATED;
-    if (s->partial)
+    tf->exc_value = tree_of(f, exc);
+    if (worded_otherwise(f, &copy))
         tf->flags |= PYF_FACT_MESSAGE_PARTIAL;
-    free(s);
+    if (tb == 0)
+        tb = own_tb;
     if (tb != 0)
         traceback_facts(f, tb, tf);
+}
+
+/* The exception 3.11 raises (exc_kind PYF__EXC_TRIPLE): curexc_value
+ * made or not yet (the class at curexc_type and the value to call it
+ * with), its traceback so far curexc_traceback.  False when none is
+ * raised. */
+static bool raised_triple(fctx *f, const uint8_t *ts, pyf_thread_facts *tf)
+{
+    const pyf__offsets *o = f->o;
+    uint64_t type = pyf__ld64(ts + o->tstate.curexc_type);
+    uint64_t value = pyf__ld64(ts + o->tstate.curexc_value);
+    uint64_t tb = pyf__ld64(ts + o->tstate.curexc_traceback);
+    if (type == 0)
+        return false;
+    tf->flags |= PYF_FACT_EXCEPTION;
+    const pyf__vtype *vt = value != 0 ? type_of(f, value) : NULL;
+    if (vt != NULL && (vt->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS)) {
+        exception_object(f, value, tb, tf);
+        return true;
+    }
+    /* its class: a type whose instances are exceptions */
+    const pyf__vtype *ct = type_of(f, type);
+    const pyf__vtype *cls = ct != NULL && ct->kind == PYF_VALUE_TYPE && plausible(type)
+                                ? pyf__vtype_get(&f->v, type) : NULL;
+    if (cls == NULL || cls->bad != NULL || !(cls->flags & PYF__TPFLAGS_BASE_EXC_SUBCLASS) ||
+        cls->name[0] == '\0') {
+        tf->flags |= PYF_FACT_EXC_UNREADABLE;
+        return true;
+    }
+    pyf__vtype copy = *cls;
+    tf->exc_type = pyf__arena_dup(f->arena, copy.name);
+    tf->exc_value = unmade_exception(f, copy.name, value);
+    if (worded_otherwise(f, &copy))
+        tf->flags |= PYF_FACT_MESSAGE_PARTIAL;
+    if (tb != 0)
+        traceback_facts(f, tb, tf);
+    return true;
 }
 
 /* The exception being raised, else the one handled (sys.exception()). */
 static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t tslen,
                             pyf_thread_facts *tf)
 {
+    const pyf__offsets *o = f->o;
     const pyf__value_layout *vl = &f->v.vl;
-    uint64_t exc = pyf__ld64(ts + vl->tstate_current_exception);
+    uint64_t exc = 0;
+    if (o->exc_kind == PYF__EXC_TRIPLE) {
+        if (raised_triple(f, ts, tf))
+            return;
+    } else {
+        exc = pyf__ld64(ts + vl->tstate_current_exception);
+    }
     if (exc == 0) {
         uint64_t item = pyf__ld64(ts + vl->tstate_exc_info), w[2];
         uint8_t b[16];
@@ -1156,7 +828,27 @@ static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t 
         tf->flags |= PYF_FACT_EXC_HANDLED;
     }
     tf->flags |= PYF_FACT_EXCEPTION;
-    exception_object(f, exc, tf);
+    exception_object(f, exc, 0, tf);
+}
+
+/* The facts' trees in the snapshot's arena, as one pyf_values (*out):
+ * the nodes copied, the strings they point at moved there with the
+ * context's arena. */
+static int fact_values(fctx *f, pyf_values **out)
+{
+    pyf__vctx *c = &f->v;
+    pyf_values *pv = pyf__arena_alloc(f->arena, sizeof *pv);
+    pyf_value *v = pyf__arena_alloc(f->arena, (size_t)c->n * sizeof *v + 8);
+    if (pv == NULL || v == NULL)
+        return PYF_ENOMEM;
+    if (c->n != 0)
+        memcpy(v, c->v, (size_t)c->n * sizeof *v);
+    *pv = (pyf_values){.nvalues = c->n, .values = v, .local_size = PYF_LOCAL_SIZE,
+                       .value_size = PYF_VALUE_SIZE, .objects_read = c->objects,
+                       .bytes_read = c->bytes, .opcode = PYF_NO_VALUE, .oparg = PYF_NO_VALUE};
+    pyf__arena_adopt(f->arena, &c->arena);
+    *out = pv;
+    return PYF_OK;
 }
 
 /* ---- the snapshot's facts ------------------------------------------------------------ */
@@ -1172,16 +864,19 @@ static void interp_facts_free(interp_facts *in, uint32_t n)
 
 int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                            const pyf_thread *threads, uint32_t nthreads, pyf__arena *arena,
-                           pyf_thread_facts **out)
+                           pyf_thread_facts **out, pyf_values **trees)
 {
     const pyf__offsets *o = &t->off;
     pyf_thread_facts *tf = pyf__arena_alloc(arena, (size_t)nthreads * sizeof *tf + 8);
     *out = tf;
+    *trees = NULL;
     if (tf == NULL)
         return PYF_ENOMEM;
     memset(tf, 0, (size_t)nthreads * sizeof *tf);
-    for (uint32_t i = 0; i < nthreads; i++)
+    for (uint32_t i = 0; i < nthreads; i++) {
         tf[i].exc_line = -1;
+        tf[i].exc_value = PYF_NO_VALUE;
+    }
     pyf_failure saved = t->fail;
     fctx *f = calloc(1, sizeof *f);
     interp_facts *in = calloc((size_t)ninterps + 1, sizeof *in);
@@ -1203,6 +898,8 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     f->values_ok = pyf__vctx_begin(&f->v, t, &req) == PYF_OK;
     char why[PYF__ERRBUF];
     f->facts_ok = f->values_ok && pyf__offsets_check_facts(o, why, sizeof why) == PYF_OK;
+    f->gil_ok = f->facts_ok && pyf__offsets_check_gil(o, why, sizeof why) == PYF_OK;
+    f->v.no_attrs = true; /* the exceptions' trees: no attributes */
     if (!f->facts_ok) { /* nothing can be read: every fact unknown */
         for (uint32_t i = 0; i < nthreads; i++)
             tf[i].flags |= PYF_FACT_NAME_UNREADABLE | PYF_FACT_EXC_UNREADABLE;
@@ -1217,6 +914,10 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     size_t tslen = (size_t)vl->tstate_exc_info + 8;
     if (vl->tstate_exc_state + 16 > tslen && vl->tstate_exc_state + 16 <= o->tstate.size)
         tslen = (size_t)vl->tstate_exc_state + 16;
+    if (o->exc_kind == PYF__EXC_TRIPLE && o->tstate.curexc_traceback + 8 > tslen)
+        tslen = (size_t)o->tstate.curexc_traceback + 8;
+    else if (o->exc_kind == PYF__EXC_SINGLE && vl->tstate_current_exception + 8 > tslen)
+        tslen = (size_t)vl->tstate_current_exception + 8;
     if (o->tstate.gil_requested != PYF__ABSENT && o->tstate.gil_requested + 4 > tslen)
         tslen = (size_t)o->tstate.gil_requested + 4;
     if (o->tstate.holds_gil != PYF__ABSENT && o->tstate.holds_gil + 4 > tslen)
@@ -1268,6 +969,8 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     if (f->v.nomem)
         rc = PYF_ENOMEM;
 out:
+    if (rc == PYF_OK && f != NULL) /* empty when nothing could be read */
+        rc = fact_values(f, trees);
     if (f != NULL && f->values_ok)
         pyf__vctx_end(&f->v);
     if (in != NULL)

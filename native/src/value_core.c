@@ -157,21 +157,39 @@ const char *pyf__vcstr(pyf__vctx *c, uint64_t addr, size_t max)
     return NULL;
 }
 
-const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
-                      uint64_t *chars, bool *cut)
+/* The str at addr: its header decoded (si) and where its characters are
+ * (*data: after a compact str's header, or where a legacy str's pointer
+ * says); false when it is no readable str. */
+static bool str_at(pyf__vctx *c, uint64_t addr, pyf__str_info *si, uint64_t *data)
 {
     const pyf__offsets *o = c->o;
     uint8_t hdr[256];
     size_t hlen = (size_t)o->unicode.compactunicodeobject_size;
-    pyf__str_info si;
-    *cut = false;
     if (addr == 0 || addr % 8 != 0 || hlen > sizeof hdr)
-        return NULL;
+        return false;
     if (pyf__vread(c, addr, hdr, hlen) != PYF_OK &&
         pyf__vread(c, addr, hdr, hlen = (size_t)o->unicode.asciiobject_size) != PYF_OK)
-        return NULL;
-    if (pyf__str_header(o, hdr, &si) != PYF_OK || si.data_off > hlen + 16 ||
-        si.length > ((uint64_t)1 << 40))
+        return false;
+    if (pyf__str_header(o, hdr, si) == PYF_OK) {
+        *data = addr + si->data_off;
+        return si->data_off <= hlen + 16 && si->length <= ((uint64_t)1 << 40);
+    }
+    uint64_t ptr = 0;
+    if (pyf__str_legacy(o, hdr, si) != PYF_OK || si->length > ((uint64_t)1 << 40) ||
+        pyf__vread(c, addr + si->data_off, &ptr, 8) != PYF_OK || ptr < 4096 ||
+        ptr % si->kind != 0)
+        return false;
+    *data = ptr;
+    return true;
+}
+
+const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *bytes,
+                      uint64_t *chars, bool *cut)
+{
+    pyf__str_info si;
+    uint64_t at;
+    *cut = false;
+    if (!str_at(c, addr, &si, &at))
         return NULL;
     uint64_t n = si.length;
     if (n > max_chars) {
@@ -187,7 +205,7 @@ const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *b
     size_t len = 0;
     bool cut_bytes = false;
     const char *s = NULL;
-    if (pyf__vread(c, addr + si.data_off, d, (size_t)n * si.kind) == PYF_OK &&
+    if (pyf__vread(c, at, d, (size_t)n * si.kind) == PYF_OK &&
         pyf__str_utf8(&si, d, n, (uint32_t)(n * 4), true, &utf8, &len, &cut_bytes) == PYF_OK) {
         char *a = pyf__arena_alloc(&c->arena, len + 1);
         if (a != NULL) {
@@ -205,124 +223,183 @@ const char *pyf__vstr(pyf__vctx *c, uint64_t addr, uint32_t max_chars, size_t *b
 
 bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr)
 {
-    uint8_t hdr[256];
     uint32_t end = 1;
     pyf__str_info si;
-    size_t hlen = (size_t)c->o->unicode.compactunicodeobject_size;
-    if (hlen > sizeof hdr || pyf__vread(c, addr, hdr, hlen) != PYF_OK ||
-        pyf__str_header(c->o, hdr, &si) != PYF_OK || si.kind > sizeof end ||
-        si.length > UINT64_MAX / 4 ||
-        pyf__vread(c, addr + si.data_off + si.length * si.kind, &end, si.kind) != PYF_OK)
+    uint64_t at;
+    if (!str_at(c, addr, &si, &at) || si.kind > sizeof end ||
+        pyf__vread(c, at + si.length * si.kind, &end, si.kind) != PYF_OK)
         return false;
     return end == 0;
 }
 
 /* ---- dicts: their pairs, a key searched by name --------------------------- */
 
-__attribute__((noinline)) /* its buffers stay off the recursion's stack */
-int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
-                        uint64_t *kv, const char **why, bool *budget)
+/* A dict keys object's header, checked: where its entries are, how many
+ * it has and their layout; NULL, or why it is no readable keys object. */
+typedef struct dkeys {
+    uint64_t entries;        /* the first entry */
+    int64_t nentries;
+    uint64_t esize, koff;    /* an entry's size and its key's offset */
+    bool general;            /* PyDictKeyEntry {hash, key, value} */
+} dkeys;
+
+static const char *keys_read(pyf__vctx *c, uint64_t keys, dkeys *k, bool *budget)
 {
     const pyf__value_layout *vl = &c->vl;
     uint8_t hdr[64];
     int rc;
     *budget = false;
-    if (keys == 0 || keys % 8 != 0) {
-        *why = "bad dict keys pointer";
-        return -1;
-    }
+    if (keys == 0 || keys % 8 != 0 || vl->keys_indices > sizeof hdr)
+        return "bad dict keys pointer";
     if ((rc = pyf__vread(c, keys, hdr, (size_t)vl->keys_indices)) != PYF_OK) {
         *budget = rc == PYF__EBUDGET;
-        *why = "unreadable dict keys";
-        return -1;
+        return "unreadable dict keys";
     }
     unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
-    bool general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
-    int64_t nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
-    if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || nentries < 0 ||
-        nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2) {
-        *why = "implausible dict keys";
-        return -1;
+    k->general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
+    k->nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
+    if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || k->nentries < 0 ||
+        k->nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2)
+        return "implausible dict keys";
+    k->entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
+    k->esize = k->general ? 24 : 16;
+    k->koff = k->general ? 8 : 0;
+    return NULL;
+}
+
+/* The entries of a split table in insertion order (their indexes into
+ * order[], at most 255), and the values the table's entries have (vals[],
+ * by index, ne of them): from a PyDictValues at values, laid out as the
+ * version does (dictvalues_kind).  NULL, or why they cannot be read. */
+static const char *split_values(pyf__vctx *c, uint64_t values, unsigned ne, uint64_t *vals,
+                                uint8_t *order, unsigned *norder, bool *budget)
+{
+    const pyf__value_layout *vl = &c->vl;
+    uint8_t vh[8], prefix[257];
+    int rc;
+    *budget = false;
+    if (values % 8 != 0)
+        return "unreadable dict values";
+    if (c->o->dictvalues_kind == PYF__DICTVALUES_ORDER_BEFORE) {
+        /* the insertion order before the values: [-1] the prefix's size,
+         * [-2] the entries in it, their indexes below, the first
+         * inserted nearest (internal/pycore_dict.h,
+         * _PyDictValues_AddToInsertionOrder) */
+        if ((rc = pyf__vread(c, values - 2, vh, 2)) != PYF_OK) {
+            *budget = rc == PYF__EBUDGET;
+            return "unreadable dict values";
+        }
+        unsigned n = vh[0];
+        if (n + 2 > vh[1])
+            return "implausible dict values";
+        if ((rc = pyf__vread(c, values - 2 - n, prefix, n)) != PYF_OK ||
+            (rc = pyf__vread(c, values + vl->values_values, vals, (size_t)ne * 8)) != PYF_OK) {
+            *budget = rc == PYF__EBUDGET;
+            return "unreadable dict values";
+        }
+        for (unsigned j = 0; j < n; j++)
+            order[j] = prefix[n - 1 - j];
+        *norder = n;
+        return NULL;
     }
-    uint64_t entries = keys + vl->keys_indices + ((uint64_t)1 << log2ib);
-    uint64_t esize = general ? 24 : 16, koff = general ? 8 : 0;
+    /* a header (capacity, size, embedded, valid), the values, then the
+     * insertion order after them, one byte each */
+    if ((rc = pyf__vread(c, values, vh, 8)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        return "unreadable dict values";
+    }
+    unsigned cap = vh[vl->values_capacity], size = vh[vl->values_size];
+    if (size > cap || cap > ne + 256u)
+        return "implausible dict values";
+    uint64_t all[256];
+    if ((rc = pyf__vread(c, values + vl->values_values, all, (size_t)cap * 8)) != PYF_OK ||
+        (rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, size)) !=
+            PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        return "unreadable dict values";
+    }
+    for (unsigned j = 0; j < ne; j++)
+        vals[j] = j < cap ? all[j] : 0;
+    *norder = size;
+    return NULL;
+}
+
+__attribute__((noinline)) /* its buffers stay off the recursion's stack */
+int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
+                        uint64_t *kv, uint64_t *where, const char **why, bool *budget)
+{
+    dkeys k;
+    int rc;
+    if ((*why = keys_read(c, keys, &k, budget)) != NULL)
+        return -1;
     int64_t got = 0;
     if (values == 0) {
         uint8_t buf[PYF__VCHUNK * 24];
-        for (int64_t at = 0; at < nentries && (uint64_t)got < max; at += PYF__VCHUNK) {
-            int64_t m = nentries - at < PYF__VCHUNK ? nentries - at : PYF__VCHUNK;
-            if ((rc = pyf__vread(c, entries + (uint64_t)at * esize, buf,
-                                 (size_t)((uint64_t)m * esize))) != PYF_OK) {
+        for (int64_t at = 0; at < k.nentries && (uint64_t)got < max; at += PYF__VCHUNK) {
+            int64_t m = k.nentries - at < PYF__VCHUNK ? k.nentries - at : PYF__VCHUNK;
+            uint64_t base = k.entries + (uint64_t)at * k.esize;
+            if ((rc = pyf__vread(c, base, buf, (size_t)((uint64_t)m * k.esize))) != PYF_OK) {
                 *budget = rc == PYF__EBUDGET;
                 *why = "unreadable dict entries";
                 return -1;
             }
             for (int64_t e = 0; e < m && (uint64_t)got < max; e++) {
-                uint64_t k = pyf__ld64(buf + e * esize + koff);
-                uint64_t v = pyf__ld64(buf + e * esize + koff + 8);
-                if (k != 0 && v != 0) {
-                    kv[2 * got] = k;
+                uint64_t key = pyf__ld64(buf + e * k.esize + k.koff);
+                uint64_t v = pyf__ld64(buf + e * k.esize + k.koff + 8);
+                if (key != 0 && v != 0) {
+                    kv[2 * got] = key;
                     kv[2 * got + 1] = v;
+                    if (where != NULL)
+                        where[got] = base + (uint64_t)e * k.esize + k.koff;
                     got++;
                 }
             }
         }
         return got;
     }
-    /* split: the values and their insertion order, one byte each */
-    uint8_t vh[8];
-    uint64_t vals[PYF__SPLIT_VALUES_MAX];
-    uint8_t order[PYF__SPLIT_VALUES_MAX], ents[PYF__SPLIT_VALUES_MAX * 16];
-    uint8_t pre[PYF__SPLIT_VALUES_MAX];
-    unsigned ne = nentries < PYF__SPLIT_VALUES_MAX ? (unsigned)nentries : PYF__SPLIT_VALUES_MAX;
-    unsigned cap, size;
-    bool before = c->o->dictvalues_kind == PYF__DICTVALUES_ORDER_BEFORE;
-    /* 3.13+: a header {capacity, size, ...} before values[capacity], the
-     * order after them; 3.11, 3.12: values[] after a prefix of p bytes
-     * (p at values[-1], the count at values[-2], the j-th inserted index
-     * at values[-3 - j]), values[] as long as the keys' entries at least */
-    if (general || values % 8 != 0 || values < sizeof pre ||
-        (rc = pyf__vread(c, before ? values - 8 : values, vh, 8)) != PYF_OK) {
+    /* split: the shared keys' entries (no values there) */
+    uint64_t vals[256];
+    uint8_t order[256], ents[256 * 16];
+    unsigned ne = k.nentries < 256 ? (unsigned)k.nentries : 256, n = 0;
+    if (k.general) {
+        *why = "unreadable dict values";
+        return -1;
+    }
+    if ((*why = split_values(c, values, ne, vals, order, &n, budget)) != NULL)
+        return -1;
+    if ((rc = pyf__vread(c, k.entries, ents, (size_t)ne * 16)) != PYF_OK) {
         *budget = rc == PYF__EBUDGET;
         *why = "unreadable dict values";
         return -1;
     }
-    if (before) {
-        unsigned p = vh[7];
-        size = vh[6];
-        cap = ne;
-        if (p < 8 || p % 8 != 0 || size + 2 > p || size > ne) {
-            *why = "implausible dict values";
-            return -1;
-        }
-        rc = pyf__vread(c, values - p, pre, p);
-        for (unsigned j = 0; rc == PYF_OK && j < size; j++)
-            order[j] = pre[p - 3 - j];
-    } else {
-        cap = vh[vl->values_capacity];
-        size = vh[vl->values_size];
-        if (size > cap || (int64_t)cap > nentries + 256) {
-            *why = "implausible dict values";
-            return -1;
-        }
-        rc = pyf__vread(c, values + vl->values_values + (uint64_t)cap * 8, order, cap);
-    }
-    if (rc != PYF_OK ||
-        (rc = pyf__vread(c, values + vl->values_values, vals, (size_t)cap * 8)) != PYF_OK ||
-        (rc = pyf__vread(c, entries, ents, (size_t)ne * 16)) != PYF_OK) {
-        *budget = rc == PYF__EBUDGET;
-        *why = "unreadable dict values";
-        return -1;
-    }
-    for (unsigned j = 0; j < size && (uint64_t)got < max; j++) {
+    for (unsigned j = 0; j < n && (uint64_t)got < max; j++) {
         unsigned ix = order[j];
-        if (ix >= ne || ix >= cap || vals[ix] == 0)
+        if (ix >= ne || vals[ix] == 0)
             continue;
         kv[2 * got] = pyf__ld64(ents + ix * 16);
         kv[2 * got + 1] = vals[ix];
+        if (where != NULL)
+            where[got] = 0;
         got++;
     }
     return got;
+}
+
+int64_t pyf__dict_keys(pyf__vctx *c, uint64_t keys, uint64_t max, uint64_t *out)
+{
+    dkeys k;
+    bool budget;
+    uint8_t ents[PYF__VCHUNK * 24];
+    if (keys_read(c, keys, &k, &budget) != NULL)
+        return -1;
+    uint64_t n = (uint64_t)k.nentries < max ? (uint64_t)k.nentries : max;
+    if (n > PYF__VCHUNK)
+        n = PYF__VCHUNK;
+    if (n != 0 && pyf__vread(c, k.entries, ents, (size_t)(n * k.esize)) != PYF_OK)
+        return -1;
+    for (uint64_t i = 0; i < n; i++)
+        out[i] = pyf__ld64(ents + i * k.esize + k.koff);
+    return (int64_t)n;
 }
 
 uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
@@ -341,7 +418,7 @@ uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name)
     int64_t n = ty->kind == PYF_VALUE_DICT
                     ? pyf__dict_pairs(c, pyf__ld64(b + o->dict.ma_keys),
                                       pyf__ld64(b + o->dict.ma_values), PYF__VLOOKUP_ITEMS, kv,
-                                      &why, &budget)
+                                      NULL, &why, &budget)
                     : -1;
     size_t want = strlen(name);
     for (int64_t k = 0; k < n && found == 0; k++) {
@@ -374,14 +451,24 @@ static const struct {
     {"generator", PYF_VALUE_GENERATOR}, {"coroutine", PYF_VALUE_COROUTINE},
     {"async_generator", PYF_VALUE_ASYNC_GENERATOR}, {"ellipsis", PYF_VALUE_ELLIPSIS},
     {"NotImplementedType", PYF_VALUE_NOTIMPLEMENTED},
+    {"async_generator_asend", PYF__KIND_AWAIT_WRAPPER},
+    {"async_generator_athrow", PYF__KIND_AWAIT_WRAPPER},
 };
 
-uint32_t pyf__vbuiltin_kind(const char *tp_name)
+uint32_t pyf__type_kind(uint64_t tp_flags, const char *tp_name)
 {
+    if (tp_flags & PYF__TPFLAGS_HEAPTYPE)
+        return PYF_VALUE_OTHER; /* a class may carry any name */
     for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
         if (strcmp(tp_name, builtin_types[i].name) == 0)
             return builtin_types[i].kind;
     return PYF_VALUE_OTHER;
+}
+
+uint32_t pyf__vbuiltin_kind(const char *tp_name)
+{
+    uint32_t kind = pyf__type_kind(0, tp_name);
+    return kind < PYF__KIND_PRIVATE ? kind : PYF_VALUE_OTHER;
 }
 
 size_t pyf__vtype_len(const pyf__vctx *c)

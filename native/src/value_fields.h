@@ -34,7 +34,6 @@
     X(member_def_type) X(member_def_offset)      /* PyMemberDef */             \
     X(code_kwonlyargcount) X(code_stacksize)     /* PyCodeObject */            \
     X(frame_globals)                             /* _PyInterpreterFrame */     \
-    X(frame_stacktop)                            /* 3.13's; 0 on 3.14+ */      \
     X(method_descr_method)                       /* PyMethodDescrObject */     \
     X(rlock_owner) X(rlock_count)                /* _thread.RLock */           \
     X(range_start) X(range_stop) X(range_step)   /* rangeobject */         \

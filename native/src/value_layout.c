@@ -108,11 +108,13 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     vl->type_base = h + 240;
     vl->type_dict = h + 248;
     vl->type_dictoffset = h + 272;
-    /* cpython/object.h: PyHeapTypeObject { PyTypeObject ht_type; as_async,
-     * as_number, as_mapping, as_sequence, as_buffer; ht_name, ht_slots,
-     * ht_qualname, ht_cached_keys, ... }: 3.15's PyTypeObject has one
-     * more pointer (and its table publishes ht_cached_keys) */
-    vl->heap_qualname = h + (o->minor >= 15 ? 864 : 856);
+    /* cpython/object.h: PyHeapTypeObject { PyTypeObject ht_type;
+     * PyAsyncMethods as_async (4 pointers); PyNumberMethods as_number (36);
+     * PyMappingMethods as_mapping (3); PySequenceMethods as_sequence (10);
+     * PyBufferProcs as_buffer (2); ht_name, ht_slots, ht_qualname,
+     * ht_cached_keys, ... }: 57 pointers past the type object, whose size
+     * the table gives (3.15's has one more pointer) */
+    vl->heap_qualname = o->type.size + 57 * p;
     vl->heap_cached_keys = vl->heap_qualname + p;
     /* cpython/descrobject.h: PyMemberDescrObject { PyDescr_COMMON (PyObject_HEAD;
      * d_type; d_name; d_qualname); PyMemberDef *d_member; }; descrobject.h:
@@ -127,9 +129,6 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     /* internal/pycore_frame.h (3.13), pycore_interpframe_structs.h (3.14+):
      * f_executable, previous, f_funcobj, f_globals */
     vl->frame_globals = 24;
-    /* 3.13's int stacktop (offsets.c places it); 3.14+ publish
-     * interpreter_frame.stackpointer (0 here) */
-    vl->frame_stacktop = o->frame.stacktop != PYF__ABSENT ? o->frame.stacktop : 0;
     /* cpython/descrobject.h: PyMethodDescrObject { PyDescr_COMMON;
      * PyMethodDef *d_method; ... } (ml_name: PyMethodDef's first field) */
     vl->method_descr_method = h + 3 * p;

@@ -549,7 +549,7 @@ static void ask_slots(pf *p, const uint8_t *s, uint64_t n)
     p->roots_done = true;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t raw = pyf__ld64(s + i * 8);
-        if (!(o->minor >= 14 && (raw & 3) == 3))
+        if (!(o->tagged_ints && (raw & 3) == 3))
             ask_obj(p, R_OBJ, raw & o->tag_mask, 0);
     }
 }

@@ -214,7 +214,7 @@ static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_
 {
     const pyf__offsets *o = c->o;
     l->value = PYF_NO_VALUE;
-    if (o->minor >= 14 && (raw & 3) == 3) { /* a tagged int (Py_INT_TAG) */
+    if (o->tagged_ints && (raw & 3) == 3) { /* a tagged int (Py_INT_TAG) */
         uint32_t v = pyf__vnodes(c, 1);
         if (v == PYF_NO_VALUE)
             return;
@@ -288,37 +288,104 @@ static void stack_extras(pyf__vctx *c, uint32_t from)
     }
 }
 
+/* The instruction a frame is at, as far as it can be known. */
+typedef struct instr_at {
+    bool known;
+    bool on_cache;           /* the pointer is on one of its inline caches */
+    uint8_t unit[2];         /* its first code unit: opcode, oparg */
+} instr_at;
+
+#define BYTECODE_MAX (1u << 17) /* code units walked to find an instruction */
+
+/* The instruction of the frame running code whose instruction pointer is
+ * ip.  3.13+ (ip_kind PYF__IP_CURRENT): the one at ip.  3.11, 3.12:
+ * prev_instr is the last code unit run, an inline cache entry after a
+ * call the eval loop made itself (the caches skipped first), so the
+ * bytecode is walked from its start by each opcode's caches
+ * (opcode_caches) to the instruction that unit belongs to: unknown before
+ * the frame's first instruction, outside the code, past an opcode whose
+ * caches the version hides (3.12's instrumented lines) or unreadable. */
+static instr_at frame_instr(pyf__vctx *c, uint64_t code, uint64_t ip)
+{
+    const pyf__offsets *o = c->o;
+    instr_at in = {0};
+    if (ip == 0)
+        return in;
+    if (o->ip_kind == PYF__IP_CURRENT) {
+        in.known = pyf__vread(c, ip, in.unit, 2) == PYF_OK;
+        return in;
+    }
+    uint64_t base = code + o->code.co_code_adaptive, units = 0;
+    if (ip < base || (ip - base) % 2 != 0 || (ip - base) / 2 >= BYTECODE_MAX ||
+        pyf__vread(c, code + o->bytes.ob_size, &units, 8) != PYF_OK ||
+        (ip - base) / 2 >= units)
+        return in;
+    uint64_t idx = (ip - base) / 2;
+    uint8_t *b = malloc((size_t)(idx + 1) * 2);
+    if (b == NULL) {
+        c->nomem = true;
+        return in;
+    }
+    if (pyf__vread(c, base, b, (size_t)(idx + 1) * 2) == PYF_OK)
+        for (uint64_t at = 0; at <= idx;) {
+            unsigned caches = o->opcode_caches[b[2 * at]];
+            if (caches == PYF__CACHES_UNKNOWN)
+                break;
+            if (idx <= at + caches) {
+                in.known = true;
+                in.on_cache = idx > at;
+                memcpy(in.unit, b + 2 * at, 2);
+                break;
+            }
+            at += 1 + caches;
+        }
+    free(b);
+    return in;
+}
+
+/* Whether a frame whose stack pointer the version leaves stale while it
+ * runs (PYF__STACK_STALE, 3.11) saved it: suspended in a call the eval
+ * loop made (prev_instr on that call's inline caches), or a generator's
+ * frame suspended at a yield. */
+static bool stack_saved(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr,
+                        const instr_at *in)
+{
+    const pyf__offsets *o = c->o;
+    if (in->known && in->on_cache)
+        return true;
+    int8_t state;
+    return (int8_t)f[o->frame.owner] == o->owner_generator && o->gen_suspended != INT32_MIN &&
+           o->gen.gi_iframe != PYF__ABSENT && o->gen.gi_frame_state < o->gen.gi_iframe &&
+           pyf__vread(c, frame_addr - o->gen.gi_iframe + o->gen.gi_frame_state, &state, 1) ==
+               PYF_OK &&
+           state == o->gen_suspended;
+}
+
 /* Where the frame's stack ends, within [base, base + co_stacksize slots];
  * NULL, or why it cannot be known. */
 static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr,
-                             uint64_t code, uint64_t base, uint64_t *sp, bool *unsaved,
-                             char *why, size_t len)
+                             uint64_t code, uint64_t base, const instr_at *in, uint64_t *sp,
+                             bool *unsaved, char *why, size_t len)
 {
     const pyf__offsets *o = c->o;
     int32_t size;
     *unsaved = false;
     if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
         return "unreadable co_stacksize";
-    if (o->minor >= 14) {
-        if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
-            return "no stack pointer in this version's frame";
-        *sp = pyf__ld64(f + o->frame.stackpointer);
-    } else {
-        int32_t top = (int32_t)pyf__ld32(f + c->vl.frame_stacktop);
-        /* 3.11 leaves a running frame's stacktop as its last Python call
-         * set it: the caller asking for the unsaved slots says it runs */
-        if (o->sp_kind == PYF__SP_STACKTOP_STALE && (c->req.flags & PYF_VALUES_STACK_UNSAVED))
-            top = -1;
-        if (top < 0 && (c->req.flags & PYF_VALUES_STACK_UNSAVED) && size >= 0 &&
+    int got = pyf__frame_sp(o, f, frame_addr, sp);
+    if (got == PYF__STACK_NONE)
+        return "no stack pointer in this version's frame";
+    if (got == PYF__STACK_STALE && !stack_saved(c, f, frame_addr, in))
+        got = PYF__STACK_RUNNING;
+    if (got == PYF__STACK_RUNNING) {
+        if ((c->req.flags & PYF_VALUES_STACK_UNSAVED) && size >= 0 &&
             size <= (int32_t)LOCALS_MAX) {
             *sp = base + (uint64_t)size * 8; /* every slot, flagged */
             *unsaved = true;
             return NULL;
         }
-        if (top < 0)
-            return "stack pointer not saved: the frame runs (CPython 3.12 and 3.13 save it on "
-                   "a call of a Python function only)";
-        *sp = frame_addr + o->frame.localsplus + (uint64_t)top * 8;
+        return "stack pointer not saved: the frame runs (CPython 3.11-3.13 save it only "
+               "while the frame calls a Python function)";
     }
     if (size < 0 || size > (int32_t)LOCALS_MAX || *sp < base || (*sp - base) % 8 != 0 ||
         (*sp - base) / 8 > (uint64_t)size) {
@@ -330,8 +397,8 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
 }
 
 /* The value stack of a frame of nlocalsplus locals appended to *locals (*n
- * entries, grown), each entry decoded STACK_DEPTH deep; op: the code unit
- * at instr_ptr. */
+ * entries, grown), each entry decoded STACK_DEPTH deep; op: the first code
+ * unit of the instruction the frame is at (frame_instr). */
 static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
                        uint64_t ip, uint32_t nlocalsplus, pyf_local **locals, uint32_t *n,
                        uint32_t op[2])
@@ -339,7 +406,13 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
     uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)nlocalsplus * 8, sp = 0;
     char buf[160];
     bool unsaved;
-    const char *why = stack_top(c, f, frame_addr, code, base, &sp, &unsaved, buf, sizeof buf);
+    instr_at in = frame_instr(c, code, ip);
+    if (in.known) {
+        op[0] = in.unit[0];
+        op[1] = in.unit[1];
+    }
+    const char *why = stack_top(c, f, frame_addr, code, base, &in, &sp, &unsaved, buf,
+                                sizeof buf);
     uint32_t count = why == NULL ? (uint32_t)((sp - base) / 8) : 1;
     uint64_t *slots = malloc((size_t)count * 8 + 8);
     pyf_local *grown = realloc(*locals, ((size_t)*n + count + 1) * sizeof **locals);
@@ -348,11 +421,6 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
     if (slots == NULL || grown == NULL) {
         free(slots);
         return pyf__fail(c->t, PYF_ENOMEM, "out of memory");
-    }
-    uint8_t unit[2];
-    if (ip != 0 && pyf__vread(c, ip, unit, 2) == PYF_OK) {
-        op[0] = unit[0];
-        op[1] = unit[1];
     }
     if (why == NULL && count != 0 && pyf__vread(c, base, slots, (size_t)count * 8) != PYF_OK)
         why = "unreadable stack";

@@ -119,16 +119,43 @@ bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr);
 
 /* Up to max (key, value) pairs, in insertion order, of the keys object at
  * keys with, for a split table or an object's inline values, the values at
- * values (0: combined).  The pairs go to kv[2 * max]; returns how many, or
- * -1 with *why (and *budget when the byte budget ran out). */
+ * values (0: combined; the values laid out as dictvalues_kind says).  The
+ * pairs go to kv[2 * max] and, where is not NULL, the address of each
+ * one's entry (its key and value words) to where[max] (0 for a split
+ * table's); returns how many, or -1 with *why (and *budget when the byte
+ * budget ran out).  The one decoder of a dict's table. */
 int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
-                        uint64_t *kv, const char **why, bool *budget);
+                        uint64_t *kv, uint64_t *where, const char **why, bool *budget);
+/* The keys of the first entries (at most max and PYF__VCHUNK) of the keys
+ * object at keys, by entry index (the slot of a split table's values; 0:
+ * an empty entry) into out; how many, -1 when unreadable. */
+int64_t pyf__dict_keys(pyf__vctx *c, uint64_t keys, uint64_t max, uint64_t *out);
+/* The value in slot of the split values whose bytes from their start
+ * through the slot are b (a managed dict's not made yet): 0 where the
+ * values say it is not there (3.13+: not valid, past their capacity). */
+static inline uint64_t pyf__values_slot(const pyf__offsets *o, const pyf__value_layout *vl,
+                                        const uint8_t *b, uint64_t slot)
+{
+    if (o->dictvalues_kind == PYF__DICTVALUES_HEADER &&
+        (!b[vl->values_valid] || b[vl->values_capacity] <= slot))
+        return 0;
+    return pyf__ld64(b + vl->values_values + 8 * slot);
+}
 /* The value of key name (a str) in the dict at addr, 0 when absent or
  * unreadable (the first entries only: __name__, __module__, __file__). */
 uint64_t pyf__dict_lookup(pyf__vctx *c, uint64_t dict_addr, const char *name);
 
-/* The builtin kind of a static type by its tp_name (PYF_VALUE_OTHER when
- * none), and the bytes type_read reads of a type object. */
+/* What an instance of a type is, by the type's tp_flags and tp_name: the
+ * builtin kind of a static type of a builtin's name, else PYF_VALUE_OTHER
+ * (a heap type: a class may carry any name); the one type classifier (the
+ * value decoder's, the asyncio reader's).  Kinds past PYF__KIND_PRIVATE
+ * are the library's own, never a pyf_value's: an async generator's
+ * asend/athrow awaitable. */
+#define PYF__KIND_PRIVATE 100u
+#define PYF__KIND_AWAIT_WRAPPER 100u
+uint32_t pyf__type_kind(uint64_t tp_flags, const char *tp_name);
+/* The same for a static type, as a pyf_value's kind (a private kind is
+ * PYF_VALUE_OTHER), and the bytes type_read reads of a type object. */
 uint32_t pyf__vbuiltin_kind(const char *tp_name);
 size_t pyf__vtype_len(const pyf__vctx *c);
 
@@ -150,6 +177,16 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
  * when unreadable. */
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv);
+/* The bytes before an object that say where its managed dict is (0 when
+ * the layout's are implausible), and what they say (instdict_kind): end
+ * points just past them, at the object (addr) of type ty.  *dict its
+ * __dict__, else *values: those of its type's shared keys while no dict
+ * is made (3.11: the values pointer; 3.12: the tagged word; 3.13+: inline
+ * after the object, not yet checked valid); both 0: none.  One reading of
+ * that layout: the decoder's and the thread facts' batches. */
+size_t pyf__managed_back(const pyf__vctx *c);
+void pyf__managed_dict(const pyf__vctx *c, const pyf__vtype *ty, uint64_t addr,
+                       const uint8_t *end, uint64_t *dict, uint64_t *values);
 
 /* ---- value_prefetch.c ----
  * Reads ahead of the decoder, one reader call per level of the tree: what

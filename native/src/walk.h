@@ -213,6 +213,33 @@ static inline void pyf__iframe_decode(const pyf__offsets *o, const uint8_t *f, u
     fr->owner = (int8_t)f[o->frame.owner];
 }
 
+/* Where a frame's value stack ends: the one reading of the stack pointer
+ * a version saves (sp_kind).  PYF__STACK_SAVED with *sp (3.14+'s
+ * stackpointer; 3.12's and 3.13's stacktop, counted from localsplus);
+ * PYF__STACK_RUNNING when the frame runs and saved none (stacktop -1,
+ * 3.11-3.13); PYF__STACK_STALE with *sp where the version leaves a
+ * running frame's as it was (3.11): true only of a frame known to be
+ * suspended in a call or at a yield; PYF__STACK_NONE when the layout has
+ * no stack pointer. */
+enum { PYF__STACK_NONE, PYF__STACK_SAVED, PYF__STACK_RUNNING, PYF__STACK_STALE };
+static inline int pyf__frame_sp(const pyf__offsets *o, const uint8_t *f, uint64_t addr,
+                                uint64_t *sp)
+{
+    if (o->sp_kind == PYF__SP_POINTER) {
+        if (o->frame.stackpointer == PYF__ABSENT || o->frame.stackpointer + 8 > o->frame.size)
+            return PYF__STACK_NONE;
+        *sp = pyf__ld64(f + o->frame.stackpointer);
+        return PYF__STACK_SAVED;
+    }
+    if (o->frame.stacktop == PYF__ABSENT || o->frame.stacktop + 4 > o->frame.size)
+        return PYF__STACK_NONE;
+    int32_t top = (int32_t)pyf__ld32(f + o->frame.stacktop);
+    if (top < 0)
+        return PYF__STACK_RUNNING;
+    *sp = addr + o->frame.localsplus + 8 * (uint64_t)top;
+    return o->sp_kind == PYF__SP_STACKTOP_STALE ? PYF__STACK_STALE : PYF__STACK_SAVED;
+}
+
 /* Whether the frame runs Python code of its own (owned by a thread, a
  * generator or a frame object), or is an entry frame (C stack,
  * interpreter), or neither (a corrupt owner). */

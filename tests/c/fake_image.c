@@ -35,9 +35,27 @@ void *ft_xrealloc(void *p, size_t size)
     return q;
 }
 
+uint64_t fake_layout_off(const ft_layout *l, const char *name)
+{
+    if (l->pairs == NULL)
+        return pyf_test_offsets_get(l->table, l->minor, name);
+    for (const ft_pair *p = l->pairs; p->name != NULL; p++)
+        if (strcmp(p->name, name) == 0)
+            return p->value;
+    return UINT64_MAX;
+}
+
+/* An offset of the image's table, or of its layout's pairs (3.11, 3.12). */
+static uint64_t image_off(const fake_target *ft, const char *name)
+{
+    if (ft->layout != NULL && ft->layout->pairs != NULL)
+        return fake_layout_off(ft->layout, name);
+    return pyf_test_offsets_get(ft->table, ft->minor, name);
+}
+
 static uint64_t need_off(const fake_target *ft, const char *name)
 {
-    uint64_t v = pyf_test_offsets_get(ft->table, ft->minor, name);
+    uint64_t v = image_off(ft, name);
     if (v == UINT64_MAX)
         ft_die("3.%d has no offset %s", ft->minor, name);
     return v;
@@ -45,7 +63,7 @@ static uint64_t need_off(const fake_target *ft, const char *name)
 
 static uint64_t opt_off(const fake_target *ft, const char *name, uint64_t dflt)
 {
-    uint64_t v = pyf_test_offsets_get(ft->table, ft->minor, name);
+    uint64_t v = image_off(ft, name);
     return v == UINT64_MAX ? dflt : v;
 }
 
@@ -130,14 +148,14 @@ static const ft_off_name k_offs[] = {
     NEED(ts_prev, "thread_state.prev"),
     NEED(ts_next, "thread_state.next"),
     NEED(ts_interp, "thread_state.interp"),
-    NEED(ts_current_frame, "thread_state.current_frame"),
+    OPT(ts_current_frame, "thread_state.current_frame"), /* 3.13+ */
     OPT(ts_base_frame, "thread_state.base_frame"),
     OPT(ts_anchor, "thread_state.last_profiled_frame"),
     OPT(ts_anchor_seq, "thread_state.last_profiled_frame_seq"),
     NEED(ts_thread_id, "thread_state.thread_id"),
     NEED(ts_native_thread_id, "thread_state.native_thread_id"),
     NEED(ts_datastack_chunk, "thread_state.datastack_chunk"),
-    NEED(ts_status, "thread_state.status"),
+    OPT(ts_status, "thread_state.status"), /* 3.13+ */
     OPT(ts_holds_gil, "thread_state.holds_gil"),
     NEED(fr_size, "interpreter_frame.size"),
     NEED(fr_previous, "interpreter_frame.previous"),
@@ -162,6 +180,13 @@ static const ft_off_name k_offs[] = {
     NEED(un_length, "unicode_object.length"),
     NEED(un_ascii_size, "unicode_object.asciiobject_size"),
     OPT(un_compact_size, "unicode_object.compactunicodeobject_size"),
+    OPT(rt_interps_main, "runtime_state.interpreters_main"),
+    OPT(rt_main_interp, "runtime_state.main_interpreter"),
+    OPT(in_sysdict, "interpreter_state.sysdict"),
+    OPT(ts_cframe, "thread_state.cframe"),
+    OPT(ts_root_cframe, "thread_state.root_cframe"),
+    OPT(cf_current_frame, "cframe.current_frame"),
+    OPT(fr_stacktop, "interpreter_frame.stacktop"),
 };
 #undef NEED
 #undef OPT
@@ -226,7 +251,9 @@ static fake_target *new_image(int minor, uint64_t hexversion, const ft_layout *l
     ft->minor = minor;
     ft->hexversion = hexversion;
     ft->layout = l;
-    if (l != NULL) {
+    if (l != NULL && l->pairs != NULL) {
+        ft->table_size = 0; /* 3.11, 3.12: no table, the pairs' offsets */
+    } else if (l != NULL) {
         if (l->table_len > sizeof ft->table)
             ft_die("layout %s: table of %zu bytes", l->name, l->table_len);
         memcpy(ft->table, l->table, l->table_len);
@@ -234,7 +261,7 @@ static fake_target *new_image(int minor, uint64_t hexversion, const ft_layout *l
     } else {
         ft->table_size = pyf_test_fill_offsets(ft->table, sizeof ft->table, minor, hexversion);
     }
-    if (ft->table_size == 0)
+    if (ft->table_size == 0 && (l == NULL || l->pairs == NULL))
         ft_die("unknown minor %d", minor);
     resolve_offsets(ft);
     ft->heap_next_region = HEAP_BASE;
@@ -243,14 +270,22 @@ static fake_target *new_image(int minor, uint64_t hexversion, const ft_layout *l
     ft->exec_tag = minor >= 14 ? 1u : 0u;
 
     fake_region(ft, RUNTIME_BASE, ft->o.rt_size);
-    fake_write(ft, RUNTIME_BASE, ft->table, ft->table_size);
-    ft_record_obj(ft, RUNTIME_BASE, ft->table_size);
+    if (ft->table_size != 0) {
+        fake_write(ft, RUNTIME_BASE, ft->table, ft->table_size);
+        ft_record_obj(ft, RUNTIME_BASE, ft->table_size);
+    }
     ft_record_obj(ft, RUNTIME_BASE + ft->o.rt_interps_head, 8);
 
     ft->none_obj = fake_alloc(ft, ft->o.ob_type + 8);
     fake_w64(ft, ft->none_obj, 1);
     fake_w64(ft, ft->none_obj + ft->o.ob_type, fake_type(ft, "NoneType"));
     ft->trampoline = fake_alloc(ft, 16);
+    if (ft->table_size == 0) { /* 3.11, 3.12: known by the runtime's shape */
+        uint64_t in = fake_add_interp(ft, 0);
+        uint64_t kv[2] = {fake_str(ft, "hexversion"), fake_int(ft, (int64_t)hexversion)};
+        fake_w64(ft, in + ft->o.in_sysdict, fake_dict(ft, kv, 1, 1));
+        ft->main_interp = in; /* the first fake_add_interp's */
+    }
     return ft;
 }
 
@@ -261,9 +296,7 @@ fake_target *fake_new_hex(int minor, uint64_t hexversion)
 
 fake_target *fake_new_layout(const ft_layout *l)
 {
-    uint64_t hex;
-    memcpy(&hex, l->table + 8, 8);
-    return new_image(l->minor, hex, l);
+    return new_image(l->minor, l->hexversion, l);
 }
 
 const ft_layout *fake_layout(const fake_target *ft) { return ft->layout; }
@@ -301,11 +334,13 @@ uint64_t fake_runtime_addr(const fake_target *ft) { (void)ft; return RUNTIME_BAS
 
 uint64_t fake_off(const fake_target *ft, const char *name)
 {
-    return pyf_test_offsets_get(ft->table, ft->minor, name);
+    return image_off(ft, name);
 }
 
 uint64_t fake_offset_addr(const fake_target *ft, const char *name)
 {
+    if (ft->table_size == 0)
+        ft_die("a 3.%d image has no table", ft->minor);
     size_t off = pyf_test_offsets_field(ft->minor, name);
     if (off == (size_t)-1)
         ft_die("3.%d has no offset %s", ft->minor, name);

@@ -57,6 +57,11 @@ typedef struct ft_offs {
         ts_status, ts_holds_gil;
     uint64_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_localsplus,
         fr_owner, fr_stackpointer;
+    /* 3.11, 3.12 (UINT64_MAX elsewhere): the runtime's main interpreter,
+     * its sys module's dict, the thread's _PyCFrame (the one it embeds)
+     * holding the current frame, an interpreter frame's stacktop */
+    uint64_t rt_interps_main, rt_main_interp, in_sysdict, ts_cframe, ts_root_cframe,
+        cf_current_frame, fr_stacktop;
     uint64_t co_size, co_filename, co_name, co_qualname, co_linetable,
         co_firstlineno, co_code_adaptive;
     uint64_t co_flags; /* not in the table: CPython's headers (ft_layout) */
@@ -104,6 +109,7 @@ struct fake_target {
     uint64_t trampoline;
     unsigned exec_tag;
     size_t ninterps;
+    uint64_t main_interp;     /* 3.11, 3.12: made with the image, not yet handed out */
 
     ft_fault *faults;
     size_t nfaults, capfaults;

@@ -5,7 +5,11 @@
  * Builders lay out _PyRuntime, interpreters, thread states, data-stack
  * chunks, frames, code objects, strings and line tables the way CPython
  * does, using the offsets of the table written at the start of _PyRuntime
- * (tests/c/fake_offsets.h).  fake_reader() exposes the image through a
+ * (tests/c/fake_offsets.h), or of a layout CPython's headers gave
+ * (fake_new_layout): 3.11 and 3.12 ones have no table, their runtime
+ * holds the main interpreter (made with the image), whose sys module's
+ * dict names the version (sys.hexversion), and a thread's current frame
+ * is its _PyCFrame's.  fake_reader() exposes the image through a
  * pyf_reader with fault injection and read counters.
  *
  * Everything here aborts on misuse (a test bug), never on library output.
@@ -57,6 +61,9 @@ void fake_free(fake_target *ft);
 fake_target *fake_new_layout(const ft_layout *l);
 /* The layout of an image made by fake_new_layout, else NULL. */
 const ft_layout *fake_layout(const fake_target *ft);
+/* An offset of a layout by the name offsets.c gives it (its table's, or
+ * its pairs' on 3.11, 3.12); UINT64_MAX when the version has none. */
+uint64_t fake_layout_off(const ft_layout *l, const char *name);
 
 int fake_minor(const fake_target *ft);
 uint64_t fake_runtime_addr(const fake_target *ft);
@@ -142,7 +149,10 @@ void fake_type_set_base(fake_target *ft, uint64_t type, uint64_t base); /* tp_ba
 void fake_type_set_flags(fake_target *ft, uint64_t type, uint64_t flags);
 /* An instance of type whose managed dict pointer is dict. */
 uint64_t fake_instance_dict(fake_target *ft, uint64_t type, uint64_t dict);
-/* An instance with inline values (sets the type's tp_basicsize). */
+/* An instance whose attributes are values of its type's shared keys, no
+ * dict made: inline after it (3.13+; sets the type's tp_basicsize), or
+ * pointed at from before it (3.11: the values pointer; 3.12: the tagged
+ * word), the insertion order as the version keeps it. */
 uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *values,
                               const uint8_t *order, size_t n, size_t capacity);
 /* A heap type "app.<qualname>" with __slots__ names[n] (object members,
@@ -226,7 +236,9 @@ uint64_t fake_code_raw(fake_target *ft, uint64_t filename, uint64_t qualname,
 
 /* Add an interpreter.  Like CPython, new interpreters are prepended to the
  * runtime's list; the first one lives inside _PyRuntime (the main
- * interpreter is embedded there), later ones on the heap. */
+ * interpreter is embedded there), later ones on the heap.  On a 3.11 or
+ * 3.12 image the first call returns the main interpreter the image was
+ * made with (id set). */
 uint64_t fake_add_interp(fake_target *ft, int64_t id);
 
 /* Add a thread state (prepended to the interpreter's list, like CPython).

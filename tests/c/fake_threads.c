@@ -25,7 +25,17 @@ uint64_t fake_add_interp(fake_target *ft, int64_t id)
 {
     const ft_offs *o = &ft->o;
     uint64_t in;
-    if (ft->ninterps == 0) {
+    if (ft->main_interp != 0) { /* made with the image (3.11, 3.12) */
+        in = ft->main_interp;
+        ft->main_interp = 0;
+        fake_w64(ft, in + o->in_id, (uint64_t)id);
+        return in;
+    }
+    if (ft->ninterps == 0 && o->rt_main_interp != UINT64_MAX) {
+        /* 3.11, 3.12: where the runtime embeds it, interpreters.main */
+        in = RUNTIME_BASE + o->rt_main_interp;
+        fake_w64(ft, RUNTIME_BASE + o->rt_interps_main, in);
+    } else if (ft->ninterps == 0) {
         in = (RUNTIME_BASE + o->rt_size - o->in_size) & ~63ull;
         if (in < RUNTIME_BASE + 1024)
             ft_die("runtime too small for the main interpreter");
@@ -68,8 +78,12 @@ static uint64_t make_frame(fake_target *ft, uint64_t at, uint64_t exec,
 
 static void thread_set_current(fake_thread *th, uint64_t frame)
 {
+    const ft_offs *o = &th->ft->o;
     th->current = frame;
-    fake_w64(th->ft, th->addr + th->ft->o.ts_current_frame, frame);
+    if (o->ts_current_frame != UINT64_MAX)
+        fake_w64(th->ft, th->addr + o->ts_current_frame, frame);
+    else /* 3.11, 3.12: the thread's _PyCFrame's (the one it embeds) */
+        fake_w64(th->ft, th->addr + o->ts_root_cframe + o->cf_current_frame, frame);
 }
 
 fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
@@ -96,7 +110,10 @@ fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
     fake_w64(ft, ts + o->ts_interp, interp);
     fake_w64(ft, ts + o->ts_thread_id, thread_id);
     fake_w64(ft, ts + o->ts_native_thread_id, native_tid);
-    fake_w32(ft, ts + o->ts_status, 0x13); /* initialized, bound, active */
+    if (o->ts_status != UINT64_MAX)
+        fake_w32(ft, ts + o->ts_status, 0x13); /* initialized, bound, active */
+    if (o->ts_cframe != UINT64_MAX) /* 3.11, 3.12: the _PyCFrame it embeds */
+        fake_w64(ft, ts + o->ts_cframe, ts + o->ts_root_cframe);
 
     if (o->ts_base_frame != UINT64_MAX) {
         uint64_t bf = ts + align_up(o->ts_size, 16);
@@ -132,6 +149,8 @@ void fake_thread_set_holds_gil(fake_thread *th, int v)
 uint64_t fake_push_entry(fake_thread *th, int owner_override)
 {
     fake_target *ft = th->ft;
+    if (ft->o.owner_entry == 0xff)
+        ft_die("3.%d has no entry frames (the entered frame's is_entry says so)", ft->minor);
     if (th->cstack == 0) {
         th->cstack = fake_region(ft, ft->cstack_next, CSTACK_SIZE);
         ft->cstack_next += 0x200000;

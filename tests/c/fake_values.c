@@ -38,12 +38,25 @@ uint64_t fake_singleton(fake_target *ft, const char *type)
     return obj(ft, type, 0);
 }
 
+/* An int's header: lv_tag (3.12+: the digit count over the sign), or
+ * ob_size (3.11: the digit count, negative for a negative int). */
+static void int_head(fake_target *ft, uint64_t a, int sign, size_t n)
+{
+    uint64_t lv = fake_off(ft, "long_object.lv_tag");
+    if (lv != UINT64_MAX) {
+        unsigned bits = sign < 0 ? 2 : sign == 0 ? 1 : 0;
+        fake_w64(ft, a + lv, (uint64_t)n << 3 | bits);
+    } else {
+        fake_w64(ft, a + fake_off(ft, "long_object.ob_size"),
+                 sign < 0 ? (uint64_t)0 - n : sign == 0 ? 0 : n);
+    }
+}
+
 uint64_t fake_int_digits(fake_target *ft, int sign, const uint32_t *digits, size_t n)
 {
-    uint64_t lv = fake_off(ft, "long_object.lv_tag"), od = fake_off(ft, "long_object.ob_digit");
+    uint64_t od = fake_off(ft, "long_object.ob_digit");
     uint64_t a = obj(ft, "int", od + 4 * (n ? n : 1));
-    unsigned bits = sign < 0 ? 2 : sign == 0 ? 1 : 0;
-    fake_w64(ft, a + lv, (uint64_t)n << 3 | bits);
+    int_head(ft, a, sign, n);
     for (size_t i = 0; i < n; i++)
         fake_w32(ft, a + od + 4 * i, digits[i]);
     return a;
@@ -61,9 +74,9 @@ uint64_t fake_int(fake_target *ft, int64_t v)
 
 uint64_t fake_bool(fake_target *ft, int v)
 {
-    uint64_t lv = fake_off(ft, "long_object.lv_tag"), od = fake_off(ft, "long_object.ob_digit");
+    uint64_t od = fake_off(ft, "long_object.ob_digit");
     uint64_t a = obj(ft, "bool", od + 4);
-    fake_w64(ft, a + lv, v ? 1u << 3 : 1u);
+    int_head(ft, a, v ? 1 : 0, v ? 1 : 0);
     fake_w32(ft, a + od, v ? 1 : 0);
     return a;
 }
@@ -153,10 +166,24 @@ uint64_t fake_dict(fake_target *ft, const uint64_t *kv, size_t n, int unicode)
     return fake_dict_of(ft, fake_dict_keys(ft, kv, n, unicode), 0, n);
 }
 
+/* The bytes before 3.11's and 3.12's PyDictValues: the insertion order
+ * (internal/pycore_dict.h, _PyDictValues_AddToInsertionOrder) */
+#define ORDER_PREFIX(capacity) (((capacity) + 2 + 7) & ~(size_t)7)
+
 uint64_t fake_dict_values_at(fake_target *ft, uint64_t at, const uint64_t *values,
                              const uint8_t *order, size_t n, size_t capacity)
 {
     const ft_layout *l = lay(ft);
+    if (l->values.values_capacity == UINT64_MAX) { /* the order before the values */
+        size_t prefix = ORDER_PREFIX(capacity);
+        fake_w8(ft, at - 1, (uint8_t)prefix);
+        fake_w8(ft, at - 2, (uint8_t)n);
+        for (size_t i = 0; i < n; i++)
+            fake_w8(ft, at - 3 - i, order[i]);
+        for (size_t i = 0; i < capacity; i++)
+            fake_w64(ft, at + l->values.values_values + 8 * i, values[i]);
+        return at;
+    }
     fake_w8(ft, at + l->values.values_capacity, (uint8_t)capacity);
     fake_w8(ft, at + l->values.values_size, (uint8_t)n);
     fake_w8(ft, at + l->values.values_valid, 1);
@@ -170,8 +197,9 @@ uint64_t fake_dict_values_at(fake_target *ft, uint64_t at, const uint64_t *value
 uint64_t fake_dict_values(fake_target *ft, const uint64_t *values, const uint8_t *order,
                           size_t n, size_t capacity)
 {
-    uint64_t at = fake_alloc(ft, lay(ft)->values.values_values + 9 * capacity + 8);
-    return fake_dict_values_at(ft, at, values, order, n, capacity);
+    size_t prefix = ORDER_PREFIX(capacity);
+    uint64_t at = fake_alloc(ft, prefix + lay(ft)->values.values_values + 9 * capacity + 8);
+    return fake_dict_values_at(ft, at + prefix, values, order, n, capacity);
 }
 
 uint64_t fake_set(fake_target *ft, const char *type, const uint64_t *items, size_t n)
@@ -254,6 +282,21 @@ uint64_t fake_instance_inline(fake_target *ft, uint64_t type, const uint64_t *va
 {
     const ft_layout *l = lay(ft);
     uint64_t back = l->values.managed_dict_back, basic = ft->o.ob_size + 8;
+    if (l->values.values_capacity == UINT64_MAX) {
+        /* 3.11: a values pointer before the dict pointer; 3.12: the one
+         * word, the values' address - 1 */
+        if (l->managed_values_back != UINT64_MAX)
+            back = l->managed_values_back;
+        uint64_t a = fake_alloc(ft, back + 64) + back;
+        fake_w64(ft, a, 1);
+        fake_w64(ft, a + ft->o.ob_type, type);
+        uint64_t vals = fake_dict_values(ft, values, order, n, capacity);
+        if (l->managed_values_back != UINT64_MAX)
+            fake_w64(ft, a - l->managed_values_back, vals);
+        else
+            fake_w64(ft, a - l->values.managed_dict_back, vals - 1);
+        return a;
+    }
     fake_w64(ft, type + l->values.type_basicsize, basic);
     uint64_t a = fake_alloc(ft, back + basic + l->values.values_values + 9 * capacity + 8) + back;
     fake_w64(ft, a, 1);

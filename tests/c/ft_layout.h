@@ -4,8 +4,8 @@
  * _PyRuntimeState_INIT) and the facts a synthetic image needs that the
  * table does not carry.  Filled by ft/emit_layout.c, compiled against the
  * installed -dev headers of 3.13, 3.14 and 3.15, with and without
- * Py_GIL_DISABLED, at build time (tests/c/CMakeLists.txt); the results are
- * listed by ft_layouts.c.  Test data only: never pyframes' own values.
+ * Py_GIL_DISABLED, and of 3.11 and 3.12 (pyenv's, Debian's), at build time
+ * (tests/c/ft_layouts.cmake); the results are listed by ft_layouts.c.  Test data only: never pyframes' own values.
  */
 #ifndef PYF_TEST_FT_LAYOUT_H
 #define PYF_TEST_FT_LAYOUT_H
@@ -15,12 +15,21 @@
 
 #include "../../native/src/value_fields.h"
 
+/* One offset of a version without _Py_DebugOffsets (3.11, 3.12), under the
+ * name offsets.c gives it. */
+typedef struct ft_pair {
+    const char *name;             /* NULL ends the list */
+    uint64_t value;
+} ft_pair;
+
 typedef struct ft_layout {
-    const char *name;             /* "3.14t", "3.14" */
+    const char *name;             /* "3.14t", "3.14", "3.12" */
     const char *include_dir;      /* the headers it was made from */
     int minor, free_threaded;     /* Py_GIL_DISABLED */
-    const uint8_t *table;         /* the _Py_DebugOffsets bytes */
+    uint64_t hexversion;          /* PY_VERSION_HEX of the headers */
+    const uint8_t *table;         /* the _Py_DebugOffsets bytes (NULL: 3.11, 3.12) */
     size_t table_len;
+    const ft_pair *pairs;         /* 3.11, 3.12: the offsets by name instead */
     uint64_t pyobject_size;       /* sizeof(PyObject) */
     uint64_t var_ob_size;         /* offsetof(PyVarObject, ob_size) */
     /* PyASCIIObject.state words with one bitfield set, read back from a
@@ -53,7 +62,15 @@ typedef struct ft_layout {
     uint32_t co_fast_hidden, co_fast_local, co_fast_cell, co_fast_free;
     uint64_t tp_inline_values, tp_managed_dict, tp_heaptype, tp_base_exc, tp_type_subclass;
     int dict_keys_general, t_object_ex;
+    uint64_t frame_stacktop;      /* offsetof(_PyInterpreterFrame, stacktop); 0: none */
+    /* 3.11: where an object of a class with a managed dict keeps its
+     * values while no dict is made, before it; UINT64_MAX elsewhere */
+    uint64_t managed_values_back;
+    /* 3.11, 3.12 (-1 elsewhere): CALL and its inline cache entries, 3.12's
+     * INSTRUMENTED_LINE, a suspended generator's frame state */
+    int opcode_call, call_caches, opcode_instrumented_line, gen_suspended;
 } ft_layout;
+
 
 /* Every layout made at build time (the last one's name is NULL), and the
  * headers that were missing at configure time ("" when none). */

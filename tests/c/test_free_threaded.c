@@ -261,6 +261,8 @@ static void check_layouts(void)
         "unicode_object.asciiobject_size", "thread_state.thread_id", "code_object.size",
     };
     for (const ft_layout *l = ft_layouts; l->name != NULL; l++) {
+        if (l->table == NULL)
+            continue; /* 3.11, 3.12: no _Py_DebugOffsets (test_values checks them) */
         char what[64];
         snprintf(what, sizeof what, "layout %s", l->name);
         check_begin(what);

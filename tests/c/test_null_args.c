@@ -24,7 +24,8 @@ static const char *const k_called[] = {
     "pyf_target_failure", "pyf_target_python", "pyf_target_flush",
     "pyf_target_stats", "pyf_target_set_cache", "pyf_target_reset_stats",
     "pyf_snapshot_take", "pyf_snapshot_free", "pyf_snapshot_entries",
-    "pyf_snapshot_thread_facts", "pyf_snapshot_table", "pyf_snapshot_take_copy", "pyf_sample_run",
+    "pyf_snapshot_thread_facts", "pyf_snapshot_fact_values", "pyf_snapshot_table",
+    "pyf_snapshot_take_copy", "pyf_sample_run",
     "pyf_snapshot_tasks",
     "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
@@ -171,6 +172,9 @@ static void test_target_handle(fake_target *ft)
     const pyf_thread_facts *facts = (const pyf_thread_facts *)(uintptr_t)1;
     CHECK_RC(pyf_snapshot_thread_facts(NULL, &facts), PYF_EINVAL);
     CHECK(facts == NULL);
+    const pyf_values *fact_values = (const pyf_values *)(uintptr_t)1;
+    CHECK_RC(pyf_snapshot_fact_values(NULL, &fact_values), PYF_EINVAL);
+    CHECK(fact_values == NULL);
     tab.struct_size = sizeof tab;
     CHECK_RC(pyf_snapshot_table(NULL, &tab), PYF_EINVAL);
     tl.struct_size = sizeof tl;
@@ -200,6 +204,10 @@ static void test_target_handle(fake_target *ft)
     facts = (const pyf_thread_facts *)(uintptr_t)1;
     CHECK_RC(pyf_snapshot_thread_facts(s, &facts), PYF_ENOTSUP);
     CHECK(facts == NULL);
+    CHECK_RC(pyf_snapshot_fact_values(s, NULL), PYF_EINVAL);
+    fact_values = (const pyf_values *)(uintptr_t)1;
+    CHECK_RC(pyf_snapshot_fact_values(s, &fact_values), PYF_ENOTSUP);
+    CHECK(fact_values == NULL);
     CHECK_RC(pyf_snapshot_table(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_snapshot_tasks(s, NULL), PYF_EINVAL);
     CHECK_RC(pyf_frame_locals(t, 0x1000, NULL, NULL), PYF_EINVAL);

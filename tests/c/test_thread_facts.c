@@ -1,29 +1,36 @@
 /*
  * test_thread_facts.c - each thread's name, GIL state and exception
  * (PYF_SNAP_THREAD_FACTS, pyf_snapshot_thread_facts) on synthetic images
- * laid out from CPython's own headers (ft_layout.h), for 3.13, 3.14 and
- * 3.15, default and free-threaded:
+ * laid out from CPython's own headers (ft_layout.h), for 3.11 and 3.12, and
+ * 3.13, 3.14 and 3.15, default and free-threaded:
  *
  * - names: sys.modules (hundreds of modules: the keys read in batches) ->
- *   threading -> _active; a Thread with a managed dict, one with inline
- *   values, a name that is no str (none), a name that cannot be read
+ *   threading -> _active; a Thread with a managed dict, one with the
+ *   values of a managed dict not made (inline on 3.13+, 3.12's tagged
+ *   word, 3.11's values pointer), a name that is no str (none), a name
+ *   that cannot be read
  *   (unreadable), a thread in no _active (none); no threading at all
  *   (none), sys.modules unreadable (unreadable); what a snapshot found is
  *   remembered, and a change to sys.modules is seen;
- * - the GIL: locked and its holder (every version), 3.15's holds_gil and
- *   gil_requested, a free-threaded build with the GIL off (no GIL) and on;
- *   PYF_SNAP_GIL alone: pyf_thread's GIL flags on 3.13-3.15 default builds
- *   (none free-threaded), locked and released, and no facts array;
- * - exceptions: raised (current_exception) with a traceback whose
+ * - the GIL: locked and its holder (every version: the runtime's on 3.11,
+ *   the interpreter's on 3.12+), 3.15's holds_gil and gil_requested, a
+ *   free-threaded build with the GIL off (no GIL) and on; PYF_SNAP_GIL
+ *   alone: pyf_thread's GIL flags on every default build (none
+ *   free-threaded), locked and released, and no facts array;
+ * - exceptions, as value trees (pyf_snapshot_fact_values; their str() is
+ *   the binding's, tests/python/test_values_render.py): raised
+ *   (current_exception; 3.11's curexc triple, also an exception not made
+ *   yet: its class and a str, a tuple or no value) with a traceback whose
  *   tb_lineno is still -1 (the line from tb_lasti), handled under an item
- *   of None (a running generator's), KeyError's and OSError's wording,
- *   several arguments, a message cut at PYF_FACT_MESSAGE_MAX, garbage and
- *   a cycle in the chain (unreadable), nothing at all;
+ *   of None (a running generator's), KeyError, OSError with its errno,
+ *   strerror and file name, several arguments, a str cut at
+ *   PYF_FACT_MESSAGE_MAX, garbage and a cycle in the chain (unreadable),
+ *   nothing at all;
  * - every reader call of a facts snapshot failed in turn: the snapshot
  *   still succeeds and every fact is well formed.
  * White-box: the facts' offsets checked on every layout.
  */
-#include "../../native/src/internal.h"
+#include "whitebox.h" /* the library's internal.h: first */
 #include "fake_target.h"
 
 #define NMODULES 300u
@@ -140,6 +147,15 @@ static pyf_snapshot *take(pyf_target *t, const pyf_thread_facts **facts)
     return s;
 }
 
+/* The facts' value trees of s. */
+static const pyf_values *trees(const pyf_snapshot *s)
+{
+    const pyf_values *v = NULL;
+    CHECK_RC(pyf_snapshot_fact_values(s, &v), PYF_OK);
+    REQUIRE(v != NULL);
+    return v;
+}
+
 static const pyf_thread_facts *of(const pyf_snapshot *s, const pyf_thread_facts *f, int i)
 {
     int k = fake_find_thread(s, 100 + (uint64_t)i);
@@ -147,19 +163,33 @@ static const pyf_thread_facts *of(const pyf_snapshot *s, const pyf_thread_facts 
     return &f[k];
 }
 
-/* Every fact well formed: strings UTF-8, a name only with NAME. */
+/* Every fact well formed: strings UTF-8, a name only with NAME, an
+ * exception's tree (an exception node of its type, or unreadable) only
+ * with a type, the trees' nodes in bounds. */
 static void well_formed(const pyf_snapshot *s, const pyf_thread_facts *f)
 {
+    const pyf_values *v = trees(s);
+    for (uint32_t i = 0; i < v->nvalues; i++) {
+        const pyf_value *x = &v->values[i];
+        CHECK(x->type_name != NULL && (x->data != NULL || x->data_size == 0));
+        CHECK(x->nchildren == 0 ||
+              (x->first_child > i && (uint64_t)x->first_child + x->nchildren <= v->nvalues));
+    }
     for (uint32_t i = 0; i < s->nthreads; i++) {
         CHECK((f[i].name != NULL) == !!(f[i].flags & PYF_FACT_NAME));
         CHECK(!(f[i].flags & PYF_FACT_NAME) || !(f[i].flags & PYF_FACT_NAME_UNREADABLE));
         CHECK(f[i].name == NULL || fake_valid_utf8(f[i].name));
         CHECK(f[i].exc_type == NULL || fake_valid_utf8(f[i].exc_type));
-        CHECK(f[i].exc_message == NULL ||
-              (fake_valid_utf8(f[i].exc_message) &&
-               strlen(f[i].exc_message) <= PYF_FACT_MESSAGE_MAX));
+        CHECK(f[i].exc_message == NULL); /* worded by the binding, from the tree */
         CHECK(f[i].exc_file == NULL || fake_valid_utf8(f[i].exc_file));
         CHECK(f[i].exc_type == NULL || (f[i].flags & PYF_FACT_EXCEPTION));
+        CHECK((f[i].exc_value != PYF_NO_VALUE) == (f[i].exc_type != NULL));
+        /* (unreadable: a read failed after its type's) */
+        CHECK(f[i].exc_value == PYF_NO_VALUE ||
+              (f[i].exc_value < v->nvalues &&
+               (v->values[f[i].exc_value].kind == PYF_VALUE_UNREADABLE ||
+                (v->values[f[i].exc_value].kind == PYF_VALUE_EXCEPTION &&
+                 strcmp(v->values[f[i].exc_value].type_name, f[i].exc_type) == 0))));
         CHECK((f[i].flags & PYF_FACT_NO_GIL) == 0 || (f[i].flags & PYF_FACT_GIL_KNOWN) == 0);
     }
 }
@@ -248,6 +278,10 @@ static uint64_t build_locked(image *im, const ft_layout *l)
     build(im, l);
     uint64_t locked = im->interp + off(im, "interpreter_state.gil_runtime_state_locked");
     uint64_t holder = im->interp + off(im, "interpreter_state.gil_runtime_state_holder");
+    if (off(im, "runtime_state.gil_locked") != UINT64_MAX) { /* 3.11: the runtime's one */
+        locked = fake_runtime_addr(im->ft) + off(im, "runtime_state.gil_locked");
+        holder = fake_runtime_addr(im->ft) + off(im, "runtime_state.gil_holder");
+    }
     fake_w32(im->ft, locked, 1);
     fake_w64(im->ft, holder, im->ts[T_AUDITOR]);
     return locked;
@@ -379,15 +413,57 @@ static uint64_t item(image *im, uint64_t exc, uint64_t previous)
     return a;
 }
 
+/* The exception the thread raises (current_exception; on 3.11 the curexc
+ * triple of a made exception: its type, itself, its traceback left to its
+ * own __traceback__) and its exc_info chain. */
 static void set_exc(image *im, int i, uint64_t raised, uint64_t exc_info)
 {
-    fake_w64(im->ft, im->ts[i] + im->l->values.tstate_current_exception, raised);
-    fake_w64(im->ft, im->ts[i] + im->l->values.tstate_exc_info, exc_info);
+    fake_target *ft = im->ft;
+    if (im->l->values.tstate_current_exception != UINT64_MAX) {
+        fake_w64(ft, im->ts[i] + im->l->values.tstate_current_exception, raised);
+    } else {
+        fake_w64(ft, im->ts[i] + off(im, "thread_state.curexc_type"),
+                 raised != 0 ? fake_r64(ft, raised + off(im, "pyobject.ob_type")) : 0);
+        fake_w64(ft, im->ts[i] + off(im, "thread_state.curexc_value"), raised);
+        fake_w64(ft, im->ts[i] + off(im, "thread_state.curexc_traceback"), 0);
+    }
+    fake_w64(ft, im->ts[i] + im->l->values.tstate_exc_info, exc_info);
+}
+
+/* The exception's tree: the exception node (its type name), its args
+ * (nargs of them, the first a str of first when not NULL), nkids children
+ * in all (an OSError's errno, strerror, ...). */
+static const pyf_value *exc_tree(const char *lname, const pyf_snapshot *s,
+                                 const pyf_thread_facts *x, int i, const char *type,
+                                 uint64_t nargs, const char *first, uint32_t nkids)
+{
+    const pyf_values *v = trees(s);
+    if (x->exc_value >= v->nvalues) {
+        CHECK_MSG(false, "%s thread %d: exc_value %u of %u", lname, i, x->exc_value,
+                  v->nvalues);
+        return NULL;
+    }
+    const pyf_value *e = &v->values[x->exc_value];
+    CHECK_MSG(e->kind == PYF_VALUE_EXCEPTION && strcmp(e->type_name, type) == 0 &&
+                  e->nchildren == nkids,
+              "%s thread %d: tree %u %s of %u children", lname, i, e->kind, e->type_name,
+              e->nchildren);
+    if (e->nchildren == 0)
+        return e;
+    const pyf_value *args = &v->values[e->first_child];
+    CHECK_MSG(args->kind == PYF_VALUE_TUPLE && args->length == nargs,
+              "%s thread %d: args %u of %llu", lname, i, args->kind,
+              (unsigned long long)args->length);
+    if (first != NULL && args->nchildren > 0)
+        CHECK_MSG(strcmp(v->values[args->first_child].data, first) == 0,
+                  "%s thread %d: first argument [%s], want [%s]", lname, i,
+                  v->values[args->first_child].data, first);
+    return e;
 }
 
 static void exc_is(const char *lname, const pyf_snapshot *s, const pyf_thread_facts *f, int i,
-                   const char *type, const char *message, bool handled, const char *file,
-                   int line)
+                   const char *type, uint64_t nargs, const char *first, uint32_t nkids,
+                   bool handled, const char *file, int line)
 {
     const pyf_thread_facts *x = of(s, f, i);
     CHECK_MSG((x->flags & PYF_FACT_EXCEPTION) && !(x->flags & PYF_FACT_EXC_UNREADABLE) &&
@@ -395,14 +471,53 @@ static void exc_is(const char *lname, const pyf_snapshot *s, const pyf_thread_fa
               "%s thread %d: flags 0x%x", lname, i, x->flags);
     CHECK_MSG(x->exc_type != NULL && strcmp(x->exc_type, type) == 0, "%s thread %d: type %s",
               lname, i, x->exc_type ? x->exc_type : "NULL");
-    CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, message) == 0,
-              "%s thread %d: message [%s], want [%s]", lname, i,
-              x->exc_message ? x->exc_message : "NULL", message);
+    exc_tree(lname, s, x, i, type, nargs, first, nkids);
     CHECK_MSG(file == NULL ? x->exc_file == NULL
                            : x->exc_file != NULL && strcmp(x->exc_file, file) == 0,
               "%s thread %d: file %s", lname, i, x->exc_file ? x->exc_file : "NULL");
     CHECK_MSG(x->exc_line == line, "%s thread %d: line %d, want %d", lname, i, x->exc_line,
               line);
+}
+
+/* 3.11: an exception raised from C and not made yet: its class and the
+ * value to call it with (a str, a tuple of arguments, none), held apart in
+ * the curexc triple with its traceback so far: its tree is what making it
+ * gives, exc_addr 0. */
+static void unmade(image *im, pyf_target *t)
+{
+    const char *lname = im->l->name;
+    fake_target *ft = im->ft;
+    if (off(im, "thread_state.curexc_type") == UINT64_MAX)
+        return; /* 3.12+: one object, always made */
+    uint64_t ts = im->ts[T_MAIN], cls = exc_type(im, "OverflowError");
+    uint64_t two[2] = {fake_str(ft, "too big"), fake_int(ft, 7)};
+    const struct { uint64_t value, nargs; const char *first; } cases[] = {
+        {fake_str(ft, "too big"), 1, "too big"},    /* PyErr_SetString */
+        {fake_tuple(ft, two, 2), 2, "too big"},     /* PyErr_SetObject with a tuple */
+        {0, 0, NULL},                               /* PyErr_SetNone */
+        {fake_singleton(ft, "NoneType"), 0, NULL},
+    };
+    fake_w64(ft, ts + off(im, "thread_state.curexc_type"), cls);
+    fake_w64(ft, ts + off(im, "thread_state.curexc_traceback"), traceback(im, 7));
+    for (size_t k = 0; k < NL(cases); k++) {
+        fake_w64(ft, ts + off(im, "thread_state.curexc_value"), cases[k].value);
+        const pyf_thread_facts *f;
+        pyf_snapshot *s = take(t, &f);
+        well_formed(s, f);
+        const pyf_thread_facts *x = of(s, f, T_MAIN);
+        exc_is(lname, s, f, T_MAIN, "OverflowError", cases[k].nargs, cases[k].first, 1, false,
+               "/app/ledger.py", 7);
+        CHECK_MSG(x->exc_addr == 0 && trees(s)->values[x->exc_value].addr == 0,
+                  "%s case %zu: exc_addr 0x%llx", lname, k, (unsigned long long)x->exc_addr);
+        pyf_snapshot_free(s);
+    }
+    /* a class that is no exception's: unreadable */
+    fake_w64(ft, ts + off(im, "thread_state.curexc_type"), fake_type(ft, "int"));
+    const pyf_thread_facts *f;
+    pyf_snapshot *s = take(t, &f);
+    CHECK(of(s, f, T_MAIN)->flags & PYF_FACT_EXC_UNREADABLE);
+    pyf_snapshot_free(s);
+    fake_w64(ft, ts + off(im, "thread_state.curexc_type"), 0); /* none raised again */
 }
 
 static void exceptions(const ft_layout *l)
@@ -444,16 +559,19 @@ static void exceptions(const ft_layout *l)
     const pyf_thread_facts *f;
     pyf_snapshot *s = take(t, &f);
     well_formed(s, f);
-    exc_is(lname, s, f, T_WRITER, "ValueError", "bad entry: n\xc3\xa9gatif", false,
+    exc_is(lname, s, f, T_WRITER, "ValueError", 1, "bad entry: n\xc3\xa9gatif", 1, false,
            "/app/ledger.py", 12);
-    exc_is(lname, s, f, T_AUDITOR, "KeyError", "'k'", true, "/app/ledger.py", 33);
-    exc_is(lname, s, f, T_INTNAME, "FileNotFoundError",
-           "[Errno 2] No such file or directory: \"/x'y\"", true, NULL, -1);
-    exc_is(lname, s, f, T_BADNAME, "app.errors.LedgerError",
-           "('a\\n', -12345678901234, None, 2.5)", false, NULL, -1);
+    exc_is(lname, s, f, T_AUDITOR, "KeyError", 1, "k", 1, true, "/app/ledger.py", 33);
+    exc_is(lname, s, f, T_INTNAME, "FileNotFoundError", 0, NULL, 4, true, NULL, -1);
+    exc_is(lname, s, f, T_BADNAME, "app.errors.LedgerError", 4, "a\n", 1, false, NULL, -1);
     const pyf_thread_facts *x = of(s, f, T_NOTACTIVE);
-    CHECK(x->exc_message != NULL && strlen(x->exc_message) == PYF_FACT_MESSAGE_MAX &&
-          (x->flags & PYF_FACT_MESSAGE_TRUNCATED));
+    const pyf_value *e = exc_tree(lname, s, x, T_NOTACTIVE, "RuntimeError", 1, NULL, 1);
+    if (e != NULL && e->nchildren == 1) { /* a str cut where a message ends */
+        const pyf_values *v = trees(s);
+        const pyf_value *str = &v->values[v->values[e->first_child].first_child];
+        CHECK(str->kind == PYF_VALUE_STR && str->length == 399 &&
+              strlen(str->data) == PYF_FACT_MESSAGE_MAX && (str->flags & PYF_VALUE_TRUNCATED));
+    }
     pyf_snapshot_free(s);
     /* an args tuple whose size is garbage: its items end past memory, so no
      * message made of what follows its one real item */
@@ -465,12 +583,20 @@ static void exceptions(const ft_layout *l)
     fake_w64(ft, len_at, (uint64_t)1 << 39);
     s = take(t, &f);
     for (int i = T_BADNAME; i <= T_NOTACTIVE; i++) {
+        /* the args, or the str among them, an unreadable node */
+        const pyf_values *v = trees(s);
         x = of(s, f, i);
-        CHECK_MSG(x->exc_message != NULL && strcmp(x->exc_message, "<unreadable>") == 0,
-                  "%s thread %d: message %s", lname, i, x->exc_message ? x->exc_message : "NULL");
+        REQUIRE(x->exc_value < v->nvalues && v->values[x->exc_value].nchildren == 1);
+        const pyf_value *a = &v->values[v->values[x->exc_value].first_child];
+        if (a->kind != PYF_VALUE_UNREADABLE && a->nchildren > 0)
+            a = &v->values[a->first_child];
+        CHECK_MSG(a->kind == PYF_VALUE_UNREADABLE, "%s thread %d: kind %u", lname, i, a->kind);
     }
     fake_w64(ft, len_at, strlen(longtext));
     set_exc(&im, T_BADNAME, fake_exception(ft, me, fake_tuple(ft, many, 4)), 0);
+    pyf_snapshot_free(s);
+    unmade(&im, t);
+    s = take(t, &f);
     CHECK(!(of(s, f, T_MAIN)->flags & (PYF_FACT_EXCEPTION | PYF_FACT_EXC_UNREADABLE)));
     CHECK(of(s, f, T_MAIN)->exc_type == NULL && of(s, f, T_MAIN)->exc_line == -1);
     pyf_snapshot_free(s);
@@ -486,7 +612,9 @@ static void exceptions(const ft_layout *l)
     for (int i = T_WRITER; i <= T_BADNAME; i++)
         CHECK_MSG(of(s, f, i)->flags & PYF_FACT_EXC_UNREADABLE, "%s thread %d: flags 0x%x",
                   lname, i, of(s, f, i)->flags);
-    CHECK(of(s, f, T_WRITER)->exc_type == NULL && of(s, f, T_WRITER)->exc_addr != 0);
+    /* (3.11: a value that is no exception under a class that is none) */
+    CHECK(of(s, f, T_WRITER)->exc_type == NULL &&
+          (of(s, f, T_WRITER)->exc_addr != 0) == (l->values.tstate_current_exception != UINT64_MAX));
     pyf_snapshot_free(s);
     /* every reader call failed in turn: the snapshot stands, facts well formed */
     for (uint64_t n = 1; n < 400; n++) {
@@ -513,8 +641,9 @@ static void offsets(const ft_layout *l)
 {
     pyf__offsets o;
     char err[256];
-    REQUIRE(pyf__offsets_decode(l->table, l->table_len, &o, err, sizeof err) == PYF_OK);
+    whitebox_offsets(l, &o);
     CHECK_MSG(pyf__offsets_check_facts(&o, err, sizeof err) == PYF_OK, "%s: %s", l->name, err);
+    CHECK_MSG(pyf__offsets_check_gil(&o, err, sizeof err) == PYF_OK, "%s: %s", l->name, err);
     image im;
     build(&im, l);
     pyf_target *t = fake_open(im.ft, NULL, 1);

@@ -1,14 +1,22 @@
 /*
  * test_value_stack.c - a frame's value stack (pyf_frame_locals with
  * PYF_VALUES_STACK) on synthetic images laid out from CPython's own headers
- * (ft_layout.h), for 3.13, 3.14 and 3.15, default and free-threaded:
+ * (ft_layout.h), for 3.11 and 3.12, and 3.13, 3.14 and 3.15, default and
+ * free-threaded:
  *
  * - the entries between the locals and the saved stack pointer (3.14+
- *   stackpointer, 3.13 stacktop), bottom first, as PYF_LOCAL_STACK
+ *   stackpointer, 3.11-3.13 stacktop), bottom first, as PYF_LOCAL_STACK
  *   entries: objects, NULL (unbound), 3.14+ tagged references and tagged
  *   ints, a method_descriptor with its name, an RLock with its owner and
  *   count, a bound builtin with its __self__ one level down;
- * - the code unit at instr_ptr (opcode, oparg);
+ * - the instruction the frame is at (opcode, oparg): the code unit at
+ *   instr_ptr (3.13+), or (3.11, 3.12) the instruction prev_instr's unit
+ *   belongs to, found by the opcodes' inline caches (a call's last cache
+ *   entry: the CALL); unknown before the first instruction and past 3.12's
+ *   INSTRUMENTED_LINE;
+ * - 3.11, whose running frame's stacktop is stale: trusted only when the
+ *   frame is suspended in a call the eval loop made (prev_instr on its
+ *   caches) or is a generator's suspended at a yield; else as unsaved;
  * - bounds: a stack pointer below the locals, past co_stacksize, not
  *   slot-aligned, 3.13's -1 (the frame runs), an unreadable stack: one
  *   PYF_LOCAL_NO_STACK entry saying why, the locals still read;
@@ -36,10 +44,13 @@ typedef struct stack_frame {
     uint64_t frame, base, code;
 } stack_frame;
 
-/* def f(a, b) with co_stacksize STACKSIZE, at its first code unit. */
+/* def f(a, b) with co_stacksize STACKSIZE, at its first code unit; on
+ * 3.11/3.12 a CALL 1 there, prev_instr on its last cache entry (suspended
+ * in the call: its stack saved). */
 static stack_frame new_frame(fake_target *ft)
 {
-    static const fake_loc L[] = {{4, 1, 1, 0, 4}};
+    const ft_layout *l = fake_layout(ft);
+    static const fake_loc L[] = {{8, 1, 1, 0, 4}}; /* room for a CALL and its caches */
     static const char *const names[] = {"a", "b"};
     static const uint8_t kinds[] = {0x20, 0x20};
     stack_frame s;
@@ -49,9 +60,23 @@ static stack_frame new_frame(fake_target *ft)
     uint64_t slots[NLOCALS + STACKSIZE + 2] = {fake_int(ft, 1), fake_int(ft, 2)};
     s.frame = fake_locals_frame(ft, s.code, 0, slots, NLOCALS + STACKSIZE + 2);
     s.base = s.frame + fake_off(ft, "interpreter_frame.localsplus") + 8 * NLOCALS;
-    fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.instr_ptr"),
-             s.code + fake_off(ft, "code_object.co_code_adaptive"));
+    uint64_t unit0 = s.code + fake_off(ft, "code_object.co_code_adaptive");
+    fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.instr_ptr"), unit0);
+    if (l->opcode_call >= 0) {
+        fake_w16(ft, unit0, (uint16_t)(l->opcode_call | 1 << 8));
+        for (int k = 1; k <= l->call_caches; k++)
+            fake_w16(ft, unit0 + 2 * (uint64_t)k, 0);
+        fake_w64(ft, s.frame + fake_off(ft, "interpreter_frame.instr_ptr"),
+                 unit0 + 2 * (uint64_t)l->call_caches);
+    }
     return s;
+}
+
+/* The opcode the frame of new_frame is at. */
+static uint32_t new_frame_opcode(fake_target *ft)
+{
+    return fake_layout(ft)->opcode_call >= 0 ? (uint32_t)fake_layout(ft)->opcode_call
+                                             : 0x1b; /* fake_code's units: 0x011b */
 }
 
 /* The saved stack pointer: depth slots above the locals (may be anything). */
@@ -61,7 +86,7 @@ static void set_depth(fake_target *ft, const stack_frame *s, int64_t depth)
         fake_w64(ft, s->frame + fake_off(ft, "interpreter_frame.stackpointer"),
                  s->base + (uint64_t)(depth * 8));
     else
-        fake_w32(ft, s->frame + fake_layout(ft)->values.frame_stacktop,
+        fake_w32(ft, s->frame + fake_layout(ft)->frame_stacktop,
                  (uint32_t)(int32_t)(depth < 0 ? -1 : (int64_t)NLOCALS + depth));
 }
 
@@ -128,7 +153,7 @@ static void entries(fake_target *ft, pyf_target *t)
     CHECK(e[3].value == PYF_NO_VALUE && (e[3].flags & PYF_LOCAL_UNBOUND));
     CHECK(V(v, e[4].value)->kind == PYF_VALUE_INT && V(v, e[4].value)->data[0] == 5);
     CHECK(V(v, e[5].value)->kind == PYF_VALUE_INT && V(v, e[5].value)->data[0] == 7);
-    CHECK_EQ_INT(v->opcode, 0x1b); /* fake_code's units: 0x011b */
+    CHECK_EQ_INT(v->opcode, new_frame_opcode(ft));
     CHECK_EQ_INT(v->oparg, 1);
     pyf_values_free(v);
     /* the stack only: the same entries, no locals */
@@ -136,7 +161,7 @@ static void entries(fake_target *ft, pyf_target *t)
     CHECK_EQ_INT(v->nlocals, 6);
     CHECK(v->locals[0].kind == PYF_LOCAL_STACK && v->code_addr == s.code);
     CHECK_EQ_STR(V(v, v->locals[0].value)->data, "__exit__");
-    CHECK(v->opcode == 0x1b && V(v, v->locals[1].value)->addr == lock);
+    CHECK(v->opcode == new_frame_opcode(ft) && V(v, v->locals[1].value)->addr == lock);
     pyf_values_free(v);
     /* an empty stack: no entry */
     set_depth(ft, &s, 0);
@@ -186,7 +211,7 @@ static void bounds(fake_target *ft, pyf_target *t)
     } else {
         set_depth(ft, &s, -1);
         check_no_stack(t, s.frame, "the frame runs", __LINE__);
-        fake_w32(ft, s.frame + fake_layout(ft)->values.frame_stacktop, 1); /* inside the locals */
+        fake_w32(ft, s.frame + fake_layout(ft)->frame_stacktop, 1); /* inside the locals */
         check_no_stack(t, s.frame, "outside the frame's stack", __LINE__);
     }
     /* an absurd co_stacksize */
@@ -280,6 +305,87 @@ static void garbage(fake_target *ft, pyf_target *t)
     }
 }
 
+/* 3.11/3.12's prev_instr: the instruction its unit belongs to, or none
+ * known; 3.11's stale stacktop, trusted only where the frame saved it. */
+static void previous_instr(fake_target *ft, pyf_target *t)
+{
+    const ft_layout *l = fake_layout(ft);
+    if (l->opcode_call < 0)
+        return; /* 3.13+: instr_ptr is the instruction (entries) */
+    stack_frame s = new_frame(ft);
+    uint64_t ip_at = s.frame + fake_off(ft, "interpreter_frame.instr_ptr");
+    uint64_t unit0 = s.code + fake_off(ft, "code_object.co_code_adaptive");
+    set_depth(ft, &s, 2);
+    /* on the CALL itself (running it: a C call), and on each cache entry */
+    for (int k = 0; k <= l->call_caches; k++) {
+        fake_w64(ft, ip_at, unit0 + 2 * (uint64_t)k);
+        pyf_values *v = read_stack(t, s.frame, PYF_VALUES_STACK);
+        CHECK_MSG(v->opcode == (uint32_t)l->opcode_call && v->oparg == 1,
+                  "%s unit %d: opcode %u", l->name, k, v->opcode);
+        /* 3.11: a stacktop left as it was while the frame runs a C call
+         * is stale; on the call's caches it was saved for the call */
+        bool stale = t->off.sp_kind == PYF__SP_STACKTOP_STALE && k == 0;
+        CHECK_MSG(v->nlocals == NLOCALS + (stale ? 1 : 2), "%s unit %d: %u entries", l->name,
+                  k, v->nlocals);
+        if (stale && v->nlocals == NLOCALS + 1)
+            CHECK(v->locals[NLOCALS].flags == PYF_LOCAL_NO_STACK &&
+                  strstr(V(v, v->locals[NLOCALS].value)->data, "the frame runs") != NULL);
+        pyf_values_free(v);
+        if (stale) { /* with PYF_VALUES_STACK_UNSAVED: every slot, flagged */
+            v = read_stack(t, s.frame, PYF_VALUES_STACK | PYF_VALUES_STACK_UNSAVED);
+            CHECK(v->nlocals == NLOCALS + STACKSIZE &&
+                  (v->locals[NLOCALS].flags & PYF_LOCAL_UNSAVED));
+            pyf_values_free(v);
+        }
+    }
+    /* not started: prev_instr one unit before the code */
+    fake_w64(ft, ip_at, unit0 - 2);
+    pyf_values *v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK(v->opcode == PYF_NO_VALUE && v->oparg == PYF_NO_VALUE);
+    pyf_values_free(v);
+    /* past the code's last unit, and an odd address: unknown */
+    fake_w64(ft, ip_at, unit0 + 2 * 4096);
+    v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK(v->opcode == PYF_NO_VALUE);
+    pyf_values_free(v);
+    fake_w64(ft, ip_at, unit0 + 1);
+    v = read_stack(t, s.frame, PYF_VALUES_STACK);
+    CHECK(v->opcode == PYF_NO_VALUE);
+    pyf_values_free(v);
+    fake_w64(ft, ip_at, unit0 + 2 * (uint64_t)l->call_caches);
+    /* 3.12: an INSTRUMENTED_LINE before the unit hides how long its
+     * instruction is: unknown */
+    if (l->opcode_instrumented_line >= 0) {
+        fake_w16(ft, unit0, (uint16_t)l->opcode_instrumented_line);
+        v = read_stack(t, s.frame, PYF_VALUES_STACK);
+        CHECK(v->opcode == PYF_NO_VALUE);
+        pyf_values_free(v);
+        fake_w16(ft, unit0, (uint16_t)(l->opcode_call | 1 << 8));
+    }
+    /* 3.11: a generator's frame suspended at a yield (prev_instr on no
+     * cache) saved its stack */
+    if (t->off.sp_kind == PYF__SP_STACKTOP_STALE) {
+        uint64_t gi_iframe = fake_off(ft, "gen_object.gi_iframe");
+        uint64_t state = fake_off(ft, "gen_object.gi_frame_state");
+        uint64_t ls = fake_off(ft, "interpreter_frame.localsplus");
+        uint64_t g = fake_obj(ft, fake_type(ft, "generator"),
+                              gi_iframe + ls + 8 * (NLOCALS + STACKSIZE) + 8);
+        uint64_t f = g + gi_iframe;
+        fake_write(ft, f, fake_host(ft, s.frame, ls + 8 * (NLOCALS + STACKSIZE)),
+                   ls + 8 * (NLOCALS + STACKSIZE));
+        fake_w64(ft, f + fake_off(ft, "interpreter_frame.instr_ptr"), unit0);
+        fake_w8(ft, f + fake_off(ft, "interpreter_frame.owner"), (uint8_t)l->owner_generator);
+        fake_w8(ft, g + state, (uint8_t)l->gen_suspended);
+        v = read_stack(t, f, PYF_VALUES_STACK);
+        CHECK_EQ_INT(v->nlocals, NLOCALS + 2);
+        pyf_values_free(v);
+        fake_w8(ft, g + state, (uint8_t)l->frame_executing); /* running it: stale */
+        v = read_stack(t, f, PYF_VALUES_STACK);
+        CHECK(v->nlocals == NLOCALS + 1 && v->locals[NLOCALS].flags == PYF_LOCAL_NO_STACK);
+        pyf_values_free(v);
+    }
+}
+
 static void one_layout(const ft_layout *l)
 {
     check_begin(l->name);
@@ -287,6 +393,7 @@ static void one_layout(const ft_layout *l)
     pyf_target *t = fake_open(ft, NULL, 1);
     REQUIRE(t != NULL);
     entries(ft, t);
+    previous_instr(ft, t);
     bounds(ft, t);
     unsaved(ft, t);
     garbage(ft, t);

@@ -1,15 +1,19 @@
 /*
  * test_values.c - the value decoder (pyf_frame_locals, pyf_value_read) on
  * synthetic images laid out from CPython's own headers (ft_layout.h), for
- * 3.13, 3.14 and 3.15, default and free-threaded:
+ * 3.11 and 3.12 and for 3.13, 3.14 and 3.15, default and free-threaded:
  *
  * - the decoder's own object layouts (value_layout.c) equal the headers';
  * - every kind of value: None, bool, ints of any size, float, complex, str
  *   of every kind, bytes, bytearray, tuple, list, dicts (combined, unicode
- *   keys, split), set, frozenset, range, types (static and heap), function,
- *   builtin, method, module, cell, code, generators, exceptions, Ellipsis,
- *   NotImplemented, other objects with their attributes (managed dict,
- *   inline values);
+ *   keys, split: the insertion order after the values, or before them on
+ *   3.11/3.12), set, frozenset, range, types (static and heap), function,
+ *   builtin, method, module, cell, code, generators, exceptions (OSError's
+ *   errno, strerror and file names), Ellipsis, NotImplemented, other
+ *   objects with their attributes (managed dict; the values of a managed
+ *   dict not made: inline on 3.13+, 3.12's tagged word, 3.11's values
+ *   pointer); 3.11's legacy strs, their characters elsewhere, and one not
+ *   made ready (unreadable);
  * - a frame's locals: arguments of every sort, locals, cells before and
  *   after MAKE_CELL, free variables, unbound slots, tagged ints;
  * - limits (string, items, depth, objects, bytes), cycles, and corrupted
@@ -18,7 +22,7 @@
  *   word by word: never a crash, always a well-formed tree.
  * White-box: it compares the library's layouts with the headers'.
  */
-#include "../../native/src/internal.h"
+#include "whitebox.h" /* the library's internal.h: first */
 #include "fake_target.h"
 
 #include <stdio.h>
@@ -103,7 +107,7 @@ static void layouts(const ft_layout *l)
 {
     pyf__offsets o;
     char err[256];
-    REQUIRE(pyf__offsets_decode(l->table, l->table_len, &o, err, sizeof err) == PYF_OK);
+    whitebox_offsets(l, &o);
     CHECK_RC(pyf__offsets_check_values(&o, err, sizeof err), PYF_OK);
     pyf__value_layout vl;
     pyf__value_layout_fill(&o, &vl);
@@ -111,13 +115,19 @@ static void layouts(const ft_layout *l)
                           (unsigned long long)vl.f, (unsigned long long)l->values.f);
     PYF__VALUE_LAYOUT(SAME)
 #undef SAME
+    CHECK_MSG(vl.managed_values_back == l->managed_values_back, "%s managed_values_back: %llu, "
+              "headers %llu", l->name, (unsigned long long)vl.managed_values_back,
+              (unsigned long long)l->managed_values_back);
+    CHECK_EQ_INT(o.frame.stacktop == PYF__ABSENT ? 0 : o.frame.stacktop, l->frame_stacktop);
     CHECK_EQ_INT(PYF__CO_VARARGS, l->co_varargs);
     CHECK_EQ_INT(PYF__CO_VARKEYWORDS, l->co_varkeywords);
-    CHECK_EQ_INT(PYF__CO_FAST_HIDDEN, l->co_fast_hidden);
+    /* 3.11 has no CO_FAST_HIDDEN, 3.11 and 3.12 no Py_TPFLAGS_INLINE_VALUES (0) */
+    CHECK(l->co_fast_hidden == 0 || PYF__CO_FAST_HIDDEN == l->co_fast_hidden);
     CHECK_EQ_INT(PYF__CO_FAST_LOCAL, l->co_fast_local);
     CHECK_EQ_INT(PYF__CO_FAST_CELL, l->co_fast_cell);
     CHECK_EQ_INT(PYF__CO_FAST_FREE, l->co_fast_free);
-    CHECK_EQ_INT(PYF__TPFLAGS_INLINE_VALUES, l->tp_inline_values);
+    CHECK(l->tp_inline_values == 0 || PYF__TPFLAGS_INLINE_VALUES == l->tp_inline_values);
+    CHECK_EQ_INT(o.instdict_kind == PYF__INSTDICT_INLINE, l->tp_inline_values != 0);
     CHECK_EQ_INT(PYF__TPFLAGS_MANAGED_DICT, l->tp_managed_dict);
     CHECK_EQ_INT(PYF__TPFLAGS_HEAPTYPE, l->tp_heaptype);
     CHECK_EQ_INT(PYF__TPFLAGS_BASE_EXC_SUBCLASS, l->tp_base_exc);
@@ -196,6 +206,95 @@ static void strings(fake_target *ft, pyf_target *t)
     v = read1(t, fake_bytearray(ft, "xyz", 3), NULL);
     CHECK(V(v, 0)->kind == PYF_VALUE_BYTEARRAY && V(v, 0)->length == 3);
     CHECK_EQ_STR(V(v, 0)->data, "xyz");
+    pyf_values_free(v);
+}
+
+static void expect_bad(pyf_target *t, uint64_t addr, const char *why);
+
+/* A str that is not compact (PyUnicodeObject, its characters at its data
+ * pointer), of UCS1 text (Latin-1, NUL-ended), as CPython 3.11's
+ * deprecated APIs make: state its state word (0 kind: never made ready). */
+static uint64_t legacy_str(fake_target *ft, const char *latin1, uint32_t state)
+{
+    size_t n = strlen(latin1);
+    uint64_t s = fake_obj(ft, fake_type(ft, "str"), fake_off(ft, "unicode_object.size"));
+    uint64_t data = fake_alloc(ft, n + 1);
+    fake_write(ft, data, latin1, n + 1);
+    fake_w64(ft, s + fake_off(ft, "unicode_object.length"), n);
+    fake_w32(ft, s + fake_off(ft, "unicode_object.state"), state);
+    if (fake_off(ft, "unicode_object.data") != UINT64_MAX)
+        fake_w64(ft, s + fake_off(ft, "unicode_object.data"), data);
+    return s;
+}
+
+/* 3.11's legacy strs: made ready, read through their data pointer; never
+ * made ready (kind 0), unreadable; elsewhere (3.12+, where no str is
+ * legacy) a header saying so is corrupt: unreadable. */
+static void legacy_strs(fake_target *ft, pyf_target *t)
+{
+    const ft_layout *l = fake_layout(ft);
+    uint64_t ready = legacy_str(ft, "h\xe9llo", l->str_kind1);
+    uint64_t ascii = legacy_str(ft, "plain", l->str_kind1 | l->str_ascii);
+    if (t->off.legacy_strs) {
+        pyf_values *v = read1(t, ready, NULL);
+        CHECK_EQ_INT(V(v, 0)->kind, PYF_VALUE_STR);
+        CHECK_EQ_STR(V(v, 0)->data, "h\xc3\xa9llo");
+        CHECK_EQ_INT(V(v, 0)->length, 5);
+        pyf_values_free(v);
+        expect(t, ascii, PYF_VALUE_STR, "str", "plain");
+        /* cut by max_string: it must end where its length says */
+        pyf_values_request r = req_of(0);
+        r.max_string = 2;
+        v = read1(t, ready, &r);
+        CHECK(V(v, 0)->kind == PYF_VALUE_STR && (V(v, 0)->flags & PYF_VALUE_TRUNCATED));
+        pyf_values_free(v);
+        fake_w64(ft, ready + fake_off(ft, "unicode_object.length"), 1u << 20);
+        v = read1(t, ready, &r);
+        CHECK_EQ_INT(V(v, 0)->kind, PYF_VALUE_UNREADABLE);
+        pyf_values_free(v);
+    } else {
+        expect_bad(t, ready, "not a readable str");
+        expect_bad(t, ascii, "not a readable str");
+    }
+    expect_bad(t, legacy_str(ft, "wide", 0), "not a readable str"); /* not ready */
+}
+
+/* An OSError whose errno and strerror are set: its args, then those and
+ * its file names (what its str() words); a builtin without them, and any
+ * other exception, its args only. */
+static void oserrors(fake_target *ft, pyf_target *t)
+{
+    const ft_layout *l = fake_layout(ft);
+    uint64_t fnf = fake_type(ft, "FileNotFoundError");
+    fake_type_set_flags(ft, fnf, l->tp_base_exc);
+    uint64_t args[2] = {fake_int(ft, 2), fake_str(ft, "No such file or directory")};
+    uint64_t e = fake_exception(ft, fnf, fake_tuple(ft, args, 2));
+    fake_w64(ft, e + l->values.oserror_errno, args[0]);
+    fake_w64(ft, e + l->values.oserror_strerror, args[1]);
+    fake_w64(ft, e + l->values.oserror_filename, fake_str(ft, "/x"));
+    pyf_values *v = read1(t, e, NULL);
+    CHECK_EQ_INT(V(v, 0)->nchildren, 4);
+    CHECK_EQ_INT(kid(v, V(v, 0), 0)->kind, PYF_VALUE_TUPLE);
+    CHECK_EQ_INT(kid(v, V(v, 0), 1)->kind, PYF_VALUE_INT);
+    CHECK_EQ_STR(kid(v, V(v, 0), 2)->data, "No such file or directory");
+    CHECK_EQ_STR(kid(v, V(v, 0), 3)->data, "/x");
+    pyf_values_free(v);
+    fake_w64(ft, e + l->values.oserror_filename2, fake_str(ft, "/y"));
+    v = read1(t, e, NULL);
+    CHECK(V(v, 0)->nchildren == 5 && strcmp(kid(v, V(v, 0), 4)->data, "/y") == 0);
+    pyf_values_free(v);
+    fake_w64(ft, e + l->values.oserror_strerror, 0); /* str() is BaseException's */
+    v = read1(t, e, NULL);
+    CHECK_EQ_INT(V(v, 0)->nchildren, 1);
+    pyf_values_free(v);
+    /* a class deriving from OSError: its args only (its str() is unknown) */
+    uint64_t mine = fake_heap_type(ft, "FileNotFoundError", "app", "FileNotFoundError",
+                                   l->tp_base_exc, 0, 0);
+    uint64_t m = fake_exception(ft, mine, fake_tuple(ft, args, 2));
+    fake_w64(ft, m + l->values.oserror_errno, args[0]);
+    fake_w64(ft, m + l->values.oserror_strerror, args[1]);
+    v = read1(t, m, NULL);
+    CHECK_EQ_INT(V(v, 0)->nchildren, 1);
     pyf_values_free(v);
 }
 
@@ -334,8 +433,8 @@ static void others(fake_target *ft, pyf_target *t)
     /* inline values: keys x, y shared by the type */
     uint64_t ck[4] = {fake_str(ft, "x"), 0, fake_str(ft, "y"), 0};
     uint64_t cls2 = fake_heap_type(ft, "Q", "shapes", "Q",
-                                   PYF__TPFLAGS_MANAGED_DICT | PYF__TPFLAGS_INLINE_VALUES, 0,
-                                   fake_dict_keys(ft, ck, 2, 1));
+                                   PYF__TPFLAGS_MANAGED_DICT | fake_layout(ft)->tp_inline_values,
+                                   0, fake_dict_keys(ft, ck, 2, 1));
     uint64_t vals[2] = {fake_int(ft, 5), p};
     uint8_t order[2] = {0, 1};
     uint64_t q = fake_instance_inline(ft, cls2, vals, order, 2, 2);
@@ -748,6 +847,8 @@ static void one_layout(const ft_layout *l, int sweep)
     REQUIRE(t != NULL);
     scalars(ft, t);
     strings(ft, t);
+    legacy_strs(ft, t);
+    oserrors(ft, t);
     containers(ft, t);
     callables(ft, t);
     others(ft, t);
@@ -789,10 +890,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_values [PART PARTS]\n");
         return 2;
     }
-    fake_watchdog(300, "test_values");
     long i = 0;
     for (const ft_layout *l = ft_layouts; l->name != NULL; l++, i++)
-        if (i % parts == part)
+        if (i % parts == part) {
+            fake_watchdog(300, l->name); /* each layout, its sweeps under ASan */
             one_layout(l, 1);
+        }
     return check_failures ? 1 : 0;
 }

@@ -191,6 +191,17 @@ static void read_facts(const pyf_snapshot *s, uint32_t max_string, int asked)
     if (asked != (rc == 0) || (rc == 0) != (f != NULL))
         fz_die("pyf_snapshot_thread_facts: %d for a snapshot %s facts", rc,
                asked ? "with" : "without");
+    const pyf_values *trees = NULL;
+    int trc = pyf_snapshot_fact_values(s, &trees);
+    if ((trc == 0) != (rc == 0) || (trc == 0) != (trees != NULL))
+        fz_die("pyf_snapshot_fact_values: %d beside the facts' %d", trc, rc);
+    for (uint32_t i = 0; trc == 0 && i < trees->nvalues; i++) {
+        const pyf_value *v = &trees->values[i];
+        if (v->type_name == NULL || (v->data == NULL && v->data_size != 0) ||
+            (v->nchildren != 0 &&
+             (v->first_child <= i || (uint64_t)v->first_child + v->nchildren > trees->nvalues)))
+            fz_die("fact value %u: a malformed node", i);
+    }
     for (uint32_t i = 0; rc == 0 && i < s->nthreads; i++) {
         if ((f[i].flags & ~0x1fffu) != 0 || (f[i].name != NULL) != !!(f[i].flags & PYF_FACT_NAME))
             fz_die("thread %u: facts flags 0x%x, name %p", i, f[i].flags, (void *)f[i].name);
@@ -198,8 +209,10 @@ static void read_facts(const pyf_snapshot *s, uint32_t max_string, int asked)
             check_str(f[i].name, 1024, "thread name");
         if (f[i].exc_type != NULL)
             check_str(f[i].exc_type, 1024, "exception type");
-        if (f[i].exc_message != NULL)
-            check_str(f[i].exc_message, PYF_FACT_MESSAGE_MAX, "exception message");
+        if (f[i].exc_message != NULL || (f[i].exc_value != PYF_NO_VALUE &&
+                                         (trees == NULL || f[i].exc_value >= trees->nvalues)))
+            fz_die("thread %u: exception message %p, tree %u", i, (void *)f[i].exc_message,
+                   f[i].exc_value);
         if (f[i].exc_file != NULL)
             check_str(f[i].exc_file, max_string, "exception file");
     }

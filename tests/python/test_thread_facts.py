@@ -1,5 +1,6 @@
 """Live: each thread's name, GIL state and exception in flight
-(Target.snapshot(facts=True)) against real CPython 3.13/3.14/3.15.
+(Target.snapshot(facts=True)) against real CPython 3.13/3.14/3.15 and
+pyenv's 3.12 and 3.11 (Debian's python3.11 too on the host).
 
 The target is targets/thread_facts.py: named and unnamed threading
 threads, a _thread one (no Python name), threads inside ``except`` blocks
@@ -55,7 +56,7 @@ def _frozen(target, pyframes, n, until=None):
     return out
 
 
-@pytest.fixture(scope="module", params=interpreter_params())
+@pytest.fixture(scope="module", params=interpreter_params(older="all"))
 def facts(request, tmp_path_factory, pyframes):
     interp = request.param
     if interp is None:

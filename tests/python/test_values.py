@@ -43,9 +43,16 @@ CHAINS = {
     "values-a": ["leaf", "outer.<locals>.inner", "outer", "chain"],
     "values-b": ["leaf", "coro_body", "gen_body", "outer.<locals>.inner", "outer", "chain"],
 }
-# non-argument variables captured by an inner function, per frame
-CELLS = {"leaf": {"v_list", "v_instance"}, "outer": {"captured", "counter"}}
-FREE = {"outer.<locals>.inner": {"captured", "counter", "text", "n", "kw"}}
+# 3.11 runs a comprehension in a frame of its own (3.12 inlines it, PEP 709):
+# values-a's leaf is called from inner's <listcomp>
+LISTCOMP = "outer.<locals>.inner.<locals>.<listcomp>"
+
+
+def chains(minor):
+    """CHAINS as the target's version runs them."""
+    if minor != "3.11":
+        return CHAINS
+    return dict(CHAINS, **{"values-a": ["leaf", LISTCOMP] + CHAINS["values-a"][1:]})
 
 
 # ---- the oracle ------------------------------------------------------------------
@@ -89,9 +96,9 @@ def mismatches(oracle, tid, frames):
                 problems.append("%s: %s = %r\n    expected %r" % (where, name, row["value"], text))
             if row["truncated"] != ("repr" not in spec):
                 problems.append("%s: %s truncated %r" % (where, name, row["truncated"]))
-            kind = ("arg" if name in want["args"] else
-                    "cell" if name in CELLS.get(want["function"], ()) else
-                    "free" if name in FREE.get(want["function"], ()) else "local")
+            # the kinds the target's code objects give (co_cellvars, co_freevars)
+            kind = ("arg" if name in want["args"] else "cell" if name in want["cells"] else
+                    "free" if name in want["frees"] else "local")
             if row["kind"] != kind:
                 problems.append("%s: %s is %r, expected %r" % (where, name, row["kind"], kind))
         missing = set(want["locals"]) - set(names)
@@ -102,6 +109,7 @@ def mismatches(oracle, tid, frames):
 
 def _interpreters():
     chosen = [i for i in conftest.INTERPRETERS if i.kind in ("release", "pyenv")]
+    chosen += conftest.older_interpreters("all")
     return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
 
 
@@ -159,7 +167,7 @@ def _json_frames(doc, tid):
 
 def test_oracle_is_what_the_target_holds(scenario):
     """The target made what the scenario says (the oracle itself)."""
-    for name, chain in CHAINS.items():
+    for name, chain in chains(scenario.interp.minor).items():
         frames = scenario.oracle["threads"][str(scenario.tids[name])]
         assert [f["function"] for f in frames] == chain
     leaf = scenario.oracle["threads"][str(scenario.tids["values-a"])][0]["locals"]
@@ -184,10 +192,11 @@ def test_library_values_equal_the_targets_repr(scenario, pyframes, thread):
     assert leaf["later"].unbound and leaf["later"].kind == "local"
     # an inlined comprehension's variable is a plain local of a function
     # (hidden only at module or class level): unbound once it is done
-    at = {name: frames[i] for i, name in enumerate(CHAINS[thread])}
-    assert {row["name"]: row["value"] for row in at["chain"]["locals"]}["tag"] is None
-    inner = {row["name"]: row["value"] for row in at["outer.<locals>.inner"]["locals"]}
-    assert inner["comp_step"] == ("1" if thread == "values-a" else None)
+    at = {name: frames[i] for i, name in enumerate(chains(scenario.interp.minor)[thread])}
+    assert {row["name"]: row["value"] for row in at["chain"]["locals"]}.get("tag") is None
+    comp = at.get(LISTCOMP, at["outer.<locals>.inner"])  # where the comprehension runs
+    inner = {row["name"]: row["value"] for row in comp["locals"]}
+    assert inner.get("comp_step") == ("1" if thread == "values-a" else None)
     assert [f["frame"].owner for f in frames[:3]] == (
         [None, "coroutine", "generator"] if thread == "values-b" else [None, None, None])
 
@@ -318,8 +327,18 @@ def test_cli_text(scenario, cli_env):
 DRIVERS = drivers.selected()
 
 
+def _debuggers_read(scenario):
+    """The debugger front ends' tests run on the interpreters their
+    drivers know: 3.11/3.12 values are read here through the library and
+    the command line, beside CPython's own py-locals."""
+    if scenario.interp.kind == "older":
+        pytest.skip("the gdb and lldb drivers do not run CPython %s targets"
+                    % scenario.interp.minor)
+
+
 @pytest.mark.parametrize("driver", DRIVERS, ids=[d.name for d in DRIVERS])
 def test_debugger_locals(scenario, driver):
+    _debuggers_read(scenario)
     version = scenario.interp.name
     driver.require(version)
     cmd = driver.command
@@ -344,6 +363,7 @@ def test_debugger_py_locals_and_py_print(scenario, driver):
     selected thread, moved with pyf-up and pyf-down: each frame's locals
     equal the target's repr() of them, py-print reads through locals and
     globals, a refusal keeps the session."""
+    _debuggers_read(scenario)
     driver.require(scenario.interp.name)
     b, a = scenario.tids["values-b"], scenario.tids["values-a"]
     s = driver.run([
@@ -493,6 +513,7 @@ def test_core_locals(scenario, driver):
     """gdb's ELF core of the scenario (one per interpreter), read by each
     debugger with --locals: the same values as the live process (the
     debugger's reads)."""
+    _debuggers_read(scenario)
     driver.require(scenario.interp.name)
     if not du.gdb_usable():
         pytest.skip("no gdb to write an ELF core")
@@ -551,6 +572,97 @@ def _cpython_sections(text):
             for i in range(1, len(parts) - 1, 2)]
 
 
+def _compare_py_locals(thread, sections, ours, context):
+    """CPython's py-locals sections [(co_name, {name: text})] against our
+    frames of the same thread (the same form, innermost first): the
+    sections are a run of our frames, each binding names ours bind too,
+    and every local CPython's helper renders as repr() would reads the
+    same.  How many locals were compared."""
+    compared = 0
+    names = [n for n, _ in sections]
+    start = [i for i in range(len(ours)) if [n for n, _ in ours[i:i + len(names)]] == names]
+    assert start, "%s: CPython's py-locals read frames %s, pyframes' frames are %s\n%s" % (
+        thread, names, [n for n, _ in ours], context)
+    for (frame, theirs), (_, mine) in zip(sections, ours[start[0]:]):
+        # (py-locals reads co_nlocals slots: no cell or free variable)
+        assert set(theirs) <= set(mine), "%s, %s: py-locals binds %s, pyframes %s" % (
+            thread, frame, sorted(theirs), sorted(mine))
+        for local, text in sorted(theirs.items()):
+            if _CPYTHON_OPAQUE.search(text) or "more items>" in mine[local] or \
+                    "more chars>" in mine[local]:
+                continue
+            # CPython's helper writes an exception's args as a tuple
+            # (KeyError('k',)), and marks any object met twice as [...] /
+            # {...}, where repr() marks only recursion
+            text = _CPYTHON_EXC_ARGS.sub(r"\1)", text)
+            if _CPYTHON_SEEN.search(text) and not _CPYTHON_SEEN.search(mine[local]):
+                continue
+            assert mine[local] == text, "%s, %s: %s = %s in pyframes, %s in py-locals" % (
+                thread, frame, local, mine[local], text)
+            compared += 1
+    return compared
+
+
+def _gdb_helper(interp):
+    """CPython's own gdb helper of an older interpreter (python3.X-gdb.py,
+    which pyenv's builds install beside the interpreter), else None."""
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(interp.path)))
+    path = os.path.join(prefix, "bin", "python%s-gdb.py" % interp.minor)
+    return path if os.path.isfile(path) else None
+
+
+# Each thread's py-locals from its innermost eval loop: CPython's helper
+# looks for the loop from the selected frame and, where it waits in C
+# code, often misses it; the loop's frame is selected first.
+_PY_LOCALS_EACH_THREAD = """
+import gdb
+for thread in gdb.selected_inferior().threads():
+    thread.switch()
+    frame = gdb.newest_frame()
+    while frame is not None and frame.name() != "_PyEval_EvalFrameDefault":
+        frame = frame.older()
+    print("@@ LWP %d" % thread.ptid[1])
+    if frame is not None:
+        frame.select()
+        gdb.execute("py-locals")
+"""
+
+
+def test_library_locals_equal_cpython_py_locals(scenario, pyframes, tmp_path):
+    """3.11/3.12 (pyenv's builds: DWARF, and CPython's gdb helper beside
+    them): CPython's own py-locals on every thread, in gdb (the eval loop's
+    frames read through DWARF), against what the library reads of the same
+    frames by PID once gdb has let go: a second oracle of the values, not
+    the target's report."""
+    if scenario.interp.kind != "older":
+        pytest.skip("the releases' py-locals: test_gdb_locals_equal_cpython_py_locals")
+    helper = _gdb_helper(scenario.interp)
+    if helper is None or not du.gdb_usable():
+        (pytest.fail if du.in_sandbox() else pytest.skip)(
+            "needs gdb and CPython's gdb helper (%s)" % (helper or "python3.X-gdb.py"))
+    script = tmp_path / "py_locals_each_thread.py"
+    script.write_text(_PY_LOCALS_EACH_THREAD)
+    res = subprocess.run(
+        ["gdb", "-nx", "-batch", "-iex", "set auto-load safe-path /", "-p",
+         str(scenario.target.pid), "-ex", "source " + helper, "-x", str(script)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=CLI_TIMEOUT,
+        env=du.clean_env())
+    out = res.stdout.decode("utf-8", "replace")
+    parts = re.split(r"(?m)^@@ LWP (\d+)$", out)
+    by_tid = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    compared = 0
+    with pyframes.attach(scenario.target.pid) as t:
+        for name in THREADS:
+            tid = scenario.tids[name]
+            sections = _cpython_sections(by_tid.get(str(tid), ""))
+            assert sections, "%s: py-locals printed nothing for it:\n%s" % (name, out[-3000:])
+            ours = [(du.co_name(f["function"]),
+                     {row["name"]: row["value"] for row in f["locals"] if row["value"] is not None})
+                    for f in _library_frames(t, tid)]
+            compared += _compare_py_locals(name, sections, ours, out[-3000:])
+    assert compared >= 20, "only %d locals compared" % compared
+
+
 def test_gdb_locals_equal_cpython_py_locals(scenario):
     """In one gdb session, on each thread: CPython's py-locals (as the
     plugin names it beside its own, cpython-py-locals; it reads
@@ -587,32 +699,12 @@ def test_gdb_locals_equal_cpython_py_locals(scenario):
                     break  # the outermost frame
                 frame = moved.group(1).split(" [")[0]  # (the [coroutine] tag)
             else:
-                frame = CHAINS[name][0]
+                frame = chains(scenario.interp.minor)[name][0]
             ours.append((du.co_name(frame), dict(
                 (k, v) for k, v in _LOCAL_LINE.findall(
                     re.sub(r"(?m)^\s+", "", s["ours_%s_%d" % (name, level)]))
                 if v != "<unbound>")))
-        names = [n for n, _ in sections]
-        start = [i for i in range(len(ours)) if [n for n, _ in ours[i:i + len(names)]] == names]
-        assert start, "%s: CPython's py-locals read frames %s, pyframes' frames are %s\n%s" % (
-            name, names, [n for n, _ in ours], s.describe("cpython_" + name))
-        for (frame, theirs), (_, mine) in zip(sections, ours[start[0]:]):
-            # (py-locals reads co_nlocals slots: no cell or free variable)
-            assert set(theirs) <= set(mine), "%s, %s: py-locals binds %s, pyf-locals %s" % (
-                name, frame, sorted(theirs), sorted(mine))
-            for local, text in sorted(theirs.items()):
-                if _CPYTHON_OPAQUE.search(text) or "more items>" in mine[local] or \
-                        "more chars>" in mine[local]:
-                    continue
-                # CPython's helper writes an exception's args as a tuple
-                # (KeyError('k',)), and marks any object met twice as
-                # [...] / {...}, where repr() marks only recursion
-                text = _CPYTHON_EXC_ARGS.sub(r"\1)", text)
-                if _CPYTHON_SEEN.search(text) and not _CPYTHON_SEEN.search(mine[local]):
-                    continue
-                assert mine[local] == text, "%s, %s: %s = %s in pyf-locals, %s in py-locals" % (
-                    name, frame, local, mine[local], text)
-                compared += 1
+        compared += _compare_py_locals(name, sections, ours, s.describe("cpython_" + name))
     if len(unreadable) == len(THREADS) and scenario.interp.minor == "3.14" and all(
             "Unable to read information on python frame" in u for u in unreadable):
         # Debian's 3.14 leaves the eval loop's `frame` variable without a
@@ -629,6 +721,7 @@ def test_remote_locals(scenario, debugger, tmp_path):
     """Through gdbserver and lldb-server (loopback; the debugger's reads over
     the remote protocol, never the PID reader): every local of both threads
     equals the target's repr(), as live and from cores."""
+    _debuggers_read(scenario)
     from test_remote import _lldb_server, _require_gdbserver, _run_lldb_remote
     du.require(debugger, scenario.interp.name)
     command = "--all --locals --json"

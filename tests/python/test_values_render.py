@@ -134,7 +134,16 @@ def tree(obj, max_string=200, max_items=100, max_depth=6, _depth=0, _path=()):
                 types.AsyncGeneratorType: "async_generator"}[t]
         return node(kind, data=obj.__qualname__.encode())
     if isinstance(obj, BaseException) and t.__module__ == "builtins":
-        return node("exception", children=(below(obj.args),))
+        kids = (below(obj.args),)
+        # an OSError whose errno and strerror are set: those and its file
+        # names after its args (pyframes.h, PYF_VALUE_EXCEPTION)
+        if isinstance(obj, OSError) and obj.errno is not None and obj.strerror is not None:
+            kids += (below(obj.errno), below(obj.strerror))
+            if obj.filename is not None:
+                kids += (below(obj.filename),)
+                if obj.filename2 is not None:
+                    kids += (below(obj.filename2),)
+        return node("exception", children=kids)
     return node("other")
 
 
@@ -338,6 +347,75 @@ def test_exception_of_a_heap_type_uses_its_name():
     e = Value(kind="exception", type_name="mod.MyError", addr=1,
               children=(tree(("x",)),))
     assert values.render(e) == "MyError('x')"
+
+
+# ---- str() of an exception (the thread facts' message) -------------------------
+
+
+def _message_of(exc):
+    """str(exc) as a thread's facts word it: at most PYF_FACT_MESSAGE_MAX
+    UTF-8 bytes, "..." after a longer one."""
+    text = str(exc)
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= values.MESSAGE_MAX:
+        return text
+    return raw[:values.MESSAGE_MAX].decode("utf-8", "ignore") + "..."
+
+
+@pytest.mark.parametrize("exc", [
+    ValueError("bad v\u00e4lue"), ValueError(), ValueError(""), KeyError("k'ey"), KeyError(3),
+    KeyError(), KeyError("a", "b"), RuntimeError(1, "two", [3], None, 2.5),
+    FileNotFoundError(2, "No such file or directory", "/x'y"),
+    OSError(2, "No such file", "a", "b"), PermissionError(13, "denied"), OSError("only text"),
+    OSError(5, "io", None), ValueError("x" * 500), ValueError("\u20ac" * 150),
+    ValueError(ValueError("inner")), ValueError(KeyError("k")), ValueError(b"bytes\n"),
+    ValueError(("nested", 1)), ValueError("a\nb\x1b"),
+], ids=lambda e: ("%s%r" % (type(e).__name__, e.args[:2]))[:40])
+def test_exception_message_is_str(exc):
+    """exception_message of the tree the library makes of an exception (its
+    args; an OSError's errno, strerror and file names) is str() of it."""
+    assert values.exception_message(tree(exc)) == _message_of(exc)
+
+
+def test_exception_message_of_one_not_made_yet():
+    """3.11 raises an exception from C without making it: the library's
+    tree is what making it gives (pyframes.h, Thread facts), an exception
+    node at address 0 whose args are made of the value."""
+    made = Value(kind="exception", type_name="OverflowError", addr=0,
+                 children=(Value(kind="tuple", type_name="tuple", length=1,
+                                 children=(tree("too big"),)),))
+    assert values.exception_message(made) == "too big"
+    empty = Value(kind="exception", type_name="OverflowError",
+                  children=(Value(kind="tuple", type_name="tuple"),))
+    assert values.exception_message(empty) == ""
+
+
+def test_exception_message_unknown():
+    """No tree, or no args in it: None (no message); unreadable args or
+    parts of them say so."""
+    assert values.exception_message(None) is None
+    assert values.exception_message(tree(1)) is None
+    assert values.exception_message(Value(kind="exception", type_name="E")) is None
+    bad = Value(kind="exception", type_name="E",
+                children=(Value(kind="unreadable", data=b"unreadable memory at 0x10"),))
+    assert values.exception_message(bad) == "<unreadable: unreadable memory at 0x10>..."
+    part = Value(kind="exception", type_name="E", children=(Value(
+        kind="tuple", type_name="tuple", length=2,
+        children=(tree("a"), Value(kind="unreadable", data=b"NULL"))),))
+    assert values.exception_message(part) == "('a', <unreadable: NULL>)"
+
+
+def test_facts_fields_render_the_tree():
+    """A pyf_thread_facts whose exc_value names its exception's node: the
+    Thread's exception message rendered from it."""
+    f = _abi.pyf_thread_facts(exc_type=b"KeyError", exc_line=-1,
+                              flags=_abi.PYF_FACT_EXCEPTION | _abi.PYF_FACT_EXC_HANDLED,
+                              exc_value=1)
+    nodes = [tree(0), tree(KeyError("k"))]
+    exc = _convert.facts_fields(f, nodes)["exception"]
+    assert (exc.type, exc.message, exc.handled, exc.line) == ("KeyError", "'k'", True, None)
+    f.exc_value = _abi.PYF_NO_VALUE
+    assert _convert.facts_fields(f, nodes)["exception"].message is None
 
 
 def test_unknown_kind_of_a_newer_library_is_an_object():

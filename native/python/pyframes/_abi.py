@@ -328,7 +328,9 @@ class pyf_thread_facts(ctypes.Structure):
         ("exc_line", c_int32),
         ("flags", c_uint32),
         ("exc_addr", c_uint64),
-        ("reserved", c_uint64 * 2),
+        ("exc_value", c_uint32),
+        ("reserved32", c_uint32),
+        ("reserved", c_uint64),
     ]
 
 
@@ -654,6 +656,7 @@ _PROTOTYPES = {
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
     "pyf_snapshot_thread_facts": (c_int, [POINTER(pyf_snapshot),
                                           POINTER(POINTER(pyf_thread_facts))]),
+    "pyf_snapshot_fact_values": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(pyf_values))]),
     "pyf_frame_locals": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),
                                  POINTER(POINTER(pyf_values))]),
     "pyf_value_read": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),

@@ -15,7 +15,7 @@ import array
 import struct
 import sys
 
-from . import _abi, errors
+from . import _abi, errors, values
 from .errors import PyframesError, error_from_code
 from .model import (LOCAL_KINDS, TASK_STATES, VALUE_KINDS, Frame, FrameRecord, FrameValues,
                     Interpreter, Local, Snapshot, Task, Thread, ThreadException, Value)
@@ -260,9 +260,10 @@ def _text(raw):
         return raw.decode("utf-8", "replace")
 
 
-def facts_fields(f):
+def facts_fields(f, nodes=(), python=None):
     """The Thread fields a pyf_thread_facts gives: name and name_source,
-    gil and holds_gil, exception."""
+    gil and holds_gil, exception (its message rendered from its tree,
+    ``nodes[f.exc_value]`` of the snapshot's pyf_snapshot_fact_values)."""
     flags = f.flags
     d = {}
     if flags & _abi.PYF_FACT_NAME:
@@ -274,9 +275,8 @@ def facts_fields(f):
         d["gil"] = ("holds" if holds else
                     "waits" if flags & _abi.PYF_FACT_GIL_REQUESTED else "no")
     if flags & _abi.PYF_FACT_EXCEPTION:
-        message = _text(f.exc_message)
-        if message is not None and flags & _abi.PYF_FACT_MESSAGE_TRUNCATED:
-            message += "..."
+        tree = nodes[f.exc_value] if f.exc_value < len(nodes) else None
+        message = values.exception_message(tree, python)
         d["exception"] = ThreadException(
             type=_text(f.exc_type) or "<unreadable>",
             message=message,
@@ -578,8 +578,12 @@ class Converter:
         rc = self._lib.pyf_snapshot_thread_facts(snap, ctypes.byref(ptr))
         if rc != 0 or not ptr:
             return
+        trees = _abi.POINTER(_abi.pyf_values)()
+        nodes = ()
+        if self._lib.pyf_snapshot_fact_values(snap, ctypes.byref(trees)) == 0 and trees:
+            nodes = value_nodes_of(ctypes.addressof(trees.contents))
         for i, thread in enumerate(snapshot.threads()):
-            thread.__dict__.update(facts_fields(ptr[i]))
+            thread.__dict__.update(facts_fields(ptr[i], nodes, self.python))
 
     def convert_tasks(self, snap, keys_at, snapshot):
         """Snapshot.tasks (and each running task into its thread) from the
@@ -917,6 +921,42 @@ def values_of(at):
     (nlocals, nvalues, locals_at, values_at, local_size, value_size, code_addr,
      globals_addr, objects_read, bytes_read, opcode, oparg) = VALUES_ROW(
         VALUES.struct.unpack_from(memory, at))
+    nodes = _value_nodes(values_at, nvalues, value_size)
+    local_list = []
+    if nlocals:
+        local_kind, nkinds = _LOCAL_KIND, len(_LOCAL_KIND)
+        append = local_list.append
+        new = object.__new__
+        for j, row in enumerate(_rows(LOCAL, locals_at, nlocals, local_size)):
+            name, kind, flags, index = LOCAL_ROW(row)
+            loc = new(Local)
+            d = loc.__dict__
+            d["name"] = text(c_string(locals_at + j * local_size + LOCAL_NAME_AT).value) \
+                if name else ""
+            d["kind"] = local_kind[kind] if kind < nkinds else "local"
+            d["flags"] = flags
+            d["value"] = nodes[index] if index < nvalues else None
+            append(loc)
+    fv = object.__new__(FrameValues)
+    fv.__dict__.update(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
+                       else None, code_addr=code_addr, globals_addr=globals_addr,
+                       objects_read=objects_read, bytes_read=bytes_read,
+                       opcode=None if opcode == _abi.PYF_NO_VALUE else opcode,
+                       oparg=None if oparg == _abi.PYF_NO_VALUE else oparg)
+    return fv
+
+
+def value_nodes_of(at):
+    """Every node of the pyf_values at address ``at`` as a :class:`Value`
+    (a node's children among them), by index: the thread facts' trees."""
+    (_nlocals, nvalues, _locals_at, values_at, _local_size, value_size) = VALUES_ROW(
+        VALUES.struct.unpack_from(_MEMORY, at))[:6]
+    return _value_nodes(values_at, nvalues, value_size)
+
+
+def _value_nodes(values_at, nvalues, value_size):
+    """The nodes of a values array, each a :class:`Value`."""
+    c_string, memory, text = _c_string, _MEMORY, _name_text
     nodes = [None] * nvalues
     names = {0: ""}
     kinds, nkinds = VALUE_KINDS, len(VALUE_KINDS)
@@ -950,24 +990,4 @@ def values_of(at):
         # not a tree (a child before its parent, past the end): no children
         d["children"] = tuple(nodes[first:first + count]) if count and i < first and \
             first + count <= nvalues else ()
-    local_list = []
-    if nlocals:
-        local_kind, nkinds = _LOCAL_KIND, len(_LOCAL_KIND)
-        append = local_list.append
-        for j, row in enumerate(_rows(LOCAL, locals_at, nlocals, local_size)):
-            name, kind, flags, index = LOCAL_ROW(row)
-            loc = new(Local)
-            d = loc.__dict__
-            d["name"] = text(c_string(locals_at + j * local_size + LOCAL_NAME_AT).value) \
-                if name else ""
-            d["kind"] = local_kind[kind] if kind < nkinds else "local"
-            d["flags"] = flags
-            d["value"] = nodes[index] if index < nvalues else None
-            append(loc)
-    fv = new(FrameValues)
-    fv.__dict__.update(locals=tuple(local_list), value=nodes[0] if nvalues and not nlocals
-                       else None, code_addr=code_addr, globals_addr=globals_addr,
-                       objects_read=objects_read, bytes_read=bytes_read,
-                       opcode=None if opcode == _abi.PYF_NO_VALUE else opcode,
-                       oparg=None if oparg == _abi.PYF_NO_VALUE else oparg)
-    return fv
+    return nodes

@@ -584,17 +584,13 @@ def _mode_filter(target, mode, ids):
         if python.free_threaded:
             raise errors.UsageError("--mode gil: this CPython %s is free-threaded and has "
                                     "no GIL (use --mode cpu or wall)" % python.version)
-        if (python.major, python.minor) < (3, 13):
-            raise errors.UsageError(
-                "--mode gil needs CPython 3.13 or later, whose debug offsets say which thread "
-                "holds the GIL; this process runs %s (use --mode cpu or wall)" % python.version)
         return _HoldsGil()
     raise errors.UsageError("--mode: one of %s, not %r" % (", ".join(MODES), mode))
 
 
 class _HoldsGil(object):
     """The thread holding the GIL: its flags say so (3.15: its thread
-    state's holds_gil; 3.13/3.14: the GIL is locked and it is the last
+    state's holds_gil; 3.11-3.14: the GIL is locked and it is the last
     holder, PYF_SNAP_GIL)."""
 
     _BOTH = _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL

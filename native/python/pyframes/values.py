@@ -37,9 +37,9 @@ from . import _abi, errors
 from .errors import CommandError
 from .escaping import escape
 
-__all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "shown_locals", "local_lines",
-           "local_dict", "read_locals", "locals_lines", "print_lines", "parse_expression",
-           "resolve"]
+__all__ = ["LIMITS", "DEFAULTS", "render", "int_value", "exception_message", "shown_locals",
+           "local_lines", "local_dict", "read_locals", "locals_lines", "print_lines",
+           "parse_expression", "resolve"]
 
 #: The limit keywords of Target.frame_locals and Target.value, and their
 #: defaults (the library's PYF_DEFAULT_VALUE_*; None asks for them).
@@ -381,6 +381,81 @@ def render(value, python=None):
     if value is None:
         return "<unbound>"
     return escape(_render(value, 0, _python(python)))
+
+
+# ---- str() of an exception ----------------------------------------------------
+
+#: The most UTF-8 bytes of an exception's message (pyframes.h,
+#: PYF_FACT_MESSAGE_MAX): "..." follows a longer one.
+MESSAGE_MAX = _abi.PYF_FACT_MESSAGE_MAX
+
+
+def _str_of(v, py, cut):
+    """str() of a value as far as it was read: a str's text, an
+    exception's message, else repr(); cut[0] set when part is missing."""
+    if v.kind == "str":
+        text = v.text
+        if v.truncated and v.length > len(text):
+            cut[0] = True
+        return text
+    if v.kind == "exception":
+        text = _message(v, py, cut)
+        if text is not None:
+            return text
+    if v.cut():
+        cut[0] = True
+    return _render(v, 0, py)
+
+
+def _message(v, py, cut):
+    kids = v.children
+    if len(kids) >= 3:  # an OSError's errno and strerror are set (pyframes.h)
+        text = "[Errno %s] %s" % (_str_of(kids[1], py, cut), _str_of(kids[2], py, cut))
+        if len(kids) >= 4:
+            text += ": " + _render(kids[3], 0, py)
+        if len(kids) >= 5:
+            text += " -> " + _render(kids[4], 0, py)
+        return text
+    args = kids[0] if kids else None
+    if args is not None and args.kind == "unreadable":  # say why
+        cut[0] = True
+        return _render(args, 0, py)
+    if args is None or args.kind != "tuple":
+        return None
+    if args.length == 0:
+        return ""
+    if args.length == 1 and len(args.children) == 1:
+        one = args.children[0]
+        if v.type_name == "KeyError":  # KeyError.__str__: repr() of its key
+            if one.cut():
+                cut[0] = True
+            return _render(one, 0, py)
+        return _str_of(one, py, cut)
+    if args.cut():
+        cut[0] = True
+    return _render(args, 0, py)
+
+
+def exception_message(value, python=None, limit=MESSAGE_MAX):
+    """str() of the exception a thread has in flight, from its value tree
+    (the thread facts', pyframes.h): BaseException.__str__ of its args
+    (one argument's str(), the args tuple's repr() of several, "" of
+    none), KeyError's repr() of its key, OSError's "[Errno N] strerror:
+    'filename' -> 'filename2'"; at most ``limit`` UTF-8 bytes, "..." after
+    a message cut (here, or by the limits it was read with), ``<unreadable:
+    why>`` for args that could not be read; None when there is no tree.
+    Not escaped (render's lines escape it)."""
+    if value is None or value.kind != "exception":
+        return None
+    cut = [False]
+    text = _message(value, _python(python), cut)
+    if text is None:
+        return None
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) > limit:
+        text = raw[:limit].decode("utf-8", "ignore")  # a character boundary
+        cut[0] = True
+    return text + "..." if cut[0] else text
 
 
 # ---- locals -------------------------------------------------------------------

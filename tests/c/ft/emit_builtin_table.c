@@ -22,6 +22,8 @@
 #include <internal/pycore_object.h>
 #include <internal/pycore_moduleobject.h>
 #include <internal/pycore_code.h>
+#define NEED_OPCODE_TABLES /* _PyOpcode_Caches and _PyOpcode_Deopt */
+#include <internal/pycore_opcode.h>
 #include <internal/pycore_gil.h>
 #include <structmember.h>
 #include <stdio.h>
@@ -216,6 +218,42 @@ static void walk_fields(void)
     OFF("set_object.mask", PySetObject, mask);
     field("gen_state.completed", FRAME_COMPLETED);
     field("gen_state.cleared", FRAME_CLEARED);
+    /* -1: a byte of the frame state, as the library compares it */
+    field("gen_state.suspended", (unsigned char)FRAME_SUSPENDED);
+}
+
+/* The inline cache entries after each opcode (the code units prev_instr
+ * may point at while a frame calls): _PyOpcode_Caches of the opcode a
+ * specialized one deoptimizes to (_PyOpcode_Deopt), only those with any;
+ * OPCODE_UNKNOWN where the headers do not tell (an opcode no table
+ * names; 3.12's INSTRUMENTED_LINE and INSTRUMENTED_INSTRUCTION, which
+ * hide the opcode they replace). */
+#define OPCODE_UNKNOWN 255
+static void opcode_caches(void)
+{
+    unsigned caches[256];
+    for (int op = 0; op < 256; op++) {
+        int base = _PyOpcode_Deopt[op];
+        caches[op] = base != 0 || op == 0 ? _PyOpcode_Caches[base] : OPCODE_UNKNOWN;
+    }
+#if PY_MINOR_VERSION == 12
+    /* an instrumented opcode keeps its own's caches (Python/instrumentation.c) */
+#define INSTRUMENTED(op) caches[INSTRUMENTED_##op] = _PyOpcode_Caches[op];
+    INSTRUMENTED(LOAD_SUPER_ATTR) INSTRUMENTED(POP_JUMP_IF_NONE)
+    INSTRUMENTED(POP_JUMP_IF_NOT_NONE) INSTRUMENTED(RESUME) INSTRUMENTED(CALL)
+    INSTRUMENTED(RETURN_VALUE) INSTRUMENTED(YIELD_VALUE) INSTRUMENTED(CALL_FUNCTION_EX)
+    INSTRUMENTED(JUMP_FORWARD) INSTRUMENTED(JUMP_BACKWARD) INSTRUMENTED(RETURN_CONST)
+    INSTRUMENTED(FOR_ITER) INSTRUMENTED(POP_JUMP_IF_FALSE) INSTRUMENTED(POP_JUMP_IF_TRUE)
+    INSTRUMENTED(END_FOR) INSTRUMENTED(END_SEND)
+#undef INSTRUMENTED
+    caches[INSTRUMENTED_LINE] = caches[INSTRUMENTED_INSTRUCTION] = OPCODE_UNKNOWN;
+#endif
+    char name[32];
+    for (int op = 0; op < 256; op++)
+        if (caches[op] != 0) {
+            snprintf(name, sizeof name, "opcode_caches.%d", op);
+            field(name, caches[op]);
+        }
 }
 
 /* The value decoder's and the thread facts' object layouts: the fields of
@@ -274,7 +312,6 @@ static void value_fields(void)
     OFF("values.code_kwonlyargcount", PyCodeObject, co_kwonlyargcount);
     OFF("values.code_stacksize", PyCodeObject, co_stacksize);
     OFF("values.frame_globals", _PyInterpreterFrame, f_globals);
-    OFF("values.frame_stacktop", _PyInterpreterFrame, stacktop);
     OFF("values.method_descr_method", PyMethodDescrObject, d_method);
     field("values.rlock_owner", sizeof(PyObject) + sizeof(void *));
     field("values.rlock_count", sizeof(PyObject) + sizeof(void *) + sizeof(unsigned long));
@@ -310,6 +347,7 @@ int main(int argc, char **argv)
            PY_MINOR_VERSION, PY_VERSION, (unsigned long)PY_VERSION_HEX, argv[1]);
     printf("static const pyf__builtin_field pyf__builtin_3%d[] = {\n", PY_MINOR_VERSION);
     walk_fields();
+    opcode_caches();
     value_fields();
     printf("};\n");
     return fflush(stdout) == 0 ? 0 : 1;

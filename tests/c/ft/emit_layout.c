@@ -8,6 +8,9 @@
  * decoder and the thread facts: native/src/value_fields.h).  Compiled
  * with -DPy_BUILD_CORE and, for a free-threaded layout, -DPy_GIL_DISABLED=1
  * (the -dev headers carry both branches).
+ * CPython 3.11 and 3.12 publish no _Py_DebugOffsets: their layouts list,
+ * instead of its bytes, the same offsets under the same names
+ * (offsets.c's), each an offsetof() of their own structs.
  * Usage: emit_layout NAME INCLUDE_DIR OUTPUT_FILE
  */
 #define Py_BUILD_CORE 1
@@ -24,7 +27,21 @@
 #include "../../../native/src/value_fields.h"
 #include <string.h>
 
-#if PY_MINOR_VERSION == 13
+#if PY_MINOR_VERSION <= 12
+/* no table: the offsets by name (print_pairs) */
+#include <internal/pycore_gil.h>
+#include <structmember.h>
+#include <opcode.h>
+#define OLDER 1
+#if PY_MINOR_VERSION == 12
+#define OWNER_ENTRY FRAME_OWNED_BY_CSTACK
+#define T_OBJECT_EX_ Py_T_OBJECT_EX
+#else
+#define OWNER_ENTRY (-1) /* 3.11: the entered frame's is_entry flag */
+#define T_OBJECT_EX_ T_OBJECT_EX
+#endif
+#define TAG_BITS 0
+#elif PY_MINOR_VERSION == 13
 /* 3.13 initializes its table inside _PyRuntimeState_INIT only: the
  * runtime's other members refer to functions this program does not link
  * (it is linked with unresolved symbols ignored; it never uses them). */
@@ -34,6 +51,7 @@ static const _PyRuntimeState rt = _PyRuntimeState_INIT(rt, "xdebugpy");
 #define TABLE (rt.debug_offsets)
 #define OWNER_ENTRY FRAME_OWNED_BY_CSTACK
 #define TAG_BITS 0
+#define T_OBJECT_EX_ Py_T_OBJECT_EX
 #else
 #include <internal/pycore_debug_offsets.h>
 #include <internal/pycore_interpframe_structs.h>
@@ -43,7 +61,9 @@ static const _Py_DebugOffsets table = _Py_DebugOffsets_INIT("xdebugpy");
 #define TABLE table
 #define OWNER_ENTRY FRAME_OWNED_BY_INTERPRETER
 #define TAG_BITS ((unsigned long long)Py_TAG_BITS)
+#define T_OBJECT_EX_ Py_T_OBJECT_EX
 #endif
+#define ABSENT UINT64_MAX /* a field the version lacks */
 
 static unsigned state_word(int which)
 {
@@ -78,12 +98,27 @@ static void print_values(void)
     const uint64_t keys_kind = offsetof(PyDictKeysObject, dk_kind);
     const uint64_t keys_nentries = offsetof(PyDictKeysObject, dk_nentries);
     const uint64_t keys_indices = offsetof(PyDictKeysObject, dk_indices);
+#ifdef OLDER
+    /* no header: the insertion order is in the bytes before the values */
+    const uint64_t values_capacity = ABSENT, values_size = ABSENT, values_embedded = ABSENT,
+                   values_valid = ABSENT;
+    /* measured on an address, through the headers' own accessors */
+    PyObject *obj = (PyObject *)(uintptr_t)0x100000;
+#if PY_MINOR_VERSION == 11
+    const uint64_t managed_dict_back =
+        (uint64_t)((char *)obj - (char *)_PyObject_ManagedDictPointer(obj));
+#else
+    const uint64_t managed_dict_back =
+        (uint64_t)((char *)obj - (char *)_PyObject_DictOrValuesPointer(obj));
+#endif
+#else
     const uint64_t values_capacity = offsetof(PyDictValues, capacity);
     const uint64_t values_size = offsetof(PyDictValues, size);
     const uint64_t values_embedded = offsetof(PyDictValues, embedded);
     const uint64_t values_valid = offsetof(PyDictValues, valid);
-    const uint64_t values_values = offsetof(PyDictValues, values);
     const uint64_t managed_dict_back = (uint64_t)-(MANAGED_DICT_OFFSET);
+#endif
+    const uint64_t values_values = offsetof(PyDictValues, values);
     const uint64_t cell_ref = offsetof(PyCellObject, ob_ref);
     const uint64_t method_func = offsetof(PyMethodObject, im_func);
     const uint64_t method_self = offsetof(PyMethodObject, im_self);
@@ -112,15 +147,18 @@ static void print_values(void)
     const uint64_t code_stacksize = offsetof(PyCodeObject, co_stacksize);
     const uint64_t frame_globals = offsetof(_PyInterpreterFrame, f_globals);
     const uint64_t method_descr_method = offsetof(PyMethodDescrObject, d_method);
-#if PY_MINOR_VERSION == 13
-    const uint64_t frame_stacktop = offsetof(_PyInterpreterFrame, stacktop);
+#ifdef OLDER
+    /* rlockobject (Modules/_threadmodule.c): PyObject_HEAD, PyThread_type_lock
+     * rlock_lock, unsigned long rlock_owner, unsigned long rlock_count */
+    const uint64_t rlock_owner = sizeof(PyObject) + sizeof(void *);
+    const uint64_t rlock_count = rlock_owner + sizeof(unsigned long);
+#elif PY_MINOR_VERSION == 13
     /* rlockobject is declared in Modules/_threadmodule.c only: PyObject_HEAD,
      * PyThread_type_lock rlock_lock, PyThread_ident_t rlock_owner,
      * unsigned long rlock_count (test_locks checks it against live targets) */
     const uint64_t rlock_owner = sizeof(PyObject) + sizeof(void *);
     const uint64_t rlock_count = rlock_owner + sizeof(PyThread_ident_t);
 #else
-    const uint64_t frame_stacktop = 0; /* stackpointer is in the table */
     /* rlockobject (Modules/_threadmodule.c): PyObject_HEAD, then a
      * _PyRecursiveMutex, which internal/pycore_lock.h declares */
     const uint64_t rlock_owner = sizeof(PyObject) + offsetof(_PyRecursiveMutex, thread);
@@ -129,7 +167,11 @@ static void print_values(void)
     const uint64_t range_start = sizeof(PyObject);
     const uint64_t range_stop = sizeof(PyObject) + sizeof(PyObject *);
     const uint64_t range_step = sizeof(PyObject) + 2 * sizeof(PyObject *);
+#if PY_MINOR_VERSION == 11
+    const uint64_t tstate_current_exception = ABSENT; /* curexc_type, _value, _traceback */
+#else
     const uint64_t tstate_current_exception = offsetof(PyThreadState, current_exception);
+#endif
     const uint64_t tstate_exc_info = offsetof(PyThreadState, exc_info);
     const uint64_t tstate_exc_state = offsetof(PyThreadState, exc_state);
     const uint64_t stackitem_exc_value = offsetof(_PyErr_StackItem, exc_value);
@@ -145,10 +187,24 @@ static void print_values(void)
     const uint64_t tb_lineno = offsetof(PyTracebackObject, tb_lineno);
     const uint64_t frameobj_f_frame = offsetof(PyFrameObject, f_frame);
     printf("    .values = {\n");
-#define PRINT_FIELD(name) printf("        ." #name " = %llu,\n", (unsigned long long)name);
+#define PRINT_FIELD(name) printf("        ." #name " = %lluu,\n", (unsigned long long)name);
     PYF__VALUE_LAYOUT(PRINT_FIELD)
 #undef PRINT_FIELD
     printf("    },\n");
+#if PY_MINOR_VERSION == 11
+#define CO_FAST_HIDDEN 0 /* none: no comprehension is inlined */
+#endif
+#ifdef OLDER
+#define Py_TPFLAGS_INLINE_VALUES 0 /* none: the values are elsewhere */
+    printf("    .managed_values_back = %lluu,\n",
+#if PY_MINOR_VERSION == 11 /* while no dict is made */
+           (unsigned long long)((char *)obj - (char *)_PyObject_ValuesPointer(obj)));
+#else
+           (unsigned long long)ABSENT);
+#endif
+#else
+    printf("    .managed_values_back = %lluu,\n", (unsigned long long)ABSENT);
+#endif
     printf("    .co_varargs = 0x%x, .co_varkeywords = 0x%x,\n", CO_VARARGS, CO_VARKEYWORDS);
     printf("    .co_fast_hidden = 0x%x, .co_fast_local = 0x%x, .co_fast_cell = 0x%x, "
            ".co_fast_free = 0x%x,\n", CO_FAST_HIDDEN, CO_FAST_LOCAL, CO_FAST_CELL,
@@ -160,8 +216,121 @@ static void print_values(void)
            (unsigned long long)Py_TPFLAGS_BASE_EXC_SUBCLASS,
            (unsigned long long)Py_TPFLAGS_TYPE_SUBCLASS);
     printf("    .dict_keys_general = %d, .t_object_ex = %d,\n", (int)DICT_KEYS_GENERAL,
-           (int)Py_T_OBJECT_EX);
+           (int)T_OBJECT_EX_);
+#if PY_MINOR_VERSION <= 13
+    printf("    .frame_stacktop = %zu,\n", offsetof(_PyInterpreterFrame, stacktop));
+#else
+    printf("    .frame_stacktop = 0,\n"); /* stackpointer is in the table */
+#endif
 }
+
+#ifdef OLDER
+/* The offsets of a version without _Py_DebugOffsets, under offsets.c's
+ * names (the _Py_DebugOffsets field's where it means the same): what a
+ * synthetic image of it is laid out by. */
+#define PAIR(name, type, member) \
+    printf("        {\"%s\", %zu},\n", name, offsetof(type, member));
+#define PAIR_SIZE(name, type) printf("        {\"%s\", %zu},\n", name, sizeof(type));
+static void print_pairs(void)
+{
+    printf("    .pairs = (const ft_pair[]){\n");
+    PAIR_SIZE("runtime_state.size", _PyRuntimeState)
+    PAIR("runtime_state.interpreters_head", _PyRuntimeState, interpreters.head)
+    PAIR("runtime_state.interpreters_main", _PyRuntimeState, interpreters.main)
+    PAIR("runtime_state.main_interpreter", _PyRuntimeState, _main_interpreter)
+    PAIR_SIZE("interpreter_state.size", PyInterpreterState)
+    PAIR("interpreter_state.id", PyInterpreterState, id)
+    PAIR("interpreter_state.next", PyInterpreterState, next)
+    PAIR("interpreter_state.threads_head", PyInterpreterState, threads.head)
+    PAIR("interpreter_state.sysdict", PyInterpreterState, sysdict)
+#if PY_MINOR_VERSION == 11
+    PAIR("runtime_state.gil_locked", _PyRuntimeState, ceval.gil.locked)
+    PAIR("runtime_state.gil_holder", _PyRuntimeState, ceval.gil.last_holder)
+    PAIR("interpreter_state.imports_modules", PyInterpreterState, modules)
+    PAIR("thread_state.curexc_type", PyThreadState, curexc_type)
+    PAIR("thread_state.curexc_value", PyThreadState, curexc_value)
+    PAIR("thread_state.curexc_traceback", PyThreadState, curexc_traceback)
+    PAIR("interpreter_frame.is_entry", _PyInterpreterFrame, is_entry)
+    PAIR("long_object.ob_size", PyLongObject, ob_base.ob_size)
+    PAIR("long_object.ob_digit", PyLongObject, ob_digit)
+#else
+    PAIR("interpreter_state.imports_modules", PyInterpreterState, imports.modules)
+    PAIR("interpreter_state.ceval_gil", PyInterpreterState, ceval.gil)
+    PAIR("interpreter_state.gil_runtime_state", PyInterpreterState, _gil)
+    PAIR("interpreter_state.gil_runtime_state_locked", PyInterpreterState, _gil.locked)
+    PAIR("interpreter_state.gil_runtime_state_holder", PyInterpreterState, _gil.last_holder)
+    PAIR("thread_state.current_exception", PyThreadState, current_exception)
+    PAIR("long_object.lv_tag", PyLongObject, long_value.lv_tag)
+    PAIR("long_object.ob_digit", PyLongObject, long_value.ob_digit)
+#endif
+    PAIR_SIZE("thread_state.size", PyThreadState)
+    PAIR("thread_state.prev", PyThreadState, prev)
+    PAIR("thread_state.next", PyThreadState, next)
+    PAIR("thread_state.interp", PyThreadState, interp)
+    PAIR("thread_state.cframe", PyThreadState, cframe)
+    PAIR("thread_state.root_cframe", PyThreadState, root_cframe)
+    PAIR("thread_state.thread_id", PyThreadState, thread_id)
+    PAIR("thread_state.native_thread_id", PyThreadState, native_thread_id)
+    PAIR("thread_state.datastack_chunk", PyThreadState, datastack_chunk)
+    PAIR_SIZE("cframe.size", _PyCFrame)
+    PAIR("cframe.current_frame", _PyCFrame, current_frame)
+    PAIR("cframe.previous", _PyCFrame, previous)
+    PAIR_SIZE("interpreter_frame.size", _PyInterpreterFrame)
+    PAIR("interpreter_frame.previous", _PyInterpreterFrame, previous)
+    PAIR("interpreter_frame.executable", _PyInterpreterFrame, f_code)
+    PAIR("interpreter_frame.instr_ptr", _PyInterpreterFrame, prev_instr)
+    PAIR("interpreter_frame.localsplus", _PyInterpreterFrame, localsplus)
+    PAIR("interpreter_frame.owner", _PyInterpreterFrame, owner)
+    PAIR("interpreter_frame.stacktop", _PyInterpreterFrame, stacktop)
+    PAIR_SIZE("code_object.size", PyCodeObject)
+    PAIR("code_object.filename", PyCodeObject, co_filename)
+    PAIR("code_object.name", PyCodeObject, co_name)
+    PAIR("code_object.qualname", PyCodeObject, co_qualname)
+    PAIR("code_object.linetable", PyCodeObject, co_linetable)
+    PAIR("code_object.firstlineno", PyCodeObject, co_firstlineno)
+    PAIR("code_object.argcount", PyCodeObject, co_argcount)
+    PAIR("code_object.localsplusnames", PyCodeObject, co_localsplusnames)
+    PAIR("code_object.localspluskinds", PyCodeObject, co_localspluskinds)
+    PAIR("code_object.co_code_adaptive", PyCodeObject, co_code_adaptive)
+    PAIR("code_object.nlocalsplus", PyCodeObject, co_nlocalsplus)
+    PAIR("code_object.firsttraceable", PyCodeObject, _co_firsttraceable)
+    PAIR_SIZE("pyobject.size", PyObject)
+    PAIR("pyobject.ob_type", PyObject, ob_type)
+    PAIR_SIZE("type_object.size", PyTypeObject)
+    PAIR("type_object.tp_name", PyTypeObject, tp_name)
+    PAIR("type_object.tp_flags", PyTypeObject, tp_flags)
+    PAIR_SIZE("tuple_object.size", PyTupleObject)
+    PAIR("tuple_object.ob_item", PyTupleObject, ob_item)
+    PAIR("tuple_object.ob_size", PyTupleObject, ob_base.ob_size)
+    PAIR_SIZE("list_object.size", PyListObject)
+    PAIR("list_object.ob_item", PyListObject, ob_item)
+    PAIR("list_object.ob_size", PyListObject, ob_base.ob_size)
+    PAIR_SIZE("dict_object.size", PyDictObject)
+    PAIR("dict_object.ma_keys", PyDictObject, ma_keys)
+    PAIR("dict_object.ma_values", PyDictObject, ma_values)
+    PAIR_SIZE("float_object.size", PyFloatObject)
+    PAIR("float_object.ob_fval", PyFloatObject, ob_fval)
+    PAIR_SIZE("long_object.size", PyLongObject)
+    PAIR_SIZE("bytes_object.size", PyBytesObject)
+    PAIR("bytes_object.ob_size", PyBytesObject, ob_base.ob_size)
+    PAIR("bytes_object.ob_sval", PyBytesObject, ob_sval)
+    PAIR_SIZE("unicode_object.size", PyUnicodeObject)
+    PAIR("unicode_object.state", PyASCIIObject, state)
+    PAIR("unicode_object.length", PyASCIIObject, length)
+    PAIR_SIZE("unicode_object.asciiobject_size", PyASCIIObject)
+    PAIR_SIZE("unicode_object.compactunicodeobject_size", PyCompactUnicodeObject)
+    PAIR("unicode_object.data", PyUnicodeObject, data)
+    PAIR_SIZE("gen_object.size", PyGenObject)
+    PAIR("gen_object.gi_name", PyGenObject, gi_name)
+    PAIR("gen_object.gi_iframe", PyGenObject, gi_iframe)
+    PAIR("gen_object.gi_frame_state", PyGenObject, gi_frame_state)
+    PAIR_SIZE("set_object.size", PySetObject)
+    PAIR("set_object.used", PySetObject, used)
+    PAIR("set_object.table", PySetObject, table)
+    PAIR("set_object.mask", PySetObject, mask)
+    printf("        {NULL, 0},\n    },\n");
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -173,8 +342,6 @@ int main(int argc, char **argv)
         perror(argv[3]);
         return 1;
     }
-    _Py_DebugOffsets o = TABLE;
-    const unsigned char *p = (const unsigned char *)&o;
 #ifdef Py_GIL_DISABLED
     int ft = 1;
 #else
@@ -184,10 +351,28 @@ int main(int argc, char **argv)
            argv[2], ft ? "Py_GIL_DISABLED" : "default build");
     printf("{\n    .name = \"%s\",\n    .include_dir = \"%s\",\n", argv[1], argv[2]);
     printf("    .minor = %d, .free_threaded = %d,\n", PY_MINOR_VERSION, ft);
+    printf("    .hexversion = 0x%lx,\n", (unsigned long)PY_VERSION_HEX);
+#ifdef OLDER
+    print_pairs();
+    /* a call the eval loop makes itself leaves prev_instr on its last cache
+     * entry; 3.12's INSTRUMENTED_LINE hides the opcode it replaces */
+    printf("    .opcode_call = %d, .call_caches = %d, .opcode_instrumented_line = %d,\n", CALL,
+           (int)INLINE_CACHE_ENTRIES_CALL,
+#if PY_MINOR_VERSION == 12
+           INSTRUMENTED_LINE);
+#else
+           -1);
+#endif
+    printf("    .gen_suspended = %d,\n", (int)FRAME_SUSPENDED);
+#else
+    printf("    .opcode_call = -1, .opcode_instrumented_line = -1,\n");
+    _Py_DebugOffsets o = TABLE;
+    const unsigned char *p = (const unsigned char *)&o;
     printf("    .table = (const uint8_t[]){");
     for (size_t i = 0; i < sizeof o; i++)
         printf("%s0x%02x,", i % 16 == 0 ? "\n        " : " ", p[i]);
     printf("\n    },\n    .table_len = %zu,\n", sizeof o);
+#endif
     printf("    .pyobject_size = %zu, .var_ob_size = %zu,\n", sizeof(PyObject),
            offsetof(PyVarObject, ob_size));
     printf("    .str_kind1 = 0x%x, .str_kind2 = 0x%x, .str_kind4 = 0x%x,\n", state_word(1),
@@ -199,7 +384,11 @@ int main(int argc, char **argv)
     printf("    .gen_size = %zu, .gen_gi_name = %zu, .gen_gi_iframe = %zu, "
            ".gen_gi_frame_state = %zu,\n", sizeof(PyGenObject), offsetof(PyGenObject, gi_name),
            offsetof(PyGenObject, gi_iframe), offsetof(PyGenObject, gi_frame_state));
+#if PY_MINOR_VERSION == 11
+    printf("    .co_version = 0,\n"); /* none */
+#else
     printf("    .co_version = %zu,\n", offsetof(PyCodeObject, co_version));
+#endif
     printf("    .co_flags = %zu,\n", offsetof(PyCodeObject, co_flags));
     printf("    .co_generator = 0x%x, .co_coroutine = 0x%x, .co_iterable_coroutine = 0x%x, "
            ".co_async_generator = 0x%x,\n", CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,

@@ -21,8 +21,9 @@ while the thread is blocked.
 
 The oracle, written to ``values.json`` beside the handshake before it:
 ``{"threads": {"<native tid>": [frame, ...]}}`` innermost first, each frame
-``{"function": co_qualname, "args": [argument names], "locals": {name:
-spec}}`` over the frame's own ``f_locals`` (bound names only), where spec
+``{"function": co_qualname, "args": [argument names], "cells":
+co_cellvars, "frees": co_freevars, "locals": {name: spec}}`` over the
+frame's own ``f_locals`` (bound names only), where spec
 is how the test builds the text it expects: ``{"repr": repr(value)}``, or
 for a value the default limits cut (200 chars, 100 items), ``{"str":
 repr(first 200 chars), "more": N}``, ``{"items": [repr(item), ...],
@@ -127,6 +128,7 @@ def record_values():
                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
         frames.append({"function": code.co_qualname,
                        "args": list(code.co_varnames[:nargs]),
+                       "cells": list(code.co_cellvars), "frees": list(code.co_freevars),
                        "locals": {name: spec(v) for name, v in frame.f_locals.items()}})
         frame = frame.f_back
     with LOCK:
