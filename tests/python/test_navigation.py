@@ -441,11 +441,11 @@ def test_gdb_plain_names_are_ours_beside_cpython_helper(desk, order):
                 "py-down", "py-locals", "help cpython-py-locals", "help cpython-py-print",
                 "detach"]
     if order == "helper first":
-        s = du.run_gdb(commands, pid=desk.pid, debuginfo=False)
+        s = du.run_gdb(commands, pid=desk.pid, debuginfo=False, cpython_helper=True)
         base = 0
     else:
         s = du.run_gdb(["source " + du.GDB_PLUGIN, "attach %d" % desk.pid] + commands,
-                       plugin=False, debuginfo=False)
+                       plugin=False, debuginfo=False, cpython_helper=True)
         base = 2
     _require_helper(desk.version, s, base + 9)
     for at in (0, 1, 2):
