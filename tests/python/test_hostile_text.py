@@ -26,7 +26,7 @@ import pytest
 import debugger_util as du
 from conftest import PACKAGE_DIR
 
-VERSIONS = ("3.13", "3.14", "3.15")
+VERSIONS = ("3.13", "3.14", "3.15") + du.OLDER_REPRESENTATIVE
 
 
 def shown(name):
@@ -71,7 +71,8 @@ def hostile(request, tmp_path_factory, library_path):
             h = Hostile()
             h.names = json.load(f)
         h.version, h.target, h.workdir = version, target, workdir
-        h.tasks = version != "3.13"
+        # asyncio tasks are read from 3.14 on
+        h.tasks = du.minor_of(version) not in ("3.11", "3.12", "3.13")
         h.env = dict(os.environ, PYFRAMES_LIBRARY=library_path, PYTHONPATH=PACKAGE_DIR)
         yield h
 

@@ -36,7 +36,7 @@ class Owners:
         self.interp, self.target, self.facts, self.snapshot = interp, target, facts, snapshot
 
 
-@pytest.fixture(scope="module", params=scenario_params(["owners"]))
+@pytest.fixture(scope="module", params=scenario_params(["owners"], older="representative"))
 def owners(request, tmp_path_factory, pyframes):
     with start_scenario(request.param, tmp_path_factory, "owners-") as target:
         with open(os.path.join(target.workdir, "owners.json")) as f:

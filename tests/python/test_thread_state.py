@@ -31,8 +31,8 @@ POOL = 6
 CLI_TIMEOUT = 120
 
 DRIVERS = [d for d in drivers.selected() if d.debugger in ("gdb", "lldb")]
-VERSIONS = list(du.VERSIONS)
-PAIRS = [(d, v) for d in DRIVERS for v in d.versions()]
+VERSIONS = list(du.VERSIONS) + list(du.OLDER_REPRESENTATIVE)
+PAIRS = [(d, v) for d in DRIVERS for v in d.versions() + list(du.OLDER_REPRESENTATIVE)]
 IDS = ["%s-%s" % (d.name, v) for d, v in PAIRS]
 
 

@@ -41,7 +41,7 @@ from test_remote import _run_lldb_remote
 # DWARF (debugger_util.DEBUGINFO).
 _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debuginfo)
 
-VERSIONS = list(du.VERSIONS)
+VERSIONS = list(du.VERSIONS) + list(du.OLDER_REPRESENTATIVE)
 
 
 class Matrix(object):
