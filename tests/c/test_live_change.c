@@ -316,6 +316,8 @@ static void older_semantics(pyf_target *t, const pyf__offsets *b)
     o->tstate.cframe = b->tstate.cframe;
     o->cframe = b->cframe;
     o->frame.is_entry = b->frame.is_entry;
+    if (b->code.co_version == PYF__ABSENT) /* 3.11's code objects have none */
+        o->code.co_version = PYF__ABSENT;
 }
 
 /* One thread in file running names[0] -> names[1] -> names[2] (main, a
@@ -739,6 +741,37 @@ static void entry_race(int minor, int live)
     finish(s, sc.t, sc.ft);
 }
 
+/* 3.11 (no co_version): between two snapshots the leaf's code object is
+ * freed and another made at its address, whose name, file name and line
+ * table take the freed ones' addresses (CPython's allocators hand out the
+ * last block freed first): the header the cache checks is the same.  The
+ * new function is shown, never the cached decode of the freed one. */
+static void code_reused(int live)
+{
+    begin(11, "a code object made where a cached one was, its strings where its were", live);
+    static const char *const names[] = {"main", "parent", "old_fn"};
+    scene sc;
+    chain_scene(&sc, 11, "old.py", names, NL(names), live);
+    pyf_snapshot *s = take(sc.t);
+    REQUIRE(s != NULL);
+    CHECK(shows(s, "old_fn", "old.py"));
+    pyf_snapshot_free(s);
+    const uint64_t data = fake_off(sc.ft, "unicode_object.asciiobject_size");
+    uint64_t code = sc.code[2];
+    uint64_t name = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.qualname"));
+    uint64_t file = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.filename"));
+    uint64_t table = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.linetable"));
+    REQUIRE(name != 0 && file != 0 && table != 0);
+    memcpy(fake_host(sc.ft, name, 64) + data, "new_fn", 6);
+    memcpy(fake_host(sc.ft, file, 64) + data, "new.py", 6);
+    s = take(sc.t);
+    REQUIRE(s != NULL);
+    CHECK_MSG(!shows(s, "old_fn", "old.py"), "the freed code object's cached names shown");
+    CHECK_MSG(shows(s, "new_fn", "new.py"), "the new code object is not shown");
+    CHECK_EQ_INT(s->threads[0].error, 0);
+    finish(s, sc.t, sc.ft);
+}
+
 /* 3.12: an eval loop being made, its _PyCFrame named by the thread state,
  * its current frame not yet written: the word there is the last loop's,
  * its entry frame, whose memory says nothing true (its caller NULL here).
@@ -926,6 +959,8 @@ int main(void)
     }
     entry_on_top(1);
     entry_on_top(0);
+    code_reused(1);
+    code_reused(0);
     for (int live = 1; live >= 0; live--) {
         top_reused(13, 0, live);
         top_reused(13, 1, live);
