@@ -374,7 +374,6 @@ typedef struct walker {
     uint64_t cframe;
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
-    pyf__iframe first;       /* the walk's first frame (addr 0: not yet) */
 } walker;
 
 /* The stack changed under the walk at frame addr (moved: in copies that
@@ -415,18 +414,6 @@ static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
     return true;
 }
 
-/* The walk's first frame and the top frame the check read again after
- * the copies (then_top): the same link, code and owner.  True when there
- * was no such check. */
-static bool top_again_agrees(const walker *k, const pyf__iframe *fr)
-{
-    const pyf__chunk_list *cl = k->cl;
-    if (cl->then_top < 0 || !cl->check_ok)
-        return true;
-    const uint8_t *again[PYF__COPIES - 1] = {cl->then[cl->then_top].bytes};
-    return cl->then[cl->then_top].addr == fr->addr && copies_agree(&k->t->off, fr, again);
-}
-
 /* A frame outside the copies (an entry frame on the C stack, a generator's)
  * read on its own into k->direct.  A running process's is read with the
  * check after it, in the same reader call: the thread's top frame must be
@@ -451,8 +438,6 @@ static int read_direct(walker *k, uint64_t addr)
         return pyf__read_failed(&t->fail, &t->reader, rc, "interpreter frame", addr,
                                 k->fsize);
     checked(t, cl);
-    if (k->first.addr != 0 && !top_again_agrees(k, &k->first))
-        cl->moved = true;
     return PYF_OK;
 }
 
@@ -541,13 +526,31 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
     return true;
 }
 
+/* Whether the walk's first frame is one its thread runs, where nothing
+ * else marks a frame that returned (3.11, 3.12): an eval loop that runs a
+ * frame keeps its stacktop at -1 (_PyFrame_GetStackPointer as it resumes
+ * it); it is saved at the frame's Python calls, its return (where it stays
+ * once the frame returned: _PyFrame_Clear needs it) and a trace or
+ * monitoring call (the frame under it then), and set to co_nlocalsplus
+ * while the frame is being set up.  So a copy of the top frame that does
+ * not say -1 is memory the thread had left, or is still making: a frame
+ * shown over a caller it may never have had.  Other versions: true (3.13+
+ * mark a cleared frame instead: cleared). */
+static bool top_runs(const pyf__offsets *o, const pyf__iframe *fr)
+{
+    if (o->cleared_kind != PYF__CLEARED_UNMARKED || o->frame.stacktop == PYF__ABSENT ||
+        (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
+        return true;
+    return (int32_t)pyf__ld32(fr->copy + o->frame.stacktop) == -1;
+}
+
 /* Whether a frame of the thread's own was cleared, its locals released
  * when its call returned: its stack pointer back at localsplus (3.14+'s
  * stackpointer; 3.13's stacktop 0), where a frame on the stack keeps it
  * past its co_nlocalsplus locals (or -1 while it runs).  A copy of a
  * running process showing one holds memory the thread had left.  3.11
  * and 3.12 leave a cleared frame's stacktop where its return saved it:
- * nothing says so (the top frame is read again instead, then_top). */
+ * nothing says so here (their top frame must run instead: top_runs). */
 static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__code *code)
 {
     if (code == NULL || code->nlocalsplus == 0 ||
@@ -717,7 +720,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     cl->n = 0;
     cl->partial = true;
     cl->nthen = 0;
-    cl->then_cframe = cl->then_top = -1;
+    cl->then_cframe = -1;
     if (o->top_kind == PYF__TOP_TSTATE) {
         cl->check_addr = w->recheck_top && w->tstate_addr != 0
                              ? w->tstate_addr + o->tstate.current_frame : 0;
@@ -737,13 +740,6 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             add_then(cl, w->tstate_addr + o->tstate.cframe, 8);
         }
     }
-    /* nothing marks a frame that returned (3.11, 3.12): the top frame
-     * itself is read again with the check */
-    if (cl->check_addr != 0 && o->cleared_kind == PYF__CLEARED_UNMARKED &&
-        w->current_frame != 0 && w->current_frame % 8 == 0 && k->fsize <= PYF__CHECK_MAX) {
-        cl->then_top = (int)cl->nthen;
-        add_then(cl, w->current_frame, k->fsize);
-    }
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
     cl->check_ok = false;
@@ -757,7 +753,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         /* the top frame right after the copies, which hold it: the walk
          * starts there (where nothing marks a frame that returned, the
          * copies may hold one at its address, the new frame made there
-         * after them: then_top, read at the old top, fails it) */
+         * after them: it must run, top_runs) */
         addr = k->top = cl->check_value = cl->seen;
         cl->moved = false;
     }
@@ -808,16 +804,20 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         pyf__iframe fr;
         pyf__iframe_decode(o, f, addr, &fr);
         last = addr;
-        if ((!copies_agree(o, &fr, again) &&
-             !(visits == 1 && top_from_agreeing_copies(k, &fr, again))) ||
-            (visits == 1 && !top_again_agrees(k, &fr))) {
+        if (!copies_agree(o, &fr, again) &&
+            !(visits == 1 && top_from_agreeing_copies(k, &fr, again))) {
             pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                       (unsigned long long)addr);
             rc = torn(k, addr, true);
             break;
         }
-        if (visits == 1)
-            k->first = fr;
+        if (visits == 1 && w->live && !w->steady && !top_runs(o, &fr)) {
+            pyf__fail(t, PYF_ECORRUPT, "the top frame 0x%llx does not run (its call "
+                      "returned, or it is being set up: the stack changed while it was "
+                      "read)", (unsigned long long)addr);
+            rc = torn(k, addr, false);
+            break;
+        }
         if (visits == 1 && w->live && o->top_kind == PYF__TOP_CFRAME &&
             pyf__iframe_entry(o, &fr)) {
             /* 3.12: an eval loop names its entry frame, on the C stack, as

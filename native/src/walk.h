@@ -61,24 +61,19 @@ typedef struct pyf__chunk_list {
     bool check_ok;
     uint64_t check_calls;
     /* Read after check_addr in the same reader call, where the version
-     * needs them (nthen of them, each at most PYF__CHECK_MAX bytes):
-     * - the thread state's cframe (3.11, 3.12: then_cframe): check_addr
-     *   is a field of the _PyCFrame the walk's top came from, on the C
-     *   stack of an eval loop; when that loop has returned, the word
-     *   there is stale or another call's, and the check says nothing
-     *   unless the thread state still names that _PyCFrame;
-     * - the top frame again (where nothing marks a frame that returned,
-     *   3.11 and 3.12: then_top): a frame that returned before the copies
-     *   were made, with a new one set up at its address after them, looks
-     *   live in the copies and the check names its address; its link,
-     *   code and owner must still be the copies'. */
+     * needs them (nthen of them, each at most PYF__CHECK_MAX bytes): the
+     * thread state's cframe (3.11, 3.12: then_cframe).  check_addr is then
+     * a field of the _PyCFrame the walk's top came from, on the C stack of
+     * an eval loop; when that loop has returned, the word there is stale
+     * or another call's, and the check says nothing unless the thread
+     * state still names that _PyCFrame. */
     struct {
         uint64_t addr;
         uint32_t len;
         uint8_t bytes[PYF__CHECK_MAX];
-    } then[2];
+    } then[1];
     uint32_t nthen;
-    int then_cframe, then_top; /* their index in then[], -1: not read */
+    int then_cframe;         /* its index in then[], -1: not read */
     uint64_t cframe;         /* the _PyCFrame then_cframe must name */
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
