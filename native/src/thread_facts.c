@@ -589,38 +589,50 @@ static void gil_facts(const fctx *f, const interp_facts *in, uint64_t tstate, co
 }
 
 /* Which thread holds each interpreter's GIL, without the value decoder:
- * the pointer to the GIL in use, then its locked and holder words in one
- * range (within 256 bytes of each other); read during the walk's prefetch,
- * so that from the second snapshot on both come with the walk's one reader
- * call. */
+ * its locked and holder words in one range (within 256 bytes of each
+ * other), at the GIL the interpreter's ceval_gil points to (3.12+: the
+ * pointer read first), or in _PyRuntime for every interpreter (3.11's one
+ * GIL); read during the walk's prefetch, so that from the second snapshot
+ * on they come with the walk's one reader call. */
 void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                           pyf_thread *threads, uint32_t nthreads)
 {
     const pyf__offsets *o = &t->off;
-    const uint64_t g = o->interp.gil_runtime_state;
+    bool in_runtime = o->gil_kind == PYF__GIL_RUNTIME;
+    /* the words' offsets from the GIL's start (3.11: _PyRuntime's) */
+    const uint64_t g = in_runtime ? 0 : o->interp.gil_runtime_state;
+    const uint64_t locked_off = in_runtime ? o->runtime.gil_locked : o->interp.gil_locked;
+    const uint64_t holder_off = in_runtime ? o->runtime.gil_holder : o->interp.gil_holder;
     if (o->free_threaded || o->tstate.holds_gil != PYF__ABSENT || g == PYF__ABSENT ||
-        o->interp.ceval_gil == PYF__ABSENT || o->interp.gil_locked == PYF__ABSENT ||
-        o->interp.gil_holder == PYF__ABSENT || o->interp.gil_locked < g ||
-        o->interp.gil_locked - g > 256 || o->interp.gil_holder < g ||
-        o->interp.gil_holder - g > 256)
+        (!in_runtime && o->interp.ceval_gil == PYF__ABSENT) || locked_off == PYF__ABSENT ||
+        holder_off == PYF__ABSENT || locked_off < g || holder_off < g)
         return; /* 3.15 has the thread's own word; free-threaded no one GIL */
-    uint64_t lo = o->interp.gil_locked - g, hi = o->interp.gil_holder - g;
+    uint64_t lo = locked_off - g, hi = holder_off - g;
     if (lo > hi) {
         uint64_t x = lo;
         lo = hi;
         hi = x;
     }
-    uint64_t locked_at = o->interp.gil_locked - g - lo, holder_at = o->interp.gil_holder - g - lo;
+    if (hi - lo > 256 || (in_runtime && hi > UINT64_MAX - t->runtime_addr - 8))
+        return;
+    uint64_t locked_at = locked_off - g - lo, holder_at = holder_off - g - lo;
     uint8_t words[256 + 8 + 8];
     size_t len = (size_t)(hi - lo) + 8;
+    bool have = false; /* 3.11: the runtime's words, read for the first interpreter */
     for (uint32_t i = 0; i < ninterps; i++) {
         uint64_t interp = interps[i].addr, gil = 0;
-        if (pyf__read_quiet(t, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
-            continue;
-        if (!plausible(gil))
-            gil = interp + g; /* its own */
-        if (pyf__read_quiet(t, gil + lo, words, len) != PYF_OK)
-            continue;
+        if (in_runtime) {
+            if (!have && pyf__read_quiet(t, t->runtime_addr + lo, words, len) != PYF_OK)
+                return;
+            have = true;
+        } else {
+            if (pyf__read_quiet(t, interp + o->interp.ceval_gil, &gil, 8) != PYF_OK)
+                continue;
+            if (!plausible(gil))
+                gil = interp + g; /* its own */
+            if (pyf__read_quiet(t, gil + lo, words, len) != PYF_OK)
+                continue;
+        }
         bool locked = pyf__ld32(words + locked_at) != 0;
         uint64_t holder = pyf__ld64(words + holder_at);
         const pyf_interp *pi = &interps[i];

@@ -546,7 +546,7 @@ def add_mode_option(parser):
         "--mode", choices=MODES, default="wall",
         help="which threads a sample counts: wall, every thread read (the "
         "default); cpu, threads running on a CPU (a live local process); gil, "
-        "the thread holding the GIL (CPython 3.13+ with a GIL)")
+        "the thread holding the GIL (not on a free-threaded CPython)")
 
 
 def _mode_filter(target, mode):
@@ -565,18 +565,14 @@ def _mode_filter(target, mode):
         if python.free_threaded:
             raise errors.UsageError("--mode gil: this CPython %s is free-threaded and has "
                                     "no GIL (use --mode cpu or wall)" % python.version)
-        if (python.major, python.minor) < (3, 13):
-            raise errors.UsageError(
-                "--mode gil needs CPython 3.13 or later, whose debug offsets say which thread "
-                "holds the GIL; this process runs %s (use --mode cpu or wall)" % python.version)
         return _HoldsGil()
     raise errors.UsageError("--mode: one of %s, not %r" % (", ".join(MODES), mode))
 
 
 class _HoldsGil(object):
     """The thread holding the GIL: its flags say so (3.15: its thread
-    state's holds_gil; 3.13/3.14: the GIL is locked and it is the last
-    holder, PYF_SNAP_GIL)."""
+    state's holds_gil; 3.11-3.14: the GIL is locked and it is the last
+    holder, PYF_SNAP_GIL; 3.11's GIL is in _PyRuntime)."""
 
     _BOTH = _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL
 
