@@ -27,7 +27,7 @@ import json
 import os
 import re
 
-_VERSION_RE = re.compile(r"^(?:pyenv-)?3\.1[3-9][dt]?$")
+_VERSION_RE = re.compile(r"^(?:pyenv-|debian-)?3\.1[1-9][dt]?$")
 
 DRIVER_READERS = {
     "gdb": "gdb 18",

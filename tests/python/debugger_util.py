@@ -39,6 +39,10 @@ VERSIONS = ("3.13", "3.14", "3.15")
 PYENV = "pyenv-3.13"
 if os.environ.get("PYFRAMES_PYENV_PYTHON"):
     VERSIONS += (PYENV,)
+# The older CPythons (conftest's OLDER_INTERPRETERS: "pyenv-3.12",
+# "pyenv-3.11", on the host "debian-3.11"), named so by the suites that
+# read them; OLDER is the representative every such suite runs on.
+OLDER = "pyenv-3.12"
 SESSION_TIMEOUT = 240
 # Whether sessions load the interpreters' separate debug info (the -dbg
 # packages' DWARF under /usr/lib/debug) unless a test says: no, as on most
@@ -81,10 +85,14 @@ _MARK_RE = re.compile(r"^@@PYF-(\w+)@@\s*$")
 
 
 def python_for(version):
-    """Path of pythonX.Y (or of $PYFRAMES_PYENV_PYTHON for PYENV), or None."""
+    """Path of pythonX.Y (or of $PYFRAMES_PYENV_PYTHON for PYENV, of an
+    older interpreter by its name), or None."""
     if version == PYENV:
         path = os.environ.get("PYFRAMES_PYENV_PYTHON")
         return path if path and os.access(path, os.X_OK) else None
+    if not version[0].isdigit():
+        import conftest
+        return next((i.path for i in conftest.OLDER_INTERPRETERS if i.name == version), None)
     return shutil.which("python" + version)
 
 

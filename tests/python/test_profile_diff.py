@@ -9,9 +9,11 @@ import re
 import statistics
 import subprocess
 
+import pytest
+
 from livetarget import TARGETS, target_env
 from test_cli import run_cli
-from conftest import release_python
+from conftest import python_of
 
 from pyframes import report, sampling
 from pyframes.flamegraph import diff_color, render_svg
@@ -119,7 +121,8 @@ def test_a_fixed_interval_locks_onto_a_periodic_loop(monkeypatch):
         assert abs(share - 0.25) < 0.075, (seed, share)
 
 
-def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path):
+@pytest.mark.parametrize("version", ["3.14", "pyenv-3.12"])
+def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path, version):
     """One workload (light() and heavy() in a 1:3 ratio) sampled at 100 Hz
     for 10 s and at 1 kHz for 2 s: in the comparison every function is
     within 5 percentage points of unchanged (3 standard deviations of the
@@ -128,7 +131,7 @@ def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path):
     them are drawn (test_a_fixed_interval_locks_onto_a_periodic_loop): at a
     fixed interval this loop's light() read 28.9 % in the base and 23.0 %
     at 1 kHz, a change of 5.9 points, in one clean run."""
-    python = release_python("3.14")
+    python = python_of(version)
     proc = subprocess.Popen([python, os.path.join(TARGETS, "workload.py")],
                             stdout=subprocess.PIPE, env=target_env())
     try:
