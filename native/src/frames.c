@@ -374,7 +374,21 @@ typedef struct walker {
     uint64_t cframe;
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
+    /* 3.11, 3.12: the top frame, when its stack pointer is saved: its
+     * caller must have its own saved too (sp_saved), else 0 */
+    uint64_t top_idle;
 } walker;
+
+/* The walk's top frame does not run and its caller is not waiting for it
+ * (sp_saved): the thread is read again.  Returns PYF_ECORRUPT. */
+static int torn(walker *k, uint64_t addr, bool moved);
+static int idle_top(walker *k)
+{
+    pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
+              "not wait for it (its call returned, or it is being set up: the stack "
+              "changed while it was read)", (unsigned long long)k->top_idle);
+    return torn(k, k->top_idle, false);
+}
 
 /* The stack changed under the walk at frame addr (moved: in copies that
  * differ).  Returns PYF_ECORRUPT (detail already in t->fail). */
@@ -526,22 +540,21 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
     return true;
 }
 
-/* Whether the walk's first frame is one its thread runs, where nothing
- * else marks a frame that returned (3.11, 3.12): an eval loop that runs a
- * frame keeps its stacktop at -1 (_PyFrame_GetStackPointer as it resumes
- * it); it is saved at the frame's Python calls, its return (where it stays
- * once the frame returned: _PyFrame_Clear needs it) and a trace or
- * monitoring call (the frame under it then), and set to co_nlocalsplus
- * while the frame is being set up.  So a copy of the top frame that does
- * not say -1 is memory the thread had left, or is still making: a frame
- * shown over a caller it may never have had.  Other versions: true (3.13+
- * mark a cleared frame instead: cleared). */
-static bool top_runs(const pyf__offsets *o, const pyf__iframe *fr)
+/* Where nothing else marks a frame that returned (3.11, 3.12): whether a
+ * frame of the thread's own (or a generator's) has its stack pointer
+ * saved, not at -1.  An eval loop keeps the frame it runs at -1
+ * (_PyFrame_GetStackPointer as it resumes it) and saves it at the frame's
+ * Python calls (DISPATCH_INLINED, before the callee becomes the current
+ * frame), its return (where it stays once the frame returned:
+ * _PyFrame_Clear needs it), its yield and trace or monitoring calls; a
+ * frame being set up has co_nlocalsplus.  False for other frames and
+ * versions (3.13+ mark a cleared frame instead: cleared). */
+static bool sp_saved(const pyf__offsets *o, const pyf__iframe *fr)
 {
     if (o->cleared_kind != PYF__CLEARED_UNMARKED || o->frame.stacktop == PYF__ABSENT ||
         (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
-        return true;
-    return (int32_t)pyf__ld32(fr->copy + o->frame.stacktop) == -1;
+        return false;
+    return (int32_t)pyf__ld32(fr->copy + o->frame.stacktop) != -1;
 }
 
 /* Whether a frame of the thread's own was cleared, its locals released
@@ -550,7 +563,7 @@ static bool top_runs(const pyf__offsets *o, const pyf__iframe *fr)
  * past its co_nlocalsplus locals (or -1 while it runs).  A copy of a
  * running process showing one holds memory the thread had left.  3.11
  * and 3.12 leave a cleared frame's stacktop where its return saved it:
- * nothing says so here (their top frame must run instead: top_runs). */
+ * nothing says so here (their top frame is checked instead: sp_saved). */
 static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__code *code)
 {
     if (code == NULL || code->nlocalsplus == 0 ||
@@ -753,7 +766,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         /* the top frame right after the copies, which hold it: the walk
          * starts there (where nothing marks a frame that returned, the
          * copies may hold one at its address, the new frame made there
-         * after them: it must run, top_runs) */
+         * after them: it must run, or its caller wait, sp_saved) */
         addr = k->top = cl->check_value = cl->seen;
         cl->moved = false;
     }
@@ -811,12 +824,27 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             rc = torn(k, addr, true);
             break;
         }
-        if (visits == 1 && w->live && !w->steady && !top_runs(o, &fr)) {
-            pyf__fail(t, PYF_ECORRUPT, "the top frame 0x%llx does not run (its call "
-                      "returned, or it is being set up: the stack changed while it was "
-                      "read)", (unsigned long long)addr);
-            rc = torn(k, addr, false);
-            break;
+        /* 3.11, 3.12: a top frame whose stack pointer is saved does not
+         * run: it returned, is being set up, or is being returned to (its
+         * callee just returned) or under a trace call.  Shown only over a
+         * caller that called it from Python and has not run since (its own
+         * stack pointer saved at that call): then it is, or was a moment
+         * ago, that caller's callee.  A frame that returned over a caller
+         * that runs again, or over another call made in its caller's place,
+         * is memory the thread had left: read again. */
+        if (visits == 1 && w->live && !w->steady && sp_saved(o, &fr)) {
+            bool from_c = o->entry_kind == PYF__ENTRY_FLAG && fr.copy[o->frame.is_entry];
+            k->top_idle = addr;
+            if (from_c || fr.prev == 0) {
+                rc = idle_top(k);
+                break;
+            }
+        } else if (visits == 2 && k->top_idle != 0) {
+            if (!pyf__iframe_python(o, &fr) || !sp_saved(o, &fr)) {
+                rc = idle_top(k);
+                break;
+            }
+            k->top_idle = 0;
         }
         if (visits == 1 && w->live && o->top_kind == PYF__TOP_CFRAME &&
             pyf__iframe_entry(o, &fr)) {

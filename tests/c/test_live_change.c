@@ -397,21 +397,14 @@ static void stale_top(int minor, int live, int setup)
     REQUIRE(s != NULL);
     CHECK_MSG(ft != NULL && fake_thread_current(th) == parent, "the race did not happen");
     int mixed = shows(s, "a_leaf", "aba.py") && shows(s, "b_parent", "aba.py");
-    if (live && setup && t->off.cleared_kind == PYF__CLEARED_UNMARKED) {
-        CHECK_MSG(!mixed, "a_leaf shown over b_parent: a stack the thread never had");
-        /* 3.11, 3.12: b_parent has saved its stack pointer for the call it
-         * is making, as a frame that returned has: it does not run, and
-         * the thread, left in the middle of that call here, says it could
-         * not be read (a running one is read again as it moves on) */
-        CHECK_EQ_INT(s->threads[0].error, PYF_ECORRUPT);
-        CHECK(strstr(fake_thread_detail(&s->threads[0]), "does not run") != NULL);
-        CHECK_EQ_INT(s->threads[0].nframes, 0);
-    } else if (live) {
+    if (live) {
         CHECK_MSG(!mixed, "a_leaf shown over b_parent: a stack the thread never had");
         CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
                   pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
         /* the walk starts from the top frame the thread state names right
-         * after the copies (b_parent), which they hold */
+         * after the copies (b_parent), which they hold (3.11, 3.12: in the
+         * middle of a call, its stack pointer saved, over main, which
+         * waits for it) */
         CHECK_EQ_INT(s->threads[0].nframes, 2);
         CHECK(shows(s, "b_parent", "aba.py") && shows(s, "main", "aba.py"));
         CHECK(!shows(s, "b_leaf", "aba.py"));
