@@ -25,6 +25,8 @@ TARGETS = [
     ("3.14d", "3.14, Debian debug build"),
     ("3.15d", "3.15, Debian debug build"),
     ("pyenv-3.13", "3.13, PIE + shared libpython (pyenv)"),
+    ("pyenv-3.12", "3.12, PIE + shared libpython (pyenv)"),
+    ("pyenv-3.11", "3.11, PIE + shared libpython (pyenv)"),
     ("3.13t", "3.13t free-threaded"),
     ("3.14t", "3.14t free-threaded"),
     ("3.15t", "3.15t free-threaded"),

@@ -62,8 +62,13 @@ def one(python, target_file, extra, seconds, busy):
         for p in hogs + [target]:
             p.kill()
             p.wait()
-    bad = sum(s["count"] for s in doc["stacks"]
-              if mixed([f["function"] for f in s["frames"]], target_file))
+    bad = 0
+    for s in doc["stacks"]:
+        names = [f["function"] for f in s["frames"]]
+        if mixed(names, target_file):
+            bad += s["count"]
+            print("mixed (%d): %s" % (s["count"], " > ".join(
+                "%s:%s" % (f["function"], f.get("line")) for f in s["frames"])), flush=True)
     failed = st["failed_samples"] + st["thread_errors"]
     print("%-22s %-16s %-12s samples %8d  mixed %5d  failed %6d (%.3f %%)" % (
         os.path.basename(python), target_file, " ".join(extra) or "(cache on)" if "3.15" in python
