@@ -431,13 +431,14 @@ static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
 /* A frame outside the copies (an entry frame on the C stack, a generator's)
  * read on its own into k->direct.  A running process's is read with the
  * check after it, in the same reader call: the thread's top frame must be
- * the one the walk started from (cl->moved says when not, or when its
- * link, code or owner changed), or the frame may be a run's that returned
- * after the copies were made -- its memory then another call's, its
- * caller another frame (a chain shown over a caller it never had), or
- * garbage.  Served from the prefetch, all of them were read in its one
- * call at the snapshot's start, the check there naming the same top as
- * the one right after the copies. */
+ * the one the walk started from (cl->moved says when not; 3.11/3.12: and
+ * the thread state must name the same _PyCFrame), or the frame may be a
+ * run's that returned after the copies were made -- its memory then
+ * another call's, its caller another frame (a chain shown over a caller
+ * it never had), a generator's that yielded (its caller NULL: a chain cut
+ * short), or garbage.  Served from the prefetch, all of them were read in
+ * its one call at the snapshot's start, the check there naming the same
+ * top as the walk's. */
 static int read_direct(walker *k, uint64_t addr)
 {
     pyf_target *t = k->t;
