@@ -9,11 +9,9 @@ import re
 import statistics
 import subprocess
 
-import pytest
-
 from livetarget import TARGETS, target_env
 from test_cli import run_cli
-from conftest import python_of
+from conftest import release_python
 
 from pyframes import report, sampling
 from pyframes.flamegraph import diff_color, render_svg
@@ -121,8 +119,7 @@ def test_a_fixed_interval_locks_onto_a_periodic_loop(monkeypatch):
         assert abs(share - 0.25) < 0.075, (seed, share)
 
 
-@pytest.mark.parametrize("version", ["3.14", "pyenv-3.12"])
-def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path, version):
+def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path):
     """One workload (light() and heavy() in a 1:3 ratio) sampled at 100 Hz
     for 10 s and at 1 kHz for 2 s: in the comparison every function is
     within 5 percentage points of unchanged (3 standard deviations of the
@@ -131,7 +128,7 @@ def test_same_workload_at_100hz_and_1khz(cli_env, tmp_path, version):
     them are drawn (test_a_fixed_interval_locks_onto_a_periodic_loop): at a
     fixed interval this loop's light() read 28.9 % in the base and 23.0 %
     at 1 kHz, a change of 5.9 points, in one clean run."""
-    python = python_of(version)
+    python = release_python("3.14")
     proc = subprocess.Popen([python, os.path.join(TARGETS, "workload.py")],
                             stdout=subprocess.PIPE, env=target_env())
     try:
