@@ -4,9 +4,13 @@
  * table's decoder is linetable.c).
  *
  * Cache validity: on 3.14+ the interpreter's code_object_generation (read
- * with every snapshot) flushes the cache when it moves.  3.13 has no such
- * counter, so the first use of an entry in a snapshot re-reads the code
- * object header and compares what the entry was decoded from.
+ * with every snapshot) flushes the cache when it moves.  3.11-3.13 have no
+ * such counter, so the first use of an entry in a snapshot re-reads the
+ * code object header and compares what the entry was decoded from; 3.11's
+ * code objects carry no co_version either, so there the names, file name
+ * and line table are read again with the header and compared too (a code
+ * object made where a freed one was, its strings and table where the freed
+ * one's were, has the freed one's header).
  *
  * A running process (the PID reader) can free the code object between the
  * read of its header and the reads of its strings, and give their memory
@@ -258,6 +262,76 @@ static bool same_head(const pyf__code *e, const code_head *h)
            e->version == h->version && e->units == h->units && e->co_flags == h->co_flags;
 }
 
+/* The bytes of a str object up to the last character a decode shows (at
+ * most max characters), from its header in buf (have bytes read); 0 when
+ * they do not tell (no compact str, or its header not read). */
+static uint32_t str_size(const pyf__offsets *o, const uint8_t *buf, size_t have,
+                         uint32_t max)
+{
+    pyf__str_info si;
+    if (have < o->unicode.compactunicodeobject_size || pyf__str_header(o, buf, &si) != PYF_OK)
+        return 0;
+    uint64_t n = si.length < max ? si.length : max;
+    uint64_t size = si.data_off + n * si.kind;
+    return size <= UINT32_MAX ? (uint32_t)size : 0;
+}
+
+/* Whether the str in buf (have bytes) decodes to text. */
+static bool str_is(pyf_target *t, const uint8_t *buf, size_t have, const char *text)
+{
+    char *got = NULL;
+    bool trunc = false;
+    size_t need = 0;
+    bool same = pyf__decode_str(&t->off, buf, have, t->opts.max_string, &got, &trunc,
+                                &need) == PYF_OK && strcmp(got, text) == 0;
+    free(got);
+    return same;
+}
+
+/* A code object without co_version (3.11): its header (into *h) and, in
+ * the same reader call, the objects e was decoded from: true when they
+ * still hold what e shows (its name, file name and line table), whatever
+ * object now holds them.  A read that fails, or an entry whose strings'
+ * sizes are unknown, is false (decoded again). */
+static bool head_and_content(pyf_target *t, const pyf__code *e, uint64_t addr,
+                             code_head *h, int *rc)
+{
+    const pyf__offsets *o = &t->off;
+    uint8_t hbuf[CODE_STRUCT_MAX];
+    size_t hlen = head_len(t), bhdr = (size_t)o->bytes.ob_sval;
+    *rc = hlen == 0 ? PYF_EOFFSETS : PYF_OK;
+    if (*rc != PYF_OK)
+        return false;
+    bool table = e->linetable != NULL;
+    size_t qsize = e->qualname_size, fsize = e->filename_size;
+    size_t lsize = table ? bhdr + e->linetable_len : 0;
+    uint8_t *content = NULL;
+    if (qsize != 0 && fsize != 0)
+        content = malloc(qsize + fsize + (lsize ? lsize : 1));
+    if (content == NULL) {
+        *rc = read_head(t, addr, h);
+        return false;
+    }
+    pyf_iovec iov[4] = {{addr, hbuf, hlen},
+                        {e->qualname_ptr, content, qsize},
+                        {e->filename_ptr, content + qsize, fsize},
+                        {e->linetable_ptr, content + qsize + fsize, lsize}};
+    *rc = pyf__read_after(t, iov, table ? 4 : 3);
+    bool same = false;
+    if (*rc == PYF_OK) {
+        parse_head(o, hbuf, h);
+        const uint8_t *lt = content + qsize + fsize;
+        same = str_is(t, content, qsize, e->qualname) &&
+               str_is(t, content + qsize, fsize, e->filename) &&
+               (!table || ((int64_t)pyf__ld64(lt + o->bytes.ob_size) == e->linetable_len &&
+                           memcmp(lt + bhdr, e->linetable, e->linetable_len) == 0));
+    } else {
+        *rc = read_head(t, addr, h); /* a range could not be read: decode again */
+    }
+    free(content);
+    return same;
+}
+
 static int decode_bytes(const pyf__offsets *o, const uint8_t *buf, size_t have,
                         uint8_t **out, uint32_t *outlen, size_t *need)
 {
@@ -411,6 +485,10 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
 
     bool trunc = false, again = false;
     int rc = PYF_ECORRUPT;
+    if (st[0] == PYF_OK)
+        e->qualname_size = str_size(o, qbuf, iov[0].len, t->opts.max_string);
+    if (st[1] == PYF_OK)
+        e->filename_size = str_size(o, fbuf, iov[1].len, t->opts.max_string);
     if (ok_ptr[0])
         rc = finish_str(t, h->qualname, qbuf, iov[0].len, st[0], &e->qualname,
                         &trunc, "code object qualified name", &again);
@@ -528,7 +606,11 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         return e;
     }
     code_head h;
-    int rc = read_head(t, addr, &h);
+    int rc;
+    /* without co_version (3.11), what the entry shows is read again too */
+    bool held = e != NULL && t->off.code.co_version == PYF__ABSENT
+                    ? head_and_content(t, e, addr, &h, &rc)
+                    : (rc = read_head(t, addr, &h)) == PYF_OK;
     if (rc != PYF_OK) {
         *soft_err = rc;
         return NULL;
@@ -540,7 +622,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         return NULL;
     }
     if (e != NULL) {
-        if (same_head(e, &h)) {
+        if (held && same_head(e, &h)) {
             e->checked_epoch = t->epoch;
             t->stats.code_cache_hits++;
             return e;

@@ -28,6 +28,10 @@ typedef struct pyf__code {
     uint32_t owned_flags;
     char *qualname;          /* UTF-8, heap */
     char *filename;          /* UTF-8, heap */
+    /* the bytes of the str objects they were decoded from (header and the
+     * characters shown), 0 when unknown: a code object without co_version
+     * (3.11) is checked by reading them again */
+    uint32_t qualname_size, filename_size;
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
     uint32_t linetable_len;
     bool no_lines;           /* table read, but no entry has a line: a shim */

@@ -62,13 +62,29 @@ static pyf__chunk *chunk_slot(pyf__chunk_list *cl, uint64_t len)
     return pyf__buf_room(&c->data, &c->cap, len) ? c : NULL;
 }
 
-/* The check was read (check_bytes): the top frame it names. */
+/* The check was read (check_bytes, then[]): the top frame it names, or
+ * none when the _PyCFrame it was read from is no longer the thread's (its
+ * eval loop returned: the word is stale, or another loop's at the same
+ * address; seen 0, the walk cannot start there). */
 static void checked(pyf_target *t, pyf__chunk_list *cl)
 {
     cl->seen = pyf__ld64(cl->check_bytes);
+    if (cl->then_cframe >= 0 && pyf__ld64(cl->then[cl->then_cframe].bytes) != cl->cframe)
+        cl->seen = 0;
     cl->moved |= cl->seen != cl->check_value;
     cl->check_ok = true;
     cl->check_calls = t->reader_calls;
+}
+
+/* The ranges of the check, in the order they are read: check_addr, then
+ * then[] (into their bytes).  Returns how many. */
+static size_t check_ranges(pyf__chunk_list *cl, pyf_iovec *iov)
+{
+    size_t n = 0;
+    iov[n++] = (pyf_iovec){cl->check_addr, cl->check_bytes, cl->check_len};
+    for (uint32_t i = 0; i < cl->nthen; i++)
+        iov[n++] = (pyf_iovec){cl->then[i].addr, cl->then[i].bytes, cl->then[i].len};
+    return n;
 }
 
 /* The bytes of the thread state the check reads, from current_frame: up to
@@ -123,17 +139,15 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
     memset(c->again, 0, sizeof c->again);
     while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
+    pyf_iovec check[PYF__THEN_MAX];
+    size_t nchecks = cl->check_addr != 0 ? check_ranges(cl, check) : 0;
     if (got == PYF__COPIES) {
         c->mem = v[0];
         for (int k = 1; k < PYF__COPIES; k++)
             c->again[k - 1] = v[k];
-        if (cl->check_addr != 0) {
+        if (nchecks != 0) {
             /* the check after the copies in the same call, or read now */
-            const uint8_t *after = pyf__read_view(t, cl->check_addr, cl->check_len);
-            if (after != NULL)
-                memcpy(cl->check_bytes, after, cl->check_len);
-            else if (pyf__read_fresh(t, cl->check_addr, cl->check_bytes, cl->check_len) !=
-                     PYF_OK)
+            if (pyf__read_after(t, check, nchecks) != PYF_OK)
                 return false;
             checked(t, cl);
         }
@@ -148,8 +162,7 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
             return false;
         dst[k] = c->again_data[k - 1];
     }
-    if (pyf__read_copies(t, lo, dst, (size_t)len, cl->check_addr, cl->check_bytes,
-                         cl->check_addr != 0 ? cl->check_len : 0) != PYF_OK)
+    if (pyf__read_copies(t, lo, dst, (size_t)len, check, nchecks) != PYF_OK)
         return false;
     c->mem = c->data;
     for (int k = 1; k < PYF__COPIES; k++)
@@ -362,7 +375,21 @@ typedef struct walker {
     bool cut_entry;          /* the first entry past keep_frames was handed over */
     bool stopped;            /* the rest of the stack came from at_anchor */
     uint8_t *direct;         /* room for a frame read on its own */
+    /* 3.11, 3.12: the top frame, when its stack pointer is saved: its
+     * caller must have its own saved too (sp_saved), else 0 */
+    uint64_t top_idle;
 } walker;
+
+/* The walk's top frame does not run and its caller is not waiting for it
+ * (sp_saved): the thread is read again.  Returns PYF_ECORRUPT. */
+static int torn(walker *k, uint64_t addr, bool moved);
+static int idle_top(walker *k)
+{
+    pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
+              "not wait for it (its call returned, or it is being set up: the stack "
+              "changed while it was read)", (unsigned long long)k->top_idle);
+    return torn(k, k->top_idle, false);
+}
 
 /* The stack changed under the walk at frame addr (moved: in copies that
  * differ).  Returns PYF_ECORRUPT (detail already in t->fail). */
@@ -374,9 +401,60 @@ static int torn(walker *k, uint64_t addr, bool moved)
     return PYF_ECORRUPT;
 }
 
+/* A range read after the check_addr's (pyf__chunk_list). */
+static void add_then(pyf__chunk_list *cl, uint64_t addr, uint32_t len)
+{
+    cl->then[cl->nthen].addr = addr;
+    cl->then[cl->nthen].len = len;
+    cl->nthen++;
+}
+
 static bool in_extra(const pyf__thread_walk *w, uint64_t addr)
 {
     return w->extra != NULL && addr >= w->extra_addr && addr - w->extra_addr < w->extra_len;
+}
+
+/* Every copy must agree on the frame's link, code and owner: the chain is
+ * one the thread had (a caller's line may be a moment older than its
+ * callee's, as in any copy of a running stack). */
+static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
+                         const uint8_t *const again[PYF__COPIES - 1])
+{
+    for (int i = 0; i < PYF__COPIES - 1 && again[i] != NULL; i++) {
+        pyf__iframe other;
+        pyf__iframe_decode(o, again[i], fr->addr, &other);
+        if (other.prev != fr->prev || other.exe != fr->exe || other.owner != fr->owner)
+            return false;
+    }
+    return true;
+}
+
+/* A frame outside the copies (an entry frame on the C stack, a generator's)
+ * read on its own into k->direct.  A running process's is read with the
+ * check after it, in the same reader call: the thread's top frame must be
+ * the one the walk started from (cl->moved says when not; 3.11/3.12: and
+ * the thread state must name the same _PyCFrame), or the frame may be a
+ * run's that returned after the copies were made -- its memory then
+ * another call's, its caller another frame (a chain shown over a caller
+ * it never had), a generator's that yielded (its caller NULL: a chain cut
+ * short), or garbage.  Served from the prefetch, all of them were read in
+ * its one call at the snapshot's start, the check there naming the same
+ * top as the walk's. */
+static int read_direct(walker *k, uint64_t addr)
+{
+    pyf_target *t = k->t;
+    pyf__chunk_list *cl = k->cl;
+    if (!k->w->live || cl->check_addr == 0)
+        return pyf__read(t, addr, k->direct, k->fsize, "interpreter frame");
+    pyf_iovec iov[1 + PYF__THEN_MAX];
+    iov[0] = (pyf_iovec){addr, k->direct, k->fsize};
+    size_t n = 1 + check_ranges(cl, iov + 1);
+    int rc = pyf__read_after(t, iov, n);
+    if (rc != PYF_OK)
+        return pyf__read_failed(&t->fail, &t->reader, rc, "interpreter frame", addr,
+                                k->fsize);
+    checked(t, cl);
+    return PYF_OK;
 }
 
 /* The copy of the frame at addr: in a chunk copy (every chunk is copied
@@ -411,7 +489,7 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
     if (f != NULL) {
         t->stats.chunk_frames++;
     } else {
-        int rc = pyf__read(t, addr, k->direct, k->fsize, "interpreter frame");
+        int rc = read_direct(k, addr);
         if (rc != PYF_OK)
             return rc;
         f = k->direct;
@@ -419,21 +497,6 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
     }
     *out = f;
     return PYF_OK;
-}
-
-/* Every copy must agree on the frame's link, code and owner: the chain is
- * one the thread had (a caller's line may be a moment older than its
- * callee's, as in any copy of a running stack). */
-static bool copies_agree(const pyf__offsets *o, const pyf__iframe *fr,
-                         const uint8_t *const again[PYF__COPIES - 1])
-{
-    for (int i = 0; i < PYF__COPIES - 1 && again[i] != NULL; i++) {
-        pyf__iframe other;
-        pyf__iframe_decode(o, again[i], fr->addr, &other);
-        if (other.prev != fr->prev || other.exe != fr->exe || other.owner != fr->owner)
-            return false;
-    }
-    return true;
 }
 
 /* The walk's first frame, replaced while the copies were made: its caller
@@ -479,12 +542,30 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
     return true;
 }
 
+/* Where nothing else marks a frame that returned (3.11, 3.12): whether a
+ * frame of the thread's own (or a generator's) has its stack pointer
+ * saved, not at -1.  An eval loop keeps the frame it runs at -1
+ * (_PyFrame_GetStackPointer as it resumes it) and saves it at the frame's
+ * Python calls (DISPATCH_INLINED, before the callee becomes the current
+ * frame), its return (where it stays once the frame returned:
+ * _PyFrame_Clear needs it), its yield and trace or monitoring calls; a
+ * frame being set up has co_nlocalsplus.  False for other frames and
+ * versions (3.13+ mark a cleared frame instead: cleared). */
+static bool sp_saved(const pyf__offsets *o, const pyf__iframe *fr)
+{
+    if (o->cleared_kind != PYF__CLEARED_UNMARKED || o->frame.stacktop == PYF__ABSENT ||
+        (fr->owner != o->owner_thread && fr->owner != o->owner_generator))
+        return false;
+    return (int32_t)pyf__ld32(fr->copy + o->frame.stacktop) != -1;
+}
+
 /* Whether a frame of the thread's own was cleared, its locals released
  * when its call returned: its stack pointer back at localsplus (3.14+'s
- * stackpointer; 3.12's and 3.13's stacktop 0), where a frame on the stack
- * keeps it past its co_nlocalsplus locals (or -1 while it runs).  A copy
- * of a running process showing one holds memory the thread had left.
- * 3.11 leaves a cleared frame's stacktop as it was: nothing says so. */
+ * stackpointer; 3.13's stacktop 0), where a frame on the stack keeps it
+ * past its co_nlocalsplus locals (or -1 while it runs).  A copy of a
+ * running process showing one holds memory the thread had left.  3.11
+ * and 3.12 leave a cleared frame's stacktop where its return saved it:
+ * nothing says so here (their top frame is checked instead: sp_saved). */
 static bool cleared(const pyf__offsets *o, const pyf__iframe *fr, const pyf__code *code)
 {
     if (code == NULL || code->nlocalsplus == 0 ||
@@ -655,17 +736,26 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     k->top = w->current_frame & ~(uint64_t)7;
     cl->n = 0;
     cl->partial = true;
+    cl->nthen = 0;
+    cl->then_cframe = -1;
     if (o->top_kind == PYF__TOP_TSTATE) {
         cl->check_addr = w->recheck_top && w->tstate_addr != 0
                              ? w->tstate_addr + o->tstate.current_frame : 0;
         cl->check_len = check_span(o, &cl->check_whole);
     } else {
         /* the top frame the thread's _PyCFrame names (3.11, 3.12): a new
-         * call in that eval loop changes it */
-        cl->check_addr = w->recheck_top && w->cframe != 0
+         * call in that eval loop changes it; and that _PyCFrame must
+         * still be the thread's (its loop may have returned, and another
+         * run at its address) */
+        cl->check_addr = w->recheck_top && w->cframe != 0 && w->tstate_addr != 0
                              ? w->cframe + o->cframe.current_frame : 0;
         cl->check_len = 8;
         cl->check_whole = false;
+        if (cl->check_addr != 0) {
+            cl->cframe = w->cframe;
+            cl->then_cframe = (int)cl->nthen;
+            add_then(cl, w->tstate_addr + o->tstate.cframe, 8);
+        }
     }
     cl->check_value = cl->seen = w->current_frame;
     cl->moved = false;
@@ -678,7 +768,9 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     if (cl->moved && cl->seen != 0 && cl->seen % 8 == 0 &&
         find_in_chunks(cl, cl->seen, k->fsize, &k->hint) != NULL) {
         /* the top frame right after the copies, which hold it: the walk
-         * starts there */
+         * starts there (where nothing marks a frame that returned, the
+         * copies may hold one at its address, the new frame made there
+         * after them: it must run, or its caller wait, sp_saved) */
         addr = k->top = cl->check_value = cl->seen;
         cl->moved = false;
     }
@@ -734,6 +826,43 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                       (unsigned long long)addr);
             rc = torn(k, addr, true);
+            break;
+        }
+        /* 3.11, 3.12: a top frame whose stack pointer is saved does not
+         * run: it returned, is being set up, or is being returned to (its
+         * callee just returned) or under a trace call.  Shown only over a
+         * caller that called it from Python and has not run since (its own
+         * stack pointer saved at that call): then it is, or was a moment
+         * ago, that caller's callee.  A frame that returned over a caller
+         * that runs again, or over another call made in its caller's place,
+         * is memory the thread had left: read again. */
+        if (visits == 1 && w->live && !w->steady && sp_saved(o, &fr)) {
+            bool from_c = o->entry_kind == PYF__ENTRY_FLAG && fr.copy[o->frame.is_entry];
+            k->top_idle = addr;
+            if (from_c || fr.prev == 0) {
+                rc = idle_top(k);
+                break;
+            }
+        } else if (visits == 2 && k->top_idle != 0) {
+            if (!pyf__iframe_python(o, &fr) || !sp_saved(o, &fr)) {
+                rc = idle_top(k);
+                break;
+            }
+            k->top_idle = 0;
+        }
+        if (visits == 1 && w->live && o->top_kind == PYF__TOP_CFRAME &&
+            pyf__iframe_entry(o, &fr)) {
+            /* 3.12: an eval loop names its entry frame, on the C stack, as
+             * its current frame only in passing (its run returning), and
+             * a loop being made has its _PyCFrame in the thread state a
+             * moment before its current frame is written: the word there
+             * is the last loop's at that address, its entry frame, whose
+             * memory the new loop is writing (its caller may be the last
+             * loop's).  Never shown, even when every try finds it so (a
+             * thread stopped between those two writes). */
+            pyf__fail(t, PYF_ECORRUPT, "the top frame 0x%llx is an entry frame (the thread "
+                      "was entering or leaving a call from C)", (unsigned long long)addr);
+            rc = torn(k, addr, false);
             break;
         }
         if ((rc = visit_frame(k, &fr)) != PYF_OK)

@@ -662,10 +662,12 @@ static void decide(pyf__offsets *off)
     off->sp_kind = minor >= 14   ? PYF__SP_POINTER
                    : minor >= 12 ? PYF__SP_STACKTOP
                                  : PYF__SP_STACKTOP_STALE;
-    /* 3.12 and 3.13 put a cleared frame's stacktop at 0
-     * (_PyFrame_ClearLocals); 3.11's _PyFrame_Clear leaves it */
+    /* 3.13 puts a cleared frame's stacktop at 0 (_PyFrame_ClearLocals);
+     * 3.11's _PyFrame_Clear and 3.12's _PyFrame_ClearExceptCode leave it
+     * where the return saved it, co_nlocalsplus: as a caller's that
+     * called with an empty value stack */
     off->cleared_kind = minor >= 14   ? PYF__CLEARED_POINTER
-                        : minor >= 12 ? PYF__CLEARED_STACKTOP
+                        : minor >= 13 ? PYF__CLEARED_STACKTOP
                                       : PYF__CLEARED_UNMARKED;
     off->returned_frame_cleared = minor >= 14;
     off->executable_is_code = minor <= 12;

@@ -130,7 +130,9 @@ typedef struct pyf__offsets {
     enum { PYF__SP_POINTER, PYF__SP_STACKTOP, PYF__SP_STACKTOP_STALE } sp_kind;
     /* How a frame whose call returned looks while its memory is not yet
      * reused: its stack pointer back at its locals (3.14+: stackpointer
-     * at localsplus; 3.12, 3.13: stacktop 0), or nothing says so (3.11). */
+     * at localsplus; 3.13: stacktop 0), or nothing says so (3.11, 3.12:
+     * stacktop as the return saved it, as a live caller's may be; the
+     * walk then reads the top frame again after the copies, frames.c). */
     enum { PYF__CLEARED_UNMARKED, PYF__CLEARED_STACKTOP, PYF__CLEARED_POINTER } cleared_kind;
     /* A frame that returned has its code cleared before its caller runs
      * again (3.14+): copies of the stack that agree hold a live frame over

@@ -240,26 +240,47 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 }
 
 int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
-                     uint64_t then_addr, void *then_dst, size_t then_len)
+                     const pyf_iovec *then, size_t nthen)
 {
     pyf__prefetch *p = &t->prefetch;
-    pyf_iovec iov[PYF__COPIES + 1];
-    int status[PYF__COPIES + 1];
+    pyf_iovec iov[PYF__COPIES + PYF__THEN_MAX];
+    int status[PYF__COPIES + PYF__THEN_MAX];
+    if (nthen > PYF__THEN_MAX)
+        return PYF_EINVAL;
     for (int i = 0; i < PYF__COPIES; i++) {
         iov[i].addr = addr;
         iov[i].dst = dst[i];
         iov[i].len = len;
     }
     size_t n = PYF__COPIES;
-    if (then_len > 0)
-        iov[n++] = (pyf_iovec){then_addr, then_dst, then_len};
+    for (size_t i = 0; i < nthen; i++)
+        iov[n++] = then[i];
     int rc = pyf__readv(t, iov, n, status);
-    if (rc == PYF_OK && p->active && len > 0) {
-        for (int i = 0; i < PYF__COPIES; i++)
-            plan_add(p, addr, len);
-        if (then_len > 0)
-            plan_add(p, then_addr, then_len);
+    if (rc == PYF_OK && p->active && len > 0)
+        for (size_t i = 0; i < n; i++)
+            plan_add(p, iov[i].addr, iov[i].len);
+    return rc;
+}
+
+int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n)
+{
+    pyf__prefetch *p = &t->prefetch;
+    const uint8_t *v[PYF__THEN_MAX];
+    int status[PYF__THEN_MAX];
+    size_t got = 0;
+    if (n > PYF__THEN_MAX)
+        return PYF_EINVAL;
+    while (got < n && (v[got] = pyf__read_view(t, iov[got].addr, iov[got].len)) != NULL)
+        got++;
+    if (got == n) {
+        for (size_t i = 0; i < n; i++)
+            memcpy(iov[i].dst, v[i], iov[i].len);
+        return PYF_OK;
     }
+    int rc = pyf__readv(t, iov, n, status);
+    if (rc == PYF_OK && p->active)
+        for (size_t i = 0; i < n; i++)
+            plan_add(p, iov[i].addr, iov[i].len);
     return rc;
 }
 

@@ -67,13 +67,21 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A read made now, never served from the prefetch (planned for the next
  * one like any other). */
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len);
+/* The most ranges read right after copies (pyf__read_copies), or
+ * together (pyf__read_after). */
+#define PYF__THEN_MAX 4
 /* [addr, addr+len) copied PYF__COPIES times, back to back in one reader
- * call when the reader batches, into dst[0], dst[1], ..., then (then_len
- * not 0) [then_addr, then_addr+then_len) into then_dst (planned in that
- * order for the next snapshot: its prefetch makes every copy in its one
- * call).  A failed then-read fails the call. */
+ * call when the reader batches, into dst[0], dst[1], ..., then the nthen
+ * ranges of then[] in order (planned in that order for the next snapshot:
+ * its prefetch makes every copy in its one call).  A failed then-read
+ * fails the call. */
 int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
-                     uint64_t then_addr, void *then_dst, size_t then_len);
+                     const pyf_iovec *then, size_t nthen);
+/* The n ranges of iov (at most PYF__THEN_MAX), read after what was read
+ * before in this snapshot: from the prefetch when it holds every one of
+ * them (read in its one call, in that order), else all in one reader call
+ * now.  PYF_OK, or the first failure. */
+int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n);
 /* The target's reader called now: no prefetch, no plan, no detail (counted
  * in stats and in t->reader_calls). */
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);

@@ -564,10 +564,11 @@ static int quiet_read(pyf_target *t, uint64_t addr, void *dst, size_t len, void 
 }
 
 /* Which thread holds each interpreter's GIL, without the value decoder:
- * the pointer to the GIL in use, then its locked and holder words in one
- * range (within 256 bytes of each other); read during the walk's prefetch,
- * so that from the second snapshot on both come with the walk's one reader
- * call. */
+ * its locked and holder words in one range (within 256 bytes of each
+ * other), at the GIL the interpreter's ceval_gil points to (3.12+: the
+ * pointer read first), or in _PyRuntime for every interpreter (3.11's one
+ * GIL); read during the walk's prefetch, so that from the second snapshot
+ * on they come with the walk's one reader call. */
 void pyf__thread_gil_mark(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                           pyf_thread *threads, uint32_t nthreads)
 {

@@ -121,6 +121,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
                             max_threads, (unsigned long long)addr);
         }
         size_t len = v->want;
+        uint64_t calls = t->reader_calls;
         if (why == PYF_OK) {
             int rrc = v->want > v->need ? pyf__read_quiet(t, addr, buf, len) : PYF_EFAULT;
             if (rrc != PYF_OK)
@@ -153,7 +154,8 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
             rc = v->broken(v->ctx, ii, addr, why);
             break;
         }
-        pyf__thread_info ti = {.interp = ii, .addr = addr, .buf = buf, .len = len};
+        pyf__thread_info ti = {.interp = ii, .addr = addr, .buf = buf, .len = len,
+                               .fresh = t->reader_calls != calls};
         pyf_thread *th = &ti.th;
         th->tstate_addr = addr;
         th->interp_index = ii->index;
@@ -228,6 +230,10 @@ int pyf__visit_threads(pyf_target *t, const pyf__thread_visitor *v)
 
 /* ---- the stack walk --------------------------------------------------------- */
 
+/* A running thread's _PyCFrame read again at most this many times when the
+ * thread state names another one right after its current frame was read */
+#define CFRAME_TRIES 4
+
 int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t len)
 {
     const pyf__offsets *o = &t->off;
@@ -243,22 +249,43 @@ int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t
     w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
     w->current_frame = 0;
     uint64_t cf = pyf__ld64(buf + o->tstate.cframe);
-    if (cf == 0)
-        return PYF_OK;
-    if (cf % 8 != 0 || cf > UINT64_MAX - o->cframe.size)
-        return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: bad _PyCFrame pointer 0x%llx",
-                         (unsigned long long)w->tstate_addr, (unsigned long long)cf);
-    w->cframe = cf;
-    uint64_t at = cf + o->cframe.current_frame;
-    if (at >= w->tstate_addr && at - w->tstate_addr <= len && len - (at - w->tstate_addr) >= 8) {
-        w->current_frame = pyf__ld64(buf + (at - w->tstate_addr));
-        return PYF_OK;
+    for (int try = 0; cf != 0; try++) {
+        if (cf % 8 != 0 || cf > UINT64_MAX - o->cframe.size)
+            return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: bad _PyCFrame pointer "
+                             "0x%llx", (unsigned long long)w->tstate_addr,
+                             (unsigned long long)cf);
+        uint64_t at = cf + o->cframe.current_frame;
+        if (at >= w->tstate_addr && at - w->tstate_addr <= len &&
+            len - (at - w->tstate_addr) >= 8) {
+            /* the thread state's own root_cframe: in buf */
+            w->cframe = cf;
+            w->current_frame = pyf__ld64(buf + (at - w->tstate_addr));
+            return PYF_OK;
+        }
+        /* A running thread's _PyCFrame lives as long as its eval loop: read
+         * after it returned, the word is stale, or another call's.  The
+         * thread state must still name it right after (another loop made
+         * at its address since is read as it is now). */
+        uint8_t cur[8], again[8];
+        pyf_iovec iov[2] = {{at, cur, 8}, {w->tstate_addr + o->tstate.cframe, again, 8}};
+        uint64_t calls = t->reader_calls;
+        int rc = t->owns_pid_reader ? pyf__read_after(t, iov, 2) : pyf__read_quiet(t, at, cur, 8);
+        w->fresh |= t->reader_calls != calls;
+        if (rc != PYF_OK)
+            return pyf__read_failed(&t->fail, &t->reader, rc, "_PyCFrame (C stack)", at, 8);
+        if (!t->owns_pid_reader || pyf__ld64(again) == cf) {
+            w->cframe = cf;
+            w->current_frame = pyf__ld64(cur);
+            return PYF_OK;
+        }
+        if (try + 1 >= CFRAME_TRIES)
+            return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: its _PyCFrame changed "
+                             "each time it was read (the thread was entering and leaving "
+                             "Python calls)", (unsigned long long)w->tstate_addr);
+        t->stats.retried_walks++;
+        cf = pyf__ld64(again);
     }
-    uint8_t cur[8];
-    int rc = pyf__read(t, at, cur, 8, "_PyCFrame (C stack)");
-    if (rc == PYF_OK)
-        w->current_frame = pyf__ld64(cur);
-    return rc;
+    return PYF_OK;
 }
 
 typedef struct stack_walk {
@@ -377,6 +404,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     sw->found = true;
     pyf__thread_walk w = {0};
     w.tstate_addr = ti->addr;
+    w.fresh = ti->fresh;
     int trc = pyf__walk_top(t, &w, ti->buf, ti->len);
     w.max_depth = sw->max_depth;
     w.keep_frames = sw->req != NULL ? sw->req->keep_frames : 0;
@@ -385,6 +413,11 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     w.extra_len = ti->len;
     w.live = t->owns_pid_reader;
     w.recheck_top = w.live;
+    /* A running thread's top read now, after the prefetch: what that
+     * holds (older chunks, frames) is from before that top existed, and
+     * only the copies and checks made after it say what went with it */
+    if (w.live && w.fresh)
+        t->prefetch.n = 0;
     int rc = sink->thread(sink->ctx, &ti->th);
     if (rc != PYF_OK)
         return rc;

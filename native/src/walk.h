@@ -60,6 +60,21 @@ typedef struct pyf__chunk_list {
     bool check_whole;        /* every field the walk takes is among them */
     bool check_ok;
     uint64_t check_calls;
+    /* Read after check_addr in the same reader call, where the version
+     * needs them (nthen of them, each at most PYF__CHECK_MAX bytes): the
+     * thread state's cframe (3.11, 3.12: then_cframe).  check_addr is then
+     * a field of the _PyCFrame the walk's top came from, on the C stack of
+     * an eval loop; when that loop has returned, the word there is stale
+     * or another call's, and the check says nothing unless the thread
+     * state still names that _PyCFrame. */
+    struct {
+        uint64_t addr;
+        uint32_t len;
+        uint8_t bytes[PYF__CHECK_MAX];
+    } then[1];
+    uint32_t nthen;
+    int then_cframe;         /* its index in then[], -1: not read */
+    uint64_t cframe;         /* the _PyCFrame then_cframe must name */
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
 /* [addr, addr+len) of the thread state as the walk's check read it right
@@ -150,6 +165,9 @@ typedef struct pyf__thread_walk {
      * an anchor the cache wrote and checked): a live walk reads it again
      * right after them (pyf__chunk_list) */
     bool recheck_top;
+    /* the top was read now, after the snapshot's prefetch: that holds
+     * the target as it was before, and a live walk no longer uses it */
+    bool fresh;
     /* a live walk made again after every try found the same frame odd
      * under the same top (walk_thread): that frame is shown as it is (a
      * stopped process; a frame at an instruction without a location);
@@ -289,6 +307,7 @@ typedef struct pyf__thread_info {
     uint64_t addr;
     uint8_t *buf;            /* its copy (the visitor may read it again into buf) */
     size_t len;              /* bytes held: want, or need when want was unreadable */
+    bool fresh;              /* read now, not from the snapshot's prefetch */
     pyf_thread th;           /* the header: ids, flags, interp_index */
 } pyf__thread_info;
 

@@ -1,17 +1,19 @@
 """Stress: snapshots and the library's sampling loop against two call
 chains that take each other's frame addresses
-(tests/python/targets/aba_chains.py); counts the stacks that hold both
-chains (one chain's leaf over the other's caller: a stack the target never
-had), with the checks of test_frame_cache.py::test_chains_never_mix.
+(tests/python/targets/aba_chains.py, or aba_cframes.py, whose leaves run in
+eval loops entered from C); counts the stacks that are none the target has
+(one chain's leaf over the other's caller, or a chain cut short at its
+bottom: stress_aba.py's CHAINS), with the checks of
+test_frame_cache.py::test_chains_never_mix.
 
-    python3 tests/bench/stress_chains.py 3.15 [RUNS]
+    python3 tests/bench/stress_chains.py 3.15|PYTHON [RUNS] [TARGET]
 
-Each run starts the target under python3.X, takes 20,000 snapshots, then
-samples it for 1 s (sampling.run, rate 0), with the 3.15 frame cache on
-and off on 3.15.  Prints the totals: samples, mixed, failed, the library's
-top_replaced and retried_walks.  Run inside the sandbox with
-PYFRAMES_LIBRARY set (see docs/benchmarks.md).  A correct library shows 0
-mixed.
+Each run starts the target under python3.X (or the interpreter PYTHON, a
+path), takes 20,000 snapshots, then samples it for 1 s (sampling.run, rate
+0), with the 3.15 frame cache on and off on 3.15.  Prints the totals:
+samples, mixed, failed, the library's top_replaced and retried_walks.  Run
+inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).  A
+correct library shows 0 mixed.
 """
 import os
 import subprocess
@@ -23,17 +25,17 @@ sys.path.insert(0, os.path.join(ROOT, "native", "python"))
 import pyframes  # noqa: E402
 from pyframes import sampling  # noqa: E402
 
-TARGET = os.path.join(ROOT, "tests", "python", "targets", "aba_chains.py")
+sys.path.insert(0, HERE)
+from stress_aba import TARGETS, mixed as mixed_root_first  # noqa: E402
 
 
-def mixed(names):
-    leaf = [n for n in names if n.endswith("_leaf")]
-    parent = [n for n in names if n.endswith("_parent")]
-    return bool(leaf and parent and leaf[0][0] != parent[0][0])
+def one(python, target_file, cache, tot):
+    proc = subprocess.Popen([python, os.path.join(TARGETS, target_file)],
+                            stdout=subprocess.PIPE)
 
+    def mixed(names):  # innermost first
+        return mixed_root_first(names[::-1], target_file)
 
-def one(version, cache, tot):
-    proc = subprocess.Popen(["python" + version, TARGET], stdout=subprocess.PIPE)
     try:
         if proc.stdout.readline() != b"ready\n":
             raise SystemExit("the target did not start")
@@ -50,7 +52,7 @@ def one(version, cache, tot):
                     print("mixed:", names)
             prof = sampling.run(sampling.Sampler(target), duration=1.0, rate=0)
             for (_, frames), n in prof.stacks.items():
-                names = [f[0] for f in frames]
+                names = [f[0] for f in frames][::-1]
                 tot["samples"] += n
                 if mixed(names):
                     tot["mixed"] += n
@@ -66,11 +68,13 @@ def one(version, cache, tot):
 def main():
     version = sys.argv[1] if len(sys.argv) > 1 else "3.15"
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    target_file = sys.argv[3] if len(sys.argv) > 3 else "aba_chains.py"
+    python = version if os.sep in version else "python" + version
     tot = {"samples": 0, "mixed": 0, "failed": 0, "top_replaced": 0, "retried_walks": 0}
     for _ in range(runs):
         for cache in ((True, False) if version == "3.15" else (False,)):
-            one(version, cache, tot)
-    print(version, " ".join("%s %d" % kv for kv in tot.items()))
+            one(python, target_file, cache, tot)
+    print(version, target_file, " ".join("%s %d" % kv for kv in tot.items()))
 
 
 if __name__ == "__main__":

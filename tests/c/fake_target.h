@@ -263,13 +263,33 @@ size_t fake_thread_nchunks(const fake_thread *th);
  * CSTACK on 3.14).  Returns its address. */
 uint64_t fake_push_entry(fake_thread *th, int owner_override);
 
+/* CPython 3.11/3.12's _PyCFrame (the library told so by the test): the
+ * thread's current frame is kept in the _PyCFrame of the eval loop running
+ * it, on the thread's C stack region, which the thread state's cframe
+ * field (at ts_cframe) names; size, current and previous lay it out.  The
+ * first one is pushed now (current_frame the thread's).  From then on
+ * every change of the current frame is written there too (and to the
+ * thread state's current_frame, which the library then does not read). */
+void fake_thread_use_cframes(fake_thread *th, uint64_t ts_cframe, uint64_t size,
+                             uint64_t current, uint64_t previous);
+/* An eval loop starts: a new _PyCFrame on the C stack (previous: the
+ * last), named by the thread state, holding the current frame.  Returns
+ * its address. */
+uint64_t fake_cframe_push(fake_thread *th);
+/* The eval loop returns: the thread state names the previous _PyCFrame
+ * again (returned); the popped one's memory is left as it was, and the
+ * next C stack allocation (fake_cframe_push, fake_push_entry) takes it. */
+uint64_t fake_cframe_pop(fake_thread *th);
+uint64_t fake_thread_cframe(const fake_thread *th);
+
 /* Python frame in the thread's data stack (new chunks of >= 16 KiB as
  * needed): f_executable = code | exec tag, instr_ptr = code +
  * co_code_adaptive + 2*instr_index, owner THREAD, previous = current.
  * Becomes the current frame.  Returns its address. */
 uint64_t fake_push_frame(fake_thread *th, uint64_t code, int instr_index);
 /* Pop the top frame as CPython does, moving a 3.15 anchor that was on it
- * to the caller (seq + 1); returns the new top. */
+ * to the caller (seq + 1); returns the new top.  The memory of a frame on
+ * top of the data stack or the C stack is taken by the next push there. */
 uint64_t fake_pop_frame(fake_thread *th);
 /* The thread state's last_profiled_frame (and seq); 0 before 3.15. */
 uint64_t fake_thread_anchor(const fake_thread *th, uint64_t *seq);

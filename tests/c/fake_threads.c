@@ -17,6 +17,10 @@ struct fake_thread {
     size_t nchunks;
     uint64_t cstack;      /* C stack region */
     size_t cstack_used;
+    /* fake_thread_use_cframes: the _PyCFrame layout (0: none), and the
+     * thread's current one (0: the thread state's own, none yet) */
+    uint64_t ts_cframe, cf_size, cf_current, cf_previous;
+    uint64_t cframe;
 };
 
 /* ==== interpreters, threads, frames ==================================== */
@@ -82,9 +86,61 @@ static void thread_set_current(fake_thread *th, uint64_t frame)
     th->current = frame;
     if (o->ts_current_frame != UINT64_MAX)
         fake_w64(th->ft, th->addr + o->ts_current_frame, frame);
-    else /* 3.11, 3.12: the thread's _PyCFrame's (the one it embeds) */
+    else if (th->cframe == 0) /* 3.11, 3.12: the thread's _PyCFrame's (the one it embeds) */
         fake_w64(th->ft, th->addr + o->ts_root_cframe + o->cf_current_frame, frame);
+    if (th->cframe != 0) /* a _PyCFrame a test pushed (fake_cframe_push) */
+        fake_w64(th->ft, th->cframe + th->cf_current, frame);
 }
+
+static uint64_t cstack_take(fake_thread *th, size_t size)
+{
+    fake_target *ft = th->ft;
+    if (th->cstack == 0) {
+        th->cstack = fake_region(ft, ft->cstack_next, CSTACK_SIZE);
+        ft->cstack_next += 0x200000;
+    }
+    size = (size_t)align_up(size, 16);
+    if (th->cstack_used + size > CSTACK_SIZE)
+        ft_die("C stack region full");
+    uint64_t at = th->cstack + th->cstack_used;
+    th->cstack_used += size;
+    return at;
+}
+
+void fake_thread_use_cframes(fake_thread *th, uint64_t ts_cframe, uint64_t size,
+                             uint64_t current, uint64_t previous)
+{
+    th->ts_cframe = ts_cframe;
+    th->cf_size = size;
+    th->cf_current = current;
+    th->cf_previous = previous;
+    fake_cframe_push(th);
+}
+
+uint64_t fake_cframe_push(fake_thread *th)
+{
+    if (th->cf_size == 0)
+        ft_die("fake_cframe_push: the thread has no _PyCFrame layout");
+    uint64_t cf = cstack_take(th, (size_t)th->cf_size);
+    fake_w64(th->ft, cf + th->cf_previous, th->cframe);
+    fake_w64(th->ft, th->addr + th->ts_cframe, cf);
+    th->cframe = cf;
+    thread_set_current(th, th->current);
+    return cf;
+}
+
+uint64_t fake_cframe_pop(fake_thread *th)
+{
+    uint64_t cf = th->cframe;
+    if (cf == 0)
+        ft_die("fake_cframe_pop: no _PyCFrame");
+    th->cframe = fake_r64(th->ft, cf + th->cf_previous);
+    fake_w64(th->ft, th->addr + th->ts_cframe, th->cframe);
+    th->cstack_used = (size_t)(cf - th->cstack); /* its memory free for the next */
+    return th->cframe;
+}
+
+uint64_t fake_thread_cframe(const fake_thread *th) { return th->cframe; }
 
 fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
                              uint64_t thread_id, uint64_t native_tid, int entry)
@@ -151,15 +207,7 @@ uint64_t fake_push_entry(fake_thread *th, int owner_override)
     fake_target *ft = th->ft;
     if (ft->o.owner_entry == 0xff)
         ft_die("3.%d has no entry frames (the entered frame's is_entry says so)", ft->minor);
-    if (th->cstack == 0) {
-        th->cstack = fake_region(ft, ft->cstack_next, CSTACK_SIZE);
-        ft->cstack_next += 0x200000;
-    }
-    size_t fsize = (size_t)align_up(ft->o.fr_size, 16);
-    if (th->cstack_used + fsize > CSTACK_SIZE)
-        ft_die("C stack region full");
-    uint64_t f = th->cstack + th->cstack_used;
-    th->cstack_used += fsize;
+    uint64_t f = cstack_take(th, (size_t)ft->o.fr_size);
     uint8_t owner = owner_override >= 0 ? (uint8_t)owner_override : ft->o.owner_entry;
     make_frame(ft, f, ft->none_obj | ft->exec_tag, th->current, ft->trampoline, owner);
     ft_record_obj(ft, f, (size_t)ft->o.fr_size);
@@ -214,6 +262,11 @@ uint64_t fake_pop_frame(fake_thread *th)
     }
     if (th->chunk != 0 && f == th->chunk + 24 + th->chunk_used - fsize)
         th->chunk_used -= fsize;
+    /* an entry frame, the last thing on the C stack: its memory is free */
+    size_t esize = (size_t)align_up(o->fr_size, 16);
+    if (th->cstack != 0 && th->cstack_used >= esize &&
+        f == th->cstack + th->cstack_used - esize)
+        th->cstack_used -= esize;
     thread_set_current(th, prev);
     return prev;
 }

@@ -229,6 +229,14 @@ static void set_stack(fake_target *ft, const pyf_target *t, uint64_t frame, int3
                  frame + o->frame.localsplus + 8 * (uint64_t)(slots < 0 ? 1 : slots));
 }
 
+/* A frame's stack as its return leaves it: at its locals on 3.13+ (the
+ * mark the library reads there), where the return saved it on 3.11 and
+ * 3.12 (past its one local, as a live caller's may be). */
+static void set_returned(fake_target *ft, const pyf_target *t, uint64_t frame)
+{
+    set_stack(ft, t, frame, t->off.cleared_kind == PYF__CLEARED_UNMARKED ? 1 : 0);
+}
+
 typedef struct returned {
     fake_thread *th;
     const pyf_target *t;
@@ -245,9 +253,9 @@ static void returns_and_calls(fake_target *ft, void *arg)
 {
     returned *r = arg;
     fake_pop_frame(r->th);
-    set_stack(ft, r->t, r->leaf, 0);
+    set_returned(ft, r->t, r->leaf);
     fake_pop_frame(r->th);
-    set_stack(ft, r->t, r->parent, 0);
+    set_returned(ft, r->t, r->parent);
     uint64_t f = fake_push_frame(r->th, r->other, 3);
     REQUIRE(f == r->parent);
     set_stack(ft, r->t, f, -1);
@@ -268,6 +276,50 @@ static void returns_and_calls(fake_target *ft, void *arg)
     }
 }
 
+/* ---- 3.11 and 3.12 ---------------------------------------------------------
+ * Their current frame is kept in the _PyCFrame of the eval loop running it,
+ * on the C stack (tstate->cframe->current_frame), and nothing marks a frame
+ * that returned.  The cases run on images laid out as 3.13's, read as the
+ * library reads 3.11 and 3.12 (white-box): the walk's named properties and
+ * the _PyCFrame layout are the ones the library decides for CPython 3.11
+ * and 3.12 (pyf__offsets_builtin), and the fake keeps each thread's current
+ * frame in its _PyCFrame (fake_thread_use_cframes).  The layouts themselves
+ * are checked against CPython's headers (the builtin_tables test) and by
+ * the live suites. */
+
+/* The layout the library decides for CPython 3.<minor> (11, 12). */
+static pyf__offsets older_layout(int minor)
+{
+    pyf__offsets b;
+    char err[256];
+    int rc = pyf__offsets_builtin(0x030000f0ull | (uint64_t)minor << 16, &b, err, sizeof err);
+    if (rc != PYF_OK) {
+        fprintf(stderr, "pyf__offsets_builtin(3.%d): %s\n", minor, err);
+        abort();
+    }
+    return b;
+}
+
+/* t, opened on an image laid out as 3.13's, reads it as 3.<minor>: how the
+ * top frame is reached, what marks an entry, what marks a frame that
+ * returned, the frame owners, and the _PyCFrame. */
+static void older_semantics(pyf_target *t, const pyf__offsets *b)
+{
+    pyf__offsets *o = &t->off;
+    o->minor = b->minor;
+    o->top_kind = b->top_kind;
+    o->entry_kind = b->entry_kind;
+    o->cleared_kind = b->cleared_kind;
+    o->returned_frame_cleared = b->returned_frame_cleared;
+    o->owner_cstack = b->owner_cstack;
+    o->owner_interpreter = b->owner_interpreter;
+    o->tstate.cframe = b->tstate.cframe;
+    o->cframe = b->cframe;
+    o->frame.is_entry = b->frame.is_entry;
+    if (b->code.co_version == PYF__ABSENT) /* 3.11's code objects have none */
+        o->code.co_version = PYF__ABSENT;
+}
+
 /* One thread in file running names[0] -> names[1] -> names[2] (main, a
  * caller, its callee, the callee running), and a code object for every name
  * (each but main with one local), in the order given: the scene of the
@@ -279,25 +331,41 @@ typedef struct scene {
     uint64_t code[6];        /* by the index of its name */
     uint64_t parent, leaf;   /* the frames of names[1] and names[2] */
     uint64_t chunk;          /* the thread's newest data-stack chunk */
+    int minor;
+    /* 3.11, 3.12 (enter_from_c): the _PyCFrame of the leaf's eval loop,
+     * and 3.12's entry frame of that loop */
+    uint64_t cframe, entry;
 } scene;
 
 static void chain_scene(scene *sc, int minor, const char *file, const char *const *names,
                         size_t n, int live)
 {
     REQUIRE(n >= 3 && n <= NL(sc->code));
-    sc->ft = fake_new(minor);
+    memset(sc, 0, sizeof *sc);
+    sc->minor = minor;
+    sc->ft = fake_new(minor < 13 ? 13 : minor);
     uint64_t interp = fake_add_interp(sc->ft, 0);
-    sc->th = fake_add_thread(sc->ft, interp, 0x1000, 4242, 1);
+    sc->th = fake_add_thread(sc->ft, interp, 0x1000, 4242, minor != 11);
+    pyf__offsets older;
+    if (minor < 13) {
+        older = older_layout(minor);
+        fake_thread_use_cframes(sc->th, older.tstate.cframe, older.cframe.size,
+                                older.cframe.current_frame, older.cframe.previous);
+    }
     for (size_t i = 0; i < n; i++)
         sc->code[i] = sized(sc->ft, fake_code(sc->ft, file, names[i], i == 0 ? 1 : 7, L_F,
                                               NL(L_F)));
     sc->t = fake_open(sc->ft, NULL, 1);
     REQUIRE(sc->t != NULL);
     sc->t->owns_pid_reader = live;
+    if (minor < 13)
+        older_semantics(sc->t, &older);
     for (size_t i = 1; i < n; i++) /* one local each (co_nlocalsplus), main none */
         fake_w32(sc->ft, sc->code[i] + sc->t->off.code.nlocalsplus, 1);
     uint64_t m = fake_push_frame(sc->th, sc->code[0], 3);
     set_stack(sc->ft, sc->t, m, 0);
+    if (minor == 11) /* 3.11's first frame of a run says so itself */
+        fake_w8(sc->ft, m + sc->t->off.frame.is_entry, 1);
     sc->parent = fake_push_frame(sc->th, sc->code[1], 3);
     set_stack(sc->ft, sc->t, sc->parent, 1); /* saved at the call */
     sc->leaf = fake_push_frame(sc->th, sc->code[2], 3);
@@ -334,7 +402,9 @@ static void stale_top(int minor, int live, int setup)
         CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
                   pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
         /* the walk starts from the top frame the thread state names right
-         * after the copies (b_parent), which they hold */
+         * after the copies (b_parent), which they hold (3.11, 3.12: in the
+         * middle of a call, its stack pointer saved, over main, which
+         * waits for it) */
         CHECK_EQ_INT(s->threads[0].nframes, 2);
         CHECK(shows(s, "b_parent", "aba.py") && shows(s, "main", "aba.py"));
         CHECK(!shows(s, "b_leaf", "aba.py"));
@@ -342,6 +412,445 @@ static void stale_top(int minor, int live, int setup)
         CHECK_MSG(mixed, "control: the copy did not mix the chains");
     }
     finish(s, t, ft);
+}
+
+/* The thread's frames, innermost first, are exactly names[0..n). */
+static int stack_is(const pyf_snapshot *s, const char *const *names, uint32_t n)
+{
+    if (s == NULL || s->nthreads != 1 || s->threads[0].nframes != n)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(s->frames[s->threads[0].first_frame + i].info.function, names[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* A snapshot first, as a sampler's earlier ones: the code objects on the
+ * stack are cached (a first decode reads its frame again, which would
+ * find a change the cases are about before the checks they test). */
+static void warm(pyf_target *t)
+{
+    pyf_snapshot_free(take(t));
+    pyf_target_reset_stats(t);
+}
+
+/* ---- 3.11, 3.12: the top frame's eval loop returning ----------------- */
+
+/* The scene's leaf entered from C: its caller called into C, which runs it
+ * in an eval loop of its own (a new _PyCFrame; 3.12: that loop's entry
+ * frame on the C stack under it; 3.11: the leaf's is_entry flag). */
+static void enter_from_c(scene *sc)
+{
+    fake_pop_frame(sc->th); /* chain_scene called it from Python */
+    sc->cframe = fake_cframe_push(sc->th);
+    if (sc->minor == 12)
+        sc->entry = fake_push_entry(sc->th, -1);
+    uint64_t leaf = fake_push_frame(sc->th, sc->code[2], 3);
+    REQUIRE(leaf == sc->leaf);
+    set_stack(sc->ft, sc->t, leaf, -1);
+    if (sc->minor == 11)
+        fake_w8(sc->ft, leaf + sc->t->off.frame.is_entry, 1);
+}
+
+/* The leaf returns, and its eval loop: the thread state names the caller's
+ * _PyCFrame again (3.11, 3.12), or the caller (3.13).  The popped one is
+ * left as it was: naming 3.12's entry frame (the loop's last current
+ * frame), 3.11's leaf. */
+static void leave_from_c(scene *sc)
+{
+    if (sc->minor == 11) {
+        fake_cframe_pop(sc->th);
+        fake_pop_frame(sc->th); /* then the leaf leaves the data stack */
+    } else {
+        fake_pop_frame(sc->th); /* the current frame: the entry frame */
+        if (sc->minor == 12)
+            fake_cframe_pop(sc->th);
+        else
+            fake_pop_frame(sc->th);
+        fake_thread_set_current(sc->th, sc->parent);
+    }
+    set_returned(sc->ft, sc->t, sc->leaf);
+}
+
+/* The caller, names[1], returns too, and main calls names[which] in its
+ * place, which runs (3 code units in) but calls nothing yet. */
+static void caller_replaced(scene *sc, size_t which)
+{
+    fake_pop_frame(sc->th);
+    set_returned(sc->ft, sc->t, sc->parent);
+    uint64_t f = fake_push_frame(sc->th, sc->code[which], 3);
+    REQUIRE(f == sc->parent);
+    set_stack(sc->ft, sc->t, f, -1);
+}
+
+/* The caller names[which] calls into C, whose eval loop runs names[leaf]:
+ * its _PyCFrame (and 3.12's entry frame) where the last loop's were, its
+ * frame where the last leaf's was. */
+static void calls_from_c(scene *sc, size_t leaf)
+{
+    REQUIRE(fake_cframe_push(sc->th) == sc->cframe);
+    if (sc->minor == 12)
+        REQUIRE(fake_push_entry(sc->th, -1) == sc->entry);
+    uint64_t f = fake_push_frame(sc->th, sc->code[leaf], 3);
+    REQUIRE(f == sc->leaf);
+    set_stack(sc->ft, sc->t, f, -1);
+    if (sc->minor == 11)
+        fake_w8(sc->ft, f + sc->t->off.frame.is_entry, 1);
+}
+
+/* The word of a _PyCFrame that names its current frame. */
+static uint64_t cframe_slot(const scene *sc, uint64_t cframe)
+{
+    return cframe + sc->t->off.cframe.current_frame;
+}
+
+typedef struct looped {
+    scene *sc;
+    int variant;             /* LOOP_* */
+} looped;
+
+enum {
+    LOOP_POPPED,   /* before its current frame was read: its memory reused */
+    LOOP_ZEROED,   /* the same, the word where its current frame was now 0 */
+    LOOP_GONE,     /* before the copies (its _PyCFrame still naming the leaf) */
+    LOOP_NEW,      /* before the copies, another loop at its address after them */
+};
+
+/* Before the read it watches: the leaf's eval loop returns, its caller
+ * too, and main calls "other" in the caller's place.  LOOP_POPPED: the
+ * C stack where the loop's _PyCFrame was is taken by another call, a
+ * pointer to the leaf's frame where its current frame was.  LOOP_GONE:
+ * nothing more (3.11's _PyCFrame still names the leaf, 3.12's its entry
+ * frame).  LOOP_NEW: right before the check after the copies, "other"
+ * calls into C, whose new eval loop runs other_leaf: its _PyCFrame and
+ * frame at the old ones' addresses. */
+static void loop_returns(fake_target *ft, void *arg);
+static void loop_made(fake_target *ft, void *arg)
+{
+    looped *l = arg;
+    calls_from_c(l->sc, 4);
+    (void)ft;
+}
+
+static void loop_returns(fake_target *ft, void *arg)
+{
+    looped *l = arg;
+    scene *sc = l->sc;
+    leave_from_c(sc);
+    caller_replaced(sc, 3);
+    if (l->variant == LOOP_POPPED || l->variant == LOOP_ZEROED)
+        fake_w64(ft, cframe_slot(sc, sc->cframe), l->variant == LOOP_POPPED ? sc->leaf : 0);
+    else if (l->variant == LOOP_NEW)
+        fake_on_read(ft, cframe_slot(sc, sc->cframe), loop_made, l);
+}
+
+/* main -> parent -> (C) -> leaf, the leaf's eval loop returning while the
+ * stack is read (loop_returns).  Never the leaf over "other", a caller it
+ * never had. */
+static void loop_race(int minor, int variant, int live)
+{
+    static const char *const what[] = {
+        "the top frame's eval loop returned before its _PyCFrame was read, its memory reused",
+        "the top frame's eval loop returned before its _PyCFrame was read, its memory zeroed",
+        "the top frame's eval loop returned before the stack was copied",
+        "the top frame's eval loop returned, another made at its address after the copies"};
+    begin(minor, what[variant], live);
+    static const char *const names[] = {"main", "parent", "leaf", "other", "other_leaf"};
+    scene sc;
+    chain_scene(&sc, minor, "loop.py", names, NL(names), live);
+    enter_from_c(&sc);
+    warm(sc.t);
+    looped l = {&sc, variant};
+    int early = variant == LOOP_POPPED || variant == LOOP_ZEROED;
+    fake_on_read(sc.ft, early ? cframe_slot(&sc, sc.cframe) : sc.chunk, loop_returns, &l);
+    pyf_snapshot *s = take(sc.t);
+    fake_on_read(sc.ft, 0, NULL, NULL);
+    REQUIRE(s != NULL);
+    CHECK_MSG(fake_thread_current(sc.th) != sc.leaf || variant == LOOP_NEW,
+              "the race did not happen");
+    int mixed = shows(s, "leaf", "loop.py") && shows(s, "other", "loop.py");
+    if (variant == LOOP_ZEROED) /* shown as a thread without frames */
+        mixed = s->threads[0].error == 0 && s->threads[0].nframes == 0;
+    if (live) {
+        CHECK_MSG(!mixed, "leaf shown over other: a caller it never had");
+        CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                  pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+        if (variant != LOOP_NEW) {
+            static const char *const want[] = {"other", "main"};
+            CHECK_MSG(stack_is(s, want, 2), "not other > main");
+        } else {
+            static const char *const want[] = {"other_leaf", "other", "main"};
+            CHECK_MSG(stack_is(s, want, 3), "not other_leaf > other > main");
+        }
+        pyf_stats st;
+        pyf_target_stats(sc.t, &st);
+        CHECK(st.retried_walks >= 1);
+    } else {
+        CHECK_MSG(mixed, "control: the read did not mix the runs");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
+typedef struct reused {
+    scene *sc;
+    uint64_t check_at;       /* where the check after the copies starts */
+    uint64_t deep;           /* 0, or a_deep's frame, over a_leaf */
+} reused;
+
+/* Right before the check after the copies: b_parent calls b_leaf, at
+ * a_leaf's address. */
+static void leaf_called(fake_target *ft, void *arg)
+{
+    reused *r = arg;
+    uint64_t f = fake_push_frame(r->sc->th, r->sc->code[4], 3);
+    REQUIRE(f == r->sc->leaf);
+    set_stack(ft, r->sc->t, f, -1);
+}
+
+/* Before the copies: a_leaf (and a_deep above it) and a_parent return,
+ * main calls b_parent in a_parent's place (it runs, calls nothing yet);
+ * the check after the copies then finds b_leaf called at a_leaf's address
+ * (leaf_called). */
+static void chain_returns(fake_target *ft, void *arg)
+{
+    reused *r = arg;
+    if (r->deep != 0) {
+        fake_pop_frame(r->sc->th);
+        set_returned(ft, r->sc->t, r->deep);
+    }
+    fake_pop_frame(r->sc->th);
+    set_returned(ft, r->sc->t, r->sc->leaf);
+    caller_replaced(r->sc, 3);
+    fake_on_read(ft, r->check_at, leaf_called, r);
+}
+
+/* main -> a_parent -> a_leaf.  The copies of the stack hold a_leaf as its
+ * return left it over b_parent, and right after them the thread's current
+ * frame is at a_leaf's address again: b_leaf's.  3.13 knows a_leaf's frame
+ * returned by its stack pointer; 3.11 and 3.12 leave no mark, and read the
+ * top frame again with the check.  deep: the thread was in a_deep, called
+ * by a_leaf, so the check names another frame than the walk's top, one
+ * the copies hold (3.13+ start there; 3.11 and 3.12 read again).  Never
+ * a_leaf over b_parent. */
+static void top_reused(int minor, int deep, int live)
+{
+    begin(minor, deep ? "the top frame and its caller returned before the copies, the "
+                        "caller's address called again after them"
+                      : "the top frame returned before the copies, its address called again "
+                        "after them", live);
+    static const char *const names[] = {"main", "a_parent", "a_leaf", "b_parent", "b_leaf",
+                                        "a_deep"};
+    scene sc;
+    chain_scene(&sc, minor, "reuse.py", names, NL(names), live);
+    const pyf__offsets *o = &sc.t->off;
+    uint64_t cf = fake_thread_cframe(sc.th);
+    reused r = {&sc, o->top_kind == PYF__TOP_CFRAME
+                         ? cf + o->cframe.current_frame
+                         : fake_thread_addr(sc.th) + o->tstate.current_frame, 0};
+    if (deep) {
+        set_stack(sc.ft, sc.t, sc.leaf, 1); /* saved at the call */
+        r.deep = fake_push_frame(sc.th, sc.code[5], 3);
+        set_stack(sc.ft, sc.t, r.deep, -1);
+    }
+    warm(sc.t);
+    fake_on_read(sc.ft, sc.chunk, chain_returns, &r);
+    pyf_snapshot *s = take(sc.t);
+    fake_on_read(sc.ft, 0, NULL, NULL);
+    REQUIRE(s != NULL);
+    int mixed = shows(s, "a_leaf", "reuse.py") && shows(s, "b_parent", "reuse.py");
+    if (live) {
+        CHECK_MSG(fake_thread_current(sc.th) == sc.leaf, "the race did not happen");
+        CHECK_MSG(!mixed, "a_leaf shown over b_parent: a stack the thread never had");
+        CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                  pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+        static const char *const want[] = {"b_leaf", "b_parent", "main"};
+        CHECK_MSG(stack_is(s, want, 3), "not b_leaf > b_parent > main");
+    } else {
+        /* a stopped reader makes no check: the second change never comes */
+        CHECK_MSG(mixed, "control: the copy did not mix the chains");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
+typedef struct direct_race {
+    scene *sc;
+} direct_race;
+
+/* Right before the entry frame under the leaf is read (on its own: it is
+ * on the C stack, outside the copies): the leaf's eval loop returns, its
+ * caller too, and main calls into C, whose new eval loop runs other_leaf:
+ * its entry frame where the last one was, naming main as its caller. */
+static void loop_from_main(fake_target *ft, void *arg)
+{
+    scene *sc = ((direct_race *)arg)->sc;
+    leave_from_c(sc);
+    fake_pop_frame(sc->th);
+    set_returned(ft, sc->t, sc->parent);
+    if (sc->minor < 13)
+        REQUIRE(fake_cframe_push(sc->th) == sc->cframe);
+    REQUIRE(fake_push_entry(sc->th, -1) == sc->entry);
+    uint64_t f = fake_push_frame(sc->th, sc->code[4], 3);
+    REQUIRE(f == sc->parent);
+    set_stack(ft, sc->t, f, -1);
+}
+
+/* main -> parent -> (C) -> leaf, read while the leaf's eval loop returns
+ * and main makes another (loop_from_main), right before the entry frame
+ * under the leaf is read: the copies hold leaf over that entry frame, the
+ * entry frame now names main.  Never leaf over main, without the parent
+ * that called it: the entry frame is read with the check, which names
+ * another top. */
+static void entry_race(int minor, int live)
+{
+    begin(minor, "the top frame's eval loop returned and another made before its entry "
+                 "frame was read", live);
+    static const char *const names[] = {"main", "parent", "leaf", "other", "other_leaf"};
+    scene sc;
+    chain_scene(&sc, minor, "entry.py", names, NL(names), live);
+    if (minor >= 13) { /* 3.13: no _PyCFrame, the entry frame alone */
+        fake_pop_frame(sc.th);
+        sc.entry = fake_push_entry(sc.th, -1);
+        REQUIRE(fake_push_frame(sc.th, sc.code[2], 3) == sc.leaf);
+        set_stack(sc.ft, sc.t, sc.leaf, -1);
+    } else {
+        enter_from_c(&sc);
+    }
+    warm(sc.t);
+    direct_race r = {&sc};
+    fake_on_read(sc.ft, sc.entry, loop_from_main, &r);
+    pyf_snapshot *s = take(sc.t);
+    fake_on_read(sc.ft, 0, NULL, NULL);
+    REQUIRE(s != NULL);
+    CHECK_MSG(fake_thread_current(sc.th) != sc.leaf, "the race did not happen");
+    static const char *const wrong[] = {"leaf", "main"};
+    if (live) {
+        CHECK_MSG(!stack_is(s, wrong, 2), "leaf shown over main, without its caller");
+        CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                  pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+        static const char *const want[] = {"other_leaf", "main"};
+        CHECK_MSG(stack_is(s, want, 2), "not other_leaf > main");
+    } else {
+        CHECK_MSG(stack_is(s, wrong, 2), "control: the read did not mix the runs");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
+/* Right before the generator's frame is read (on its own: it lives in its
+ * generator object): the loop that ran the leaf returns (its _PyCFrame
+ * left naming the leaf, 3.11's is_entry frame), the generator yields (its
+ * frame's caller NULL) and its own loop returns: main runs. */
+static void gen_yields(fake_target *ft, void *arg)
+{
+    scene *sc = arg;
+    fake_cframe_pop(sc->th);
+    fake_pop_frame(sc->th); /* the leaf leaves the data stack; the generator on top */
+    fake_frame_set_previous(ft, sc->entry, 0);
+    fake_cframe_pop(sc->th);
+    fake_thread_set_current(sc->th, sc->parent);
+    set_stack(ft, sc->t, sc->parent, -1); /* main runs */
+}
+
+/* 3.11: main -> gen_fn (a generator resumed from C: its frame, in the
+ * generator object, starts an eval loop) -> (C) -> leaf, another loop.
+ * The generator's frame, outside the copies, is read after the leaf's loop
+ * returned and the generator yielded (gen_yields): its caller is NULL
+ * then, and the chain would end there, a thread of two frames.  The check
+ * read with it names the leaf still (the returned loop's _PyCFrame
+ * does), but the thread state names another _PyCFrame: read again. */
+static void generator_race(int live)
+{
+    begin(11, "a generator's frame read after it yielded, the loop over it returned", live);
+    static const char *const names[] = {"main", "parent", "leaf", "gen_fn"};
+    scene sc;
+    chain_scene(&sc, 11, "gen.py", names, NL(names), live);
+    fake_pop_frame(sc.th); /* main alone (sc.parent: main's frame now) */
+    fake_pop_frame(sc.th);
+    sc.parent = fake_thread_current(sc.th);
+    fake_cframe_push(sc.th);
+    uint64_t gen = 0;
+    sc.entry = fake_gen_frame(sc.th, sc.code[3], 3, &gen); /* the generator's frame */
+    fake_w8(sc.ft, sc.entry + sc.t->off.frame.is_entry, 1);
+    set_stack(sc.ft, sc.t, sc.entry, -1);
+    fake_cframe_push(sc.th);
+    uint64_t leaf = fake_push_frame(sc.th, sc.code[2], 3);
+    fake_w8(sc.ft, leaf + sc.t->off.frame.is_entry, 1);
+    set_stack(sc.ft, sc.t, leaf, -1);
+    warm(sc.t);
+    fake_on_read(sc.ft, sc.entry, gen_yields, &sc);
+    pyf_snapshot *s = take(sc.t);
+    fake_on_read(sc.ft, 0, NULL, NULL);
+    REQUIRE(s != NULL);
+    CHECK_MSG(fake_thread_current(sc.th) == sc.parent, "the race did not happen");
+    static const char *const cut[] = {"leaf", "gen_fn"};
+    if (live) {
+        CHECK_MSG(!stack_is(s, cut, 2), "leaf over gen_fn shown as the whole stack");
+        CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
+                  pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+        static const char *const want[] = {"main"};
+        CHECK_MSG(stack_is(s, want, 1), "not main alone");
+    } else {
+        CHECK_MSG(stack_is(s, cut, 2), "control: the read did not cut the stack");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
+/* 3.11 (no co_version): between two snapshots the leaf's code object is
+ * freed and another made at its address, whose name, file name and line
+ * table take the freed ones' addresses (CPython's allocators hand out the
+ * last block freed first): the header the cache checks is the same.  The
+ * new function is shown, never the cached decode of the freed one. */
+static void code_reused(int live)
+{
+    begin(11, "a code object made where a cached one was, its strings where its were", live);
+    static const char *const names[] = {"main", "parent", "old_fn"};
+    scene sc;
+    chain_scene(&sc, 11, "old.py", names, NL(names), live);
+    pyf_snapshot *s = take(sc.t);
+    REQUIRE(s != NULL);
+    CHECK(shows(s, "old_fn", "old.py"));
+    pyf_snapshot_free(s);
+    const uint64_t data = fake_off(sc.ft, "unicode_object.asciiobject_size");
+    uint64_t code = sc.code[2];
+    uint64_t name = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.qualname"));
+    uint64_t file = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.filename"));
+    uint64_t table = fake_r64(sc.ft, code + fake_off(sc.ft, "code_object.linetable"));
+    REQUIRE(name != 0 && file != 0 && table != 0);
+    memcpy(fake_host(sc.ft, name, 64) + data, "new_fn", 6);
+    memcpy(fake_host(sc.ft, file, 64) + data, "new.py", 6);
+    s = take(sc.t);
+    REQUIRE(s != NULL);
+    CHECK_MSG(!shows(s, "old_fn", "old.py"), "the freed code object's cached names shown");
+    CHECK_MSG(shows(s, "new_fn", "new.py"), "the new code object is not shown");
+    CHECK_EQ_INT(s->threads[0].error, 0);
+    finish(s, sc.t, sc.ft);
+}
+
+/* 3.12: an eval loop being made, its _PyCFrame named by the thread state,
+ * its current frame not yet written: the word there is the last loop's,
+ * its entry frame, whose memory says nothing true (its caller NULL here).
+ * A running process's thread is never shown from it (not as a thread
+ * without frames): it says it could not be read. */
+static void entry_on_top(int live)
+{
+    begin(12, "an eval loop being made, its current frame not yet written", live);
+    static const char *const names[] = {"main", "parent", "leaf"};
+    scene sc;
+    chain_scene(&sc, 12, "entry.py", names, NL(names), live);
+    enter_from_c(&sc);
+    leave_from_c(&sc);          /* the loop's _PyCFrame names its entry frame */
+    REQUIRE(fake_cframe_push(sc.th) == sc.cframe);
+    fake_w64(sc.ft, cframe_slot(&sc, sc.cframe), sc.entry);
+    fake_frame_set_previous(sc.ft, sc.entry, 0);
+    pyf_snapshot *s = take(sc.t);
+    REQUIRE(s != NULL && s->nthreads == 1);
+    if (live) {
+        CHECK_EQ_INT(s->threads[0].error, PYF_ECORRUPT);
+        CHECK(strstr(fake_thread_detail(&s->threads[0]), "entry frame") != NULL);
+    } else {
+        CHECK_MSG(s->threads[0].error == 0 && s->threads[0].nframes == 0,
+                  "control: not shown as a thread without frames");
+    }
+    finish(s, sc.t, sc.ft);
 }
 
 /* ---- the top frame replaced while the stack was copied ------------------ */
@@ -382,7 +891,7 @@ static void replace_top(fake_target *ft, void *arg)
     if (r->reads == (replaced_late(r->variant) ? 3 : 2)) {
         uint64_t leaf = fake_thread_current(r->th);
         uint64_t parent = fake_pop_frame(r->th);
-        set_stack(ft, r->t, leaf, 0); /* cleared by its return */
+        set_returned(ft, r->t, leaf);
         if (r->variant == REPLACED_DEAD) {
             /* as 3.14+ leave a returned frame: code and function cleared
              * (the NULL stack reference), stack pointer at its locals; the
@@ -392,7 +901,7 @@ static void replace_top(fake_target *ft, void *arg)
             fake_thread_set_current(r->th, leaf);
         } else if (r->variant == REPLACED_CHAIN || r->variant == REPLACED_CHAIN_LATE) {
             fake_pop_frame(r->th);
-            set_stack(ft, r->t, parent, 0);
+            set_returned(ft, r->t, parent);
             uint64_t p = fake_push_frame(r->th, r->b_parent, 3);
             REQUIRE(p == parent);
             set_stack(ft, r->t, p, 1);
@@ -406,17 +915,6 @@ static void replace_top(fake_target *ft, void *arg)
         }
         r->changed = 1;
     }
-}
-
-/* The thread's frames, innermost first, are exactly names[0..n). */
-static int stack_is(const pyf_snapshot *s, const char *const *names, uint32_t n)
-{
-    if (s == NULL || s->nthreads != 1 || s->threads[0].nframes != n)
-        return 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(s->frames[s->threads[0].first_frame + i].info.function, names[i]) != 0)
-            return 0;
-    return 1;
 }
 
 /* main -> parent -> leaf_a, and between the copies the caller calls again
@@ -496,6 +994,33 @@ static void top_replaced(int minor, int variant)
 
 int main(void)
 {
+    for (int minor = 11; minor <= 12; minor++) {
+        for (int live = 1; live >= 0; live--) {
+            stale_top(minor, live, 0);
+            stale_top(minor, live, 1);
+            top_reused(minor, 0, live);
+            top_reused(minor, 1, live);
+            loop_race(minor, LOOP_POPPED, live);
+            loop_race(minor, LOOP_ZEROED, live);
+            loop_race(minor, LOOP_GONE, live);
+            loop_race(minor, LOOP_NEW, live);
+            if (minor == 12)
+                entry_race(minor, live);
+        }
+        for (int variant = REPLACED_CALL; variant < REPLACED_DEAD; variant++)
+            top_replaced(minor, variant);
+    }
+    entry_on_top(1);
+    entry_on_top(0);
+    code_reused(1);
+    code_reused(0);
+    generator_race(1);
+    generator_race(0);
+    for (int live = 1; live >= 0; live--) {
+        top_reused(13, 0, live);
+        top_reused(13, 1, live);
+        entry_race(13, live);
+    }
     for (int minor = 13; minor <= 15; minor++) {
         for (int live = 1; live >= 0; live--) {
             code_race(minor, 0, live);

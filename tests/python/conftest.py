@@ -263,6 +263,19 @@ def release_python(minor):
     pytest.skip("python%s not found" % minor)
 
 
+def python_of(version):
+    """The interpreter of a suite's version parameter: a release's
+    (release_python), or an older one's by its name ("pyenv-3.12")."""
+    if version[0].isdigit():
+        return release_python(version)
+    for i in OLDER_INTERPRETERS:
+        if i.name == version:
+            return i.path
+    if in_sandbox():
+        pytest.fail("%s not found inside the sandbox" % version)
+    pytest.skip("%s not found" % version)
+
+
 def require_interpreters():
     """Fail inside the sandbox, skip elsewhere, when no 3.13/3.14/3.15."""
     release = [i for i in INTERPRETERS if i.kind == "release"]
@@ -274,13 +287,22 @@ def require_interpreters():
     pytest.skip(msg)
 
 
-@pytest.fixture(params=interpreter_params())
-def interp(request):
-    """Each interpreter of INTERPRETERS in turn (fails inside the sandbox,
-    skips elsewhere, when there is none)."""
-    if request.param is None:
-        require_interpreters()
-    return request.param
+def interp_fixture(older=None, name="interp"):
+    """The interp fixture over interpreter_params(older): a suite that reads
+    the older interpreters too says so with ``interp =
+    conftest.interp_fixture("representative")`` (or "all"); with a name of
+    its own for some of its tests only."""
+    @pytest.fixture(params=interpreter_params(older), name=name)
+    def interp(request):
+        """Each interpreter in turn (fails inside the sandbox, skips
+        elsewhere, when there is none)."""
+        if request.param is None:
+            require_interpreters()
+        return request.param
+    return interp
+
+
+interp = interp_fixture()
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ import os
 
 import pytest
 
+import conftest
 import debugger_util as du
 import drivers
 import rounds
@@ -40,13 +41,18 @@ CLI_DUMPS = 100      # command-line dumps per interpreter
 SNAPSHOTS = int(os.environ.get("PYFRAMES_CHURN_SNAPSHOTS", "1500"))  # per interpreter and mode
 
 DRIVERS = drivers.selected()
+# the command line's dumps and snapshots read the older CPythons too
+interp = conftest.interp_fixture("all")
 # (version, py-sample mode): the cache where it applies (3.15) and the
 # uncached reads everywhere.
 MODES = [("3.15", "cached"), ("3.15", "uncached"), ("3.14", "uncached"), ("3.13", "uncached")]
 LLDB_MODES = {"lldb": [("3.15", "cached"), ("3.13", "uncached")],
               "lldb22": [("3.15", "cached")]}
+# the older CPythons' representative (3.12), in gdb
+OLDER_MODES = {"gdb": [(v, "uncached") for v in du.OLDER_REPRESENTATIVE]}
 PAIRS = [(d, v, m) for d in DRIVERS for v, m in LLDB_MODES.get(d.name, MODES)
-         if v in d.versions()]
+         if v in d.versions()] + \
+        [(d, v, m) for d in DRIVERS for v, m in OLDER_MODES.get(d.name, [])]
 IDS = ["%s-%s-%s" % (d.name, v, m) for d, v, m in PAIRS]
 
 

@@ -1,6 +1,6 @@
 """Frame objects kept across snapshots (the frame table, pyframes.h).
 
-Against live CPython 3.13/3.14/3.15 processes (targets/steps.py): two
+Against live CPython 3.11-3.15 processes (targets/steps.py): two
 snapshots of an unchanged 1,000-deep stack return the same Frame objects;
 when the top frame moves to another line only its object changes; a code
 object freed and another made at the same address never shows the old
@@ -14,7 +14,10 @@ import time
 
 import pytest
 
+import conftest
 from livetarget import target_env
+
+interp = conftest.interp_fixture("all")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = os.path.join(HERE, "targets", "steps.py")

@@ -25,7 +25,10 @@ import drivers
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET = os.path.join(HERE, "targets", "aba_chains.py")
 DRIVERS = drivers.selected()
-PAIRS = [(d, v) for d in DRIVERS for v in ("3.15", "3.13") if v in d.versions()]
+# 3.15 with its frame cache, 3.13 without; the older CPythons'
+# representative (3.12) in gdb and lldb 21
+PAIRS = [(d, v) for d in DRIVERS for v in ("3.15", "3.13") if v in d.versions()] + \
+    [(d, v) for d in DRIVERS if d.name in ("gdb", "lldb") for v in du.OLDER_REPRESENTATIVE]
 IDS = ["%s-%s" % (d.name, v) for d, v in PAIRS]
 
 
@@ -118,7 +121,7 @@ def test_py_sample_profile(driver, version, tmp_path):
     else:
         assert stats["anchor_writes"] == 0, stats
         assert re.search(r"^frame cache \(read-only\): ", s["second"], re.M)
-    assert s.json("stack")["python"]["version"].startswith(version)
+    assert s.json("stack")["python"]["version"].startswith(du.minor_of(version))
     assert re.search(driver.echo(7)[1], s["after"]), s.describe("after")
 
 
@@ -222,18 +225,20 @@ def test_py_sample_live(driver, tmp_path):
     assert re.search(driver.echo(5)[1], echo, re.M), echo
 
 
-GIL_PAIRS = [(d, v) for d in LIVE for v in ("3.13", "3.14") if v in d.versions()]
+GIL_PAIRS = [(d, v) for d in LIVE for v in ("3.13", "3.14") if v in d.versions()] + \
+    [(d, v) for d in LIVE if d.name == "gdb" for v in ("pyenv-3.12", "pyenv-3.11")]
 
 
 @pytest.mark.parametrize("driver,version", GIL_PAIRS,
                          ids=["%s-%s" % (d.name, v) for d, v in GIL_PAIRS])
 def test_py_sample_live_gil_mode(driver, version, tmp_path):
-    """py-sample --mode gil on a live 3.13 or 3.14 process, where only the
-    interpreter's GIL says who holds it: the thread spinning in Python gets
-    at least 80% of the thread-samples, the one hashing with the GIL
-    released at most 15%, the threads blocked in C (an Event's lock, a raw
-    _thread, stdin) none; the labels are the target's thread names."""
-    from test_sample_modes import _labels
+    """py-sample --mode gil on a live 3.11-3.14 process, where only the
+    interpreter's GIL (3.11: the runtime's) says who holds it: the thread
+    spinning in Python gets at least 80% of the thread-samples, the one
+    hashing with the GIL released at most 15%, the threads blocked in C (an
+    Event's lock, a raw _thread, stdin) none; the labels are the target's
+    thread names (3.13+; 3.11 and 3.12 counted by native id)."""
+    from test_sample_modes import _labels, tid_of
     driver.require(version)
     proc = subprocess.Popen([du.python_for(version), os.path.join(HERE, "targets", "modes.py"),
                              "gil"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -253,11 +258,16 @@ def test_py_sample_live_gil_mode(driver, version, tmp_path):
         counts[st["thread"]] = counts.get(st["thread"], 0) + st["count"]
     total = float(sum(counts.values()))
     roles = hello["roles"]
-    assert total > 0 and set(counts) <= set(labels.values()), (counts, labels)
-    assert counts.get(labels[roles["busy"]], 0) >= 0.8 * total, counts
-    assert counts.get(labels[roles["hashing"]], 0) <= 0.15 * total, counts
-    blocked = [labels[n] for n in roles["idle"] + [roles["raw"], proc.pid]]
-    assert not [label for label in blocked if counts.get(label)], counts
+    if version[0].isdigit():
+        assert total > 0 and set(counts) <= set(labels.values()), (counts, labels)
+    by_tid = {}
+    for label, n in counts.items():
+        by_tid[tid_of(labels, label)] = by_tid.get(tid_of(labels, label), 0) + n
+    assert total > 0 and None not in by_tid, (counts, labels)
+    assert by_tid.get(roles["busy"], 0) >= 0.8 * total, counts
+    assert by_tid.get(roles["hashing"], 0) <= 0.15 * total, counts
+    blocked = roles["idle"] + [roles["raw"], proc.pid]
+    assert not [n for n in blocked if by_tid.get(n)], counts
 
 
 DEFAULT_PAIRS = [(d, v) for d in LIVE for v in ("3.13", "3.14", "3.15") if v in d.versions()]

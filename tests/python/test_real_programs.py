@@ -14,7 +14,10 @@ line on stdout, when they are at work:
 * pools (standard library): a concurrent.futures ThreadPoolExecutor and
   ProcessPoolExecutor and a multiprocessing.Pool fed by the main thread;
   the worker processes (and multiprocessing's forkserver and resource
-  tracker) are frozen and read with it.
+  tracker) are frozen and read with it;
+* cpython-tests (3.12 and 3.11, pyenv's builds): CPython's own test suite,
+  the interpreter's test package, a dozen modules of pure-Python work
+  (real_cpython_tests.py) run again and again.
 
 A frozen state: SIGSTOP to the process and its descendants, then a wait
 until the kernel shows every thread of each stopped ('T' in
@@ -35,11 +38,13 @@ stack, awaiters):
   attached to the frozen process, against the same oracles, the command
   line's reading of the same state and, in gdb, CPython's own ``py-bt``
   (python3.X-dbg's libpython.py, ``thread apply all py-bt``);
-* test_cli_frozen_states_against_py_bt: 3.13, which has no RemoteUnwinder:
-  the command line's readings against py-bt, in one gdb session kept
-  attached (gdb stops every thread, then lets the process run for a random
-  short time between states); PY_BT_STATES states per application,
-  PYFRAMES_REAL_PROGRAMS_313=N for N (100 take about six minutes).
+* test_cli_frozen_states_against_py_bt: 3.13, 3.12 and 3.11, which have no
+  RemoteUnwinder: the command line's readings against py-bt, in one gdb
+  session kept attached (gdb stops every thread, then lets the process run
+  for a random short time between states); PY_BT_STATES states per
+  application (3.11: PY_BT_STATES_311), PYFRAMES_REAL_PROGRAMS_313=N for N
+  (100 take about six minutes).  On 3.12 and 3.11 (pools and
+  cpython-tests) py-bt is pyenv's python3.X-gdb.py.
 
 Oracle limits, each taken out of the comparison where it applies and
 counted in the summary line:
@@ -102,7 +107,7 @@ import pytest
 import debugger_util as du
 import drivers
 import task_oracle
-from conftest import INTERPRETERS, in_sandbox
+from conftest import INTERPRETERS, OLDER_INTERPRETERS, in_sandbox
 from livetarget import TARGETS, frozen, process_tree, target_env
 from oracle import (OracleError, RemoteUnwinderServer, compare_with_remote, frames_diff, keys,
                     normalize_remote)
@@ -126,7 +131,14 @@ APPS = {
     "sphinx": {"script": "real_sphinx.py", "tasks": False, "tree": False,
                "package": "sphinx"},
     "pools": {"script": "real_pools.py", "tasks": False, "tree": True, "package": None},
+    "cpython-tests": {"script": "real_cpython_tests.py", "tasks": False, "tree": False,
+                      "package": None},
 }
+RELEASE_APPS = ("aiohttp", "sphinx", "pools")
+# The older CPythons (pyenv's 3.12 and 3.11) run CPython's own test suite
+# (their test package) and the standard library's pools: Debian's python3-*
+# packages are built for 3.14.
+OLDER_APPS = ("cpython-tests", "pools")
 # Debian's python3-* packages are built for python3, CPython 3.14 in sid;
 # sid's python3.15 and python3.13 run the same packages' code (aiohttp and
 # its dependencies without their C extensions, built for 3.14 only); 3.15
@@ -141,6 +153,9 @@ def _interpreter(version):
     for i in INTERPRETERS:
         if i.minor == version and i.kind == "release":
             return i
+    for i in OLDER_INTERPRETERS:
+        if i.name == version:
+            return i
     return None
 
 
@@ -148,7 +163,7 @@ def _params(versions=VERSIONS):
     out = []
     for version in versions:
         interp = _interpreter(version)
-        for app in APPS:
+        for app in RELEASE_APPS if version[0].isdigit() else OLDER_APPS:
             out.append(pytest.param(interp or version, app, id="%s-%s" % (version, app)))
     return out
 
@@ -709,22 +724,28 @@ def test_debugger_frozen_states(driver, interp, app, pyframes, tmp_path):
 # --------------------------------------------------------------------------
 # 3.13: py-bt as the only oracle
 
-# CPython 3.13 has no RemoteUnwinder: there CPython's py-bt judges the
-# command line's readings, in one gdb session kept attached (gdb stops every
-# thread; `continue` for a random short time between states).  py-bt takes
-# up to a second and a half per state (the pools' ten threads): the suite
-# compares PY_BT_STATES states per application, PYFRAMES_REAL_PROGRAMS_313=N
-# N of them (100: about six minutes).
-PY_BT_VERSION = "3.13"
+# CPython 3.13, 3.12 and 3.11 have no RemoteUnwinder: there CPython's py-bt
+# judges the command line's readings, in one gdb session kept attached (gdb
+# stops every thread; `continue` for a random short time between states).
+# py-bt takes up to a second and a half per state (the pools' ten threads):
+# the suite compares PY_BT_STATES states per application (3.11:
+# PY_BT_STATES_311), PYFRAMES_REAL_PROGRAMS_313=N N of them (100: about six
+# minutes per application).  3.12 and 3.11 are pyenv's builds, whose
+# python3.X-gdb.py (py-bt) the session sources; 3.13's comes with
+# python3.13-dbg.
+PY_BT_VERSIONS = ("3.13", "pyenv-3.12", "pyenv-3.11")
 PY_BT_STATES = 10
+PY_BT_STATES_311 = 5
 
 
 @pytest.mark.readers("CLI")
-@pytest.mark.parametrize("interp,app", _params((PY_BT_VERSION,)))
+@pytest.mark.parametrize("interp,app", _params(PY_BT_VERSIONS))
 def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
-    states = int(os.environ.get("PYFRAMES_REAL_PROGRAMS_313") or PY_BT_STATES)
+    states = int(os.environ.get("PYFRAMES_REAL_PROGRAMS_313") or
+                 (PY_BT_STATES_311 if getattr(interp, "minor", None) == "3.11" else PY_BT_STATES))
     _require(interp, app)
-    du.require("gdb", interp.minor)
+    older = interp.kind == "older"
+    du.require("gdb", interp.name if older else interp.minor)
     from test_write_nothing import Stepper
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
@@ -734,6 +755,8 @@ def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
         stepper = Stepper("gdb", running.pid, str(tmp_path))
         try:
             stepper.step("set may-call-functions off")
+            if older:  # pyenv's py-bt, beside its python3.X
+                stepper.step("source %s-gdb.py" % os.path.realpath(interp.path))
             for state in range(states):
                 readings.append(document_threads(cli_json(
                     ["dump", "--all", "--json", str(running.pid)])))
@@ -748,15 +771,16 @@ def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
         finally:
             session = stepper.close()
     unusable = 0
+    first = 2 if older else 1  # the session's first py-bt
     for state, (frames, errors) in enumerate(readings):
-        out = session[1 + 3 * state]
+        out = session[first + 3 * state]
         py_bt = du.parse_py_bt_threads(out)
-        blind = _py_bt_blind(frames, py_bt, session[2 + 3 * state])
+        blind = _py_bt_blind(frames, py_bt, session[first + 1 + 3 * state])
         if blind:
             # py-bt read no frame of a thread pyframes read frames of: no
             # oracle for this state (see _py_bt_blind).
             print("state %d: py-bt printed no frame for %s; py-bt:\n%s\ngdb's bt:\n%s"
-                  % (state, blind, out[-1500:], session[2 + 3 * state][-3000:]))
+                  % (state, blind, out[-1500:], session[first + 1 + 3 * state][-3000:]))
             unusable += 1
             continue
         if not py_bt:
@@ -768,7 +792,7 @@ def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
         compare_py_bt(tally, state, running.pid, interp.path, frames, py_bt)
         if len(tally.problems) > before:
             print("state %d, py-bt:\n%s\ngdb's bt:\n%s"
-                  % (state, out[-3000:], session[2 + 3 * state][-6000:]))
+                  % (state, out[-3000:], session[first + 1 + 3 * state][-6000:]))
         if len(tally.problems) > before and "<optimized out>" in out:
             # py-bt met an eval loop whose frame variable gdb could not read
             # and walked a stale chain again (a coroutine chain listed twice,

@@ -10,7 +10,10 @@ against live processes that keep changing.
   samples may fail.
 - targets/aba_chains.py alternates two call chains: the command line's
   profile may only hold stacks of one chain each, its files must agree with
-  each other, and the counters come under their documented names.
+  each other, and the counters come under their documented names.  On
+  3.11 and 3.12 also targets/aba_cframes.py, whose leaves run in eval
+  loops entered from C (the current frame read through the loop's
+  _PyCFrame, on the C stack).
 - targets/busy_service.py, a service whose workers do the work: sampled
   with no option, every thread is read and the function the workers
   spend their time in (their own record) heads the table.
@@ -24,6 +27,7 @@ import sys
 
 import pytest
 
+import conftest
 from conftest import release_python
 import rounds
 from livetarget import kill_json, start_json, target_env
@@ -45,8 +49,13 @@ def _start(python, script):
     return proc
 
 
+# the churn on every interpreter, the older ones included
+interp_older = conftest.interp_fixture("all", name="interp_older")
+
+
 @pytest.mark.parametrize("cache", [True, False], ids=["cached", "uncached"])
-def test_churn_never_mixes_code_objects(pyframes, interp, cache, busy, tmp_path):
+def test_churn_never_mixes_code_objects(pyframes, interp_older, cache, busy, tmp_path):
+    interp = interp_older
     with rounds.churning(interp.path, tmp_path, mode="plain") as (proc, record):
         e0 = record.event()
         with pyframes.attach(proc.pid, cache=cache) as target:
@@ -73,13 +82,28 @@ def test_churn_never_mixes_code_objects(pyframes, interp, cache, busy, tmp_path)
     assert failed <= share * profile.samples, (failed, profile.samples, profile.errors)
 
 
-@pytest.mark.parametrize("version", ["3.15", "3.14", "3.13"])
-def test_command_line_profile(cli_env, tmp_path, version):
+# The stacks of each target, outermost first: a sample holds one of them
+# or the start of one (stress_aba.py's CHAINS).
+CHAINS = {
+    "aba_chains.py": [["<module>", "main", "a_parent", "a_leaf"],
+                      ["<module>", "main", "b_parent", "b_leaf"]],
+    "aba_cframes.py": [["<module>", "main", "a_parent", "a_leaf"],
+                       ["<module>", "main", "b_parent", "b_mid", "b_leaf"]],
+}
+PROFILE_PARAMS = [(v, "aba_chains.py") for v in ("3.15", "3.14", "3.13")] + \
+    [(v, script) for v in ("pyenv-3.12", "pyenv-3.11")
+     for script in ("aba_chains.py", "aba_cframes.py")]
+
+
+@pytest.mark.parametrize("version,script", PROFILE_PARAMS,
+                         ids=["%s-%s" % (v, s[:-3]) for v, s in PROFILE_PARAMS])
+def test_command_line_profile(cli_env, tmp_path, version, script):
     """On 3.13 and 3.14 (no frame cache) the stack is copied while the
     thread runs: a copy made after a_leaf and a_parent returned and
     b_parent was called in a_parent's place once showed a_leaf over
-    b_parent."""
-    proc = _start(release_python(version), "aba_chains.py")
+    b_parent.  3.11 and 3.12 reach the current frame through the eval
+    loop's _PyCFrame, and mark no frame that returned."""
+    proc = _start(conftest.python_of(version), script)
     files = {k: str(tmp_path / ("out." + k)) for k in ("collapsed", "json", "stats", "svg")}
     with open("/proc/%d/comm" % proc.pid) as f:
         comm = f.read().rstrip("\n")
@@ -98,23 +122,24 @@ def test_command_line_profile(cli_env, tmp_path, version):
     assert re.search(r"^\d+ samples in [\d.]+ s \(\d+/s\); \d+ failed", out, re.M), out
     if version == "3.15":
         assert re.search(r"^frame cache \(on\): \d+ full hits, \d+ partial hits", out, re.M), out
-    assert re.search(r"^ *[\d.]+% +100\.0%  main \(.*aba_chains\.py\)$", out, re.M), out
+    assert re.search(r"^ *[\d.]+% +100\.0%  main \(.*" + re.escape(script) + r"\)$", out,
+                     re.M), out
     assert run.stderr == b""  # no progress line when stderr is not a terminal
 
     stats = json.load(open(files["stats"]))
     assert COUNTERS <= set(stats), stats
     doc = json.load(open(files["json"]))
     total = 0
-    script = os.path.join(TARGETS, "aba_chains.py")
+    path = os.path.join(TARGETS, script)
     for stack in doc["stacks"]:
         names = [f["function"] for f in stack["frames"]]
         assert names[:2] == ["<module>", "main"], names
         # every thread, under its name: this one has no threading name
         # (the program never imports threading), so its OS name
         assert stack["thread"] == comm, stack
-        # one chain per stack: a_parent -> a_leaf or b_parent -> b_leaf
-        assert len({n[0] for n in names[2:]}) <= 1, names
-        assert all(f["filename"].endswith("aba_chains.py") for f in stack["frames"])
+        # one chain per stack, whole from its bottom
+        assert any(chain[:len(names)] == names for chain in CHAINS[script]), names
+        assert all(f["filename"].endswith(script) for f in stack["frames"])
         total += stack["count"]
     assert total == stats["samples"] - stats["failed_samples"] - stats["thread_errors"]
     assert total > 1000
@@ -125,7 +150,7 @@ def test_command_line_profile(cli_env, tmp_path, version):
         stack, _ = line.rsplit(" ", 1)
         frames = stack.split(";")
         assert frames[0] == comm, line
-        assert frames[1].startswith("<module> (%s:" % script), line
+        assert frames[1].startswith("<module> (%s:" % path), line
     assert any(";a_parent (" in line and ";a_leaf (" in line for line in lines)
     assert any(";b_parent (" in line and ";b_leaf (" in line for line in lines)
 

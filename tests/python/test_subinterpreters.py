@@ -1,10 +1,12 @@
-"""Several interpreters in one process (3.14+: concurrent.interpreters).
+"""Several interpreters in one process (3.14+: concurrent.interpreters; 3.11
+and 3.12: _xxsubinterpreters).
 
 A worker OS thread runs code in a subinterpreter; that code records its own
 stack and blocks.  The OS thread then has a thread state in each
 interpreter: pyframes must show the subinterpreter's stack exactly as it saw
 itself, and the main interpreter's part of the same OS thread ending in the
-frames that called Interpreter.exec (recorded by the caller itself).
+frames that called Interpreter.exec (recorded by the caller itself; 3.11
+and 3.12's run_string is C, with no frame of its own above them).
 """
 
 import os
@@ -21,7 +23,7 @@ import pyframes  # noqa: E402
 
 
 
-VERSIONS = ["3.14", "3.15"]
+VERSIONS = ["3.14", "3.15", "pyenv-3.12", "pyenv-3.11"]
 
 
 def _frames(thread):
@@ -33,6 +35,7 @@ def target(request, tmp_path):
     version = request.param
     du.require(None, version)
     with LiveTarget(du.python_for(version), "subinterp.py", tmp_path) as t:
+        t.doc["version"] = version
         yield t.doc
 
 
@@ -51,7 +54,10 @@ def test_snapshot_shows_every_interpreter(target):
     # the recorded caller frames, then whatever Interpreter.exec runs above them
     assert got[-len(target["outer"]):][1:] == target["outer"][1:], (got, target["outer"])
     assert got[-len(target["outer"])][:2] == target["outer"][0][:2]
-    assert "interpreters" in got[0][1], got
+    if target["version"][0].isdigit():
+        assert "interpreters" in got[0][1], got  # Interpreter.exec
+    else:
+        assert len(got) == len(target["outer"]), got
 
 
 def test_debugger_selected_os_thread_shows_both_interpreters(target):

@@ -2,7 +2,8 @@
 before and after each command of the CLI, gdb and lldb.
 
 The target is targets/tasks.py (several threads, on 3.14+ asyncio tasks of
-every kind).  The test reads every writable mapping through /proc/PID/mem
+every kind) on 3.13-3.15, targets/threads.py (several threads) on 3.12 and
+3.11 (pyenv's builds).  The test reads every writable mapping through /proc/PID/mem
 (target_memory.py) before and after each command -- the CLI's while the
 target is SIGSTOPped, the debuggers' inside one session each, driven one
 command at a time (the debugger reports each command done through a FIFO).
@@ -29,7 +30,7 @@ import target_memory as tm
 from conftest import PACKAGE_DIR
 from livetarget import frozen
 
-VERSIONS = ("3.13", "3.14", "3.15")
+VERSIONS = ("3.13", "3.14", "3.15", "pyenv-3.12", "pyenv-3.11")
 STEP_TIMEOUT = 120
 
 
@@ -42,12 +43,14 @@ def target(request, tmp_path_factory, library_path):
     version = request.param
     du.require(version=version)
     workdir = str(tmp_path_factory.mktemp("write-nothing-%s" % version))
-    live = du.LiveTarget(du.python_for(version), "tasks.py", workdir=workdir)
+    older = not version[0].isdigit()  # 3.11, 3.12: no asyncio tasks to read
+    live = du.LiveTarget(du.python_for(version), "threads.py" if older else "tasks.py",
+                         workdir=workdir)
     with live:
         t = Target()
         t.version, t.live, t.pid, t.workdir = version, live, live.pid, workdir
         t.python = du.python_for(version)
-        t.tasks = version != "3.13"
+        t.tasks = tuple(int(n) for n in du.minor_of(version).split(".")) >= (3, 14)
         t.hexversion = live.doc["hexversion"]
         t.env = dict(os.environ, PYFRAMES_LIBRARY=library_path, PYTHONPATH=PACKAGE_DIR)
         yield t
@@ -93,9 +96,11 @@ def _measure(t, what, run, cache=False):
 
 def _looked(output, what):
     """The command did look: it printed a stack, tasks, a profile, a
-    selected frame (File "...") or values (name = value)."""
+    selected frame (File "...", or that it has no locals) or values (name =
+    value)."""
     assert any(m in output for m in ("Traceback (most recent call first)", "asyncio tasks:",
-                                     '"interpreters"', "samples in", 'File "', " = ")), \
+                                     '"interpreters"', "samples in", 'File "', " = ",
+                                     ") has no locals")), \
         "%s printed no stack:\n%s" % (what, output[-3000:])
 
 

@@ -591,7 +591,7 @@ def _mode_filter(target, mode, ids):
 class _HoldsGil(object):
     """The thread holding the GIL: its flags say so (3.15: its thread
     state's holds_gil; 3.11-3.14: the GIL is locked and it is the last
-    holder, PYF_SNAP_GIL)."""
+    holder, PYF_SNAP_GIL; 3.11's GIL is in _PyRuntime)."""
 
     _BOTH = _abi.PYF_THREAD_GIL_KNOWN | _abi.PYF_THREAD_HOLDS_GIL
 

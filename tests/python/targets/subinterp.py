@@ -1,5 +1,6 @@
-"""A worker OS thread runs code in a subinterpreter (3.14+,
-concurrent.interpreters); that code records its own stack and blocks.  The
+"""A worker OS thread runs code in a subinterpreter (3.14+:
+concurrent.interpreters; 3.11 and 3.12: _xxsubinterpreters, whose
+run_string is C); that code records its own stack and blocks.  The
 handshake document (through livetarget's FIFO) holds the subinterpreter's
 view ("sub"), the calling frames in the main interpreter ("outer") and the
 worker's native thread id.
@@ -7,7 +8,11 @@ worker's native thread id.
     pythonX.Y subinterp.py HANDSHAKE
 """
 import json, os, sys, threading, time
-from concurrent import interpreters
+try:
+    from concurrent import interpreters
+except ImportError:  # 3.11, 3.12
+    import _xxsubinterpreters
+    interpreters = None
 
 handshake = os.open(sys.argv[1], os.O_WRONLY)  # the FIFO of livetarget.py
 r, w = os.pipe()
@@ -37,8 +42,12 @@ start()
 outer = {}
 
 def worker():
-    interp = interpreters.create()
-    outer["frames"] = view(sys._getframe()); interp.exec(SUB)
+    if interpreters is not None:
+        interp = interpreters.create()
+        outer["frames"] = view(sys._getframe()); interp.exec(SUB)
+    else:
+        interp = _xxsubinterpreters.create()
+        outer["frames"] = view(sys._getframe()); _xxsubinterpreters.run_string(interp, SUB)
 
 t = threading.Thread(target=worker, daemon=True)
 t.start()
