@@ -401,6 +401,7 @@ class FakeTarget(object):
 
     python = model.PythonInfo(version="3.14.0", hexversion=0x030E00F0, major=3, minor=14,
                               micro=0)
+    pid = None  # no process: Target.pid of a reader's target
 
     def __init__(self):
         self.calls = []
