@@ -156,7 +156,7 @@ def run(target, options, front):
     if show_locks:
         lock_report = locks.analyze(target, _every_thread(target, options, walk, threads,
                                                           front.thread_ids()),
-                                    target.python.minor)
+                                    target.python.minor, source=front.source(), names=True)
         under = _with_locks(lock_report, threads, under)
     if native:
         return front.native(snapshot, threads, options)
@@ -170,7 +170,7 @@ def run(target, options, front):
     text = ""
     if lock_report is not None:
         text = "".join(line + "\n" for line in
-                       locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
+                       locks.top_lines(lock_report))
         text += "\n" if text else ""
     if group and stacks and not collapsed:
         text += render.format_threads_text(
