@@ -73,7 +73,7 @@ _USAGE = {
     "down": "%s [N]",
     "frame": "%s [N]",
     "list": "%s [START [END]]",
-    "locals": "%s [--max-string N] [--max-items N] [--max-value-depth N] "
+    "locals": "%s [--attrs] [--max-string N] [--max-items N] [--max-value-depth N] "
               "[--max-objects N] [--max-bytes N]",
     "print": "%s [limits] EXPR",
 }
@@ -100,12 +100,15 @@ _HELP = {
                "arguments first",
                "Values as repr() in the process would show them, read from its memory (no "
                "code runs in it), cut where a limit says so (`...<N more items>`); a "
-               "variable not yet bound shows `<unbound>`."),
+               "variable not yet bound shows `<unbound>`. --attrs: an instance of a class "
+               "shows its attributes after its repr(), as vars() gives them."),
     "print": ("Show one value of the selected Python frame: a local or global name, then "
               "any chain of .attr, [int] and ['key']",
-              "E.g. `py-print request.headers['Host']`. Nothing runs in the process: "
-              "attributes are read from the object's __dict__ or slots, items from the "
-              "list, tuple or dict; the value limits as for py-locals."),
+              "E.g. `py-print request.headers['Host']`, `py-print order.customer.name`, "
+              "`py-print customer.__dict__` (its attributes, as vars() gives them). "
+              "Nothing runs in the process: attributes are read from the object's "
+              "__dict__ or slots, items from the list, tuple or dict; the value limits "
+              "and --attrs as for py-locals."),
 }
 
 _COMMON_HELP = (

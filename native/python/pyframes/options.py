@@ -107,8 +107,16 @@ def add_value_options(parser):
     add_value_limits(parser, "with --locals: ")
 
 
+#: --attrs: an instance's attributes after its repr(), one level down.
+ATTRS_HELP = ("an instance of a class shows its attributes after its repr(), as "
+              "vars() gives them: <mod.Customer object at 0x...> {'name': 'Ann', ...} "
+              "(one level down: the instances among them show their repr() only; with "
+              "--json an \"attributes\" object per variable)")
+
+
 def add_value_limits(parser, prefix=""):
-    """The limits of the values shown (--max-string N, ...)."""
+    """The limits of the values shown (--max-string N, ...) and --attrs."""
+    parser.add_argument("--attrs", action="store_true", help=prefix + ATTRS_HELP)
     for option, key, what in VALUE_LIMITS:
         parser.add_argument(
             option, metavar="N", type=positive_int,
@@ -138,11 +146,12 @@ def parse_values_command(parser, argument_string):
     if not wants:
         return parse_arguments(parser, text)
     words = []
+    flags = {o for a in parser._actions if a.nargs == 0 for o in a.option_strings}
     while text.startswith("-"):
         word, _, text = text.partition(" ")
         words.append(word)
         text = text.lstrip()
-        if "=" not in word and word not in ("-h", "--help") and text:
+        if "=" not in word and word not in flags and text:
             value, _, text = text.partition(" ")
             words.append(value)
             text = text.lstrip()
@@ -155,9 +164,12 @@ def parse_values_command(parser, argument_string):
 
 
 def value_limits(options):
-    """The Target.frame_locals limits the options give (None: default)."""
-    return {key: getattr(options, option[2:].replace("-", "_"), None)
-            for option, key, _ in VALUE_LIMITS}
+    """The Target.frame_locals limits the options give (None: default),
+    and "attrs" (--attrs)."""
+    limits = {key: getattr(options, option[2:].replace("-", "_"), None)
+              for option, key, _ in VALUE_LIMITS}
+    limits["attrs"] = bool(getattr(options, "attrs", False))
+    return limits
 
 
 class HelpRequested(Exception):
@@ -408,6 +420,8 @@ thread selected in {dbg}.
   --locals         under each frame its arguments and locals, one
                    "name = value" per line, as repr() in the target shows
                    them (user classes: <module.Class object at 0x...>)
+  --attrs          with --locals: an instance shows its attributes after
+                   its repr(), as vars() gives them (one level down)
   --max-string N, --max-items N, --max-value-depth N, --max-objects N,
   --max-bytes N    the limits of --locals (defaults 200 chars, 100 items,
                    depth 6, 10,000 objects and 4 MiB read per frame); a cut

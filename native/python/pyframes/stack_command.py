@@ -131,7 +131,8 @@ def run(target, options, front):
     # --json)
     stacks = options.json or not tasks or options.all or options.thread is not None
     snapshot, threads = _chosen(target, options, front, walk, stacks)
-    show_locals = getattr(options, "locals", False)
+    # --attrs shows what --locals shows, with the instances' attributes
+    show_locals = getattr(options, "locals", False) or getattr(options, "attrs", False)
     native = getattr(options, "native", False)
     collapsed = getattr(options, "collapsed", False)
     group = getattr(options, "group", False)
@@ -257,13 +258,15 @@ class FrameValuesOf(object):
         fv, why = values.read_locals(self.target, frame, self.limits)
         if fv is None:
             return [self.INDENT + "<locals unreadable: %s>" % render.escape(why)]
-        return [self.INDENT + line for line in values.local_lines(fv, self.target.python)]
+        return [self.INDENT + line for line in values.local_lines(
+            fv, self.target.python, bool(self.limits.get("attrs")))]
 
     def add_json(self, frame, row):
         """Fill a frame's JSON row: "locals" (and "locals_error")."""
         fv, why = values.read_locals(self.target, frame, self.limits)
         python = self.target.python
-        row["locals"] = [] if fv is None else [values.local_dict(loc, python)
+        attrs = bool(self.limits.get("attrs"))
+        row["locals"] = [] if fv is None else [values.local_dict(loc, python, attrs)
                                                for loc in values.shown_locals(fv)]
         row["locals_error"] = why
 
