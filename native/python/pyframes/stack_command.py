@@ -161,11 +161,14 @@ def run(target, options, front):
         under = _with_locks(lock_report, threads, under)
     if native:
         return front.native(snapshot, threads, options)
+    # what each stuck task awaits at its leaf (the tree and JSON)
+    awaits = taskview.read_awaits(target, snapshot.tasks) \
+        if tasks and not options.table and snapshot.tasks else None
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
                          frame_values=frame_values, lock_report=lock_report,
                          groups=threads if group else None,
-                         lines_of=under if group else None) + "\n"
+                         lines_of=under if group else None, awaits=awaits) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
@@ -189,7 +192,9 @@ def run(target, options, front):
             locals_of=under)
     if tasks:
         text += ("\n" if text else "") + "".join(
-            line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
+            line + "\n" for line in taskview.format_tasks(
+                snapshot, table=options.table, awaits=awaits,
+                locals_of=frame_values.lines if frame_values else None))
     return text + front.note(threads, snapshot if tasks else None)
 
 
@@ -255,11 +260,14 @@ class FrameValuesOf(object):
         self.limits = limits
 
     def text_lines(self, frame):
+        return [self.INDENT + line for line in self.lines(frame)]
+
+    def lines(self, frame):
+        """``name = value`` per variable of the frame (not indented)."""
         fv, why = values.read_locals(self.target, frame, self.limits)
         if fv is None:
-            return [self.INDENT + "<locals unreadable: %s>" % render.escape(why)]
-        return [self.INDENT + line for line in values.local_lines(
-            fv, self.target.python, bool(self.limits.get("attrs")))]
+            return ["<locals unreadable: %s>" % render.escape(why)]
+        return values.local_lines(fv, self.target.python, bool(self.limits.get("attrs")))
 
     def add_json(self, frame, row):
         """Fill a frame's JSON row: "locals" (and "locals_error")."""
@@ -328,17 +336,27 @@ def main_tagged(target, snapshot, threads, pid):
 
 
 def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
-              lines_of=None):
+              lines_of=None, awaits=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
     deadlocks, waits and held locks (pyframes.locks.to_json); with --group
     (``groups``: the threads shown) the document gains "groups", the
     threads grouped as the text groups them (``lines_of(frame)``: the lines
-    under a frame, which must be the same too)."""
-    if not limited and frame_values is None and lock_report is None and groups is None:
+    under a frame, which must be the same too); with ``awaits`` (--tasks:
+    taskview.read_awaits) each task's "awaits", and with --locals its
+    coroutine frames' variables."""
+    if not limited and frame_values is None and lock_report is None and groups is None \
+            and awaits is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    if awaits is not None or (frame_values is not None and doc.get("tasks")):
+        for task, row in zip(snapshot.tasks or (), doc.get("tasks") or ()):
+            if awaits is not None:
+                row["awaits"] = awaits[task.id].to_dict() if task.id in awaits else None
+            if frame_values is not None:
+                for frame, frame_row in zip(task.coroutine_stack, row["coroutine_stack"]):
+                    frame_values.add_json(frame, frame_row)
     if lock_report is not None:
         locks.to_json(lock_report, doc, list(snapshot.threads()))
     if groups is not None:
