@@ -97,6 +97,27 @@ def test_cli_text(desk, cli_env):
     assert "      customer = %s\n" % _recorded(desk)[1][1]["customer"]["repr"] in plain, plain
 
 
+def test_cli_note_when_the_process_runs(desk, cli_env):
+    """--locals of a process that runs while it is read says once that its
+    variables may be of different moments (text and JSON); stopped
+    (SIGSTOP) it says nothing, and JSON says false."""
+    from livetarget import frozen
+    from pyframes.stack_command import RUNNING_NOTE
+    args = ("dump", desk.pid, "--locals", "--thread", desk.main_tid)
+    text = tlocks.run_cli(cli_env, *args).stdout.decode()
+    assert text.count(RUNNING_NOTE) == 1 and text.endswith(RUNNING_NOTE + "\n"), text
+    doc = json.loads(tlocks.run_cli(cli_env, *args + ("--json",)).stdout)
+    assert doc["locals_while_running"] is True
+    with frozen(desk.pid):
+        text = tlocks.run_cli(cli_env, *args).stdout.decode()
+        doc = json.loads(tlocks.run_cli(cli_env, *args + ("--json",)).stdout)
+    assert RUNNING_NOTE not in text and doc["locals_while_running"] is False, text
+    # without --locals: no note, no key
+    text = tlocks.run_cli(cli_env, "dump", desk.pid).stdout.decode()
+    doc = json.loads(tlocks.run_cli(cli_env, "dump", desk.pid, "--json").stdout)
+    assert RUNNING_NOTE not in text and "locals_while_running" not in doc
+
+
 DRIVERS = drivers.selected()
 
 
@@ -125,6 +146,9 @@ def test_debugger_attrs_and_py_print(desk, driver):
         s.describe("attrs")
     for i, (expr, want) in enumerate(prints.items()):
         assert s["print %d" % i].strip() == "%s = %s" % (expr, want), s.describe("print %d" % i)
+    # the debugger stopped the process: its variables are of one moment
+    from pyframes.stack_command import RUNNING_NOTE
+    assert RUNNING_NOTE not in s["bt"], s.describe("bt")
     for function, want in _recorded(desk):
         block = s["bt"].split(", in %s\n" % function, 1)[1].split("  File ", 1)[0]
         got = dict(re.findall(r"^\s+(\w+) = (.*)$", block, re.M))

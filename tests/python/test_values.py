@@ -381,6 +381,7 @@ class FakeTarget(object):
 
     python = model.PythonInfo(version="3.14.0", hexversion=0x030E00F0, major=3, minor=14,
                               micro=0)
+    pid = None  # no process: the main tag is the snapshot's (stack_command.main_tagged)
 
     def __init__(self):
         self.calls = []

@@ -95,6 +95,12 @@ class Front(object):
         filled first (thread_ids)."""
         return threads
 
+    def runs_while_read(self):
+        """Whether the process runs while it is read (True: values of
+        different frames may be of different moments), False when it is
+        stopped (a debugger's stop, SIGSTOP, a core file), None unknown."""
+        return False
+
     def process_id(self, target):
         """The process's id (the thread it started with has it as its
         native id), or None when unknown."""
@@ -152,6 +158,8 @@ def run(target, options, front):
     elif stacks and threads:
         threads = front.thread_ids().fill(threads)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
+    # values of a process that runs while they are read are of no one moment
+    moving = bool(show_locals and front.runs_while_read())
     lock_report = None
     under = frame_values.text_lines if frame_values else None
     if show_locks:
@@ -168,7 +176,8 @@ def run(target, options, front):
         return json_text(snapshot, limited=bool(options.limit),
                          frame_values=frame_values, lock_report=lock_report,
                          groups=threads if group else None,
-                         lines_of=under if group else None, awaits=awaits) + "\n"
+                         lines_of=under if group else None, awaits=awaits,
+                         moving=moving if show_locals else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
@@ -195,7 +204,14 @@ def run(target, options, front):
             line + "\n" for line in taskview.format_tasks(
                 snapshot, table=options.table, awaits=awaits,
                 locals_of=frame_values.lines if frame_values else None))
+    if moving:
+        text += RUNNING_NOTE + "\n"
     return text + front.note(threads, snapshot if tasks else None)
+
+
+#: Under --locals of a process that ran while it was read.
+RUNNING_NOTE = ("note: the process ran while its variables were read: they may be of "
+                "different moments (stop it first, kill -STOP PID, for one moment)")
 
 
 def _chosen(target, options, front, walk, stacks=True):
@@ -336,7 +352,7 @@ def main_tagged(target, snapshot, threads, pid):
 
 
 def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
-              lines_of=None, awaits=None):
+              lines_of=None, awaits=None, moving=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
@@ -345,11 +361,14 @@ def json_text(snapshot, limited=False, frame_values=None, lock_report=None, grou
     threads grouped as the text groups them (``lines_of(frame)``: the lines
     under a frame, which must be the same too); with ``awaits`` (--tasks:
     taskview.read_awaits) each task's "awaits", and with --locals its
-    coroutine frames' variables."""
+    coroutine frames' variables; ``moving`` (with --locals): the process
+    ran while they were read ("locals_while_running")."""
     if not limited and frame_values is None and lock_report is None and groups is None \
             and awaits is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    if moving is not None:
+        doc["locals_while_running"] = moving
     if awaits is not None or (frame_values is not None and doc.get("tasks")):
         for task, row in zip(snapshot.tasks or (), doc.get("tasks") or ()):
             if awaits is not None:
