@@ -36,13 +36,7 @@ import test_locks as tlocks
 from pyframes import acquired, locks, model
 
 
-def _interpreters():
-    chosen = [i for i in conftest.INTERPRETERS if i.kind == "release"]
-    chosen += conftest.older_interpreters("representative")
-    return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
-
-
-@pytest.fixture(scope="module", params=_interpreters())
+@pytest.fixture(scope="module", params=conftest.release_params("representative"))
 def scenario(request, tmp_path_factory):
     yield from tlocks.live_scenario(request, tmp_path_factory, "acquire")
 

@@ -12,7 +12,6 @@ each py-print expression (``customer.__dict__`` as repr(vars(customer))).
 """
 
 import json
-import os
 import re
 
 import pytest
@@ -20,26 +19,13 @@ import pytest
 import conftest
 import drivers
 import test_locks as tlocks
-from livetarget import LiveTarget
 from pyframes import options, values
 
 
-def _interpreters():
-    chosen = [i for i in conftest.INTERPRETERS if i.kind == "release"]
-    chosen += conftest.older_interpreters("representative")
-    return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
-
-
-@pytest.fixture(scope="module", params=_interpreters())
+@pytest.fixture(scope="module", params=conftest.release_params("representative"))
 def desk(request, tmp_path_factory):
-    interp = request.param
-    if interp is None:
-        conftest.require_interpreters()
-    workdir = tmp_path_factory.mktemp("customers-%s" % interp.name)
-    with LiveTarget(interp.path, "customer_desk.py", workdir, handshake="file") as target:
-        with open(os.path.join(target.workdir, "customers.json")) as f:
-            target.record = json.load(f)
-        target.interp = interp
+    for target in conftest.recorded_target(request.param, tmp_path_factory,
+                                           "customer_desk.py", "customers.json"):
         own = [f[0] for f in target.threads[target.main_tid]]
         target.number = {r["function"]: own.index(r["function"])
                          for r in target.record["frames"]}

@@ -14,18 +14,14 @@ suspended in.
 """
 
 import json
-import os
 import re
-import sys
 
 import pytest
 
 import conftest
-import debugger_util as du
 import drivers
 import task_oracle
 import test_locks as tlocks
-from livetarget import LiveTarget
 
 VERSIONS = ("3.14", "3.15")
 
@@ -52,14 +48,8 @@ def _interpreters():
 
 @pytest.fixture(scope="module", params=_interpreters())
 def service(request, tmp_path_factory):
-    interp = request.param
-    if interp is None:
-        conftest.require_interpreters()
-    workdir = tmp_path_factory.mktemp("service-%s" % interp.name)
-    with LiveTarget(interp.path, "stuck_service.py", workdir, handshake="file") as target:
-        with open(os.path.join(target.workdir, "service.json")) as f:
-            target.record = json.load(f)
-        target.interp = interp
+    for target in conftest.recorded_target(request.param, tmp_path_factory,
+                                           "stuck_service.py", "service.json"):
         target.by_name = {t["name"]: t for t in target.record["tasks"]}
         yield target
 
