@@ -35,7 +35,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Acquire", "acquires", "parse", "expression_text"]
+__all__ = ["Acquire", "Parsed", "acquires", "parse", "expression_text"]
 
 #: Source files parsed at most (bytes), as the source reader's limit.
 MAX_SOURCE = 8 << 20
@@ -55,12 +55,26 @@ class Acquire:
     why: Optional[str] = None
 
 
+class Parsed(object):
+    """A module's ast and its function definitions by name (looked up once
+    per frame)."""
+
+    __slots__ = ("tree", "defs")
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.defs = {}
+        for node in ast.walk(tree):
+            if isinstance(node, _FUNCTIONS):
+                self.defs.setdefault(node.name, []).append(node)
+
+
 def parse(text):
-    """The module's ast, or None."""
+    """The module's Parsed source, or None."""
     if text is None or len(text) > MAX_SOURCE:
         return None
     try:
-        return ast.parse(text)
+        return Parsed(ast.parse(text))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 
@@ -113,16 +127,15 @@ def _walk(node):
         todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, _NESTED))
 
 
-def _function(tree, frame):
+def _function(parsed, frame):
     """The innermost def of the frame's qualname's last name around its
     line (the module for ``<module>``), else None."""
     name = frame.function.rpartition(".")[2]
     if name == "<module>":
-        return tree
+        return parsed.tree
     found = None
-    for node in ast.walk(tree):
-        if isinstance(node, _FUNCTIONS) and node.name == name and \
-                node.lineno <= frame.line <= (node.end_lineno or node.lineno):
+    for node in parsed.defs.get(name, ()):
+        if node.lineno <= frame.line <= (node.end_lineno or node.lineno):
             if found is None or node.lineno > found.lineno:
                 found = node
     return found
@@ -211,14 +224,15 @@ def _statement_acquire(stmt):
     return None
 
 
-def acquires(tree, frame):
+def acquires(parsed, frame):
     """The acquire() calls of the frame's function before its position, as
     Acquire (definite or not); None when the source does not match the
-    frame (see the module's docstring)."""
-    if tree is None or frame.line is None or frame.column is None or \
+    frame (see the module's docstring).  ``parsed``: the frame's file as
+    parse() gives it."""
+    if parsed is None or frame.line is None or frame.column is None or \
             frame.end_line is None or frame.end_column is None:
         return None
-    func = _function(tree, frame)
+    func = _function(parsed, frame)
     if func is None:
         return None
     position = (frame.line, frame.column)

@@ -660,10 +660,11 @@ def analyze(target, threads, minor, source=None, names=False):
     if source is not None:
         _acquire_holders(target, report, source)
     report.cycles = _cycles(report.waits, list(report.threads))
+    namer = refnames.Namer(target) if names else None
     if source is not None:
-        report.possible = _possible_cycles(report, refnames.Namer(target) if names else None)
-    if names:
-        _name_locks(report, refnames.Namer(target))
+        report.possible = _possible_cycles(report, namer)
+    if namer is not None:
+        _name_locks(report, namer)
     return report
 
 
