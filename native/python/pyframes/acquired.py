@@ -19,7 +19,9 @@ An ``E.acquire()`` taken by the frame is one of:
 - **possible**: any other ``E.acquire(...)`` of the function before the
   position: in a branch, a loop, with a timeout, released somewhere after.
 
-``E`` is a name followed by attributes and constant subscripts
+locks.py reads the frames of the program's own code only (the standard
+library's locks taken by acquire() are mostly signals another thread
+releases).  ``E`` is a name followed by attributes and constant subscripts
 (``inventory_lock``, ``self._lock``, ``locks["accounts"]``), which
 :func:`pyframes.values.resolve` reads in the frame.
 
@@ -56,10 +58,12 @@ class Acquire:
 
 
 class Parsed(object):
-    """A module's ast and its function definitions by name (looked up once
-    per frame)."""
+    """A module's ast, its function definitions by name (looked up once per
+    frame), what each function's own code holds (_Facts, made at its first
+    frame) and the answer of each position asked (many threads stand at
+    the same line of the same function)."""
 
-    __slots__ = ("tree", "defs")
+    __slots__ = ("tree", "defs", "facts", "answers")
 
     def __init__(self, tree):
         self.tree = tree
@@ -67,6 +71,29 @@ class Parsed(object):
         for node in ast.walk(tree):
             if isinstance(node, _FUNCTIONS):
                 self.defs.setdefault(node.name, []).append(node)
+        self.facts = {}
+        self.answers = {}
+
+
+class _Facts(object):
+    """A function's own calls' spans, acquire() calls, release() calls and
+    the names it binds (one walk of it)."""
+
+    __slots__ = ("spans", "calls", "releases", "stores")
+
+    def __init__(self, func):
+        self.spans, self.calls, self.releases, self.stores = set(), [], [], []
+        for n in _walk(func):
+            if isinstance(n, ast.Call):
+                self.spans.add(_span(n))
+                found = _acquire_call(n)
+                if found is not None:
+                    self.calls.append((n, found))
+                elif isinstance(n.func, ast.Attribute) and n.func.attr == "release":
+                    self.releases.append(n)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                self.stores.append(n)
+        self.calls.sort(key=lambda c: _span(c[0]))
 
 
 def parse(text):
@@ -235,10 +262,23 @@ def acquires(parsed, frame):
     func = _function(parsed, frame)
     if func is None:
         return None
-    position = (frame.line, frame.column)
     span = (frame.line, frame.column, frame.end_line, frame.end_column)
-    if not any(isinstance(n, ast.Call) and _span(n) == span for n in _walk(func)):
+    key = (id(func),) + span
+    if key not in parsed.answers:
+        facts = parsed.facts.get(id(func))
+        if facts is None:
+            facts = parsed.facts[id(func)] = _Facts(func)
+        parsed.answers[key] = _acquires(func, facts, span)
+    return parsed.answers[key]
+
+
+def _acquires(func, facts, span):
+    """acquires() of a frame standing at the call ``span`` of ``func``."""
+    if span not in facts.spans:
         return None  # the source is not what the frame runs
+    position = span[:2]
+    if not any(_before(n, position) for n, _ in facts.calls):
+        return []
     body = func.body
     path = _path(body, position)
     # the definite acquires: statements before the path's, the if-tests it entered
@@ -257,14 +297,10 @@ def acquires(parsed, frame):
                 any(_contains(s, position) for s in stmt.orelse):
             failed.add(id(stmt.test))  # the else of `if E.acquire(...):`
     loops = [stmts[index] for stmts, index in path if isinstance(stmts[index], _LOOPS)]
-    calls = [(n, found) for n in _walk(func)
-             for found in [_acquire_call(n)] if found is not None and _before(n, position)]
-    stores = [n for n in _walk(func) if isinstance(n, ast.Name) and
-              isinstance(n.ctx, (ast.Store, ast.Del))]
-    releases = [n for n in _walk(func) if isinstance(n, ast.Call) and
-                isinstance(n.func, ast.Attribute) and n.func.attr == "release"]
+    calls = [(n, found) for n, found in facts.calls if _before(n, position)]
+    stores, releases = facts.stores, facts.releases
     out = []
-    for node, (target, call) in sorted(calls, key=lambda c: _span(c[0])):
+    for node, (target, call) in calls:
         text = expression_text(target)
         if text is None or id(call) in failed:
             continue

@@ -696,8 +696,11 @@ def source_text(source, filename):
 
 def _frame_acquires(target, frame, source, trees):
     """[(lock address, Acquire)] of the frame's acquire() calls before its
-    position whose expression reads as an object now."""
-    if not frame.filename or not frame.frame_addr:
+    position whose expression reads as an object now.  Frames of the
+    program's own code only: the standard library's locks taken by
+    acquire() are mostly signals another thread releases (Condition.wait's
+    waiter, a Thread's state lock), and its files are large to parse."""
+    if not frame.filename or not frame.frame_addr or refnames.is_library(frame.filename):
         return []
     if frame.filename not in trees:
         text = source_text(source, frame.filename)
@@ -773,12 +776,14 @@ def _possible_cycles(report, namer):
     """The cycles of waits through at least one lock whose holder is
     unknown but that a thread may hold (_may_hold): each once, from its
     first thread in the snapshot's order."""
-    edges = {}
+    edges, maybes = {}, {}  # maybes: lock address -> its [MayHold] (the same for each wait)
     for tid, wait in report.waits.items():
         if wait.held_by is not None:
             edges[tid] = [(wait.held_by, None)]
         elif wait.lock.kind == "lock":
-            edges[tid] = [(m.native_thread_id, m) for m in _may_hold(report, wait, namer)]
+            if wait.lock.address not in maybes:
+                maybes[wait.lock.address] = _may_hold(report, wait, namer)
+            edges[tid] = [(m.native_thread_id, m) for m in maybes[wait.lock.address]]
     order = list(report.threads)
     rank = {tid: i for i, tid in enumerate(order)}
     found, seen, steps = [], set(), [0]

@@ -66,6 +66,8 @@ class Session(object):
         self._not_python = set()
         # (stop, _Cached) of the last stop_target
         self._stop_target = None
+        # (stop, [model.Task]) of the last stop_tasks
+        self._stop_tasks = None
         # per (inferior, stop): its threads' ids (pyframes.tids), until flush()
         self._ids = {}
 
@@ -174,7 +176,7 @@ class Session(object):
         """The asyncio tasks of the stopped inferior (model.Task, CPython
         3.14+), read once per ``stop`` as stop_target's target; raises
         CommandError saying why there are none."""
-        kept = getattr(self, "_stop_tasks", None)
+        kept = self._stop_tasks
         if kept is not None and kept[0] == stop:
             return kept[1]
         target = self.stop_target(adapter, stop)

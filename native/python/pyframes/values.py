@@ -182,7 +182,8 @@ def _items(v, depth, ctx, per_item=1):
     children = v.children
     shown = len(children) // per_item
     if per_item == 2:
-        parts = ["%s: %s" % (_render(children[i], depth, ctx), _render(children[i + 1], depth, ctx))
+        parts = ["%s: %s" % (_render(children[i], depth, ctx),
+                             _render(children[i + 1], depth, ctx))
                  for i in range(0, 2 * shown, 2)]
     else:
         parts = [_render(c, depth, ctx) for c in children]
