@@ -14,8 +14,9 @@ levels down (Target.value of its globals dict).  The names, best first:
 
 Frames are searched from the nearest outward, and a frame of the
 program's own code comes before one of the standard library (a name in
-threading.py, ``self._lock``, is not one the user wrote); the first frame
-that names the object gives its best name there.  An object no frame
+threading.py, ``self._lock``, is not one the user wrote; of its frames
+only the locals are read, not its modules' globals); the first frame that
+names the object gives its best name there.  An object no frame
 names has no name (None), never a guess.
 """
 
@@ -97,7 +98,7 @@ class Namer(object):
         self.target = target
         self._frames = {}    # frame address -> (locals, globals address) or None
         self._globals = {}   # globals address -> dict Value or None
-        self._names = {}     # (frame address, object address) -> (rank, name) or None
+        self._names = {}     # (frame, object address, globals_too) -> (rank, name) or None
 
     def _frame(self, frame):
         addr = frame.frame_addr
@@ -141,17 +142,18 @@ class Namer(object):
                     found = _best(found, rank, part_name(loc.name, **how))
         return found
 
-    def in_frame(self, frame, addr):
+    def in_frame(self, frame, addr, globals_too=True):
         """(rank, name): the best name of the object at ``addr`` in one
-        frame (its locals, its module's globals), else None."""
-        key = (frame.frame_addr, addr)
+        frame (its locals, and with ``globals_too`` its module's globals),
+        else None."""
+        key = (frame.frame_addr, addr, globals_too)
         if key in self._names:
             return self._names[key]
         found = None
         read = self._frame(frame) if addr else None
         if read is not None:
             found = self._local(frame, addr)
-            globs = self._globals_of(read[1])
+            globs = self._globals_of(read[1]) if globals_too else None
             kids = globs.children if globs is not None else ()
             for i in range(0, len(kids) - 1, 2):
                 name, value = kids[i], kids[i + 1]
@@ -176,7 +178,9 @@ class Namer(object):
             lib = is_library(frame.filename)
             if lib and library is not None:
                 continue
-            found = self.in_frame(frame, addr)
+            # the standard library's module globals are large and name its
+            # own objects: its frames' locals only
+            found = self.in_frame(frame, addr, globals_too=not lib)
             if found is None:
                 continue
             if not lib:
