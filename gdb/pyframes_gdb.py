@@ -719,7 +719,7 @@ def _pyframes_nav_command(name, session):
     detail = _pyf.navigate.help_text(name)[1]
 
     def invoke(self, argument, from_tty):
-        if name.endswith(("-frame", "-list", "-locals", "-print")):
+        if name.endswith(("-frame", "-list", "-locals", "-print", "-task")):
             self.dont_repeat()
         gdb.write(_pyframes_run(name, lambda: _pyf.navigate.run(
             session, PyframesGdbAdapter(), name, argument)))

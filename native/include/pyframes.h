@@ -1108,6 +1108,9 @@ typedef struct pyf_value {
 #define PYF_LOCAL_UNSAVED 0x40u     /* a PYF_LOCAL_STACK entry of a frame whose stack
                                        pointer is not saved (PYF_VALUES_STACK_UNSAVED):
                                        live or left over, unknown */
+#define PYF_LOCAL_AWAITED 0x80u     /* the PYF_LOCAL_STACK entry a suspended generator or
+                                       coroutine frame awaits (``yield from``, ``await``:
+                                       what its cr_await / gi_yieldfrom gives) */
 #define PYF_NO_VALUE 0xffffffffu
 
 typedef struct pyf_local {
@@ -1127,10 +1130,12 @@ typedef struct pyf_local {
 /* pyf_frame_locals: the frame's value stack too, the objects between its
  * locals and its stack pointer (bottom first), as PYF_LOCAL_STACK entries
  * after the locals (counted in nlocals), each decoded one level deep (a
- * bound method's __self__, no attributes), with two additions: a
+ * bound method's __self__, no attributes), with three additions: a
  * method_descriptor (a builtin type's method, unbound) has data: its name;
  * a _thread.RLock has number: its owner's thread ident (0: none) and
- * length: its recursion count.  The stack pointer is the frame's saved one
+ * length: its recursion count; an _asyncio.FutureIter (what ``await fut``
+ * awaits) has number: the address of its future (0: none).  The stack
+ * pointer is the frame's saved one
  * (3.14+ stackpointer, 3.11-3.13 stacktop), valid while the frame is
  * suspended in a call (every frame of a thread but its innermost; the
  * innermost one too while it calls C code, on 3.14+; 3.11-3.13 save it

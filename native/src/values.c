@@ -265,13 +265,20 @@ static void local_value(pyf__vctx *c, const code_locals *cl, uint32_t i, uint64_
 #define STACK_STRING 64u
 
 /* What the nodes [from, c->n) of stack entries add: a method_descriptor's
- * name (its PyMethodDef's ml_name), an RLock's owner and count. */
+ * name (its PyMethodDef's ml_name), an RLock's owner and count, an
+ * _asyncio.FutureIter's future (Modules/_asynciomodule.c: futureiterobject,
+ * the future after the object header). */
 static void stack_extras(pyf__vctx *c, uint32_t from)
 {
     for (uint32_t i = from; i < c->n; i++) {
         uint64_t addr = c->v[i].addr, w[2];
         if (c->v[i].kind != PYF_VALUE_OTHER || addr == 0)
             continue;
+        if (strcmp(c->v[i].type_name, "_asyncio.FutureIter") == 0) {
+            if (pyf__vread(c, addr + c->o->pyobject.size, w, 8) == PYF_OK && w[0] % 8 == 0)
+                c->v[i].number = (int64_t)w[0];
+            continue;
+        }
         if (strcmp(c->v[i].type_name, "method_descriptor") == 0) {
             if (pyf__vread(c, addr + c->vl.method_descr_method, w, 8) == PYF_OK && w[0] != 0 &&
                 w[0] % 8 == 0 && pyf__vread(c, w[0], w + 1, 8) == PYF_OK) {
@@ -396,9 +403,26 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
     return NULL;
 }
 
+/* The slot (from base) of what a generator or coroutine frame suspended in
+ * an await awaits (offsets.c: gen_yield_from, await_back), else UINT32_MAX. */
+static uint32_t awaited_slot(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr,
+                             uint64_t base, uint64_t sp)
+{
+    const pyf__offsets *o = c->o;
+    int8_t state;
+    if ((int8_t)f[o->frame.owner] != o->owner_generator || o->gen.gi_iframe == PYF__ABSENT ||
+        o->gen.gi_frame_state == PYF__ABSENT || frame_addr < o->gen.gi_iframe ||
+        sp < base + o->await_back ||
+        pyf__vread(c, frame_addr - o->gen.gi_iframe + o->gen.gi_frame_state, &state, 1) !=
+            PYF_OK || state != o->gen_yield_from)
+        return UINT32_MAX;
+    return (uint32_t)((sp - o->await_back - base) / 8);
+}
+
 /* The value stack of a frame of nlocalsplus locals appended to *locals (*n
- * entries, grown), each entry decoded STACK_DEPTH deep; op: the first code
- * unit of the instruction the frame is at (frame_instr). */
+ * entries, grown), each entry decoded STACK_DEPTH deep (what a suspended
+ * await awaits flagged PYF_LOCAL_AWAITED); op: the first code unit of the
+ * instruction the frame is at (frame_instr). */
 static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint64_t code,
                        uint64_t ip, uint32_t nlocalsplus, pyf_local **locals, uint32_t *n,
                        uint32_t op[2])
@@ -430,6 +454,8 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
     c->req.max_items = keep.max_items < STACK_ITEMS ? keep.max_items : STACK_ITEMS;
     c->req.max_string = keep.max_string < STACK_STRING ? keep.max_string : STACK_STRING;
     uint32_t from = c->n;
+    uint32_t awaited = why == NULL && !unsaved ? awaited_slot(c, f, frame_addr, base, sp)
+                                               : UINT32_MAX;
     uint8_t plain = 0; /* no CO_FAST_* kind: an object, never a cell's contents */
     code_locals entry = {.n = 1, .kinds = &plain};
     for (uint32_t i = 0; i < (why == NULL ? count : 1); i++) {
@@ -444,6 +470,8 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
             local_value(c, &entry, 0, slots[i], l);
             if (unsaved)
                 l->flags |= PYF_LOCAL_UNSAVED;
+            if (i == awaited)
+                l->flags |= PYF_LOCAL_AWAITED;
         }
     }
     *n += why == NULL ? count : 1;

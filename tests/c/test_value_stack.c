@@ -22,6 +22,10 @@
  *   PYF_LOCAL_NO_STACK entry saying why, the locals still read;
  * - PYF_VALUES_STACK_UNSAVED: 3.13's -1 gives every co_stacksize slot,
  *   each flagged PYF_LOCAL_UNSAVED;
+ * - a coroutine suspended in an await: what it awaits flagged
+ *   PYF_LOCAL_AWAITED (3.14: the top of its stack, 3.15: the slot under
+ *   it), an _asyncio.FutureIter with its future; nothing while it runs,
+ *   nor on 3.13 (no gen_object layout in its table);
  * - garbage entries: UNREADABLE nodes, never a failed call;
  * - PYF_VALUES_STACK_ONLY: the same entries without the locals;
  * - without the flag: the locals only, opcode PYF_NO_VALUE.
@@ -280,6 +284,72 @@ static void unsaved(fake_target *ft, pyf_target *t)
     pyf_values_free(v);
 }
 
+/* A coroutine object holding a frame of the code of s (its two locals, a
+ * stack of n entries, the frame state given); returns the frame. */
+static uint64_t coroutine_frame(fake_target *ft, const stack_frame *s, const uint64_t *stack,
+                                size_t n, int state)
+{
+    const ft_layout *l = fake_layout(ft);
+    uint64_t ls = fake_off(ft, "interpreter_frame.localsplus");
+    uint64_t g = fake_obj(ft, fake_type(ft, "coroutine"),
+                          l->gen_gi_iframe + ls + 8 * (NLOCALS + STACKSIZE + 2));
+    uint64_t f = g + l->gen_gi_iframe, base = f + ls + 8 * NLOCALS;
+    fake_w8(ft, g + l->gen_gi_frame_state, (uint8_t)(int8_t)state);
+    fake_w64(ft, f + fake_off(ft, "interpreter_frame.executable"), s->code);
+    fake_w8(ft, f + fake_off(ft, "interpreter_frame.owner"), (uint8_t)l->owner_generator);
+    fake_w64(ft, f + fake_off(ft, "interpreter_frame.instr_ptr"),
+             s->code + fake_off(ft, "code_object.co_code_adaptive"));
+    fake_w64(ft, f + ls, fake_int(ft, 1));
+    fake_w64(ft, f + ls + 8, fake_int(ft, 2));
+    for (size_t i = 0; i < n; i++)
+        fake_w64(ft, base + 8 * i, stack[i]);
+    if (fake_minor(ft) >= 14)
+        fake_w64(ft, f + fake_off(ft, "interpreter_frame.stackpointer"), base + 8 * n);
+    else
+        fake_w32(ft, f + l->values.frame_stacktop, (uint32_t)(NLOCALS + n));
+    return f;
+}
+
+/* What a suspended await awaits: cr_await, CPython's _PyGen_yf(). */
+static void awaited(fake_target *ft, pyf_target *t)
+{
+    const ft_layout *l = fake_layout(ft);
+    stack_frame s = new_frame(ft);
+    uint64_t future = fake_obj(ft, fake_heap_type(ft, "_asyncio.Future", "_asyncio", "Future",
+                                                  0, 0, 0), 128);
+    uint64_t iter = fake_obj(ft, fake_heap_type(ft, "_asyncio.FutureIter", "_asyncio",
+                                                "FutureIter", 0, 0, 0), 32);
+    fake_w64(ft, iter + l->pyobject_size, future);
+    /* 3.15 keeps what it awaits under the top (its sent value on top) */
+    uint64_t none = fake_singleton(ft, "NoneType");
+    const uint64_t stack[] = {fake_int(ft, 3), iter, none};
+    size_t n = fake_minor(ft) >= 15 ? 3 : 2;
+    uint64_t f = coroutine_frame(ft, &s, stack, n, l->frame_suspended_yield_from);
+    pyf_values *v = read_stack(t, f, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY);
+    CHECK_EQ_INT(v->nlocals, n);
+    for (uint32_t i = 0; i < v->nlocals; i++) {
+        bool is_it = i == 1 && fake_minor(ft) >= 14;
+        CHECK_EQ_INT(v->locals[i].flags & PYF_LOCAL_AWAITED, is_it ? PYF_LOCAL_AWAITED : 0);
+    }
+    const pyf_value *it = V(v, v->locals[1].value);
+    CHECK_EQ_STR(it->type_name, "_asyncio.FutureIter");
+    CHECK((uint64_t)it->number == future);
+    pyf_values_free(v);
+    /* running (or just suspended at a yield): nothing awaited */
+    f = coroutine_frame(ft, &s, stack, n, l->frame_executing);
+    v = read_stack(t, f, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY);
+    for (uint32_t i = 0; i < v->nlocals; i++)
+        CHECK_EQ_INT(v->locals[i].flags & PYF_LOCAL_AWAITED, 0);
+    pyf_values_free(v);
+    /* a frame of a call (owner THREAD) in the same state: nothing */
+    set_depth(ft, &s, 2);
+    fake_w64(ft, s.base, stack[0]);
+    fake_w64(ft, s.base + 8, stack[1]);
+    v = read_stack(t, s.frame, PYF_VALUES_STACK | PYF_VALUES_STACK_ONLY);
+    CHECK((v->locals[1].flags & PYF_LOCAL_AWAITED) == 0);
+    pyf_values_free(v);
+}
+
 static void garbage(fake_target *ft, pyf_target *t)
 {
     stack_frame s = new_frame(ft);
@@ -396,6 +466,7 @@ static void one_layout(const ft_layout *l)
     previous_instr(ft, t);
     bounds(ft, t);
     unsaved(ft, t);
+    awaited(ft, t);
     garbage(ft, t);
     pyf_target_close(t);
     fake_free(ft);

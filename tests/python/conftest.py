@@ -235,6 +235,15 @@ def interpreter_params(older=None):
     return [pytest.param(None, id="no-interpreter")]
 
 
+def release_params(older=None):
+    """interpreter_params over the release builds of 3.13-3.15 only (no
+    debug, free-threaded or pyenv build), and with older the older ones."""
+    chosen = [i for i in INTERPRETERS if i.kind == "release"]
+    chosen += older_interpreters(older) if older else []
+    return [pytest.param(i, id=i.name) for i in chosen] or \
+        [pytest.param(None, id="no-interpreter")]
+
+
 def scenario_params(scenarios, older=None):
     """pytest params over (interpreter, scenario program of targets/);
     older as interpreter_params'."""
@@ -250,6 +259,23 @@ def start_scenario(param, tmp_path_factory, prefix=""):
         require_interpreters()
     workdir = tmp_path_factory.mktemp("%s%s-%s" % (prefix, interp.name, scenario))
     return LiveTarget(interp.path, scenario + ".py", workdir)
+
+
+def recorded_target(interp, tmp_path_factory, script, record):
+    """A generator for a module-scoped fixture: a LiveTarget of
+    targets/SCRIPT run by ``interp`` (the file handshake), with the
+    interpreter as ``interp`` and the program's own record (the JSON file
+    RECORD it wrote beside the handshake) as ``record``."""
+    if interp is None:
+        require_interpreters()
+    import json
+    from livetarget import LiveTarget
+    workdir = tmp_path_factory.mktemp("%s-%s" % (os.path.splitext(script)[0], interp.name))
+    with LiveTarget(interp.path, script, workdir, handshake="file") as target:
+        with open(os.path.join(target.workdir, record)) as f:
+            target.record = json.load(f)
+        target.interp = interp
+        yield target
 
 
 def release_python(minor):

@@ -33,7 +33,7 @@ import conftest
 import debugger_util as du
 import drivers
 from livetarget import LiveTarget
-from pyframes import locks, model
+from pyframes import locks, model, render
 from pyframes._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
 
 # What this module checks is told by the names of the interpreter's static
@@ -58,8 +58,8 @@ class Scenario(object):
         (``native``)."""
         if self.minor < 14 and not native:
             return {}
-        holder = {lock: int(tid) for tid, held in self.truth["holds"].items()
-                  for lock in held}
+        holder = {lock: int(tid) for tid, held in list(self.truth["holds"].items()) +
+                  list(self.truth["acquired"].items()) for lock in held}
         return {int(tid): (lock, holder.get(lock))
                 for tid, lock in self.truth["waits"].items()}
 
@@ -139,7 +139,7 @@ def test_library(scenario, pyframes):
     with pyframes.attach(scenario.target.pid) as t:
         snap = t.snapshot()
         threads = list(snap.threads())
-        report = locks.analyze(t, threads, t.python.minor)
+        report = locks.analyze(t, threads, t.python.minor, source=render.SourceReader())
     waits = {tid: (w.lock.address, w.held_by) for tid, w in report.waits.items()}
     cycles = [[(w.native_thread_id, w.lock.address, w.held_by) for w in c]
               for c in report.cycles]
@@ -282,23 +282,49 @@ def test_cli_text(scenario, cli_env):
         assert " held by an unknown thread" not in line, line
         kind = "_thread.RLock" if "RLock" in line else "_thread.lock"
         assert line.count("<%s at 0x" % kind) == 2, line
-    # the control: a wait, no cycle; the explicit one: holder unknown
-    # (threads by their threading names, which the library reads)
-    assert '"ctl-waiter" waits for <_thread.lock at 0x%x> held by "ctl-holder"' % (
-        scenario.truth["locks"]["c"]) in out, out
-    explicit = "waits for <_thread.lock at 0x%x> held by an unknown thread" % (
-        scenario.truth["locks"]["e"])
-    assert '"explicit" %s' % explicit not in out, out  # not on top
+    # each lock named by the module global that holds it
+    truth = scenario.truth["locks"]
+    for cycle in (("a", "b"), ("r1", "r2"), ("cv", "f")):
+        for key in cycle:
+            assert "%s <_thread.%s at 0x%x>" % (GLOBALS[key], "RLock" if "r" in key else
+                                                "lock", truth[key]) in out, (key, out)
+    # the control: a wait, no cycle; the explicit one: held by the main
+    # thread, past its lock_e.acquire() (threads by their threading names,
+    # which the library reads)
+    assert '"ctl-waiter" waits for lock_c <_thread.lock at 0x%x> held by "ctl-holder"' % (
+        truth["c"]) in out, out
+    explicit = 'waits for lock_e <_thread.lock at 0x%x> held by "MainThread"' % truth["e"]
+    assert '"explicit" %s' % explicit in lines or '"explicit" %s (%s)' % (
+        explicit, locks.INFERRED) in lines, out
+    assert '  "MainThread" took lock_e <_thread.lock at 0x%x> in main (%s:%d) by ' \
+        'lock_e.acquire() at line %d' % (truth["e"], scenario.target.script, *_lines_of(
+            scenario.target.script, "    H.publish_truth(", "    lock_e.acquire()")) in lines, out
     # under its frame; confirmed by /proc's futex wait, or only by its frame;
-    # on 3.11 to 3.13 inferred
-    note = r" \(%s\)" % re.escape(locks.INFERRED) if scenario.minor in locks.RUNNING else \
+    # on 3.11 to 3.13 inferred (the note said once, on top)
+    note = r" \(inferred\)" if scenario.minor in locks.RUNNING else \
         r"( \(by its Python frame\))?"
     assert re.search(r"(?m)^      %s%s$" % (re.escape(explicit), note), out), out
-    assert "      holds <_thread.lock at 0x%x>" % scenario.truth["locks"]["d"] in out
+    assert "      holds lock_e <_thread.lock at 0x%x> (lock_e.acquire() at line %d)" % (
+        truth["e"], _lines_of(scenario.target.script, "    lock_e.acquire()")[0]) in lines, out
+    assert "      holds lock_d <_thread.lock at 0x%x>" % truth["d"] in out
     # `with cond:` holds the Condition's lock, named with the Condition
-    assert re.search(r"(?m)^      holds <_thread\.lock at 0x%x> \(the lock of "
-                     r"<threading\.Condition at 0x[0-9a-f]+>\)$" % scenario.truth["locks"]["cv"],
-                     out), out
+    assert re.search(r"(?m)^      holds cond\._lock <_thread\.lock at 0x%x> \(the lock of "
+                     r"cond <threading\.Condition at 0x[0-9a-f]+>\)$" % truth["cv"], out), out
+    assert out.count(locks.INFERRED) == (len(CYCLES) + 2 if scenario.minor in locks.RUNNING
+                                         else 0), out
+
+
+#: The module global of locks_scenario.py that holds each lock of its record.
+GLOBALS = {"a": "lock_a", "b": "lock_b", "r1": "rlock_1", "r2": "rlock_2", "c": "lock_c",
+           "d": "lock_d", "e": "lock_e", "cv": "cond._lock", "f": "lock_f"}
+
+
+def _lines_of(path, *starts):
+    """The line numbers of the first line starting with each of ``starts``."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    return tuple(next(i + 1 for i, line in enumerate(lines) if line.startswith(start))
+                 for start in starts)
 
 
 DRIVERS = drivers.selected()
@@ -393,11 +419,13 @@ def test_text_of_a_cycle():
     doc = {"interpreters": [{"threads": [{"frames": [{}]}, {"frames": [{}]}]}]}
     locks.to_json(report, doc, [ta, tb])
     assert doc["deadlocks"] == [[{"native_thread_id": 11, "waits_for": 0xA0, "held_by": 22,
-                                  "inferred": False},
+                                  "held_how": None, "inferred": False},
                                  {"native_thread_id": 22, "waits_for": 0xB0, "held_by": 11,
-                                  "inferred": False}]]
+                                  "held_how": None, "inferred": False}]]
+    assert doc["possible_deadlocks"] == []
     assert doc["interpreters"][0]["threads"][0]["frames"][0]["holds"] == [
-        {"address": 0xB0, "type": "_thread.lock"}]
+        {"address": 0xB0, "type": "_thread.lock", "name": None}]
+    assert doc["interpreters"][0]["threads"][0]["frames"][0]["acquired"] == []
 
 
 def test_cli_one_thread_sees_every_holder(scenario, cli_env):
@@ -599,16 +627,19 @@ def test_analyze_313_inferred():
     assert [[w.native_thread_id for w in c] for c in report.cycles] == [[1, 2]]
     (line,) = [x for x in locks.deadlock_lines(report) if x.startswith("deadlock: ")]
     assert line.endswith(" (%s)" % locks.INFERRED), line
+    # said once, on top; "(inferred)" under the frames
     assert locks.frame_lines(report, threads[0], threads[0].frames[0], "  ") == [
         "  holds <_thread.lock at 0xa0> (inferred)",
-        "  waits for <_thread.lock at 0xb0> held by thread 2 (%s)" % locks.INFERRED]
+        "  waits for <_thread.lock at 0xb0> held by thread 2 (inferred)"]
+    top = locks.top_lines(report)
+    assert sum(locks.INFERRED in x for x in top) == 1, top
     doc = {"interpreters": [{"threads": [{"frames": [{} for _ in t.frames]}
                                          for t in threads]}]}
     locks.to_json(report, doc, threads)
     row = doc["interpreters"][0]["threads"][0]
     assert row["waits_for"]["inferred"] is True
     assert row["frames"][0]["holds"] == [{"address": 0xA0, "type": "_thread.lock",
-                                          "inferred": True}]
+                                          "name": None, "inferred": True}]
     assert all(e["inferred"] for e in doc["deadlocks"][0])
     # the library alone (no native state): nothing inferred, as before
     plain = [dataclasses.replace(t, native=None) for t in threads]

@@ -90,8 +90,9 @@ def _check_text(pool, text, context, labels=None, debugger=None):
     blocks = _blocks(text)
     inferred = " \\(inferred: [^)]*\\)" if pool.minor == "3.13" else ""
     a, b = sorted(pool.deadlock)
-    cycle = [r'^deadlock: "%s" waits for <_thread.lock at 0x%x> held by "%s", which waits '
-             r'for <_thread.lock at 0x%x> held by "%s"%s$'
+    # each lock named as the waiting frame names it: deposit(account, ...)
+    cycle = [r'^deadlock: "%s" waits for account\.lock <_thread.lock at 0x%x> held by "%s", '
+             r'which waits for account\.lock <_thread.lock at 0x%x> held by "%s"%s$'
              % (pool.name(x), pool.deadlock[x]["waits"], pool.name(y),
                 pool.deadlock[y]["waits"], pool.name(x), inferred) for x, y in ((a, b), (b, a))]
     assert any(re.match(c, blocks[0][0]) for c in cycle), (blocks[0], context)
@@ -104,9 +105,11 @@ def _check_text(pool, text, context, labels=None, debugger=None):
         block = headers[tid]
         assert _frames(block) == _own(pool.threads[tid]), (block, context)
         under = "\n".join(block)
-        assert "waits for <_thread.lock at 0x%x> held by \"%s\"" % (
+        assert "waits for account.lock <_thread.lock at 0x%x> held by \"%s\"" % (
             record["waits"], pool.name(pool.holder(record["waits"]))) in under, (block, context)
-        assert "holds <_thread.lock at 0x%x>" % record["holds"] in under, (block, context)
+        # and as the frame holding it names it: transfer(src, ...)
+        assert "holds src.lock <_thread.lock at 0x%x>" % record["holds"] in under, \
+            (block, context)
         _check_exception(block, pool.threads[tid]["exception"], context)
         if labels is not None:
             assert block[0].endswith(" [%s thread %s]:" % (debugger, labels[tid])), \

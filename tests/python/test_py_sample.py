@@ -100,7 +100,10 @@ def test_py_sample_profile(driver, version, tmp_path):
     # by function it gives py-sample's own collapsed file
     from pyframes import rawprofile, report
     kept, title = rawprofile.load(f["all.raw"])
-    assert kept.samples == 2 * n + 1 and title == "py-sample"
+    # the profile's title: the command and the process's command line
+    command = "%s %s" % (du.python_for(version), TARGET)
+    assert kept.samples == 2 * n + 1 and title == "py-sample of pid %d (%s)" % (
+        proc.pid, command), title
     assert len(kept.raw) == kept.total == sum(kept.stacks.values())
     options = type("Options", (), {"by": "function", "collapsed": str(tmp_path / "r.txt")})
     report.write_outputs(kept, options, title=title)
@@ -110,6 +113,9 @@ def test_py_sample_profile(driver, version, tmp_path):
     svg = ElementTree.parse(f["g.svg"]).getroot()
     titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]
     assert any(t.startswith("main (") for t in titles), titles[:5]
+    assert [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")
+            if t.get("id") == "title"] == ["pyframes: py-sample of pid %d (%s)" % (
+                proc.pid, command)]
 
     stats = json.load(open(f["s2.json"]))
     readonly = json.load(open(f["s3.json"]))

@@ -168,6 +168,40 @@ def test_command_line_profile(cli_env, tmp_path, version, script):
         assert any(t.startswith(name) for t in titles), name
 
 
+@pytest.mark.parametrize("version", ["3.14", "3.13"])
+def test_flame_graph_title_names_the_command_line(cli_env, tmp_path, version):
+    """The flame graph's title (and the raw file's, speedscope's name) holds
+    the process's command line as /proc has it, escaped: a newline as
+    ``\\n``, and <, & and " as XML writes them (the parsed title is the
+    text)."""
+    python = release_python(version)
+    argv = [python, "-c", "import sys\nprint('ready', flush=True)\nsys.stdin.read()",
+            '<tag&"x">']
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=target_env())
+    svg, raw = str(tmp_path / "g.svg"), str(tmp_path / "p.raw")
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        run = subprocess.run(
+            [sys.executable, "-m", "pyframes", "sample", str(proc.pid), "--duration", "0.2",
+             "--flamegraph", svg, "--raw", raw], env=cli_env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert run.returncode == 0, run.stderr.decode()
+    from pyframes.escaping import escape
+    want = "pyframes: pid %d (%s)" % (proc.pid, escape(" ".join(argv)))
+    assert "\\n" in want and "\n" not in want
+    root = ElementTree.parse(svg).getroot()
+    (title,) = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")
+                if t.get("id") == "title"]
+    assert title == want
+    assert "&lt;tag&amp;&quot;x&quot;&gt;" in open(svg, encoding="utf-8").read()
+    from pyframes import rawprofile
+    assert "pyframes: " + rawprofile.load(raw)[1] == want
+
+
 def test_command_line_raw_renders_the_same_outputs(cli_env, tmp_path):
     """One run with --all writes every output and --raw; the counts agree
     across them (samples: rounds; thread-samples: stacks), and ``render``

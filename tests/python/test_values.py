@@ -401,7 +401,7 @@ class FakeTarget(object):
 
     python = model.PythonInfo(version="3.14.0", hexversion=0x030E00F0, major=3, minor=14,
                               micro=0)
-    pid = None  # no process: Target.pid of a reader's target
+    pid = None  # no process: the main tag is the snapshot's (stack_command.main_tagged)
 
     def __init__(self):
         self.calls = []
@@ -494,7 +494,7 @@ def test_value_options_everywhere():
     ns = options.parse_arguments(parser, "--locals --max-string 7 --max-items 0x10 "
                                          "--max-value-depth 2 --max-objects 9 --max-bytes 100")
     assert options.value_limits(ns) == {"max_string": 7, "max_items": 16, "max_depth": 2,
-                                        "max_objects": 9, "max_bytes": 100}
+                                        "max_objects": 9, "max_bytes": 100, "attrs": False}
     assert ns.locals and ns.max_depth is None
     helptext = parser.format_help()
     for option, key, _ in options.VALUE_LIMITS:
@@ -543,7 +543,7 @@ def test_values_parser_of_py_locals_and_py_print():
     assert values.parse_expression(ns.expression) == ("d", [("key", "a b"), ("index", 0),
                                                             ("attr", "x")])
     ns = options.parse_values_command(options.build_values_parser("py-locals"), "")
-    assert options.value_limits(ns) == dict.fromkeys(values.LIMITS)
+    assert options.value_limits(ns) == dict(dict.fromkeys(values.LIMITS), attrs=False)
     for bad in ("", "--max-items 3", "--max-items x y", "--bogus 1 y"):
         with pytest.raises(UsageError):
             options.parse_values_command(printer, bad)

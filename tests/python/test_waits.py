@@ -112,28 +112,30 @@ def test_cli_text(scenario, cli_env):
     waits = {int(k): v for k, v in scenario.truth["waits"].items()}
     names = scenario.truth["names"]
     a, b = (waits[names[n]]["address"] for n in ("join-a", "join-b"))
-    text = 'deadlock: "%s" waits for <threading.Thread at 0x%x> held by "%s", which ' \
-        'waits for <threading.Thread at 0x%x> held by "%s"'
-    # the cycle starts at its first thread in the snapshot, either one
-    cycles = (text % ("join-a", a, "join-b", b, "join-a"),
-              text % ("join-b", b, "join-a", a, "join-b"))
+    text = 'deadlock: "%s" waits for peers["%s"] <threading.Thread at 0x%x> held by "%s", ' \
+        'which waits for peers["%s"] <threading.Thread at 0x%x> held by "%s"'
+    # the cycle starts at its first thread in the snapshot, either one; each
+    # Thread named by the module global that holds it (pyframes.refnames)
+    cycles = (text % ("join-a", "join-b", a, "join-b", "join-a", b, "join-a"),
+              text % ("join-b", "join-a", b, "join-a", "join-b", a, "join-b"))
     assert lines[0] in cycles, out
     assert [line for line in lines if line.startswith("deadlock: ")] == [lines[0]], out
+    # each object named by the local its thread's code passed it in
     cond = waits[names["cond-waiter"]]
-    assert "waits for <threading.Condition at 0x%x> (its lock <_thread.RLock at 0x%x>)" % (
-        cond["address"], cond["lock"]) in out, out
+    assert "waits for cond <threading.Condition at 0x%x> (its lock cond._lock " \
+        "<_thread.RLock at 0x%x>)" % (cond["address"], cond["lock"]) in out, out
     for name, kind in (("event-waiter", "threading.Event"),
                        ("sem-waiter", "threading.Semaphore"),
                        ("bsem-waiter", "threading.BoundedSemaphore"),
                        ("queue-getter", "queue.Queue"), ("queue-putter", "queue.Queue"),
                        ("future-waiter", "concurrent.futures._base.Future")):
-        text = "waits for <%s at 0x%x>" % (kind, waits[names[name]]["address"])
+        text = "waits for obj <%s at 0x%x>" % (kind, waits[names[name]]["address"])
         assert any(line.strip() in (text, text + " (by its Python frame)") for line in lines), \
             (name, out)
     assert "held by an unknown thread" not in out, out
     again = waits[names["cond-reacquirer"]]
-    text = '"cond-reacquirer" waits for <_thread.RLock at 0x%x> held by "MainThread"' % (
-        again["lock"])
+    text = '"cond-reacquirer" waits for cond._lock <_thread.RLock at 0x%x> held by ' \
+        '"MainThread"' % again["lock"]
     if scenario.minor <= 13:  # inferred from the frame's stack slots (pyframes.locks)
         text += " (%s)" % locks.INFERRED
     assert text in lines, out

@@ -90,7 +90,8 @@ def _sample(args, out):
                                    progress=progress)
             if progress is not None:
                 progress.done()
-            report.write_outputs(profile, args, title="pid %d" % args.pid)
+            report.write_outputs(profile, args, title=report.process_title(
+        args.pid, process_command(args.pid)))
             out.write(report.summary(profile, sampler, cache=target.cache,
                                      top=args.top, base=report.base_profile(args),
                                      stats=args.stats))
@@ -133,6 +134,11 @@ class _CommandLineFront(stack_command.Front):
         if self._ids is None:
             self._ids = tids.of_process(self.pid)
         return self._ids
+
+    def runs_while_read(self):
+        """A live process runs while it is read, unless it is stopped
+        (SIGSTOP, a debugger's stop)."""
+        return waits.process_runs(self.pid) is not False
 
     def describe(self, snapshot, threads):
         """Each thread's OS name (when the target gave none), native wait

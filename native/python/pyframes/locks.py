@@ -83,11 +83,13 @@ stack is readable while it is blocked in acquire().
   LockReport.inferred).
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from . import errors
+from . import acquired, errors, refnames, values
 from ._abi import PYF_LOCAL_NO_STACK, PYF_LOCAL_UNSAVED
+from .errors import CommandError
 from .escaping import escape
 from .tids import os_tid
 from .values import int_value
@@ -206,12 +208,20 @@ class Lock:
     #: A lock held by ``with cond:``: the Condition's address.
     condition: Optional[int] = None
 
-    def text(self):
+    def text(self, names=None):
+        """``<_thread.lock at 0x...>``, after its name where ``names``
+        (address -> the name a frame gives it, pyframes.refnames) has one."""
+        names = names or {}
         text = "<%s at 0x%x>" % (escape(self.type_name), self.address)
+        if names.get(self.address):
+            text = "%s %s" % (escape(names[self.address]), text)
         if self.lock is not None:
-            text += " (its lock %s)" % self.lock.text()
+            text += " (its lock %s)" % self.lock.text(names)
         if self.condition is not None:
-            text += " (the lock of <%s at 0x%x>)" % (CONDITION, self.condition)
+            cond = "<%s at 0x%x>" % (CONDITION, self.condition)
+            if names.get(self.condition):
+                cond = "%s %s" % (escape(names[self.condition]), cond)
+            text += " (the lock of %s)" % cond
         return text
 
 
@@ -230,6 +240,23 @@ class Wait:
     #: True: inferred from a 3.11 to 3.13 frame's stack slots without a saved stack
     #: pointer (see the module's docstring): probable, not read.
     inferred: bool = False
+    #: How the holder is known: "owner" (an RLock's record), "with" (a
+    #: frame inside ``with``), "acquire" (the one thread with a frame past
+    #: an acquire() of it still held: pyframes.acquired), "join" (the
+    #: thread a join waits for); None when unknown.
+    how: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MayHold:
+    """A thread that may hold a lock whose holder is unknown: evidence, not
+    proof (a possible cycle)."""
+
+    native_thread_id: int
+    frame: object
+    #: What the frame shows: "first.acquire() at line 12 (with a timeout)",
+    #: "a local refers to it (first)".
+    evidence: str
 
 
 @dataclass
@@ -253,6 +280,18 @@ class LockReport:
     threads: Dict[int, object] = field(default_factory=dict)
     #: frame address -> why its holds (and its thread's wait) are inferred.
     inferred: Dict[int, str] = field(default_factory=dict)
+    #: lock address -> [(native thread id, frame, pyframes.acquired.Acquire)]:
+    #: the frames past an acquire() of a lock whose holder no stack shows.
+    acquired: Dict[int, List[Tuple[int, object, object]]] = field(default_factory=dict)
+    #: The possible cycles: each a tuple of (Wait, MayHold or None: the
+    #: wait's holder is known), each wait possibly held by the next thread.
+    possible: List[Tuple[Tuple[Wait, Optional[MayHold]], ...]] = field(default_factory=list)
+    #: object address -> the name the frames of a thread waiting for it
+    #: give it (pyframes.refnames).
+    names: Dict[int, str] = field(default_factory=dict)
+    #: (frame address, object address) -> the name the frame holding it
+    #: gives it.
+    held_names: Dict[Tuple[int, int], str] = field(default_factory=dict)
 
 
 def _lock_of(value):
@@ -543,13 +582,18 @@ def _object_waits(target, threads, by_ident, selves):
             continue
         held_by = by_ident.get(obj.thread_ident) if obj.thread_ident else None
         found[tid] = (Wait(native_thread_id=tid, lock=obj, held_by=held_by,
-                           confirmed=says), frame)
+                           confirmed=says, how="join" if held_by is not None else None),
+                      frame)
     return found
 
 
-def analyze(target, threads, minor):
+def analyze(target, threads, minor, source=None, names=False):
     """The LockReport of ``threads`` (a snapshot's threads of ``target``;
-    ``minor``: its CPython minor version)."""
+    ``minor``: its CPython minor version).  ``source``: a source-line
+    reader (render.SourceReader): the holders of plain locks taken by
+    acquire() are read from the frames' functions (pyframes.acquired), and
+    the possible cycles; ``names``: each lock named as a frame refers to
+    it (pyframes.refnames)."""
     report = LockReport()
     called = {}
     owners = {}   # RLock address -> owner ident (as last read)
@@ -603,10 +647,9 @@ def analyze(target, threads, minor):
         says = _native_says(thread)
         if says is False:
             continue
+        held_by, how = _holder(lock.address, owners, report.taken, by_ident)
         report.waits[tid] = Wait(native_thread_id=tid, lock=locks[lock.address],
-                                 held_by=_holder(lock.address, owners, report.taken,
-                                                 by_ident),
-                                 confirmed=says, inferred=inferred)
+                                 held_by=held_by, confirmed=says, inferred=inferred, how=how)
         report.waiting[tid] = (thread, frame)
     for tid, (wait, frame) in _object_waits(target, report.threads, by_ident,
                                             selves).items():
@@ -614,15 +657,182 @@ def analyze(target, threads, minor):
         if kept is None or kept.held_by is None:
             report.waits[tid] = wait
             report.waiting[tid] = (report.threads[tid], frame)
+    if source is not None:
+        _acquire_holders(target, report, source)
     report.cycles = _cycles(report.waits, list(report.threads))
+    namer = refnames.Namer(target) if names else None
+    if source is not None:
+        report.possible = _possible_cycles(report, namer)
+    if namer is not None:
+        _name_locks(report, namer)
     return report
 
 
 def _holder(address, owners, taken, by_ident):
+    """(holder's native id, how it is known) of a lock, or (None, None)."""
     if address in owners:  # an RLock: its own record
-        return by_ident.get(owners[address]) if owners[address] else None
+        held_by = by_ident.get(owners[address]) if owners[address] else None
+        return held_by, "owner" if held_by is not None else None
     holders = {tid for tid, _ in taken.get(address, ())}
-    return holders.pop() if len(holders) == 1 else None
+    return (holders.pop(), "with") if len(holders) == 1 else (None, None)
+
+
+# ---- locks taken by acquire() (pyframes.acquired) -----------------------------------
+
+#: The most lines of one source file read.
+MAX_SOURCE_LINES = 200000
+
+
+def source_text(source, filename):
+    """The text of a file through a source-line reader, else None."""
+    lines = []
+    for n in range(1, MAX_SOURCE_LINES + 1):
+        line = source(filename, n)
+        if line is None:
+            break
+        lines.append(line)
+    return "\n".join(lines) + "\n" if lines else None
+
+
+def _frame_acquires(target, frame, source, trees):
+    """[(lock address, Acquire)] of the frame's acquire() calls before its
+    position whose expression reads as an object now.  Frames of the
+    program's own code only: the standard library's locks taken by
+    acquire() are mostly signals another thread releases (Condition.wait's
+    waiter, a Thread's state lock), and its files are large to parse."""
+    if not frame.filename or not frame.frame_addr or refnames.is_library(frame.filename):
+        return []
+    if frame.filename not in trees:
+        text = source_text(source, frame.filename)
+        trees[frame.filename] = acquired.parse(text) if text and ".acquire(" in text \
+            else None
+    found = acquired.acquires(trees[frame.filename], frame)
+    out = []
+    for acq in found or ():
+        try:
+            value = values.resolve(target, frame, acq.expression, {"max_depth": 1})
+        except (CommandError, errors.PyframesError):
+            continue
+        if value.addr:
+            out.append((value.addr, acq))
+    return out
+
+
+def _acquire_holders(target, report, source):
+    """The holders of the plain locks waited for whose holder no stack and
+    no record shows: the one thread with a frame past a definite acquire()
+    of it (report.acquired), never the waiting thread itself (a lock that
+    one thread takes and another releases is a signal, no deadlock)."""
+    unknown = {w.lock.address for w in report.waits.values()
+               if w.held_by is None and w.lock.kind == "lock" and w.lock.owner_ident is None}
+    if not unknown:
+        return
+    trees = {}
+    for tid, thread in report.threads.items():
+        for frame in thread.frames:
+            for addr, acq in _frame_acquires(target, frame, source, trees):
+                if addr in unknown:
+                    report.acquired.setdefault(addr, []).append((tid, frame, acq))
+    for tid, wait in list(report.waits.items()):
+        found = report.acquired.get(wait.lock.address) if wait.held_by is None else None
+        if not found or wait.lock.owner_ident is not None:
+            continue
+        holders = {t for t, _, _ in found}
+        if len(holders) == 1 and all(a.definite for _, _, a in found) and tid not in holders:
+            report.waits[tid] = dataclasses.replace(wait, held_by=holders.pop(), how="acquire")
+
+
+#: The most possible cycles reported, and the search's steps.
+MAX_POSSIBLE = 16
+MAX_SEARCH = 20000
+
+
+def _may_hold(report, wait, namer):
+    """[MayHold] of the lock a wait is for whose holder is unknown: the
+    threads past an acquire() of it; else (with a Namer) the threads other
+    than those waiting for it one of whose frames of the program's own code
+    refers to it in a local."""
+    addr = wait.lock.address
+    found = [MayHold(tid, frame, "%s.acquire() at line %d%s" % (
+        escape(acq.expression), acq.line, " (%s)" % acq.why if acq.why else ""))
+        for tid, frame, acq in report.acquired.get(addr, ())]
+    if found or namer is None or wait.lock.kind != "lock":
+        return found
+    waiting = {t for t, w in report.waits.items() if w.lock.address == addr}
+    for tid, thread in report.threads.items():
+        if tid in waiting:
+            continue
+        for frame in thread.frames[:refnames.MAX_FRAMES]:
+            if refnames.is_library(frame.filename):
+                continue
+            name = namer.local_name(frame, addr)
+            if name is not None:
+                found.append(MayHold(tid, frame, "a local refers to it (%s)" % escape(name)))
+                break
+    return found
+
+
+def _possible_cycles(report, namer):
+    """The cycles of waits through at least one lock whose holder is
+    unknown but that a thread may hold (_may_hold): each once, from its
+    first thread in the snapshot's order."""
+    edges, maybes = {}, {}  # maybes: lock address -> its [MayHold] (the same for each wait)
+    for tid, wait in report.waits.items():
+        if wait.held_by is not None:
+            edges[tid] = [(wait.held_by, None)]
+        elif wait.lock.kind == "lock":
+            if wait.lock.address not in maybes:
+                maybes[wait.lock.address] = _may_hold(report, wait, namer)
+            edges[tid] = [(m.native_thread_id, m) for m in maybes[wait.lock.address]]
+    order = list(report.threads)
+    rank = {tid: i for i, tid in enumerate(order)}
+    found, seen, steps = [], set(), [0]
+
+    def search(path, maybes):
+        steps[0] += 1
+        if steps[0] > MAX_SEARCH or len(found) >= MAX_POSSIBLE:
+            return
+        for nxt, maybe in edges.get(path[-1], ()):
+            chain = maybes + [maybe]
+            if nxt == path[0]:
+                key = frozenset(path)
+                if any(m is not None for m in chain) and key not in seen:
+                    seen.add(key)
+                    found.append(tuple((report.waits[t], m) for t, m in zip(path, chain)))
+            elif nxt not in path and rank.get(nxt, -1) > rank.get(path[0], -1):
+                search(path + [nxt], chain)
+
+    for start in order:
+        if start in edges:
+            search([start], [])
+    return found
+
+
+def _name_locks(report, namer):
+    """report.names: each lock (and object) waited for or in a possible
+    cycle, named from the frames of a thread that waits for it (the
+    waiting frame and out from it); report.held_names: each lock a frame
+    holds, named from that frame and out from it (a lock two frames call
+    by two names, ``account.lock`` and ``src.lock``, is shown by each)."""
+    def named(lock, frames, into, key=lambda a: a):
+        for addr in (lock.address, lock.lock.address if lock.lock else None, lock.condition):
+            if addr is not None and key(addr) not in into:
+                into[key(addr)] = namer.name(frames, addr)
+
+    for tid, wait in report.waits.items():
+        thread, frame = report.waiting[tid]
+        frames = list(thread.frames)
+        at = next((i for i, f in enumerate(frames) if f is frame), 0)
+        named(wait.lock, frames[at:], report.names)
+    for tid, thread in report.threads.items():
+        for i, frame in enumerate(thread.frames):
+            held = list(report.holds.get(frame.frame_addr) or ()) + \
+                [lock for lock, _ in _acquired_in(report, frame)]
+            for lock in held:
+                named(lock, thread.frames[i:], report.held_names,
+                      lambda a, f=frame.frame_addr: (f, a))
+    report.names = {a: n for a, n in report.names.items() if n}
+    report.held_names = {k: n for k, n in report.held_names.items() if n}
 
 
 def _cycles(waits, order):
@@ -679,41 +889,117 @@ def _held_text(report, wait):
     return ""
 
 
+def lock_text(report, lock, holder=None):
+    """A lock as the report shows it: its name and repr; the name a frame
+    holding it gives it with ``holder`` (that frame), else the name of a
+    frame waiting for it."""
+    if holder is None:
+        return lock.text(report.names)
+    return lock.text(_names_in(report, holder))
+
+
+def _names_in(report, frame):
+    """The names the frame holding locks gives them, over report.names."""
+    names = dict(report.names)
+    for (at, addr), name in report.held_names.items():
+        if at == frame.frame_addr:
+            names[addr] = name
+    return names
+
+
 def deadlock_lines(report):
     """``deadlock: "A" waits for <lock> held by "B", which waits for ...``,
-    then where each wait is and where each lock was taken."""
+    then where each wait is and where each lock was taken; then each
+    possible cycle (``possible cycle: ...``, possible_lines)."""
     lines = []
     for cycle in report.cycles:
         first = cycle[0]
         head = "%s waits for %s%s" % (_label(report, first.native_thread_id),
-                                       first.lock.text(), _held_text(report, first))
+                                       lock_text(report, first.lock),
+                                       _held_text(report, first))
         for wait in cycle[1:]:
-            head += ", which waits for %s%s" % (wait.lock.text(), _held_text(report, wait))
+            head += ", which waits for %s%s" % (lock_text(report, wait.lock),
+                                                _held_text(report, wait))
         if any(w.inferred for w in cycle):
             head += " (%s)" % INFERRED
         lines.append("deadlock: " + head)
-        lines.extend(_detail_lines(report, cycle))
+        lines.extend(_detail_lines(report, cycle, inferred_said=True))
+    return lines + possible_lines(report)
+
+
+def possible_lines(report):
+    """``possible cycle: "A" waits for <lock>, which "B" may hold, ...``,
+    then the evidence of each edge: what may close a cycle that the frames
+    cannot prove (never called a deadlock)."""
+    lines = []
+    for cycle in report.possible:
+        parts = []
+        for i, (wait, maybe) in enumerate(cycle):
+            lead = _label(report, wait.native_thread_id) if i == 0 else "which"
+            if maybe is None:
+                parts.append("%s waits for %s%s" % (lead, lock_text(report, wait.lock),
+                                                    _held_text(report, wait)))
+            elif maybe.native_thread_id == wait.native_thread_id:
+                parts.append("%s waits for %s, which it may hold itself" % (
+                    lead, lock_text(report, wait.lock)))
+            else:
+                parts.append("%s waits for %s, which %s may hold" % (
+                    lead, lock_text(report, wait.lock),
+                    _label(report, maybe.native_thread_id)))
+        head = ", ".join(parts)
+        if any(w.inferred for w, _ in cycle):
+            head += " (%s)" % INFERRED
+        lines.append("possible cycle: " + head)
+        lines.extend(_detail_lines(report, [w for w, _ in cycle], inferred_said=True))
+        for wait, maybe in cycle:
+            if maybe is not None:
+                lines.append("  %s may hold %s: in %s, %s" % (
+                    _label(report, maybe.native_thread_id), lock_text(report, wait.lock),
+                    _where(maybe.frame), maybe.evidence))
+        lines.append("  (no proof of a deadlock: a threading.Lock records no owner, and "
+                     "no frame shows it taken by an acquire() still in effect)")
     return lines
 
 
-def _detail_lines(report, waits):
+def _detail_lines(report, waits, inferred_said=False):
     lines = []
     for wait in waits:
         tid = wait.native_thread_id
         _, frame = report.waiting[tid]
         lines.append("  %s waits in %s%s" % (_label(report, tid), _where(frame),
-                                             _confirmation(wait)))
+                                             _confirmation(wait, inferred_said)))
         for holder, taken in report.taken.get(wait.lock.address, ()):
             if holder == wait.held_by:
                 lines.append("  %s took %s in %s" % (_label(report, holder),
-                                                     wait.lock.text(), _where(taken)))
+                                                     lock_text(report, wait.lock, taken),
+                                                     _where(taken)))
+        if wait.how == "acquire":
+            for holder, taken, acq in report.acquired.get(wait.lock.address, ()):
+                lines.append("  %s took %s in %s by %s.acquire() at line %d" % (
+                    _label(report, holder), lock_text(report, wait.lock, taken),
+                    _where(taken), escape(acq.expression), acq.line))
     return lines
 
 
-def _confirmation(wait):
+def _confirmation(wait, inferred_said=False):
+    """What says a wait is one: the thread's native state, else its Python
+    frame only; on 3.11 to 3.13 inferred (nothing where the line above
+    said so, inferred_said; "(inferred)" under a frame: top_lines says
+    why once)."""
     if wait.inferred:
-        return " (%s)" % INFERRED
+        return "" if inferred_said else " (inferred)"
     return "" if wait.confirmed else " (by its Python frame)"
+
+
+def top_lines(report):
+    """What --locks prints before the stacks: the deadlocks, the possible
+    cycles, the waits whose holder is known (deadlock_lines, wait_lines),
+    and why "(inferred)" under the frames where no line above says it."""
+    lines = deadlock_lines(report) + wait_lines(report)
+    inferred = report.inferred or any(w.inferred for w in report.waits.values())
+    if inferred and not any(INFERRED in line for line in lines):
+        lines.append("(%s)" % INFERRED)
+    return lines
 
 
 def wait_lines(report):
@@ -725,29 +1011,48 @@ def wait_lines(report):
     for tid, wait in report.waits.items():
         if tid in in_cycle or wait.held_by is None:
             continue
-        lines.append("%s waits for %s%s%s" % (_label(report, tid), wait.lock.text(),
+        lines.append("%s waits for %s%s%s" % (_label(report, tid), lock_text(report, wait.lock),
                                                _held_text(report, wait),
                                                " (%s)" % INFERRED if wait.inferred else ""))
-        lines.extend(_detail_lines(report, (wait,)))
+        lines.extend(_detail_lines(report, (wait,), inferred_said=True))
     return lines
 
 
 def frame_lines(report, thread, frame, indent):
-    """The lines under a frame: ``holds <lock>``, and ``waits for <lock>
+    """The lines under a frame: ``holds <lock>`` (by a ``with``, or by an
+    acquire() the frame made: the lock's holder), and ``waits for <lock>
     held by ...`` under a waiting thread's innermost frame."""
     held = report.holds.get(frame.frame_addr) or ()
     note = " (inferred)" if frame.frame_addr in report.inferred else ""
-    lines = [indent + "holds " + lock.text() + note for lock in held]
+    lines = [indent + "holds " + lock_text(report, lock, frame) + note for lock in held]
+    lines += [indent + "holds %s (%s.acquire() at line %d)" % (
+        lock_text(report, lock, frame), escape(acq.expression), acq.line)
+        for lock, acq in _acquired_in(report, frame)]
     wait = report.waits.get(thread.native_thread_id) if thread is not None else None
     if wait is not None and thread.frames and thread.frames[0].frame_addr == frame.frame_addr:
-        lines.append(indent + "waits for %s%s%s" % (wait.lock.text(),
+        lines.append(indent + "waits for %s%s%s" % (lock_text(report, wait.lock),
                                                     _held_text(report, wait),
                                                     _confirmation(wait)))
     return lines
 
 
-def _lock_dict(lock):
+def _acquired_in(report, frame):
+    """[(Lock, Acquire)]: the locks this frame holds by an acquire(), as
+    the holders of waits (Wait.how "acquire") found them."""
+    out = []
+    for wait in report.waits.values():
+        if wait.how != "acquire" or any(wait.lock is lock for lock, _ in out):
+            continue
+        for _, taken, acq in report.acquired.get(wait.lock.address, ()):
+            if taken.frame_addr == frame.frame_addr:
+                out.append((wait.lock, acq))
+    return out
+
+
+def _lock_dict(lock, names=None):
     row = {"address": lock.address, "type": lock.type_name}
+    if names is not None:
+        row["name"] = names.get(lock.address)
     if lock.owner_ident is not None:
         row["owner_ident"] = lock.owner_ident
     if lock.condition is not None:
@@ -755,12 +1060,12 @@ def _lock_dict(lock):
     return row
 
 
-def _wait_dict(wait):
+def _wait_dict(wait, names):
     """A thread's "waits_for": the object, its kind, and what it records."""
-    row = dict(_lock_dict(wait.lock), kind=wait.lock.kind, held_by=wait.held_by,
-               confirmed=wait.confirmed, inferred=wait.inferred)
+    row = dict(_lock_dict(wait.lock, names), kind=wait.lock.kind, held_by=wait.held_by,
+               held_how=wait.how, confirmed=wait.confirmed, inferred=wait.inferred)
     if wait.lock.lock is not None:
-        row["lock"] = _lock_dict(wait.lock.lock)
+        row["lock"] = _lock_dict(wait.lock.lock, names)
     if wait.lock.kind == "join":
         row["thread_ident"] = wait.lock.thread_ident
     return row
@@ -769,23 +1074,38 @@ def _wait_dict(wait):
 def to_json(report, doc, threads):
     """Add the keys to a snapshot's JSON document ``doc`` whose thread rows
     are those of ``threads``: top-level "deadlocks" (each cycle a list of
-    {"native_thread_id", "waits_for", "held_by", "inferred"}), per thread
-    "waits_for" ({"address", "type", "kind", "held_by", "confirmed",
-    "inferred"}, a Condition's "lock", a join's "thread_ident"; or null), per
-    frame "holds" (a list of {"address", "type"}, each with "inferred": true
-    when read from a 3.11 to 3.13 frame without a saved stack pointer; or null when
-    its stack is unreadable)."""
+    {"native_thread_id", "waits_for", "held_by", "held_how", "inferred"})
+    and "possible_deadlocks" (each a list of {"native_thread_id",
+    "waits_for", "held_by", "may_be_held_by", "evidence", "inferred"}), per
+    thread "waits_for" ({"address", "type", "name", "kind", "held_by",
+    "held_how", "confirmed", "inferred"}, a Condition's "lock", a join's
+    "thread_ident"; or null), per frame "holds" (a list of {"address",
+    "type", "name"}, each with "inferred": true when read from a 3.11 to
+    3.13 frame without a saved stack pointer; or null when its stack is
+    unreadable) and "acquired" (the locks it holds by an acquire(): each
+    {"address", "type", "name", "expression", "line"})."""
+    names = report.names
     doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
                           "waits_for": w.lock.address, "held_by": w.held_by,
-                          "inferred": w.inferred}
+                          "held_how": w.how, "inferred": w.inferred}
                          for w in cycle] for cycle in report.cycles]
+    doc["possible_deadlocks"] = [[{
+        "native_thread_id": w.native_thread_id, "waits_for": w.lock.address,
+        "held_by": w.held_by,
+        "may_be_held_by": m.native_thread_id if m is not None else None,
+        "evidence": m.evidence if m is not None else None, "inferred": w.inferred}
+        for w, m in cycle] for cycle in report.possible]
     rows = [row for interp in doc["interpreters"] for row in interp["threads"]]
     for thread, row in zip(threads, rows):
         wait = report.waits.get(thread.native_thread_id)
-        row["waits_for"] = None if wait is None else _wait_dict(wait)
+        row["waits_for"] = None if wait is None else _wait_dict(wait, names)
         for frame, frame_row in zip(thread.frames, row["frames"]):
             held = report.holds.get(frame.frame_addr)
             extra = {"inferred": True} if frame.frame_addr in report.inferred else {}
-            frame_row["holds"] = None if held is None else [dict(_lock_dict(x), **extra)
-                                                            for x in held]
+            own = _names_in(report, frame)
+            frame_row["holds"] = None if held is None else [
+                dict(_lock_dict(x, own), **extra) for x in held]
+            frame_row["acquired"] = [dict(_lock_dict(lock, own), expression=acq.expression,
+                                          line=acq.line)
+                                     for lock, acq in _acquired_in(report, frame)]
     return doc

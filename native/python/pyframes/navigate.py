@@ -1,6 +1,9 @@
 """Python frame navigation in a debugger: ``py-up``, ``py-down``,
 ``py-frame`` and ``py-list``, and the selected frame's values: ``py-locals``
-and ``py-print EXPR`` (also named ``pyf-up`` ... in both debuggers).
+and ``py-print EXPR`` (also named ``pyf-up`` ... in both debuggers); and
+``py-task``, which lists the asyncio tasks (CPython 3.14+) and selects one:
+the commands then walk its coroutine frames (a suspended task runs on no
+thread) until ``py-task --thread`` or the next stop.
 
 One selected Python frame per thread of a stopped inferior, numbered as
 ``py-bt-fast`` and ``pystack`` list the thread's frames: #0 is the
@@ -23,7 +26,7 @@ returns; every failure is a CommandError with its one message.
 
 import re
 
-from . import errors, mixed, options, render, values
+from . import errors, mixed, options, render, taskview, values
 from .adapter import ask
 from .errors import CommandError
 from .escaping import escape
@@ -39,7 +42,7 @@ LIST_FROM_START = 10
 
 #: The commands: name -> what it does.  Each is also registered as
 #: ``pyf-<what>`` (PYF_NAMES), which CPython's gdb helper never takes.
-COMMANDS = ("py-up", "py-down", "py-frame", "py-list", "py-locals", "py-print")
+COMMANDS = ("py-up", "py-down", "py-frame", "py-list", "py-locals", "py-print", "py-task")
 PYF_NAMES = {name: "pyf-" + name[3:] for name in COMMANDS}
 
 #: CPython's gdb helper (Tools/gdb/libpython.py, installed as
@@ -73,9 +76,10 @@ _USAGE = {
     "down": "%s [N]",
     "frame": "%s [N]",
     "list": "%s [START [END]]",
-    "locals": "%s [--max-string N] [--max-items N] [--max-value-depth N] "
+    "locals": "%s [--attrs] [--max-string N] [--max-items N] [--max-value-depth N] "
               "[--max-objects N] [--max-bytes N]",
     "print": "%s [limits] EXPR",
+    "task": "%s [NAME | 0xID | --thread]",
 }
 
 _HELP = {
@@ -100,12 +104,24 @@ _HELP = {
                "arguments first",
                "Values as repr() in the process would show them, read from its memory (no "
                "code runs in it), cut where a limit says so (`...<N more items>`); a "
-               "variable not yet bound shows `<unbound>`."),
+               "variable not yet bound shows `<unbound>`. --attrs: an instance of a class "
+               "shows its attributes after its repr(), as vars() gives them."),
     "print": ("Show one value of the selected Python frame: a local or global name, then "
               "any chain of .attr, [int] and ['key']",
-              "E.g. `py-print request.headers['Host']`. Nothing runs in the process: "
-              "attributes are read from the object's __dict__ or slots, items from the "
-              "list, tuple or dict; the value limits as for py-locals."),
+              "E.g. `py-print request.headers['Host']`, `py-print order.customer.name`, "
+              "`py-print customer.__dict__` (its attributes, as vars() gives them). "
+              "Nothing runs in the process: attributes are read from the object's "
+              "__dict__ or slots, items from the list, tuple or dict; the value limits "
+              "and --attrs as for py-locals."),
+    "task": ("List the asyncio tasks, or select one's coroutine frames for py-up, py-down, "
+             "py-frame, py-list, py-locals and py-print",
+             "Without an argument: each task (CPython 3.14+) on one line, its name and id "
+             "as py-bt-fast --tasks and pystack --tasks show them, what it awaits, and "
+             "which is selected. `py-task NAME` (or its id, 0x...) selects its coroutine "
+             "stack: #0 the coroutine it is suspended in, up to the task's own coroutine "
+             "(a suspended task runs on no thread: no native frame is selected). "
+             "`py-task --thread` goes back to the selected thread's own frames; so does "
+             "the next stop."),
 }
 
 _COMMON_HELP = (
@@ -141,11 +157,15 @@ class _ThreadState(object):
     py-bt-fast lists them), their runs, the selection and, once asked
     for, which native frame runs each frame."""
 
-    def __init__(self, tid, runs):
+    def __init__(self, tid, runs, task=None):
         self.tid = tid
         self.runs = runs
         self.frames = [f for run in runs for f in run.frames]
         self.selected = 0
+        #: py-task's task (model.Task): its coroutine frames, on no thread
+        self.task = task
+        if task is not None:
+            self.frames = list(task.coroutine_stack)
         self.native = None      # the debugger's frames (mixed.NativeFrame)
         self.owner = None       # per frame: index into native, or None
         self.unplaced = None    # why a frame has no native frame
@@ -174,22 +194,32 @@ class _ThreadState(object):
 
 
 class Navigation(object):
-    """The selected Python frame of each thread of one stop."""
+    """The selected Python frame of each thread of one stop, and the asyncio
+    task selected (py-task), whose frames the commands walk instead."""
 
     def __init__(self):
         self.key = None
         self.threads = {}
+        self.task = None
 
     def reset(self):
         self.key = None
         self.threads = {}
+        self.task = None
 
-    def thread(self, session, adapter):
-        """The _ThreadState of the debugger's selected thread."""
+    def check(self, adapter):
+        """Forget the selections made at another stop."""
         key = (ask(adapter.identity), ask(adapter.generation))
         if key != self.key:
             self.reset()
             self.key = key
+
+    def thread(self, session, adapter):
+        """The _ThreadState of the debugger's selected thread (of the task
+        py-task selected)."""
+        self.check(adapter)
+        if self.task is not None:
+            return self.task
         tid = ask(adapter.selected_native_tid)
         if tid is None:
             if not adapter.has_process():
@@ -247,6 +277,13 @@ def _number(text, name, minimum):
     return int(text)
 
 
+def _whose(state):
+    """"this thread", or the task py-task selected."""
+    if state.task is not None:
+        return "task %s" % taskview.task_label(state.task)
+    return "this thread"
+
+
 def _frame_name(state, index):
     return "#%d (%s)" % (index, escape(state.frames[index].function))
 
@@ -256,7 +293,7 @@ def _select(state, index, adapter):
     note on the native frame (or None)."""
     state.selected = index
     select = getattr(adapter, "select_native_frame", None)
-    if select is None:
+    if select is None or state.task is not None:
         return None
     state.place(adapter)
     owner = state.owner[index]
@@ -292,13 +329,13 @@ def _move(session, adapter, name, argument, older):
     last = len(state.frames) - 1
     if older:
         if state.selected >= last:
-            raise CommandError("no older Python frame: %s is the outermost of this thread"
-                               % _frame_name(state, last))
+            raise CommandError("no older Python frame: %s is the outermost of %s"
+                               % (_frame_name(state, last), _whose(state)))
         index = min(state.selected + count, last)
     else:
         if state.selected <= 0:
-            raise CommandError("no newer Python frame: %s is the innermost of this thread"
-                               % _frame_name(state, 0))
+            raise CommandError("no newer Python frame: %s is the innermost of %s"
+                               % (_frame_name(state, 0), _whose(state)))
         index = max(state.selected - count, 0)
     return _show(session, adapter, state, _select(state, index, adapter))
 
@@ -312,8 +349,8 @@ def _frame(session, adapter, name, argument):
     if words:
         index = _number(words[0], name, 0)
         if index >= len(state.frames):
-            raise CommandError("no Python frame #%d: this thread's frames are #0 to #%d"
-                               % (index, len(state.frames) - 1))
+            raise CommandError("no Python frame #%d: %s's frames are #0 to #%d"
+                               % (index, _whose(state), len(state.frames) - 1))
     return _show(session, adapter, state, _select(state, index, adapter))
 
 
@@ -383,7 +420,56 @@ def _values(session, adapter, name, argument):
     return "".join(line + "\n" for line in lines)
 
 
+def _task(session, adapter, name, argument):
+    """py-task: the tasks, or one selected (its coroutine frames)."""
+    words = argument.split()
+    if len(words) > 1:
+        raise CommandError(_usage(name))
+    nav = navigation(session)
+    nav.check(adapter)
+    if words == ["--thread"]:
+        nav.task = None
+        state = nav.thread(session, adapter)
+        return _show(session, adapter, state, None)
+    tasks = session.stop_tasks(adapter, nav.key)
+    if not words:
+        return _task_list(session, adapter, nav, tasks)
+    wanted = words[0]
+    found = [t for t in tasks if t.name == wanted]
+    if not found and re.match(r"^0[xX][0-9a-fA-F]+$", wanted):
+        found = [t for t in tasks if t.id == int(wanted, 16)]
+    if not found:
+        raise CommandError("no asyncio task is named %s (py-task lists them)" % escape(wanted))
+    if len(found) > 1:
+        raise CommandError("%d tasks are named %s: give one's id (%s)" % (
+            len(found), escape(wanted), ", ".join("0x%x" % t.id for t in found)))
+    task = found[0]
+    if not task.coroutine_stack:
+        raise CommandError("task %s has no coroutine frame to select" % taskview.task_label(task))
+    nav.task = _ThreadState(None, [], task)
+    return "task %s selected\n%s" % (taskview.task_label(task),
+                                       _show(session, adapter, nav.task, None))
+
+
+def _task_list(session, adapter, nav, tasks):
+    target = session.stop_target(adapter, nav.key)
+    awaits = taskview.read_awaits(target, tasks)
+    lines = []
+    for task in tasks:
+        mark = "*" if nav.task is not None and nav.task.task.id == task.id else " "
+        text = "%s %s %s" % (mark, taskview.task_label(task), task.state)
+        if task.running:
+            text += ", running"
+        if task.coroutine_stack:
+            text += ", in %s" % escape(task.coroutine_stack[0].function)
+        if task.id in awaits:
+            text += ", awaits %s" % awaits[task.id].text
+        lines.append(text)
+    return "".join(line + "\n" for line in lines) or "no asyncio task\n"
+
+
 _RUN = {
+    "task": _task,
     "up": lambda s, a, n, arg: _move(s, a, n, arg, True),
     "down": lambda s, a, n, arg: _move(s, a, n, arg, False),
     "frame": _frame,

@@ -68,7 +68,8 @@ def add_stack_options(parser, json_group=None):
     parser.add_argument(
         "--tasks", action="store_true",
         help="the asyncio tasks (CPython 3.14+) as a tree: each task, its "
-             "coroutine stack and the tasks it awaits (with --all or --thread "
+             "coroutine stack, what it awaits there and the tasks it awaits (with "
+             "--locals each coroutine frame's variables; with --all or --thread "
              "the thread stacks first; with --json a \"tasks\" list)")
     parser.add_argument(
         "--table", action="store_true",
@@ -77,11 +78,14 @@ def add_stack_options(parser, json_group=None):
              "first; implies --tasks)")
     parser.add_argument(
         "--locks", action="store_true",
-        help="the locks each frame holds (inside `with lock:`), the lock or "
-             "object (Condition, Event, Queue, thread join, Future...) each thread "
-             "waits for and who holds it, and every deadlock (cycle of waits), "
-             "printed first (with --json \"deadlocks\", \"waits_for\" "
-             "per thread and \"holds\" per frame)")
+        help="the locks each frame holds (inside `with lock:`, or past an "
+             "acquire() still in effect), the lock or object (Condition, Event, "
+             "Queue, thread join, Future...) each thread waits for and who holds "
+             "it, each named as the code names it (a global, self._lock, "
+             "locks[\"k\"]), and every deadlock (cycle of waits), printed first, "
+             "then the possible cycles with their evidence (with --json "
+             "\"deadlocks\", \"possible_deadlocks\", \"waits_for\" per thread, "
+             "\"holds\" and \"acquired\" per frame)")
     add_value_options(parser)
     return parser
 
@@ -107,8 +111,16 @@ def add_value_options(parser):
     add_value_limits(parser, "with --locals: ")
 
 
+#: --attrs: an instance's attributes after its repr(), one level down.
+ATTRS_HELP = ("an instance of a class shows its attributes after its repr(), as "
+              "vars() gives them: <mod.Customer object at 0x...> {'name': 'Ann', ...} "
+              "(one level down: the instances among them show their repr() only; with "
+              "--json an \"attributes\" object per variable)")
+
+
 def add_value_limits(parser, prefix=""):
-    """The limits of the values shown (--max-string N, ...)."""
+    """The limits of the values shown (--max-string N, ...) and --attrs."""
+    parser.add_argument("--attrs", action="store_true", help=prefix + ATTRS_HELP)
     for option, key, what in VALUE_LIMITS:
         parser.add_argument(
             option, metavar="N", type=positive_int,
@@ -138,11 +150,12 @@ def parse_values_command(parser, argument_string):
     if not wants:
         return parse_arguments(parser, text)
     words = []
+    flags = {o for a in parser._actions if a.nargs == 0 for o in a.option_strings}
     while text.startswith("-"):
         word, _, text = text.partition(" ")
         words.append(word)
         text = text.lstrip()
-        if "=" not in word and word not in ("-h", "--help") and text:
+        if "=" not in word and word not in flags and text:
             value, _, text = text.partition(" ")
             words.append(value)
             text = text.lstrip()
@@ -155,9 +168,12 @@ def parse_values_command(parser, argument_string):
 
 
 def value_limits(options):
-    """The Target.frame_locals limits the options give (None: default)."""
-    return {key: getattr(options, option[2:].replace("-", "_"), None)
-            for option, key, _ in VALUE_LIMITS}
+    """The Target.frame_locals limits the options give (None: default),
+    and "attrs" (--attrs)."""
+    limits = {key: getattr(options, option[2:].replace("-", "_"), None)
+              for option, key, _ in VALUE_LIMITS}
+    limits["attrs"] = bool(getattr(options, "attrs", False))
+    return limits
 
 
 class HelpRequested(Exception):
@@ -399,24 +415,32 @@ thread selected in {dbg}.
                    native ids and {dbg} labels over the one stack (with
                    --locks the same locks too; with --json a "groups" list)
   --tasks          the asyncio tasks (CPython 3.14+) as a tree: each task,
-                   its coroutine stack and the tasks it awaits; with --all
-                   or --thread the thread stacks first, each header naming
-                   the task its thread runs; with --json a "tasks" list
+                   its coroutine stack, what it awaits there (asyncio.sleep,
+                   an Event, a Queue, a Lock, a task, a future) and the
+                   tasks it awaits (with --locals each coroutine frame's
+                   variables); with --all or --thread the thread stacks
+                   first, each header naming the task its thread runs; with
+                   --json a "tasks" list; py-task selects a task's frames
   --table          the asyncio tasks as the table of `python -m asyncio ps`
                    (coroutine stack, awaiter chain: innermost first;
                    implies --tasks)
   --locals         under each frame its arguments and locals, one
                    "name = value" per line, as repr() in the target shows
                    them (user classes: <module.Class object at 0x...>)
+  --attrs          with --locals: an instance shows its attributes after
+                   its repr(), as vars() gives them (one level down)
   --max-string N, --max-items N, --max-value-depth N, --max-objects N,
   --max-bytes N    the limits of --locals (defaults 200 chars, 100 items,
                    depth 6, 10,000 objects and 4 MiB read per frame); a cut
                    value says so: 'abc'...<1,234 more chars>,
                    [1, 2, ...<12,345 more items>], [...<too deep: 3 items>]
-  --locks          under each frame the locks it holds (`with lock:`), under
-                   a blocked thread the lock it waits for and its holder;
-                   the deadlocks (cycles of waits) first: `deadlock: "A"
-                   waits for <_thread.lock at 0x...> held by "B", which ...`
+  --locks          under each frame the locks it holds (`with lock:`, an
+                   acquire() still in effect), under a blocked thread the
+                   lock it waits for and its holder, each lock named as the
+                   code names it; the deadlocks (cycles of waits) first:
+                   `deadlock: "A" waits for inventory_lock <_thread.lock at
+                   0x...> held by "B", which ...`, then the possible cycles
+                   (a holder the frames cannot prove), with their evidence
   --native         {dbg}'s own backtrace with the Python frames placed under
                    the eval-loop frames that run them (no debug info needed)
   --reader MODE    auto (default): read a live local process directly, else

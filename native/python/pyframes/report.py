@@ -114,6 +114,13 @@ def _stacks(profile):
     return stacks, labelled
 
 
+def process_title(pid, command=None):
+    """A profile's title: ``pid 1234 (python3 app.py --workers 4)``, the
+    process's command line as render.process_command gives it (escaped)
+    when known."""
+    return "pid %d (%s)" % (pid, command) if command else "pid %d" % pid
+
+
 def write_outputs(profile, args, title="pyframes"):
     """The files the options ask for."""
     if getattr(args, "raw", None):

@@ -15,7 +15,7 @@ that other commands never write to the process.
 
 import time
 
-from . import errors, report, sampling
+from . import errors, render, report, sampling
 from .adapter import ask
 from .options import (add_sample_options, new_parser, number_in, positive_int,
                       sample_cache, sample_threads)
@@ -184,7 +184,11 @@ class SampleCommand(object):
         self.library_time += sampler.library_time
         self.profile.merge(profile)
         whole = self.profile
-        report.write_outputs(whole, options, title=self.command_name)
+        title = self.command_name
+        if ask(adapter.is_live_local):
+            title += " of " + report.process_title(adapter.pid(),
+                                                   render.process_command(adapter.pid()))
+        report.write_outputs(whole, options, title=title)
         costs = []
         if running and profile.samples:
             notes.insert(0, "the process ran while it was sampled by PID (%s stopped it "

@@ -20,7 +20,7 @@ import collections
 import dataclasses
 import json
 
-from . import _loader, errors, mixed, render, stack_command, target as api, tids
+from . import _loader, errors, mixed, render, stack_command, target as api, taskview, tids
 from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
 from .errors import CommandError, UsageError
 from .locate import locate_asyncio, locate_runtime
@@ -66,6 +66,8 @@ class Session(object):
         self._not_python = set()
         # (stop, _Cached) of the last stop_target
         self._stop_target = None
+        # (stop, [model.Task]) of the last stop_tasks
+        self._stop_tasks = None
         # per (inferior, stop): its threads' ids (pyframes.tids), until flush()
         self._ids = {}
 
@@ -169,6 +171,24 @@ class Session(object):
         cached = self._get_target(adapter, "auto")[0]
         self._stop_target = (stop, cached)
         return cached.target
+
+    def stop_tasks(self, adapter, stop):
+        """The asyncio tasks of the stopped inferior (model.Task, CPython
+        3.14+), read once per ``stop`` as stop_target's target; raises
+        CommandError saying why there are none."""
+        kept = self._stop_tasks
+        if kept is not None and kept[0] == stop:
+            return kept[1]
+        target = self.stop_target(adapter, stop)
+        cached = self._stop_target[1]
+        if cached.reader is not None:
+            self.locate_asyncio(cached, adapter)
+        snapshot = target.snapshot(limit=1, tasks=True)
+        why = taskview.tasks_unavailable(snapshot)
+        if why:
+            raise CommandError(why)
+        self._stop_tasks = (stop, list(snapshot.tasks))
+        return self._stop_tasks[1]
 
     @staticmethod
     def _rebind(cached, adapter):

@@ -95,6 +95,12 @@ class Front(object):
         filled first (thread_ids)."""
         return threads
 
+    def runs_while_read(self):
+        """Whether the process runs while it is read (True: values of
+        different frames may be of different moments), False when it is
+        stopped (a debugger's stop, SIGSTOP, a core file), None unknown."""
+        return False
+
     def process_id(self, target):
         """The process's id (the thread it started with has it as its
         native id), or None when unknown."""
@@ -131,7 +137,8 @@ def run(target, options, front):
     # --json)
     stacks = options.json or not tasks or options.all or options.thread is not None
     snapshot, threads = _chosen(target, options, front, walk, stacks)
-    show_locals = getattr(options, "locals", False)
+    # --attrs shows what --locals shows, with the instances' attributes
+    show_locals = getattr(options, "locals", False) or getattr(options, "attrs", False)
     native = getattr(options, "native", False)
     collapsed = getattr(options, "collapsed", False)
     group = getattr(options, "group", False)
@@ -151,26 +158,32 @@ def run(target, options, front):
     elif stacks and threads:
         threads = front.thread_ids().fill(threads)
     frame_values = FrameValuesOf(target, value_limits(options)) if show_locals else None
+    # values of a process that runs while they are read are of no one moment
+    moving = bool(show_locals and front.runs_while_read())
     lock_report = None
     under = frame_values.text_lines if frame_values else None
     if show_locks:
         lock_report = locks.analyze(target, _every_thread(target, options, walk, threads,
                                                           front.thread_ids()),
-                                    target.python.minor)
+                                    target.python.minor, source=front.source(), names=True)
         under = _with_locks(lock_report, threads, under)
     if native:
         return front.native(snapshot, threads, options)
+    # what each stuck task awaits at its leaf (the tree and JSON)
+    awaits = taskview.read_awaits(target, snapshot.tasks) \
+        if tasks and not options.table and snapshot.tasks else None
     if options.json:
         return json_text(snapshot, limited=bool(options.limit),
                          frame_values=frame_values, lock_report=lock_report,
                          groups=threads if group else None,
-                         lines_of=under if group else None) + "\n"
+                         lines_of=under if group else None, awaits=awaits,
+                         moving=moving if show_locals else None) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
     text = ""
     if lock_report is not None:
         text = "".join(line + "\n" for line in
-                       locks.deadlock_lines(lock_report) + locks.wait_lines(lock_report))
+                       locks.top_lines(lock_report))
         text += "\n" if text else ""
     if group and stacks and not collapsed:
         text += render.format_threads_text(
@@ -188,8 +201,17 @@ def run(target, options, front):
             locals_of=under)
     if tasks:
         text += ("\n" if text else "") + "".join(
-            line + "\n" for line in taskview.format_tasks(snapshot, table=options.table))
+            line + "\n" for line in taskview.format_tasks(
+                snapshot, table=options.table, awaits=awaits,
+                locals_of=frame_values.lines if frame_values else None))
+    if moving:
+        text += RUNNING_NOTE + "\n"
     return text + front.note(threads, snapshot if tasks else None)
+
+
+#: Under --locals of a process that ran while it was read.
+RUNNING_NOTE = ("note: the process ran while its variables were read: they may be of "
+                "different moments (stop it first, kill -STOP PID, for one moment)")
 
 
 def _chosen(target, options, front, walk, stacks=True):
@@ -254,16 +276,21 @@ class FrameValuesOf(object):
         self.limits = limits
 
     def text_lines(self, frame):
+        return [self.INDENT + line for line in self.lines(frame)]
+
+    def lines(self, frame):
+        """``name = value`` per variable of the frame (not indented)."""
         fv, why = values.read_locals(self.target, frame, self.limits)
         if fv is None:
-            return [self.INDENT + "<locals unreadable: %s>" % render.escape(why)]
-        return [self.INDENT + line for line in values.local_lines(fv, self.target.python)]
+            return ["<locals unreadable: %s>" % render.escape(why)]
+        return values.local_lines(fv, self.target.python, bool(self.limits.get("attrs")))
 
     def add_json(self, frame, row):
         """Fill a frame's JSON row: "locals" (and "locals_error")."""
         fv, why = values.read_locals(self.target, frame, self.limits)
         python = self.target.python
-        row["locals"] = [] if fv is None else [values.local_dict(loc, python)
+        attrs = bool(self.limits.get("attrs"))
+        row["locals"] = [] if fv is None else [values.local_dict(loc, python, attrs)
                                                for loc in values.shown_locals(fv)]
         row["locals_error"] = why
 
@@ -325,17 +352,30 @@ def main_tagged(target, snapshot, threads, pid):
 
 
 def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
-              lines_of=None):
+              lines_of=None, awaits=None, moving=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
     deadlocks, waits and held locks (pyframes.locks.to_json); with --group
     (``groups``: the threads shown) the document gains "groups", the
     threads grouped as the text groups them (``lines_of(frame)``: the lines
-    under a frame, which must be the same too)."""
-    if not limited and frame_values is None and lock_report is None and groups is None:
+    under a frame, which must be the same too); with ``awaits`` (--tasks:
+    taskview.read_awaits) each task's "awaits", and with --locals its
+    coroutine frames' variables; ``moving`` (with --locals): the process
+    ran while they were read ("locals_while_running")."""
+    if not limited and frame_values is None and lock_report is None and groups is None \
+            and awaits is None:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    if moving is not None:
+        doc["locals_while_running"] = moving
+    if awaits is not None or (frame_values is not None and doc.get("tasks")):
+        for task, row in zip(snapshot.tasks or (), doc.get("tasks") or ()):
+            if awaits is not None:
+                row["awaits"] = awaits[task.id].to_dict() if task.id in awaits else None
+            if frame_values is not None:
+                for frame, frame_row in zip(task.coroutine_stack, row["coroutine_stack"]):
+                    frame_values.add_json(frame, frame_row)
     if lock_report is not None:
         locks.to_json(lock_report, doc, list(snapshot.threads()))
     if groups is not None:

@@ -5,16 +5,152 @@ down to the call it is suspended in (outermost first), the table lists a
 stack innermost first (so does the JSON document: every frame list of
 pyframes is innermost first).
 
-Pure functions over model objects, like render.py.  The await graph comes
-from each task's ``awaited_by``; a task awaited by several is drawn under
-each of them (its subtree once, later as a reference), and an await cycle
-is named, never followed.
+Pure functions over model objects, like render.py, but for
+:func:`read_awaits`, which reads what each task awaits at its leaf from
+the target.  The await graph comes from each task's ``awaited_by``; a task
+awaited by several is drawn under each of them (its subtree once, later as
+a reference), and an await cycle is named, never followed.
+
+What a stuck task awaits (:func:`read_awaits`): the object its innermost
+coroutine frame is suspended on (the library flags it on the frame's value
+stack, PYF_LOCAL_AWAITED: what ``cr_await`` gives; for ``await fut`` an
+``_asyncio.FutureIter``, whose future the library reads), worded by what
+asyncio's own leaf frames are (LEAF_FRAMES: ``asyncio.sleep``,
+``Event.wait``, ``Queue.get``, ``Lock.acquire``...: the object is their
+``self``), else by the future: another task, a ``gather()``, a bare
+Future.  Each object is named as the task's frames refer to it
+(pyframes.refnames).
 """
 
+from dataclasses import dataclass
+from typing import Optional
+
+from . import errors, refnames
+from ._abi import PYF_LOCAL_AWAITED
 from .render import escape
+from .values import render
 
 __all__ = ["format_tasks", "format_task_tree", "format_task_table", "await_cycles",
-           "task_label", "tasks_unavailable"]
+           "task_label", "tasks_unavailable", "Awaited", "read_awaits", "LEAF_FRAMES"]
+
+#: asyncio's coroutines a task is suspended in when it waits on one of
+#: asyncio's objects, by (file ending, qualname): what the object (their
+#: ``self``; asyncio.sleep: its ``delay``) is.  The same in 3.14 and 3.15.
+LEAF_FRAMES = {
+    ("asyncio/tasks.py", "sleep"): "sleep",
+    ("asyncio/locks.py", "Event.wait"): "event",
+    ("asyncio/locks.py", "Lock.acquire"): "lock",
+    ("asyncio/locks.py", "Condition.wait"): "condition",
+    ("asyncio/locks.py", "Semaphore.acquire"): "semaphore",
+    ("asyncio/locks.py", "Barrier.wait"): "barrier",
+    ("asyncio/queues.py", "Queue.get"): "queue",
+    ("asyncio/queues.py", "Queue.put"): "queue",
+}
+#: The types of asyncio's futures a task may await (heap types of _asyncio,
+#: asyncio.tasks' gather future).
+TASK_TYPES = ("_asyncio.Task",)
+GATHER_TYPE = "asyncio.tasks._GatheringFuture"
+FUTURE_ITER = "_asyncio.FutureIter"
+
+
+@dataclass(frozen=True)
+class Awaited:
+    """What a task's innermost coroutine frame awaits."""
+
+    #: "sleep", "event", "lock", "condition", "semaphore", "barrier",
+    #: "queue" (asyncio's object: ``address``), "task" (another task:
+    #: ``task``), "gather", "future", "coroutine" or "other".
+    kind: str
+    #: The object (the Event, the Queue..., the future or task), 0 unknown.
+    address: int = 0
+    type_name: str = ""
+    #: The name the task's frames give it (pyframes.refnames), else None.
+    name: Optional[str] = None
+    #: The future the frame awaits (``await fut``: what the task's
+    #: ``_fut_waiter`` is), 0 when it awaits no future.
+    future: int = 0
+    #: The awaited task's id ("task").
+    task: Optional[int] = None
+    #: How the tree says it ("asyncio.sleep(3600)", 'task "fetch" (0x...)').
+    text: str = ""
+
+    def to_dict(self):
+        return {"kind": self.kind, "address": self.address or None,
+                "type": self.type_name or None, "name": self.name,
+                "future": self.future or None, "task": self.task, "text": self.text}
+
+
+def _leaf_kind(frame):
+    filename = (frame.filename or "").replace("\\", "/")
+    for (end, qualname), kind in LEAF_FRAMES.items():
+        if frame.function == qualname and filename.endswith("/" + end):
+            return kind
+    return None
+
+
+_LEAF_READ = dict(stack=True, max_depth=1, max_items=8, max_string=80, max_objects=256,
+                  max_bytes=1 << 18)
+
+
+def _object_text(addr, type_name, name):
+    text = "<%s at 0x%x>" % (escape(type_name), addr)
+    return "%s %s" % (escape(name), text) if name else text
+
+
+def read_awaits(target, tasks, namer=None):
+    """{task id: Awaited} of the tasks suspended in an await (a running
+    task, or a frame that cannot be read, has none)."""
+    namer = namer or refnames.Namer(target)
+    by_id = {t.id: t for t in tasks}
+    found = {}
+    for task in tasks:
+        if not task.coroutine_stack or task.running:
+            continue
+        leaf = task.coroutine_stack[0]
+        try:
+            fv = target.frame_locals(leaf.frame_addr, **_LEAF_READ)
+        except errors.PyframesError:
+            continue
+        node = next((loc.value for loc in fv.locals if loc.kind == "stack" and
+                     loc.flags & PYF_LOCAL_AWAITED and loc.value is not None), None)
+        if node is None:
+            continue
+        local = {loc.name: loc.value for loc in fv.locals if loc.kind != "stack"}
+        future = node.number if node.type_name == FUTURE_ITER and node.number > 0 else 0
+        kind = _leaf_kind(leaf)
+        frames = task.coroutine_stack
+        if kind == "sleep":
+            delay = local.get("delay")
+            text = "asyncio.sleep(%s)" % (render(delay, target.python)
+                                          if delay is not None else "?")
+            awaited = Awaited(kind, future, "", None, future, None, text)
+        elif kind is not None and local.get("self") is not None and local["self"].addr:
+            obj = local["self"]
+            name = namer.name(frames, obj.addr)
+            awaited = Awaited(kind, obj.addr, obj.type_name, name, future, None, "%s() of %s" % (
+                escape(leaf.function), _object_text(obj.addr, obj.type_name, name)))
+        elif future:
+            if future in by_id:
+                other = by_id[future]
+                awaited = Awaited("task", future, TASK_TYPES[0], None, future, future,
+                                  "task %s" % task_label(other))
+            else:
+                try:
+                    type_name = target.value(future, max_depth=1, max_items=1).type_name
+                except errors.PyframesError:
+                    type_name = ""
+                name = namer.name(frames, future)
+                kind = "gather" if type_name == GATHER_TYPE else "future"
+                awaited = Awaited(kind, future, type_name, name, future, None, "%s %s" % (
+                    "gather()" if kind == "gather" else "future",
+                    _object_text(future, type_name, name)))
+        else:
+            kind = "coroutine" if node.kind in ("coroutine", "generator") else "other"
+            name = namer.name(frames, node.addr)
+            awaited = Awaited(kind, node.addr, node.type_name, name, 0, None,
+                              _object_text(node.addr, node.type_name, name))
+        found[task.id] = awaited
+    return found
 
 
 def tasks_unavailable(snapshot):
@@ -29,9 +165,10 @@ def tasks_unavailable(snapshot):
     return None
 
 
-def format_tasks(snapshot, *, table=False):
+def format_tasks(snapshot, *, table=False, awaits=None, locals_of=None):
     """The lines of --tasks (a tree) or --table; a snapshot without tasks
-    gives the one line saying why."""
+    gives the one line saying why.  ``awaits`` and ``locals_of``: as
+    format_task_tree's."""
     why = tasks_unavailable(snapshot)
     if why:
         return [why]
@@ -41,7 +178,8 @@ def format_tasks(snapshot, *, table=False):
         if snapshot.tasks_error:
             lines.append("(task list incomplete: %s)" % escape(snapshot.tasks_error))
         return lines
-    return format_task_tree(tasks, error=snapshot.tasks_error)
+    return format_task_tree(tasks, error=snapshot.tasks_error, awaits=awaits,
+                            locals_of=locals_of)
 
 _BRANCH, _LAST, _PIPE, _SPACE = "├── ", "└── ", "│   ", "    "
 
@@ -117,11 +255,15 @@ def await_cycles(tasks):
     return cycles
 
 
-def format_task_tree(tasks, *, error=None):
+def format_task_tree(tasks, *, error=None, awaits=None, locals_of=None):
     """Lines of the task tree, as pstree draws it: the tasks nothing awaits
     at the top; under each task its coroutine stack (its own coroutine
     first, the call it is suspended in last), then the tasks it awaits.
-    ``error``: why the task list is incomplete, shown on top."""
+    ``error``: why the task list is incomplete, shown on top; ``awaits``:
+    {task id: Awaited} (read_awaits), an ``awaits ...`` line after the
+    innermost frame; ``locals_of(frame)``: lines under each coroutine
+    frame (--locals)."""
+    awaits = awaits or {}
     tasks = list(tasks)
     by_id = {t.id: t for t in tasks}
     children = _children(tasks)
@@ -163,7 +305,12 @@ def format_task_tree(tasks, *, error=None):
         kids = children[task_id]
         frames = list(reversed(task.coroutine_stack))
         lead = inner + (_PIPE if kids else _SPACE)
-        lines.extend(lead + frame_text(frame) for frame in frames)
+        for frame in frames:
+            lines.append(lead + frame_text(frame))
+            if locals_of is not None:
+                lines.extend(lead + "    " + line for line in locals_of(frame))
+        if task_id in awaits:
+            lines.append(lead + "awaits " + awaits[task_id].text)
         for i, kid in enumerate(kids):
             draw(kid, inner, i == len(kids) - 1, path | {task_id})
 

@@ -33,7 +33,7 @@ import ast
 import struct
 import sys
 
-from . import _abi, errors
+from . import _abi, errors, model
 from .errors import CommandError
 from .escaping import escape
 
@@ -109,7 +109,7 @@ def _decimal(v):
         sys.set_int_max_str_digits(old)
 
 
-def _int(v, _depth, py):
+def _int(v, _depth, ctx):
     data = v.data
     if data is not None and len(data) == 4 and not v.flags & _TRUNCATED:
         # one 30-bit digit: its uint32 is the magnitude
@@ -125,7 +125,7 @@ def _int(v, _depth, py):
 # ---- text ---------------------------------------------------------------------
 
 
-def _str(v, _depth, py):
+def _str(v, _depth, ctx):
     text = v.text
     out = repr(text)
     if v.truncated and v.length > len(text):
@@ -162,12 +162,12 @@ def _bytes_repr(v, old_bytearray=False):
     return out
 
 
-def _bytes(v, _depth, py):
+def _bytes(v, _depth, ctx):
     return _bytes_repr(v)
 
 
-def _bytearray(v, _depth, py):
-    return "bytearray(%s)" % _bytes_repr(v, py is not None and py < (3, 15))
+def _bytearray(v, _depth, ctx):
+    return "bytearray(%s)" % _bytes_repr(v, ctx.version is not None and ctx.version < (3, 15))
 
 
 # ---- containers ---------------------------------------------------------------
@@ -176,16 +176,17 @@ _CYCLE = {"list": "[...]", "tuple": "(...)", "dict": "{...}", "set": "set(...)",
           "frozenset": "frozenset(...)"}
 
 
-def _items(v, depth, py, per_item=1):
+def _items(v, depth, ctx, per_item=1):
     """The rendered items (dict: "k: v") with the "more items" marker, or
     None when the container was not descended into (cycle, too deep)."""
     children = v.children
     shown = len(children) // per_item
     if per_item == 2:
-        parts = ["%s: %s" % (_render(children[i], depth, py), _render(children[i + 1], depth, py))
+        parts = ["%s: %s" % (_render(children[i], depth, ctx),
+                             _render(children[i + 1], depth, ctx))
                  for i in range(0, 2 * shown, 2)]
     else:
-        parts = [_render(c, depth, py) for c in children]
+        parts = [_render(c, depth, ctx) for c in children]
     if v.length > shown and (v.truncated or not parts):
         parts.append(_more(v.length - shown, "item"))
     return parts
@@ -199,47 +200,47 @@ def _cut_container(v, open_, close):
     return "%s...<too deep: %s>%s" % (open_, _count(v.length, "item"), close)
 
 
-def _list(v, depth, py):
+def _list(v, depth, ctx):
     if (v.cycle or v.too_deep) and not v.children:
         return _cut_container(v, "[", "]")
-    return "[%s]" % ", ".join(_items(v, depth, py))
+    return "[%s]" % ", ".join(_items(v, depth, ctx))
 
 
-def _tuple_text(v, depth, py):
+def _tuple_text(v, depth, ctx):
     if (v.cycle or v.too_deep) and not v.children:
         return _cut_container(v, "(", ")")
-    parts = _items(v, depth, py)
+    parts = _items(v, depth, ctx)
     if len(v.children) == 1 and v.length == 1:
         return "(%s,)" % parts[0]
     return "(%s)" % ", ".join(parts)
 
 
-def _dict(v, depth, py):
+def _dict(v, depth, ctx):
     if (v.cycle or v.too_deep) and not v.children:
         return _cut_container(v, "{", "}")
-    return "{%s}" % ", ".join(_items(v, depth, py, 2))
+    return "{%s}" % ", ".join(_items(v, depth, ctx, 2))
 
 
-def _set(v, depth, py):
+def _set(v, depth, ctx):
     if (v.cycle or v.too_deep) and not v.children:
         return _cut_container(v, "{", "}")
     if not v.length and not v.children:
         return "set()"
-    return "{%s}" % ", ".join(_items(v, depth, py))
+    return "{%s}" % ", ".join(_items(v, depth, ctx))
 
 
-def _frozenset(v, depth, py):
+def _frozenset(v, depth, ctx):
     if (v.cycle or v.too_deep) and not v.children:
         return _CYCLE["frozenset"] if v.cycle else "frozenset(%s)" % _cut_container(v, "{", "}")
     if not v.length and not v.children:
         return "frozenset()"
-    return "frozenset({%s})" % ", ".join(_items(v, depth, py))
+    return "frozenset({%s})" % ", ".join(_items(v, depth, ctx))
 
 
-def _range(v, depth, py):
+def _range(v, depth, ctx):
     if len(v.children) < 3:
         return "range(%s)" % _cut(v)
-    start, stop, step = (_render(c, depth, py) for c in v.children[:3])
+    start, stop, step = (_render(c, depth, ctx) for c in v.children[:3])
     if step == "1":
         return "range(%s, %s)" % (start, stop)
     return "range(%s, %s, %s)" % (start, stop, step)
@@ -255,8 +256,8 @@ def _cut(v):
     return "<too deep>"
 
 
-def _child(v, i, depth, py):
-    return _render(v.children[i], depth, py) if len(v.children) > i else _cut(v)
+def _child(v, i, depth, ctx):
+    return _render(v.children[i], depth, ctx) if len(v.children) > i else _cut(v)
 
 
 def _tp_name(v):
@@ -267,19 +268,23 @@ def _tp_name(v):
     return v.type_name.rpartition(".")[2]
 
 
-def _other(v, _depth, py):
-    return "<%s object at 0x%x>" % (v.type_name, v.addr)
+def _other(v, depth, ctx):
+    text = "<%s object at 0x%x>" % (v.type_name, v.addr)
+    if ctx.attrs and v.children:
+        # its attributes (PYF_VALUES_ATTRS), as vars() would show them
+        text += " {%s}" % ", ".join(_items(v, depth, ctx, 2))
+    return text
 
 
-def _type(v, _depth, py):
+def _type(v, _depth, ctx):
     return "<class '%s'>" % v.text
 
 
-def _function(v, _depth, py):
+def _function(v, _depth, ctx):
     return "<function %s at 0x%x>" % (v.text, v.addr)
 
 
-def _builtin(v, _depth, py):
+def _builtin(v, _depth, ctx):
     if v.children:
         owner = v.children[0]
         return "<built-in method %s of %s object at 0x%x>" % (v.text, _tp_name(owner),
@@ -287,13 +292,13 @@ def _builtin(v, _depth, py):
     return "<built-in function %s>" % v.text
 
 
-def _method(v, depth, py):
+def _method(v, depth, ctx):
     func = v.children[0] if v.children else None
     name = func.text if func is not None and func.kind in ("function", "builtin") else "?"
-    return "<bound method %s of %s>" % (name, _child(v, 1, depth, py))
+    return "<bound method %s of %s>" % (name, _child(v, 1, depth, ctx))
 
 
-def _module(v, _depth, py):
+def _module(v, _depth, ctx):
     """importlib's _module_repr, from what the library read (pyframes.h,
     PYF_VALUE_MODULE)."""
     kids = v.children or ()
@@ -307,7 +312,7 @@ def _module(v, _depth, py):
     return "<module %s>" % repr(v.text)
 
 
-def _cell(v, _depth, py):
+def _cell(v, _depth, ctx):
     if v.children:
         content = v.children[0]
         return "<cell at 0x%x: %s object at 0x%x>" % (v.addr, _tp_name(content),
@@ -317,7 +322,7 @@ def _cell(v, _depth, py):
     return "<cell at 0x%x: empty>" % v.addr
 
 
-def _code(v, _depth, py):
+def _code(v, _depth, ctx):
     filename = v.children[0] if v.children else None
     where = "???"
     if filename is not None and filename.kind == "str":
@@ -328,34 +333,34 @@ def _code(v, _depth, py):
 
 
 def _owned(what):
-    def render_it(v, _depth, py):
+    def render_it(v, _depth, ctx):
         return "<%s object %s at 0x%x>" % (what, v.text, v.addr)
     return render_it
 
 
-def _exception(v, depth, py):
+def _exception(v, depth, ctx):
     name = _tp_name(v)  # _PyType_Name(): the part after the last dot
     if not v.children:
         return "%s(%s)" % (name, _cut(v))
     args = v.children[0]
     if args.kind == "tuple" and len(args.children) == 1 and args.length == 1:
-        return "%s(%s)" % (name, _render(args.children[0], depth + 1, py))
-    return name + _render(args, depth, py)
+        return "%s(%s)" % (name, _render(args.children[0], depth + 1, ctx))
+    return name + _render(args, depth, ctx)
 
 
-def _unreadable(v, _depth, py):
+def _unreadable(v, _depth, ctx):
     return "<unreadable: %s>" % (v.text or "no reason given")
 
 
 def _constant(text):
-    return lambda v, _depth, py: text
+    return lambda v, _depth, ctx: text
 
 
 _KINDS = {
     "unreadable": _unreadable, "other": _other,
-    "none": _constant("None"), "bool": lambda v, _d, py: "True" if v.number else "False",
-    "int": _int, "float": lambda v, _d, py: repr(v.real),
-    "complex": lambda v, _d, py: repr(complex(v.real, v.imag)),
+    "none": _constant("None"), "bool": lambda v, _d, ctx: "True" if v.number else "False",
+    "int": _int, "float": lambda v, _d, ctx: repr(v.real),
+    "complex": lambda v, _d, ctx: repr(complex(v.real, v.imag)),
     "str": _str, "bytes": _bytes, "bytearray": _bytearray, "tuple": _tuple_text,
     "list": _list, "dict": _dict, "set": _set, "frozenset": _frozenset, "range": _range,
     "type": _type, "function": _function, "builtin": _builtin, "method": _method,
@@ -366,21 +371,36 @@ _KINDS = {
 }
 
 
-def _render(v, depth, py):
+def _render(v, depth, ctx):
     depth += 1
     if depth > MAX_RENDER_DEPTH:
         return "<too deep>"
-    return _KINDS.get(v.kind, _other)(v, depth, py)
+    return _KINDS.get(v.kind, _other)(v, depth, ctx)
 
 
-def render(value, python=None):
+class _Context(object):
+    """What a rendering needs besides the tree: the target's (major,
+    minor) (None: the newest) and whether an object read with its
+    attributes shows them."""
+
+    __slots__ = ("version", "attrs")
+
+    def __init__(self, python=None, attrs=False):
+        self.version = _python(python)
+        self.attrs = attrs
+
+
+def render(value, python=None, attrs=False):
     """The repr() text of a value tree, escaped (see the module docstring
     for what the limits' cuts look like); ``<unbound>`` for None.
     ``python``: the target's (major, minor) or its PythonInfo, for the few
-    reprs that changed (bytearray before 3.15); None: the newest."""
+    reprs that changed (bytearray before 3.15); None: the newest.
+    ``attrs``: an instance read with its attributes (PYF_VALUES_ATTRS) is
+    its repr() followed by them as vars() shows them,
+    ``<mod.Customer object at 0x...> {'name': 'Ann', 'balance': 12}``."""
     if value is None:
         return "<unbound>"
-    return escape(_render(value, 0, _python(python)))
+    return escape(_render(value, 0, _Context(python, attrs)))
 
 
 # ---- str() of an exception ----------------------------------------------------
@@ -481,22 +501,24 @@ def _python(python):
     return python
 
 
-def local_lines(frame_values, python=None):
-    """``name = value`` per local (:func:`shown_locals`; ``python`` as
-    :func:`render`'s)."""
-    python = _python(python)
+def local_lines(frame_values, python=None, attrs=False):
+    """``name = value`` per local (:func:`shown_locals`; ``python`` and
+    ``attrs`` as :func:`render`'s)."""
+    ctx = _Context(python, attrs)
     # escape() keeps each printable character and escapes each other one on
     # its own: the line escaped once is its name and value escaped apart
     return [escape("%s = %s" % (loc.name, "<unbound>" if loc.value is None else
-                                _render(loc.value, 0, python)))
+                                _render(loc.value, 0, ctx)))
             for loc in shown_locals(frame_values)]
 
 
-def local_dict(local, python=None):
+def local_dict(local, python=None, attrs=False):
     """A local in JSON: name, kind, type (null if unbound), value (the
-    rendered text, null if unbound), address, truncated."""
+    rendered text, null if unbound: repr()'s), address, truncated; with
+    ``attrs`` also "attributes": an instance's attributes, name -> the
+    rendered text of its value (null for no instance or none read)."""
     v = local.value
-    return {
+    row = {
         "name": local.name,
         "kind": local.kind,
         "type": None if v is None else v.type_name,
@@ -504,11 +526,25 @@ def local_dict(local, python=None):
         "address": (v.addr or None) if v is not None else None,
         "truncated": bool(v is not None and v.cut()),
     }
+    if attrs:
+        row["attributes"] = attributes_dict(v, python)
+    return row
+
+
+def attributes_dict(value, python=None):
+    """name -> rendered value of an instance read with its attributes
+    (PYF_VALUES_ATTRS), None when it has none (or is no instance)."""
+    if value is None or value.kind != "other" or not value.children:
+        return None
+    kids = value.children
+    return {kids[i].text: render(kids[i + 1], python) for i in range(0, len(kids) - 1, 2)
+            if kids[i] is not None and kids[i].kind == "str" and kids[i + 1] is not None}
 
 
 def read_locals(target, frame, limits=None):
     """(FrameValues, None) of a frame (a model.Frame or its address), or
-    (None, why it could not be read)."""
+    (None, why it could not be read).  ``limits``: the LIMITS keywords,
+    and "attrs" (instances read with their attributes)."""
     addr = getattr(frame, "frame_addr", frame)
     try:
         return target.frame_locals(addr, **_limits(limits)), None
@@ -517,7 +553,8 @@ def read_locals(target, frame, limits=None):
 
 
 def _limits(limits):
-    return {k: v for k, v in (limits or {}).items() if k in LIMITS and v is not None}
+    return {k: v for k, v in (limits or {}).items()
+            if (k in LIMITS and v is not None) or (k == "attrs" and v)}
 
 
 def locals_lines(target, frame, limits=None):
@@ -525,13 +562,14 @@ def locals_lines(target, frame, limits=None):
     fv, why = read_locals(target, frame, limits)
     if fv is None:
         raise CommandError("cannot read the frame's locals: %s" % why)
-    return local_lines(fv, target.python)
+    return local_lines(fv, target.python, bool((limits or {}).get("attrs")))
 
 
 def print_lines(target, frame, expression, limits=None):
     """What ``py-print EXPR`` prints for a frame: ``EXPR = value``."""
     value = resolve(target, frame, expression, limits)
-    return ["%s = %s" % (escape(expression.strip()), render(value, target.python))]
+    return ["%s = %s" % (escape(expression.strip()),
+                         render(value, target.python, bool((limits or {}).get("attrs"))))]
 
 
 # ---- expressions --------------------------------------------------------------
@@ -624,10 +662,33 @@ def _lookup_pairs(children, key):
     return None
 
 
+#: The attribute py-print reads as the instance's attributes (vars()).
+DICT = "__dict__"
+
+
+def _instance_dict(obj, addr=0):
+    """The dict vars() would give of an instance read with its attributes:
+    made from them (a dict CPython has not made yet, 3.13+ inline values,
+    has no address: ``addr`` 0)."""
+    return model.Value(kind="dict", type_name="dict", addr=addr, length=obj.length,
+                       flags=obj.flags & _TRUNCATED, children=obj.children)
+
+
 def _step(target, node, step, shown):
     kind, key = step
+    if node.kind == "dict" and not node.addr and kind != "attr":
+        found = _lookup_pairs(node.children, key)  # an instance's __dict__
+        if found is None:
+            raise CommandError("py-print: %s has no key %r" % (shown, key))
+        return found
     if not node.addr:
         raise CommandError("py-print: %s is %s" % (shown, render(node)))
+    if kind == "attr" and key == DICT:
+        obj = _shallow(target, node.addr, _LOOKUP_ITEMS, attrs=True)
+        if obj.kind != "other":
+            raise CommandError("py-print: %s (%s) has no __dict__ that pyframes can read "
+                               "(an instance's attributes)" % (shown, obj.type_name))
+        return _instance_dict(obj)
     if kind == "attr":
         node = _shallow(target, node.addr, _LOOKUP_ITEMS, attrs=True)
         found = _lookup_pairs(node.children, key) if node.kind == "other" else None
@@ -683,8 +744,15 @@ def resolve(target, frame, expression, limits=None):
             return target.value(node.addr, **limits) if node.addr else node
     elif not steps:
         return node
-    shown = name
+    shown, owner = name, None
     for step in steps:
+        owner = node.addr if step == ("attr", DICT) else None
         node = _step(target, node, step, shown)
         shown += ".%s" % step[1] if step[0] == "attr" else "[%r]" % (step[1],)
+    if owner:
+        # obj.__dict__: the attributes read again with the limits, one level
+        # below the object
+        read = dict(limits, attrs=True)
+        read["max_depth"] = read.get("max_depth", DEFAULTS["max_depth"]) + 1
+        return _instance_dict(target.value(owner, **read))
     return target.value(node.addr, **limits) if node.addr else node

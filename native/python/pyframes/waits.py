@@ -144,6 +144,26 @@ def proc_facts(pid, tid, machine=None):
     return ProcFacts(comm, state, syscall, args, wchan, sp)
 
 
+def process_runs(pid):
+    """Whether process ``pid`` runs: a thread of it in another state than
+    stopped (``T``, SIGSTOP), traced (``t``, a debugger's stop) or dead
+    (``Z``, ``X``), from /proc/PID/task/*/stat; None when /proc says
+    nothing."""
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    states = []
+    for tid in tasks[:100000]:
+        stat = _read("/proc/%d/task/%s/stat" % (pid, tid))
+        close = stat.rfind(b")") if stat else -1
+        if close >= 0 and len(stat) > close + 2:
+            states.append(stat[close + 2:close + 3])
+    if not states:
+        return None
+    return any(state not in (b"T", b"t", b"Z", b"X") for state in states)
+
+
 def _syscall(raw, machine):
     """(name, args, sp) of a /proc/.../syscall line: "nr a1 .. a6 sp pc",
     "-1 sp pc" or "running"."""

@@ -18,8 +18,8 @@ acquire calls, in locks.json, before it blocks):
   both) and blocks in os.read; ctl-waiter blocks entering ``with lock_c:``
   (a wait, no cycle).
 * "explicit": blocks in ``lock_e.acquire()``; the main thread took lock_e by
-  an explicit acquire() (a plain Lock records no owner: its holder is
-  unknown).
+  an explicit acquire() (a plain Lock records no owner: its holder is read
+  from the main thread's frame, past ``lock_e.acquire()``: pyframes.acquired).
 
 Each lock is taken in the frame of a function that then calls a Python
 function to block (so 3.13, which saves a frame's stack pointer only when
@@ -27,8 +27,9 @@ it calls a Python function, shows the frame holding it), except
 ctl-waiter's, which blocks in the ``with`` itself.
 
 locks.json: {"locks": {name: id()}, "holds": {native id: [lock id, ...]}
-(taken with ``with`` and not released; a Condition's: its lock's), "waits":
-{native id: lock id},
+(taken with ``with`` and not released; a Condition's: its lock's),
+"acquired": {native id: [lock id, ...]} (taken by acquire() and not
+released), "waits": {native id: lock id},
 "names": {thread name: native id}, "idents": {native id: get_ident()}}.
 """
 
@@ -46,7 +47,7 @@ lock_e = threading.Lock()
 cond, lock_f = threading.Condition(threading.Lock()), threading.Lock()
 LOCKS = {"a": lock_a, "b": lock_b, "r1": rlock_1, "r2": rlock_2, "c": lock_c, "d": lock_d,
          "e": lock_e, "cv": cond._lock, "f": lock_f}
-truth = {"holds": {}, "waits": {}}
+truth = {"holds": {}, "waits": {}, "acquired": {}}
 truth_lock = threading.Lock()
 pair_ab, pair_r, pair_cv = threading.Barrier(2), threading.Barrier(2), threading.Barrier(2)
 holder_in = threading.Event()
@@ -57,8 +58,8 @@ def note(kind, lock):
         lock = lock._lock  # what `with cond:` takes
     tid = threading.get_native_id()
     with truth_lock:
-        if kind == "holds":
-            truth["holds"].setdefault(tid, []).append(id(lock))
+        if kind in ("holds", "acquired"):
+            truth[kind].setdefault(tid, []).append(id(lock))
         else:
             truth["waits"][tid] = id(lock)
 
@@ -105,6 +106,7 @@ def ctl_waiter():
 
 def main():
     lock_e.acquire()
+    note("acquired", lock_e)
     H.start(first_then, lock_a, lock_b, pair_ab, take, name="ledger-writer")
     H.start(first_then, lock_b, lock_a, pair_ab, enter, name="auditor")
     H.start(first_then, rlock_1, rlock_2, pair_r, take, name="r-one")
@@ -122,7 +124,9 @@ def record():
         return {"locks": {name: id(lock) for name, lock in LOCKS.items()},
                 "holds": {str(k): v for k, v in truth["holds"].items()},
                 "waits": {str(k): v for k, v in truth["waits"].items()},
-                "names": {t.name: t.native_id for t in H.threads},
+                "acquired": {str(k): v for k, v in truth["acquired"].items()},
+                "names": dict({t.name: t.native_id for t in H.threads},
+                              MainThread=threading.main_thread().native_id),
                 "idents": {str(t.native_id): t.ident for t in H.threads}}
 
 
