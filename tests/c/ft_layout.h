@@ -44,7 +44,7 @@ typedef struct ft_layout {
      * CO_ASYNC_GENERATOR */
     uint32_t co_generator, co_coroutine, co_iterable_coroutine, co_async_generator;
     int frame_executing;          /* FRAME_EXECUTING */
-    int frame_suspended_yield_from; /* FRAME_SUSPENDED_YIELD_FROM */
+    int frame_suspended_yield_from; /* FRAME_SUSPENDED_YIELD_FROM (3.11, 3.12: FRAME_SUSPENDED) */
     int owner_thread, owner_generator, owner_entry; /* CSTACK (3.13) / INTERPRETER */
     uint64_t chunk_data;          /* offsetof(_PyStackChunk, data) */
     uint64_t tag_bits;            /* Py_TAG_BITS (0 on 3.13) */

@@ -306,7 +306,7 @@ static uint64_t coroutine_frame(fake_target *ft, const stack_frame *s, const uin
     if (fake_minor(ft) >= 14)
         fake_w64(ft, f + fake_off(ft, "interpreter_frame.stackpointer"), base + 8 * n);
     else
-        fake_w32(ft, f + l->values.frame_stacktop, (uint32_t)(NLOCALS + n));
+        fake_w32(ft, f + l->frame_stacktop, (uint32_t)(NLOCALS + n));
     return f;
 }
 

@@ -394,7 +394,12 @@ int main(int argc, char **argv)
            ".co_async_generator = 0x%x,\n", CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
            CO_ASYNC_GENERATOR);
     printf("    .frame_executing = %d,\n", (int)FRAME_EXECUTING);
+#if PY_MINOR_VERSION >= 13
     printf("    .frame_suspended_yield_from = %d,\n", (int)FRAME_SUSPENDED_YIELD_FROM);
+#else
+    /* no state of its own: an await suspends a coroutine as a yield does */
+    printf("    .frame_suspended_yield_from = %d,\n", (int)FRAME_SUSPENDED);
+#endif
     printf("    .owner_thread = %d, .owner_generator = %d, .owner_entry = %d,\n",
            (int)FRAME_OWNED_BY_THREAD, (int)FRAME_OWNED_BY_GENERATOR, (int)OWNER_ENTRY);
     printf("    .chunk_data = %zu, .tag_bits = %llu,\n", offsetof(_PyStackChunk, data),
