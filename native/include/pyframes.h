@@ -194,8 +194,22 @@ typedef struct pyf_reader {
     void *arg;
     /* appended after the first layout (PYF_READER_SIZE_V0) */
     pyf_message_fn message; /* optional: appended to read-failure details */
+    uint32_t reads;         /* what it reads: PYF_READS_* (0: a stopped process) */
 } pyf_reader;
 #define PYF_READER_SIZE_V0 40u /* up to and including arg */
+
+/* pyf_reader.reads: what the reader reads, which decides the consistency
+ * checks of a walk ("When is a frame true?" in docs/architecture.md).
+ * A running process changes under every read: a thread list or a frame
+ * chain that changed while it was read is read again, a code object freed
+ * while it was decoded is dropped, a frame whose instruction lies outside
+ * its code is never shown.  A stopped process (a debugger's stop) and a
+ * core do not change while they are read, and get none of these.  The
+ * built-in PID reader reads a running process, the core reader
+ * (pyf_core_reader) a core. */
+#define PYF_READS_STOPPED 0u /* a process held stopped while read (the default) */
+#define PYF_READS_RUNNING 1u /* a process that runs while it is read */
+#define PYF_READS_CORE 2u    /* a core file: it never changes */
 
 /* ==== Targets =========================================================== */
 typedef struct pyf_target pyf_target;

@@ -133,7 +133,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
          * Every state must name its interpreter and the state it was
          * reached from; else that link is read again (a state unlinked
          * meanwhile is passed over), a bounded number of times. */
-        if (why == PYF_OK && t->owns_pid_reader &&
+        if (why == PYF_OK && pyf__target_live(t) &&
             (pyf__ld64(buf + o->tstate.prev) != from ||
              pyf__ld64(buf + o->tstate.interp) != ii->addr)) {
             uint64_t link = from != 0 ? from + o->tstate.next
@@ -383,7 +383,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     w.extra = ti->buf;
     w.extra_addr = ti->addr;
     w.extra_len = ti->len;
-    w.live = t->owns_pid_reader;
+    w.live = pyf__target_live(t);
     w.recheck_top = w.live;
     int rc = sink->thread(sink->ctx, &ti->th);
     if (rc != PYF_OK)

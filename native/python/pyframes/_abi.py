@@ -99,6 +99,11 @@ PYF_CACHE_OFF = 0
 PYF_CACHE_ON = 1
 PYF_CACHE_READ_ONLY = 2
 
+# pyf_reader.reads
+PYF_READS_STOPPED = 0
+PYF_READS_RUNNING = 1
+PYF_READS_CORE = 2
+
 PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
 PYF_COPY_SAME_ARRAYS = 0x04
@@ -231,6 +236,7 @@ class pyf_reader(ctypes.Structure):
         ("write", pyf_write_fn),
         ("arg", c_void_p),
         ("message", pyf_message_fn),
+        ("reads", c_uint32),
     ]
 
 

@@ -224,7 +224,8 @@ class Session(object):
         writer = DebuggerWrite(adapter) if live and getattr(adapter, "write", None) else None
         try:
             target = api.open_reader(reader, runtime, write=writer,
-                                     pid=adapter.pid() if live else None)
+                                     pid=adapter.pid() if live else None,
+                                     reads="stopped" if live else "core")
         except errors.PyframesError as e:
             raise CommandError(self._describe_open_error(e))
         self._runtimes[ident] = (runtime, how)

@@ -438,7 +438,7 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
 
 
 def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
-                pid=None, cache=False):
+                pid=None, cache=False, reads="stopped"):
     """Open a target over Python callables (a debugger's memory access).
 
     ``read(addr, size)`` returns exactly ``size`` bytes (any bytes-like
@@ -447,11 +447,14 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     ``(addr, size)`` and returns one bytes-or-None per range.  ``write(addr,
     data)`` is only used by the 3.15 frame-cache mode.  ``runtime_addr`` is
     the address of _PyRuntime.  ``pid`` is only recorded in snapshots.
-    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).
+    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).  ``reads``:
+    what ``read`` reads, "stopped" (a process held stopped while it is
+    read: a debugger's), "running" (a process that runs meanwhile: every
+    read is checked for changes, as the PID reader's are) or "core".
     """
     ffi = _abi
     lib = _loader.load()
-    binding = _readers.ReaderBinding(read, readv, write)
+    binding = _readers.ReaderBinding(read, readv, write, reads)
     opts = _options(ffi, max_depth)
     handle = ffi.pyf_target_p()
     failure = _new_failure()
