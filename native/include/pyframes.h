@@ -973,6 +973,191 @@ PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
 PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
                                  uint64_t *found, pyf_failure *failure);
 
+/* ==== Core files ========================================================
+ * A core file read by the library itself, no debugger needed: an ELF core
+ * (the kernel's, gdb's gcore, systemd-coredump's) or a minidump (lldb's
+ * process save-core), plain or compressed with zstd, xz, lz4 (frames) or
+ * gzip, each as this build has its library (pyf_core_compressions).  A
+ * compressed core is decompressed once, as it is opened, into a temporary
+ * file deleted from the start (its name never appears): the memory used
+ * stays that of the decompressor's buffers whatever the core's size; the
+ * file takes the core's size, less its pages of zeros, on the file system
+ * of temp_dir.
+ *
+ * What it holds:
+ *   - memory: the core's own segments (ELF PT_LOAD, a minidump's memory
+ *     lists), and what the core leaves out of a mapping of a file that the
+ *     process could not write (program text, read-only data: the kernel
+ *     dumps only their first page) from that file, as the core names it
+ *     (ELF NT_FILE, a minidump's copy of /proc/PID/maps), on this machine
+ *     or under the sysroot, once its build id equals the one the core holds
+ *     (PYF_CORE_FILE_*).  A read of memory the core holds no bytes for, or
+ *     that lies past the end of a core cut short, fails with PYF_EFAULT and
+ *     the reader's message says which (pyf_core_reader);
+ *   - its threads (NT_PRSTATUS; a minidump's thread list) with their
+ *     registers;
+ *   - the signal that ended the process and the thread that received it
+ *     (NT_SIGINFO, else the first thread's pr_cursig; a minidump's
+ *     exception stream).
+ * Every size and count read from the file is checked against the file
+ * and bounded: a truncated, corrupt or hostile core gives a named error
+ * (PYF_ECORRUPT: not a core, or its headers unreadable) or a core marked
+ * partial (PYF_CORE_CUT_SHORT, PYF_CORE_NOTES_PARTIAL, PYF_CORE_STREAM_ENDED,
+ * with the first problem in pyf_core_info.problem), never a read outside
+ * the file.  Only regular files are opened, without following a FIFO or
+ * a device a hostile core names.
+ *
+ * A pyf_core is not thread-safe; its reader and every target opened on it
+ * must be closed before it. */
+typedef struct pyf_core pyf_core;
+
+typedef struct pyf_core_request {
+    uint32_t struct_size;    /* = sizeof(pyf_core_request) */
+    uint32_t flags;          /* 0 */
+    const char *path;        /* the core file (required) */
+    const char *executable;  /* the executable; NULL: the file the core names */
+    /* the directory the core's files are under (a copy of the machine or
+     * container it was written on); NULL: at the paths the core names */
+    const char *sysroot;
+    /* where a compressed core is decompressed; NULL: $TMPDIR, else /var/tmp */
+    const char *temp_dir;
+    /* the most bytes a compressed core may decompress to; 0: 1 TiB */
+    uint64_t max_size;
+} pyf_core_request;
+#define PYF_CORE_REQUEST_SIZE_V0 48u
+
+/* pyf_core_info.format */
+#define PYF_CORE_ELF 1u
+#define PYF_CORE_MINIDUMP 2u
+/* pyf_core_info.compression; pyf_core_compressions' bits are 1 << these */
+#define PYF_CORE_PLAIN 0u
+#define PYF_CORE_ZSTD 1u
+#define PYF_CORE_XZ 2u
+#define PYF_CORE_LZ4 3u
+#define PYF_CORE_GZIP 4u
+/* pyf_core_info.flags */
+#define PYF_CORE_SIGNAL 0x01u         /* signo and signal_tid are known */
+#define PYF_CORE_SIGINFO 0x02u        /* code and signal_addr too (NT_SIGINFO) */
+#define PYF_CORE_CUT_SHORT 0x04u      /* the file ends before what its headers
+                                         describe: missing_bytes are not there */
+#define PYF_CORE_NOTES_PARTIAL 0x08u  /* notes (threads, files) cut or malformed:
+                                         those before are kept */
+#define PYF_CORE_STREAM_ENDED 0x10u   /* the compressed stream ended early or is
+                                         corrupt: what came before is read */
+
+typedef struct pyf_core_info {
+    uint32_t struct_size;    /* = sizeof(pyf_core_info), set by the caller */
+    uint32_t format;         /* PYF_CORE_ELF, PYF_CORE_MINIDUMP */
+    uint32_t compression;    /* PYF_CORE_PLAIN, _ZSTD, ... */
+    uint32_t flags;          /* PYF_CORE_* */
+    uint32_t machine;        /* ELF e_machine of the process (62: x86-64) */
+    uint32_t nthreads;       /* pyf_core_threads */
+    uint32_t nmappings;      /* pyf_core_mappings */
+    uint32_t nfiles;         /* pyf_core_files */
+    int64_t pid;             /* the process, 0 when unknown */
+    int32_t signo;           /* the signal that ended it (11: SIGSEGV), 0 none */
+    int32_t code;            /* its si_code, with PYF_CORE_SIGINFO */
+    uint64_t signal_addr;    /* its si_addr for SIGSEGV, SIGBUS, SIGILL, SIGFPE
+                                and SIGTRAP (the faulting address), else 0 */
+    uint64_t signal_tid;     /* the thread that received it, 0 when unknown */
+    uint64_t size;           /* bytes of the core (decompressed) */
+    uint64_t missing_bytes;  /* what its segments claim past its end */
+    char executable[256];    /* the executable as the core names it (or the
+                                one given), "" when unknown */
+    char command[256];       /* its command line as the core keeps it (an ELF
+                                core: the first 80 bytes), "" when unknown */
+    char problem[256];       /* the first of the partial flags' causes, in
+                                words; "" when none */
+} pyf_core_info;
+#define PYF_CORE_INFO_SIZE_V0 848u
+
+/* pyf_core_thread.flags */
+#define PYF_CORE_THREAD_SIGNALLED 0x01u /* the thread that received the signal */
+#define PYF_CORE_THREAD_REGS 0x02u      /* regs hold its registers */
+#define PYF_CORE_THREAD_SYSCALL 0x04u   /* x86-64: regs[15] is the kernel's
+                                           orig_rax (an ELF core; a minidump
+                                           has none): the system call it was
+                                           in, or -1 */
+#define PYF_CORE_REGS_MAX 34u
+
+typedef struct pyf_core_thread {
+    uint64_t tid;            /* its OS thread id */
+    int32_t signo;           /* its pending signal (pr_cursig), 0 none */
+    uint32_t flags;          /* PYF_CORE_THREAD_* */
+    uint32_t nregs;          /* words of regs used */
+    uint32_t reserved;
+    /* the machine's user_regs_struct, as NT_PRSTATUS keeps it: x86-64 27
+     * words r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi
+     * orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs (a
+     * minidump's context put in the same places, orig_rax 0 and not
+     * flagged); aarch64 34: x0-x30 sp pc pstate */
+    uint64_t regs[PYF_CORE_REGS_MAX];
+    uint64_t reserved2[2];
+} pyf_core_thread;
+#define PYF_CORE_THREAD_SIZE 312u /* the stride of pyf_core_threads: frozen within 0.x */
+
+/* pyf_core_file.status: the file read for what the core leaves out */
+#define PYF_CORE_FILE_USED 0u       /* found; its build id is the core's */
+#define PYF_CORE_FILE_UNCHECKED 1u  /* found and used; the core holds no build
+                                       id for it (or it is not checked yet) */
+#define PYF_CORE_FILE_MISSING 2u    /* not found (at its path under the sysroot) */
+#define PYF_CORE_FILE_MISMATCH 3u   /* found with another build id: not read */
+#define PYF_CORE_FILE_UNREADABLE 4u /* found, but not a regular file that reads */
+/* pyf_core_file.flags */
+#define PYF_CORE_FILE_EXECUTABLE 0x1u /* the process's executable */
+
+typedef struct pyf_core_file {
+    const char *path;         /* as the core names it (UTF-8 or not: bytes) */
+    const char *open_path;    /* the file read for it, NULL when none */
+    uint64_t start;           /* where its first mapping starts */
+    uint32_t status;          /* PYF_CORE_FILE_* */
+    uint32_t flags;           /* PYF_CORE_FILE_EXECUTABLE */
+    uint8_t build_id[32];     /* the core's (its first build_id_size bytes) */
+    uint8_t file_build_id[32]; /* the file's, when found */
+    uint32_t build_id_size, file_build_id_size; /* 0: none */
+} pyf_core_file;
+#define PYF_CORE_FILE_SIZE 104u /* the stride of pyf_core_files: frozen within 0.x */
+
+/* The compressions this build reads: bit (1u << PYF_CORE_ZSTD) and so on;
+ * PYF_CORE_PLAIN's always. */
+PYF_API uint32_t pyf_core_compressions(void);
+
+/* Open the core file req->path (see above).  PYF_EIO when it cannot be
+ * read (or, compressed, decompressed: no room in temp_dir), PYF_ECORRUPT
+ * when it is no core or its headers cannot be read, PYF_ENOTSUP for a
+ * compression this build lacks (the failure names the library's package)
+ * or a core of a 32-bit or big-endian machine, PYF_EDEPTH when it would
+ * decompress past max_size; the failure says which and why. */
+PYF_API int pyf_core_open(const pyf_core_request *req, pyf_core **out,
+                          pyf_failure *failure);
+/* Accepts NULL. */
+PYF_API void pyf_core_close(pyf_core *c);
+/* What the core says of itself; PYF_EINVAL for a struct_size below
+ * PYF_CORE_INFO_SIZE_V0. */
+PYF_API int pyf_core_info_get(const pyf_core *c, pyf_core_info *out);
+/* Its threads ([*n], PYF_CORE_THREAD_SIZE apart), the one that received
+ * the signal first when known; owned by the core. */
+PYF_API int pyf_core_threads(const pyf_core *c, const pyf_core_thread **out, uint32_t *n);
+/* The process's mappings ([*n], in address order; path as the core names
+ * the file, NULL for memory of no file; open_path the file read for it,
+ * NULL when none: the input pyf_runtime_locate takes); owned by the core. */
+PYF_API int pyf_core_mappings(const pyf_core *c, const pyf_mapping **out, uint32_t *n);
+/* The files the core names ([*n]), each once, with what became of it.
+ * Checked as it is first needed (a read in its mappings; the executable
+ * and python files at open): call after the reads to know of every file. */
+PYF_API int pyf_core_files(const pyf_core *c, const pyf_core_file **out, uint32_t *n);
+/* A reader of the core's memory (PYF_READS_CORE; no write), valid until
+ * pyf_core_close. */
+PYF_API int pyf_core_reader(pyf_core *c, pyf_reader *out);
+/* Open a target on the core: runtime_addr 0 means find it with
+ * pyf_runtime_locate over the core's mappings (the .PyRuntime section of
+ * its python files, then the cookie in its writable memory); the asyncio
+ * table too, from the .AsyncioDebug section of its files.  The core must
+ * outlive the target. */
+PYF_API int pyf_target_open_core(pyf_core *c, uint64_t runtime_addr,
+                                 const pyf_options *opts, pyf_target **out,
+                                 pyf_failure *failure);
+
 /* ==== Values ============================================================
  * What a frame holds: its arguments, locals, cells and free variables, each
  * decoded into a small tree of pyf_value nodes that a binding renders the

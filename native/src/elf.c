@@ -25,6 +25,8 @@
 #define ELFCLASS64 2u
 #define ELFDATA2LSB 1u
 #define PT_LOAD 1u
+#define PT_NOTE 4u
+#define NT_GNU_BUILD_ID 3u
 #define SHT_SYMTAB 2u
 #define SHT_NOBITS 8u
 #define SHT_DYNSYM 11u
@@ -440,6 +442,108 @@ int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_vaddr)
 {
     return pyf__elf_find_section(path, PYF__SECTION_RUNTIME, sh_addr, NULL, load_vaddr);
+}
+
+/* ==== notes and build ids ================================================ */
+
+bool pyf__elf_note_next(const uint8_t *notes, size_t len, size_t *at, pyf__elf_note *n)
+{
+    size_t p = *at;
+
+    if (p > len || len - p < 12)
+        return false;
+    uint64_t namesz = le32(notes + p), descsz = le32(notes + p + 4);
+    uint64_t name_at = p + 12, desc_at = name_at + ((namesz + 3) & ~(uint64_t)3);
+    uint64_t end = desc_at + ((descsz + 3) & ~(uint64_t)3);
+    if (desc_at > len || descsz > len - desc_at) {
+        *at = len;
+        return false;
+    }
+    n->type = le32(notes + p + 8);
+    n->name = (const char *)notes + name_at;
+    n->namesz = (uint32_t)namesz;
+    n->desc = notes + desc_at;
+    n->descsz = (uint32_t)descsz;
+    *at = end < len ? (size_t)end : len;
+    return true;
+}
+
+bool pyf__elf_note_named(const pyf__elf_note *n, const char *name)
+{
+    size_t want = strlen(name) + 1;
+    return n->namesz == want && memcmp(n->name, name, want) == 0;
+}
+
+static uint32_t build_id_of_notes(const uint8_t *notes, size_t len, uint8_t *out, uint32_t cap)
+{
+    pyf__elf_note n;
+    size_t at = 0;
+
+    while (pyf__elf_note_next(notes, len, &at, &n)) {
+        if (n.type != NT_GNU_BUILD_ID || !pyf__elf_note_named(&n, "GNU") || n.descsz == 0)
+            continue;
+        uint32_t k = n.descsz < cap ? n.descsz : cap;
+        memcpy(out, n.desc, k);
+        return k;
+    }
+    return 0;
+}
+
+/* Bounds on a file's notes read for its build id. */
+#define NOTE_PHNUM_MAX 4096u
+#define NOTE_SEGMENT_MAX 65536u
+
+uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, uint32_t cap)
+{
+    if (len < EHDR_SIZE || memcmp(image, "\177ELF", 4) != 0 || image[4] != ELFCLASS64 ||
+        image[5] != ELFDATA2LSB)
+        return 0;
+    uint64_t phoff = le64(image + 32), phentsize = le16(image + 54), phnum = le16(image + 56);
+    if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
+        return 0;
+    for (uint64_t i = 0; i < phnum; i++) {
+        uint64_t at = phoff + i * phentsize;
+        if (!in_file(at, PHDR_SIZE, len))
+            break;
+        const uint8_t *ph = image + at;
+        uint64_t off = le64(ph + 8), size = le64(ph + 32);
+        if (le32(ph) != PT_NOTE || !in_file(off, size, len))
+            continue;
+        uint32_t k = build_id_of_notes(image + off, (size_t)size, out, cap);
+        if (k != 0)
+            return k;
+    }
+    return 0;
+}
+
+uint32_t pyf__elf_build_id_fd(int fd, uint8_t *out, uint32_t cap)
+{
+    struct stat st;
+    uint8_t eh[EHDR_SIZE], ph[PHDR_SIZE];
+
+    if (fstat(fd, &st) < 0 || st.st_size < EHDR_SIZE || read_at(fd, eh, EHDR_SIZE, 0) != PYF_OK ||
+        memcmp(eh, "\177ELF", 4) != 0 || eh[4] != ELFCLASS64 || eh[5] != ELFDATA2LSB)
+        return 0;
+    uint64_t size = (uint64_t)st.st_size;
+    uint64_t phoff = le64(eh + 32), phentsize = le16(eh + 54), phnum = le16(eh + 56);
+    if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
+        return 0;
+    for (uint64_t i = 0; i < phnum; i++) {
+        uint64_t at = phoff + i * phentsize;
+        if (!in_file(at, PHDR_SIZE, size) || read_at(fd, ph, PHDR_SIZE, at) != PYF_OK)
+            break;
+        uint64_t off = le64(ph + 8), nsize = le64(ph + 32);
+        if (le32(ph) != PT_NOTE || nsize > NOTE_SEGMENT_MAX || !in_file(off, nsize, size))
+            continue;
+        uint8_t *notes = malloc(nsize ? (size_t)nsize : 1);
+        uint32_t k = 0;
+        if (notes != NULL && read_at(fd, notes, (size_t)nsize, off) == PYF_OK)
+            k = build_id_of_notes(notes, (size_t)nsize, out, cap);
+        free(notes);
+        if (k != 0)
+            return k;
+    }
+    return 0;
 }
 
 /* Why a lookup of name in path failed, in f (errno is the failed call's
