@@ -986,14 +986,17 @@ PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
  *
  * What it holds:
  *   - memory: the core's own segments (ELF PT_LOAD, a minidump's memory
- *     lists), and what the core leaves out of a mapping of a file that the
- *     process could not write (program text, read-only data: the kernel
- *     dumps only their first page) from that file, as the core names it
+ *     lists), and what the core leaves out of a file mapping (program
+ *     text, read-only data: what the process never changed, which the
+ *     kernel and gdb do not copy) from that file, as the core names it
  *     (ELF NT_FILE, a minidump's copy of /proc/PID/maps), on this machine
  *     or under the sysroot, once its build id equals the one the core holds
- *     (PYF_CORE_FILE_*).  A read of memory the core holds no bytes for, or
- *     that lies past the end of a core cut short, fails with PYF_EFAULT and
- *     the reader's message says which (pyf_core_reader);
+ *     (PYF_CORE_FILE_*; a mapping the process could write, or whose
+ *     permissions the core does not say, only then, and only in an ELF
+ *     core: a minidump's writer leaves out what it chooses).  A read of memory the
+ *     core holds no bytes for, or that lies past the end of a core cut
+ *     short, fails with PYF_EFAULT and the reader's message says which
+ *     (pyf_core_reader);
  *   - its threads (NT_PRSTATUS; a minidump's thread list) with their
  *     registers;
  *   - the signal that ended the process and the thread that received it

@@ -4,12 +4,18 @@
  *
  * Memory: a read is served from the segment that holds its address (the
  * core's own bytes, pread at the segment's offset), else, for a mapping of
- * a file the process could not write, from that file (the core leaves out
- * program text and read-only data); anything else fails with PYF_EFAULT
- * and says why.  A file is used only once it is a regular file whose build
- * id equals the one the core holds in its copy of the file's first page
- * (the kernel and gdb keep every ELF mapping's first page): a file
- * replaced since the core was written is never read.  Every read stays
+ * a file, from that file: the kernel and gdb leave out of a file mapping
+ * only what the process did not change (program text, read-only data; a
+ * private mapping never written), which is the file's own bytes.  A
+ * mapping the process may have written (writable, or of permissions the
+ * core does not say: gdb writes no header for what it leaves out) is read
+ * from its file only when the file's build id shows it is the one mapped,
+ * and never in a minidump (its writers leave out what they choose).
+ * Anything else fails with PYF_EFAULT and says why.  A file is used only
+ * once it is a regular file whose build id equals the one the core holds
+ * in its copy of the file's first page (the kernel and gdb keep every ELF
+ * mapping's first page): a file replaced since the core was written is
+ * never read.  Every read stays
  * inside the core file and the files it names; nothing is mapped, so a
  * file that shrinks while it is read gives a failed read, not a signal.
  */
@@ -504,21 +510,21 @@ static void say_file(pyf_core *c, uint64_t addr, const pyf__core_map *m)
     c->has_message = true;
     switch (f->status) {
     case PYF_CORE_FILE_MISSING:
-        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the read-only mapping of %s, "
-                 "whose bytes the core leaves to the file: no such file at %s",
+        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the mapping of %s, whose bytes "
+                 "the core leaves to the file: no such file at %s",
                  (unsigned long long)addr, f->path, f->open_path ? f->open_path : f->path);
         break;
     case PYF_CORE_FILE_MISMATCH:
         build_id_text(mine, sizeof mine, f->build_id, f->build_id_size);
         build_id_text(theirs, sizeof theirs, f->file_build_id, f->file_build_id_size);
-        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the read-only mapping of %s, "
-                 "whose bytes the core leaves to the file: %s is another build (build id "
+        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the mapping of %s, whose bytes "
+                 "the core leaves to the file: %s is another build (build id "
                  "%s, the core's %s), not read", (unsigned long long)addr, f->path,
                  f->open_path, theirs[0] ? theirs : "none", mine);
         break;
     default:
-        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the read-only mapping of %s, "
-                 "whose bytes the core leaves to the file: %s cannot be read",
+        pyf__fmt(c->message, sizeof c->message, "0x%llx is in the mapping of %s, whose bytes "
+                 "the core leaves to the file: %s cannot be read",
                  (unsigned long long)addr, f->path, f->open_path ? f->open_path : f->path);
     }
 }
@@ -561,8 +567,7 @@ static int core_read(void *arg, uint64_t addr, void *dst, size_t len)
             continue;
         }
         const pyf__core_map *m = map_at(c, addr);
-        if (m == NULL || m->file == PYF__CORE_NO_FILE || !(m->flags & PYF__MAP_KNOWN) ||
-            (m->flags & PYF_MAP_WRITE)) {
+        if (m == NULL || m->file == PYF__CORE_NO_FILE) {
             c->has_message = true;
             if (m == NULL)
                 pyf__fmt(c->message, sizeof c->message, "the core holds no memory at 0x%llx "
@@ -578,6 +583,25 @@ static int core_read(void *arg, uint64_t addr, void *dst, size_t len)
         int fd = file_fd(c, m->file);
         if (fd < 0) {
             say_file(c, addr, m);
+            return PYF_EFAULT;
+        }
+        /* the kernel and gdb leave out of a private mapping only the pages
+         * the process never changed: the file's own, once the file is the
+         * very build mapped; a mapping that may be written otherwise (of a
+         * file that cannot be told to be the same; any in a minidump, whose
+         * writers leave out what they choose) is not read */
+        bool read_only = (m->flags & PYF__MAP_KNOWN) && !(m->flags & PYF_MAP_WRITE);
+        if (!read_only && (c->info.format != PYF_CORE_ELF ||
+                           c->files[m->file].status != PYF_CORE_FILE_USED)) {
+            c->has_message = true;
+            pyf__fmt(c->message, sizeof c->message, "the core holds no memory at 0x%llx (in "
+                     "the mapping 0x%llx-0x%llx of %s, %s, which the core leaves out: %s)",
+                     (unsigned long long)addr, (unsigned long long)m->start,
+                     (unsigned long long)m->end, c->files[m->file].path,
+                     m->flags & PYF__MAP_KNOWN ? "writable" : "of permissions the core does not say",
+                     c->info.format != PYF_CORE_ELF
+                         ? "a minidump's writer may have left out what the process changed"
+                         : "the file holds no build id to show it is the one mapped");
             return PYF_EFAULT;
         }
         uint64_t stop = m->end < next_seg_start(c, addr) ? m->end : next_seg_start(c, addr);
@@ -1120,6 +1144,11 @@ int pyf_target_open_core(pyf_core *c, uint64_t runtime_addr, const pyf_options *
         rc = pyf_runtime_locate(&r, &q, &loc, &f);
         if (rc != PYF_OK) {
             note_unread_files(c, &f);
+            if (c->info.problem[0] != '\0') {
+                size_t at = strlen(f.detail);
+                pyf__fmt(f.detail + at, sizeof f.detail - at, "; the core is partial: %s",
+                         c->info.problem);
+            }
             free(maps);
             return pyf__failure_out(failure, &f, rc);
         }

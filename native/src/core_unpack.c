@@ -202,8 +202,11 @@ static int run_zstd(run *r)
     size_t last = 0; /* 0 once a frame is complete */
     int end = DONE;
     for (bool more = true; end == DONE && more;) {
-        /* at the end of the input, once more to flush what is held */
+        /* at the end of the input, once more to flush what is held, unless
+         * the last frame is whole (the next call would start another) */
         more = source_fill(r->in);
+        if (!more && last == 0)
+            break;
         ZSTD_inBuffer in = {r->in->buf, more ? r->in->len : 0, more ? r->in->pos : 0};
         ZSTD_outBuffer out;
         do {
@@ -288,6 +291,8 @@ static int run_lz4(run *r)
     int end = DONE;
     for (bool more = true; end == DONE && more;) {
         more = source_fill(r->in);
+        if (!more && hint == 0)
+            break; /* the last frame is whole */
         const uint8_t *src = more ? r->in->buf + r->in->pos : NULL;
         size_t left = more ? r->in->len - r->in->pos : 0, dst;
         do {

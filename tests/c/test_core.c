@@ -80,10 +80,12 @@ static void the_core(core_image *ci)
     ci_load(ci, 0x500000, 0x1000, 4, NULL, 0);              /* /lib/missing.so */
     ci_load(ci, 0x600000, 0x2000, 4, other, sizeof other);  /* /lib/other.so: Y on disk */
     ci_load(ci, 0x700000, 0x2000, 6, NULL, 0);              /* /lib/libx.so's data, rw */
+    ci_load(ci, 0x710000, 0x1000, 6, NULL, 0);              /* /lib/nobid.so's, rw */
     ci_file(ci, 0x400000, 0x403000, 0, "/lib/libx.so");
     ci_file(ci, 0x500000, 0x501000, 0, "/lib/missing.so");
     ci_file(ci, 0x600000, 0x602000, 0, "/lib/other.so");
-    ci_file(ci, 0x700000, 0x702000, 3, "/lib/libx.so");
+    ci_file(ci, 0x700000, 0x702000, 1, "/lib/libx.so");
+    ci_file(ci, 0x710000, 0x711000, 1, "/lib/nobid.so"); /* no first page: no build id */
     for (int i = 0; i < 27; i++)
         regs[i] = 0x1000 + (uint64_t)i;
     regs[15] = 202; /* orig_rax: futex */
@@ -163,11 +165,11 @@ static void test_elf_core(void)
     CHECK_EQ_INT(th[1].signo, 11);
 
     CHECK_RC(pyf_core_mappings(c, &maps, &n), PYF_OK);
-    REQUIRE(n == 7);
+    REQUIRE(n == 8);
     CHECK_ADDR(maps[3].start, 0x400000);
     CHECK(maps[3].flags == (PYF_MAP_READ | PYF_MAP_EXEC));
     CHECK_EQ_STR(maps[3].path, "/lib/libx.so");
-    CHECK_ADDR(maps[6].file_offset, 0x3000);
+    CHECK_ADDR(maps[6].file_offset, 0x1000);
     CHECK(maps[0].path == NULL);
 
     REQUIRE(pyf_core_reader(c, &r) == PYF_OK);
@@ -188,9 +190,13 @@ static void test_elf_core(void)
     /* what the core left out of anonymous (or writable) memory */
     CHECK_RC(read_at(&r, 0x21000, buf, 8), PYF_EFAULT);
     CHECK_MSG(strstr(words(&r), "which the core leaves out") != NULL, "%s", words(&r));
-    CHECK_RC(read_at(&r, 0x700000, buf, 8), PYF_EFAULT);
-    CHECK_MSG(strstr(words(&r), "/lib/libx.so, which the core leaves out") != NULL, "%s",
-              words(&r));
+    /* a writable mapping the process never wrote: the file's, the very build */
+    CHECK_RC(read_at(&r, 0x700ff8, buf, 16), PYF_OK);
+    CHECK(buf[0] == 0xab && buf[15] == 0xab);
+    /* of a file that cannot be shown to be the one mapped: not read */
+    CHECK_RC(read_at(&r, 0x710000, buf, 8), PYF_EFAULT);
+    CHECK_MSG(strstr(words(&r), "holds no build id to show it is the one mapped") != NULL,
+              "%s", words(&r));
     CHECK_RC(read_at(&r, 0x800000, buf, 8), PYF_EFAULT);
     CHECK_MSG(strstr(words(&r), "no mapping of the process there") != NULL, "%s", words(&r));
     CHECK_RC(read_at(&r, 0x500010, buf, 8), PYF_EFAULT);
@@ -208,7 +214,7 @@ static void test_elf_core(void)
     CHECK(status[0] == PYF_OK && status[1] == PYF_EFAULT && status[2] == PYF_OK);
 
     CHECK_RC(pyf_core_files(c, &files, &n), PYF_OK);
-    REQUIRE(n == 3);
+    REQUIRE(n == 4);
     CHECK_EQ_STR(files[0].path, "/lib/libx.so");
     CHECK_EQ_INT(files[0].status, PYF_CORE_FILE_USED);
     CHECK(files[0].flags & PYF_CORE_FILE_EXECUTABLE);
@@ -363,7 +369,7 @@ static void test_hostile_elf(void)
     memcpy(bad.p, img.p, img.len);
 
     /* every program header's offset and size made absurd in turn */
-    for (int ph = 1; ph < 9; ph++) {
+    for (int ph = 1; ph < 10; ph++) {
         for (int field = 0; field < 3; field++) {
             static const size_t off[3] = {8, 32, 40};
             memcpy(bad.p, img.p, img.len);
@@ -384,7 +390,7 @@ static void test_hostile_elf(void)
     }
     /* the NT_FILE count and a note's size made absurd: each note's header */
     memcpy(bad.p, img.p, img.len);
-    size_t notes = 64 + 56 * 8;
+    size_t notes = 64 + 56 * 9;
     for (size_t at = notes; at + 12 < notes + 1400 && at < bad.len; at += 4) {
         uint32_t keep;
         memcpy(&keep, bad.p + at, 4);
@@ -456,7 +462,7 @@ static void test_fifo_file(void)
     CHECK_RC(read_at(&r, 0x500000, buf, 8), PYF_EFAULT);
     CHECK_MSG(strstr(words(&r), "cannot be read") != NULL, "%s", words(&r));
     pyf_core_files(c, &files, &n);
-    REQUIRE(n == 3);
+    REQUIRE(n == 4);
     CHECK_EQ_INT(files[1].status, PYF_CORE_FILE_UNREADABLE);
     pyf_core_close(c);
     unlink(path);
@@ -517,6 +523,8 @@ static void test_minidump(void)
     CHECK_RC(read_at(&r, 0x402000, buf, 8), PYF_OK); /* libx from the file */
     CHECK(buf[0] == 0xab);
     CHECK_RC(read_at(&r, 0x500000, buf, 8), PYF_EFAULT); /* writable: never the file */
+    CHECK_MSG(strstr(words(&r), "a minidump's writer may have left out") != NULL, "%s",
+              words(&r));
     pyf_core_files(c, &files, &n);
     REQUIRE(n == 1);
     CHECK_EQ_INT(files[0].status, PYF_CORE_FILE_USED);
@@ -555,6 +563,7 @@ int main(void)
     REQUIRE(mkdir(sysroot, 0700) == 0 && mkdir(path, 0700) == 0);
     sys_file("libx.so", ID_X, 0xab);
     sys_file("other.so", ID_Y, 0xcd);
+    sys_file("nobid.so", ID_Y, 0x33);
 
     test_elf_core();
     test_signal_from_cursig();
@@ -566,6 +575,8 @@ int main(void)
     snprintf(path, sizeof path, "%s/lib/libx.so", sysroot);
     unlink(path);
     snprintf(path, sizeof path, "%s/lib/other.so", sysroot);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/lib/nobid.so", sysroot);
     unlink(path);
     snprintf(path, sizeof path, "%s/lib", sysroot);
     rmdir(path);
