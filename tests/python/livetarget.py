@@ -141,6 +141,13 @@ def frozen(root, tree=False):
                 os.kill(p, signal.SIGCONT)
 
 
+def _no_core_limit():
+    """In a crashing target before it runs: its core may be of any size."""
+    import resource
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
 class LiveTarget(object):
     """A running target program; see the module docstring.
 
@@ -150,7 +157,7 @@ class LiveTarget(object):
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
                  args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
-                 aslr=True, new_session=False):
+                 aslr=True, new_session=False, crash=None):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -171,6 +178,12 @@ class LiveTarget(object):
         # that what a layout-dependent core writer leaves out is the same
         # every time (test_debuggers.py's core files).
         self.aslr = aslr
+        # crash: "segv" or "abort" (a file handshake): the main thread crashes
+        # where it would block, after the handshake (targets/_common.py),
+        # with no limit on the size of its core; start() returns once it died
+        self.crash = crash
+        if crash is not None and handshake != "file":
+            raise ValueError("crash needs the file handshake")
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -212,11 +225,14 @@ class LiveTarget(object):
             env["PYFRAMES_READY_FD"] = str(wfd)
             pass_fds = (wfd,)
         self.errfile = open(os.path.join(self.workdir, "target-output.txt"), "w+b")
+        if self.crash is not None:
+            env["PYFRAMES_CRASH"] = self.crash
         try:
             self.proc = subprocess.Popen(
                 self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args,
                 stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
-                cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session)
+                cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session,
+                preexec_fn=_no_core_limit if self.crash is not None else None)
         finally:
             if wfd is not None:
                 os.close(wfd)  # the child holds it: EOF here means it died
@@ -224,7 +240,10 @@ class LiveTarget(object):
         if self.handshake == "file":
             with open(path, "rb") as f:
                 line = f.readline().rstrip(b"\n")
-            self._wait_blocked_in_read(self.proc.pid)
+            if self.crash is not None:
+                self._wait_crashed()
+            else:
+                self._wait_blocked_in_read(self.proc.pid)
         try:
             self.doc = json.loads(line.decode("ascii"))
         except ValueError as e:
@@ -237,9 +256,25 @@ class LiveTarget(object):
                         for tid, frames in self.views.items()}
         self.idents = {int(tid): info["ident"]
                        for tid, info in self.doc.get("thread_info", {}).items()}
-        tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
-        self.foreign_tids = sorted(tasks - set(self.views))
+        if self.crash is None:
+            tasks = set(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+            self.foreign_tids = sorted(tasks - set(self.views))
+        else:
+            self.foreign_tids = []
         return self
+
+    def _wait_crashed(self):
+        """The crash follows the handshake: wait for the process to die of
+        it, bounded."""
+        try:
+            self.proc.wait(self.timeout)
+        except subprocess.TimeoutExpired:
+            self._fail("PYFRAMES_CRASH=%s: still running %.0fs after the handshake"
+                       % (self.crash, self.timeout))
+        want = {"segv": -signal.SIGSEGV, "abort": -signal.SIGABRT}[self.crash]
+        if self.proc.returncode != want:
+            self._fail("PYFRAMES_CRASH=%s: exit status %d, not %d"
+                       % (self.crash, self.proc.returncode, want))
 
     def _no_aslr(self):
         """The setarch prefix that turns address randomization off for the
