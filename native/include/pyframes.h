@@ -1152,6 +1152,38 @@ PYF_API int pyf_core_files(const pyf_core *c, const pyf_core_file **out, uint32_
 /* A reader of the core's memory (PYF_READS_CORE; no write), valid until
  * pyf_core_close. */
 PYF_API int pyf_core_reader(pyf_core *c, pyf_reader *out);
+/* The native stack of a core's thread: each frame's pc (the innermost's,
+ * or a signal frame's, where it is: PYF_NATIVE_ACTIVATION; a caller's, its
+ * return address), its stack pointer (0 when unknown), and the function
+ * and file it lies in as the file's symbols (and separate debug files,
+ * found by build id) name them. */
+#define PYF_NATIVE_ACTIVATION 0x1u
+#define PYF_NATIVE_MAX_FRAMES 256u
+
+typedef struct pyf_native_frame {
+    uint64_t pc;
+    uint64_t sp;
+    uint64_t offset;          /* of pc in function, with function */
+    const char *function;     /* its symbol, NULL when none */
+    const char *module;       /* the file, as the core names it; NULL when none */
+    uint32_t flags;           /* PYF_NATIVE_* */
+    uint32_t reserved;
+} pyf_native_frame;
+#define PYF_NATIVE_FRAME_SIZE 48u /* the stride of pyf_core_native_frames: frozen within 0.x */
+
+/* The native stack of the core's thread tid, innermost first, at most
+ * PYF_NATIVE_MAX_FRAMES, unwound by libdw (elfutils) from the thread's
+ * registers through the core's memory (the core reader's) and the call
+ * frame information of the files the core names that the core reader
+ * found and checked (pyf_core_files).  It ends where the unwind cannot go
+ * on (a file missing, memory the core lacks).  The array and its strings
+ * are the core's, valid until the next call or pyf_core_close.
+ * PYF_ENOTSUP when this build has no libdw (the failure names its
+ * package), or for a machine other than x86-64 and aarch64;
+ * PYF_ENOTHREAD for a thread the core does not hold; PYF_EFAULT when not
+ * even the first frame could be read. */
+PYF_API int pyf_core_native_frames(pyf_core *c, uint64_t tid, const pyf_native_frame **out,
+                                   uint32_t *n, pyf_failure *failure);
 /* Open a target on the core: runtime_addr 0 means find it with
  * pyf_runtime_locate over the core's mappings (the .PyRuntime section of
  * its python files, then the cookie in its writable memory); the asyncio

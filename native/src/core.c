@@ -29,7 +29,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 _Static_assert(sizeof(pyf_core_thread) == PYF_CORE_THREAD_SIZE, "pyf_core_thread is frozen");
@@ -466,7 +466,7 @@ static bool file_usable(const pyf_core_file *f)
 
 /* An open descriptor of files[i] (opened again if it was closed to keep
  * at most MAX_OPEN_FILES open), or -1. */
-static int file_fd(pyf_core *c, uint32_t i)
+int pyf__core_file_fd(pyf_core *c, uint32_t i)
 {
     file_check(c, i);
     if (!file_usable(&c->files[i]))
@@ -580,7 +580,7 @@ static int core_read(void *arg, uint64_t addr, void *dst, size_t len)
                          m->file != PYF__CORE_NO_FILE ? c->files[m->file].path : "");
             return PYF_EFAULT;
         }
-        int fd = file_fd(c, m->file);
+        int fd = pyf__core_file_fd(c, m->file);
         if (fd < 0) {
             say_file(c, addr, m);
             return PYF_EFAULT;
@@ -836,6 +836,7 @@ void pyf_core_close(pyf_core *c)
 {
     if (c == NULL)
         return;
+    pyf__core_unwind_free(c); /* it reads the files closed below */
     if (c->fd >= 0)
         close(c->fd);
     for (uint32_t i = 0; i < c->nfiles; i++) {

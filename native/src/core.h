@@ -42,6 +42,8 @@ typedef struct pyf__core_fstate {
     uint64_t size;   /* its size once open */
 } pyf__core_fstate;
 
+typedef struct pyf__core_unwind pyf__core_unwind;
+
 struct pyf_core {
     int fd;                     /* the core's bytes (a compressed core's temp file) */
     uint64_t size;
@@ -63,6 +65,7 @@ struct pyf_core {
     char *executable;           /* the executable given, NULL: none */
     uint64_t entry;             /* the program's entry point (AT_ENTRY), 0 unknown */
     uint32_t last_seg;          /* the segment the last read used */
+    pyf__core_unwind *unwind;   /* libdw's session (core_unwind.c), NULL until used */
     bool has_message;
     char message[PYF__ERRBUF];  /* the last failed read's words */
 };
@@ -97,6 +100,11 @@ int pyf__core_read_exact(const pyf_core *c, void *buf, size_t len, uint64_t off)
 int pyf__pread_exact(int fd, void *buf, size_t len, uint64_t off);
 /* Write all of buf at off: 0, or -1 with errno. */
 int pyf__pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+
+/* An open descriptor of files[i], found and checked (-1: not usable). */
+int pyf__core_file_fd(pyf_core *c, uint32_t i);
+/* The native stacks' session (core_unwind.c), freed with the core. */
+void pyf__core_unwind_free(pyf_core *c);
 
 /* ==== the formats ======================================================== */
 /* Parse an ELF core (core_elf.c) or a minidump (core_minidump.c) whose

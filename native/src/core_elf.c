@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 #define ET_CORE 4u

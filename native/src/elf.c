@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 #define EHDR_SIZE 64u
@@ -397,6 +397,23 @@ static int lookup_fd(int fd, const char *name, bool symbol, uint64_t *addr_out,
         *size_out = size;
     *load_vaddr = load;
     return PYF_OK;
+}
+
+int pyf__elf_first_load_fd(int fd, uint64_t *load_vaddr)
+{
+    elf_file f;
+    struct stat st;
+    int rc;
+
+    if (fd < 0 || load_vaddr == NULL)
+        return PYF_EINVAL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+        return PYF_EIO;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = (uint64_t)st.st_size;
+    rc = read_header(&f);
+    return rc == PYF_OK ? first_load(&f, load_vaddr) : rc;
 }
 
 /* lookup_fd on the file at path. */

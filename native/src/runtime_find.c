@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 #define MAPS_LINE_MAX 8192          /* longer lines are skipped */

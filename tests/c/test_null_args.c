@@ -30,7 +30,7 @@ static const char *const k_called[] = {
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
     "pyf_core_compressions", "pyf_core_open", "pyf_core_close", "pyf_core_info_get",
     "pyf_core_threads", "pyf_core_mappings", "pyf_core_files", "pyf_core_reader",
-    "pyf_target_open_core",
+    "pyf_core_native_frames", "pyf_target_open_core",
     "pyf_frame_locals", "pyf_value_read", "pyf_values_free",
 };
 #define NCALLED (sizeof k_called / sizeof k_called[0])
@@ -271,6 +271,10 @@ static void test_core_handle(void)
     CHECK_RC(pyf_core_files(NULL, &files, &n), PYF_EINVAL);
     CHECK(files == NULL);
     CHECK_RC(pyf_core_reader(NULL, &r), PYF_EINVAL);
+    const pyf_native_frame *frames = (const pyf_native_frame *)(uintptr_t)1;
+    n = 7;
+    CHECK_EINVAL_SAID(pyf_core_native_frames(NULL, 1, &frames, &n, fresh(&f)), f);
+    CHECK(frames == NULL && n == 0);
     CHECK_EINVAL_SAID(pyf_target_open_core(NULL, 0, NULL, &t, fresh(&f)), f);
     CHECK(t == NULL);
 
@@ -282,6 +286,8 @@ static void test_core_handle(void)
     CHECK_RC(pyf_core_mappings(c, NULL, &n), PYF_EINVAL);
     CHECK_RC(pyf_core_files(c, &files, NULL), PYF_EINVAL);
     CHECK_RC(pyf_core_reader(c, NULL), PYF_EINVAL);
+    CHECK_EINVAL_SAID(pyf_core_native_frames(c, 1, NULL, &n, fresh(&f)), f);
+    CHECK_EINVAL_SAID(pyf_core_native_frames(c, 1, &frames, NULL, fresh(&f)), f);
     CHECK_EINVAL_SAID(pyf_target_open_core(c, 0, NULL, NULL, fresh(&f)), f);
     CHECK_RC(pyf_core_mappings(c, &maps, &n), PYF_OK);
     CHECK(n == 1 && maps[0].start == 0x1000 && maps[0].end == 0x1008);

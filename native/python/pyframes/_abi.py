@@ -39,6 +39,7 @@ __all__ = [
     "pyf_core_info",
     "pyf_core_thread",
     "pyf_core_file",
+    "pyf_native_frame",
     "STRUCTURES",
     "Layout",
     "decode",
@@ -133,6 +134,9 @@ PYF_CORE_FILE_MISMATCH = 3
 PYF_CORE_FILE_UNREADABLE = 4
 PYF_CORE_FILE_EXECUTABLE = 0x1
 PYF_CORE_FILE_SIZE = 104
+PYF_NATIVE_ACTIVATION = 0x1
+PYF_NATIVE_MAX_FRAMES = 256
+PYF_NATIVE_FRAME_SIZE = 48
 
 PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
@@ -520,6 +524,18 @@ class pyf_core_file(ctypes.Structure):
     ]
 
 
+class pyf_native_frame(ctypes.Structure):
+    _fields_ = [
+        ("pc", c_uint64),
+        ("sp", c_uint64),
+        ("offset", c_uint64),
+        ("function", c_char_p),
+        ("module", c_char_p),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
 class pyf_runtime_location(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -708,7 +724,7 @@ STRUCTURES = {
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
                 pyf_values_request, pyf_values, pyf_thread_facts, pyf_core_request,
-                pyf_core_info, pyf_core_thread, pyf_core_file)
+                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame)
 }
 
 pyf_target_p = c_void_p
@@ -769,6 +785,8 @@ _PROTOTYPES = {
     "pyf_core_files": (c_int, [pyf_core_p, POINTER(POINTER(pyf_core_file)),
                                POINTER(c_uint32)]),
     "pyf_core_reader": (c_int, [pyf_core_p, POINTER(pyf_reader)]),
+    "pyf_core_native_frames": (c_int, [pyf_core_p, c_uint64, POINTER(POINTER(pyf_native_frame)),
+                                       POINTER(c_uint32), POINTER(pyf_failure)]),
     "pyf_target_open_core": (c_int, [pyf_core_p, c_uint64, POINTER(pyf_options),
                                      POINTER(pyf_target_p), POINTER(pyf_failure)]),
 }

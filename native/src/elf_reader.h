@@ -1,8 +1,9 @@
 /*
- * elf.h - the ELF reader behind runtime discovery (elf.c).  Private.
+ * elf_reader.h - the ELF reader (elf.c): sections, symbols, notes, build ids.
+ * Private; not elf.h, which would hide the system header of that name.
  */
-#ifndef PYFRAMES_ELF_H
-#define PYFRAMES_ELF_H
+#ifndef PYFRAMES_ELF_READER_H
+#define PYFRAMES_ELF_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,5 +63,8 @@ bool pyf__elf_note_named(const pyf__elf_note *n, const char *name);
  * read. */
 uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, uint32_t cap);
 uint32_t pyf__elf_build_id_fd(int fd, uint8_t *out, uint32_t cap);
+/* The first PT_LOAD's p_vaddr aligned down to its p_align, of the ELF file
+ * open as fd: the file is loaded at map_start - *load_vaddr of bias. */
+int pyf__elf_first_load_fd(int fd, uint64_t *load_vaddr);
 
-#endif /* PYFRAMES_ELF_H */
+#endif /* PYFRAMES_ELF_READER_H */
