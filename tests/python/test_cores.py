@@ -280,6 +280,55 @@ def test_lldb_names_the_signal(values_crash, cli_env):
     assert "received SIGSEGV (SEGV_MAPERR at 0x0)" in s[1], s.describe(1)
 
 
+def _mixed(thread):
+    """A --native --json thread as [(native pc, [Python frames above it])],
+    the physical native frames only (gdb adds frames for inlined code)."""
+    out, above = [], []
+    for f in thread["frames"]:
+        if f["kind"] == "python":
+            above.append((f["function"], f["filename"], f["line"], f.get("placed", True)))
+        elif f["sp"] is not None:
+            out.append((f["address"], above))
+            above = []
+        elif above:  # an inlined frame: its Python frames go to its physical one
+            continue
+    return out, above
+
+
+def test_native_equals_gdbs(values_crash, cli_env):
+    """--native on the kernel's core (libdw's unwind from each thread's
+    registers, through the core reader): each thread's native frames and
+    the Python frames placed on them, as gdb unwinds and places them on the
+    same core (py-bt-fast --native --all --json)."""
+    c = values_crash
+    du.require("gdb")
+    res = run_cli(cli_env, "dump", c.core, "--native", "--json")
+    if res.returncode != 0 and b"built without libdw" in res.stderr:
+        why = res.stderr.decode().strip()
+        if conftest.in_sandbox():
+            pytest.fail(why)
+        pytest.skip(why)
+    assert res.returncode == 0, res.stderr.decode()
+    ours = threads_of(json.loads(res.stdout))
+    s = du.run_gdb(["py-bt-fast --native --all --json"], executable=c.target.doc["executable"],
+                   core=c.core)
+    theirs = threads_of(s.json(0))
+    assert sorted(ours) == sorted(theirs), s.describe(0)
+    for tid in ours:
+        mine, theirs_ = _mixed(ours[tid]), _mixed(theirs[tid])
+        # gdb adds the frames of tail calls it knows from DWARF's call sites
+        # (each with a stack pointer): ours are its others, in order, each
+        # with the same Python frames placed above it; its own hold none
+        pcs = set(pc for pc, _ in mine[0])
+        assert [e for e in theirs_[0] if e[0] in pcs] == mine[0], (tid, s.describe(0))
+        assert all(not above for pc, above in theirs_[0] if pc not in pcs), theirs_
+        assert mine[1] == theirs_[1] and len(mine[0]) > 3, (tid, mine)
+    text = run_cli(cli_env, "dump", c.core, "--native", "--no-source").stdout.decode()
+    assert text.startswith("core %s: process %d" % (c.core, c.target.pid)), text
+    assert "(native %d, received SIGSEGV (SEGV_MAPERR at 0x0)" % c.main in text, text
+    assert "    [python] File " in text and " in _PyEval_EvalFrameDefault" in text, text
+
+
 # ---- cores a debugger wrote of a live process -------------------------------------
 
 

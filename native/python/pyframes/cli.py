@@ -186,7 +186,8 @@ class _CoreFront(stack_command.Front):
         return cores.describe_threads(self.core, snapshot, threads)
 
     def native(self, snapshot, threads, options):
-        return cores.native_text(self.core, snapshot, threads, options, self.source())
+        return cores.native_text(self.core, self.path, snapshot, threads, options,
+                                 None if options.no_source else self.source())
 
     def preface(self):
         return cores.summary_line(self.core, self.path) + "\n\n"

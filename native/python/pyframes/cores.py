@@ -13,6 +13,7 @@ headers name it).
 """
 
 import dataclasses
+import json
 import os
 from typing import Dict, Optional, Tuple
 
@@ -202,6 +203,28 @@ class CoreFile(object):
             rows.append((m.start, m.end, m.file_offset, flags, _text(m.path)))
         return rows
 
+    def native_frames(self, tid):
+        """The native stack of OS thread ``tid`` (pyf_core_native_frames:
+        libdw's unwind from its registers), innermost first, as
+        :class:`pyframes.mixed.NativeFrame`; raises the library's error
+        (PYF_ENOTSUP: a build without libdw, named)."""
+        from .mixed import NativeFrame
+        out = _abi.POINTER(_abi.pyf_native_frame)()
+        n = _abi.ctypes.c_uint32()
+        failure = _abi.pyf_failure()
+        failure.struct_size = _abi.ctypes.sizeof(failure)
+        rc = self._lib.pyf_core_native_frames(self._check(), tid, _abi.ctypes.byref(out),
+                                              _abi.ctypes.byref(n), _abi.ctypes.byref(failure))
+        if rc != 0:
+            raise error_from_code(rc, **_facts(failure))
+        frames = []
+        for i in range(n.value):
+            f = out[i]
+            frames.append(NativeFrame(i, f.pc, f.sp or None,
+                                      f.function.decode("utf-8", "replace") if f.function
+                                      else None, _text(f.module), False))
+        return frames
+
     def thread(self, tid):
         """The CoreThread of OS thread ``tid``, or None."""
         for t in self.threads:
@@ -351,6 +374,26 @@ def core_json(core, path):
                       for f in problem_files(core)]}
 
 
-def native_text(core, snapshot, threads, options, source):
-    """--native on a core: not without an unwinder."""
-    raise errors.CommandError(errors.CORE_NO_UNWIND)
+def native_text(core, path, snapshot, threads, options, source):
+    """--native on a core: each thread's native stack (libdw's unwind,
+    CoreFile.native_frames) with its Python frames placed in it (the one
+    placement of every front end, mixed.native_output); the summary line
+    first and the notes after, or the JSON document with "core"."""
+    from . import mixed, render
+
+    def native_of(thread):
+        if not thread.native_thread_id:
+            return []
+        try:
+            return core.native_frames(thread.native_thread_id)
+        except errors.PyframesError as exc:
+            if exc.code in (errors.PYF_EFAULT, errors.PYF_ENOTHREAD):
+                return []  # its Python frames are then shown unplaced, and why
+            raise errors.CommandError(str(exc))
+
+    out = mixed.native_output(snapshot, threads, native_of, render.thread_header,
+                              options.json, source)
+    if options.json:
+        out["core"] = core_json(core, path)
+        return json.dumps(out) + "\n"
+    return summary_line(core, path) + "\n\n" + out + notes(core, threads)

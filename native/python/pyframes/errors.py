@@ -316,11 +316,6 @@ CORE_MAYBE = ("on a core file this can mean that the core lacks the process's "
               "write it (ulimit -c unlimited, /proc/PID/coredump_filter 0x7f)")
 
 
-CORE_NO_UNWIND = ("--native on a core file needs its native stacks unwound, which this "
-                  "libpyframes cannot do: read the core with gdb (gdb EXE CORE, then "
-                  "py-bt-fast --native --all)")
-
-
 def no_core_file(path):
     """dump's argument is no PID (a number) and names no file."""
     return "no core file %s (a number is a PID, anything else a core file's path)" % (
