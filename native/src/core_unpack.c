@@ -109,10 +109,8 @@ static int temp_file(const char *dir)
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != 0)
-            return false;
-    return true;
+    static const uint8_t zeros[HOLE_BLOCK];
+    return n <= sizeof zeros && memcmp(p, zeros, n) == 0;
 }
 
 /* Append n bytes, leaving holes for whole blocks of zeros.  False when the
