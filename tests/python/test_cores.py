@@ -35,6 +35,9 @@ from test_locks import _mismatches as locks_mismatches
 from test_values import THREADS as VALUE_THREADS
 from test_values import _json_frames, mismatches
 
+# the compatibility matrix's reader (tests/python/compat.py)
+pytestmark = pytest.mark.readers("CLI cores")
+
 CLI_TIMEOUT = 300
 COMPRESSORS = {  # name: (the tool's command writing the compressed file to stdout)
     "zstd": ["zstd", "-q", "-c"],
