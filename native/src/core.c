@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,32 @@ pyf_core_thread *pyf__core_add_thread(pyf_core *c, uint64_t tid)
 
 /* ==== where an address is ================================================ */
 
+/* Segments and mappings both start with their range [start, end) and the
+ * offset (in the core, in the file) of start. */
+typedef struct range {
+    uint64_t start, end, offset;
+} range;
+_Static_assert(offsetof(pyf__core_seg, end) == offsetof(range, end) &&
+                   offsetof(pyf__core_map, end) == offsetof(range, end) &&
+                   offsetof(pyf__core_seg, off) == offsetof(range, offset) &&
+                   offsetof(pyf__core_map, offset) == offsetof(range, offset),
+               "segments and mappings start with their range");
+
+/* The index of the first of n ranges (stride bytes apart, sorted, apart)
+ * that ends after addr, or n. */
+static uint32_t first_ending_after(const void *v, uint32_t n, size_t stride, uint64_t addr)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (((const range *)((const char *)v + (size_t)mid * stride))->end <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The segment holding addr, or NULL (the segments are sorted, apart). */
 static const pyf__core_seg *seg_at(pyf_core *c, uint64_t addr)
 {
@@ -304,49 +331,27 @@ static const pyf__core_seg *seg_at(pyf_core *c, uint64_t addr)
         if (addr >= s->start && addr < s->end)
             return s;
     }
-    uint32_t lo = 0, hi = c->nsegs;
-    while (lo < hi) { /* the first segment that ends after addr */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->segs[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < c->nsegs && c->segs[lo].start <= addr) {
-        c->last_seg = lo;
-        return &c->segs[lo];
+    uint32_t i = first_ending_after(c->segs, c->nsegs, sizeof *c->segs, addr);
+    if (i < c->nsegs && c->segs[i].start <= addr) {
+        c->last_seg = i;
+        return &c->segs[i];
     }
     return NULL;
 }
 
-/* The start of the first segment after addr (UINT64_MAX: none). */
+/* The start of the first segment after addr, which no segment holds
+ * (UINT64_MAX: none). */
 static uint64_t next_seg_start(const pyf_core *c, uint64_t addr)
 {
-    uint32_t lo = 0, hi = c->nsegs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->segs[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < c->nsegs ? c->segs[lo].start : UINT64_MAX;
+    uint32_t i = first_ending_after(c->segs, c->nsegs, sizeof *c->segs, addr);
+    return i < c->nsegs ? c->segs[i].start : UINT64_MAX;
 }
 
 /* The mapping holding addr, or NULL (sorted, apart). */
 static const pyf__core_map *map_at(const pyf_core *c, uint64_t addr)
 {
-    uint32_t lo = 0, hi = c->nmaps;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->maps[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < c->nmaps && c->maps[lo].start <= addr)
-        return &c->maps[lo];
-    return NULL;
+    uint32_t i = first_ending_after(c->maps, c->nmaps, sizeof *c->maps, addr);
+    return i < c->nmaps && c->maps[i].start <= addr ? &c->maps[i] : NULL;
 }
 
 /* ==== the files ========================================================== */
@@ -658,58 +663,45 @@ static const char *core_message(void *arg)
 
 /* ==== after the parse ==================================================== */
 
-static int seg_cmp(const void *pa, const void *pb)
+static int range_cmp(const void *pa, const void *pb)
 {
-    const pyf__core_seg *a = pa, *b = pb;
+    const range *a = pa, *b = pb;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return a->end < b->end ? -1 : a->end > b->end;
 }
 
-static int map_cmp(const void *pa, const void *pb)
-{
-    const pyf__core_map *a = pa, *b = pb;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->end < b->end ? -1 : a->end > b->end;
-}
-
-/* Sorted, and apart: a range that overlaps the one before it keeps only
- * what lies past it (a hostile core's overlaps never make a read ambiguous). */
-void pyf__core_sort(pyf_core *c)
+/* Sort n ranges (stride bytes apart) and keep them apart: one that
+ * overlaps the range before it keeps only what lies past it (a hostile
+ * core's overlaps never make a read ambiguous).  Returns how many are kept. */
+static uint32_t sort_apart(void *v, uint32_t n, size_t stride)
 {
     uint32_t kept = 0;
+    if (n > 1)
+        qsort(v, n, stride, range_cmp);
+    for (uint32_t i = 0; i < n; i++) {
+        range *r = (range *)((char *)v + (size_t)i * stride);
+        const range *prev = kept > 0 ? (const range *)((char *)v + (size_t)(kept - 1) * stride)
+                                     : NULL;
+        if (prev != NULL && r->start < prev->end) {
+            if (r->end <= prev->end)
+                continue;
+            uint64_t cut = prev->end - r->start;
+            r->start += cut;
+            r->offset += cut;
+        }
+        if (kept != i)
+            memcpy((char *)v + (size_t)kept * stride, r, stride);
+        kept++;
+    }
+    return kept;
+}
 
-    if (c->nsegs > 1)
-        qsort(c->segs, c->nsegs, sizeof *c->segs, seg_cmp);
-    for (uint32_t i = 0; i < c->nsegs; i++) {
-        pyf__core_seg s = c->segs[i];
-        if (kept > 0 && s.start < c->segs[kept - 1].end) {
-            uint64_t cut = c->segs[kept - 1].end - s.start;
-            if (s.end <= c->segs[kept - 1].end)
-                continue;
-            s.start += cut;
-            s.off += cut;
-        }
-        c->segs[kept++] = s;
-    }
-    c->nsegs = kept;
-    kept = 0;
-    if (c->nmaps > 1)
-        qsort(c->maps, c->nmaps, sizeof *c->maps, map_cmp);
-    for (uint32_t i = 0; i < c->nmaps; i++) {
-        pyf__core_map m = c->maps[i];
-        if (kept > 0 && m.start < c->maps[kept - 1].end) {
-            uint64_t cut = c->maps[kept - 1].end - m.start;
-            if (m.end <= c->maps[kept - 1].end)
-                continue;
-            m.start += cut;
-            m.offset += cut;
-        }
-        c->maps[kept++] = m;
-    }
-    c->nmaps = kept;
-    c->maps_sorted = kept;
+/* Sorted, and apart (sort_apart). */
+void pyf__core_sort(pyf_core *c)
+{
+    c->nsegs = sort_apart(c->segs, c->nsegs, sizeof *c->segs);
+    c->nmaps = c->maps_sorted = sort_apart(c->maps, c->nmaps, sizeof *c->maps);
 }
 
 int pyf__core_name_map(pyf_core *c, uint64_t start, uint64_t end, uint64_t offset,
@@ -985,7 +977,9 @@ int pyf_core_info_get(const pyf_core *c, pyf_core_info *out)
     return pyf__struct_out(out, PYF_CORE_INFO_SIZE_V0, &i, sizeof i);
 }
 
-int pyf_core_threads(const pyf_core *c, const pyf_core_thread **out, uint32_t *n)
+/* Hand out one of the core's arrays (the pointer and count cleared first). */
+static int hand_out(const pyf_core *c, const void *array, uint32_t count, const void **out,
+                    uint32_t *n)
 {
     if (out != NULL)
         *out = NULL;
@@ -993,35 +987,24 @@ int pyf_core_threads(const pyf_core *c, const pyf_core_thread **out, uint32_t *n
         *n = 0;
     if (c == NULL || out == NULL || n == NULL)
         return PYF_EINVAL;
-    *out = c->threads;
-    *n = c->nthreads;
+    *out = array;
+    *n = count;
     return PYF_OK;
+}
+
+int pyf_core_threads(const pyf_core *c, const pyf_core_thread **out, uint32_t *n)
+{
+    return hand_out(c, c ? c->threads : NULL, c ? c->nthreads : 0, (const void **)out, n);
 }
 
 int pyf_core_mappings(const pyf_core *c, const pyf_mapping **out, uint32_t *n)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (n != NULL)
-        *n = 0;
-    if (c == NULL || out == NULL || n == NULL)
-        return PYF_EINVAL;
-    *out = c->pub_maps;
-    *n = c->nmaps;
-    return PYF_OK;
+    return hand_out(c, c ? c->pub_maps : NULL, c ? c->nmaps : 0, (const void **)out, n);
 }
 
 int pyf_core_files(const pyf_core *c, const pyf_core_file **out, uint32_t *n)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (n != NULL)
-        *n = 0;
-    if (c == NULL || out == NULL || n == NULL)
-        return PYF_EINVAL;
-    *out = c->files;
-    *n = c->nfiles;
-    return PYF_OK;
+    return hand_out(c, c ? c->files : NULL, c ? c->nfiles : 0, (const void **)out, n);
 }
 
 int pyf_core_reader(pyf_core *c, pyf_reader *out)
@@ -1069,14 +1052,7 @@ static pyf_mapping *locate_maps(pyf_core *c, uint32_t *n)
             continue;
         }
         /* the segments inside it: the first that ends after its start on */
-        uint32_t lo = 0, hi = c->nsegs;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (c->segs[mid].end <= m->start)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        uint32_t lo = first_ending_after(c->segs, c->nsegs, sizeof *c->segs, m->start);
         for (uint32_t s = lo; s < c->nsegs && c->segs[s].start < m->end && k < cap; s++) {
             const pyf__core_seg *g = &c->segs[s];
             /* what a core cut short still holds of it */

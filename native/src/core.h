@@ -96,7 +96,9 @@ void pyf__core_partial(pyf_core *c, uint32_t flag, const char *fmt, ...)
 int64_t pyf__core_pread(const pyf_core *c, void *buf, size_t len, uint64_t off);
 /* Exactly len bytes at off: PYF_OK, PYF_EIO (errno), PYF_ECORRUPT (past the end). */
 int pyf__core_read_exact(const pyf_core *c, void *buf, size_t len, uint64_t off);
-/* Read of a whole file descriptor range, the same way (elf.c's rule). */
+/* Exactly len bytes of the file open as fd at off: PYF_OK, PYF_EIO (errno),
+ * PYF_ECORRUPT (the file ends first: shorter than it said, or cut short
+ * underneath us).  Every read of an ELF file and of a core. */
 int pyf__pread_exact(int fd, void *buf, size_t len, uint64_t off);
 /* Write all of buf at off: 0, or -1 with errno. */
 int pyf__pwrite_all(int fd, const void *buf, size_t len, uint64_t off);

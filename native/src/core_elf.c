@@ -48,22 +48,6 @@
 /* siginfo_t: si_signo 0, si_code 8, si_addr 16 */
 #define SI_SIZE 24u
 
-static uint16_t le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
-}
-
 /* Signals whose si_addr is the faulting address. */
 static bool fault_signal(int32_t signo)
 {
@@ -87,14 +71,14 @@ static int prstatus(parse *p, const pyf__elf_note *n)
 {
     if (n->descsz < PR_REG)
         return PYF_OK;
-    pyf_core_thread *th = pyf__core_add_thread(p->c, le32(n->desc + PR_PID));
+    pyf_core_thread *th = pyf__core_add_thread(p->c, pyf__le32(n->desc + PR_PID));
     if (th == NULL)
         return p->c->nthreads < PYF__CORE_MAX_THREADS ? PYF_ENOMEM : PYF_OK;
-    th->signo = (int16_t)le16(n->desc + PR_CURSIG);
+    th->signo = (int16_t)pyf__le16(n->desc + PR_CURSIG);
     uint32_t nregs = nregs_of(p->machine);
     if (nregs > 0 && n->descsz >= PR_REG + 8u * nregs) {
         for (uint32_t i = 0; i < nregs; i++)
-            th->regs[i] = le64(n->desc + PR_REG + 8u * i);
+            th->regs[i] = pyf__le64(n->desc + PR_REG + 8u * i);
         th->nregs = nregs;
         th->flags |= PYF_CORE_THREAD_REGS;
         if (p->machine == EM_X86_64)
@@ -109,7 +93,7 @@ static void prpsinfo(parse *p, const pyf__elf_note *n)
     if (n->descsz < PS_ARGS + PS_ARGS_LEN)
         return;
     pyf_core_info *i = &p->c->info;
-    i->pid = (int32_t)le32(n->desc + PS_PID);
+    i->pid = (int32_t)pyf__le32(n->desc + PS_PID);
     /* the arguments, separated by spaces (the kernel turns NULs into them) */
     size_t len = strnlen((const char *)n->desc + PS_ARGS, PS_ARGS_LEN);
     while (len > 0 && n->desc[PS_ARGS + len - 1] == ' ')
@@ -125,13 +109,13 @@ static void siginfo(parse *p, const pyf__elf_note *n)
     pyf_core_info *i = &p->c->info;
     if (n->descsz < SI_SIZE || p->siginfo || p->last == NULL)
         return;
-    int32_t signo = (int32_t)le32(n->desc);
+    int32_t signo = (int32_t)pyf__le32(n->desc);
     if (signo <= 0)
         return;
     p->siginfo = true;
     i->signo = signo;
-    i->code = (int32_t)le32(n->desc + 8);
-    i->signal_addr = fault_signal(signo) ? le64(n->desc + 16) : 0;
+    i->code = (int32_t)pyf__le32(n->desc + 8);
+    i->signal_addr = fault_signal(signo) ? pyf__le64(n->desc + 16) : 0;
     i->signal_tid = p->last->tid;
     i->flags |= PYF_CORE_SIGNAL | PYF_CORE_SIGINFO;
 }
@@ -139,8 +123,8 @@ static void siginfo(parse *p, const pyf__elf_note *n)
 static void auxv(parse *p, const pyf__elf_note *n)
 {
     for (uint32_t at = 0; at + 16 <= n->descsz; at += 16)
-        if (le64(n->desc + at) == AT_ENTRY)
-            p->c->entry = le64(n->desc + at + 8);
+        if (pyf__le64(n->desc + at) == AT_ENTRY)
+            p->c->entry = pyf__le64(n->desc + at + 8);
 }
 
 /* NT_FILE: count, page size, count (start, end, page offset), the names. */
@@ -149,7 +133,7 @@ static int file_note(parse *p, const pyf__elf_note *n)
     pyf_core *c = p->c;
     if (n->descsz < 16)
         return PYF_OK;
-    uint64_t count = le64(n->desc), page = le64(n->desc + 8);
+    uint64_t count = pyf__le64(n->desc), page = pyf__le64(n->desc + 8);
     if (count > (n->descsz - 16) / 24 || page == 0 || (page & (page - 1)) != 0) {
         pyf__core_partial(c, PYF_CORE_NOTES_PARTIAL, "the core's NT_FILE note is "
                           "malformed: its files are not read");
@@ -166,9 +150,9 @@ static int file_note(parse *p, const pyf__elf_note *n)
                               (unsigned long long)k, (unsigned long long)count);
             break;
         }
-        uint64_t off = le64(e + 16);
+        uint64_t off = pyf__le64(e + 16);
         if (off <= UINT64_MAX / page) {
-            int rc = pyf__core_name_map(c, le64(e), le64(e + 8), off * page, names, len);
+            int rc = pyf__core_name_map(c, pyf__le64(e), pyf__le64(e + 8), off * page, names, len);
             if (rc != PYF_OK)
                 return rc;
         }
@@ -246,13 +230,13 @@ static uint32_t map_flags(uint32_t pf)
 static int load(parse *p, const uint8_t *ph)
 {
     pyf_core *c = p->c;
-    uint64_t off = le64(ph + 8), vaddr = le64(ph + 16), filesz = le64(ph + 32),
-             memsz = le64(ph + 40);
+    uint64_t off = pyf__le64(ph + 8), vaddr = pyf__le64(ph + 16), filesz = pyf__le64(ph + 32),
+             memsz = pyf__le64(ph + 40);
     if (memsz == 0 || vaddr + memsz < vaddr)
         return PYF_OK;
     if (filesz > memsz)
         filesz = memsz;
-    int rc = pyf__core_add_map(c, vaddr, vaddr + memsz, 0, map_flags(le32(ph + 4)), NULL, 0);
+    int rc = pyf__core_add_map(c, vaddr, vaddr + memsz, 0, map_flags(pyf__le32(ph + 4)), NULL, 0);
     if (rc == PYF_OK)
         rc = pyf__core_add_seg(c, vaddr, filesz, off);
     uint64_t have = off >= c->size ? 0 : c->size - off;
@@ -278,19 +262,19 @@ int pyf__core_parse_elf(pyf_core *c, pyf_failure *f)
     if (eh[4] != 2 || eh[5] != 1)
         return pyf__failure_set(f, PYF_ENOTSUP, "a core of a 32-bit or big-endian machine "
                                 "(only 64-bit little-endian ones are read)");
-    if (le16(eh + 16) != ET_CORE)
+    if (pyf__le16(eh + 16) != ET_CORE)
         return pyf__failure_set(f, PYF_ECORRUPT, "an ELF file, but not a core (e_type %u: "
-                                "an executable or a library?)", le16(eh + 16));
-    parse p = {c, le16(eh + 18), NULL, false, PYF__CORE_MAX_NOTES};
+                                "an executable or a library?)", pyf__le16(eh + 16));
+    parse p = {c, pyf__le16(eh + 18), NULL, false, PYF__CORE_MAX_NOTES};
     c->info.machine = p.machine;
-    uint64_t phoff = le64(eh + 32), phentsize = le16(eh + 54), phnum = le16(eh + 56);
+    uint64_t phoff = pyf__le64(eh + 32), phentsize = pyf__le16(eh + 54), phnum = pyf__le16(eh + 56);
     if (phnum == PN_XNUM) { /* the count is section header 0's sh_info */
         uint8_t sh[64];
-        uint64_t shoff = le64(eh + 40);
+        uint64_t shoff = pyf__le64(eh + 40);
         if (shoff == 0 || pyf__core_read_exact(c, sh, sizeof sh, shoff) != PYF_OK)
             return pyf__failure_set(f, PYF_ECORRUPT, "its program header count (PN_XNUM) "
                                     "cannot be read");
-        phnum = le32(sh + 44);
+        phnum = pyf__le32(sh + 44);
     }
     if (phentsize < PHDR_SIZE || phnum == 0)
         return pyf__failure_set(f, PYF_ECORRUPT, "it has no program headers (%llu of %llu "
@@ -321,15 +305,15 @@ int pyf__core_parse_elf(pyf_core *c, pyf_failure *f)
         uint64_t whole = (uint64_t)got / phentsize;
         for (uint64_t i = 0; rc == PYF_OK && i < whole; i++) {
             const uint8_t *ph = table + i * phentsize;
-            uint32_t type = le32(ph);
+            uint32_t type = pyf__le32(ph);
             if (type == PT_LOAD)
                 rc = load(&p, ph);
             else if (type == PT_NOTE && nnotes == 16)
                 pyf__core_partial(c, PYF_CORE_NOTES_PARTIAL, "the core has more than 16 "
                                   "note segments: those past them are not read");
             else if (type == PT_NOTE) {
-                note_off[nnotes] = le64(ph + 8);
-                note_size[nnotes++] = le64(ph + 32);
+                note_off[nnotes] = pyf__le64(ph + 8);
+                note_size[nnotes++] = pyf__le64(ph + 32);
             }
         }
         read_ok += whole;

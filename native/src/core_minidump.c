@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_reader.h"
 #include "internal.h"
 
 #define MD_SIGNATURE 0x504d444du
@@ -41,17 +42,6 @@
 /* MinidumpContext_x86_64: the general registers, rax first, from 120 */
 #define CTX_RAX 120u
 #define CTX_MIN 256u
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
-}
 
 typedef struct stream {
     uint32_t size, rva;
@@ -88,10 +78,16 @@ static uint8_t *stream_bytes(md *m, const stream *s, uint32_t max, const char *w
     return buf;
 }
 
-/* A list stream's first entry: some writers pad its count to 8 bytes. */
-static uint32_t list_start(uint32_t size, uint32_t count, uint32_t entry)
+/* A list stream of size bytes at b: its count (u32 first, bounded by what
+ * the stream holds) and where its first entry is (*first: some writers pad
+ * the count to 8 bytes). */
+static uint32_t list_count(const uint8_t *b, uint32_t size, uint32_t entry, uint32_t *first)
 {
-    return (uint64_t)size == 8 + (uint64_t)count * entry ? 8u : 4u;
+    uint32_t count = size >= 4 ? pyf__le32(b) : 0;
+    *first = (uint64_t)size == 8 + (uint64_t)count * entry ? 8u : 4u;
+    if (size < *first)
+        return 0;
+    return count > (size - *first) / entry ? (size - *first) / entry : count;
 }
 
 static int memory64(md *m)
@@ -101,7 +97,7 @@ static int memory64(md *m)
     if (b == NULL)
         return PYF_OK;
     uint32_t size = m->memory64_list.size;
-    uint64_t count = size >= 16 ? le64(b) : 0, at = size >= 16 ? le64(b + 8) : 0;
+    uint64_t count = size >= 16 ? pyf__le64(b) : 0, at = size >= 16 ? pyf__le64(b + 8) : 0;
     if (count > (size - 16u) / 16u) {
         pyf__core_partial(c, PYF_CORE_NOTES_PARTIAL, "the minidump's Memory64List says %llu "
                           "ranges and holds %u", (unsigned long long)count, (size - 16u) / 16u);
@@ -109,7 +105,7 @@ static int memory64(md *m)
     }
     int rc = PYF_OK;
     for (uint64_t i = 0; rc == PYF_OK && i < count; i++) {
-        uint64_t start = le64(b + 16 + 16 * i), len = le64(b + 24 + 16 * i);
+        uint64_t start = pyf__le64(b + 16 + 16 * i), len = pyf__le64(b + 24 + 16 * i);
         if (at + len < at)
             break;
         rc = pyf__core_add_seg(c, start, len, at);
@@ -133,15 +129,11 @@ static int memory32(md *m)
     uint8_t *b = stream_bytes(m, &m->memory_list, 8u + 16u * PYF__CORE_MAX_SEGS, "MemoryList");
     if (b == NULL)
         return PYF_OK;
-    uint32_t size = m->memory_list.size;
-    uint32_t count = size >= 4 ? le32(b) : 0;
-    uint32_t first = list_start(size, count, 16);
-    if (size < first || count > (size - first) / 16u)
-        count = size < first ? 0 : (size - first) / 16u;
+    uint32_t first, count = list_count(b, m->memory_list.size, 16, &first);
     int rc = PYF_OK;
     for (uint32_t i = 0; rc == PYF_OK && i < count; i++) {
         const uint8_t *d = b + first + 16u * i;
-        uint64_t start = le64(d), len = le32(d + 8), at = le32(d + 12);
+        uint64_t start = pyf__le64(d), len = pyf__le32(d + 8), at = pyf__le32(d + 12);
         rc = pyf__core_add_seg(c, start, len, at);
         if (at + len > c->size) {
             c->info.missing_bytes += at >= c->size ? len : at + len - c->size;
@@ -162,9 +154,9 @@ static void x86_64_context(pyf_core_thread *th, const uint8_t *ctx)
     static const uint8_t to_user[17] = {10, 11, 12, 5, 19, 4, 13, 14,
                                         9, 8, 7, 6, 3, 2, 1, 0, 16};
     for (uint32_t i = 0; i < 17; i++)
-        th->regs[to_user[i]] = le64(ctx + CTX_RAX + 8 * i);
+        th->regs[to_user[i]] = pyf__le64(ctx + CTX_RAX + 8 * i);
     th->regs[17] = ctx[56] | (ctx[57] << 8);                  /* cs */
-    th->regs[18] = le32(ctx + 68);                            /* eflags */
+    th->regs[18] = pyf__le32(ctx + 68);                            /* eflags */
     th->regs[20] = ctx[66] | (ctx[67] << 8);                  /* ss */
     th->regs[23] = ctx[58] | (ctx[59] << 8);                  /* ds */
     th->regs[24] = ctx[60] | (ctx[61] << 8);                  /* es */
@@ -181,21 +173,17 @@ static int threads(md *m)
                               "ThreadList");
     if (b == NULL)
         return PYF_OK;
-    uint32_t size = m->thread_list.size;
-    uint32_t count = size >= 4 ? le32(b) : 0;
-    uint32_t first = list_start(size, count, THREAD_SIZE);
-    if (size < first || count > (size - first) / THREAD_SIZE)
-        count = size < first ? 0 : (size - first) / THREAD_SIZE;
+    uint32_t first, count = list_count(b, m->thread_list.size, THREAD_SIZE, &first);
     int rc = PYF_OK;
     uint8_t ctx[CTX_MIN];
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *t = b + first + THREAD_SIZE * i;
-        pyf_core_thread *th = pyf__core_add_thread(c, le32(t));
+        pyf_core_thread *th = pyf__core_add_thread(c, pyf__le32(t));
         if (th == NULL) {
             rc = c->nthreads < PYF__CORE_MAX_THREADS ? PYF_ENOMEM : PYF_OK;
             break;
         }
-        uint32_t ctx_size = le32(t + 40), ctx_at = le32(t + 44);
+        uint32_t ctx_size = pyf__le32(t + 40), ctx_at = pyf__le32(t + 44);
         if (c->info.machine == 62 && ctx_size >= CTX_MIN &&
             pyf__core_read_exact(c, ctx, CTX_MIN, ctx_at) == PYF_OK)
             x86_64_context(th, ctx);
@@ -212,14 +200,14 @@ static void exception(md *m)
         free(b);
         return;
     }
-    uint32_t code = le32(b + 8), flags = le32(b + 12);
+    uint32_t code = pyf__le32(b + 8), flags = pyf__le32(b + 12);
     if (code > 0 && code < 128) {
         c->info.signo = (int32_t)code;
-        c->info.signal_tid = le32(b);
+        c->info.signal_tid = pyf__le32(b);
         c->info.flags |= PYF_CORE_SIGNAL;
         if (flags != LLDB_FLAG) { /* Breakpad, Crashpad: si_code and si_addr */
             c->info.code = (int32_t)flags;
-            c->info.signal_addr = le64(b + 24);
+            c->info.signal_addr = pyf__le64(b + 24);
             c->info.flags |= PYF_CORE_SIGINFO;
         }
     }
@@ -272,7 +260,7 @@ static size_t md_string(md *m, uint32_t rva, char *out, size_t cap)
     uint8_t head[4];
     if (pyf__core_read_exact(m->c, head, 4, rva) != PYF_OK)
         return 0;
-    uint32_t bytes = le32(head);
+    uint32_t bytes = pyf__le32(head);
     if (bytes > 2 * PYF__CORE_MAX_PATH || (bytes & 1))
         return 0;
     uint8_t raw[2 * PYF__CORE_MAX_PATH];
@@ -316,17 +304,13 @@ static int modules(md *m)
                               "ModuleList");
     if (b == NULL)
         return PYF_OK;
-    uint32_t size = m->module_list.size;
-    uint32_t count = size >= 4 ? le32(b) : 0;
-    uint32_t first = list_start(size, count, MODULE_SIZE);
-    if (size < first || count > (size - first) / MODULE_SIZE)
-        count = size < first ? 0 : (size - first) / MODULE_SIZE;
+    uint32_t first, count = list_count(b, m->module_list.size, MODULE_SIZE, &first);
     int rc = PYF_OK;
     char name[PYF__CORE_MAX_PATH + 1];
     for (uint32_t i = 0; rc == PYF_OK && i < count; i++) {
         const uint8_t *d = b + first + MODULE_SIZE * i;
-        uint64_t base = le64(d), len = le32(d + 8);
-        size_t n = md_string(m, le32(d + 20), name, sizeof name);
+        uint64_t base = pyf__le64(d), len = pyf__le32(d + 8);
+        size_t n = md_string(m, pyf__le32(d + 20), name, sizeof name);
         if (base + len > base)
             rc = pyf__core_add_map(m->c, base, base + len, 0, 0, n > 0 ? name : NULL, n);
     }
@@ -344,13 +328,13 @@ static void small_streams(md *m)
     }
     free(b);
     b = stream_bytes(m, &m->misc_info, 4096, "MiscInfo");
-    if (b != NULL && m->misc_info.size >= 12 && (le32(b + 4) & 1u))
-        c->info.pid = le32(b + 8);
+    if (b != NULL && m->misc_info.size >= 12 && (pyf__le32(b + 4) & 1u))
+        c->info.pid = pyf__le32(b + 8);
     free(b);
     b = stream_bytes(m, &m->auxv, 1u << 20, "LinuxAuxv");
     for (uint32_t at = 0; b != NULL && at + 16 <= m->auxv.size; at += 16)
-        if (le64(b + at) == AT_ENTRY)
-            c->entry = le64(b + at + 8);
+        if (pyf__le64(b + at) == AT_ENTRY)
+            c->entry = pyf__le64(b + at + 8);
     free(b);
     b = stream_bytes(m, &m->cmdline, 1u << 20, "LinuxCmdLine");
     if (b != NULL) {
@@ -373,10 +357,10 @@ int pyf__core_parse_minidump(pyf_core *c, pyf_failure *f)
     memset(&m, 0, sizeof m);
     m.c = c;
     c->info.format = PYF_CORE_MINIDUMP;
-    if (pyf__core_read_exact(c, h, sizeof h, 0) != PYF_OK || le32(h) != MD_SIGNATURE)
+    if (pyf__core_read_exact(c, h, sizeof h, 0) != PYF_OK || pyf__le32(h) != MD_SIGNATURE)
         return pyf__failure_set(f, PYF_ECORRUPT, "its minidump header is cut short (%llu "
                                 "bytes)", (unsigned long long)c->size);
-    uint32_t nstreams = le32(h + 8), dir = le32(h + 12);
+    uint32_t nstreams = pyf__le32(h + 8), dir = pyf__le32(h + 12);
     if (nstreams > MD_MAX_STREAMS) {
         pyf__core_partial(c, PYF_CORE_NOTES_PARTIAL, "the minidump lists %u streams: "
                           "those past %u are not read", nstreams, MD_MAX_STREAMS);
@@ -392,8 +376,8 @@ int pyf__core_parse_minidump(pyf_core *c, pyf_failure *f)
             break;
         }
         read_ok++;
-        stream s = {le32(e + 4), le32(e + 8), true};
-        switch (le32(e)) {
+        stream s = {pyf__le32(e + 4), pyf__le32(e + 8), true};
+        switch (pyf__le32(e)) {
         case ST_THREAD_LIST: m.thread_list = s; break;
         case ST_MODULE_LIST: m.module_list = s; break;
         case ST_MEMORY_LIST: m.memory_list = s; break;

@@ -41,6 +41,9 @@
 #include <zlib.h>
 #endif
 
+/* The decoders' helpers, unused in a build without any of the libraries. */
+#define UNUSED_WITHOUT_CODECS __attribute__((unused))
+
 #define IN_SIZE ((size_t)1 << 20)
 #define OUT_SIZE ((size_t)1 << 20)
 #define HOLE_BLOCK 4096u
@@ -115,7 +118,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 
 /* Append n bytes, leaving holes for whole blocks of zeros.  False when the
  * file cannot take them (errno in s->err) or max_size is passed. */
-static bool sink_put(sink *s, const uint8_t *p, size_t n)
+UNUSED_WITHOUT_CODECS static bool sink_put(sink *s, const uint8_t *p, size_t n)
 {
     if (n > s->max - s->size)
         return false;
@@ -155,7 +158,7 @@ typedef struct source {
 
 /* Refill the input buffer when it is empty: false at the end of the file
  * or on an error (s->err). */
-static bool source_fill(source *s)
+UNUSED_WITHOUT_CODECS static bool source_fill(source *s)
 {
     if (s->pos < s->len)
         return true;
@@ -181,6 +184,17 @@ static bool source_fill(source *s)
 
 /* What a decoder's run ended with. */
 enum { DONE, TRUNCATED, CORRUPT, FULL, NOMEM, READ_ERR };
+
+/* A decoder's end once its input ran out: a read error, or a stream that
+ * stopped inside a frame (incomplete), is not DONE. */
+UNUSED_WITHOUT_CODECS static int ended(int end, int read_err, bool incomplete)
+{
+    if (end == DONE && read_err)
+        return READ_ERR;
+    if (end == DONE && incomplete)
+        return TRUNCATED;
+    return end;
+}
 
 typedef struct run {
     source *in;
@@ -221,11 +235,7 @@ static int run_zstd(run *r)
             r->in->pos = in.pos;
     }
     ZSTD_freeDStream(ds);
-    if (end == DONE && r->in->err)
-        end = READ_ERR;
-    if (end == DONE && last != 0)
-        end = TRUNCATED;
-    return end;
+    return ended(end, r->in->err, last != 0);
 }
 #endif
 
@@ -311,11 +321,7 @@ static int run_lz4(run *r)
             r->in->pos = r->in->len - left;
     }
     LZ4F_freeDecompressionContext(d);
-    if (end == DONE && r->in->err)
-        end = READ_ERR;
-    if (end == DONE && hint != 0)
-        end = TRUNCATED;
-    return end;
+    return ended(end, r->in->err, hint != 0);
 }
 #endif
 
@@ -352,11 +358,7 @@ static int run_gzip(run *r)
         r->in->pos = r->in->len - z.avail_in;
     }
     inflateEnd(&z);
-    if (end == DONE && r->in->err)
-        end = READ_ERR;
-    if (end == DONE && ret != Z_STREAM_END)
-        end = TRUNCATED;
-    return end;
+    return ended(end, r->in->err, ret != Z_STREAM_END);
 }
 #endif
 

@@ -26,25 +26,6 @@ _Static_assert(sizeof(pyf_native_frame) == PYF_NATIVE_FRAME_SIZE, "pyf_native_fr
 
 #ifndef PYF_HAVE_LIBDW
 
-int pyf_core_native_frames(pyf_core *c, uint64_t tid, const pyf_native_frame **out,
-                           uint32_t *n, pyf_failure *failure)
-{
-    pyf_failure f;
-    (void)tid;
-    if (out != NULL)
-        *out = NULL;
-    if (n != NULL)
-        *n = 0;
-    if (!pyf__failure_begin(failure, &f))
-        return PYF_EINVAL;
-    if (c == NULL || out == NULL || n == NULL)
-        return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
-                                                              "a NULL argument"));
-    return pyf__failure_out(failure, &f, pyf__failure_set(
-        &f, PYF_ENOTSUP, "this libpyframes was built without libdw, which unwinds the native "
-        "stacks of a core (build it with libdw-dev installed)"));
-}
-
 void pyf__core_unwind_free(pyf_core *c)
 {
     (void)c;
@@ -261,11 +242,37 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
+static int unwind(pyf_core *c, uint64_t tid, const pyf_native_frame **out, uint32_t *n,
+                  pyf_failure *f)
+{
+    pyf__core_unwind *u = NULL;
+    int rc = session(c, &u, f);
+    if (rc != PYF_OK)
+        return rc;
+    const pyf_core_thread *th = NULL;
+    for (uint32_t i = 0; i < c->nthreads; i++)
+        if (c->threads[i].tid == tid)
+            th = &c->threads[i];
+    if (th == NULL || tid > INT32_MAX)
+        return pyf__failure_set(f, PYF_ENOTHREAD, "the core has no thread %llu",
+                                (unsigned long long)tid);
+    release_names(u);
+    rc = dwfl_getthread_frames(u->dwfl, (pid_t)tid, frame_cb, u);
+    *out = u->frames;
+    *n = u->nframes;
+    if (u->nframes == 0)
+        return pyf__failure_set(f, PYF_EFAULT, "thread %llu: no frame could be unwound "
+                                "(libdw: %s)", (unsigned long long)tid,
+                                rc < 0 ? dwfl_errmsg(-1) : "none");
+    return PYF_OK;
+}
+
+#endif /* PYF_HAVE_LIBDW */
+
 int pyf_core_native_frames(pyf_core *c, uint64_t tid, const pyf_native_frame **out,
                            uint32_t *n, pyf_failure *failure)
 {
     pyf_failure f;
-    pyf__core_unwind *u = NULL;
     if (out != NULL)
         *out = NULL;
     if (n != NULL)
@@ -275,25 +282,12 @@ int pyf_core_native_frames(pyf_core *c, uint64_t tid, const pyf_native_frame **o
     if (c == NULL || out == NULL || n == NULL)
         return pyf__failure_out(failure, &f, pyf__failure_set(&f, PYF_EINVAL,
                                                               "a NULL argument"));
-    int rc = session(c, &u, &f);
-    if (rc != PYF_OK)
-        return pyf__failure_out(failure, &f, rc);
-    const pyf_core_thread *th = NULL;
-    for (uint32_t i = 0; i < c->nthreads; i++)
-        if (c->threads[i].tid == tid)
-            th = &c->threads[i];
-    if (th == NULL || tid > INT32_MAX)
-        return pyf__failure_out(failure, &f, pyf__failure_set(
-            &f, PYF_ENOTHREAD, "the core has no thread %llu", (unsigned long long)tid));
-    release_names(u);
-    rc = dwfl_getthread_frames(u->dwfl, (pid_t)tid, frame_cb, u);
-    *out = u->frames;
-    *n = u->nframes;
-    if (u->nframes == 0)
-        return pyf__failure_out(failure, &f, pyf__failure_set(
-            &f, PYF_EFAULT, "thread %llu: no frame could be unwound (libdw: %s)",
-            (unsigned long long)tid, rc < 0 ? dwfl_errmsg(-1) : "none"));
-    return pyf__failure_out(failure, &f, PYF_OK);
+#ifdef PYF_HAVE_LIBDW
+    return pyf__failure_out(failure, &f, unwind(c, tid, out, n, &f));
+#else
+    (void)tid;
+    return pyf__failure_out(failure, &f, pyf__failure_set(
+        &f, PYF_ENOTSUP, "this libpyframes was built without libdw, which unwinds the native "
+        "stacks of a core (build it with libdw-dev installed)"));
+#endif
 }
-
-#endif /* PYF_HAVE_LIBDW */

@@ -42,50 +42,10 @@
 #define SYM_CHUNK 4096u
 #define MAX_SYMBOL_TABLE ((uint64_t)64 << 20)
 
-static uint16_t le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
-}
-
 /* [off, off + len) lies inside a file of size bytes. */
 static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 {
     return off <= size && len <= size - off;
-}
-
-/* Read exactly len bytes at off; the range was checked against the size. */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    uint8_t *p = buf;
-
-    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-        return PYF_ECORRUPT;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return PYF_EIO;
-        }
-        if (n == 0) /* shorter than fstat said: truncated underneath us */
-            return PYF_ECORRUPT;
-        p += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return PYF_OK;
 }
 
 typedef struct shdr {
@@ -96,13 +56,13 @@ typedef struct shdr {
 
 static void decode_shdr(const uint8_t *p, shdr *s)
 {
-    s->name = le32(p + 0);
-    s->type = le32(p + 4);
-    s->addr = le64(p + 16);
-    s->offset = le64(p + 24);
-    s->size = le64(p + 32);
-    s->link = le32(p + 40);
-    s->info = le32(p + 44);
+    s->name = pyf__le32(p + 0);
+    s->type = pyf__le32(p + 4);
+    s->addr = pyf__le64(p + 16);
+    s->offset = pyf__le64(p + 24);
+    s->size = pyf__le64(p + 32);
+    s->link = pyf__le32(p + 40);
+    s->info = pyf__le32(p + 44);
 }
 
 typedef struct elf_file {
@@ -120,7 +80,7 @@ static int read_header(elf_file *f)
 
     if (f->size < 16)
         return PYF_ECORRUPT;
-    rc = read_at(f->fd, eh, f->size < EHDR_SIZE ? 16 : EHDR_SIZE, 0);
+    rc = pyf__pread_exact(f->fd, eh, f->size < EHDR_SIZE ? 16 : EHDR_SIZE, 0);
     if (rc != PYF_OK)
         return rc;
     if (memcmp(eh, "\177ELF", 4) != 0)
@@ -129,13 +89,13 @@ static int read_header(elf_file *f)
         return PYF_ENOTSUP;
     if (f->size < EHDR_SIZE)
         return PYF_ECORRUPT;
-    f->phoff = le64(eh + 32);
-    f->shoff = le64(eh + 40);
-    f->phentsize = le16(eh + 54);
-    f->phnum = le16(eh + 56);
-    f->shentsize = le16(eh + 58);
-    f->shnum = le16(eh + 60);
-    f->shstrndx = le16(eh + 62);
+    f->phoff = pyf__le64(eh + 32);
+    f->shoff = pyf__le64(eh + 40);
+    f->phentsize = pyf__le16(eh + 54);
+    f->phnum = pyf__le16(eh + 56);
+    f->shentsize = pyf__le16(eh + 58);
+    f->shnum = pyf__le16(eh + 60);
+    f->shstrndx = pyf__le16(eh + 62);
     return PYF_OK;
 }
 
@@ -147,7 +107,7 @@ static int read_shdr0(const elf_file *f, shdr *s0)
 
     if (f->shoff == 0 || f->shentsize < SHDR_SIZE || !in_file(f->shoff, SHDR_SIZE, f->size))
         return PYF_ECORRUPT;
-    rc = read_at(f->fd, buf, SHDR_SIZE, f->shoff);
+    rc = pyf__pread_exact(f->fd, buf, SHDR_SIZE, f->shoff);
     if (rc == PYF_OK)
         decode_shdr(buf, s0);
     return rc;
@@ -200,7 +160,7 @@ static int sections_read(elf_file *f, sections *sec)
     sec->table = malloc((size_t)bytes);
     if (sec->table == NULL)
         return PYF_ENOMEM;
-    rc = read_at(f->fd, sec->table, (size_t)bytes, f->shoff);
+    rc = pyf__pread_exact(f->fd, sec->table, (size_t)bytes, f->shoff);
     if (rc != PYF_OK)
         goto fail;
 
@@ -216,7 +176,7 @@ static int sections_read(elf_file *f, sections *sec)
         goto fail;
     }
     sec->names_size = strtab.size;
-    rc = read_at(f->fd, sec->names, (size_t)strtab.size, strtab.offset);
+    rc = pyf__pread_exact(f->fd, sec->names, (size_t)strtab.size, strtab.offset);
     if (rc == PYF_OK)
         return PYF_OK;
 fail:
@@ -273,13 +233,13 @@ static int table_symbol(elf_file *f, const sections *sec, const shdr *sym,
         rc = PYF_ENOMEM;
         goto out;
     }
-    if ((rc = read_at(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
+    if ((rc = pyf__pread_exact(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
         goto out;
     rc = PYF_ENOTPY;
     nsyms = sym->size / SYM_SIZE;
     for (uint64_t first = 0; first < nsyms && rc == PYF_ENOTPY; first += SYM_CHUNK) {
         uint64_t n = nsyms - first < SYM_CHUNK ? nsyms - first : SYM_CHUNK;
-        int r = read_at(f->fd, chunk, (size_t)(n * SYM_SIZE), sym->offset + first * SYM_SIZE);
+        int r = pyf__pread_exact(f->fd, chunk, (size_t)(n * SYM_SIZE), sym->offset + first * SYM_SIZE);
 
         if (r != PYF_OK) {
             rc = r;
@@ -287,12 +247,12 @@ static int table_symbol(elf_file *f, const sections *sec, const shdr *sym,
         }
         for (uint64_t i = 0; i < n; i++) {
             const uint8_t *e = chunk + i * SYM_SIZE;
-            uint32_t st_name = le32(e);
+            uint32_t st_name = pyf__le32(e);
 
-            if (le16(e + 6) == SHN_UNDEF || st_name >= strtab.size ||
+            if (pyf__le16(e + 6) == SHN_UNDEF || st_name >= strtab.size ||
                 strtab.size - st_name < want || memcmp(strs + st_name, name, want) != 0)
                 continue;
-            *value = le64(e + 8);
+            *value = pyf__le64(e + 8);
             rc = PYF_OK;
             break;
         }
@@ -351,11 +311,11 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     if (!in_file(f->phoff, phnum * f->phentsize, f->size))
         return PYF_ECORRUPT;
     for (uint64_t i = 0; i < phnum; i++) {
-        rc = read_at(f->fd, ph, PHDR_SIZE, f->phoff + i * f->phentsize);
+        rc = pyf__pread_exact(f->fd, ph, PHDR_SIZE, f->phoff + i * f->phentsize);
         if (rc != PYF_OK)
             return rc;
-        if (le32(ph) == PT_LOAD) {
-            uint64_t vaddr = le64(ph + 16), align = le64(ph + 48);
+        if (pyf__le32(ph) == PT_LOAD) {
+            uint64_t vaddr = pyf__le64(ph + 16), align = pyf__le64(ph + 48);
 
             *load_vaddr = align > 1 ? vaddr - vaddr % align : vaddr;
             return PYF_OK;
@@ -469,14 +429,14 @@ bool pyf__elf_note_next(const uint8_t *notes, size_t len, size_t *at, pyf__elf_n
 
     if (p > len || len - p < 12)
         return false;
-    uint64_t namesz = le32(notes + p), descsz = le32(notes + p + 4);
+    uint64_t namesz = pyf__le32(notes + p), descsz = pyf__le32(notes + p + 4);
     uint64_t name_at = p + 12, desc_at = name_at + ((namesz + 3) & ~(uint64_t)3);
     uint64_t end = desc_at + ((descsz + 3) & ~(uint64_t)3);
     if (desc_at > len || descsz > len - desc_at) {
         *at = len;
         return false;
     }
-    n->type = le32(notes + p + 8);
+    n->type = pyf__le32(notes + p + 8);
     n->name = (const char *)notes + name_at;
     n->namesz = (uint32_t)namesz;
     n->desc = notes + desc_at;
@@ -515,7 +475,7 @@ uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, ui
     if (len < EHDR_SIZE || memcmp(image, "\177ELF", 4) != 0 || image[4] != ELFCLASS64 ||
         image[5] != ELFDATA2LSB)
         return 0;
-    uint64_t phoff = le64(image + 32), phentsize = le16(image + 54), phnum = le16(image + 56);
+    uint64_t phoff = pyf__le64(image + 32), phentsize = pyf__le16(image + 54), phnum = pyf__le16(image + 56);
     if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
         return 0;
     for (uint64_t i = 0; i < phnum; i++) {
@@ -523,8 +483,8 @@ uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, ui
         if (!in_file(at, PHDR_SIZE, len))
             break;
         const uint8_t *ph = image + at;
-        uint64_t off = le64(ph + 8), size = le64(ph + 32);
-        if (le32(ph) != PT_NOTE || !in_file(off, size, len))
+        uint64_t off = pyf__le64(ph + 8), size = pyf__le64(ph + 32);
+        if (pyf__le32(ph) != PT_NOTE || !in_file(off, size, len))
             continue;
         uint32_t k = build_id_of_notes(image + off, (size_t)size, out, cap);
         if (k != 0)
@@ -538,23 +498,23 @@ uint32_t pyf__elf_build_id_fd(int fd, uint8_t *out, uint32_t cap)
     struct stat st;
     uint8_t eh[EHDR_SIZE], ph[PHDR_SIZE];
 
-    if (fstat(fd, &st) < 0 || st.st_size < EHDR_SIZE || read_at(fd, eh, EHDR_SIZE, 0) != PYF_OK ||
+    if (fstat(fd, &st) < 0 || st.st_size < EHDR_SIZE || pyf__pread_exact(fd, eh, EHDR_SIZE, 0) != PYF_OK ||
         memcmp(eh, "\177ELF", 4) != 0 || eh[4] != ELFCLASS64 || eh[5] != ELFDATA2LSB)
         return 0;
     uint64_t size = (uint64_t)st.st_size;
-    uint64_t phoff = le64(eh + 32), phentsize = le16(eh + 54), phnum = le16(eh + 56);
+    uint64_t phoff = pyf__le64(eh + 32), phentsize = pyf__le16(eh + 54), phnum = pyf__le16(eh + 56);
     if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
         return 0;
     for (uint64_t i = 0; i < phnum; i++) {
         uint64_t at = phoff + i * phentsize;
-        if (!in_file(at, PHDR_SIZE, size) || read_at(fd, ph, PHDR_SIZE, at) != PYF_OK)
+        if (!in_file(at, PHDR_SIZE, size) || pyf__pread_exact(fd, ph, PHDR_SIZE, at) != PYF_OK)
             break;
-        uint64_t off = le64(ph + 8), nsize = le64(ph + 32);
-        if (le32(ph) != PT_NOTE || nsize > NOTE_SEGMENT_MAX || !in_file(off, nsize, size))
+        uint64_t off = pyf__le64(ph + 8), nsize = pyf__le64(ph + 32);
+        if (pyf__le32(ph) != PT_NOTE || nsize > NOTE_SEGMENT_MAX || !in_file(off, nsize, size))
             continue;
         uint8_t *notes = malloc(nsize ? (size_t)nsize : 1);
         uint32_t k = 0;
-        if (notes != NULL && read_at(fd, notes, (size_t)nsize, off) == PYF_OK)
+        if (notes != NULL && pyf__pread_exact(fd, notes, (size_t)nsize, off) == PYF_OK)
             k = build_id_of_notes(notes, (size_t)nsize, out, cap);
         free(notes);
         if (k != 0)

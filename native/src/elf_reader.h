@@ -9,6 +9,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Little-endian fields of an ELF file or a minidump, byte by byte (any
+ * alignment, any host). */
+static inline uint16_t pyf__le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t pyf__le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t pyf__le64(const uint8_t *p)
+{
+    return (uint64_t)pyf__le32(p) | ((uint64_t)pyf__le32(p + 4) << 32);
+}
+
 /* Largest section-header table and section-name table read from a file. */
 #define PYF__ELF_MAX_TABLE (1u << 20)
 

@@ -168,6 +168,27 @@ void ci_file(core_image *c, uint64_t start, uint64_t end, uint64_t pgoff, const 
     c->nfiles++;
 }
 
+/* An x86-64 ELF64 header of type (4 ET_CORE, 3 ET_DYN) whose phnum
+ * program headers follow it. */
+static void elf_header(ci_bytes *out, uint16_t type, uint16_t phnum)
+{
+    ci_put(out, "\177ELF\2\1\1", 7);
+    ci_zero(out, 9);
+    ci_u16(out, type);
+    ci_u16(out, 62); /* EM_X86_64 */
+    ci_u32(out, 1);
+    ci_u64(out, 0);
+    ci_u64(out, 64); /* e_phoff */
+    ci_u64(out, 0);
+    ci_u32(out, 0);
+    ci_u16(out, 64);
+    ci_u16(out, 56);
+    ci_u16(out, phnum);
+    ci_u16(out, 64);
+    ci_u16(out, 0);
+    ci_u16(out, 0);
+}
+
 void ci_build(core_image *c, ci_bytes *out)
 {
     ci_bytes notes = {0};
@@ -185,21 +206,7 @@ void ci_build(core_image *c, ci_bytes *out)
     size_t notes_at = 64 + 56u * phnum;
     size_t data_at = (notes_at + notes.len + 4095) & ~(size_t)4095;
     memset(out, 0, sizeof *out);
-    ci_put(out, "\177ELF\2\1\1", 7);
-    ci_zero(out, 9);
-    ci_u16(out, 4);  /* ET_CORE */
-    ci_u16(out, 62); /* EM_X86_64 */
-    ci_u32(out, 1);
-    ci_u64(out, 0);
-    ci_u64(out, 64); /* e_phoff */
-    ci_u64(out, 0);
-    ci_u32(out, 0);
-    ci_u16(out, 64);
-    ci_u16(out, 56);
-    ci_u16(out, phnum);
-    ci_u16(out, 64);
-    ci_u16(out, 0);
-    ci_u16(out, 0);
+    elf_header(out, 4, phnum); /* ET_CORE */
     /* PT_NOTE */
     ci_u32(out, 4);
     ci_u32(out, 0);
@@ -351,22 +358,8 @@ void md_build(md_image *m, ci_bytes *out)
 void ci_elf_file(ci_bytes *out, size_t len, const uint8_t *id, size_t idlen, uint8_t fill)
 {
     memset(out, 0, sizeof *out);
-    ci_put(out, "\177ELF\2\1\1", 7);
-    ci_zero(out, 9);
-    ci_u16(out, 3);  /* ET_DYN */
-    ci_u16(out, 62);
-    ci_u32(out, 1);
-    ci_u64(out, 0);
-    ci_u64(out, 64); /* e_phoff */
-    ci_u64(out, 0);
-    ci_u32(out, 0);
-    ci_u16(out, 64);
-    ci_u16(out, 56);
-    ci_u16(out, 1);
-    ci_u16(out, 64);
-    ci_u16(out, 0);
-    ci_u16(out, 0);
-    ci_u32(out, 4); /* PT_NOTE */
+    elf_header(out, 3, 1); /* ET_DYN */
+    ci_u32(out, 4);         /* PT_NOTE */
     ci_u32(out, 4);
     ci_u64(out, 120);
     ci_u64(out, 120);

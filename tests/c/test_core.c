@@ -552,6 +552,43 @@ static void test_minidump(void)
     ci_free(&f0);
 }
 
+/* A file that starts as a compressed stream of each kind: a build without
+ * that kind's library refuses it naming the library's package; one with
+ * it finds the stream ends at once (no core in it). */
+static void test_compressions(void)
+{
+    static const struct {
+        uint32_t kind;
+        const char *magic, *package;
+        size_t len;
+    } k[] = {
+        {PYF_CORE_ZSTD, "\x28\xb5\x2f\xfd", "libzstd-dev", 4},
+        {PYF_CORE_XZ, "\xfd" "7zXZ\0", "liblzma-dev", 6},
+        {PYF_CORE_LZ4, "\x04\x22\x4d\x18", "liblz4-dev", 4},
+        {PYF_CORE_GZIP, "\x1f\x8b", "zlib1g-dev", 2},
+    };
+    pyf_failure f;
+    int rc;
+
+    check_begin("compressed cores: each kind read, or refused naming its package");
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        ci_bytes b = {0};
+        ci_put(&b, k[i].magic, k[i].len);
+        REQUIRE(ci_write(core_path, &b) == 0);
+        ci_free(&b);
+        pyf_core *c = open_core(core_path, NULL, NULL, &rc, &f);
+        if (pyf_core_compressions() & (1u << k[i].kind)) {
+            CHECK_MSG(rc == PYF_ECORRUPT && c == NULL, "%s: %s (%s)", k[i].package,
+                      pyf_error_name(rc), f.detail);
+        } else {
+            CHECK_RC(rc, PYF_ENOTSUP);
+            CHECK_MSG(strstr(f.detail, k[i].package) != NULL, "%s", f.detail);
+        }
+        pyf_core_close(c);
+    }
+    CHECK(pyf_core_compressions() & (1u << PYF_CORE_PLAIN));
+}
+
 int main(void)
 {
     char path[600];
@@ -571,6 +608,7 @@ int main(void)
     test_hostile_elf();
     test_fifo_file();
     test_minidump();
+    test_compressions();
 
     snprintf(path, sizeof path, "%s/lib/libx.so", sysroot);
     unlink(path);
