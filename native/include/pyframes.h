@@ -9,7 +9,10 @@
  * Model:
  *   - A pyf_target is opened over a memory reader: either one supplied by the
  *     caller (a debugger: live, core file, remote), or the built-in reader of
- *     a live local PID (process_vm_readv, falling back to /proc/PID/mem).
+ *     a live local PID (process_vm_readv, falling back to /proc/PID/mem), or
+ *     the built-in reader of a core file (pyf_core_open, "Core files").
+ *     Each reader says what it reads (pyf_reader.reads): the checks of a
+ *     walk follow that.
  *   - _PyRuntime is found by the caller (a symbol) or by pyf_runtime_locate
  *     from what the caller knows of the address space; the built-in PID
  *     reader runs the same search over /proc/PID/maps.
@@ -38,21 +41,22 @@
  *     position under pyf_frame_info, offsets unchanged); a patch release only adds
  *     functions, appends fields to input structs and uses reserved fields.
  *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request,
- *     pyf_locate_request) start with struct_size = sizeof(the caller's
- *     struct).  The library accepts any
+ *     pyf_locate_request, pyf_core_request) start with struct_size =
+ *     sizeof(the caller's struct).  The library accepts any
  *     size from the struct's first published layout (PYF_<STRUCT>_SIZE_V0)
  *     up: fields a smaller (older) struct lacks read as zero, their default.
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
  *   - Output structs the caller sizes (pyf_failure, pyf_runtime_location,
- *     pyf_frame_table, pyf_task_list: struct_size set by the caller)
+ *     pyf_frame_table, pyf_task_list, pyf_core_info: struct_size set by the
+ *     caller)
  *     receive only the bytes that size covers; below the first layout the
  *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
  *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task,
- *     pyf_thread_facts, and
- *     pyf_frame_info inside pyf_frame and pyf_record) and
+ *     pyf_thread_facts, pyf_core_thread, pyf_core_file, pyf_native_frame,
+ *     and pyf_frame_info inside pyf_frame and pyf_record) and
  *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
  *     within 0.x: their size never changes; new facts go into reserved
  *     fields, which read as zero until then.
@@ -61,15 +65,19 @@
  *     and frame_size (PYF_INTERP_SIZE, PYF_THREAD_SIZE, PYF_FRAME_SIZE),
  *     pyf_frame_table's record_size and key_size (PYF_RECORD_SIZE,
  *     PYF_FRAME_KEY_SIZE), pyf_task_list's task_size (PYF_TASK_SIZE);
- *     pyf_snapshot_thread_facts' array has PYF_THREAD_FACTS_SIZE.
+ *     pyf_snapshot_thread_facts' array has PYF_THREAD_FACTS_SIZE;
+ *     pyf_core_threads', pyf_core_files' and pyf_core_native_frames' have
+ *     PYF_CORE_THREAD_SIZE, PYF_CORE_FILE_SIZE and PYF_NATIVE_FRAME_SIZE
+ *     (pyf_core_mappings' are pyf_mapping, PYF_MAPPING_SIZE).
  *     Arrays the caller hands in are of structs frozen the same way, whose
  *     stride is their sizeof in this header: pyf_mapping (PYF_MAPPING_SIZE,
  *     pyf_locate_request.maps) and pyf_iovec (PYF_IOVEC_SIZE, the readv
  *     callback's ranges).
  *   - Failures: every call that can fail in more than one way and has no
  *     target to keep its failure takes a pyf_failure *failure as its last
- *     argument (pyf_target_open*, pyf_runtime_*, pyf_elf_*); calls on a
- *     target leave theirs for pyf_target_failure.  failure may be NULL
+ *     argument (pyf_target_open*, pyf_runtime_*, pyf_elf_*, pyf_core_open,
+ *     pyf_core_native_frames); calls on a target leave theirs for
+ *     pyf_target_failure.  failure may be NULL
  *     (no detail wanted); a struct_size below PYF_FAILURE_SIZE_V0 is
  *     PYF_EINVAL.  On success it gets code 0 and an empty detail.
  *   - NULL: a function returning int given NULL for its handle or for a

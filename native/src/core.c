@@ -545,8 +545,12 @@ static int core_read(void *arg, uint64_t addr, void *dst, size_t len)
     if (c == NULL || (dst == NULL && len > 0))
         return PYF_EINVAL;
     c->has_message = false;
-    if (len > 0 && addr + (len - 1) < addr)
+    if (len > 0 && addr + (len - 1) < addr) {
+        c->has_message = true;
+        pyf__fmt(c->message, sizeof c->message, "the %zu bytes at 0x%llx run past the end "
+                 "of the address space", len, (unsigned long long)addr);
         return PYF_EFAULT;
+    }
     while (len > 0) {
         const pyf__core_seg *s = seg_at(c, addr);
         if (s != NULL) {

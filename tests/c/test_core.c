@@ -208,6 +208,8 @@ static void test_elf_core(void)
     CHECK_RC(read_at(&r, 0x600000, buf, 4), PYF_OK);
     CHECK(memcmp(buf, "\177ELF", 4) == 0);
     CHECK_RC(read_at(&r, UINT64_MAX - 3, buf, 8), PYF_EFAULT); /* wraps */
+    CHECK_MSG(strstr(words(&r), "run past the end of the address space") != NULL, "%s",
+              words(&r)); /* fuzz_core's regression-wrapping-read */
     pyf_iovec iov[3] = {{0x10000, buf, 8}, {0x900000, buf + 8, 8}, {0x12000, buf + 16, 8}};
     int status[3];
     CHECK_RC(r.readv(r.arg, iov, 3, status), PYF_EFAULT);
