@@ -219,14 +219,19 @@ def _open_core(path, args):
     return target, _CoreFront(target, path, args.sysroot)
 
 
-def _dump_core(args, out, path):
-    target, front = _open_core(path, args)
+def _in_core(target, front, fn):
+    """fn(target, front) on a core's target, closed after: a read the core
+    cannot serve fails with the core's hint (how to write a whole one)."""
     with target:
         try:
-            text = stack_command.run(target, args, front)
+            return fn(target, front)
         except errors.ReadFault as exc:
             raise CommandError(errors.read_fault(exc, errors.CORE_HINT))
-    out.write(text)
+
+
+def _dump_core(args, out, path):
+    target, front = _open_core(path, args)
+    out.write(_in_core(target, front, lambda t, f: stack_command.run(t, args, f)))
     out.flush()
     return 0
 
@@ -281,13 +286,7 @@ def _dump_many(args, out):
         return body
 
     def within_core(target, front):
-        def body(fn):
-            with target:
-                try:
-                    return fn(target, front)
-                except errors.ReadFault as exc:
-                    raise CommandError(errors.read_fault(exc, errors.CORE_HINT))
-        return body
+        return lambda fn: _in_core(target, front, fn)
 
     def refused(exc):
         def body(fn):

@@ -592,9 +592,10 @@ def _crash_words(signal, thread):
 
 
 def crash_header(group):
-    """``5 cores, the same crash: SIGSEGV in thread "MainThread" (core.11,
+    """``5 cores, the same crash: SIGSEGV in the same stack (core.11,
     core.12, ...; pid:native 11:11, 12:12, ...):`` of a group of crashes
-    (one: ``core.7 (pid 17): SIGABRT in thread ...``)."""
+    (one: ``core.7 (pid 17): SIGABRT in thread "MainThread" (native
+    17):``)."""
     label, pid, signal, thread = group[0]
     if len(group) == 1:
         head = "%s%s: " % (escape(label), " (pid %d)" % pid if pid is not None else "")
@@ -602,8 +603,9 @@ def crash_header(group):
     members = ["%s:%s" % ("?" if p is None else p,
                           "?" if t is None or t.native_thread_id is None else t.native_thread_id)
                for _, p, _, t in group]
-    words = _crash_words(signal, thread)
-    if thread is not None:  # each core's thread has its own name and id
+    if thread is None:
+        words = _crash_words(signal, thread)
+    else:  # each core's thread has its own name and id: the members say them
         words = ("no signal recorded" if signal is None else signal.name) + " in the same stack"
     return "%d cores, the same crash: %s (%s; pid:native %s):" % (
         len(group), words, _listed([escape(c[0]) for c in group]), _listed(members))
