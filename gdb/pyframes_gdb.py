@@ -347,6 +347,17 @@ class PyframesGdbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapte
             return values
         return self._per_thread(native_tids, read)
 
+    def core_file(self):
+        """The path of the core file gdb reads (its signal: pyframes.cores),
+        or None."""
+        if self.is_live():
+            return None
+        try:
+            core = gdb.selected_inferior().corefile  # gdb 16+
+        except (AttributeError, gdb.error):
+            return None
+        return core.filename if core is not None else None
+
     def innermost_functions(self, native_tids, count):
         """Each thread's ``count`` innermost frames as (name, module)."""
         def read(f):

@@ -33,7 +33,7 @@ TARGETS = [
     ("3.15t", "3.15t free-threaded"),
 ]
 READERS = ["CLI", "gdb 13", "gdb 18", "lldb 21", "lldb 22", "gdbserver", "lldb-server",
-           "gdb cores", "lldb cores"]
+           "gdb cores", "lldb cores", "CLI cores"]
 
 NO_FT = ("no free-threaded interpreter can be installed on these machines (no Debian "
          "package, no source package); read only as synthetic images")

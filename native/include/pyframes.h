@@ -9,7 +9,10 @@
  * Model:
  *   - A pyf_target is opened over a memory reader: either one supplied by the
  *     caller (a debugger: live, core file, remote), or the built-in reader of
- *     a live local PID (process_vm_readv, falling back to /proc/PID/mem).
+ *     a live local PID (process_vm_readv, falling back to /proc/PID/mem), or
+ *     the built-in reader of a core file (pyf_core_open, "Core files").
+ *     Each reader says what it reads (pyf_reader.reads): the checks of a
+ *     walk follow that.
  *   - _PyRuntime is found by the caller (a symbol) or by pyf_runtime_locate
  *     from what the caller knows of the address space; the built-in PID
  *     reader runs the same search over /proc/PID/maps.
@@ -39,21 +42,22 @@
  *     position under pyf_frame_info, offsets unchanged); a patch release only adds
  *     functions, appends fields to input structs and uses reserved fields.
  *   - Input structs (pyf_reader, pyf_options, pyf_snapshot_request,
- *     pyf_locate_request) start with struct_size = sizeof(the caller's
- *     struct).  The library accepts any
+ *     pyf_locate_request, pyf_core_request) start with struct_size =
+ *     sizeof(the caller's struct).  The library accepts any
  *     size from the struct's first published layout (PYF_<STRUCT>_SIZE_V0)
  *     up: fields a smaller (older) struct lacks read as zero, their default.
  *     A larger (newer) struct is accepted when every byte past what the
  *     library knows is zero, refused with PYF_ENOTSUP otherwise; below the
  *     first layout it is PYF_EINVAL.
  *   - Output structs the caller sizes (pyf_failure, pyf_runtime_location,
- *     pyf_frame_table, pyf_task_list: struct_size set by the caller)
+ *     pyf_frame_table, pyf_task_list, pyf_core_info: struct_size set by the
+ *     caller)
  *     receive only the bytes that size covers; below the first layout the
  *     call is PYF_EINVAL and writes nothing.
  *   - Output structs (pyf_python_info, pyf_stats, pyf_frame, pyf_thread,
  *     pyf_interp, pyf_snapshot, pyf_record, pyf_frame_key, pyf_task,
- *     pyf_thread_facts, and
- *     pyf_frame_info inside pyf_frame and pyf_record) and
+ *     pyf_thread_facts, pyf_core_thread, pyf_core_file, pyf_native_frame,
+ *     and pyf_frame_info inside pyf_frame and pyf_record) and
  *     the structs of caller arrays (pyf_mapping, pyf_iovec) are frozen
  *     within 0.x: their size never changes; new facts go into reserved
  *     fields, which read as zero until then.
@@ -62,15 +66,19 @@
  *     and frame_size (PYF_INTERP_SIZE, PYF_THREAD_SIZE, PYF_FRAME_SIZE),
  *     pyf_frame_table's record_size and key_size (PYF_RECORD_SIZE,
  *     PYF_FRAME_KEY_SIZE), pyf_task_list's task_size (PYF_TASK_SIZE);
- *     pyf_snapshot_thread_facts' array has PYF_THREAD_FACTS_SIZE.
+ *     pyf_snapshot_thread_facts' array has PYF_THREAD_FACTS_SIZE;
+ *     pyf_core_threads', pyf_core_files' and pyf_core_native_frames' have
+ *     PYF_CORE_THREAD_SIZE, PYF_CORE_FILE_SIZE and PYF_NATIVE_FRAME_SIZE
+ *     (pyf_core_mappings' are pyf_mapping, PYF_MAPPING_SIZE).
  *     Arrays the caller hands in are of structs frozen the same way, whose
  *     stride is their sizeof in this header: pyf_mapping (PYF_MAPPING_SIZE,
  *     pyf_locate_request.maps) and pyf_iovec (PYF_IOVEC_SIZE, the readv
  *     callback's ranges).
  *   - Failures: every call that can fail in more than one way and has no
  *     target to keep its failure takes a pyf_failure *failure as its last
- *     argument (pyf_target_open*, pyf_runtime_*, pyf_elf_*); calls on a
- *     target leave theirs for pyf_target_failure.  failure may be NULL
+ *     argument (pyf_target_open*, pyf_runtime_*, pyf_elf_*, pyf_core_open,
+ *     pyf_core_native_frames); calls on a target leave theirs for
+ *     pyf_target_failure.  failure may be NULL
  *     (no detail wanted); a struct_size below PYF_FAILURE_SIZE_V0 is
  *     PYF_EINVAL.  On success it gets code 0 and an empty detail.
  *   - NULL: a function returning int given NULL for its handle or for a
@@ -195,8 +203,22 @@ typedef struct pyf_reader {
     void *arg;
     /* appended after the first layout (PYF_READER_SIZE_V0) */
     pyf_message_fn message; /* optional: appended to read-failure details */
+    uint32_t reads;         /* what it reads: PYF_READS_* (0: a stopped process) */
 } pyf_reader;
 #define PYF_READER_SIZE_V0 40u /* up to and including arg */
+
+/* pyf_reader.reads: what the reader reads, which decides the consistency
+ * checks of a walk ("When is a frame true?" in docs/architecture.md).
+ * A running process changes under every read: a thread list or a frame
+ * chain that changed while it was read is read again, a code object freed
+ * while it was decoded is dropped, a frame whose instruction lies outside
+ * its code is never shown.  A stopped process (a debugger's stop) and a
+ * core do not change while they are read, and get none of these.  The
+ * built-in PID reader reads a running process, the core reader
+ * (pyf_core_reader) a core. */
+#define PYF_READS_STOPPED 0u /* a process held stopped while read (the default) */
+#define PYF_READS_RUNNING 1u /* a process that runs while it is read */
+#define PYF_READS_CORE 2u    /* a core file: it never changes */
 
 /* ==== Targets =========================================================== */
 typedef struct pyf_target pyf_target;
@@ -997,6 +1019,226 @@ PYF_API int pyf_elf_find_runtime(const char *path, uint64_t map_start,
  * 3.15). */
 PYF_API int pyf_elf_find_asyncio(const char *path, uint64_t map_start,
                                  uint64_t *found, pyf_failure *failure);
+
+/* ==== Core files ========================================================
+ * A core file read by the library itself, no debugger needed: an ELF core
+ * (the kernel's, gdb's gcore, systemd-coredump's) or a minidump (lldb's
+ * process save-core), plain or compressed with zstd, xz, lz4 (frames) or
+ * gzip, each as this build has its library (pyf_core_compressions).  A
+ * compressed core is decompressed once, as it is opened, into a temporary
+ * file deleted from the start (its name never appears): the memory used
+ * stays that of the decompressor's buffers whatever the core's size; the
+ * file takes the core's size, less its pages of zeros, on the file system
+ * of temp_dir.
+ *
+ * What it holds:
+ *   - memory: the core's own segments (ELF PT_LOAD, a minidump's memory
+ *     lists), and what the core leaves out of a file mapping (program
+ *     text, read-only data: what the process never changed, which the
+ *     kernel and gdb do not copy) from that file, as the core names it
+ *     (ELF NT_FILE, a minidump's copy of /proc/PID/maps), on this machine
+ *     or under the sysroot, once its build id equals the one the core holds
+ *     (PYF_CORE_FILE_*; a mapping the process could write, or whose
+ *     permissions the core does not say, only then, and only in an ELF
+ *     core: a minidump's writer leaves out what it chooses).  A read of memory the
+ *     core holds no bytes for, or that lies past the end of a core cut
+ *     short, fails with PYF_EFAULT and the reader's message says which
+ *     (pyf_core_reader);
+ *   - its threads (NT_PRSTATUS; a minidump's thread list) with their
+ *     registers;
+ *   - the signal that ended the process and the thread that received it
+ *     (NT_SIGINFO, else the first thread's pr_cursig; a minidump's
+ *     exception stream).
+ * Every size and count read from the file is checked against the file
+ * and bounded: a truncated, corrupt or hostile core gives a named error
+ * (PYF_ECORRUPT: not a core, or its headers unreadable) or a core marked
+ * partial (PYF_CORE_CUT_SHORT, PYF_CORE_NOTES_PARTIAL, PYF_CORE_STREAM_ENDED,
+ * with the first problem in pyf_core_info.problem), never a read outside
+ * the file.  Only regular files are opened, without following a FIFO or
+ * a device a hostile core names.
+ *
+ * A pyf_core is not thread-safe; its reader and every target opened on it
+ * must be closed before it. */
+typedef struct pyf_core pyf_core;
+
+typedef struct pyf_core_request {
+    uint32_t struct_size;    /* = sizeof(pyf_core_request) */
+    uint32_t flags;          /* 0 */
+    const char *path;        /* the core file (required) */
+    const char *executable;  /* the executable; NULL: the file the core names */
+    /* the directory the core's files are under (a copy of the machine or
+     * container it was written on); NULL: at the paths the core names */
+    const char *sysroot;
+    /* where a compressed core is decompressed; NULL: $TMPDIR, else /var/tmp */
+    const char *temp_dir;
+    /* the most bytes a compressed core may decompress to; 0: 1 TiB */
+    uint64_t max_size;
+} pyf_core_request;
+#define PYF_CORE_REQUEST_SIZE_V0 48u
+
+/* pyf_core_info.format */
+#define PYF_CORE_ELF 1u
+#define PYF_CORE_MINIDUMP 2u
+/* pyf_core_info.compression; pyf_core_compressions' bits are 1 << these */
+#define PYF_CORE_PLAIN 0u
+#define PYF_CORE_ZSTD 1u
+#define PYF_CORE_XZ 2u
+#define PYF_CORE_LZ4 3u
+#define PYF_CORE_GZIP 4u
+/* pyf_core_info.flags */
+#define PYF_CORE_SIGNAL 0x01u         /* signo and signal_tid are known */
+#define PYF_CORE_SIGINFO 0x02u        /* code and signal_addr too (NT_SIGINFO) */
+#define PYF_CORE_CUT_SHORT 0x04u      /* the file ends before what its headers
+                                         describe: missing_bytes are not there */
+#define PYF_CORE_NOTES_PARTIAL 0x08u  /* notes (threads, files) cut or malformed:
+                                         those before are kept */
+#define PYF_CORE_STREAM_ENDED 0x10u   /* the compressed stream ended early or is
+                                         corrupt: what came before is read */
+
+typedef struct pyf_core_info {
+    uint32_t struct_size;    /* = sizeof(pyf_core_info), set by the caller */
+    uint32_t format;         /* PYF_CORE_ELF, PYF_CORE_MINIDUMP */
+    uint32_t compression;    /* PYF_CORE_PLAIN, _ZSTD, ... */
+    uint32_t flags;          /* PYF_CORE_* */
+    uint32_t machine;        /* ELF e_machine of the process (62: x86-64) */
+    uint32_t nthreads;       /* pyf_core_threads */
+    uint32_t nmappings;      /* pyf_core_mappings */
+    uint32_t nfiles;         /* pyf_core_files */
+    int64_t pid;             /* the process, 0 when unknown */
+    int32_t signo;           /* the signal that ended it (11: SIGSEGV), 0 none */
+    int32_t code;            /* its si_code, with PYF_CORE_SIGINFO */
+    uint64_t signal_addr;    /* its si_addr for SIGSEGV, SIGBUS, SIGILL, SIGFPE
+                                and SIGTRAP (the faulting address), else 0 */
+    uint64_t signal_tid;     /* the thread that received it, 0 when unknown */
+    uint64_t size;           /* bytes of the core (decompressed) */
+    uint64_t missing_bytes;  /* what its segments claim past its end */
+    char executable[256];    /* the executable as the core names it (or the
+                                one given), "" when unknown */
+    char command[256];       /* its command line as the core keeps it (an ELF
+                                core: the first 80 bytes), "" when unknown */
+    char problem[256];       /* the first of the partial flags' causes, in
+                                words; "" when none */
+} pyf_core_info;
+#define PYF_CORE_INFO_SIZE_V0 848u
+
+/* pyf_core_thread.flags */
+#define PYF_CORE_THREAD_SIGNALLED 0x01u /* the thread that received the signal */
+#define PYF_CORE_THREAD_REGS 0x02u      /* regs hold its registers */
+#define PYF_CORE_THREAD_SYSCALL 0x04u   /* x86-64: regs[15] is the kernel's
+                                           orig_rax (an ELF core; a minidump
+                                           has none): the system call it was
+                                           in, or -1 */
+#define PYF_CORE_REGS_MAX 34u
+
+typedef struct pyf_core_thread {
+    uint64_t tid;            /* its OS thread id */
+    int32_t signo;           /* its pending signal (pr_cursig), 0 none */
+    uint32_t flags;          /* PYF_CORE_THREAD_* */
+    uint32_t nregs;          /* words of regs used */
+    uint32_t reserved;
+    /* the machine's user_regs_struct, as NT_PRSTATUS keeps it: x86-64 27
+     * words r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi
+     * orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs (a
+     * minidump's context put in the same places, orig_rax 0 and not
+     * flagged); aarch64 34: x0-x30 sp pc pstate */
+    uint64_t regs[PYF_CORE_REGS_MAX];
+    uint64_t reserved2[2];
+} pyf_core_thread;
+#define PYF_CORE_THREAD_SIZE 312u /* the stride of pyf_core_threads: frozen within 0.x */
+
+/* pyf_core_file.status: the file read for what the core leaves out */
+#define PYF_CORE_FILE_USED 0u       /* found; its build id is the core's */
+#define PYF_CORE_FILE_UNCHECKED 1u  /* found and used; the core holds no build
+                                       id for it (or it is not checked yet) */
+#define PYF_CORE_FILE_MISSING 2u    /* not found (at its path under the sysroot) */
+#define PYF_CORE_FILE_MISMATCH 3u   /* found with another build id: not read */
+#define PYF_CORE_FILE_UNREADABLE 4u /* found, but not a regular file that reads */
+/* pyf_core_file.flags */
+#define PYF_CORE_FILE_EXECUTABLE 0x1u /* the process's executable */
+
+typedef struct pyf_core_file {
+    const char *path;         /* as the core names it (UTF-8 or not: bytes) */
+    const char *open_path;    /* the file read for it, NULL when none */
+    uint64_t start;           /* where its first mapping starts */
+    uint32_t status;          /* PYF_CORE_FILE_* */
+    uint32_t flags;           /* PYF_CORE_FILE_EXECUTABLE */
+    uint8_t build_id[32];     /* the core's (its first build_id_size bytes) */
+    uint8_t file_build_id[32]; /* the file's, when found */
+    uint32_t build_id_size, file_build_id_size; /* 0: none */
+} pyf_core_file;
+#define PYF_CORE_FILE_SIZE 104u /* the stride of pyf_core_files: frozen within 0.x */
+
+/* The compressions this build reads: bit (1u << PYF_CORE_ZSTD) and so on;
+ * PYF_CORE_PLAIN's always. */
+PYF_API uint32_t pyf_core_compressions(void);
+
+/* Open the core file req->path (see above).  PYF_EIO when it cannot be
+ * read (or, compressed, decompressed: no room in temp_dir), PYF_ECORRUPT
+ * when it is no core or its headers cannot be read, PYF_ENOTSUP for a
+ * compression this build lacks (the failure names the library's package)
+ * or a core of a 32-bit or big-endian machine, PYF_EDEPTH when it would
+ * decompress past max_size; the failure says which and why. */
+PYF_API int pyf_core_open(const pyf_core_request *req, pyf_core **out,
+                          pyf_failure *failure);
+/* Accepts NULL. */
+PYF_API void pyf_core_close(pyf_core *c);
+/* What the core says of itself; PYF_EINVAL for a struct_size below
+ * PYF_CORE_INFO_SIZE_V0. */
+PYF_API int pyf_core_info_get(const pyf_core *c, pyf_core_info *out);
+/* Its threads ([*n], PYF_CORE_THREAD_SIZE apart), the one that received
+ * the signal first when known; owned by the core. */
+PYF_API int pyf_core_threads(const pyf_core *c, const pyf_core_thread **out, uint32_t *n);
+/* The process's mappings ([*n], in address order; path as the core names
+ * the file, NULL for memory of no file; open_path the file read for it,
+ * NULL when none: the input pyf_runtime_locate takes); owned by the core. */
+PYF_API int pyf_core_mappings(const pyf_core *c, const pyf_mapping **out, uint32_t *n);
+/* The files the core names ([*n]), each once, with what became of it.
+ * Checked as it is first needed (a read in its mappings; the executable
+ * and python files at open): call after the reads to know of every file. */
+PYF_API int pyf_core_files(const pyf_core *c, const pyf_core_file **out, uint32_t *n);
+/* A reader of the core's memory (PYF_READS_CORE; no write), valid until
+ * pyf_core_close. */
+PYF_API int pyf_core_reader(pyf_core *c, pyf_reader *out);
+/* The native stack of a core's thread: each frame's pc (the innermost's,
+ * or a signal frame's, where it is: PYF_NATIVE_ACTIVATION; a caller's, its
+ * return address), its stack pointer (0 when unknown), and the function
+ * and file it lies in as the file's symbols (and separate debug files,
+ * found by build id) name them. */
+#define PYF_NATIVE_ACTIVATION 0x1u
+#define PYF_NATIVE_MAX_FRAMES 256u
+
+typedef struct pyf_native_frame {
+    uint64_t pc;
+    uint64_t sp;
+    uint64_t offset;          /* of pc in function, with function */
+    const char *function;     /* its symbol, NULL when none */
+    const char *module;       /* the file, as the core names it; NULL when none */
+    uint32_t flags;           /* PYF_NATIVE_* */
+    uint32_t reserved;
+} pyf_native_frame;
+#define PYF_NATIVE_FRAME_SIZE 48u /* the stride of pyf_core_native_frames: frozen within 0.x */
+
+/* The native stack of the core's thread tid, innermost first, at most
+ * PYF_NATIVE_MAX_FRAMES, unwound by libdw (elfutils) from the thread's
+ * registers through the core's memory (the core reader's) and the call
+ * frame information of the files the core names that the core reader
+ * found and checked (pyf_core_files).  It ends where the unwind cannot go
+ * on (a file missing, memory the core lacks).  The array and its strings
+ * are the core's, valid until the next call or pyf_core_close.
+ * PYF_ENOTSUP when this build has no libdw (the failure names its
+ * package), or for a machine other than x86-64 and aarch64;
+ * PYF_ENOTHREAD for a thread the core does not hold; PYF_EFAULT when not
+ * even the first frame could be read. */
+PYF_API int pyf_core_native_frames(pyf_core *c, uint64_t tid, const pyf_native_frame **out,
+                                   uint32_t *n, pyf_failure *failure);
+/* Open a target on the core: runtime_addr 0 means find it with
+ * pyf_runtime_locate over the core's mappings (the .PyRuntime section of
+ * its python files, then the cookie in its writable memory); the asyncio
+ * table too, from the .AsyncioDebug section of its files.  The core must
+ * outlive the target. */
+PYF_API int pyf_target_open_core(pyf_core *c, uint64_t runtime_addr,
+                                 const pyf_options *opts, pyf_target **out,
+                                 pyf_failure *failure);
 
 /* ==== Values ============================================================
  * What a frame holds: its arguments, locals, cells and free variables, each

@@ -72,6 +72,10 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
         pyf__fmt(err, errlen, "the reader has no read callback");
         rc = PYF_EINVAL;
     }
+    if (rc == PYF_OK && out->reads > PYF_READS_CORE) {
+        pyf__fmt(err, errlen, "pyf_reader.reads is %u, not a PYF_READS_* value", out->reads);
+        rc = PYF_EINVAL;
+    }
     return rc;
 }
 

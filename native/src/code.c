@@ -459,7 +459,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
         return PYF_EOFFSETS;
     /* A running process is checked after the strings are read (see the top
      * of this file): its header and frame again, in the same call. */
-    bool verify = t->owns_pid_reader;
+    bool verify = pyf__target_live(t);
     uint8_t qbuf[256 + STR_SPECULATIVE], fbuf[256 + STR_SPECULATIVE],
         lbuf[256 + LINETABLE_SPECULATIVE], hbuf[CODE_STRUCT_MAX], frbuf[4096];
     pyf_iovec iov[5] = {
@@ -585,7 +585,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
 static int decode_code(pyf_target *t, uint64_t addr, uint64_t frame_addr,
                        const code_head *h, pyf__code *e, bool *retry)
 {
-    if (!t->owns_pid_reader)
+    if (!pyf__target_live(t))
         return decode_body(t, addr, frame_addr, h, e, retry);
     uint32_t paused = pyf__prefetch_pause(t);
     int rc = decode_body(t, addr, frame_addr, h, e, retry);
@@ -616,7 +616,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         return NULL;
     }
     /* a running process's frame that names a freed code object is gone */
-    if (t->owns_pid_reader && !head_alive(&t->off, &h)) {
+    if (pyf__target_live(t) && !head_alive(&t->off, &h)) {
         t->stats.code_changed++;
         *soft_err = PYF__ESTALE;
         return NULL;

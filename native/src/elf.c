@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 #define EHDR_SIZE 64u
@@ -25,6 +25,8 @@
 #define ELFCLASS64 2u
 #define ELFDATA2LSB 1u
 #define PT_LOAD 1u
+#define PT_NOTE 4u
+#define NT_GNU_BUILD_ID 3u
 #define SHT_SYMTAB 2u
 #define SHT_NOBITS 8u
 #define SHT_DYNSYM 11u
@@ -40,50 +42,10 @@
 #define SYM_CHUNK 4096u
 #define MAX_SYMBOL_TABLE ((uint64_t)64 << 20)
 
-static uint16_t le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
-}
-
 /* [off, off + len) lies inside a file of size bytes. */
 static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 {
     return off <= size && len <= size - off;
-}
-
-/* Read exactly len bytes at off; the range was checked against the size. */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    uint8_t *p = buf;
-
-    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-        return PYF_ECORRUPT;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return PYF_EIO;
-        }
-        if (n == 0) /* shorter than fstat said: truncated underneath us */
-            return PYF_ECORRUPT;
-        p += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return PYF_OK;
 }
 
 typedef struct shdr {
@@ -94,13 +56,13 @@ typedef struct shdr {
 
 static void decode_shdr(const uint8_t *p, shdr *s)
 {
-    s->name = le32(p + 0);
-    s->type = le32(p + 4);
-    s->addr = le64(p + 16);
-    s->offset = le64(p + 24);
-    s->size = le64(p + 32);
-    s->link = le32(p + 40);
-    s->info = le32(p + 44);
+    s->name = pyf__le32(p + 0);
+    s->type = pyf__le32(p + 4);
+    s->addr = pyf__le64(p + 16);
+    s->offset = pyf__le64(p + 24);
+    s->size = pyf__le64(p + 32);
+    s->link = pyf__le32(p + 40);
+    s->info = pyf__le32(p + 44);
 }
 
 typedef struct elf_file {
@@ -118,7 +80,7 @@ static int read_header(elf_file *f)
 
     if (f->size < 16)
         return PYF_ECORRUPT;
-    rc = read_at(f->fd, eh, f->size < EHDR_SIZE ? 16 : EHDR_SIZE, 0);
+    rc = pyf__pread_exact(f->fd, eh, f->size < EHDR_SIZE ? 16 : EHDR_SIZE, 0);
     if (rc != PYF_OK)
         return rc;
     if (memcmp(eh, "\177ELF", 4) != 0)
@@ -127,13 +89,13 @@ static int read_header(elf_file *f)
         return PYF_ENOTSUP;
     if (f->size < EHDR_SIZE)
         return PYF_ECORRUPT;
-    f->phoff = le64(eh + 32);
-    f->shoff = le64(eh + 40);
-    f->phentsize = le16(eh + 54);
-    f->phnum = le16(eh + 56);
-    f->shentsize = le16(eh + 58);
-    f->shnum = le16(eh + 60);
-    f->shstrndx = le16(eh + 62);
+    f->phoff = pyf__le64(eh + 32);
+    f->shoff = pyf__le64(eh + 40);
+    f->phentsize = pyf__le16(eh + 54);
+    f->phnum = pyf__le16(eh + 56);
+    f->shentsize = pyf__le16(eh + 58);
+    f->shnum = pyf__le16(eh + 60);
+    f->shstrndx = pyf__le16(eh + 62);
     return PYF_OK;
 }
 
@@ -145,7 +107,7 @@ static int read_shdr0(const elf_file *f, shdr *s0)
 
     if (f->shoff == 0 || f->shentsize < SHDR_SIZE || !in_file(f->shoff, SHDR_SIZE, f->size))
         return PYF_ECORRUPT;
-    rc = read_at(f->fd, buf, SHDR_SIZE, f->shoff);
+    rc = pyf__pread_exact(f->fd, buf, SHDR_SIZE, f->shoff);
     if (rc == PYF_OK)
         decode_shdr(buf, s0);
     return rc;
@@ -198,7 +160,7 @@ static int sections_read(elf_file *f, sections *sec)
     sec->table = malloc((size_t)bytes);
     if (sec->table == NULL)
         return PYF_ENOMEM;
-    rc = read_at(f->fd, sec->table, (size_t)bytes, f->shoff);
+    rc = pyf__pread_exact(f->fd, sec->table, (size_t)bytes, f->shoff);
     if (rc != PYF_OK)
         goto fail;
 
@@ -214,7 +176,7 @@ static int sections_read(elf_file *f, sections *sec)
         goto fail;
     }
     sec->names_size = strtab.size;
-    rc = read_at(f->fd, sec->names, (size_t)strtab.size, strtab.offset);
+    rc = pyf__pread_exact(f->fd, sec->names, (size_t)strtab.size, strtab.offset);
     if (rc == PYF_OK)
         return PYF_OK;
 fail:
@@ -282,20 +244,20 @@ static int table_symbols(elf_file *f, const sections *sec, const shdr *sym,
         rc = PYF_ENOMEM;
         goto out;
     }
-    if ((rc = read_at(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
+    if ((rc = pyf__pread_exact(f->fd, strs, (size_t)strtab.size, strtab.offset)) != PYF_OK)
         goto out;
     nsyms = sym->size / SYM_SIZE;
     for (uint64_t first = 0; first < nsyms && (*found & all) != all; first += SYM_CHUNK) {
         uint64_t count = nsyms - first < SYM_CHUNK ? nsyms - first : SYM_CHUNK;
 
-        rc = read_at(f->fd, chunk, (size_t)(count * SYM_SIZE), sym->offset + first * SYM_SIZE);
+        rc = pyf__pread_exact(f->fd, chunk, (size_t)(count * SYM_SIZE), sym->offset + first * SYM_SIZE);
         if (rc != PYF_OK)
             break;
         for (uint64_t i = 0; i < count; i++) {
             const uint8_t *e = chunk + i * SYM_SIZE;
-            uint32_t st_name = le32(e);
+            uint32_t st_name = pyf__le32(e);
 
-            if (le16(e + 6) == SHN_UNDEF || st_name >= strtab.size)
+            if (pyf__le16(e + 6) == SHN_UNDEF || st_name >= strtab.size)
                 continue;
             for (size_t k = 0; k < n; k++) {
                 size_t want = strlen(names[k]) + 1;
@@ -303,8 +265,8 @@ static int table_symbols(elf_file *f, const sections *sec, const shdr *sym,
                 if ((*found & (1u << k)) || strtab.size - st_name < want ||
                     memcmp(strs + st_name, names[k], want) != 0)
                     continue;
-                values[k] = le64(e + 8);
-                sizes[k] = le64(e + 16);
+                values[k] = pyf__le64(e + 8);
+                sizes[k] = pyf__le64(e + 16);
                 *found |= 1u << k;
             }
         }
@@ -364,11 +326,11 @@ static int first_load(elf_file *f, uint64_t *load_vaddr)
     if (!in_file(f->phoff, phnum * f->phentsize, f->size))
         return PYF_ECORRUPT;
     for (uint64_t i = 0; i < phnum; i++) {
-        rc = read_at(f->fd, ph, PHDR_SIZE, f->phoff + i * f->phentsize);
+        rc = pyf__pread_exact(f->fd, ph, PHDR_SIZE, f->phoff + i * f->phentsize);
         if (rc != PYF_OK)
             return rc;
-        if (le32(ph) == PT_LOAD) {
-            uint64_t vaddr = le64(ph + 16), align = le64(ph + 48);
+        if (pyf__le32(ph) == PT_LOAD) {
+            uint64_t vaddr = pyf__le64(ph + 16), align = pyf__le64(ph + 48);
 
             *load_vaddr = align > 1 ? vaddr - vaddr % align : vaddr;
             return PYF_OK;
@@ -410,6 +372,23 @@ static int lookup_fd(int fd, const char *name, uint64_t *addr_out, uint64_t *siz
         *size_out = size;
     *load_vaddr = load;
     return PYF_OK;
+}
+
+int pyf__elf_first_load_fd(int fd, uint64_t *load_vaddr)
+{
+    elf_file f;
+    struct stat st;
+    int rc;
+
+    if (fd < 0 || load_vaddr == NULL)
+        return PYF_EINVAL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+        return PYF_EIO;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = (uint64_t)st.st_size;
+    rc = read_header(&f);
+    return rc == PYF_OK ? first_load(&f, load_vaddr) : rc;
 }
 
 /* lookup_fd on the file at path. */
@@ -520,6 +499,108 @@ int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr)
 int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr, uint64_t *load_vaddr)
 {
     return pyf__elf_find_section(path, PYF__SECTION_RUNTIME, sh_addr, NULL, load_vaddr);
+}
+
+/* ==== notes and build ids ================================================ */
+
+bool pyf__elf_note_next(const uint8_t *notes, size_t len, size_t *at, pyf__elf_note *n)
+{
+    size_t p = *at;
+
+    if (p > len || len - p < 12)
+        return false;
+    uint64_t namesz = pyf__le32(notes + p), descsz = pyf__le32(notes + p + 4);
+    uint64_t name_at = p + 12, desc_at = name_at + ((namesz + 3) & ~(uint64_t)3);
+    uint64_t end = desc_at + ((descsz + 3) & ~(uint64_t)3);
+    if (desc_at > len || descsz > len - desc_at) {
+        *at = len;
+        return false;
+    }
+    n->type = pyf__le32(notes + p + 8);
+    n->name = (const char *)notes + name_at;
+    n->namesz = (uint32_t)namesz;
+    n->desc = notes + desc_at;
+    n->descsz = (uint32_t)descsz;
+    *at = end < len ? (size_t)end : len;
+    return true;
+}
+
+bool pyf__elf_note_named(const pyf__elf_note *n, const char *name)
+{
+    size_t want = strlen(name) + 1;
+    return n->namesz == want && memcmp(n->name, name, want) == 0;
+}
+
+static uint32_t build_id_of_notes(const uint8_t *notes, size_t len, uint8_t *out, uint32_t cap)
+{
+    pyf__elf_note n;
+    size_t at = 0;
+
+    while (pyf__elf_note_next(notes, len, &at, &n)) {
+        if (n.type != NT_GNU_BUILD_ID || !pyf__elf_note_named(&n, "GNU") || n.descsz == 0)
+            continue;
+        uint32_t k = n.descsz < cap ? n.descsz : cap;
+        memcpy(out, n.desc, k);
+        return k;
+    }
+    return 0;
+}
+
+/* Bounds on a file's notes read for its build id. */
+#define NOTE_PHNUM_MAX 4096u
+#define NOTE_SEGMENT_MAX 65536u
+
+uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, uint32_t cap)
+{
+    if (len < EHDR_SIZE || memcmp(image, "\177ELF", 4) != 0 || image[4] != ELFCLASS64 ||
+        image[5] != ELFDATA2LSB)
+        return 0;
+    uint64_t phoff = pyf__le64(image + 32), phentsize = pyf__le16(image + 54), phnum = pyf__le16(image + 56);
+    if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
+        return 0;
+    for (uint64_t i = 0; i < phnum; i++) {
+        uint64_t at = phoff + i * phentsize;
+        if (!in_file(at, PHDR_SIZE, len))
+            break;
+        const uint8_t *ph = image + at;
+        uint64_t off = pyf__le64(ph + 8), size = pyf__le64(ph + 32);
+        if (pyf__le32(ph) != PT_NOTE || !in_file(off, size, len))
+            continue;
+        uint32_t k = build_id_of_notes(image + off, (size_t)size, out, cap);
+        if (k != 0)
+            return k;
+    }
+    return 0;
+}
+
+uint32_t pyf__elf_build_id_fd(int fd, uint8_t *out, uint32_t cap)
+{
+    struct stat st;
+    uint8_t eh[EHDR_SIZE], ph[PHDR_SIZE];
+
+    if (fstat(fd, &st) < 0 || st.st_size < EHDR_SIZE || pyf__pread_exact(fd, eh, EHDR_SIZE, 0) != PYF_OK ||
+        memcmp(eh, "\177ELF", 4) != 0 || eh[4] != ELFCLASS64 || eh[5] != ELFDATA2LSB)
+        return 0;
+    uint64_t size = (uint64_t)st.st_size;
+    uint64_t phoff = pyf__le64(eh + 32), phentsize = pyf__le16(eh + 54), phnum = pyf__le16(eh + 56);
+    if (phentsize < PHDR_SIZE || phnum > NOTE_PHNUM_MAX)
+        return 0;
+    for (uint64_t i = 0; i < phnum; i++) {
+        uint64_t at = phoff + i * phentsize;
+        if (!in_file(at, PHDR_SIZE, size) || pyf__pread_exact(fd, ph, PHDR_SIZE, at) != PYF_OK)
+            break;
+        uint64_t off = pyf__le64(ph + 8), nsize = pyf__le64(ph + 32);
+        if (pyf__le32(ph) != PT_NOTE || nsize > NOTE_SEGMENT_MAX || !in_file(off, nsize, size))
+            continue;
+        uint8_t *notes = malloc(nsize ? (size_t)nsize : 1);
+        uint32_t k = 0;
+        if (notes != NULL && pyf__pread_exact(fd, notes, (size_t)nsize, off) == PYF_OK)
+            k = build_id_of_notes(notes, (size_t)nsize, out, cap);
+        free(notes);
+        if (k != 0)
+            return k;
+    }
+    return 0;
 }
 
 /* Why a lookup of name in path failed, in f (errno is the failed call's

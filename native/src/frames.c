@@ -622,7 +622,7 @@ static int python_frame(walker *k, const pyf__iframe *fr)
      * or code object: never shown, even when every try finds it so (the
      * same frame address and code address reused round after round look
      * steady) */
-    if (t->owns_pid_reader && (!w->live || w->steady) && code != NULL && code->units != 0 &&
+    if (pyf__target_live(t) && (!w->live || w->steady) && code != NULL && code->units != 0 &&
         instr >= (int64_t)code->units)
         return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx runs outside its code object "
                          "(the stack changed while it was read)",

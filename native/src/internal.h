@@ -88,6 +88,7 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
 #include "containers.h"
 #include "offsets.h"
 #include "process.h"
+#include "core.h"
 #include "reads.h"
 #include "objhead.h"
 #include "linetable.h"

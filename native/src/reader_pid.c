@@ -404,6 +404,7 @@ int pyf__pid_reader_create(int pid, pyf_reader *out, char *err, size_t errlen)
     out->write = pid_write;
     out->arg = pr;
     out->message = pid_message;
+    out->reads = PYF_READS_RUNNING;
     return PYF_OK;
 }
 

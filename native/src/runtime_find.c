@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "elf_reader.h"
 #include "internal.h"
 
 #define MAPS_LINE_MAX 8192          /* longer lines are skipped */
@@ -1124,7 +1124,30 @@ int pyf__pid_find_runtime(int pid, const pyf_reader *r, uint64_t *found,
     return rc;
 }
 
-/* ==== the asyncio debug offsets of a PID ================================== */
+/* ==== the asyncio debug offsets ============================================ */
+
+int pyf__maps_find_asyncio(const pyf_mapping *v, size_t n, uint64_t *found)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pyf_mapping *e = &v[i];
+        uint64_t sh_addr = 0, load = 0;
+        int r = PYF_EIO;
+
+        if (e->path == NULL || e->path[0] != '/' || e->file_offset != 0 ||
+            !is_python_path(e->path))
+            continue;
+        if (!ends_with(e->path, strlen(e->path), DELETED_SUFFIX))
+            r = pyf__elf_find_section(e->path, PYF__SECTION_ASYNCIO, &sh_addr, NULL, &load);
+        if (r == PYF_EIO && e->open_path != NULL)
+            r = pyf__elf_find_section(e->open_path, PYF__SECTION_ASYNCIO, &sh_addr, NULL,
+                                      &load);
+        if (r == PYF_OK && sh_addr - load <= UINT64_MAX - e->start) {
+            *found = e->start + (sh_addr - load);
+            return PYF_OK;
+        }
+    }
+    return PYF_ENOTSUP;
+}
 
 int pyf__pid_find_asyncio(int pid, uint64_t *found, char *err, size_t errlen)
 {
@@ -1135,26 +1158,10 @@ int pyf__pid_find_asyncio(int pid, uint64_t *found, char *err, size_t errlen)
     m.pid = pid;
     rc = read_maps(pid, &m, err, errlen);
     if (rc == PYF_OK) {
-        rc = PYF_ENOTSUP;
-        pyf__fmt(err, errlen, "no file mapped by process %d has an .AsyncioDebug "
-                 "section: the process has not imported asyncio", pid);
-    }
-    for (size_t i = 0; rc == PYF_ENOTSUP && i < m.n; i++) {
-        const pyf_mapping *e = &m.v[i];
-        uint64_t sh_addr = 0, load = 0;
-        int r = PYF_EIO;
-
-        if (e->path == NULL || e->file_offset != 0 || e->open_path == NULL)
-            continue;
-        if (!ends_with(e->path, strlen(e->path), DELETED_SUFFIX))
-            r = pyf__elf_find_section(e->path, PYF__SECTION_ASYNCIO, &sh_addr, NULL, &load);
-        if (r == PYF_EIO)
-            r = pyf__elf_find_section(e->open_path, PYF__SECTION_ASYNCIO, &sh_addr, NULL,
-                                      &load);
-        if (r == PYF_OK && sh_addr - load <= UINT64_MAX - e->start) {
-            *found = e->start + (sh_addr - load);
-            rc = PYF_OK;
-        }
+        rc = pyf__maps_find_asyncio(m.v, m.n, found);
+        if (rc != PYF_OK)
+            pyf__fmt(err, errlen, "no file mapped by process %d has an .AsyncioDebug "
+                     "section: the process has not imported asyncio", pid);
     }
     maps_free(&m);
     return rc;

@@ -9,7 +9,7 @@
 
 struct pyf_target {
     pyf_reader reader;
-    bool owns_pid_reader;
+    bool owns_pid_reader;    /* the PID reader, made by the open: closed with it */
     int pid;                 /* -1 for a caller-supplied reader */
     uint64_t runtime_addr;
     pyf__offsets off;
@@ -49,6 +49,13 @@ struct pyf_target {
     struct pyf__vhints *vhints;
     struct pyf__replay *replay; /* take_copy's last answer (replay.c) */
 };
+
+/* Whether the target runs while it is read, as its reader declares
+ * (pyf_reader.reads): the one test behind every check of a running read. */
+static inline bool pyf__target_live(const pyf_target *t)
+{
+    return t->reader.reads == PYF_READS_RUNNING;
+}
 
 /* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
 void pyf__snapshot_spare_free(pyf_target *t);

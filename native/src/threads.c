@@ -134,7 +134,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
          * Every state must name its interpreter and the state it was
          * reached from; else that link is read again (a state unlinked
          * meanwhile is passed over), a bounded number of times. */
-        if (why == PYF_OK && t->owns_pid_reader &&
+        if (why == PYF_OK && pyf__target_live(t) &&
             (pyf__ld64(buf + o->tstate.prev) != from ||
              pyf__ld64(buf + o->tstate.interp) != ii->addr)) {
             uint64_t link = from != 0 ? from + o->tstate.next
@@ -269,11 +269,11 @@ int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t
         uint8_t cur[8], again[8];
         pyf_iovec iov[2] = {{at, cur, 8}, {w->tstate_addr + o->tstate.cframe, again, 8}};
         uint64_t calls = t->reader_calls;
-        int rc = t->owns_pid_reader ? pyf__read_after(t, iov, 2) : pyf__read_quiet(t, at, cur, 8);
+        int rc = pyf__target_live(t) ? pyf__read_after(t, iov, 2) : pyf__read_quiet(t, at, cur, 8);
         w->fresh |= t->reader_calls != calls;
         if (rc != PYF_OK)
             return pyf__read_failed(&t->fail, &t->reader, rc, "_PyCFrame (C stack)", at, 8);
-        if (!t->owns_pid_reader || pyf__ld64(again) == cf) {
+        if (!pyf__target_live(t) || pyf__ld64(again) == cf) {
             w->cframe = cf;
             w->current_frame = pyf__ld64(cur);
             return PYF_OK;
@@ -411,7 +411,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     w.extra = ti->buf;
     w.extra_addr = ti->addr;
     w.extra_len = ti->len;
-    w.live = t->owns_pid_reader;
+    w.live = pyf__target_live(t);
     w.recheck_top = w.live;
     /* A running thread's top read now, after the prefetch: what that
      * holds (older chunks, frames) is from before that top existed, and

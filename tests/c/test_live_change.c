@@ -116,9 +116,20 @@ static void begin(int minor, const char *what, int live)
 static void finish(pyf_snapshot *s, pyf_target *t, fake_target *ft)
 {
     pyf_snapshot_free(s);
-    t->owns_pid_reader = false; /* the reader is the fake's, not a PID reader to close */
     pyf_target_close(t);
     fake_free(ft);
+}
+
+/* A target over the image's reader, which says it reads a running process
+ * (live) or a stopped one (pyf_reader.reads): the checks follow that. */
+static pyf_target *open_as(fake_target *ft, int live)
+{
+    pyf_reader r = fake_reader(ft, 1);
+    pyf_target *t = NULL;
+    r.reads = live ? PYF_READS_RUNNING : PYF_READS_STOPPED;
+    if (fake_open_detail(&r, fake_runtime_addr(ft), NULL, &t, NULL, 0) != PYF_OK)
+        return NULL;
+    return t;
 }
 
 static void code_race(int minor, int replace, int live)
@@ -133,9 +144,8 @@ static void code_race(int minor, int replace, int live)
     uint64_t code = sized(ft, fake_code(ft, "old.py", "old_fn", 7, L_F, NL(L_F)));
     fake_push_frame(th, outer, 3);
     fake_push_frame(th, code, 5);
-    pyf_target *t = fake_open(ft, NULL, 1);
+    pyf_target *t = open_as(ft, live);
     REQUIRE(t != NULL);
-    t->owns_pid_reader = live; /* read as a running process (the PID reader) */
 
     race r = {code, fake_r64(ft, code + fake_off(ft, "code_object.qualname")),
               fake_r64(ft, code + fake_off(ft, "code_object.filename")),
@@ -194,9 +204,8 @@ static void list_race(int minor, int live)
     fake_push_frame(ending, code, 3);
     fake_thread *staying = fake_add_thread(ft, interp, 0x1000, 5000, 1); /* the head */
     fake_push_frame(staying, code, 3);
-    pyf_target *t = fake_open(ft, NULL, 1);
+    pyf_target *t = open_as(ft, live);
     REQUIRE(t != NULL);
-    t->owns_pid_reader = live;
     gone g = {fake_thread_addr(staying), fake_thread_addr(ending),
               fake_off(ft, "thread_state.next"), fake_off(ft, "thread_state.prev"),
               fake_off(ft, "thread_state.interp")};
@@ -355,9 +364,8 @@ static void chain_scene(scene *sc, int minor, const char *file, const char *cons
     for (size_t i = 0; i < n; i++)
         sc->code[i] = sized(sc->ft, fake_code(sc->ft, file, names[i], i == 0 ? 1 : 7, L_F,
                                               NL(L_F)));
-    sc->t = fake_open(sc->ft, NULL, 1);
+    sc->t = open_as(sc->ft, live);
     REQUIRE(sc->t != NULL);
-    sc->t->owns_pid_reader = live;
     if (minor < 13)
         older_semantics(sc->t, &older);
     for (size_t i = 1; i < n; i++) /* one local each (co_nlocalsplus), main none */

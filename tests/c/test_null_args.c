@@ -29,6 +29,9 @@ static const char *const k_called[] = {
     "pyf_snapshot_tasks",
     "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
+    "pyf_core_compressions", "pyf_core_open", "pyf_core_close", "pyf_core_info_get",
+    "pyf_core_threads", "pyf_core_mappings", "pyf_core_files", "pyf_core_reader",
+    "pyf_core_native_frames", "pyf_target_open_core",
     "pyf_frame_locals", "pyf_value_read", "pyf_values_free",
 };
 #define NCALLED (sizeof k_called / sizeof k_called[0])
@@ -216,6 +219,90 @@ static void test_target_handle(fake_target *ft)
     pyf_target_close(t);
 }
 
+/* The smallest core: an ELF header and one PT_LOAD of 8 bytes. */
+static void write_core(const char *path)
+{
+    uint8_t img[64 + 56 + 8];
+    FILE *fp = fopen(path, "wb");
+
+    memset(img, 0, sizeof img);
+    memcpy(img, "\177ELF\2\1\1", 7);
+    img[16] = 4;   /* ET_CORE */
+    img[18] = 62;  /* EM_X86_64 */
+    img[32] = 64;  /* e_phoff */
+    img[54] = 56;  /* e_phentsize */
+    img[56] = 1;   /* e_phnum */
+    img[64] = 1;   /* PT_LOAD */
+    img[68] = 6;   /* PF_R | PF_W */
+    img[64 + 8] = 120;          /* p_offset */
+    img[64 + 17] = 0x10;        /* p_vaddr 0x1000 */
+    img[64 + 32] = 8;           /* p_filesz */
+    img[64 + 40] = 8;           /* p_memsz */
+    REQUIRE(fp != NULL && fwrite(img, 1, sizeof img, fp) == sizeof img);
+    fclose(fp);
+}
+
+static void test_core_handle(void)
+{
+    char path[] = "/tmp/pyframes-null-args-XXXXXX";
+    int fd = mkstemp(path);
+    pyf_core *c = (pyf_core *)(uintptr_t)1;
+    pyf_core_request req;
+    pyf_core_info info;
+    pyf_failure f;
+    pyf_reader r;
+    pyf_target *t = (pyf_target *)(uintptr_t)1;
+    const pyf_core_thread *threads = (const pyf_core_thread *)(uintptr_t)1;
+    const pyf_mapping *maps = (const pyf_mapping *)(uintptr_t)1;
+    const pyf_core_file *files = (const pyf_core_file *)(uintptr_t)1;
+    uint32_t n = 7;
+
+    check_begin("a NULL core, and NULL pointers with a real one");
+    REQUIRE(fd >= 0);
+    close(fd);
+    write_core(path);
+    CHECK(pyf_core_compressions() & (1u << PYF_CORE_PLAIN));
+    memset(&req, 0, sizeof req);
+    req.struct_size = sizeof req;
+    CHECK_EINVAL_SAID(pyf_core_open(NULL, &c, fresh(&f)), f);
+    CHECK(c == NULL);
+    CHECK_EINVAL_SAID(pyf_core_open(&req, &c, fresh(&f)), f); /* no path */
+    req.path = path;
+    CHECK_EINVAL_SAID(pyf_core_open(&req, NULL, fresh(&f)), f);
+    pyf_core_close(NULL);
+    info.struct_size = sizeof info;
+    CHECK_RC(pyf_core_info_get(NULL, &info), PYF_EINVAL);
+    CHECK_RC(pyf_core_threads(NULL, &threads, &n), PYF_EINVAL);
+    CHECK(threads == NULL && n == 0);
+    CHECK_RC(pyf_core_mappings(NULL, &maps, &n), PYF_EINVAL);
+    CHECK(maps == NULL);
+    CHECK_RC(pyf_core_files(NULL, &files, &n), PYF_EINVAL);
+    CHECK(files == NULL);
+    CHECK_RC(pyf_core_reader(NULL, &r), PYF_EINVAL);
+    const pyf_native_frame *frames = (const pyf_native_frame *)(uintptr_t)1;
+    n = 7;
+    CHECK_EINVAL_SAID(pyf_core_native_frames(NULL, 1, &frames, &n, fresh(&f)), f);
+    CHECK(frames == NULL && n == 0);
+    CHECK_EINVAL_SAID(pyf_target_open_core(NULL, 0, NULL, &t, fresh(&f)), f);
+    CHECK(t == NULL);
+
+    /* a real core, NULL for what each call needs */
+    REQUIRE(pyf_core_open(&req, &c, NULL) == PYF_OK);
+    CHECK_RC(pyf_core_info_get(c, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_core_threads(c, NULL, &n), PYF_EINVAL);
+    CHECK_RC(pyf_core_threads(c, &threads, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_core_mappings(c, NULL, &n), PYF_EINVAL);
+    CHECK_RC(pyf_core_files(c, &files, NULL), PYF_EINVAL);
+    CHECK_RC(pyf_core_reader(c, NULL), PYF_EINVAL);
+    CHECK_EINVAL_SAID(pyf_core_native_frames(c, 1, NULL, &n, fresh(&f)), f);
+    CHECK_EINVAL_SAID(pyf_core_native_frames(c, 1, &frames, NULL, fresh(&f)), f);
+    CHECK_EINVAL_SAID(pyf_target_open_core(c, 0, NULL, NULL, fresh(&f)), f);
+    CHECK_RC(pyf_core_mappings(c, &maps, &n), PYF_OK);
+    CHECK(n == 1 && maps[0].start == 0x1000 && maps[0].end == 0x1008);
+    pyf_core_close(c);
+    unlink(path);
+}
+
 int main(void)
 {
     fake_target *ft;
@@ -231,6 +318,7 @@ int main(void)
     fake_push_frame(th, code, 0);
     test_calls_without_target(ft);
     test_target_handle(ft);
+    test_core_handle();
     fake_free(ft);
     return check_end();
 }

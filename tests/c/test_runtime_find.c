@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../native/src/elf.h"
+#include "../../native/src/elf_reader.h"
 #include "../../native/src/internal.h"
 #include "check.h"
 #include "children.h"

@@ -34,8 +34,7 @@
 
 #include "fuzz_image.h"
 
-static void fz_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fz_die(const char *fmt, ...)
+void fz_die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -46,7 +45,7 @@ static void fz_die(const char *fmt, ...)
     abort();
 }
 
-static void check_rc(int rc, const char *call)
+void fz_check_rc(int rc, const char *call)
 {
     if (!fake_known_error(rc))
         fz_die("%s returned %d, not a PYF_E* code", call, rc);
@@ -56,7 +55,7 @@ static volatile uint32_t g_sink;
 
 /* Read every byte of a C string of at most cap bytes (NUL included):
  * ASan sees any byte that is not the library's. */
-static size_t touch(const char *s, size_t cap, const char *what)
+size_t fz_touch(const char *s, size_t cap, const char *what)
 {
     if (s == NULL)
         fz_die("%s is NULL", what);
@@ -70,12 +69,12 @@ static size_t touch(const char *s, size_t cap, const char *what)
     return (size_t)(nul - s);
 }
 
-static void check_failure(const pyf_failure *f, int rc, const char *what)
+void fz_check_failure(const pyf_failure *f, int rc, const char *what)
 {
-    touch(f->what, sizeof f->what, "failure.what");
-    touch(f->reader_message, sizeof f->reader_message, "failure.reader_message");
-    size_t n = touch(f->detail, sizeof f->detail, "failure.detail");
-    check_rc(f->code, what);
+    fz_touch(f->what, sizeof f->what, "failure.what");
+    fz_touch(f->reader_message, sizeof f->reader_message, "failure.reader_message");
+    size_t n = fz_touch(f->detail, sizeof f->detail, "failure.detail");
+    fz_check_rc(f->code, what);
     if (f->code != rc)
         fz_die("%s: failure code %d, returned %d", what, f->code, rc);
     if (rc != 0 && n == 0)
@@ -90,13 +89,13 @@ static void target_failure(const pyf_target *t, int rc, const char *what)
     int frc = pyf_target_failure(t, &f);
     if (frc != 0)
         fz_die("pyf_target_failure: %d", frc);
-    check_failure(&f, rc, what);
+    fz_check_failure(&f, rc, what);
 }
 
 /* A decoded string: valid UTF-8 within its bound. */
 static void check_str(const char *s, uint32_t max_string, const char *what)
 {
-    size_t n = touch(s, (size_t)max_string + 64 + 1, what);
+    size_t n = fz_touch(s, (size_t)max_string + 64 + 1, what);
     if (n > max_string && n >= 64)
         fz_die("%s: %zu bytes, max_string %u", what, n, max_string);
     if (!fake_valid_utf8(s))
@@ -117,12 +116,12 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
     }
     for (uint32_t i = 0; i < s->nthreads; i++)
         if (s->threads[i].failure != NULL)
-            check_failure(s->threads[i].failure, s->threads[i].error, "thread failure");
+            fz_check_failure(s->threads[i].failure, s->threads[i].error, "thread failure");
 
     pyf_frame_table tab;
     memset(&tab, 0, sizeof tab);
     tab.struct_size = sizeof tab;
-    check_rc(pyf_snapshot_table(s, &tab), "pyf_snapshot_table");
+    fz_check_rc(pyf_snapshot_table(s, &tab), "pyf_snapshot_table");
     for (uint32_t i = 0; i < tab.nrecords; i++) {
         check_str(tab.records[i].info.function, max_string, "record function");
         check_str(tab.records[i].info.filename, max_string, "record filename");
@@ -133,7 +132,7 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
 
     const uint64_t *ent = NULL;
     int rc = pyf_snapshot_entries(s, &ent);
-    check_rc(rc, "pyf_snapshot_entries");
+    fz_check_rc(rc, "pyf_snapshot_entries");
     if (entries != (rc == 0) || (rc == 0 && s->nframes > 0 && ent == NULL))
         fz_die("pyf_snapshot_entries: %d for a snapshot %s entries", rc,
                entries ? "with" : "without");
@@ -143,15 +142,15 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
     pyf_task_list tl;
     memset(&tl, 0, sizeof tl);
     tl.struct_size = sizeof tl;
-    check_rc(pyf_snapshot_tasks(s, &tl), "pyf_snapshot_tasks");
-    check_rc(tl.status, "task list status");
-    check_rc(tl.list_error, "task list error");
+    fz_check_rc(pyf_snapshot_tasks(s, &tl), "pyf_snapshot_tasks");
+    fz_check_rc(tl.status, "task list status");
+    fz_check_rc(tl.list_error, "task list error");
     if (!tasks && (tl.status != PYF_ENOTSUP || tl.ntasks != 0))
         fz_die("tasks without PYF_SNAP_TASKS: status %d, %u tasks", tl.status, tl.ntasks);
     if ((tl.status == 0 && tl.list_error == 0) != (tl.failure == NULL))
         fz_die("task list failure present exactly when status or list_error");
     if (tl.failure != NULL) {
-        touch(tl.failure->detail, sizeof tl.failure->detail, "task list detail");
+        fz_touch(tl.failure->detail, sizeof tl.failure->detail, "task list detail");
         if (tl.failure->detail[0] == '\0')
             fz_die("task list failure without a detail");
     }
@@ -164,7 +163,7 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
     for (uint32_t i = 0; i < tl.ntasks; i++) {
         const pyf_task *k = &tl.tasks[i];
         check_str(k->name, max_string, "task name");
-        check_rc(k->error, "task error");
+        fz_check_rc(k->error, "task error");
         if (k->state > PYF_TASK_STATE_UNKNOWN || (k->flags & ~7u) != 0)
             fz_die("task %u: state %u flags 0x%x", i, k->state, k->flags);
         if (k->first_frame < threads_end || (uint64_t)k->first_frame + k->nframes > s->nframes)
@@ -176,7 +175,7 @@ static void read_snapshot(const pyf_snapshot *s, uint32_t max_string, int tasks,
         if ((k->error == 0) != (k->failure == NULL))
             fz_die("task %u: failure present exactly when error", i);
         if (k->failure != NULL)
-            check_failure(k->failure, k->error, "task failure");
+            fz_check_failure(k->failure, k->error, "task failure");
     }
     for (uint32_t i = 0; i < tl.nawaited_by; i++)
         g_sink += (uint32_t)tl.awaited_by[i];
@@ -187,7 +186,7 @@ static void read_facts(const pyf_snapshot *s, uint32_t max_string, int asked)
 {
     const pyf_thread_facts *f = NULL;
     int rc = pyf_snapshot_thread_facts(s, &f);
-    check_rc(rc, "pyf_snapshot_thread_facts");
+    fz_check_rc(rc, "pyf_snapshot_thread_facts");
     if (asked != (rc == 0) || (rc == 0) != (f != NULL))
         fz_die("pyf_snapshot_thread_facts: %d for a snapshot %s facts", rc,
                asked ? "with" : "without");
@@ -247,8 +246,8 @@ static pyf_target *open_target(const pyf_reader *r, uint64_t addr, const pyf_opt
     memset(&f, 0x5A, sizeof f);
     f.struct_size = sizeof f;
     int rc = pyf_target_open(r, addr, o, &t, &f);
-    check_rc(rc, "pyf_target_open");
-    check_failure(&f, rc, "pyf_target_open");
+    fz_check_rc(rc, "pyf_target_open");
+    fz_check_failure(&f, rc, "pyf_target_open");
     if ((rc == 0) != (t != NULL))
         fz_die("pyf_target_open: %d with target %p", rc, (void *)t);
     return t;
@@ -276,9 +275,9 @@ static void scan(const pyf_reader *r, uint64_t rt)
     memset(&f, 0x33, sizeof f);
     f.struct_size = sizeof f;
     int rc = pyf_runtime_locate(r, &req, &loc, &f);
-    check_rc(rc, "pyf_runtime_locate");
-    touch(loc.how, sizeof loc.how, "pyf_runtime_location.how");
-    touch(f.detail, sizeof f.detail, "pyf_runtime_locate failure detail");
+    fz_check_rc(rc, "pyf_runtime_locate");
+    fz_touch(loc.how, sizeof loc.how, "pyf_runtime_location.how");
+    fz_touch(f.detail, sizeof f.detail, "pyf_runtime_locate failure detail");
     if (rc == 0 && loc.addr == 0)
         fz_die("pyf_runtime_locate: found nothing at 0");
 }
@@ -324,7 +323,7 @@ void fz_run(const uint8_t *data, size_t size, int profile)
     pyf_reader r = fake_reader(im.ft, (opt >> 4) & 1);
     uint64_t rt = fake_runtime_addr(im.ft);
     pyf_python_info info;
-    check_rc(pyf_runtime_probe(&r, rt, &info, NULL), "pyf_runtime_probe");
+    fz_check_rc(pyf_runtime_probe(&r, rt, &info, NULL), "pyf_runtime_probe");
     if (opt & 0x20)
         scan(&r, rt);
 
@@ -334,16 +333,16 @@ void fz_run(const uint8_t *data, size_t size, int profile)
         fz_image_free(&im);
         return;
     }
-    check_rc(pyf_target_python(t, &info), "pyf_target_python");
+    fz_check_rc(pyf_target_python(t, &info), "pyf_target_python");
     if (im.asyncio_table != 0) {
         int rc = pyf_target_set_asyncio(t, im.asyncio_table);
-        check_rc(rc, "pyf_target_set_asyncio");
+        fz_check_rc(rc, "pyf_target_set_asyncio");
         target_failure(t, rc, "pyf_target_set_asyncio");
     }
     uint32_t mode = 0;
     if (profile == FZ_CACHE) {
         uint32_t want = (opt & 0x40) ? PYF_CACHE_READ_ONLY : PYF_CACHE_ON;
-        check_rc(pyf_target_set_cache(t, want, &mode), "pyf_target_set_cache");
+        fz_check_rc(pyf_target_set_cache(t, want, &mode), "pyf_target_set_cache");
         plain = open_target(&r, rt, &o);
     }
 
@@ -382,7 +381,7 @@ void fz_run(const uint8_t *data, size_t size, int profile)
         int rc = pyf_snapshot_take(t, &req, &s);
         fake_fail_nth(im.ft, 0, 0, 0);
         fake_short_reads_over(im.ft, 0);
-        check_rc(rc, "pyf_snapshot_take");
+        fz_check_rc(rc, "pyf_snapshot_take");
         target_failure(t, rc, "pyf_snapshot_take");
         if ((rc == 0) != (s != NULL))
             fz_die("pyf_snapshot_take: %d with snapshot %p", rc, (void *)s);
@@ -402,7 +401,7 @@ void fz_run(const uint8_t *data, size_t size, int profile)
         if (plain != NULL) {
             pyf_snapshot *u = NULL;
             rc = pyf_snapshot_take(plain, &req, &u);
-            check_rc(rc, "pyf_snapshot_take (uncached)");
+            fz_check_rc(rc, "pyf_snapshot_take (uncached)");
             if (u != NULL) {
                 read_snapshot(u, max_string, tasks, entries);
                 if (!im.corrupted && rc == 0)

@@ -20,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 
 TOTAL=${1:-45}
-TARGETS=(${FUZZ_TARGETS:-walk tasks cache values})
+TARGETS=(${FUZZ_TARGETS:-walk tasks cache values core})
 BUILD=${FUZZ_BUILD:-build/fuzz}
 JOBS=$(nproc 2>/dev/null || echo 2)
 CC_FUZZ=${CC_FUZZ:-clang}

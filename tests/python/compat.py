@@ -8,9 +8,11 @@ builds), "pyenv-3.13" (a PIE with a shared libpython), "pyenv-3.12" and
 "pyenv-3.11" (the same, read without _Py_DebugOffsets), "debian-3.11"
 (Debian 12's own python3.11: static, non-PIE, stripped; the host's),
 "3.13t".. (the free-threaded layouts, as synthetic images built from
-CPython's own headers).  Readers are the ways a user reaches a target: "CLI" (the command
-line and the Python API, reading by PID), "gdb 18", "gdb 13" (the host's),
-"lldb 21", "lldb 22", "gdbserver", "lldb-server", "gdb cores", "lldb cores".
+CPython's own headers).  Readers are the ways a user reaches a target:
+"CLI" (the command line and the Python API, reading by PID), "gdb 18",
+"gdb 13" (the host's), "lldb 21", "lldb 22", "gdbserver", "lldb-server",
+"gdb cores", "lldb cores", "CLI cores" (the command line's own core reader,
+no debugger: test_cores.py).
 
 The reader comes from, in order: a ``readers`` mark on the test
 (``@pytest.mark.readers("gdb 18", "lldb 21")``), the remote tests' names,

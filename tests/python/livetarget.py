@@ -174,6 +174,13 @@ def frozen(root, tree=False):
                 os.kill(p, signal.SIGCONT)
 
 
+def _no_core_limit():
+    """In a crashing target before it runs: its core may be of any size."""
+    import resource
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
 class LiveTarget(object):
     """A running target program; see the module docstring.
 
@@ -183,7 +190,7 @@ class LiveTarget(object):
 
     def __init__(self, python, script=None, workdir=None, timeout=HANDSHAKE_TIMEOUT,
                  args=(), depth=5, foreign_thread=False, handshake="fifo", hung=None,
-                 aslr=True, new_session=False, container=None, env=None):
+                 aslr=True, new_session=False, container=None, env=None, crash=None):
         if handshake not in ("fifo", "file"):
             raise ValueError("handshake must be 'fifo' or 'file'")
         self.python = python
@@ -209,6 +216,12 @@ class LiveTarget(object):
         # env: variables added to the target's environment (LD_LIBRARY_PATH
         # to a modified copy of libpython, say)
         self.env = dict(env or {})
+        # crash: "segv" or "abort" (a file handshake): the main thread crashes
+        # where it would block, after the handshake (targets/_common.py),
+        # with no limit on the size of its core; start() returns once it died
+        self.crash = crash
+        if crash is not None and handshake != "file":
+            raise ValueError("crash needs the file handshake")
         self.proc = None
         self.rfd = None
         self.errfile = None
@@ -253,10 +266,13 @@ class LiveTarget(object):
         argv = self._no_aslr() + [self.python, "-E", "-s", self.script, path] + self.args
         if self.container is not None:
             argv = self.container.wrap(argv, self.workdir)
+        if self.crash is not None:
+            env["PYFRAMES_CRASH"] = self.crash
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=self.errfile, stderr=subprocess.STDOUT,
-                cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session)
+                cwd=self.workdir, env=env, pass_fds=pass_fds, start_new_session=self.new_session,
+                preexec_fn=_no_core_limit if self.crash is not None else None)
         finally:
             if wfd is not None:
                 os.close(wfd)  # the child holds it: EOF here means it died
@@ -273,16 +289,20 @@ class LiveTarget(object):
         elif self.doc.get("pid") != self.proc.pid:
             raise TargetError("handshake pid %r is not the child's pid %d"
                               % (self.doc.get("pid"), self.proc.pid))
-        if self.handshake == "file":
+        if self.crash is not None:
+            self._wait_crashed()
+        elif self.handshake == "file":
             self._wait_blocked_in_read(self.pid)
         self.views = {int(tid): frames for tid, frames in self.doc.get("threads", {}).items()}
         self.threads = {tid: [(f["function"], f["filename"], f["line"]) for f in frames]
                         for tid, frames in self.views.items()}
         self.idents = {int(tid): info["ident"]
                        for tid, info in self.doc.get("thread_info", {}).items()}
-        self.host_tids = self._host_tids()
-        tasks = set(self.host_tids)
-        self.foreign_tids = sorted(tasks - set(self.views))
+        if self.crash is None:
+            self.host_tids = self._host_tids()
+            self.foreign_tids = sorted(set(self.host_tids) - set(self.views))
+        else:
+            self.host_tids, self.foreign_tids = {}, []
         return self
 
     def _host_tids(self):
@@ -292,6 +312,19 @@ class LiveTarget(object):
             return {int(t): int(t) for t in os.listdir("/proc/%d/task" % self.pid)}
         import namespaces
         return namespaces.host_tids(self.pid)
+
+    def _wait_crashed(self):
+        """The crash follows the handshake: wait for the process to die of
+        it, bounded."""
+        try:
+            self.proc.wait(self.timeout)
+        except subprocess.TimeoutExpired:
+            self._fail("PYFRAMES_CRASH=%s: still running %.0fs after the handshake"
+                       % (self.crash, self.timeout))
+        want = {"segv": -signal.SIGSEGV, "abort": -signal.SIGABRT}[self.crash]
+        if self.proc.returncode != want:
+            self._fail("PYFRAMES_CRASH=%s: exit status %d, not %d"
+                       % (self.crash, self.proc.returncode, want))
 
     def _no_aslr(self):
         """The setarch prefix that turns address randomization off for the

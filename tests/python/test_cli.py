@@ -154,11 +154,17 @@ def test_error_dead_pid(cli_env):
 
 
 def test_error_bad_pid_argument(cli_env):
-    res = run_cli(cli_env, "dump", "not-a-pid")
+    res = run_cli(cli_env, "dump", "0")
     out, err = _text(res)
     assert res.returncode not in (0, 1), (res.returncode, err)
     assert out == ""
     assert err.startswith("pyframes: error: ") or "usage" in err.lower(), err
+    # not a number: a core file's path, which this one is not
+    res = run_cli(cli_env, "dump", "not-a-pid")
+    out, err = _text(res)
+    assert (res.returncode, out) == (1, ""), (res.returncode, err)
+    assert err == ("pyframes: error: no core file not-a-pid (a number is a PID, anything "
+                   "else a core file's path)\n"), err
 
 
 # CPythons pyframes refuses, each named by its version, never "no runtime

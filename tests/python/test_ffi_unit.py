@@ -47,6 +47,15 @@ CONSTANTS = [
     "PYF_FACT_NO_GIL", "PYF_FACT_EXCEPTION", "PYF_FACT_EXC_HANDLED",
     "PYF_FACT_EXC_UNREADABLE", "PYF_FACT_MESSAGE_TRUNCATED", "PYF_FACT_MESSAGE_PARTIAL",
     "PYF_FACT_MESSAGE_MAX",
+    "PYF_READS_STOPPED", "PYF_READS_RUNNING", "PYF_READS_CORE",
+    "PYF_CORE_ELF", "PYF_CORE_MINIDUMP", "PYF_CORE_PLAIN", "PYF_CORE_ZSTD", "PYF_CORE_XZ",
+    "PYF_CORE_LZ4", "PYF_CORE_GZIP", "PYF_CORE_SIGNAL", "PYF_CORE_SIGINFO",
+    "PYF_CORE_CUT_SHORT", "PYF_CORE_NOTES_PARTIAL", "PYF_CORE_STREAM_ENDED",
+    "PYF_CORE_THREAD_SIGNALLED", "PYF_CORE_THREAD_REGS", "PYF_CORE_THREAD_SYSCALL",
+    "PYF_CORE_REGS_MAX", "PYF_CORE_THREAD_SIZE", "PYF_CORE_FILE_USED",
+    "PYF_CORE_FILE_UNCHECKED", "PYF_CORE_FILE_MISSING", "PYF_CORE_FILE_MISMATCH",
+    "PYF_CORE_FILE_UNREADABLE", "PYF_CORE_FILE_EXECUTABLE", "PYF_CORE_FILE_SIZE",
+    "PYF_NATIVE_ACTIVATION", "PYF_NATIVE_MAX_FRAMES", "PYF_NATIVE_FRAME_SIZE",
 ]
 
 
@@ -446,6 +455,16 @@ def test_write_trampoline_and_optional_pointers():
         _readers.ReaderBinding(None)
 
 
+def test_reader_says_what_it_reads():
+    """pyf_reader.reads: a stopped process unless said otherwise."""
+    read = lambda a, n: b""  # noqa: E731
+    assert _readers.ReaderBinding(read).struct.reads == _abi.PYF_READS_STOPPED
+    assert _readers.ReaderBinding(read, reads="running").struct.reads == _abi.PYF_READS_RUNNING
+    assert _readers.ReaderBinding(read, reads="core").struct.reads == _abi.PYF_READS_CORE
+    with pytest.raises(ValueError):
+        _readers.ReaderBinding(read, reads="live")
+
+
 # ---- with the library ------------------------------------------------------------
 
 
@@ -497,6 +516,19 @@ def test_keyboard_interrupt_from_reader_is_reraised(lib):
 
     with pytest.raises(KeyboardInterrupt):
         pyframes.open_reader(read, 0x10000)
+
+
+def test_reader_reading_nothing_known_is_refused(lib):
+    """A pyf_reader whose reads is no PYF_READS_* value: PYF_EINVAL, named."""
+    binding = _readers.ReaderBinding(lambda a, n: b"\0" * n)
+    binding.struct.reads = 7
+    handle = _abi.pyf_target_p()
+    failure = _abi.pyf_failure()
+    failure.struct_size = ctypes.sizeof(failure)
+    rc = lib.pyf_target_open(binding.pointer(), 0x10000, None, ctypes.byref(handle),
+                             ctypes.byref(failure))
+    assert rc == errors.PYF_EINVAL and not handle
+    assert b"pyf_reader.reads is 7" in failure.detail
 
 
 def test_zero_runtime_address_is_invalid(lib):

@@ -195,6 +195,23 @@ def test_core_file_equals_live(scenario, debugger, core):
     assert "12345" in s[1] and "tg-child-0" in s[1], s.describe(1)
 
 
+@pytest.mark.readers("CLI cores")
+@pytest.mark.parametrize("core", ["gdb", "lldb"])
+def test_cli_core_equals_live(scenario, core):
+    """dump CORE --tasks, the library's own core reader (no debugger): gdb's
+    core and lldb's minidump of the target give the tasks the live process
+    gave (the .AsyncioDebug section found among the core's files)."""
+    path = scenario.core if core == "gdb" else scenario.lldb_core
+    if core == "lldb" and scenario.lldb is None:
+        pytest.skip("no lldb")
+    assert os.path.exists(path), (scenario.gdb if core == "gdb" else scenario.lldb).describe()
+    res = _cli("dump", path, "--tasks", "--json")
+    assert res.returncode == 0, res.stderr
+    assert ours(json.loads(res.stdout)) == ours(scenario.cli)
+    res = _cli("dump", path, "--table")
+    assert res.returncode == 0 and "tg-child-0" in res.stdout, res.stderr
+
+
 def test_tree_and_table_text(scenario):
     """The tree names every task once (a task awaited by several is drawn
     once, later referred to), states the await cycle, and the table has a

@@ -35,6 +35,11 @@ __all__ = [
     "pyf_local",
     "pyf_values_request",
     "pyf_values",
+    "pyf_core_request",
+    "pyf_core_info",
+    "pyf_core_thread",
+    "pyf_core_file",
+    "pyf_native_frame",
     "STRUCTURES",
     "Layout",
     "decode",
@@ -98,6 +103,40 @@ PYF_TASK_NAME_NOT_STR = 0x04
 PYF_CACHE_OFF = 0
 PYF_CACHE_ON = 1
 PYF_CACHE_READ_ONLY = 2
+
+# pyf_reader.reads
+PYF_READS_STOPPED = 0
+PYF_READS_RUNNING = 1
+PYF_READS_CORE = 2
+
+# core files
+PYF_CORE_ELF = 1
+PYF_CORE_MINIDUMP = 2
+PYF_CORE_PLAIN = 0
+PYF_CORE_ZSTD = 1
+PYF_CORE_XZ = 2
+PYF_CORE_LZ4 = 3
+PYF_CORE_GZIP = 4
+PYF_CORE_SIGNAL = 0x01
+PYF_CORE_SIGINFO = 0x02
+PYF_CORE_CUT_SHORT = 0x04
+PYF_CORE_NOTES_PARTIAL = 0x08
+PYF_CORE_STREAM_ENDED = 0x10
+PYF_CORE_THREAD_SIGNALLED = 0x01
+PYF_CORE_THREAD_REGS = 0x02
+PYF_CORE_THREAD_SYSCALL = 0x04
+PYF_CORE_REGS_MAX = 34
+PYF_CORE_THREAD_SIZE = 312
+PYF_CORE_FILE_USED = 0
+PYF_CORE_FILE_UNCHECKED = 1
+PYF_CORE_FILE_MISSING = 2
+PYF_CORE_FILE_MISMATCH = 3
+PYF_CORE_FILE_UNREADABLE = 4
+PYF_CORE_FILE_EXECUTABLE = 0x1
+PYF_CORE_FILE_SIZE = 104
+PYF_NATIVE_ACTIVATION = 0x1
+PYF_NATIVE_MAX_FRAMES = 256
+PYF_NATIVE_FRAME_SIZE = 48
 
 PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
@@ -232,6 +271,7 @@ class pyf_reader(ctypes.Structure):
         ("write", pyf_write_fn),
         ("arg", c_void_p),
         ("message", pyf_message_fn),
+        ("reads", c_uint32),
     ]
 
 
@@ -427,6 +467,79 @@ class pyf_locate_request(ctypes.Structure):
     ]
 
 
+class pyf_core_request(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("path", c_char_p),
+        ("executable", c_char_p),
+        ("sysroot", c_char_p),
+        ("temp_dir", c_char_p),
+        ("max_size", c_uint64),
+    ]
+
+
+class pyf_core_info(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("format", c_uint32),
+        ("compression", c_uint32),
+        ("flags", c_uint32),
+        ("machine", c_uint32),
+        ("nthreads", c_uint32),
+        ("nmappings", c_uint32),
+        ("nfiles", c_uint32),
+        ("pid", c_int64),
+        ("signo", c_int32),
+        ("code", c_int32),
+        ("signal_addr", c_uint64),
+        ("signal_tid", c_uint64),
+        ("size", c_uint64),
+        ("missing_bytes", c_uint64),
+        ("executable", ctypes.c_char * 256),
+        ("command", ctypes.c_char * 256),
+        ("problem", ctypes.c_char * 256),
+    ]
+
+
+class pyf_core_thread(ctypes.Structure):
+    _fields_ = [
+        ("tid", c_uint64),
+        ("signo", c_int32),
+        ("flags", c_uint32),
+        ("nregs", c_uint32),
+        ("reserved", c_uint32),
+        ("regs", c_uint64 * PYF_CORE_REGS_MAX),
+        ("reserved2", c_uint64 * 2),
+    ]
+
+
+class pyf_core_file(ctypes.Structure):
+    _fields_ = [
+        ("path", c_char_p),
+        ("open_path", c_char_p),
+        ("start", c_uint64),
+        ("status", c_uint32),
+        ("flags", c_uint32),
+        ("build_id", ctypes.c_uint8 * 32),
+        ("file_build_id", ctypes.c_uint8 * 32),
+        ("build_id_size", c_uint32),
+        ("file_build_id_size", c_uint32),
+    ]
+
+
+class pyf_native_frame(ctypes.Structure):
+    _fields_ = [
+        ("pc", c_uint64),
+        ("sp", c_uint64),
+        ("offset", c_uint64),
+        ("function", c_char_p),
+        ("module", c_char_p),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
 class pyf_runtime_location(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -614,10 +727,12 @@ STRUCTURES = {
                 pyf_sample_stack, pyf_sample_time, pyf_sample_batch,
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
-                pyf_values_request, pyf_values, pyf_thread_facts)
+                pyf_values_request, pyf_values, pyf_thread_facts, pyf_core_request,
+                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame)
 }
 
 pyf_target_p = c_void_p
+pyf_core_p = c_void_p
 
 # name -> (restype, argtypes)
 _PROTOTYPES = {
@@ -663,6 +778,22 @@ _PROTOTYPES = {
     "pyf_value_read": (c_int, [pyf_target_p, c_uint64, POINTER(pyf_values_request),
                                POINTER(POINTER(pyf_values))]),
     "pyf_values_free": (None, [POINTER(pyf_values)]),
+    "pyf_core_compressions": (c_uint32, []),
+    "pyf_core_open": (c_int, [POINTER(pyf_core_request), POINTER(pyf_core_p),
+                              POINTER(pyf_failure)]),
+    "pyf_core_close": (None, [pyf_core_p]),
+    "pyf_core_info_get": (c_int, [pyf_core_p, POINTER(pyf_core_info)]),
+    "pyf_core_threads": (c_int, [pyf_core_p, POINTER(POINTER(pyf_core_thread)),
+                                 POINTER(c_uint32)]),
+    "pyf_core_mappings": (c_int, [pyf_core_p, POINTER(POINTER(pyf_mapping)),
+                                  POINTER(c_uint32)]),
+    "pyf_core_files": (c_int, [pyf_core_p, POINTER(POINTER(pyf_core_file)),
+                               POINTER(c_uint32)]),
+    "pyf_core_reader": (c_int, [pyf_core_p, POINTER(pyf_reader)]),
+    "pyf_core_native_frames": (c_int, [pyf_core_p, c_uint64, POINTER(POINTER(pyf_native_frame)),
+                                       POINTER(c_uint32), POINTER(pyf_failure)]),
+    "pyf_target_open_core": (c_int, [pyf_core_p, c_uint64, POINTER(pyf_options),
+                                     POINTER(pyf_target_p), POINTER(pyf_failure)]),
 }
 
 

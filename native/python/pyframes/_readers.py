@@ -7,9 +7,14 @@ C trampolines never let an exception escape into the library.
 import ctypes
 
 from . import errors
-from ._abi import pyf_message_fn, pyf_read_fn, pyf_reader, pyf_readv_fn, pyf_write_fn
+from ._abi import (PYF_READS_CORE, PYF_READS_RUNNING, PYF_READS_STOPPED, pyf_message_fn,
+                   pyf_read_fn, pyf_reader, pyf_readv_fn, pyf_write_fn)
 
-__all__ = ["ReaderBinding"]
+__all__ = ["ReaderBinding", "READS"]
+
+#: What a reader reads (pyf_reader.reads), by name: the checks of a walk
+#: follow it ("running": every check of a process that runs while read).
+READS = {"stopped": PYF_READS_STOPPED, "running": PYF_READS_RUNNING, "core": PYF_READS_CORE}
 
 _EFAULT = errors.PYF_EFAULT
 _EPERM = errors.PYF_EPERM
@@ -48,6 +53,9 @@ class ReaderBinding:
     object works, e.g. gdb's Membuf) is required.  ``readv(ranges)`` takes a
     list of ``(addr, size)`` and returns a list of bytes or None per range.
     ``write(addr, data)`` is only used by the 3.15 frame-cache mode.
+    ``reads``: what they read (:data:`READS`): "stopped" (a process held
+    stopped, the default), "running" (a process that runs while it is
+    read: the library then checks every read for changes) or "core".
 
     The callables may raise: PermissionError becomes PYF_EPERM, a
     PyframesError its own code, anything else (and a wrong length) PYF_EFAULT.
@@ -59,7 +67,9 @@ class ReaderBinding:
     it for its whole life).
     """
 
-    def __init__(self, read, readv=None, write=None):
+    def __init__(self, read, readv=None, write=None, reads="stopped"):
+        if reads not in READS:
+            raise ValueError("reads must be one of %s, not %r" % (", ".join(READS), reads))
         if not callable(read):
             raise TypeError("read must be callable")
         if readv is not None and not callable(readv):
@@ -80,7 +90,7 @@ class ReaderBinding:
         self._failed = False  # did the latest call fail with an exception?
         self.struct = pyf_reader(ctypes.sizeof(pyf_reader), self._c_read,
                                  self._c_readv, self._c_write, None,
-                                 self._c_message)
+                                 self._c_message, READS[reads])
 
     def _fail(self, exc):
         self.last_exception = exc

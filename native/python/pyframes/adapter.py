@@ -6,10 +6,11 @@ A plugin (gdb/pyframes_gdb.py, lldb/pyframes_lldb.py) implements
 mandatory; every other method has a safe default.
 """
 
+import dataclasses
 import os
 import threading
 
-from . import core_notes, tids as _tids, waits
+from . import cores, tids as _tids, waits
 
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
            "process_start_time", "ask", "describe_threads"]
@@ -156,8 +157,9 @@ class DebuggerAdapter(object):
         return {}
 
     def core_file(self):
-        """The path of the core file the debugger reads, for the registers
-        it does not show (core_notes), or None."""
+        """The path of the core file the debugger reads (the library reads
+        its signal, and the registers the debugger does not show:
+        pyframes.cores), or None."""
         return None
 
     def innermost_functions(self, native_tids, count):
@@ -187,14 +189,16 @@ def describe_threads(adapter, snapshot, threads):
     pid = adapter.pid() if ask(method("is_live_local")) else None
     os_tid = _tids.os_tid
     tids = [os_tid(t) for t in threads if os_tid(t)]
+    signal = None
     if pid:
         facts_of = {tid: waits.proc_facts(pid, tid) for tid in tids}
     else:  # a core or a remote target: the system call from the registers
         regs = ask(method("registers"), tids, waits.SYSCALL_REGISTERS) or {}
         core = ask(method("core_file"))
-        if core and any("orig_rax" not in regs.get(tid, ()) for tid in tids):
-            # a debugger that shows no orig_rax of a core (lldb): its notes
-            notes = core_notes.prstatus_registers(core)
+        # a core's own words (the library's core reader): its signal, and
+        # the registers a debugger does not show of it (lldb: orig_rax)
+        notes, signal = cores.facts_of(core) if core else ({}, None)
+        if any("orig_rax" not in regs.get(tid, ()) for tid in tids):
             regs = {tid: regs[tid] if "orig_rax" in regs.get(tid, ()) else notes.get(tid, {})
                     for tid in tids}
         facts_of = {tid: waits.register_facts(r) for tid, r in regs.items()}
@@ -215,7 +219,10 @@ def describe_threads(adapter, snapshot, threads):
         name = None
         if t.name is None and not (facts and facts.comm):
             name = ask(method("thread_name"), tid)
-        out.append(waits.describe(t, facts, functions.get(tid), name, gils))
+        t = waits.describe(t, facts, functions.get(tid), name, gils)
+        if signal is not None and signal.native_thread_id == tid:
+            t = dataclasses.replace(t, signal=signal)
+        out.append(t)
     return out
 
 

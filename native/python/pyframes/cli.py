@@ -11,7 +11,7 @@ from .escaping import escape_lines
 from .options import (add_sample_options, add_stack_options, number_in, positive_int,
                       sample_cache, sample_threads)
 from .render import process_command, process_source
-from . import report, sampling, stack_command, tids, waits
+from . import cores, render, report, sampling, stack_command, tids, waits
 
 PROG = "pyframes"
 
@@ -29,10 +29,14 @@ def build_parser():
     sub.required = True
     dump = sub.add_parser("dump", help="print the Python stack of every thread",
                           description="Print the Python stack of every thread "
-                          "of a live process (innermost frame first); of several "
-                          "processes, each under a header naming it (with --group: "
-                          "the threads with the same stack in any of them once).")
-    dump.add_argument("pid", type=positive_int, metavar="PID", nargs="+")
+                          "of a live process or a core file (innermost frame first); "
+                          "of several, each under a header naming it (with --group: "
+                          "the threads with the same stack in any of them once; "
+                          "across core files, the crashes that are the same once). "
+                          "A number is a PID, anything else a core file (./1234 "
+                          "for a core file called 1234): an ELF core or lldb's "
+                          "minidump, plain or compressed with zstd, xz, lz4 or gzip.")
+    dump.add_argument("target", type=_pid_or_core, metavar="PID|CORE", nargs="+")
     fmt = dump.add_mutually_exclusive_group()
     add_stack_options(dump, json_group=fmt)
     fmt.add_argument("--collapsed", action="store_true",
@@ -43,6 +47,16 @@ def build_parser():
                       "process's mappings)")
     dump.add_argument("--addresses", action="store_true",
                       help="show frame and code object addresses")
+    dump.add_argument("--exe", metavar="PATH",
+                      help="a core's executable, when it is not where the core "
+                      "says (default: the file the core names)")
+    dump.add_argument("--sysroot", metavar="DIR",
+                      help="the directory a core's files are under: a copy of the "
+                      "machine or container it was written on (its executable, "
+                      "libraries and source files)")
+    dump.add_argument("--native", action="store_true",
+                      help="on a core: each thread's native stack with its Python "
+                      "frames placed in it (needs a libpyframes built with libdw)")
     sample = sub.add_parser(
         "sample", help="sample the Python stacks of a running process",
         description="Sample a running process without stopping it and print "
@@ -71,6 +85,19 @@ def build_parser():
     report.add_output_options(render)
     sub.add_parser("version", help="print the package and library versions")
     return parser
+
+
+def _pid_or_core(text):
+    """argparse type of dump's targets: a number is a PID (decimal or
+    0x-hex), anything else a core file's path."""
+    word = text.strip()
+    if word.isdigit() or word.lower().startswith("0x"):
+        return positive_int(word)
+    return Core(text)
+
+
+class Core(str):
+    """A core file's path among dump's targets (a PID is an int)."""
 
 
 _seconds = number_in("a number of seconds", 0, 86400, above_low=True)
@@ -148,6 +175,39 @@ class _CommandLineFront(stack_command.Front):
                 if tids.os_tid(t) else t for t in threads]
 
 
+class _CoreFront(stack_command.Front):
+    """The stack command on a core file: every thread by default, the
+    source files under the sysroot first; each thread's native wait from its
+    registers (the system call it was in), the thread that received the
+    signal named in its header, a summary line first and, after the stacks,
+    what the core lacks (cut short, files missing or of another build)."""
+
+    def __init__(self, target, path, sysroot=None):
+        self.core = target.core
+        self.path = path
+        self.sysroot = sysroot
+        self.signal = self.core.signal
+
+    def source(self):
+        return render.root_source(self.sysroot)
+
+    def describe(self, snapshot, threads):
+        return cores.describe_threads(self.core, snapshot, threads)
+
+    def native(self, snapshot, threads, options):
+        return cores.native_text(self.core, self.path, snapshot, threads, options,
+                                 None if options.no_source else self.source())
+
+    def preface(self):
+        return cores.summary_line(self.core, self.path) + "\n\n"
+
+    def note(self, threads, snapshot):
+        return cores.notes(self.core, threads, snapshot)
+
+    def json_fields(self):
+        return {"core": cores.core_json(self.core, self.path)}
+
+
 def _open(args):
     """The target of PID.  What the library refuses it names, in the words
     of every front end: ``unsupported CPython 3.10.13 (pyframes reads
@@ -155,10 +215,49 @@ def _open(args):
     return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
 
 
+def _open_core(path, args):
+    """The target of the core file at path, and its front end; a
+    CommandError in the library's words when none can be opened."""
+    if not os.path.lexists(path):
+        raise CommandError(errors.no_core_file(path))
+    try:
+        target = api.open_core(path, executable=args.exe, sysroot=args.sysroot,
+                               runtime_addr=args.runtime_addr or 0)
+    except PyframesError as exc:
+        raise CommandError(errors.core_refused(path, exc))
+    return target, _CoreFront(target, path, args.sysroot)
+
+
+def _in_core(target, front, fn):
+    """fn(target, front) on a core's target, closed after: a read the core
+    cannot serve fails with the core's hint (how to write a whole one)."""
+    with target:
+        try:
+            return fn(target, front)
+        except errors.ReadFault as exc:
+            raise CommandError(errors.read_fault(exc, errors.CORE_HINT))
+
+
+def _dump_core(args, out, path):
+    target, front = _open_core(path, args)
+    out.write(_in_core(target, front, lambda t, f: stack_command.run(t, args, f)))
+    out.flush()
+    return 0
+
+
 def _dump(args, out):
-    if len(args.pid) > 1:
+    cores_given = [t for t in args.target if isinstance(t, Core)]
+    if (args.exe or args.sysroot) and not cores_given:
+        return _fail("--exe and --sysroot are for core files: give one (see '%s --help')"
+                     % PROG, 2)
+    if args.native and len(cores_given) != len(args.target):
+        return _fail("--native needs a debugger on a live process (gdb -p PID, then "
+                     "py-bt-fast --native); on a core file the library unwinds it", 2)
+    if len(args.target) > 1:
         return _dump_many(args, out)
-    args.pid = args.pid[0]
+    if cores_given:
+        return _dump_core(args, out, cores_given[0])
+    args.pid = args.target[0]
     with _open(args) as target:
         try:
             text = stack_command.run(target, args, _CommandLineFront(args.pid))
@@ -172,12 +271,17 @@ def _dump(args, out):
 
 
 def _dump_many(args, out):
-    """dump PID PID ...: each process in turn (stack_command.run_processes);
-    one that cannot be read has its error in its place, and the exit status
-    is 1."""
+    """dump PID|CORE PID|CORE ...: each process or core in turn
+    (stack_command.run_processes); one that cannot be read has its error in
+    its place, and the exit status is 1.  With --group across core files
+    only: the crashes that are the same once."""
     if args.runtime_addr:
-        return _fail("--runtime-addr is one process's _PyRuntime: give one PID "
+        return _fail("--runtime-addr is one process's _PyRuntime: give one PID or core "
                      "(see '%s --help')" % PROG, 2)
+    all_cores = all(isinstance(t, Core) for t in args.target)
+    if args.group and not all_cores and any(isinstance(t, Core) for t in args.target):
+        return _fail("--group folds the threads of processes or the crashes of core "
+                     "files: give PIDs only or core files only (see '%s --help')" % PROG, 2)
 
     def within(pid):
         def body(fn):
@@ -190,13 +294,36 @@ def _dump_many(args, out):
                     raise
         return body
 
-    text, failed = stack_command.run_processes(
-        ((pid, process_command(pid), None, within(pid)) for pid in args.pid), args,
-        lambda pid, exc: str(exc))
+    def within_core(target, front):
+        return lambda fn: _in_core(target, front, fn)
+
+    def refused(exc):
+        def body(fn):
+            raise exc
+        return body
+
+    def each():
+        for t in args.target:
+            if not isinstance(t, Core):
+                yield t, process_command(t), None, within(t)
+                continue
+            try:  # opened here: the header names the core's process and command
+                target, front = _open_core(t, args)
+            except CommandError as exc:
+                yield None, None, str(t), refused(exc)
+                continue
+            core = target.core
+            yield (core.pid, core.command and render.escape(core.command), str(t),
+                   within_core(target, front))
+
+    text, failed = stack_command.run_processes(each(), args, lambda pid, exc: str(exc),
+                                               crashes=all_cores)
     out.write(text)
     out.flush()
     if failed:
-        return _fail("%d of %d processes could not be read" % (failed, len(args.pid)), 1)
+        what = "core files" if all_cores else "processes" if not any(
+            isinstance(t, Core) for t in args.target) else "processes and core files"
+        return _fail("%d of %d %s could not be read" % (failed, len(args.target), what), 1)
     return 0
 
 

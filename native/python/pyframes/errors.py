@@ -363,6 +363,41 @@ CORE_MAYBE = ("on a core file this can mean that the core lacks the process's "
               "write it (ulimit -c unlimited, /proc/PID/coredump_filter 0x7f)")
 
 
+def no_core_file(path):
+    """dump's argument is no PID (a number) and names no file."""
+    return "no core file %s (a number is a PID, anything else a core file's path)" % (
+        escape(path))
+
+
+def core_refused(path, exc):
+    """The failure of reading the core file at ``path`` (no target could
+    be opened on it): the library's words, which name what the core lacks,
+    without a live process's hint (a core does not change)."""
+    detail = " ".join((getattr(exc, "detail", "") or str(exc)).split())
+    if path not in detail:
+        detail = "core %s: %s" % (path, detail)
+    return _one_line(detail)
+
+
+def core_file_note(entry):
+    """The line after a core's stacks for a file it names that could not
+    be read (pyframes.cores.CoreFileEntry): what the core leaves to that
+    file (its read-only pages: program text, constants such as type names)
+    is then unreadable."""
+    where = entry.open_path or entry.path
+    if entry.status == "missing":
+        why = ("not found at %s (give the directory the core's files are under: "
+               "--sysroot DIR; the executable: --exe PATH)" % where)
+    elif entry.status == "mismatch":
+        why = ("%s is another build than the one the core was written with (build id "
+               "%s, the core's %s): it is not read" % (where, entry.file_build_id or "none",
+                                                        entry.build_id))
+    else:
+        why = "%s cannot be read" % where
+    return "note: %s: %s; what the core leaves to it (its read-only pages) is unreadable" % (
+        entry.path, why)
+
+
 def process_exited(pid, while_doing, error=None):
     """The failure of a CLI command whose process exited under it."""
     text = "process %d exited while %s" % (pid, while_doing)

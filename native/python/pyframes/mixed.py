@@ -20,7 +20,7 @@ import collections
 from .render import escape
 
 __all__ = ["NativeFrame", "Run", "Placement", "Group", "python_runs", "place", "interleave",
-           "python_name", "python_line", "format_mixed", "mixed_json_frames"]
+           "python_name", "python_line", "format_mixed", "mixed_json_frames", "native_output"]
 
 #: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
 #: (None when the debugger has none); ``inline``: a frame the debugger made
@@ -212,3 +212,36 @@ def mixed_json_frames(native, placement):
         out.append({"kind": "native", "function": f.function, "address": f.pc,
                     "module": f.module, "sp": f.sp})
     return out
+
+
+def native_output(snapshot, threads, native_of, header_of, json_out, source=None, limit=None):
+    """--native of every front end (a debugger's, the command line's on a
+    core file): each thread's native frames (``native_of(thread)``, a list
+    of NativeFrame innermost first) with its Python frames placed in them;
+    the JSON document (``json_out``: the snapshot's, each thread's
+    "frames" its mixed list) or the text, each thread under
+    ``header_of(thread)``, source lines from ``source``.  With --limit
+    (``limit``) each thread says how many Python frames it left out."""
+    import json
+    placed = [(t, native_of(t)) for t in threads]
+    placed = [(t, native, place(native, python_runs(t))) for t, native in placed]
+    if json_out:
+        doc = snapshot.to_dict()
+        by_tstate = {t.tstate_addr: (n, p) for t, n, p in placed}
+        rows = [th for i in doc["interpreters"] for th in i["threads"]]
+        for thread, row in zip(snapshot.threads(), rows):
+            if thread.tstate_addr in by_tstate:
+                row["frames"] = mixed_json_frames(*by_tstate[thread.tstate_addr])
+            if limit:
+                row["more_frames"] = thread.more_frames
+        return doc
+    out = []
+    for i, (t, native, placement) in enumerate(placed):
+        if i:
+            out.append("")
+        out.append(header_of(t))
+        out.extend(format_mixed(native, placement, source=source))
+        if limit and t.more_frames:
+            out.append("[%d more Python frame%s not shown: --limit %d]" % (
+                t.more_frames, "" if t.more_frames == 1 else "s", limit))
+    return "".join(line + "\n" for line in out)

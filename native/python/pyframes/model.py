@@ -25,6 +25,7 @@ __all__ = [
     "Frame",
     "Thread",
     "ThreadException",
+    "Signal",
     "GIL_STATES",
     "NAME_SOURCES",
     "Interpreter",
@@ -205,6 +206,36 @@ class ThreadException:
                 "file": self.file, "line": self.line}
 
 
+@dataclass(frozen=True)
+class Signal:
+    """The signal that ended a process, as its core file keeps it
+    (pyframes.cores)."""
+
+    #: Its number and name ("SIGSEGV").
+    number: int
+    name: str
+    #: si_code and its name ("SEGV_MAPERR", "SI_TKILL"); None when the core
+    #: does not keep it (no NT_SIGINFO; lldb's minidump).
+    code: Optional[int] = None
+    code_name: Optional[str] = None
+    #: The faulting address (si_addr) of SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+    #: SIGTRAP; None otherwise or when unknown.
+    address: Optional[int] = None
+    #: The OS thread that received it, None when unknown.
+    native_thread_id: Optional[int] = None
+
+    def to_dict(self):
+        return {"name": self.name, "number": self.number, "code": self.code,
+                "code_name": self.code_name, "address": self.address}
+
+    def words(self):
+        """``SIGSEGV (SEGV_MAPERR at 0x0)``, ``SIGABRT (SI_TKILL)``, ``SIGSTOP``."""
+        code = self.code_name or (None if self.code is None else "code %d" % self.code)
+        if self.address is not None:
+            code = ("%s at 0x%x" % (code, self.address)) if code else "at 0x%x" % self.address
+        return self.name + (" (%s)" % code if code else "")
+
+
 #: Thread.gil values
 GIL_STATES = ("holds", "waits", "no")
 #: Thread.name_source values
@@ -274,6 +305,9 @@ class Thread:
     #: namespace (a container read from the node), 0 when its OS thread was
     #: not found; None when the ids are the same (pyframes.tids).
     host_thread_id: Optional[int] = None
+    #: In a core file: the signal that ended the process, for the thread
+    #: that received it (None for the others, and outside cores).
+    signal: Optional[Signal] = None
 
     def to_dict(self):
         d = {
@@ -296,6 +330,8 @@ class Thread:
         })
         if self.running_task is not None:
             d["running_task"] = self.running_task.id
+        if self.signal is not None:
+            d["signal"] = self.signal.to_dict()
         return d
 
 

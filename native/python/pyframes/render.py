@@ -188,16 +188,21 @@ def native_ids(thread):
 
 def thread_header(thread):
     """``Thread 0x7f12... "name" (native 12345, interpreter 0, main, holds
-    the GIL, waiting on a lock):``, leaving out what is unknown: the name
-    (the target's threading name, else the OS's or the debugger's), the
-    native ids (native_ids: both where a PID namespace makes them differ),
-    the GIL state (Thread.gil, else holds_gil, known on 3.15 default
-    builds; a free-threaded build has no GIL holder: "free-threaded: no
-    GIL"), where it waits in native code (Thread.native)."""
+    the GIL, waiting on a lock):``, leaving out what is unknown (a core's
+    thread that received the signal says so after its native ids:
+    ``received SIGSEGV (SEGV_MAPERR at 0x0)``): the name (the target's
+    threading name, else the OS's or the debugger's), the native ids
+    (native_ids: both where a PID namespace makes them differ), the GIL
+    state (Thread.gil, else holds_gil, known on 3.15 default builds; a
+    free-threaded build has no GIL holder: "free-threaded: no GIL"), where
+    it waits in native code (Thread.native)."""
     parts = []
     ids = native_ids(thread)
     if ids is not None:
         parts.append("native " + ids)
+    signal = getattr(thread, "signal", None)
+    if signal is not None:
+        parts.append("received " + escape(signal.words()))
     if thread.interpreter_id is not None:
         parts.append("interpreter %d" % thread.interpreter_id)
     if thread.is_main:
@@ -502,6 +507,26 @@ def process_source(pid, fallback=None):
     return source
 
 
+def root_source(root, fallback=None):
+    """A source reader that looks at files under ``root`` first (a core's
+    sysroot: the files of the machine or container it was written on),
+    then at the name itself."""
+    reader = fallback or SourceReader()
+    if not root:
+        return reader
+
+    def source(filename, line):
+        if not filename or filename.startswith("<"):
+            return None
+        if os.path.isabs(filename):
+            text = reader(os.path.join(root, filename.lstrip("/")), line)
+            if text is not None:
+                return text
+        return reader(filename, line)
+
+    return source
+
+
 def _num(value, fmt):
     return "?" if value is None else fmt % value
 
@@ -541,7 +566,8 @@ def _stack_key(thread, lines_of=None):
     exc = getattr(thread, "exception", None)
     key = (tuple((f.function, f.filename, f.line) for f in thread.frames),
            thread.complete, thread.more_frames,
-           None if exc is None else (exc.type, exc.message, exc.handled, exc.file, exc.line))
+           None if exc is None else (exc.type, exc.message, exc.handled, exc.file, exc.line),
+           getattr(thread, "signal", None))
     if lines_of is not None:
         key += (tuple(tuple(lines_of(f)) for f in thread.frames),)
     return key
@@ -714,6 +740,102 @@ def process_groups_json(members):
         entry.update(_group_json(unit))
         groups.append(entry)
     return groups
+
+
+def _crash_key(crash):
+    """Crashes are the same when the same signal was received by a thread
+    with the same stack (or by threads that run no Python code)."""
+    signal, thread = crash
+    return (None if signal is None else signal.name,
+            None if thread is None else _stack_key(thread)[:4])
+
+
+def group_crashes(crashes):
+    """The crashes (core label, pid, Signal or None, the thread that
+    received it or None) as lists of those that are the same, in the order
+    of each list's first."""
+    groups = {}
+    for c in crashes:
+        groups.setdefault(_crash_key(c[2:]), []).append(c)
+    return list(groups.values())
+
+
+def _crash_words(signal, thread):
+    what = "no signal recorded" if signal is None else signal.name
+    if thread is None:
+        return what + (" in a thread that runs no Python code" if signal is not None else "")
+    return what + " in thread " + (quoted_name(thread.name) + " "
+                                   if getattr(thread, "name", None) else "") + (
+        "(native %d)" % thread.native_thread_id if thread.native_thread_id else "")
+
+
+def crash_header(group):
+    """``5 cores, the same crash: SIGSEGV in the same stack (core.11,
+    core.12, ...; pid:native 11:11, 12:12, ...):`` of a group of crashes
+    (one: ``core.7 (pid 17): SIGABRT in thread "MainThread" (native
+    17):``)."""
+    label, pid, signal, thread = group[0]
+    if len(group) == 1:
+        head = "%s%s: " % (escape(label), " (pid %d)" % pid if pid is not None else "")
+        return head + _crash_words(signal, thread).strip() + ":"
+    members = ["%s:%s" % ("?" if p is None else p,
+                          "?" if t is None or t.native_thread_id is None else t.native_thread_id)
+               for _, p, _, t in group]
+    if thread is None:
+        words = _crash_words(signal, thread)
+    else:  # each core's thread has its own name and id: the members say them
+        words = ("no signal recorded" if signal is None else signal.name) + " in the same stack"
+    return "%d cores, the same crash: %s (%s; pid:native %s):" % (
+        len(group), words, _listed([escape(c[0]) for c in group]), _listed(members))
+
+
+def format_crashes(crashes, *, show_source=True, source_of=None, failed=()):
+    """--group across cores: ``7 cores, 2 distinct crashes``, then each
+    distinct crash once under its header (crash_header), the stack of its
+    first core; ``failed``: (label, pid, error) of the cores not read.
+    source_of(label): the source reader of that core, or None."""
+    groups = group_crashes(crashes)
+    total = len(crashes) + len(failed)
+    out = io.StringIO()
+    out.write("%d core%s, %d distinct crash%s" % (
+        total, "" if total == 1 else "s", len(groups), "" if len(groups) == 1 else "es"))
+    if failed:
+        out.write(", %d not read" % len(failed))
+    out.write("\n")
+    for label, pid, error in failed:
+        out.write("%s%s: error: %s\n" % (escape(label), " (pid %d)" % pid if pid else "",
+                                           escape(error)))
+    for group in groups:
+        out.write("\n" + crash_header(group) + "\n")
+        thread = group[0][3]
+        if thread is None:
+            continue
+        source = source_of(group[0][0]) if show_source and source_of is not None else None
+        lines = format_text([thread], show_source=show_source and source is not None,
+                            source=source)
+        next(lines)  # the thread's own header: the group's says it
+        for line in lines:
+            out.write(line + "\n")
+    return out.getvalue()
+
+
+def crashes_json(crashes):
+    """The "crashes" list of --group --json across cores: one entry per
+    distinct crash, its cores ("cores": their files), "pids",
+    "native_thread_ids", "names" in the same order, the signal's name and
+    the frames once."""
+    out = []
+    for group in group_crashes(crashes):
+        signal, thread = group[0][2], group[0][3]
+        out.append({"signal": None if signal is None else signal.name,
+                    "cores": [c[0] for c in group],
+                    "pids": [c[1] for c in group],
+                    "native_thread_ids": [None if c[3] is None else c[3].native_thread_id
+                                          for c in group],
+                    "names": [None if c[3] is None else getattr(c[3], "name", None)
+                              for c in group],
+                    "frames": [] if thread is None else [f.to_dict() for f in thread.frames]})
+    return out
 
 
 def format_threads_text(threads, *, label_of=None, debugger=None, limit=None,

@@ -246,7 +246,8 @@ class Session(object):
         writer = DebuggerWrite(adapter) if live and getattr(adapter, "write", None) else None
         try:
             target = api.open_reader(reader, runtime, write=writer,
-                                     pid=adapter.pid() if live else None)
+                                     pid=adapter.pid() if live else None,
+                                     reads="stopped" if live else "core")
         except (errors.NotPython, errors.UnsupportedVersion) as e:
             raise errors.NoRuntime(str(e))
         except errors.PyframesError as e:
@@ -375,37 +376,23 @@ class Session(object):
     def native(self, snapshot, threads, adapter, options, kind):
         """--native: each thread's native backtrace with its Python frames
         placed in it (text, or the JSON document with mixed frame lists)."""
-        placed = []
-        for t in threads:
+        def native_of(t):
             native = ask(adapter.native_frames, tids.os_tid(t)) \
                 if tids.os_tid(t) else None
             if native is None:
                 raise CommandError(errors.NO_NATIVE_BACKTRACE % adapter.debugger_name)
-            placed.append((t, native, mixed.place(native, mixed.python_runs(t))))
+            return native
+
+        def header_of(t):
+            return render.labelled_header(t, ask(adapter.debugger_thread_label,
+                                                 tids.os_tid(t)), adapter.debugger_name)
+
+        out = mixed.native_output(snapshot, threads, native_of, header_of, options.json,
+                                  None if options.no_source else self.source_for(adapter, kind),
+                                  options.limit)
         if options.json:
-            doc = snapshot.to_dict()
-            by_tstate = {t.tstate_addr: (n, p) for t, n, p in placed}
-            flat = [t for t in snapshot.threads()]
-            rows = [th for i in doc["interpreters"] for th in i["threads"]]
-            for thread, row in zip(flat, rows):
-                if thread.tstate_addr in by_tstate:
-                    row["frames"] = mixed.mixed_json_frames(*by_tstate[thread.tstate_addr])
-                if options.limit:
-                    row["more_frames"] = thread.more_frames
-            return json.dumps(doc) + "\n"
-        source = None if options.no_source else self.source_for(adapter, kind)
-        out = []
-        for i, (t, native, placement) in enumerate(placed):
-            if i:
-                out.append("")
-            out.append(render.labelled_header(
-                t, ask(adapter.debugger_thread_label, tids.os_tid(t)),
-                adapter.debugger_name))
-            out.extend(mixed.format_mixed(native, placement, source=source))
-            if t.more_frames:
-                out.append("[%d more Python frame%s not shown: --limit %d]" % (
-                    t.more_frames, "" if t.more_frames == 1 else "s", options.limit))
-        return "".join(line + "\n" for line in out) + self.core_note(adapter, threads)
+            return json.dumps(out) + "\n"
+        return out + self.core_note(adapter, threads)
 
     def source_for(self, adapter, kind):
         """The source-line reader of this command: the files as the process

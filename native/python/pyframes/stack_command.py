@@ -51,6 +51,8 @@ class Front(object):
 
     #: The debugger named in thread headers ("gdb"), None for none.
     debugger = None
+    #: A core file's signal (model.Signal) that ended the process, else None.
+    signal = None
 
     def default_threads(self, target, walk):
         """(snapshot, threads) without --all or --thread."""
@@ -86,6 +88,15 @@ class Front(object):
     def note(self, threads, snapshot):
         """Text after the output (a core file's missing memory), or ""."""
         return ""
+
+    def preface(self):
+        """Text before the stacks (a core file's summary line), or ""."""
+        return ""
+
+    def json_fields(self):
+        """Top-level keys the front end adds to the JSON document (a core
+        file's "core"), {} for none."""
+        return {}
 
     def describe(self, snapshot, threads):
         """The threads with what the front end knows of them besides the
@@ -177,14 +188,14 @@ def run(target, options, front):
                          frame_values=frame_values, lock_report=lock_report,
                          groups=threads if group else None,
                          lines_of=under if group else None, awaits=awaits,
-                         moving=moving if show_locals else None) + "\n"
+                         moving=moving if show_locals else None,
+                         extra=front.json_fields()) + "\n"
     if tasks and not stacks and taskview.tasks_unavailable(snapshot):
         raise CommandError(taskview.tasks_unavailable(snapshot))
-    text = ""
+    text = front.preface() if stacks and not collapsed else ""
     if lock_report is not None:
-        text = "".join(line + "\n" for line in
-                       locks.top_lines(lock_report))
-        text += "\n" if text else ""
+        found = "".join(line + "\n" for line in locks.top_lines(lock_report))
+        text += found + ("\n" if found else "")
     if group and stacks and not collapsed:
         text += render.format_threads_text(
             threads, group=True, label_of=front.label, debugger=front.debugger,
@@ -352,7 +363,7 @@ def main_tagged(target, snapshot, threads, pid):
 
 
 def json_text(snapshot, limited=False, frame_values=None, lock_report=None, groups=None,
-              lines_of=None, awaits=None, moving=None):
+              lines_of=None, awaits=None, moving=None, extra=None):
     """The JSON document; with --limit each thread also says how many of its
     frames were left out (``more_frames``); with --locals each frame gains
     its variables (``locals``, ``locals_error``); with --locks the
@@ -362,11 +373,13 @@ def json_text(snapshot, limited=False, frame_values=None, lock_report=None, grou
     under a frame, which must be the same too); with ``awaits`` (--tasks:
     taskview.read_awaits) each task's "awaits", and with --locals its
     coroutine frames' variables; ``moving`` (with --locals): the process
-    ran while they were read ("locals_while_running")."""
+    ran while they were read ("locals_while_running"); ``extra``: the front
+    end's own top-level keys (Front.json_fields)."""
     if not limited and frame_values is None and lock_report is None and groups is None \
-            and awaits is None:
+            and awaits is None and not extra:
         return render.format_json(snapshot)
     doc = snapshot.to_dict()
+    doc.update(extra or {})
     if moving is not None:
         doc["locals_while_running"] = moving
     if awaits is not None or (frame_values is not None and doc.get("tasks")):
@@ -444,7 +457,7 @@ def select_thread(target, wanted, by_python_id=True, ids=tids.SAME, **walk):
     return None, [], threads
 
 
-def run_processes(processes, options, failure):
+def run_processes(processes, options, failure, crashes=False):
     """The stack command over several processes (``dump PID PID ...``,
     py-bt-fast --all-inferiors, pystack --all-targets): (text, number of
     processes not read).
@@ -459,7 +472,9 @@ def run_processes(processes, options, failure):
     --json one document, {"processes": [each process's document, with its
     "pid" and "command", or its "error"]}; with --group the threads with
     the same stack in every process once (render.format_process_groups;
-    JSON "groups")."""
+    JSON "groups"); with ``crashes`` too (core files: each process's
+    front end names the thread that received its signal) the crashes that
+    are the same once instead (render.format_crashes; JSON "crashes")."""
     group = getattr(options, "group", False)
     if group and (getattr(options, "native", False) or getattr(options, "collapsed", False)
                   or getattr(options, "locals", False) or getattr(options, "locks", False)
@@ -467,6 +482,7 @@ def run_processes(processes, options, failure):
         raise UsageError("--group across processes shows each stack once (not with "
                          "--native, --collapsed, --locals, --locks, --tasks or --table)")
     body = _grouped_body if group else run
+    crashes = crashes and group
     outputs, failed = [], 0
     for pid, command, label, within in processes:
         try:
@@ -476,6 +492,8 @@ def run_processes(processes, options, failure):
             out, error = None, failure(pid, exc)
             failed += 1
         outputs.append((pid, command, label, out, error))
+    if crashes:
+        return _crashes(outputs, options), failed
     if options.json:
         return _processes_json(outputs, group, bool(options.limit)), failed
     if group:
@@ -488,15 +506,43 @@ def run_processes(processes, options, failure):
 
 
 def _grouped_body(target, options, front):
-    """--group across processes: (snapshot, threads shown, source) of one
-    process, the threads as front.describe fills them."""
+    """--group across processes: (snapshot, threads shown, source, the
+    front end's signal and JSON keys) of one process, the threads as
+    front.describe fills them (the front end's target is closed after)."""
     walk = walk_of(options)
     walk["facts"] = True
     snapshot, threads = _chosen(target, options, front, walk)
     if threads:
         snapshot, threads = described(snapshot, threads, front)
         snapshot, threads = main_tagged(target, snapshot, threads, front.process_id(target))
-    return snapshot, threads, None if options.no_source else front.source()
+    return (snapshot, threads, None if options.no_source else front.source(), front.signal,
+            front.json_fields())
+
+
+def _crashes(outputs, options):
+    """--group across core files: the crashes that are the same once
+    (the signal each core's front end names, the stack of the thread that
+    received it), text or JSON ({"processes": [...], "crashes": [...]})."""
+    crashes, failed, sources, docs = [], [], {}, []
+    for pid, command, label, out, error in outputs:
+        doc = {"pid": pid, "command": command, "label": label}
+        if error is not None:
+            failed.append((label, pid, error))
+            doc["error"] = error
+            docs.append(doc)
+            continue
+        snapshot, threads, sources[label], signal, extra = out
+        hit = [t for t in threads if getattr(t, "signal", None) is not None]
+        crashes.append((label, pid, signal, hit[0] if hit else None))
+        if options.json:
+            own = json.loads(json_text(snapshot, limited=bool(options.limit), extra=extra))
+            own.pop("pid", None)
+            doc.update(own)
+            docs.append(doc)
+    if options.json:
+        return json.dumps({"processes": docs, "crashes": render.crashes_json(crashes)}) + "\n"
+    return render.format_crashes(crashes, show_source=not options.no_source,
+                                 source_of=sources.get, failed=failed)
 
 
 def _processes_json(outputs, group, limited):
@@ -509,8 +555,8 @@ def _processes_json(outputs, group, limited):
             doc["error"] = error
         else:
             if group:
-                snapshot, threads, _source = out
-                out = json_text(snapshot, limited=limited)
+                snapshot, threads, _source, _signal, extra = out
+                out = json_text(snapshot, limited=limited, extra=extra)
                 members.extend((pid, t) for t in threads)
             own = json.loads(out)
             own.pop("pid", None)  # null when read through a debugger: its own is known
@@ -529,7 +575,7 @@ def _processes_grouped_text(outputs, options):
             lines.append(render.process_header(pid, command, label)
                          + " error: %s" % render.escape(error))
             continue
-        _snapshot, threads, sources[pid] = out
+        _snapshot, threads, sources[pid], _signal, _extra = out
         members.extend((pid, t) for t in threads)
     text = "".join(line + "\n" for line in lines)
     if lines and members:

@@ -15,6 +15,7 @@ from .model import PythonInfo
 __all__ = [
     "attach",
     "open_reader",
+    "open_core",
     "probe_runtime",
     "find_runtime_in_range",
     "elf_runtime_address",
@@ -112,6 +113,8 @@ class Target:
         self._handle = handle
         self._binding = binding  # keeps the C trampolines alive
         self.pid = pid
+        #: the pyframes.cores.CoreFile a core's target reads (open_core), else None
+        self.core = None
         self.cache = "off"
         self._requests = {}  # (native_tid, max_depth, limit) -> pyf_snapshot_request *
         # (limits, attrs, stack) -> (pyf_values_request, its byref): a
@@ -139,6 +142,9 @@ class Target:
         handle, self._handle = self._handle, None
         if handle:
             self._lib.pyf_target_close(handle)
+        core, self.core = getattr(self, "core", None), None
+        if core is not None:
+            core.close()  # after the target that reads it
 
     @property
     def closed(self):
@@ -159,7 +165,8 @@ class Target:
 
     def __repr__(self):
         state = "closed" if self.closed else "python %s" % self.python.version
-        where = "pid %d" % self.pid if self.pid is not None else "reader"
+        where = "pid %d" % self.pid if self.pid is not None else (
+            "core %s" % self.core.path if self.core is not None else "reader")
         return "<pyframes.Target %s, %s>" % (where, state)
 
     def _check_open(self):
@@ -438,7 +445,7 @@ def attach(pid, *, runtime_addr=0, max_depth=None, cache=False):
 
 
 def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
-                pid=None, cache=False):
+                pid=None, cache=False, reads="stopped"):
     """Open a target over Python callables (a debugger's memory access).
 
     ``read(addr, size)`` returns exactly ``size`` bytes (any bytes-like
@@ -447,11 +454,14 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
     ``(addr, size)`` and returns one bytes-or-None per range.  ``write(addr,
     data)`` is only used by the 3.15 frame-cache mode.  ``runtime_addr`` is
     the address of _PyRuntime.  ``pid`` is only recorded in snapshots.
-    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).
+    ``cache``: the frame-cache mode (:meth:`Target.set_cache`).  ``reads``:
+    what ``read`` reads, "stopped" (a process held stopped while it is
+    read: a debugger's), "running" (a process that runs meanwhile: every
+    read is checked for changes, as the PID reader's are) or "core".
     """
     ffi = _abi
     lib = _loader.load()
-    binding = _readers.ReaderBinding(read, readv, write)
+    binding = _readers.ReaderBinding(read, readv, write, reads)
     opts = _options(ffi, max_depth)
     handle = ffi.pyf_target_p()
     failure = _new_failure()
@@ -470,6 +480,39 @@ def open_reader(read, runtime_addr, *, readv=None, write=None, max_depth=None,
         lib.pyf_target_close(handle)
         raise
     return Target(handle, binding, pid, cache)
+
+
+def open_core(path, *, executable=None, sysroot=None, temp_dir=None, runtime_addr=0,
+              max_depth=None):
+    """Open the core file ``path`` with the library's core reader (see
+    pyframes.cores): an ELF core or lldb's minidump, plain or compressed.
+    ``executable``: the program's file when it is not where the core says;
+    ``sysroot``: the directory the core's files are under (a copy of the
+    machine or container it was written on); ``temp_dir``: where a
+    compressed core is decompressed ($TMPDIR, else /var/tmp).  The target's
+    :attr:`Target.core` is the :class:`pyframes.cores.CoreFile` (its
+    signal, threads, files), closed with the target."""
+    from . import cores
+    ffi = _abi
+    lib = _loader.load()
+    core = cores.CoreFile(path, executable=executable, sysroot=sysroot, temp_dir=temp_dir)
+    try:
+        opts = _options(ffi, max_depth)
+        handle = ffi.pyf_target_p()
+        failure = _new_failure()
+        rc = lib.pyf_target_open_core(core.handle, _address(runtime_addr, "runtime_addr"),
+                                      ffi.ctypes.byref(opts), ffi.ctypes.byref(handle),
+                                      ffi.ctypes.byref(failure))
+        if rc != 0:
+            if handle:
+                lib.pyf_target_close(handle)
+            raise _failure_error(rc, failure)
+        target = Target(handle, None, None)
+    except BaseException:
+        core.close()
+        raise
+    target.core = core
+    return target
 
 
 def probe_runtime(read, addr):

@@ -37,6 +37,10 @@ its view.  On a regular file the document is written atomically (rename) and
 the main thread then blocks in ``os.read`` on the same line; when the
 environment names a PYFRAMES_READY_FD, one byte written there after the rename
 tells the test the document is in place (no polling for the file).
+
+With PYFRAMES_CRASH=segv or abort (a regular file handshake), the main
+thread crashes on that line instead of blocking (a core file's tests):
+the document is its view at the crash.
 """
 
 import json
@@ -88,6 +92,19 @@ def _frames_from(frame):
         })
         frame = frame.f_back
     return frames
+
+
+def _crash_call(kind):
+    """A callable that crashes the process without a Python frame of its
+    own (a C call): "segv" writes to address 0 (SIGSEGV, SEGV_MAPERR at
+    0x0), "abort" calls abort() (SIGABRT, SI_TKILL)."""
+    if kind == "segv":
+        import ctypes
+        import functools
+        return functools.partial(ctypes.memmove, 0, b"x", 1)
+    if kind == "abort":
+        return os.abort
+    raise ValueError("PYFRAMES_CRASH=%r: not segv or abort" % kind)
 
 
 class Harness:
@@ -261,8 +278,15 @@ class Harness:
         self.publish_and_block()
 
     def publish_and_block(self):
-        """Called from the main thread once every worker has been started."""
+        """Called from the main thread once every worker has been started.
+        With PYFRAMES_CRASH in the environment (a file handshake) the main
+        thread crashes instead of blocking, on the same line (_crash_call)."""
         self._wait_ready()
+        crash = os.environ.get("PYFRAMES_CRASH")
+        if crash and not self.fifo:
+            crash_now = _crash_call(crash)
+            self.record(); self._write_file(); crash_now()
+            sys.exit("the crash returned")
         if self.fifo:
             self.record(); os.write(self.out, self._payload()); sys.exit("handshake write returned")
         else:

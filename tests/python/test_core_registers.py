@@ -1,7 +1,8 @@
-"""pyframes.core_notes against cores written by gdb of real CPython
-processes: each thread's registers as the core's NT_PRSTATUS notes keep
-them, compared with gdb's own reading of the same core (the oracle: gdb
-shows orig_rax of a core), and files that are no core."""
+"""The registers a core file keeps for each thread (its NT_PRSTATUS notes),
+read by the library's core reader (pyframes.cores, what lldb's sessions use
+where lldb shows no orig_rax of a core), against cores written by gdb of
+real CPython processes: gdb's own reading of the same core is the oracle
+(gdb shows orig_rax of a core); files that are no core give none."""
 import os
 import re
 import sys
@@ -11,7 +12,7 @@ import pytest
 import debugger_util as du
 
 sys.path.insert(0, os.path.join(du.REPO, "native", "python"))
-from pyframes import core_notes, waits  # noqa: E402
+from pyframes import cores, waits  # noqa: E402
 
 
 def _gdb_registers(executable, core):
@@ -30,15 +31,22 @@ def _gdb_registers(executable, core):
     return out
 
 
+@pytest.fixture
+def lib():
+    problem = du.library_problem()
+    if problem:
+        pytest.skip(problem)
+
+
 @pytest.mark.parametrize("version", du.VERSIONS[:1])
-def test_notes_equal_gdbs_registers(version, tmp_path):
+def test_registers_equal_gdbs(version, tmp_path, lib):
     du.require("gdb", version)
     with du.LiveTarget(du.python_for(version), depth=3, workdir=str(tmp_path),
                        foreign_thread=True) as target:
         core = str(tmp_path / "core")
         du.run_gdb(["gcore " + core], pid=target.pid, plugin=False)
         expected = _gdb_registers(target.view["executable"], core)
-    got = core_notes.prstatus_registers(core)
+    got = cores.registers(core)
     assert len(expected) >= 2, expected
     assert sorted(got) == sorted(expected)
     for tid, regs in expected.items():
@@ -47,12 +55,12 @@ def test_notes_equal_gdbs_registers(version, tmp_path):
     assert any(waits.register_facts(r) is not None for r in got.values())
 
 
-def test_no_core_gives_nothing(tmp_path):
-    assert core_notes.prstatus_registers(str(tmp_path / "missing")) == {}
+def test_no_core_gives_nothing(tmp_path, lib):
+    assert cores.registers(str(tmp_path / "missing")) == {}
     junk = tmp_path / "junk"
     junk.write_bytes(b"\x7fELF\x02\x01" + b"\xff" * 200)
-    assert core_notes.prstatus_registers(str(junk)) == {}
-    assert core_notes.prstatus_registers(sys.executable) == {}  # ET_EXEC/ET_DYN
+    assert cores.registers(str(junk)) == {}
+    assert cores.registers(sys.executable) == {}  # ET_EXEC/ET_DYN
 
 
 def _core(notes, phoff=64):
@@ -67,7 +75,7 @@ def _core(notes, phoff=64):
     return bytes(head) + phdr + notes
 
 
-def test_hostile_notes_give_what_is_whole(tmp_path):
+def test_hostile_notes_give_what_is_whole(tmp_path, lib):
     """Notes cut short, absurd sizes, a prstatus too small: no exception,
     only the whole NT_PRSTATUS notes read."""
     import struct
@@ -86,9 +94,9 @@ def test_hostile_notes_give_what_is_whole(tmp_path):
     for name, (notes, want) in cases.items():
         path = tmp_path / name
         path.write_bytes(_core(notes))
-        got = core_notes.prstatus_registers(str(path))
+        got = cores.registers(str(path))
         assert {tid: r["orig_rax"] for tid, r in got.items()} == want, name
     # a program header table past the end of the file
     path = tmp_path / "phoff"
     path.write_bytes(_core(good, phoff=1 << 40)[:200])
-    assert core_notes.prstatus_registers(str(path)) == {}
+    assert cores.registers(str(path)) == {}

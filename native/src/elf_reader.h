@@ -1,11 +1,31 @@
 /*
- * elf.h - the ELF reader behind runtime discovery (elf.c).  Private.
+ * elf_reader.h - the ELF reader (elf.c): sections, symbols, notes, build ids.
+ * Private; not elf.h, which would hide the system header of that name.
  */
-#ifndef PYFRAMES_ELF_H
-#define PYFRAMES_ELF_H
+#ifndef PYFRAMES_ELF_READER_H
+#define PYFRAMES_ELF_READER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* Little-endian fields of an ELF file or a minidump, byte by byte (any
+ * alignment, any host). */
+static inline uint16_t pyf__le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t pyf__le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t pyf__le64(const uint8_t *p)
+{
+    return (uint64_t)pyf__le32(p) | ((uint64_t)pyf__le32(p + 4) << 32);
+}
 
 /* Largest section-header table and section-name table read from a file. */
 #define PYF__ELF_MAX_TABLE (1u << 20)
@@ -51,4 +71,31 @@ int pyf__elf_find_pyruntime(const char *path, uint64_t *sh_addr,
                             uint64_t *load_vaddr);
 int pyf__elf_find_pyruntime_fd(int fd, uint64_t *sh_addr, uint64_t *load_vaddr);
 
-#endif /* PYFRAMES_ELF_H */
+/* ==== notes (ELF cores and files' PT_NOTE segments) ======================
+ * One note: its type, name (namesz bytes, the NUL included) and desc. */
+typedef struct pyf__elf_note {
+    uint32_t type;
+    const char *name;
+    uint32_t namesz;
+    const uint8_t *desc;
+    uint32_t descsz;
+} pyf__elf_note;
+/* The note at *at of notes[0, len) (4-byte aligned, as ELF64 cores and
+ * files have them), *at moved past it: false at the end, or at a note
+ * whose sizes run past len (then *at is len). */
+bool pyf__elf_note_next(const uint8_t *notes, size_t len, size_t *at, pyf__elf_note *n);
+/* Whether the note's name is name (NUL included in namesz). */
+bool pyf__elf_note_named(const pyf__elf_note *n, const char *name);
+
+/* The GNU build id (NT_GNU_BUILD_ID) of an ELF64 little-endian image: of
+ * the first len bytes of one in memory (its first page: headers and a
+ * note segment inside them), or of the file open as fd.  Copies at most
+ * cap bytes to out; returns how many, 0 when it has none that can be
+ * read. */
+uint32_t pyf__elf_build_id_in(const uint8_t *image, size_t len, uint8_t *out, uint32_t cap);
+uint32_t pyf__elf_build_id_fd(int fd, uint8_t *out, uint32_t cap);
+/* The first PT_LOAD's p_vaddr aligned down to its p_align, of the ELF file
+ * open as fd: the file is loaded at map_start - *load_vaddr of bias. */
+int pyf__elf_first_load_fd(int fd, uint64_t *load_vaddr);
+
+#endif /* PYFRAMES_ELF_READER_H */
