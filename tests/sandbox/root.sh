@@ -19,6 +19,7 @@ PACKAGES=(
     clang libclang-rt-dev
     chromium fonts-dejavu-core
     python3-aiohttp python3-sphinx
+    libzstd-dev liblzma-dev liblz4-dev zlib1g-dev libdw-dev zstd xz-utils lz4 gzip
 )
 # lldb 22 (frame providers) beside lldb 21: Debian's packages of the two
 # conflict, so lldb 22's are unpacked into a prefix of their own and run by
