@@ -643,3 +643,20 @@ def test_unsupported_version(live):
         _session().run("--all", adapter)
     assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)", \
         str(e.value)
+
+
+def test_a_command_line_parsed_again_is_a_new_namespace():
+    """The same arguments parsed again (a debugger command repeated) give
+    a namespace of their own each time, which the caller may change; an
+    option added to the parser afterwards (enable_processes) is there."""
+    from pyframes import options
+    parser = options.build_parser("py-bt-fast")
+    first = options.parse_arguments(parser, "--limit 3")
+    first.all, first.limit = True, 9
+    again = options.parse_arguments(parser, "--limit 3")
+    assert (again.all, again.limit) == (False, 3) and again is not first
+    assert not hasattr(again, "all_processes")
+    options.add_processes_option(parser, "--all-inferiors", "inferior")
+    after = options.parse_arguments(parser, "--limit 3")
+    assert (after.all_processes, after.limit) == (False, 3)
+
