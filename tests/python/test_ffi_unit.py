@@ -692,6 +692,28 @@ def test_convert_c_snapshot_to_model():
     del keep
 
 
+def test_model_replace_is_dataclasses_replace():
+    """model._replace (the stack command's, without __init__) makes what
+    dataclasses.replace makes of the converter's objects, leaves the
+    original alone, and refuses a name that is no field."""
+    import dataclasses
+    from pyframes import model
+    snap, table, keep = _c_snapshot()
+    result = _bare_converter(77).convert(ctypes.pointer(snap), _table_fields(table))
+    main = next(result.threads())
+    for obj, changes in [(main, dict(native="reading fd 0", on_cpu=False, name="w")),
+                         (result.interpreters[0], dict(threads=(main,))),
+                         (result, dict(interpreters=()))]:
+        got = model._replace(obj, **changes)
+        assert got == dataclasses.replace(obj, **changes) and got is not obj
+        assert type(got) is type(obj) and hash(got) == hash(dataclasses.replace(obj, **changes))
+        assert all(getattr(got, k) == v for k, v in changes.items())
+        assert obj != got
+    with pytest.raises(TypeError):
+        model._replace(main, nativ="x")
+    del keep
+
+
 def test_convert_reads_only_the_failure():
     """A thread's error comes from its one failure: the int error beside
     it (an alias of failure->code kept for the layout) is not read."""

@@ -25,10 +25,11 @@ the debugger stopped is neither on a CPU nor off it (``on_cpu`` None).
 """
 
 import collections
-import dataclasses
 import os
 import platform
 import re
+
+from . import model
 
 __all__ = ["WINDOW", "ProcFacts", "proc_read", "proc_facts", "SYSCALL_REGISTERS", "register_facts",
            "classify_proc", "classify_functions", "needs_unwind", "gil_ranges", "describe",
@@ -436,4 +437,4 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
         changes["on_cpu"] = on_cpu
     if not changes:
         return thread
-    return dataclasses.replace(thread, **changes)
+    return model._replace(thread, **changes)
