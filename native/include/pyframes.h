@@ -708,13 +708,21 @@ PYF_API int pyf_snapshot_table(const pyf_snapshot *s, pyf_frame_table *out);
  * target.  Such an answer, when the one reader call its snapshot made was
  * the prefetch of what the last one read and it missed and wrote nothing,
  * is given again by the next call of the same request whose prefetch reads
- * the same bytes, without a walk (pyf_stats.same_reads).  On failure
- * nothing but c->out (NULL) is written. */
+ * the same bytes, without a walk (pyf_stats.same_reads).  So is an answer
+ * to a request with PYF_SNAP_THREAD_FACTS (never freed itself) that would
+ * have been freed but for its facts, when the facts were read through the
+ * reader alone (no cache of the target's served them) and every one of
+ * their reads was whole: when the next call's prefetch finds the same
+ * bytes and its reads of the facts' ranges do too (one more reader
+ * call), it is given again, freed, with PYF_COPY_SAME_FACTS: the threads'
+ * facts are those of the snapshot kept (same_as), field for field and
+ * string for string.  On failure nothing but c->out (NULL) is written. */
 #ifdef PYF_STATIC_API
 #define PYF_COPY_ARRAYS 0x01u   /* the interps and threads follow the copy */
 #define PYF_COPY_FREED 0x02u    /* the snapshot is freed, out is NULL */
 #define PYF_COPY_SAME_ARRAYS 0x04u /* the arrays were in the buffer already */
 #define PYF_COPY_KEPT 0x08u     /* kept was same_as (set with FREED, too) */
+#define PYF_COPY_SAME_FACTS 0x10u /* freed; the facts are those of same_as */
 
 typedef struct pyf_snapshot_copy {
     uint32_t cap;                          /* in: bytes of the buffer */

@@ -14,12 +14,38 @@
  * That answer is given at once, with the counters the walk would have added
  * (pyf_stats.same_reads counts these).  Any other snapshot, a flush or a
  * change of cache mode forgets it.
+ *
+ * An answer with the threads' facts (PYF_SNAP_THREAD_FACTS) is never
+ * freed, but it is given again the same way when it was the last one's
+ * but for its facts (every thread's frames the same, which the caller
+ * kept) and the facts read nothing but through the reader (no cache of
+ * the target served them, their memo of where threading keeps its
+ * threads was the same after as before, every read whole): the facts are
+ * a function of the snapshot's threads and of the bytes their reads
+ * found, so when the next call's prefetch finds the walk's bytes again
+ * and one more reader call finds the facts' reads' bytes again, they are
+ * the same facts (PYF_COPY_SAME_FACTS).
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* The facts' reads while t->rlog is this: their ranges and bytes, in
+ * order, while ok (every read whole, within the bounds). */
+#define LOG_MAX_RANGES 512u
+#define LOG_MAX_BYTES (256u << 10)
+struct pyf__readlog {
+    bool ok;
+    uint64_t epoch;                  /* the snapshot's (t->epoch) */
+    uint64_t calls;                  /* t->reader_calls when they began */
+    pyf__facts_memo memo;            /* the facts' memo then */
+    struct pyf__range *r;
+    uint32_t n, cap;
+    uint8_t *bytes;
+    uint64_t len, cap_bytes;
+};
 
 struct pyf__replay {
     bool ok;
@@ -36,6 +62,13 @@ struct pyf__replay {
     uint64_t arrays_len, cap_arrays;
     pyf_stats delta;                 /* what the walk added */
     pyf_snapshot_copy head;          /* the answer */
+    bool facts;                      /* with the facts the log's reads made */
+    pyf__readlog log;                /* the last snapshot's facts' reads */
+    uint8_t *again;                  /* the log's ranges read again */
+    uint64_t cap_again;
+    pyf_iovec *iov;
+    int *status;
+    uint32_t cap_iov, cap_status;
 };
 
 #define NSTATS (sizeof(pyf_stats) / sizeof(uint64_t))
@@ -53,8 +86,14 @@ void pyf__replay_forget(pyf_target *t)
 void pyf__replay_free(pyf_target *t)
 {
     if (t->replay != NULL) {
+        t->rlog = NULL;
         free(t->replay->bytes);
         free(t->replay->arrays);
+        free(t->replay->log.r);
+        free(t->replay->log.bytes);
+        free(t->replay->again);
+        free(t->replay->iov);
+        free(t->replay->status);
         free(t->replay);
         t->replay = NULL;
     }
@@ -77,18 +116,100 @@ static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
     return true;
 }
 
+/* ---- the facts' reads ---------------------------------------------------- */
+
+void pyf__readlog_begin(pyf_target *t)
+{
+    t->rlog = NULL;
+    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+        return;
+    pyf__readlog *log = &t->replay->log;
+    log->ok = true;
+    log->epoch = t->epoch;
+    log->calls = t->reader_calls;
+    log->memo = t->facts_memo;
+    log->n = 0;
+    log->len = 0;
+    t->rlog = log;
+}
+
+void pyf__readlog_end(pyf_target *t, bool pure)
+{
+    pyf__readlog *log = t->rlog;
+    t->rlog = NULL;
+    if (log != NULL)
+        log->ok = log->ok && pure &&
+                  memcmp(&log->memo, &t->facts_memo, sizeof log->memo) == 0;
+}
+
+void pyf__readlog_add(pyf__readlog *log, uint64_t addr, const void *bytes, size_t len, int rc)
+{
+    if (!log->ok || len == 0)
+        return;
+    if (rc != PYF_OK || log->n >= LOG_MAX_RANGES || len > LOG_MAX_BYTES - log->len ||
+        !pyf__grow((void **)&log->r, &log->cap, log->n + 1, sizeof *log->r)) {
+        log->ok = false;
+        return;
+    }
+    if (log->len + len > log->cap_bytes) {
+        uint64_t cap = log->cap_bytes * 2 > log->len + len ? log->cap_bytes * 2
+                                                            : log->len + len;
+        uint8_t *nb = realloc(log->bytes, (size_t)cap);
+        if (nb == NULL) {
+            log->ok = false;
+            return;
+        }
+        log->bytes = nb;
+        log->cap_bytes = cap;
+    }
+    memcpy(log->bytes + log->len, bytes, len);
+    log->r[log->n++] = (struct pyf__range){addr, len};
+    log->len += len;
+}
+
+/* Whether the log's reads find the same bytes again (one reader call). */
+static bool facts_again(pyf_target *t, pyf__replay *r)
+{
+    const pyf__readlog *log = &r->log;
+    if (memcmp(&log->memo, &t->facts_memo, sizeof log->memo) != 0)
+        return false;
+    if (log->n == 0)
+        return true;
+    if (!pyf__buf_room(&r->again, &r->cap_again, log->len) ||
+        !pyf__grow((void **)&r->iov, &r->cap_iov, log->n, sizeof *r->iov) ||
+        !pyf__grow((void **)&r->status, &r->cap_status, log->n, sizeof *r->status))
+        return false;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < log->n; i++) {
+        r->iov[i] = (pyf_iovec){log->r[i].addr, r->again + at, log->r[i].len};
+        at += log->r[i].len;
+    }
+    if (pyf__readv(t, r->iov, log->n, r->status) != PYF_OK)
+        return false;
+    return memcmp(r->again, log->bytes, log->len) == 0;
+}
+
+/* ---- the answer ------------------------------------------------------------ */
+
 void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
                       const pyf_snapshot_request *req, const pyf_stats *before,
-                      uint64_t calls_before)
+                      uint64_t calls_before, bool settled)
 {
     pyf__replay_forget(t);
     const pyf__prefetch *p = &t->prefetch;
+    /* with facts: whether their reads were logged as this snapshot's,
+     * made through the reader alone; the walk's reader calls end where
+     * theirs began */
+    bool facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
+    const pyf__readlog *log = t->replay != NULL ? &t->replay->log : NULL;
+    bool logged = log != NULL && log->ok && log->epoch == t->epoch;
+    uint64_t walk_calls = facts && logged ? log->calls : t->reader_calls;
     pyf_stats d;
     const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->stats;
     uint64_t *dd = (uint64_t *)&d;
     for (size_t i = 0; i < NSTATS; i++)
         dd[i] = b[i] - a[i];
-    bool pure = (c->flags & PYF_COPY_FREED) && t->reader_calls == calls_before + 1 &&
+    bool pure = settled && (!facts || logged) && walk_calls == calls_before + 1 &&
                 p->nread > 0 && p->read_ok && p->nplan == p->nread && d.write_calls == 0 &&
                 d.code_cache_misses == 0 && d.code_cache_invalidations == 0 &&
                 d.frame_cache_misses == 0 && /* a hit, full or partial, stores nothing
@@ -119,6 +240,14 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
     r->nplan = p->nplan;
     r->delta = d;
     r->head = *c;
+    /* an answer with facts was not freed: nothing of its snapshot is given
+     * again (the caller freed it) */
+    r->head.out = NULL;
+    r->head.snapshot.interps = NULL;
+    r->head.snapshot.threads = NULL;
+    r->head.snapshot.frames = NULL;
+    r->head.table.frame_keys = NULL;
+    r->facts = facts;
     r->ok = true;
 }
 
@@ -138,7 +267,7 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     uint64_t plan_bytes = p->plan_bytes;
     pyf__prefetch_begin(t);
     if (!p->read_ok || p->nread != r->nplan || prefetched_bytes(p) != r->len ||
-        memcmp(p->buf, r->bytes, r->len) != 0)
+        memcmp(p->buf, r->bytes, r->len) != 0 || (r->facts && !facts_again(t, r)))
         return false;
     pyf__prefetch_end(t);
     p->nplan = r->nplan; /* the plan the walk would have made again */
@@ -160,7 +289,7 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     if (!same && r->arrays_len > 0)
         memcpy(dst, r->arrays, r->arrays_len);
     c->flags = PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT |
-               (same ? PYF_COPY_SAME_ARRAYS : 0u);
+               (same ? PYF_COPY_SAME_ARRAYS : 0u) | (r->facts ? PYF_COPY_SAME_FACTS : 0u);
     c->out = NULL;
     c->size = r->head.size;
     c->reserved = 0;

@@ -430,8 +430,12 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     if (rc == PYF_OK && s->want_facts) {
         /* after the threads (and outside their prefetch): each one's name,
          * GIL state and exception */
+        bool pure = false;
+        pyf__readlog_begin(t);
         rc = pyf__thread_facts_read(t, s->interps, s->pub.ninterps, s->threads,
-                                    s->pub.nthreads, &s->arena, &s->facts, &s->fact_values);
+                                    s->pub.nthreads, &s->arena, &s->facts, &s->fact_values,
+                                    &pure);
+        pyf__readlog_end(t, pure);
         if (rc != PYF_OK)
             pyf__fail(t, rc, "out of memory while reading the threads' facts");
     }
@@ -618,11 +622,13 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     size_t ai = (size_t)ni * sizeof(pyf_interp), at = (size_t)nt * sizeof(pyf_thread);
     size_t size = sizeof *c + ai + at;
     bool arrays = size <= c->cap;
-    /* nothing left in the snapshot for the caller? */
-    bool done = arrays && c->kept != 0 && c->kept == same_as && !s->tasks_asked &&
-                !s->want_entries && !s->want_facts;
-    for (uint32_t i = 0; i < nt && done; i++)
-        done = (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) && s->threads[i].failure == NULL;
+    /* nothing left in the snapshot for the caller (but its facts)? */
+    bool settled = arrays && c->kept != 0 && c->kept == same_as && !s->tasks_asked &&
+                   !s->want_entries;
+    for (uint32_t i = 0; i < nt && settled; i++)
+        settled = (s->threads[i].flags & PYF_THREAD_SAME_FRAMES) &&
+                  s->threads[i].failure == NULL;
+    bool done = settled && !s->want_facts;
     pyf_snapshot *out = NULL;
     if (!done && (rc = finish(t, s, &out)) != PYF_OK)
         return rc; /* s is freed */
@@ -653,6 +659,6 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
         recycle(t, s); /* its frames never made */
     }
     c->out = out;
-    pyf__replay_note(t, c, req, &before, calls_before);
+    pyf__replay_note(t, c, req, &before, calls_before, settled);
     return PYF_OK;
 }

@@ -42,6 +42,7 @@ typedef struct fctx {
     bool values_ok;     /* the value layout passed its checks */
     bool facts_ok;      /* and the facts' offsets theirs */
     bool gil_ok;        /* and the GIL's */
+    bool cached;        /* a code object came from the target's cache */
 } fctx;
 
 /* What one interpreter says of its threads. */
@@ -642,6 +643,7 @@ static void traceback_facts(fctx *f, uint64_t tb, pyf_thread_facts *tf)
         !plausible(iframe) || pyf__vread(&f->v, iframe + o->frame.executable, &exe, 8) != PYF_OK)
         return;
     int soft = PYF_OK;
+    f->cached = true;
     const pyf__code *code = pyf__code_get(f->t, exe & o->tag_mask, 0, &soft);
     if (code == NULL || code->filename == NULL)
         return;
@@ -865,8 +867,9 @@ static void interp_facts_free(interp_facts *in, uint32_t n)
 
 int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                            const pyf_thread *threads, uint32_t nthreads, pyf__arena *arena,
-                           pyf_thread_facts **out, pyf_values **trees)
+                           pyf_thread_facts **out, pyf_values **trees, bool *pure)
 {
+    *pure = false;
     const pyf__offsets *o = &t->off;
     pyf_thread_facts *tf = pyf__arena_alloc(arena, (size_t)nthreads * sizeof *tf + 8);
     *out = tf;
@@ -972,6 +975,7 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
 out:
     if (rc == PYF_OK && f != NULL) /* empty when nothing could be read */
         rc = fact_values(f, trees);
+    *pure = rc == PYF_OK && f != NULL && !f->cached;
     if (f != NULL && f->values_ok)
         pyf__vctx_end(&f->v);
     if (in != NULL)

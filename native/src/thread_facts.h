@@ -23,10 +23,12 @@ typedef struct pyf__facts_memo {
 /* The facts of the snapshot's threads[nthreads] (of interps[ninterps]),
  * into a new array of the arena with strings of the arena: *out; the
  * value trees their exc_value index, one pyf_values in the arena:
- * *trees.  Never fails but for memory (PYF_ENOMEM). */
+ * *trees.  *pure: what they are depends on nothing but those threads and
+ * what their reads found (and the memo, facts_memo): no code object came
+ * from the target's cache.  Never fails but for memory (PYF_ENOMEM). */
 int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ninterps,
                            const pyf_thread *threads, uint32_t nthreads, pyf__arena *arena,
-                           pyf_thread_facts **out, pyf_values **trees);
+                           pyf_thread_facts **out, pyf_values **trees, bool *pure);
 
 /* PYF_SNAP_GIL: on a 3.11-3.14 default build, PYF_THREAD_GIL_KNOWN and
  * HOLDS_GIL of threads[nthreads] from each interpreter's GIL (two reads

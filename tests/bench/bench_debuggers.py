@@ -11,12 +11,19 @@ the debugger around the command, with its output printed to the debugger's
 stdout (a pipe, as `gdb --batch` writes it: what a user waits for), or with
 --captured, taken into a string instead.
 
+CPython's py-bt comes from the -dbg packages (Debian's python3.X, auto-loaded
+from gdb's own directories) or, for an interpreter that ships CPython's gdb
+helper beside itself (pyenv's builds: bin/python3.X-gdb.py, e.g. --python
+~/.pyenv/versions/3.12.1/bin/python3.12), from that file, which gdb then
+auto-loads (`set auto-load safe-path /`).
+
     python3 tests/bench/bench_debuggers.py [--python python3.15] [--depths 10,100,1000,3000]
         [--reader auto] [--no-py-bt] [--captured]
 """
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -66,13 +73,21 @@ print("RESULT pystack frames=%d cold=%.6f warm=%.6f" % (frames, cold, warm))
 """
 
 
-def run_gdb(pid, reader, repeat, py_bt, captured):
+def cpython_helper(python):
+    """Whether the interpreter ships CPython's gdb helper beside itself
+    (bin/python3.X-gdb.py), as pyenv's builds do."""
+    path = shutil.which(python)
+    return bool(path) and os.path.exists(os.path.realpath(path) + "-gdb.py")
+
+
+def run_gdb(pid, reader, repeat, py_bt, captured, helper=False):
     script = GDB_SCRIPT.format(reader=reader, repeat=repeat, py_bt=py_bt, captured=captured)
     path = f"/tmp/pyframes_bench_gdb_{os.getpid()}.py"
     with open(path, "w") as f:
         f.write(script)
-    cmd = ["gdb", "--batch", "-nx", "-p", str(pid),
-           "-ex", f"source {REPO}/gdb/pyframes_gdb.py", "-ex", f"source {path}"]
+    # helper: gdb auto-loads the interpreter's own py-bt from beside it
+    cmd = ["gdb", "--batch", "-nx"] + (["-iex", "set auto-load safe-path /"] if helper else []) + [
+           "-p", str(pid), "-ex", f"source {REPO}/gdb/pyframes_gdb.py", "-ex", f"source {path}"]
     out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
                          text=True, timeout=600).stdout
     return [l for l in out.splitlines() if l.startswith("RESULT")]
@@ -120,7 +135,8 @@ def main():
             how = "captured" if a.captured else "printed"
             print(f"{a.python}, depth {depth}, reader {a.reader}, output {how}:")
             res = {}
-            for line in run_gdb(proc.pid, a.reader, a.repeat, not a.no_py_bt, a.captured):
+            for line in run_gdb(proc.pid, a.reader, a.repeat, not a.no_py_bt, a.captured,
+                                cpython_helper(a.python)):
                 text, d = fmt(line)
                 res[line.split()[1]] = d
                 print("  gdb  " + text)

@@ -27,7 +27,11 @@
  *   PYF_FACT_MESSAGE_MAX, garbage and a cycle in the chain (unreadable),
  *   nothing at all;
  * - every reader call of a facts snapshot failed in turn: the snapshot
- *   still succeeds and every fact is well formed.
+ *   still succeeds and every fact is well formed;
+ * - pyf_snapshot_take_copy's facts given again (PYF_COPY_SAME_FACTS) while
+ *   their reads find the same bytes, and never once they moved without
+ *   the walk's (the GIL let go, threading's entry in sys.modules), nor
+ *   after a failed read, nor for facts a cached code object made.
  * White-box: the facts' offsets checked on every layout.
  */
 #include "whitebox.h" /* the library's internal.h: first */
@@ -91,7 +95,9 @@ static uint64_t modules(image *im, bool with)
     return d;
 }
 
-static void build(image *im, const ft_layout *l)
+/* The image; with readable, the thread whose name cannot be read is
+ * named "bad" instead (every read of the facts succeeds). */
+static void build_with(image *im, const ft_layout *l, bool readable)
 {
     memset(im, 0, sizeof *im);
     fake_target *ft = im->ft = fake_new_layout(l);
@@ -114,7 +120,7 @@ static void build(image *im, const ft_layout *l)
         thread_with_dict(im, fake_str(ft, "ledger-writer")),
         fake_instance_inline(ft, inline_type, vals, order, 2, 2),
         thread_with_dict(im, fake_int(ft, 7)),
-        thread_with_dict(im, fake_unmapped_addr(ft)),
+        thread_with_dict(im, readable ? fake_str(ft, "bad") : fake_unmapped_addr(ft)),
         0,
         thread_with_dict(im, fake_str(ft, "MainThread")),
     };
@@ -133,6 +139,11 @@ static void build(image *im, const ft_layout *l)
     fake_w64(ft, im->threading + l->values.module_dict, fake_dict(ft, gkv, 2, 1));
     im->modules_dict = modules(im, true);
     fake_w64(ft, im->interp + off(im, "interpreter_state.imports_modules"), im->modules_dict);
+}
+
+static void build(image *im, const ft_layout *l)
+{
+    build_with(im, l, false);
 }
 
 static pyf_snapshot *take(pyf_target *t, const pyf_thread_facts **facts)
@@ -273,9 +284,9 @@ static void names(const ft_layout *l)
 
 /* The image with its GIL locked by the auditor thread (its last holder);
  * the address of the locked word. */
-static uint64_t build_locked(image *im, const ft_layout *l)
+/* The GIL locked by the auditor; the locked word's address. */
+static uint64_t lock_gil(image *im)
 {
-    build(im, l);
     uint64_t locked = im->interp + off(im, "interpreter_state.gil_runtime_state_locked");
     uint64_t holder = im->interp + off(im, "interpreter_state.gil_runtime_state_holder");
     if (off(im, "runtime_state.gil_locked") != UINT64_MAX) { /* 3.11: the runtime's one */
@@ -285,6 +296,12 @@ static uint64_t build_locked(image *im, const ft_layout *l)
     fake_w32(im->ft, locked, 1);
     fake_w64(im->ft, holder, im->ts[T_AUDITOR]);
     return locked;
+}
+
+static uint64_t build_locked(image *im, const ft_layout *l)
+{
+    build(im, l);
+    return lock_gil(im);
 }
 
 static void gil(const ft_layout *l)
@@ -635,6 +652,144 @@ static void exceptions(const ft_layout *l)
     fake_free(ft);
 }
 
+/* pyf_snapshot_take_copy with PYF_SNAP_THREAD_FACTS, request fixed and the
+ * last copy kept, as the binding calls it; the copy (its snapshot, when
+ * not freed, the caller's). */
+static uint64_t copy_buf[512];
+
+static pyf_snapshot_copy *copy_facts(pyf_target *t, int rc_want)
+{
+    static pyf_snapshot_request req = {.struct_size = sizeof req,
+                                       .flags = PYF_SNAP_THREAD_FACTS};
+    pyf_snapshot_copy *c = (pyf_snapshot_copy *)copy_buf;
+    c->cap = sizeof copy_buf;
+    c->request = &req;
+    CHECK_RC(pyf_snapshot_take_copy(t, c), rc_want);
+    return c;
+}
+
+static uint64_t same_reads(const pyf_target *t)
+{
+    pyf_stats st;
+    pyf_target_stats(t, &st);
+    return st.same_reads;
+}
+
+/* A facts answer given again (PYF_COPY_SAME_FACTS) once two in a row were
+ * the same, and never once what the facts read changed while the walk's
+ * bytes did not: the GIL let go, sys.modules' entry of threading pointing
+ * elsewhere (the memo searched again) and back; a reader call of the
+ * facts' ranges read again that fails; never when a facts read went
+ * through the code cache (a traceback's code object). */
+#define SAME_FACTS (PYF_COPY_ARRAYS | PYF_COPY_FREED | PYF_COPY_KEPT | PYF_COPY_SAME_FACTS)
+
+static int copies_to_settle(pyf_target *t, const char *lname, const char *what)
+{
+    for (int i = 0; i < 6; i++) {
+        pyf_snapshot_copy *c = copy_facts(t, PYF_OK);
+        if ((c->flags & SAME_FACTS) == SAME_FACTS) {
+            CHECK(c->out == NULL);
+            return i;
+        }
+        CHECK_MSG(c->out != NULL, "%s %s: flags 0x%x", lname, what, c->flags);
+        pyf_snapshot_free(c->out);
+    }
+    CHECK_MSG(false, "%s %s: never given again", lname, what);
+    return -1;
+}
+
+/* The next copy's facts: walked again (not given again), the facts of
+ * the auditor checked. */
+static void facts_read_again(pyf_target *t, const char *lname, const char *what,
+                             bool holder, bool named)
+{
+    uint64_t before = same_reads(t);
+    pyf_snapshot_copy *c = copy_facts(t, PYF_OK);
+    CHECK_MSG(!(c->flags & PYF_COPY_SAME_FACTS) && c->out != NULL && same_reads(t) == before,
+              "%s %s: flags 0x%x", lname, what, c->flags);
+    if (c->out == NULL)
+        return;
+    const pyf_thread_facts *f = NULL;
+    CHECK_RC(pyf_snapshot_thread_facts(c->out, &f), PYF_OK);
+    if (f != NULL) {
+        well_formed(c->out, f);
+        /* (free-threaded: the GIL off, no holder) */
+        CHECK_MSG(!!(of(c->out, f, T_AUDITOR)->flags & PYF_FACT_GIL_HOLDER) ==
+                      (holder && !t->off.free_threaded),
+                  "%s %s: flags 0x%x", lname, what, of(c->out, f, T_AUDITOR)->flags);
+        CHECK_MSG((of(c->out, f, T_AUDITOR)->name != NULL) == named, "%s %s", lname, what);
+    }
+    pyf_snapshot_free(c->out);
+}
+
+static void given_again(const ft_layout *l)
+{
+    const char *lname = l->name;
+    image im;
+    build_with(&im, l, true);
+    uint64_t locked = lock_gil(&im);
+    fake_target *ft = im.ft;
+    /* every thread in a frame (a thread without any is never the same) */
+    static const fake_loc L[] = {{2, 10, 10, 4, 8}};
+    uint64_t code = fake_code(ft, "/app/ledger.py", "post", 9, L, NL(L));
+    for (int i = 0; i < 6; i++)
+        fake_push_frame(im.th[i], code, 2);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    memset(copy_buf, 0, sizeof copy_buf);
+    CHECK(copies_to_settle(t, lname, "first") >= 2);
+    uint64_t before = same_reads(t);
+    pyf_snapshot_copy *c = copy_facts(t, PYF_OK);
+    CHECK(c->flags == (SAME_FACTS | PYF_COPY_SAME_ARRAYS) && c->out == NULL &&
+          same_reads(t) == before + 1);
+    CHECK(c->snapshot.threads == NULL && c->table.frame_keys == NULL);
+    /* the GIL let go: the walk reads nothing of it, the facts do */
+    fake_w32(ft, locked, 0);
+    facts_read_again(t, lname, "unlocked", false, true);
+    CHECK(copies_to_settle(t, lname, "unlocked") >= 0);
+    fake_w32(ft, locked, 1);
+    facts_read_again(t, lname, "locked", true, true);
+    CHECK(copies_to_settle(t, lname, "locked") >= 0);
+    /* threading's entry in sys.modules another module, then threading again */
+    uint64_t entry = t->facts_memo.module.entry;
+    REQUIRE(entry != 0);
+    fake_w64(ft, entry + 8, fake_module(ft, "other", NULL));
+    facts_read_again(t, lname, "other module", true, false);
+    fake_w64(ft, entry + 8, im.threading);
+    facts_read_again(t, lname, "threading again", true, true);
+    CHECK(copies_to_settle(t, lname, "threading again") >= 0);
+    /* either reader call of a copy given again failing (the walk's
+     * prefetch, the facts' ranges read again): walked and read anew */
+    for (uint64_t n = 1; n <= 2; n++) {
+        fake_fail_nth(ft, n, PYF_EFAULT, 0);
+        before = same_reads(t);
+        c = copy_facts(t, PYF_OK);
+        fake_fail_nth(ft, 0, 0, 0);
+        CHECK_MSG(!(c->flags & PYF_COPY_SAME_FACTS) && same_reads(t) == before,
+                  "%s call %llu failed: flags 0x%x", lname, (unsigned long long)n, c->flags);
+        pyf_snapshot_free(c->out);
+        copies_to_settle(t, lname, "after a failure");
+    }
+    pyf_target_close(t);
+    /* an exception with a traceback: its code object came from the cache */
+    uint64_t arg = fake_str(ft, "bad entry");
+    uint64_t ve = fake_exception(ft, exc_type(&im, "ValueError"), fake_tuple(ft, &arg, 1));
+    fake_w64(ft, ve + l->values.exc_traceback, traceback(&im, 12));
+    set_exc(&im, T_WRITER, ve, 0);
+    t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    memset(copy_buf, 0, sizeof copy_buf);
+    for (int i = 0; i < 6; i++) {
+        c = copy_facts(t, PYF_OK);
+        CHECK_MSG(c->out != NULL && !(c->flags & PYF_COPY_SAME_FACTS), "%s traceback: 0x%x",
+                  lname, c->flags);
+        pyf_snapshot_free(c->out);
+    }
+    CHECK(same_reads(t) == 0);
+    pyf_target_close(t);
+    fake_free(ft);
+}
+
 /* The facts' offsets pass their checks on every layout; without the
  * request the call says so. */
 static void offsets(const ft_layout *l)
@@ -670,6 +825,7 @@ int main(void)
         gil(l);
         gil_only(l);
         exceptions(l);
+        given_again(l);
     }
     return check_failures ? 1 : 0;
 }

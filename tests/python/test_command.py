@@ -643,3 +643,56 @@ def test_unsupported_version(live):
         _session().run("--all", adapter)
     assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)", \
         str(e.value)
+
+
+def test_a_command_line_parsed_again_is_a_new_namespace():
+    """The same arguments parsed again (a debugger command repeated) give
+    a namespace of their own each time, which the caller may change; an
+    option added to the parser afterwards (enable_processes) is there."""
+    from pyframes import options
+    parser = options.build_parser("py-bt-fast")
+    first = options.parse_arguments(parser, "--limit 3")
+    first.all, first.limit = True, 9
+    again = options.parse_arguments(parser, "--limit 3")
+    assert (again.all, again.limit) == (False, 3) and again is not first
+    assert not hasattr(again, "all_processes")
+    options.add_processes_option(parser, "--all-inferiors", "inferior")
+    after = options.parse_arguments(parser, "--limit 3")
+    assert (after.all_processes, after.limit) == (False, 3)
+
+
+def test_a_live_local_process_is_checked_again_once_it_exited(tmp_path):
+    """The session asks whether the inferior is a live local process (and
+    its start time) once per process: while the process lives the answer
+    stands, its exit is seen at the next command (its pidfd, ProcessWatch),
+    and the next process of the same identity is asked about anew."""
+    from pyframes.adapter import ProcessWatch, process_start_time
+    if not ProcessWatch(os.getpid()).watching:
+        pytest.skip("no pidfd here (Linux 5.3+)")
+    session = _session()
+    asked = []
+
+    class Counting(FakeAdapter):
+        def is_live_local(self):
+            asked.append(self._pid)
+            return FakeAdapter.is_live_local(self)
+
+    for _ in range(2):  # a process, then another with the same identity
+        proc = subprocess.Popen([sys.executable, "-c", "import os; os.read(0, 1)"],
+                                stdin=subprocess.PIPE)
+        adapter = Counting(proc.pid)
+        adapter.ident = ("fake", "the same identity")
+        try:
+            start = process_start_time(proc.pid)
+            del asked[:]
+            for _ in range(3):
+                assert session._local_process(adapter) == (True, start)
+            assert asked == [proc.pid]  # asked once, while it lives
+        finally:
+            proc.kill()
+            proc.wait()
+            adapter.close()
+        # gone: asked again, and no longer live and local
+        assert session._local_process(adapter) == (False, None)
+        assert asked == [proc.pid, proc.pid]
+    session.close()

@@ -36,7 +36,7 @@ CONSTANTS = [
     "PYF_THREAD_COMPLETE", "PYF_THREAD_HOLDS_GIL",
     "PYF_THREAD_GIL_KNOWN", "PYF_THREAD_MAIN", "PYF_SNAP_ONE_THREAD",
     "PYF_THREAD_SAME_FRAMES", "PYF_COPY_ARRAYS", "PYF_COPY_FREED", "PYF_COPY_SAME_ARRAYS",
-    "PYF_COPY_KEPT",
+    "PYF_COPY_KEPT", "PYF_COPY_SAME_FACTS",
     "PYF_SNAPSHOT_COPY_SIZE",
     "PYF_SAMPLE_GIL", "PYF_SAMPLE_TIMES", "PYF_SAMPLE_END_DONE",
     "PYF_SAMPLE_END_FULL", "PYF_SAMPLE_END_GONE", "PYF_SAMPLE_END_SIGNAL",
@@ -721,6 +721,28 @@ def test_convert_c_snapshot_to_model():
         "inner", "/a.py", 3, 4, 5, 9, 0x10, 0x20, _abi.PYF_FRAME_GENERATOR))
     with pytest.raises(Exception):
         inner.line = 1
+    del keep
+
+
+def test_model_replace_is_dataclasses_replace():
+    """model._replace (the stack command's, without __init__) makes what
+    dataclasses.replace makes of the converter's objects, leaves the
+    original alone, and refuses a name that is no field."""
+    import dataclasses
+    from pyframes import model
+    snap, table, keep = _c_snapshot()
+    result = _bare_converter(77).convert(ctypes.pointer(snap), _table_fields(table))
+    main = next(result.threads())
+    for obj, changes in [(main, dict(native="reading fd 0", on_cpu=False, name="w")),
+                         (result.interpreters[0], dict(threads=(main,))),
+                         (result, dict(interpreters=()))]:
+        got = model._replace(obj, **changes)
+        assert got == dataclasses.replace(obj, **changes) and got is not obj
+        assert type(got) is type(obj) and hash(got) == hash(dataclasses.replace(obj, **changes))
+        assert all(getattr(got, k) == v for k, v in changes.items())
+        assert obj != got
+    with pytest.raises(TypeError):
+        model._replace(main, nativ="x")
     del keep
 
 

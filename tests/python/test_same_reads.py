@@ -7,9 +7,15 @@ target's own view, on every interpreter, with the 3.15 frame cache on and
 off.  The
 moves between stops are the smallest a walk can see: the top frame's line
 alone, a call, a return, a thread started."""
+import json
+import os
+import subprocess
+
 import pytest
 
-from test_frame_cache import Steps, _by_tid
+import conftest
+from livetarget import target_env
+from test_frame_cache import TARGETS, Steps, _blocked_in_read, _by_tid
 
 MOVES = ["s", "a", "s", "b", "r", "a" * 6, "s", "r", "t", "s", "r"]
 PER_STOP = 5
@@ -38,5 +44,92 @@ def test_given_again_never_stale(pyframes, interp, cache):
         # the rest are given again
         assert stats["same_reads"] >= stops * (PER_STOP - 3), stats
         assert stats["snapshots"] == stops * PER_STOP
+    finally:
+        steps.close()
+
+
+# ---- the threads' facts ------------------------------------------------------
+
+facts_interp = conftest.interp_fixture("all", name="facts_interp")
+
+# each a command of targets/facts_steps.py: the main thread or the worker
+# renamed (back, too), while neither runs
+RENAMES = ["m renamed-main", "w renamed-worker", "m MainThread", "w second-name",
+           "m renamed-main"]
+
+
+class FactsSteps(object):
+    """targets/facts_steps.py, one command at a time: after each, every
+    thread of it is blocked in read(2) again and ``view`` is its report."""
+
+    def __init__(self, python):
+        self.proc = subprocess.Popen([python, os.path.join(TARGETS, "facts_steps.py")],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=target_env())
+        self.pid = self.proc.pid
+        self.view = self._stop()
+
+    def _stop(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("facts_steps.py ended: exit %r" % self.proc.poll())
+        view = json.loads(line)
+        for which in ("main", "worker", "commander"):
+            _blocked_in_read(self.pid, view[which], self.proc)
+        return view
+
+    def do(self, command):
+        self.proc.stdin.write(command.encode() + b"\n")
+        self.proc.stdin.flush()
+        self.view = self._stop()
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.mark.parametrize("one", [False, True], ids=["every-thread", "main-thread"])
+def test_facts_given_again_never_stale(pyframes, facts_interp, one):
+    """A snapshot with the threads' facts given again without a walk
+    (PYF_COPY_SAME_FACTS) never names a thread as it was named before:
+    targets/facts_steps.py renames its main thread and a worker between
+    stops while neither runs, so the walk of the main thread reads the same
+    bytes at every stop; several snapshots with facts are taken at each stop
+    (every thread, or the main thread's alone as py-bt-fast asks), and every
+    name must be the one threading has at that stop.  A second target on
+    the same process takes the same snapshots without facts: for the main
+    thread's alone, its first one after each rename is given again (the
+    walk saw nothing move: only the facts tell the rename, so a facts
+    answer given again without reading them again would be stale)."""
+    steps = FactsSteps(facts_interp.path)
+    try:
+        steps.do("w worker")  # what the first command moves, moved before
+        main = steps.view["main"]
+        walk = {"native_tid": main} if one else {}
+        with pyframes.attach(steps.pid) as target, pyframes.attach(steps.pid) as plain:
+            walk_again = []
+            for move in [None] + RENAMES:
+                if move:
+                    steps.do(move)
+                names = {int(tid): name for tid, name in steps.view["names"].items()}
+                if one:
+                    names = {main: names[main]}
+                before = plain.stats()["same_reads"]
+                for i in range(PER_STOP):
+                    snap = target.snapshot(facts=True, **walk)
+                    got = {t.native_thread_id: t.name for t in snap.threads()}
+                    assert got == names, "after %r, snapshot %d" % (move, i)
+                    plain.snapshot(**walk)
+                    if i == 0:
+                        walk_again.append(plain.stats()["same_reads"] - before)
+            stats = target.stats()
+        stops = 1 + len(RENAMES)
+        # from the third or fourth snapshot of a stop on, each is given again
+        assert stats["same_reads"] >= stops * (PER_STOP - 3), stats
+        if one:
+            # (3.14's walk reads its incremental GC's state with the
+            # interpreter's, which every collection moves)
+            if facts_interp.minor != "3.14":
+                assert walk_again[1:] == [1] * len(RENAMES), walk_again
     finally:
         steps.close()

@@ -458,3 +458,34 @@ def test_describe_keeps_the_targets_name_and_fills_the_gil_wait():
     assert got.native == "on CPU"
     assert waits.describe(Thread(thread_id=1, native_thread_id=2), None, None) == \
         Thread(thread_id=1, native_thread_id=2)
+
+
+def test_proc_facts_names_a_thread_as_its_comm_does():
+    """The name proc_facts gives (from the thread's stat, between its first
+    "(" and its last ")") is the thread's comm file, whatever the name
+    holds: spaces and parentheses too.  A thread of this process names
+    itself (PR_SET_NAME) and blocks; its own comm file is the oracle."""
+    import ctypes
+    import threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    named, done = threading.Event(), threading.Event()
+    tid = []
+
+    def worker():
+        tid.append(threading.get_native_id())
+        libc.prctl(15, b"a) (b c)", 0, 0, 0)  # PR_SET_NAME, 15 bytes at most
+        named.set()
+        done.wait()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        assert named.wait(60)
+        with open("/proc/self/task/%d/comm" % tid[0]) as f:
+            comm = f.read()[:-1]  # its newline
+        facts = waits.proc_facts(os.getpid(), tid[0])
+        assert comm == "a) (b c)" and facts.comm == comm
+        assert facts.state in ("S", "R")
+    finally:
+        done.set()
+        t.join()

@@ -142,6 +142,7 @@ PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
 PYF_COPY_SAME_ARRAYS = 0x04
 PYF_COPY_KEPT = 0x08
+PYF_COPY_SAME_FACTS = 0x10
 PYF_SNAPSHOT_COPY_SIZE = 168
 
 # pyf_sample_run (static API, like pyf_snapshot_take_copy)

@@ -99,11 +99,15 @@ ENTRY_SIZE = ctypes.sizeof(ctypes.c_uint64)  # an entry of pyf_snapshot_entries
 # the buffer held
 UNCHANGED = (_abi.PYF_COPY_ARRAYS | _abi.PYF_COPY_FREED | _abi.PYF_COPY_SAME_ARRAYS |
              _abi.PYF_COPY_KEPT)
+# the same, and the threads' facts are those of the last snapshot too (a
+# request with facts)
+UNCHANGED_FACTS = UNCHANGED | _abi.PYF_COPY_SAME_FACTS
 COPY_CAP = 4096  # the first copy buffer: the interps and threads of most targets
 _SNAPSHOT_P = _abi.POINTER(_abi.pyf_snapshot)
 _COPY_ARRAYS = _abi.PYF_COPY_ARRAYS
 _COPY_FREED = _abi.PYF_COPY_FREED
 _COPY_KEPT = _abi.PYF_COPY_KEPT
+_COPY_SAME_FACTS = _abi.PYF_COPY_SAME_FACTS
 _COMPLETE = _abi.PYF_THREAD_COMPLETE
 _GIL_KNOWN = _abi.PYF_THREAD_GIL_KNOWN
 _HOLDS_GIL = _abi.PYF_THREAD_HOLDS_GIL
@@ -310,6 +314,10 @@ class Converter:
         self._built = ((), ())  # see build
         self.recipe = None  # see convert_copy
         self.recipe_snapshot = None  # the snapshot the recipe is of
+        # the last snapshot, when converted with its threads' facts (and
+        # neither tasks nor entries), and each thread's facts fields
+        self.facts_snapshot = None
+        self._facts = []
         self._lib = lib
         if lib is None:
             return
@@ -381,15 +389,19 @@ class Converter:
                 self.convert_tasks(ctypes.cast(out, _SNAPSHOT_P), table[T_FRAME_KEYS], snapshot)
             if entries:
                 self.convert_entries(ctypes.cast(out, _SNAPSHOT_P), snapshot)
-            if facts:
+            if facts and flags & _COPY_SAME_FACTS:
+                self.same_facts(snapshot)
+            elif facts:
                 self.convert_facts(ctypes.cast(out, _SNAPSHOT_P), snapshot)
             # an unchanged snapshot is this one again, unless it holds what
-            # only its own request asked for (tasks, entries, facts)
+            # only its own request asked for (tasks, entries, facts); with
+            # facts, when the library says they are the same too
             self.recipe_snapshot = snapshot if not (tasks or entries or facts) else None
+            self.facts_snapshot = snapshot if facts and not (tasks or entries) else None
             return snapshot  # the library set kept to this one
         except BaseException:
             self.table.forget_lists()
-            self.recipe = self.recipe_snapshot = None
+            self.recipe = self.recipe_snapshot = self.facts_snapshot = None
             KEPT.pack_into(self.view, KEPT_AT, 0)
             raise
         finally:
@@ -424,7 +436,7 @@ class Converter:
                 string_at(cthreads, nthreads * THREAD.size)) if nthreads else ()
         nframes = min(nframes, table[T_NFRAMES]) if cframes and table[T_FRAME_KEYS] else 0
         snapshot = self.build(table, cinterps, rows, nthreads, nframes, same)
-        self.recipe = self.recipe_snapshot = None
+        self.recipe = self.recipe_snapshot = self.facts_snapshot = None
         return snapshot
 
     def convert_copy(self, head, table, same):
@@ -582,8 +594,20 @@ class Converter:
         nodes = ()
         if self._lib.pyf_snapshot_fact_values(snap, ctypes.byref(trees)) == 0 and trees:
             nodes = value_nodes_of(ctypes.addressof(trees.contents))
-        for i, thread in enumerate(snapshot.threads()):
-            thread.__dict__.update(facts_fields(ptr[i], nodes, self.python))
+        threads = list(snapshot.threads())
+        self._facts = [facts_fields(ptr[i], nodes, self.python) for i in range(len(threads))]
+        for thread, fields in zip(threads, self._facts):
+            thread.__dict__.update(fields)
+
+    def same_facts(self, snapshot):
+        """The threads' facts of the last snapshot converted with them,
+        thread by thread, into ``snapshot``'s threads (the library says
+        they are the same: PYF_COPY_SAME_FACTS).  Raises
+        :class:`ListsLost` when that snapshot is not the last one."""
+        if self.facts_snapshot is None:
+            raise ListsLost()
+        for thread, fields in zip(snapshot.threads(), self._facts):
+            thread.__dict__.update(fields)
 
     def convert_tasks(self, snap, keys_at, snapshot):
         """Snapshot.tasks (and each running task into its thread) from the

@@ -8,12 +8,13 @@ mandatory; every other method has a safe default.
 
 import dataclasses
 import os
+import select
 import threading
 
 from . import cores, tids as _tids, waits
 
 __all__ = ["DebuggerAdapter", "DebuggerRead", "DebuggerWrite", "local_process_matches",
-           "process_start_time", "ask", "describe_threads"]
+           "ProcessWatch", "process_start_time", "ask", "describe_threads"]
 
 
 def ask(fn, *args):
@@ -175,18 +176,22 @@ class DebuggerAdapter(object):
         return out
 
 
-def describe_threads(adapter, snapshot, threads):
+def describe_threads(adapter, snapshot, threads, live_local=None):
     """The debuggers' Front.describe: each thread's name when the target
     gave none (/proc's comm for a live local process, else the debugger's
     name), its native wait from /proc on a live local process (from the
     registers of a thread in a system call where /proc is not ours: cores,
     remote targets), and from the debugger's unwind of its innermost frames
     (waits.WINDOW of them) where these say too little (a thread outside any
-    system call, a futex wait that may be the GIL's) or are not known."""
+    system call, a futex wait that may be the GIL's) or are not known.
+    ``live_local``: whether the adapter's process is a live local one, when
+    the command knows it already (None: asked)."""
     def method(name):  # an adapter written without this base class lacks some
         return getattr(adapter, name, None) or (lambda *args: None)
 
-    pid = adapter.pid() if ask(method("is_live_local")) else None
+    if live_local is None:
+        live_local = ask(method("is_live_local"))
+    pid = adapter.pid() if live_local else None
     os_tid = _tids.os_tid
     tids = [os_tid(t) for t in threads if os_tid(t)]
     signal = None
@@ -253,12 +258,39 @@ def resume_outcome(box):
     return box.get("result")
 
 
+class ProcessWatch(object):
+    """Whether the process PID is still the one it was when the watch began
+    (a pidfd, os.pidfd_open: it becomes readable once that process has
+    exited, and a PID names another process only after that).  Where there
+    is no pidfd (another system, Linux before 5.3), never known."""
+
+    def __init__(self, pid):
+        self._fd = self._poll = None
+        try:
+            self._fd = os.pidfd_open(pid)
+            self._poll = select.poll()
+            self._poll.register(self._fd, select.POLLIN)
+        except (AttributeError, OSError, ValueError):
+            self.close()
+
+    @property
+    def watching(self):
+        return self._fd is not None
+
+    def alive(self):
+        """True while the process has not exited (False when not known)."""
+        return self._fd is not None and not self._poll.poll(0)
+
+    def close(self):
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
 def process_start_time(pid):
     """Start time of /proc/PID in clock ticks (tells a reused PID apart), or None."""
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = waits.proc_read("/proc/%d/stat" % pid)
+    if data is None:
         return None
     # comm may contain spaces and parentheses: split after the last ')'.
     rest = data[data.rfind(b")") + 2:].split()

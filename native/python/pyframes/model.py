@@ -443,6 +443,28 @@ def _like(original, items):
     return tuple(items) if isinstance(original, tuple) else list(items)
 
 
+_FIELDS = {}  # class -> the names of its fields
+
+
+def _replace(obj, **changes):
+    """dataclasses.replace(obj, **changes) for a Thread, Interpreter or
+    Snapshot (frozen, every field an argument of __init__, no
+    __post_init__), without calling __init__: the object's own attributes
+    copied, the changes made (each names a field)."""
+    cls = type(obj)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    if not names.issuperset(changes):
+        raise TypeError("%s has no field %s" % (cls.__name__, ", ".join(
+            sorted(set(changes) - names))))
+    new = object.__new__(cls)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
+
+
 # ---- values (Target.frame_locals, Target.value) ---------------------------
 
 #: Value.kind names, by pyf_value.kind (PYF_VALUE_*)

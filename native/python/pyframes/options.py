@@ -363,12 +363,32 @@ def completions(text, extra=()):
     return token, [w for w in words if w.startswith(token)]
 
 
+#: Command lines parsed, kept per parser (a debugger command repeated with
+#: the same arguments is not parsed again).
+_PARSED_MAX = 32
+
+
 def parse_arguments(parser, argument_string):
     """Parse a raw command-line string.
 
-    Returns the namespace, or raises :class:`UsageError`; a help request
-    raises ``HelpRequested`` whose ``text`` is the help.
+    Returns the namespace (a new one each time: the caller may change it),
+    or raises :class:`UsageError`; a help request raises ``HelpRequested``
+    whose ``text`` is the help.  Parsing depends on nothing but the parser
+    and the string: the namespace of a string parsed before by the same
+    parser (with the same options: one may be added later) is copied.
     """
+    parsed = parser.__dict__.setdefault("_pyf_parsed", {})
+    key = (argument_string or "", len(parser._actions))
+    ns = parsed.get(key)
+    if ns is None:
+        ns = _parse(parser, argument_string)
+        if len(parsed) >= _PARSED_MAX:
+            parsed.clear()
+        parsed[key] = ns
+    return argparse.Namespace(**vars(ns))
+
+
+def _parse(parser, argument_string):
     try:
         argv = shlex.split(argument_string or "")
     except ValueError as e:

@@ -21,7 +21,8 @@ import dataclasses
 import json
 
 from . import _loader, errors, mixed, render, stack_command, target as api, taskview, tids
-from .adapter import DebuggerRead, DebuggerWrite, ask, describe_threads, process_start_time
+from .adapter import (DebuggerRead, DebuggerWrite, ProcessWatch, ask, describe_threads,
+                      process_start_time)
 from .errors import CommandError, UsageError
 from .locate import locate_asyncio, locate_runtime
 from .options import HelpRequested, add_processes_option, build_parser, parse_arguments
@@ -70,6 +71,9 @@ class Session(object):
         self._stop_tasks = None
         # per (inferior, stop): its threads' ids (pyframes.tids), until flush()
         self._ids = {}
+        # per inferior (its identity) found to be a live local process: (its
+        # ProcessWatch, its start time), until that process exits or reset()
+        self._local = {}
 
     # ---- cache management ------------------------------------------------
 
@@ -96,6 +100,7 @@ class Session(object):
         self._runs = {}
         self._ids = {}
         self._not_python = set()
+        self._forget_local()
         for cached in targets.values():
             try:
                 cached.target.close()
@@ -134,20 +139,50 @@ class Session(object):
 
     # ---- target selection --------------------------------------------------
 
+    def _local_process(self, adapter):
+        """(whether the adapter's inferior is a live local process, as
+        adapter.is_live_local says, and then its start time): asked once
+        per process, while it lives.  What is_live_local checks (the
+        debugger's connection, /proc/PID, its executable) stays what it was
+        while the inferior (adapter.identity: its PID, executable and
+        connection) is the same process, which its ProcessWatch tells."""
+        key = ask(adapter.identity)
+        known = self._local.get(key)
+        if known is not None and known[0].alive():
+            return True, known[1]
+        if not ask(adapter.is_live_local):
+            return False, None
+        pid = adapter.pid()
+        start = process_start_time(pid)
+        watch = ProcessWatch(pid)
+        # the watch is of the process whose start time was read
+        if start is not None and watch.watching and process_start_time(pid) == start:
+            if known is not None or len(self._local) >= _MAX_CACHED_TARGETS:
+                self._forget_local()
+            self._local[key] = (watch, start)
+        else:
+            watch.close()
+        return True, start
+
+    def _forget_local(self):
+        local, self._local = self._local, {}
+        for watch, _start in local.values():
+            watch.close()
+
     def _get_target(self, adapter, reader_mode):
         """Return (_Cached, reader kind) for the adapter."""
         if not adapter.has_process():
             raise CommandError(errors.NO_PROCESS)
-        live_local = False
+        live_local, start = False, None
         if reader_mode in ("auto", "pid"):
-            live_local = bool(ask(adapter.is_live_local))
+            live_local, start = self._local_process(adapter)
         if reader_mode == "pid" and not live_local:
             raise CommandError(errors.pid_reader_impossible(adapter.is_live(), adapter.pid()))
         generation = ask(adapter.generation)
 
         if live_local:
             try:
-                return self._pid_target(adapter, generation), "pid"
+                return self._pid_target(adapter, generation, start), "pid"
             except CommandError:
                 raise
             except errors.PyframesError as e:
@@ -208,9 +243,9 @@ class Session(object):
         self._targets.move_to_end(key)
         return cached
 
-    def _pid_target(self, adapter, generation):
+    def _pid_target(self, adapter, generation, start):
         pid = adapter.pid()
-        ident = ("pid", pid, process_start_time(pid))
+        ident = ("pid", pid, start)
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
                 return self._refresh(key, cached, generation)
@@ -536,7 +571,9 @@ class _DebuggerFront(stack_command.Front):
         return self.session.core_note(self.adapter, threads, snapshot)
 
     def describe(self, snapshot, threads):
-        return describe_threads(self.adapter, snapshot, threads)
+        # the PID reader was chosen for this command: a live local process
+        return describe_threads(self.adapter, snapshot, threads,
+                                live_local=True if self.kind == "pid" else None)
 
 
 def _as_tuple(value):

@@ -320,9 +320,9 @@ def _replaced(snapshot, threads, new):
     if new is threads or snapshot is None or not dataclasses.is_dataclass(snapshot):
         return snapshot, new
     by_id = {id(old): t for old, t in zip(threads, new)}
-    interps = [dataclasses.replace(i, threads=model._like(
+    interps = [model._replace(i, threads=model._like(
         i.threads, [by_id.get(id(t), t) for t in i.threads])) for i in snapshot.interpreters]
-    return dataclasses.replace(snapshot, interpreters=model._like(
+    return model._replace(snapshot, interpreters=model._like(
         snapshot.interpreters, interps)), list(new)
 
 

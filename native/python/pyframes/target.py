@@ -92,6 +92,7 @@ _CACHE_NAMES = {_abi.PYF_CACHE_OFF: "off", _abi.PYF_CACHE_ON: "on",
 # read what the last snapshot did
 _FLAGS_BYTE = _convert.FLAGS_BYTE
 _UNCHANGED = _convert.UNCHANGED
+_UNCHANGED_FACTS = _convert.UNCHANGED_FACTS
 
 # The conversion's names this module exported before it had its own module.
 FrameTable = _convert.FrameTable
@@ -218,13 +219,16 @@ class Target:
         if req is not conv.req:
             conv.use_request(req)
         rc = conv.take_copy(handle, conv.ref)
-        if (rc == 0 and conv.view[_FLAGS_BYTE] == _UNCHANGED and conv.recipe is not None and
-                self._binding is None):
+        if rc == 0 and self._binding is None and conv.recipe is not None:
             # what the last snapshot read: the same objects serve again
-            snapshot = conv.recipe_snapshot
-            if snapshot is None:
-                snapshot = conv.unchanged()
-            return snapshot
+            flags = conv.view[_FLAGS_BYTE]
+            if flags == _UNCHANGED:
+                snapshot = conv.recipe_snapshot
+                if snapshot is None:
+                    snapshot = conv.unchanged()
+                return snapshot
+            if flags == _UNCHANGED_FACTS and conv.facts_snapshot is not None:
+                return conv.facts_snapshot
         try:
             return conv.convert_head(rc, tasks, entries, facts)
         except _convert.TakeFailed as failed:

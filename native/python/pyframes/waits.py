@@ -25,12 +25,13 @@ the debugger stopped is neither on a CPU nor off it (``on_cpu`` None).
 """
 
 import collections
-import dataclasses
 import os
 import platform
 import re
 
-__all__ = ["WINDOW", "ProcFacts", "proc_facts", "SYSCALL_REGISTERS", "register_facts",
+from . import model
+
+__all__ = ["WINDOW", "ProcFacts", "proc_read", "proc_facts", "SYSCALL_REGISTERS", "register_facts",
            "classify_proc", "classify_functions", "needs_unwind", "gil_ranges", "describe",
            "GIL_WAIT", "GIL_SWITCH", "GIL_UNLESS_HELD", "LOCK_WAIT", "LOCK_OR_GIL", "ON_CPU",
            "SLEEPING", "POLLING"]
@@ -110,33 +111,42 @@ def gil_ranges(snapshot):
     return ranges or None
 
 
-def _read(path):
+def proc_read(path):
+    """The first 4 KiB of a file of /proc (one read: what the kernel made
+    of it at that moment), or None when it cannot be read."""
     try:
-        with open(path, "rb") as f:
-            return f.read(4096)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def proc_facts(pid, tid, machine=None):
     """The /proc facts of thread ``tid`` of process ``pid`` (see
     :class:`ProcFacts`), or None when the thread is gone or /proc is not
-    readable.  Four small reads at most, never raises."""
+    readable.  Three small reads at most (its ``stat``, which names it as
+    its ``comm`` does, and ``syscall``; ``wchan`` when that says nothing),
+    never raises."""
     base = "/proc/%d/task/%d/" % (pid, tid)
-    stat = _read(base + "stat")
+    stat = proc_read(base + "stat")
     if stat is None:
         return None
-    comm = _read(base + "comm")
-    if comm is not None:
-        comm = comm.rstrip(b"\n").decode("utf-8", "replace")
-    state = None
-    close = stat.rfind(b")")
+    # "tid (comm) state ...": the name may hold spaces and parentheses
+    comm = state = None
+    open_, close = stat.find(b"("), stat.rfind(b")")
+    if 0 <= open_ < close:
+        comm = stat[open_ + 1:close].decode("utf-8", "replace")
     if close >= 0 and len(stat) > close + 2:
         state = stat[close + 2:close + 3].decode("ascii", "replace")
-    syscall, args, sp = _syscall(_read(base + "syscall"), machine)
+    syscall, args, sp = _syscall(proc_read(base + "syscall"), machine)
     wchan = None
     if syscall is None:
-        raw = _read(base + "wchan")
+        raw = proc_read(base + "wchan")
         if raw:
             wchan = raw.decode("ascii", "replace").strip() or None
             if wchan == "0":
@@ -447,4 +457,4 @@ def describe(thread, facts=None, functions=None, debugger_name=None, gils=None):
         changes["on_cpu"] = on_cpu
     if not changes:
         return thread
-    return dataclasses.replace(thread, **changes)
+    return model._replace(thread, **changes)
