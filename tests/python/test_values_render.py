@@ -377,6 +377,25 @@ def test_exception_message_is_str(exc):
     assert values.exception_message(tree(exc)) == _message_of(exc)
 
 
+class _Token(object):
+    """An instance of a class of the program's own (pygments' tokens are
+    such): repr() is ``<module.Class object at 0x...>``."""
+
+
+_TOKEN = _Token()
+
+
+@pytest.mark.parametrize("exc", [ValueError(_TOKEN), KeyError(_TOKEN), ValueError(1, _TOKEN),
+                                 ValueError([_TOKEN])],
+                         ids=["one", "key", "several", "nested"])
+def test_exception_message_of_an_instance(exc):
+    """An exception whose args hold an instance of the program's own class
+    (an exception raised in Sphinx holding a pygments token): str() of it,
+    the instance as its repr()."""
+    assert values.exception_message(tree(exc)) == str(exc)
+    assert values.exception_message(tree(exc), python=(3, 11)) == str(exc)
+
+
 def test_exception_message_of_one_not_made_yet():
     """3.11 raises an exception from C without making it: the library's
     tree is what making it gives (pyframes.h, Thread facts), an exception

@@ -410,7 +410,7 @@ def render(value, python=None, attrs=False):
 MESSAGE_MAX = _abi.PYF_FACT_MESSAGE_MAX
 
 
-def _str_of(v, py, cut):
+def _str_of(v, ctx, cut):
     """str() of a value as far as it was read: a str's text, an
     exception's message, else repr(); cut[0] set when part is missing."""
     if v.kind == "str":
@@ -419,27 +419,27 @@ def _str_of(v, py, cut):
             cut[0] = True
         return text
     if v.kind == "exception":
-        text = _message(v, py, cut)
+        text = _message(v, ctx, cut)
         if text is not None:
             return text
     if v.cut():
         cut[0] = True
-    return _render(v, 0, py)
+    return _render(v, 0, ctx)
 
 
-def _message(v, py, cut):
+def _message(v, ctx, cut):
     kids = v.children
     if len(kids) >= 3:  # an OSError's errno and strerror are set (pyframes.h)
-        text = "[Errno %s] %s" % (_str_of(kids[1], py, cut), _str_of(kids[2], py, cut))
+        text = "[Errno %s] %s" % (_str_of(kids[1], ctx, cut), _str_of(kids[2], ctx, cut))
         if len(kids) >= 4:
-            text += ": " + _render(kids[3], 0, py)
+            text += ": " + _render(kids[3], 0, ctx)
         if len(kids) >= 5:
-            text += " -> " + _render(kids[4], 0, py)
+            text += " -> " + _render(kids[4], 0, ctx)
         return text
     args = kids[0] if kids else None
     if args is not None and args.kind == "unreadable":  # say why
         cut[0] = True
-        return _render(args, 0, py)
+        return _render(args, 0, ctx)
     if args is None or args.kind != "tuple":
         return None
     if args.length == 0:
@@ -449,11 +449,11 @@ def _message(v, py, cut):
         if v.type_name == "KeyError":  # KeyError.__str__: repr() of its key
             if one.cut():
                 cut[0] = True
-            return _render(one, 0, py)
-        return _str_of(one, py, cut)
+            return _render(one, 0, ctx)
+        return _str_of(one, ctx, cut)
     if args.cut():
         cut[0] = True
-    return _render(args, 0, py)
+    return _render(args, 0, ctx)
 
 
 def exception_message(value, python=None, limit=MESSAGE_MAX):
@@ -468,7 +468,7 @@ def exception_message(value, python=None, limit=MESSAGE_MAX):
     if value is None or value.kind != "exception":
         return None
     cut = [False]
-    text = _message(value, _python(python), cut)
+    text = _message(value, _Context(python), cut)
     if text is None:
         return None
     raw = text.encode("utf-8", "surrogatepass")
