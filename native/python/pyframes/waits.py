@@ -165,7 +165,7 @@ def process_runs(pid):
         return None
     states = []
     for tid in tasks[:100000]:
-        stat = _read("/proc/%d/task/%s/stat" % (pid, tid))
+        stat = proc_read("/proc/%d/task/%s/stat" % (pid, tid))
         close = stat.rfind(b")") if stat else -1
         if close >= 0 and len(stat) > close + 2:
             states.append(stat[close + 2:close + 3])
