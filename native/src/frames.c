@@ -130,14 +130,17 @@ bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *
 
 /* PYF__COPIES copies of [lo, lo+len) for chunk c, made back to back: all
  * from the prefetch (which read the range as often in its one call), else
- * read now in one reader call.  False when they cannot be made. */
+ * read now in one reader call.  Copies of a stalled call (the prefetch's:
+ * read now instead; this one's: cl->stalled, the walk fails as torn) are
+ * of no one moment (pyf__read_stalled).  False when they cannot be made. */
 static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_t lo,
                       uint64_t len)
 {
     const uint8_t *v[PYF__COPIES];
     int got = 0;
     memset(c->again, 0, sizeof c->again);
-    while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
+    while (!t->prefetch.stalled && got < PYF__COPIES &&
+           (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
     pyf_iovec check[PYF__THEN_MAX];
     size_t nchecks = cl->check_addr != 0 ? check_ranges(cl, check) : 0;
@@ -164,6 +167,7 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
     }
     if (pyf__read_copies(t, lo, dst, (size_t)len, check, nchecks) != PYF_OK)
         return false;
+    cl->stalled |= pyf__read_stalled(t);
     c->mem = c->data;
     for (int k = 1; k < PYF__COPIES; k++)
         c->again[k - 1] = c->again_data[k - 1];
@@ -499,49 +503,6 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
     return PYF_OK;
 }
 
-/* The walk's first frame, replaced while the copies were made: its caller
- * called again at its address, once.  Either the first copy alone differs
- * or the last copy alone does, and only in the frame's code (its link and
- * owner agree); the other copies agree with each other; every frame below
- * agrees in all of them (a change below the top is a chain that moved);
- * and the check right after the copies names this frame as the top.  Then
- * the frame is taken from the copies that agree -- the later ones when the
- * first differs, the earlier ones when the last does -- and goes through
- * every test a frame does (a call still being set up there is caught by
- * its instruction).  Only where a returned frame says so in its own bytes
- * before its caller runs again (3.14+: its code cleared, its stack pointer
- * at its locals): copies that agree then hold a frame that was live (or
- * returning, its caller not yet run again) over the caller that called
- * it, or one marked dead (not shown: its caller on top).  A 3.13 frame
- * keeps its code and stack after its return, and taking the later copies
- * there showed one chain's dead leaf over the other chain's caller
- * (benchmarks.md).  Without this, a thread making short calls all the
- * time is read again about every other time. */
-static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
-                                     const uint8_t *const again[PYF__COPIES - 1])
-{
-    const pyf__offsets *o = &k->t->off;
-    const pyf__chunk_list *cl = k->cl;
-    const uint8_t *last = again[PYF__COPIES - 2];
-    if (!o->returned_frame_cleared || last == NULL || !cl->check_ok || cl->seen != fr->addr)
-        return false;
-    pyf__iframe top;
-    pyf__iframe_decode(o, last, fr->addr, &top);
-    if (top.prev != fr->prev || top.owner != fr->owner)
-        return false;
-    /* the copies between the first and the last (NULL-ended) */
-    const uint8_t *between[PYF__COPIES - 1] = {NULL};
-    memcpy(between, again, (PYF__COPIES - 2) * sizeof *again);
-    if (copies_agree(o, &top, between)) {
-        *fr = top; /* the first copy alone differs */
-    } else if (!copies_agree(o, fr, between)) {
-        return false; /* the copies differ among themselves more than once */
-    }
-    k->res->torn_moved = true; /* should it still fail a test: never steady */
-    k->t->stats.top_replaced++;
-    return true;
-}
-
 /* Where nothing else marks a frame that returned (3.11, 3.12): whether a
  * frame of the thread's own (or a generator's) has its stack pointer
  * saved, not at -1.  An eval loop keeps the frame it runs at -1
@@ -758,7 +719,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         }
     }
     cl->check_value = cl->seen = w->current_frame;
-    cl->moved = false;
+    cl->moved = cl->stalled = false;
     cl->check_ok = false;
     if (w->chunks == PYF__CHUNKS_ALL ||
         (w->chunks == PYF__CHUNKS_FROM_STOP &&
@@ -818,11 +779,16 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             rc = torn(k, addr, true);
             break;
         }
+        if (cl->stalled) {
+            pyf__fail(t, PYF_ECORRUPT, "the read that copied the stack stalled: its copies "
+                      "may hold memory of two moments");
+            rc = torn(k, addr, true);
+            break;
+        }
         pyf__iframe fr;
         pyf__iframe_decode(o, f, addr, &fr);
         last = addr;
-        if (!copies_agree(o, &fr, again) &&
-            !(visits == 1 && top_from_agreeing_copies(k, &fr, again))) {
+        if (!copies_agree(o, &fr, again)) {
             pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                       (unsigned long long)addr);
             rc = torn(k, addr, true);

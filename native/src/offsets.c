@@ -669,7 +669,6 @@ static void decide(pyf__offsets *off)
     off->cleared_kind = minor >= 14   ? PYF__CLEARED_POINTER
                         : minor >= 13 ? PYF__CLEARED_STACKTOP
                                       : PYF__CLEARED_UNMARKED;
-    off->returned_frame_cleared = minor >= 14;
     off->executable_is_code = minor <= 12;
     off->int_kind = minor <= 11 ? PYF__INT_OB_SIZE : PYF__INT_LV_TAG;
     off->tagged_ints = minor >= 14;

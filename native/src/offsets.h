@@ -134,10 +134,6 @@ typedef struct pyf__offsets {
      * stacktop as the return saved it, as a live caller's may be; the
      * walk then reads the top frame again after the copies, frames.c). */
     enum { PYF__CLEARED_UNMARKED, PYF__CLEARED_STACKTOP, PYF__CLEARED_POINTER } cleared_kind;
-    /* A frame that returned has its code cleared before its caller runs
-     * again (3.14+): copies of the stack that agree hold a live frame over
-     * the caller that called it (frames.c, top_from_agreeing_copies). */
-    bool returned_frame_cleared;
     /* Whether a frame's executable is always a code object (3.11, 3.12:
      * f_code) or may be another object (3.13+: f_executable). */
     bool executable_is_code;

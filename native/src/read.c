@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -103,6 +104,19 @@ int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
 #define PLAN_MAX_BYTES (8u << 20)
 #define PREFETCH_USED 1 /* a range's status once it has served its read */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool pyf__read_stalled(const pyf_target *t)
+{
+    return t->stall_ns != 0 && pyf__target_live(t) && t->call_ns > t->stall_ns &&
+           t->call_ns - t->stall_ns > t->call_bytes;
+}
+
 void pyf__prefetch_free(pyf__prefetch *p)
 {
     free(p->iov);
@@ -119,6 +133,7 @@ void pyf__prefetch_begin(pyf_target *t)
     p->nread = 0;
     p->read_ok = false;
     p->active = true;
+    p->stalled = false;
     uint32_t n = p->nplan;
     p->nplan = 0;
     p->plan_bytes = 0;
@@ -143,6 +158,7 @@ void pyf__prefetch_begin(pyf_target *t)
         at += p->plan[i].len;
     }
     pyf__readv(t, p->iov, n, p->status);
+    p->stalled = pyf__read_stalled(t);
     p->n = n;
     p->nread = n;
     p->read_ok = true;
@@ -304,7 +320,15 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
     if (t->reader.readv != NULL) {
         for (size_t i = 0; i < n; i++)
             status[i] = PYF_OK;
+        bool timed = t->stall_ns != 0 && pyf__target_live(t);
+        uint64_t start = timed ? now_ns() : 0;
         int rc = t->reader.readv(t->reader.arg, iov, n, status);
+        if (timed) {
+            t->call_ns = now_ns() - start;
+            t->call_bytes = 0;
+            for (size_t i = 0; i < n; i++)
+                t->call_bytes += iov[i].len;
+        }
         t->reader_calls++;
         t->stats.read_calls++;
         t->stats.read_ranges += n;

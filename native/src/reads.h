@@ -18,6 +18,7 @@ typedef struct pyf__prefetch {
     uint32_t nplan, cap_plan;
     uint64_t plan_bytes;
     bool active;             /* within a snapshot */
+    bool stalled;            /* its call was stalled (pyf__read_stalled) */
     /* the last read of the ranges (kept after pyf__prefetch_end): how
      * many, and whether each was read whole */
     uint32_t nread;
@@ -82,6 +83,19 @@ int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
  * them (read in its one call, in that order), else all in one reader call
  * now.  PYF_OK, or the first failure. */
 int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n);
+/* A running target's reader call stalled: it took longer than
+ * PYF__STALL_NS plus a nanosecond a byte read.  The copies of a stack are
+ * made back to back in one call so that a change while they are made shows
+ * as a difference between them; a reader stopped for milliseconds in the
+ * middle of a copy (its vCPU or thread preempted) lets a target that swaps
+ * between two call chains at the same addresses run through both, and
+ * each copy can then hold one chain's callers under the other's callee the
+ * same way (seen: 1 sample in 10^5-10^6 of targets/aba_chains.py on a
+ * loaded 2-core machine, every one in a call stalled 28 ms).  No call takes
+ * that long unstalled: a stalled call's copies are made again.  Only timed
+ * while t->stall_ns is not 0. */
+#define PYF__STALL_NS 500000u
+bool pyf__read_stalled(const pyf_target *t);
 /* The target's reader called now: no prefetch, no plan, no detail (counted
  * in stats and in t->reader_calls). */
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);

@@ -46,6 +46,7 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     t->owns_pid_reader = owns_pid;
     t->pid = pid;
     t->runtime_addr = runtime_addr;
+    t->stall_ns = PYF__STALL_NS;
     int rc = apply_options(opts, &t->opts, f->detail, sizeof f->detail);
     if (rc != PYF_OK)
         f->code = rc;

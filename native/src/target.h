@@ -37,6 +37,11 @@ struct pyf_target {
     /* reader calls made, never reset (stats.read_calls counts the same for
      * the caller, who may reset it): whether a walk read anything itself */
     uint64_t reader_calls;
+    /* A running target's reader call that took longer than stall_ns, plus
+     * a nanosecond a byte, was stalled (pyf__read_stalled): copies it made
+     * may hold memory of two moments.  0: calls are not timed. */
+    uint64_t stall_ns;
+    uint64_t call_ns, call_bytes; /* the last timed call: its time and bytes */
     uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
     void *spare_snap;        /* a freed snapshot's arrays, for the next one */
     uint64_t code_generation;/* last interp code_object_generation seen */

@@ -48,6 +48,7 @@ typedef struct pyf__chunk_list {
     uint64_t check_addr, check_value;
     uint64_t seen;           /* what the check read last */
     bool moved;
+    bool stalled;            /* copies made in a stalled call (pyf__read_stalled) */
     /* The check's bytes: the thread state from current_frame to the last
      * field a walk takes from it (check_len of them, at most
      * PYF__CHECK_MAX), as read at reader call check_calls.  The cache's

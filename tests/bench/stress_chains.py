@@ -11,7 +11,9 @@ test_frame_cache.py::test_chains_never_mix.
 Each run starts the target under python3.X (or the interpreter PYTHON, a
 path), takes 20,000 snapshots, then samples it for 1 s (sampling.run, rate
 0), with the 3.15 frame cache on and off on 3.15.  Prints the totals:
-samples, mixed, failed, the library's top_replaced and retried_walks.  Run
+samples, mixed, failed, the library's top_replaced and retried_walks.
+PYFRAMES_PIN=1: the target on one CPU and this process on another, so that
+the target changes its stack while each copy is made.  Run
 inside the sandbox with PYFRAMES_LIBRARY set (see docs/benchmarks.md).  A
 correct library shows 0 mixed.
 """
@@ -30,8 +32,12 @@ from stress_aba import TARGETS, mixed as mixed_root_first  # noqa: E402
 
 
 def one(python, target_file, cache, tot):
+    pin = os.environ.get("PYFRAMES_PIN") == "1" and sorted(os.sched_getaffinity(0))[:2]
     proc = subprocess.Popen([python, os.path.join(TARGETS, target_file)],
-                            stdout=subprocess.PIPE)
+                            stdout=subprocess.PIPE,
+                            preexec_fn=pin and (lambda: os.sched_setaffinity(0, {pin[1]})))
+    if pin:
+        os.sched_setaffinity(0, {pin[0]})
 
     def mixed(names):  # innermost first
         return mixed_root_first(names[::-1], target_file)
