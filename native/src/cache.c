@@ -20,7 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "table.h"
+#include "target.h"
+#include "walk.h"
 
 #define CACHE_MAX_ENTRIES 64u
 #define CACHE_MAX_KEYS (1u << 20)

@@ -27,7 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "linetable.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
 
 #define CODE_CACHE_MAX 16384u       /* entries before the cache is reset */
 #define CODE_CACHE_MAX_BYTES (64u << 20)

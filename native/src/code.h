@@ -1,10 +1,17 @@
 /*
  * code.h - code objects, their cache, line tables and strings (code.c,
- * strings.c). Part of internal.h, which every source file includes (it
- * includes this).
+ * strings.c).
  */
 #ifndef PYFRAMES_CODE_H
 #define PYFRAMES_CODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
 
 /* ==== the code-object cache (code.c) ===================================== */
 

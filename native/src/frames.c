@@ -13,7 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "walk.h"
 
 #define CHUNK_SPECULATIVE (16u * 1024u) /* CPython's DATA_STACK_CHUNK_SIZE */
 #define CHUNK_MAX_BYTES (16u << 20)

@@ -9,11 +9,17 @@
  * from that copy, once each.  An unchanged stack then costs one reader call;
  * what moved is simply read again.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "errors.h"
+#include "reads.h"
+#include "target.h"
+#include "walk.h"
 
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len)

@@ -1,9 +1,14 @@
 /*
- * reads.h - reads of target memory and the prefetch (read.c). Part of
- * internal.h, which every source file includes (it includes this).
+ * reads.h - reads of target memory and the prefetch (read.c).
  */
 #ifndef PYFRAMES_READS_H
 #define PYFRAMES_READS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
 
 /* ==== prefetch (read.c) ================================================== */
 typedef struct pyf__prefetch {

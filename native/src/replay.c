@@ -30,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "reads.h"
+#include "table.h"
+#include "target.h"
+#include "thread_facts.h"
 
 /* The facts' reads while t->rlog is this: their ranges and bytes, in
  * order, while ok (every read whole, within the bounds). */

@@ -7,7 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "reads.h"
+#include "table.h"
+#include "target.h"
+#include "tasks.h"
+#include "thread_facts.h"
+#include "walk.h"
 
 /* Past these, the next snapshot starts a new table (the old one lives on
  * while snapshots hold it). */

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
 
 #define SPECULATIVE_DATA 192 /* bytes read past the header on the first try */
 

@@ -7,7 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "errors.h"
+#include "offsets.h"
+#include "process.h"
+#include "reads.h"
+#include "table.h"
+#include "target.h"
+#include "tasks.h"
+#include "values.h"
+#include "walk.h"
 
 static int apply_options(const pyf_options *in, pyf_options *out, char *err,
                          size_t errlen)

@@ -1,9 +1,23 @@
 /*
- * target.h - the target (target.c): what a pyf_target holds. Part of
- * internal.h, which every source file includes (it includes this).
+ * target.h - the target (target.c): what a pyf_target holds.
  */
 #ifndef PYFRAMES_TARGET_H
 #define PYFRAMES_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "offsets.h"
+#include "reads.h"
+#include "table.h"
+#include "tasks.h"
+#include "thread_facts.h"
+#include "values.h"
+#include "walk.h"
 
 /* ==== the target ========================================================= */
 

@@ -15,7 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "process.h"
+#include "reads.h"
+#include "target.h"
+#include "tasks.h"
+#include "value_layout.h"
+#include "values.h"
+#include "walk.h"
 
 #define MAX_TASKS (1u << 20)     /* tasks per snapshot */
 #define MAX_AWAITERS_SET (1u << 16) /* slots of an awaited_by set read */

@@ -21,7 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "linetable.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "thread_facts.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define MODULES_MAX 8192u   /* sys.modules entries searched */
 #define GLOBALS_MAX 4096u   /* threading's globals searched */

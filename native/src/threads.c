@@ -12,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "walk.h"
 
 #define INTERP_READ_MAX (64u * 1024u)
 /* a running process's thread list read again from a changed link, at most */

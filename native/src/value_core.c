@@ -17,11 +17,21 @@
  * most 2^DICT_LOG2_MAX slots, its split values at most 255, a lookup
  * searching its first PYF__VLOOKUP_ITEMS entries, LOOKUP_DEPTH lookups deep.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define VALUE_DEPTH_CAP 64u      /* the recursion's bound, whatever is asked */
 #define VALUE_STRING_CAP (1u << 24)

@@ -28,7 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define OBJ_BYTES 128u           /* an object's head and small data */
 #define KEYS_BYTES 512u          /* a small dict's keys object with its entries */

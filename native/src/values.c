@@ -16,7 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
+#include "walk.h"
 
 #define LOCALS_MAX 65536u        /* co_nlocalsplus */
 

@@ -1,5 +1,5 @@
 /*
- * values.h - the value decoder's insides.  Part of internal.h.
+ * values.h - the value decoder's insides.
  *
  * The decoder is four files in layers, each calling only the files below
  * it (thread_facts.c calls value_core.c and objects.c besides):
@@ -21,6 +21,16 @@
  */
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "value_layout.h"
 
 /* Sizes the read-ahead (value_prefetch.c) must match to serve the
  * decoder's reads: dict and set table entries read at once, a dict's

@@ -1,10 +1,19 @@
 /*
  * walk.h - walking a thread's frames (frames.c) and the interpreters'
- * threads (threads.c). Part of internal.h, which every source file includes
- * (it includes this).
+ * threads (threads.c).
  */
 #ifndef PYFRAMES_WALK_H
 #define PYFRAMES_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "code.h"
+#include "offsets.h"
+#include "reads.h"
+#include "table.h"
 
 /* ==== copies of a thread's data-stack chunks (frames.c) ================== */
 typedef struct pyf__chunk {

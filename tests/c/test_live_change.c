@@ -31,7 +31,9 @@
  * control proves the case builds the race it claims.  White-box: it marks
  * a callback-read target as a running process.
  */
-#include "../../native/src/internal.h"
+#include "../../native/src/api.h"
+#include "../../native/src/offsets.h"
+#include "../../native/src/target.h"
 #include "fake_target.h"
 
 #include <string.h>
