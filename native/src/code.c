@@ -83,7 +83,7 @@ void pyf__code_cache_clear(pyf__code_cache *c)
 
 void pyf__code_scratch_free(pyf_target *t)
 {
-    entry_free(&t->scratch);
+    entry_free(&t->code.scratch);
 }
 
 static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
@@ -124,10 +124,10 @@ static pyf__code *cache_insert(pyf__code_cache *c, const pyf__code *src)
 /* Is type_addr PyCode_Type?  Confirmed once by its tp_name, then by address. */
 static int check_code_type(pyf_target *t, uint64_t type_addr)
 {
-    if (type_addr != 0 && type_addr == t->code_type_addr)
+    if (type_addr != 0 && type_addr == t->code.type_addr)
         return PYF_OK;
     if (type_addr == 0 || type_addr % 8 != 0 ||
-        type_addr == t->not_code_type_addr)
+        type_addr == t->code.not_type_addr)
         return PYF_ECORRUPT;
     uint8_t p[8];
     int rc = pyf__read(t, type_addr + t->off.type.tp_name, p, 8,
@@ -139,10 +139,10 @@ static int check_code_type(pyf_target *t, uint64_t type_addr)
     if (rc != PYF_OK)
         return rc;
     if (memcmp(name, "code", 5) != 0) {
-        t->not_code_type_addr = type_addr;
+        t->code.not_type_addr = type_addr;
         return PYF_ECORRUPT;
     }
-    t->code_type_addr = type_addr;
+    t->code.type_addr = type_addr;
     return PYF_OK;
 }
 
@@ -604,12 +604,12 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
                                int *soft_err)
 {
     *soft_err = PYF_OK;
-    pyf__code *e = t->codes.last != NULL && t->codes.last->addr == addr
-                       ? t->codes.last : cache_find(&t->codes, addr);
-    bool need_check = !t->off.has_code_generation || !t->code_generation_known;
+    pyf__code *e = t->code.cache.last != NULL && t->code.cache.last->addr == addr
+                       ? t->code.cache.last : cache_find(&t->code.cache, addr);
+    bool need_check = !t->off.has_code_generation || !t->code.generation_known;
     if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
         t->stats.code_cache_hits++;
-        t->codes.last = e;
+        t->code.cache.last = e;
         return e;
     }
     code_head h;
@@ -635,7 +635,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
             return e;
         }
         t->stats.code_cache_invalidations++;
-        cache_remove(&t->codes, e);
+        cache_remove(&t->code.cache, e);
     }
     rc = check_code_type(t, h.type);
     if (rc != PYF_OK) {
@@ -653,16 +653,16 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         *soft_err = rc;
         return NULL;
     }
-    fresh.serial = ++t->code_serial;
+    fresh.serial = ++t->code.serial;
     if (retry) {
         /* Part of it could not be read this time: use it for this frame
          * only, so a later snapshot reads it again. */
-        entry_free(&t->scratch);
-        t->scratch = fresh;
-        return &t->scratch;
+        entry_free(&t->code.scratch);
+        t->code.scratch = fresh;
+        return &t->code.scratch;
     }
     fresh.checked_epoch = t->epoch;
-    e = cache_insert(&t->codes, &fresh);
+    e = cache_insert(&t->code.cache, &fresh);
     if (e == NULL) {
         entry_free(&fresh);
         *soft_err = PYF_ENOMEM;

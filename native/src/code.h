@@ -65,6 +65,19 @@ typedef struct pyf__code_cache {
                                 run the same code) */
 } pyf__code_cache;
 
+/* What a target knows of its code objects (pyf_target.code): the cache,
+ * the decode that hit read errors, the interpreter's code generation that
+ * keeps the cache valid, and which type is PyCode_Type. */
+typedef struct pyf__code_state {
+    pyf__code_cache cache;
+    pyf__code scratch;       /* a decode that hit read errors: not cached */
+    uint64_t serial;         /* the last pyf__code.serial given */
+    uint64_t generation;     /* last interp code_object_generation seen */
+    bool generation_known;
+    uint64_t type_addr;      /* address of PyCode_Type once confirmed */
+    uint64_t not_type_addr;  /* last type found not to be "code" */
+} pyf__code_state;
+
 /* ==== strings (strings.c) ================================================= */
 
 /* Decode the str object at addr into a heap UTF-8 string (*out, NUL

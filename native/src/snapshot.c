@@ -59,7 +59,7 @@ typedef struct snap {
 static pyf__table *current_table(pyf_target *t)
 {
     pyf__table *tb = t->table;
-    if (tb != NULL && (tb->code_clears != t->codes.clears ||
+    if (tb != NULL && (tb->code_clears != t->code.cache.clears ||
                        tb->nrecords > TABLE_MAX_RECORDS ||
                        tb->nkeys > TABLE_MAX_KEYS ||
                        tb->strings.bytes > TABLE_MAX_STRING_BYTES)) {
@@ -67,7 +67,7 @@ static pyf__table *current_table(pyf_target *t)
         t->table = tb = NULL;
     }
     if (tb == NULL)
-        t->table = tb = pyf__table_new(++t->table_ids, t->codes.clears);
+        t->table = tb = pyf__table_new(++t->table_ids, t->code.cache.clears);
     return tb;
 }
 

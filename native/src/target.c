@@ -143,7 +143,7 @@ void pyf_target_close(pyf_target *t)
 {
     if (t == NULL)
         return;
-    pyf__code_cache_clear(&t->codes);
+    pyf__code_cache_clear(&t->code.cache);
     pyf__code_scratch_free(t);
     pyf__table_unref(t->table); /* snapshots keep their references */
     free(t->prev_keys);
@@ -181,15 +181,15 @@ void pyf_target_flush(pyf_target *t)
     if (t == NULL)
         return;
     pyf__replay_forget(t);
-    pyf__code_cache_clear(&t->codes);
+    pyf__code_cache_clear(&t->code.cache);
     pyf__table_unref(t->table);
     t->table = NULL;
     pyf__cache_clear(&t->cache);
     t->prefetch.nplan = 0;
     t->prefetch.plan_bytes = 0;
-    t->code_generation_known = false;
-    t->code_type_addr = 0;
-    t->not_code_type_addr = 0;
+    t->code.generation_known = false;
+    t->code.type_addr = 0;
+    t->code.not_type_addr = 0;
     pyf__vhints_free(t);
 }
 

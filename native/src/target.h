@@ -31,9 +31,7 @@ struct pyf_target {
     pyf_stats stats;
     pyf_failure fail;        /* the last failure (pyf_target_failure) */
 
-    pyf__code_cache codes;
-    pyf__code scratch;       /* a decode that hit read errors: not cached */
-    uint64_t code_serial;    /* the last pyf__code.serial given */
+    pyf__code_state code;
     pyf__table *table;       /* NULL until the next snapshot makes one */
     pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
     pyf__prefetch prefetch;
@@ -53,10 +51,6 @@ struct pyf_target {
     uint64_t reader_calls;
     uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
     void *spare_snap;        /* a freed snapshot's arrays, for the next one */
-    uint64_t code_generation;/* last interp code_object_generation seen */
-    bool code_generation_known;
-    uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
-    uint64_t not_code_type_addr; /* last type found not to be "code" */
     pyf__asyncio asyncio;
     pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
     /* what the value calls found, to read ahead the next time (values.h) */

@@ -386,12 +386,12 @@ static int walk_interps(void *ctx, const pyf__interp_info *v, uint32_t n)
     uint64_t generation = 0;
     for (uint32_t i = 0; i < n; i++)
         generation = generation * 31 + v[i].code_generation + 1;
-    if (t->code_generation_known && generation != t->code_generation) {
-        pyf__code_cache_clear(&t->codes);
+    if (t->code.generation_known && generation != t->code.generation) {
+        pyf__code_cache_clear(&t->code.cache);
         t->stats.code_cache_invalidations++;
     }
-    t->code_generation = generation;
-    t->code_generation_known = true;
+    t->code.generation = generation;
+    t->code.generation_known = true;
     return PYF_OK;
 }
 
