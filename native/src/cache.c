@@ -100,7 +100,8 @@ static pyf__cache_entry *entry_find(pyf_target *t, uint64_t tstate, uint64_t thr
         pyf__cache_entry *e = &fc->v[i];
         if (e->tstate_addr != tstate)
             continue;
-        if (e->thread_id != thread_id || t->table == NULL || e->table_id != t->table->id) {
+        if (e->thread_id != thread_id || t->walk.table == NULL ||
+            e->table_id != t->walk.table->id) {
             entry_drop(fc, i);
             return NULL;
         }
@@ -149,9 +150,9 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
     pyf_target *t = aw->t;
     pyf__cache_entry *e = aw->cur;
     aw->walked = walked;
-    if (e == NULL || t->table == NULL || e->table_id != t->table->id)
+    if (e == NULL || t->walk.table == NULL || e->table_id != t->walk.table->id)
         return 0;
-    const pyf__table *tb = t->table;
+    const pyf__table *tb = t->walk.table;
     uint32_t i = 0;
     while (i < e->n && (e->keys[i] >= tb->nkeys || tb->keys[e->keys[i]].frame_addr != aw->anchor))
         i++;
@@ -162,7 +163,7 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
         return 0;
     uint64_t frame, seq;
     /* no reader call since the walk began: all of it from the prefetch */
-    bool batched = t->reader_calls == aw->calls_before && t->prefetch.active;
+    bool batched = t->reader_calls == aw->calls_before && t->walk.prefetch.active;
     if (read_anchor(t, aw->tstate_addr, batched, &frame, &seq) != PYF_OK ||
         frame != aw->anchor || seq != aw->seq)
         return 0;
@@ -191,9 +192,9 @@ static int tmp_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
 {
     pyf_target *t = ctx;
     uint32_t rec, key;
-    int rc = pyf__table_record(t->table, code_addr, code, instr, flags, &rec);
+    int rc = pyf__table_record(t->walk.table, code_addr, code, instr, flags, &rec);
     if (rc == PYF_OK)
-        rc = pyf__table_key(t->table, frame_addr, rec, &key);
+        rc = pyf__table_key(t->walk.table, frame_addr, rec, &key);
     if (rc == PYF_OK)
         rc = tmp_push(&t->cache, key);
     return rc;
@@ -208,10 +209,10 @@ static int tmp_mark_entry(void *ctx, uint64_t entry_addr)
         return PYF_OK;
     uint32_t *last = &fc->tmp[fc->ntmp - 1];
     uint32_t rec, key;
-    int rc = pyf__table_record_with(t->table, t->table->keys[*last].record,
+    int rc = pyf__table_record_with(t->walk.table, t->walk.table->keys[*last].record,
                                     PYF_FRAME_ENTRY_FROM_C, &rec);
     if (rc == PYF_OK)
-        rc = pyf__table_key(t->table, t->table->keys[*last].frame_addr, rec, &key);
+        rc = pyf__table_key(t->walk.table, t->walk.table->keys[*last].frame_addr, rec, &key);
     if (rc == PYF_OK)
         *last = key;
     return rc;
@@ -274,7 +275,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     if (buf == NULL)
         return PYF_ENOMEM;
     int rc = PYF_OK;
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     uint32_t pn = p->n;
     bool active = p->active;
     p->n = 0; /* the process runs: what follows reads the target as it is now */
@@ -336,7 +337,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
         goto out;
     }
     uint64_t frame2, seq2;
-    if (wrc != PYF_OK || fc->ntmp == 0 || t->table->keys[fc->tmp[0]].frame_addr != c ||
+    if (wrc != PYF_OK || fc->ntmp == 0 || t->walk.table->keys[fc->tmp[0]].frame_addr != c ||
         read_anchor(t, tstate, false, &frame2, &seq2) != PYF_OK ||
         frame2 != c || seq2 != seq)
         goto out;
@@ -346,7 +347,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     e->tstate_addr = tstate;
     e->thread_id = thread_id;
     e->seq = seq;
-    e->table_id = t->table->id;
+    e->table_id = t->walk.table->id;
     e->n = fc->ntmp;
     e->seen = true;
     memcpy(e->keys, fc->tmp, fc->ntmp * sizeof *e->keys);

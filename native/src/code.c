@@ -607,7 +607,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
     pyf__code *e = t->code.cache.last != NULL && t->code.cache.last->addr == addr
                        ? t->code.cache.last : cache_find(&t->code.cache, addr);
     bool need_check = !t->off.has_code_generation || !t->code.generation_known;
-    if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
+    if (e != NULL && (!need_check || e->checked_epoch == t->walk.epoch)) {
         t->stats.code_cache_hits++;
         t->code.cache.last = e;
         return e;
@@ -630,7 +630,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
     }
     if (e != NULL) {
         if (held && same_head(e, &h)) {
-            e->checked_epoch = t->epoch;
+            e->checked_epoch = t->walk.epoch;
             t->stats.code_cache_hits++;
             return e;
         }
@@ -661,7 +661,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         t->code.scratch = fresh;
         return &t->code.scratch;
     }
-    fresh.checked_epoch = t->epoch;
+    fresh.checked_epoch = t->walk.epoch;
     e = cache_insert(&t->code.cache, &fresh);
     if (e == NULL) {
         entry_free(&fresh);
@@ -686,7 +686,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
 static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
                        int64_t *size, uint32_t *failures)
 {
-    if (e->tlbc_epoch != t->epoch || e->tlbc_epoch == 0) {
+    if (e->tlbc_epoch != t->walk.epoch || e->tlbc_epoch == 0) {
         /* what was read is kept for this snapshot; a failed read is not
          * (a later walk in it, e.g. the frame cache's, reads again) */
         uint64_t a = 0, n = 0;
@@ -706,7 +706,7 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
                 e->tlbc_size = (int64_t)n;
             }
         }
-        e->tlbc_epoch = t->epoch;
+        e->tlbc_epoch = t->walk.epoch;
     }
     *arr = e->tlbc_arr;
     *size = e->tlbc_size;

@@ -28,8 +28,8 @@
 #define CHUNKS_MAX_COUNT 4096u
 #define CHUNK_DATA_OFFSET 24 /* offsetof(_PyStackChunk, data) */
 
-/* The copies live in t->chunks and their buffers are kept from one walk to
- * the next (up to CHUNKS_KEEP_BYTES), so a warm walk allocates nothing. */
+/* The copies live in t->walk.chunks and their buffers are kept from one
+ * walk to the next (up to CHUNKS_KEEP_BYTES), so a warm walk allocates nothing. */
 #define CHUNKS_KEEP_BYTES (4u << 20)
 
 void pyf__chunks_free(pyf__chunk_list *cl)
@@ -119,7 +119,7 @@ static uint32_t check_span(const pyf__offsets *o, bool *whole)
 
 bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
-    const pyf__chunk_list *cl = &t->chunks;
+    const pyf__chunk_list *cl = &t->walk.chunks;
     if (cl->check_calls != t->reader_calls)
         return false;
     return pyf__walk_checked(t, addr, len, out);
@@ -127,7 +127,7 @@ bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *
 
 bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
-    const pyf__chunk_list *cl = &t->chunks;
+    const pyf__chunk_list *cl = &t->walk.chunks;
     if (!cl->check_ok || addr < cl->check_addr ||
         addr - cl->check_addr > cl->check_len || len > cl->check_len - (addr - cl->check_addr))
         return false;
@@ -729,7 +729,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     const pyf__offsets *o = &t->off;
     memset(res, 0, sizeof *res);
     uint8_t direct[4096];
-    walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->chunks,
+    walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->walk.chunks,
                           .fsize = (size_t)o->frame.size, .direct = direct,
                           .cframe = w->cframe};
     if (k->fsize > sizeof direct)

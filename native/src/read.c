@@ -120,7 +120,7 @@ void pyf__prefetch_free(pyf__prefetch *p)
 
 void pyf__prefetch_begin(pyf_target *t)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     p->n = 0;
     p->nread = 0;
     p->read_ok = false;
@@ -158,22 +158,22 @@ void pyf__prefetch_begin(pyf_target *t)
 
 uint32_t pyf__prefetch_pause(pyf_target *t)
 {
-    uint32_t n = t->prefetch.n;
-    t->prefetch.n = 0;
+    uint32_t n = t->walk.prefetch.n;
+    t->walk.prefetch.n = 0;
     return n;
 }
 
 void pyf__prefetch_resume(pyf_target *t, uint32_t n)
 {
     /* a walk that gave up the prefetch meanwhile (n = 0) keeps it given up */
-    if (t->prefetch.n == 0 && t->prefetch.active)
-        t->prefetch.n = n;
+    if (t->walk.prefetch.n == 0 && t->walk.prefetch.active)
+        t->walk.prefetch.n = n;
 }
 
 void pyf__prefetch_end(pyf_target *t)
 {
-    t->prefetch.active = false;
-    t->prefetch.n = 0;
+    t->walk.prefetch.active = false;
+    t->walk.prefetch.n = 0;
 }
 
 /* The prefetched copy of [addr, addr+len), from a range that holds it
@@ -193,12 +193,12 @@ static const uint8_t *prefetched(pyf__prefetch *p, uint64_t addr, size_t len)
 
 uint32_t pyf__plan_mark(const pyf_target *t)
 {
-    return t->prefetch.nplan;
+    return t->walk.prefetch.nplan;
 }
 
 void pyf__plan_truncate(pyf_target *t, uint32_t mark)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     while (p->nplan > mark) {
         p->nplan--;
         p->plan_bytes -= p->plan[p->nplan].len;
@@ -218,7 +218,7 @@ static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
 
 const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     const uint8_t *v = p->n != 0 && len > 0 ? prefetched(p, addr, len) : NULL;
     if (v != NULL && p->active)
         plan_add(p, addr, len);
@@ -227,7 +227,7 @@ const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len)
 
 int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     int rc = PYF_OK;
     const uint8_t *v = p->n != 0 ? prefetched(p, addr, len) : NULL;
     if (v != NULL)
@@ -241,7 +241,7 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     int rc = pyf__read_now(t, addr, dst, len);
     if (rc == PYF_OK && p->active && len > 0)
         plan_add(p, addr, len);
@@ -251,7 +251,7 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
                      const pyf_iovec *then, size_t nthen)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     pyf_iovec iov[PYF__COPIES + PYF__THEN_MAX];
     int status[PYF__COPIES + PYF__THEN_MAX];
     if (nthen > PYF__THEN_MAX)
@@ -273,7 +273,7 @@ int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
 
 int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     const uint8_t *v[PYF__THEN_MAX];
     int status[PYF__THEN_MAX];
     size_t got = 0;

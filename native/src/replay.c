@@ -43,7 +43,7 @@
 #define LOG_MAX_BYTES (256u << 10)
 struct pyf__readlog {
     bool ok;
-    uint64_t epoch;                  /* the snapshot's (t->epoch) */
+    uint64_t epoch;                  /* the snapshot's (t->walk.epoch) */
     uint64_t calls;                  /* t->reader_calls when they began */
     pyf__facts_memo memo;            /* the facts' memo then */
     struct pyf__range *r;
@@ -54,7 +54,7 @@ struct pyf__readlog {
 
 struct pyf__replay {
     bool ok;
-    uint64_t epoch;                  /* t->epoch of the answer */
+    uint64_t epoch;                  /* t->walk.epoch of the answer */
     bool has_req;                    /* the request (normalised), if any */
     pyf_snapshot_request req;
     uint32_t cap;
@@ -130,7 +130,7 @@ void pyf__readlog_begin(pyf_target *t)
         return;
     pyf__readlog *log = &t->replay->log;
     log->ok = true;
-    log->epoch = t->epoch;
+    log->epoch = t->walk.epoch;
     log->calls = t->reader_calls;
     log->memo = t->facts_memo;
     log->n = 0;
@@ -201,13 +201,13 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
                       uint64_t calls_before, bool settled)
 {
     pyf__replay_forget(t);
-    const pyf__prefetch *p = &t->prefetch;
+    const pyf__prefetch *p = &t->walk.prefetch;
     /* with facts: whether their reads were logged as this snapshot's,
      * made through the reader alone; the walk's reader calls end where
      * theirs began */
     bool facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
     const pyf__readlog *log = t->replay != NULL ? &t->replay->log : NULL;
-    bool logged = log != NULL && log->ok && log->epoch == t->epoch;
+    bool logged = log != NULL && log->ok && log->epoch == t->walk.epoch;
     uint64_t walk_calls = facts && logged ? log->calls : t->reader_calls;
     pyf_stats d;
     const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->stats;
@@ -220,7 +220,7 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
                 d.frame_cache_misses == 0 && /* a hit, full or partial, stores nothing
                                                  without writing the anchor */
                 d.anchor_writes == 0 && d.retried_walks == 0 && d.code_changed == 0 &&
-                t->table != NULL;
+                t->walk.table != NULL;
     for (uint32_t i = 0; pure && i < p->nread; i++)
         pure = p->plan[i].addr == p->iov[i].addr && p->plan[i].len == p->iov[i].len;
     if (!pure)
@@ -234,14 +234,14 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
         !keep(&r->arrays, &r->cap_arrays, (const uint8_t *)c + sizeof *c, arrays))
         return;
     r->arrays_len = arrays;
-    r->epoch = t->epoch;
+    r->epoch = t->walk.epoch;
     r->has_req = req != NULL;
     if (req != NULL)
         r->req = *req;
     r->cap = c->cap;
-    r->table = t->table;
-    r->nrecords = t->table->nrecords;
-    r->nkeys = t->table->nkeys;
+    r->table = t->walk.table;
+    r->nrecords = t->walk.table->nrecords;
+    r->nkeys = t->walk.table->nkeys;
     r->nplan = p->nplan;
     r->delta = d;
     r->head = *c;
@@ -261,10 +261,10 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
 bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req)
 {
     pyf__replay *r = t->replay;
-    pyf__prefetch *p = &t->prefetch;
-    if (r == NULL || !r->ok || r->epoch != t->epoch || t->prev_epoch != t->epoch ||
-        c->kept != t->epoch || c->cap != r->cap || r->has_req != (req != NULL) ||
-        (req != NULL && memcmp(req, &r->req, sizeof *req) != 0) || t->table != r->table ||
+    pyf__prefetch *p = &t->walk.prefetch;
+    if (r == NULL || !r->ok || r->epoch != t->walk.epoch || t->walk.prev_epoch != t->walk.epoch ||
+        c->kept != t->walk.epoch || c->cap != r->cap || r->has_req != (req != NULL) ||
+        (req != NULL && memcmp(req, &r->req, sizeof *req) != 0) || t->walk.table != r->table ||
         r->table->nrecords != r->nrecords || r->table->nkeys != r->nkeys ||
         p->nplan != r->nplan)
         return false;
@@ -283,9 +283,9 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     for (size_t i = READ_STATS; i < NSTATS; i++)
         s[i] += d[i];
     t->stats.same_reads++;
-    uint64_t same_as = t->epoch;
-    t->epoch++;
-    t->prev_epoch = t->epoch;
+    uint64_t same_as = t->walk.epoch;
+    t->walk.epoch++;
+    t->walk.prev_epoch = t->walk.epoch;
     pyf__failure_clear(&t->fail);
 
     uint8_t *dst = (uint8_t *)c + sizeof *c;
@@ -298,12 +298,12 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     c->out = NULL;
     c->size = r->head.size;
     c->reserved = 0;
-    c->serial = t->epoch;
+    c->serial = t->walk.epoch;
     c->same_as = same_as;
-    c->kept = t->epoch;
+    c->kept = t->walk.epoch;
     c->snapshot = r->head.snapshot;
     c->table = r->head.table;
-    r->epoch = t->epoch;
+    r->epoch = t->walk.epoch;
     r->ok = true;
     return true;
 }

@@ -145,14 +145,14 @@ void pyf_target_close(pyf_target *t)
         return;
     pyf__code_cache_clear(&t->code.cache);
     pyf__code_scratch_free(t);
-    pyf__table_unref(t->table); /* snapshots keep their references */
-    free(t->prev_keys);
-    free(t->prev_threads);
+    pyf__table_unref(t->walk.table); /* snapshots keep their references */
+    free(t->walk.prev_keys);
+    free(t->walk.prev_threads);
     pyf__snapshot_spare_free(t);
     pyf__replay_free(t);
     pyf__cache_clear(&t->cache);
-    pyf__chunks_free(&t->chunks);
-    pyf__prefetch_free(&t->prefetch);
+    pyf__chunks_free(&t->walk.chunks);
+    pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
     pyf__vhints_free(t);
     if (t->owns_pid_reader)
@@ -182,11 +182,11 @@ void pyf_target_flush(pyf_target *t)
         return;
     pyf__replay_forget(t);
     pyf__code_cache_clear(&t->code.cache);
-    pyf__table_unref(t->table);
-    t->table = NULL;
+    pyf__table_unref(t->walk.table);
+    t->walk.table = NULL;
     pyf__cache_clear(&t->cache);
-    t->prefetch.nplan = 0;
-    t->prefetch.plan_bytes = 0;
+    t->walk.prefetch.nplan = 0;
+    t->walk.prefetch.plan_bytes = 0;
     t->code.generation_known = false;
     t->code.type_addr = 0;
     t->code.not_type_addr = 0;

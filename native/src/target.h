@@ -32,25 +32,11 @@ struct pyf_target {
     pyf_failure fail;        /* the last failure (pyf_target_failure) */
 
     pyf__code_state code;
-    pyf__table *table;       /* NULL until the next snapshot makes one */
-    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
-    pyf__prefetch prefetch;
+    pyf__walk_state walk;
     pyf__frame_cache cache;
-    uint64_t table_ids;      /* the last table id given */
-    /* the frame keys of the last snapshot (of table prev_table) and where
-     * each thread state's frames were in them: the first guess for a frame
-     * is the key at the same depth of the same thread last time */
-    uint32_t *prev_keys;
-    uint32_t prev_n, prev_cap;
-    uint64_t prev_table;
-    pyf__prev_thread *prev_threads;
-    uint32_t prev_nthreads, prev_cap_threads;
-    uint64_t epoch;          /* incremented per snapshot */
     /* reader calls made, never reset (stats.read_calls counts the same for
      * the caller, who may reset it): whether a walk read anything itself */
     uint64_t reader_calls;
-    uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
-    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
     pyf__asyncio asyncio;
     pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
     /* what the value calls found, to read ahead the next time (values.h) */

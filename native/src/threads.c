@@ -359,12 +359,12 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         t->stats.retried_walks++;
         sink->rollback(sink->ctx);
         pyf__plan_truncate(t, plan); /* this try's reads are planned instead */
-        pyf__prefetch *p = &t->prefetch;
+        pyf__prefetch *p = &t->walk.prefetch;
         p->n = 0; /* from now on this snapshot reads the target as it is */
         /* the thread state as the last try's check read it right after
          * its copies (every field the walk takes), else read now */
-        uint64_t cf = o->tstate.current_frame, span = t->chunks.check_len;
-        if ((o->top_kind != PYF__TOP_TSTATE || !t->chunks.check_whole || cf + span > tlen ||
+        uint64_t cf = o->tstate.current_frame, span = t->walk.chunks.check_len;
+        if ((o->top_kind != PYF__TOP_TSTATE || !t->walk.chunks.check_whole || cf + span > tlen ||
              !pyf__walk_checked(t, w->tstate_addr + cf, (size_t)span, buf + cf)) &&
             pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
@@ -424,7 +424,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
      * holds (older chunks, frames) is from before that top existed, and
      * only the copies and checks made after it say what went with it */
     if (w.live && w.fresh)
-        t->prefetch.n = 0;
+        t->walk.prefetch.n = 0;
     int rc = sink->thread(sink->ctx, &ti->th);
     if (rc != PYF_OK)
         return rc;

@@ -86,6 +86,28 @@ typedef struct pyf__chunk_list {
     uint64_t cframe;         /* the _PyCFrame then_cframe must name */
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
+
+/* ==== what the walks keep from one snapshot to the next ================== */
+/* pyf_target.walk: the frame table, the buffers the walks reuse, and the
+ * last snapshot's frame keys (snapshot.c) that the next one guesses from. */
+typedef struct pyf__walk_state {
+    pyf__table *table;       /* NULL until the next snapshot makes one */
+    uint64_t table_ids;      /* the last table id given */
+    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
+    pyf__prefetch prefetch;
+    uint64_t epoch;          /* incremented per snapshot */
+    /* the frame keys of the last snapshot (of table prev_table, epoch
+     * prev_epoch) and where each thread state's frames were in them: the
+     * first guess for a frame is the key at the same depth of the same
+     * thread last time */
+    uint32_t *prev_keys;
+    uint32_t prev_n, prev_cap;
+    uint64_t prev_table;
+    pyf__prev_thread *prev_threads;
+    uint32_t prev_nthreads, prev_cap_threads;
+    uint64_t prev_epoch;
+    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
+} pyf__walk_state;
 /* [addr, addr+len) of the thread state as the walk's check read it right
  * after the copies, when that was the last reader call: true and the bytes
  * in out. */
