@@ -26,6 +26,7 @@
 #include "containers.h"
 #include "offsets.h"
 #include "reads.h"
+#include "replay.h"
 #include "table.h"
 #include "target.h"
 #include "walk.h"

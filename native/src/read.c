@@ -18,6 +18,7 @@
 #include "containers.h"
 #include "errors.h"
 #include "reads.h"
+#include "replay.h"
 #include "target.h"
 #include "walk.h"
 
@@ -47,8 +48,8 @@ int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len)
     if (len > 0)
         t->reader_calls++;
     int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
-    if (t->rlog != NULL)
-        pyf__readlog_add(t->rlog, addr, dst, len, rc);
+    if (t->replay.log != NULL)
+        pyf__readlog_add(t->replay.log, addr, dst, len, rc);
     return rc;
 }
 
@@ -333,8 +334,8 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
                 status[i] = rc < 0 ? rc : PYF_EIO;
             first = status[0];
         }
-        for (size_t i = 0; t->rlog != NULL && i < n; i++)
-            pyf__readlog_add(t->rlog, iov[i].addr, iov[i].dst, iov[i].len, status[i]);
+        for (size_t i = 0; t->replay.log != NULL && i < n; i++)
+            pyf__readlog_add(t->replay.log, iov[i].addr, iov[i].dst, iov[i].len, status[i]);
         return first;
     }
     for (size_t i = 0; i < n; i++) {

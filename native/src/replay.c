@@ -33,11 +33,12 @@
 #include "api.h"
 #include "containers.h"
 #include "reads.h"
+#include "replay.h"
 #include "table.h"
 #include "target.h"
 #include "thread_facts.h"
 
-/* The facts' reads while t->rlog is this: their ranges and bytes, in
+/* The facts' reads while t->replay.log is this: their ranges and bytes, in
  * order, while ok (every read whole, within the bounds). */
 #define LOG_MAX_RANGES 512u
 #define LOG_MAX_BYTES (256u << 10)
@@ -84,23 +85,23 @@ _Static_assert(offsetof(pyf_stats, write_calls) == READ_STATS * sizeof(uint64_t)
 
 void pyf__replay_forget(pyf_target *t)
 {
-    if (t->replay != NULL)
-        t->replay->ok = false;
+    if (t->replay.last != NULL)
+        t->replay.last->ok = false;
 }
 
 void pyf__replay_free(pyf_target *t)
 {
-    if (t->replay != NULL) {
-        t->rlog = NULL;
-        free(t->replay->bytes);
-        free(t->replay->arrays);
-        free(t->replay->log.r);
-        free(t->replay->log.bytes);
-        free(t->replay->again);
-        free(t->replay->iov);
-        free(t->replay->status);
-        free(t->replay);
-        t->replay = NULL;
+    if (t->replay.last != NULL) {
+        t->replay.log = NULL;
+        free(t->replay.last->bytes);
+        free(t->replay.last->arrays);
+        free(t->replay.last->log.r);
+        free(t->replay.last->log.bytes);
+        free(t->replay.last->again);
+        free(t->replay.last->iov);
+        free(t->replay.last->status);
+        free(t->replay.last);
+        t->replay.last = NULL;
     }
 }
 
@@ -125,23 +126,23 @@ static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
 
 void pyf__readlog_begin(pyf_target *t)
 {
-    t->rlog = NULL;
-    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+    t->replay.log = NULL;
+    if (t->replay.last == NULL && (t->replay.last = calloc(1, sizeof *t->replay.last)) == NULL)
         return;
-    pyf__readlog *log = &t->replay->log;
+    pyf__readlog *log = &t->replay.last->log;
     log->ok = true;
     log->epoch = t->walk.epoch;
     log->calls = t->reader_calls;
     log->memo = t->facts_memo;
     log->n = 0;
     log->len = 0;
-    t->rlog = log;
+    t->replay.log = log;
 }
 
 void pyf__readlog_end(pyf_target *t, bool pure)
 {
-    pyf__readlog *log = t->rlog;
-    t->rlog = NULL;
+    pyf__readlog *log = t->replay.log;
+    t->replay.log = NULL;
     if (log != NULL)
         log->ok = log->ok && pure &&
                   memcmp(&log->memo, &t->facts_memo, sizeof log->memo) == 0;
@@ -206,7 +207,7 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
      * made through the reader alone; the walk's reader calls end where
      * theirs began */
     bool facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
-    const pyf__readlog *log = t->replay != NULL ? &t->replay->log : NULL;
+    const pyf__readlog *log = t->replay.last != NULL ? &t->replay.last->log : NULL;
     bool logged = log != NULL && log->ok && log->epoch == t->walk.epoch;
     uint64_t walk_calls = facts && logged ? log->calls : t->reader_calls;
     pyf_stats d;
@@ -225,9 +226,9 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
         pure = p->plan[i].addr == p->iov[i].addr && p->plan[i].len == p->iov[i].len;
     if (!pure)
         return;
-    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+    if (t->replay.last == NULL && (t->replay.last = calloc(1, sizeof *t->replay.last)) == NULL)
         return;
-    pyf__replay *r = t->replay;
+    pyf__replay *r = t->replay.last;
     uint64_t arrays = c->size - sizeof *c;
     if (c->size < sizeof *c || c->size > c->cap ||
         !keep(&r->bytes, &r->cap_bytes, p->buf, r->len = prefetched_bytes(p)) ||
@@ -260,7 +261,7 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
  * prefetch is left begun, for the walk (false). */
 bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req)
 {
-    pyf__replay *r = t->replay;
+    pyf__replay *r = t->replay.last;
     pyf__prefetch *p = &t->walk.prefetch;
     if (r == NULL || !r->ok || r->epoch != t->walk.epoch || t->walk.prev_epoch != t->walk.epoch ||
         c->kept != t->walk.epoch || c->cap != r->cap || r->has_req != (req != NULL) ||

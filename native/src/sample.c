@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "reads.h"
+#include "snapshot.h"
 #include "target.h"
 
 typedef struct counter {

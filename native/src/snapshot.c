@@ -13,6 +13,8 @@
 #include "code.h"
 #include "containers.h"
 #include "reads.h"
+#include "replay.h"
+#include "snapshot.h"
 #include "table.h"
 #include "target.h"
 #include "tasks.h"

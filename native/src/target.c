@@ -15,6 +15,8 @@
 #include "offsets.h"
 #include "process.h"
 #include "reads.h"
+#include "replay.h"
+#include "snapshot.h"
 #include "table.h"
 #include "target.h"
 #include "tasks.h"
