@@ -42,7 +42,7 @@ typedef struct anchor_walk {
     pyf__cache_entry *cur;   /* the thread state's entry, NULL: none */
     uint64_t tstate_addr, anchor, seq;
     uint32_t max_depth;      /* the walk's frame limit: no entry takes it past */
-    uint64_t calls_before;   /* t->reader_calls when the walk began */
+    uint64_t calls_before;   /* t->io.calls when the walk began */
     uint32_t walked;         /* frames delivered when the anchor was reached */
     int outcome;             /* 0 miss, 1 full hit, 2 partial hit */
 } anchor_walk;
@@ -72,7 +72,7 @@ bool pyf__cache_protocol(const pyf_target *t)
 
 static bool can_write(const pyf_target *t)
 {
-    return t->reader.write != NULL && t->off.tstate.last_profiled_frame != PYF__ABSENT &&
+    return t->io.reader.write != NULL && t->off.tstate.last_profiled_frame != PYF__ABSENT &&
            t->off.tstate.last_profiled_frame_seq != PYF__ABSENT;
 }
 
@@ -164,7 +164,7 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
         return 0;
     uint64_t frame, seq;
     /* no reader call since the walk began: all of it from the prefetch */
-    bool batched = t->reader_calls == aw->calls_before && t->walk.prefetch.active;
+    bool batched = t->io.calls == aw->calls_before && t->walk.prefetch.active;
     if (read_anchor(t, aw->tstate_addr, batched, &frame, &seq) != PYF_OK ||
         frame != aw->anchor || seq != aw->seq)
         return 0;
@@ -174,7 +174,7 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
     rest->keys = e->keys + i + 1;
     rest->n = e->n - i - 1;
     aw->outcome = i == 0 && walked == 1 ? 1 : 2;
-    t->stats.frames_from_cache += rest->n;
+    t->io.stats.frames_from_cache += rest->n;
     return 1;
 }
 
@@ -299,10 +299,11 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     uint8_t v[8];
     for (int k = 0; k < 8; k++)
         v[k] = (uint8_t)(c >> (8 * k));
-    if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
+    const pyf_reader *r = &t->io.reader;
+    if (r->write(r->arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
         goto out;
-    t->stats.write_calls++;
-    t->stats.anchor_writes++;
+    t->io.stats.write_calls++;
+    t->io.stats.anchor_writes++;
 
     /* The thread state as it is after the write: the anchor must be ours,
      * and C the thread's current frame.  An anchor written on a frame that
@@ -373,7 +374,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
         .anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame),
         .seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq),
         .max_depth = w->max_depth,
-        .calls_before = t->reader_calls,
+        .calls_before = t->io.calls,
     };
     if (aw.cur != NULL) {
         aw.cur->seen = true;
@@ -389,11 +390,11 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
     w->at_anchor = NULL; /* aw ends here */
     w->anchor_ctx = NULL;
     if (aw.outcome == 1)
-        t->stats.frame_cache_hits++;
+        t->io.stats.frame_cache_hits++;
     else if (aw.outcome == 2)
-        t->stats.frame_cache_partial_hits++;
+        t->io.stats.frame_cache_partial_hits++;
     else
-        t->stats.frame_cache_misses++;
+        t->io.stats.frame_cache_misses++;
     if (rc == PYF_ENOMEM)
         return rc;
     /* store the stack after a miss, or move the anchor up when the walk

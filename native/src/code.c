@@ -561,7 +561,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
             if (ok_ptr[i] && st[i] == PYF_OK)
                 held = word_alive(o, pyf__ld64(objs[i]));
         if (!held) {
-            t->stats.code_changed++;
+            t->io.stats.code_changed++;
             entry_free(e);
             return PYF__ESTALE;
         }
@@ -608,7 +608,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
                        ? t->code.cache.last : cache_find(&t->code.cache, addr);
     bool need_check = !t->off.has_code_generation || !t->code.generation_known;
     if (e != NULL && (!need_check || e->checked_epoch == t->walk.epoch)) {
-        t->stats.code_cache_hits++;
+        t->io.stats.code_cache_hits++;
         t->code.cache.last = e;
         return e;
     }
@@ -624,17 +624,17 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
     }
     /* a running process's frame that names a freed code object is gone */
     if (pyf__target_live(t) && !head_alive(&t->off, &h)) {
-        t->stats.code_changed++;
+        t->io.stats.code_changed++;
         *soft_err = PYF__ESTALE;
         return NULL;
     }
     if (e != NULL) {
         if (held && same_head(e, &h)) {
             e->checked_epoch = t->walk.epoch;
-            t->stats.code_cache_hits++;
+            t->io.stats.code_cache_hits++;
             return e;
         }
-        t->stats.code_cache_invalidations++;
+        t->io.stats.code_cache_invalidations++;
         cache_remove(&t->code.cache, e);
     }
     rc = check_code_type(t, h.type);
@@ -645,7 +645,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
                       (unsigned long long)addr);
         return NULL;
     }
-    t->stats.code_cache_misses++;
+    t->io.stats.code_cache_misses++;
     pyf__code fresh;
     bool retry;
     rc = decode_code(t, addr, frame_addr, &h, &fresh, &retry);

@@ -82,7 +82,7 @@ typedef struct pyf__code_state {
 
 /* Decode the str object at addr into a heap UTF-8 string (*out, NUL
  * terminated) capped at max_bytes.  *truncated is set when capped.  On
- * failure *out is NULL and the code is returned (detail in t->fail). */
+ * failure *out is NULL and the code is returned (detail in t->io.fail). */
 int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
                   char **out, bool *truncated, const char *what);
 /* A compact str's header: kind (1, 2, 4), ascii, length in code points and

@@ -80,7 +80,7 @@ static void checked(pyf_target *t, pyf__chunk_list *cl)
         cl->seen = 0;
     cl->moved |= cl->seen != cl->check_value;
     cl->check_ok = true;
-    cl->check_calls = t->reader_calls;
+    cl->check_calls = t->io.calls;
 }
 
 /* The ranges of the check, in the order they are read: check_addr, then
@@ -120,7 +120,7 @@ static uint32_t check_span(const pyf__offsets *o, bool *whole)
 bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
     const pyf__chunk_list *cl = &t->walk.chunks;
-    if (cl->check_calls != t->reader_calls)
+    if (cl->check_calls != t->io.calls)
         return false;
     return pyf__walk_checked(t, addr, len, out);
 }
@@ -399,7 +399,7 @@ static int idle_top(walker *k)
 }
 
 /* The stack changed under the walk at frame addr (moved: in copies that
- * differ).  Returns PYF_ECORRUPT (detail already in t->fail). */
+ * differ).  Returns PYF_ECORRUPT (detail already in t->io.fail). */
 static int torn(walker *k, uint64_t addr, bool moved)
 {
     k->res->torn = true;
@@ -458,7 +458,7 @@ static int read_direct(walker *k, uint64_t addr)
     size_t n = 1 + check_ranges(cl, iov + 1);
     int rc = pyf__read_after(t, iov, n);
     if (rc != PYF_OK)
-        return pyf__read_failed(&t->fail, &t->reader, rc, "interpreter frame", addr,
+        return pyf__read_failed(&t->io.fail, &t->io.reader, rc, "interpreter frame", addr,
                                 k->fsize);
     checked(t, cl);
     return PYF_OK;
@@ -494,13 +494,13 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
                 again[i] = c->again[i] + (f - c->mem);
     }
     if (f != NULL) {
-        t->stats.chunk_frames++;
+        t->io.stats.chunk_frames++;
     } else {
         int rc = read_direct(k, addr);
         if (rc != PYF_OK)
             return rc;
         f = k->direct;
-        t->stats.direct_frames++;
+        t->io.stats.direct_frames++;
     }
     *out = f;
     return PYF_OK;
@@ -545,7 +545,7 @@ static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
         return false; /* the copies differ among themselves more than once */
     }
     k->res->torn_moved = true; /* should it still fail a test: never steady */
-    k->t->stats.top_replaced++;
+    k->t->io.stats.top_replaced++;
     return true;
 }
 

@@ -46,8 +46,8 @@ int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
     if (len > 0)
-        t->reader_calls++;
-    int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
+        t->io.calls++;
+    int rc = pyf__raw_read(&t->io.reader, &t->io.stats, addr, dst, len);
     if (t->replay.log != NULL)
         pyf__readlog_add(t->replay.log, addr, dst, len, rc);
     return rc;
@@ -84,7 +84,7 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    failure_vset(&t->fail, code, fmt, ap);
+    failure_vset(&t->io.fail, code, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -129,7 +129,7 @@ void pyf__prefetch_begin(pyf_target *t)
     uint32_t n = p->nplan;
     p->nplan = 0;
     p->plan_bytes = 0;
-    if (t->reader.readv == NULL || n == 0)
+    if (t->io.reader.readv == NULL || n == 0)
         return;
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -299,7 +299,7 @@ int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
 {
     int rc = pyf__read_quiet(t, addr, dst, len);
     if (rc != PYF_OK)
-        pyf__read_failed(&t->fail, &t->reader, rc, what, addr, len);
+        pyf__read_failed(&t->io.fail, &t->io.reader, rc, what, addr, len);
     return rc;
 }
 
@@ -308,22 +308,22 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
     int first = PYF_OK;
     if (n == 0)
         return PYF_OK;
-    if (t->reader.readv != NULL) {
+    if (t->io.reader.readv != NULL) {
         for (size_t i = 0; i < n; i++)
             status[i] = PYF_OK;
-        int rc = t->reader.readv(t->reader.arg, iov, n, status);
-        t->reader_calls++;
-        t->stats.read_calls++;
-        t->stats.read_ranges += n;
+        int rc = t->io.reader.readv(t->io.reader.arg, iov, n, status);
+        t->io.calls++;
+        t->io.stats.read_calls++;
+        t->io.stats.read_ranges += n;
         for (size_t i = 0; i < n; i++) {
             if (rc == PYF_OK)
                 status[i] = PYF_OK;
             if (status[i] > 0)
                 status[i] = PYF_EIO;
             if (status[i] == PYF_OK) {
-                t->stats.bytes_read += iov[i].len;
+                t->io.stats.bytes_read += iov[i].len;
             } else {
-                t->stats.read_failures++;
+                t->io.stats.read_failures++;
                 if (first == PYF_OK)
                     first = status[i];
             }

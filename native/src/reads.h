@@ -10,6 +10,20 @@
 
 #include "api.h"
 
+/* ==== how the target is read ============================================ */
+/* pyf_target.io: the reader and its bookkeeping: who made it, the calls
+ * made through it, the counts the caller sees and the last failure. */
+typedef struct pyf__target_io {
+    pyf_reader reader;
+    bool owns_pid_reader;    /* the PID reader, made by the open: closed with it */
+    int pid;                 /* -1 for a caller-supplied reader */
+    /* reader calls made, never reset (stats.read_calls counts the same for
+     * the caller, who may reset it): whether a walk read anything itself */
+    uint64_t calls;
+    pyf_stats stats;
+    pyf_failure fail;        /* the last failure (pyf_target_failure) */
+} pyf__target_io;
+
 /* ==== prefetch (read.c) ================================================== */
 typedef struct pyf__prefetch {
     /* the ranges read at the start of this snapshot, and their results */
@@ -46,7 +60,7 @@ const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len);
 
 /* ==== reads (read.c) ======================================================
  * All target reads go through these: they count, and on failure write a
- * detail "reading WHAT at 0xADDR (N bytes): reason" into t->fail. */
+ * detail "reading WHAT at 0xADDR (N bytes): reason" into t->io.fail. */
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
               const char *what);
 /* Several ranges at once (one reader call when the reader has readv).
@@ -60,11 +74,11 @@ int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
 /* Record a failure that is not a read (detail formatted).  Returns code. */
 int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Record a failure that is not a read in t->fail and return code. */
+/* Record a failure that is not a read in t->io.fail and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* f says success, every field empty: what a call that succeeded leaves
- * (nothing formatted: a snapshot clears t->fail twice). */
+ * (nothing formatted: a snapshot clears t->io.fail twice). */
 void pyf__failure_clear(pyf_failure *f);
 /* A read without failure detail, served from the prefetch when it holds
  * the range (the walk's speculative reads). */
@@ -88,7 +102,7 @@ int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
  * now.  PYF_OK, or the first failure. */
 int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n);
 /* The target's reader called now: no prefetch, no plan, no detail (counted
- * in stats and in t->reader_calls). */
+ * in stats and in t->io.calls). */
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A reader's raw call with counting only (stats may be NULL): for reads
  * without a target (pyf__offsets_load). */

@@ -45,7 +45,7 @@
 struct pyf__readlog {
     bool ok;
     uint64_t epoch;                  /* the snapshot's (t->walk.epoch) */
-    uint64_t calls;                  /* t->reader_calls when they began */
+    uint64_t calls;                  /* t->io.calls when they began */
     pyf__facts_memo memo;            /* the facts' memo then */
     struct pyf__range *r;
     uint32_t n, cap;
@@ -132,7 +132,7 @@ void pyf__readlog_begin(pyf_target *t)
     pyf__readlog *log = &t->replay.last->log;
     log->ok = true;
     log->epoch = t->walk.epoch;
-    log->calls = t->reader_calls;
+    log->calls = t->io.calls;
     log->memo = t->facts_memo;
     log->n = 0;
     log->len = 0;
@@ -209,9 +209,9 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
     bool facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
     const pyf__readlog *log = t->replay.last != NULL ? &t->replay.last->log : NULL;
     bool logged = log != NULL && log->ok && log->epoch == t->walk.epoch;
-    uint64_t walk_calls = facts && logged ? log->calls : t->reader_calls;
+    uint64_t walk_calls = facts && logged ? log->calls : t->io.calls;
     pyf_stats d;
-    const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->stats;
+    const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->io.stats;
     uint64_t *dd = (uint64_t *)&d;
     for (size_t i = 0; i < NSTATS; i++)
         dd[i] = b[i] - a[i];
@@ -279,15 +279,15 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     p->nplan = r->nplan; /* the plan the walk would have made again */
     p->plan_bytes = plan_bytes;
 
-    uint64_t *s = (uint64_t *)&t->stats;
+    uint64_t *s = (uint64_t *)&t->io.stats;
     const uint64_t *d = (const uint64_t *)&r->delta;
     for (size_t i = READ_STATS; i < NSTATS; i++)
         s[i] += d[i];
-    t->stats.same_reads++;
+    t->io.stats.same_reads++;
     uint64_t same_as = t->walk.epoch;
     t->walk.epoch++;
     t->walk.prev_epoch = t->walk.epoch;
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
 
     uint8_t *dst = (uint8_t *)c + sizeof *c;
     bool same = c->size == r->head.size &&

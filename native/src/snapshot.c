@@ -197,8 +197,8 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     s->pub.nframes = n + 1;
     if (!s->in_tasks)
         s->threads[s->pub.nthreads - 1].nframes++;
-    s->t->stats.frames++;
-    s->t->stats.frames_from_memory++;
+    s->t->io.stats.frames++;
+    s->t->io.stats.frames_from_memory++;
     return PYF_OK;
 }
 
@@ -220,7 +220,7 @@ static int append_cached(snap *s, const uint32_t *keys, uint32_t k)
     s->last_record = s->table->keys[keys[k - 1]].record;
     s->pub.nframes = n + k;
     s->threads[s->pub.nthreads - 1].nframes += k;
-    s->t->stats.frames += k;
+    s->t->io.stats.frames += k;
     return PYF_OK;
 }
 
@@ -240,7 +240,7 @@ static void on_rollback(void *ctx)
 {
     snap *s = ctx;
     pyf_thread *th = &s->threads[s->pub.nthreads - 1];
-    s->t->stats.frames -= th->nframes;
+    s->t->io.stats.frames -= th->nframes;
     s->pub.nframes = th->first_frame;
     th->nframes = 0;
 }
@@ -394,9 +394,9 @@ static int request_in(pyf_target *t, const pyf_snapshot_request *req,
     if (req == NULL)
         return PYF_OK;
     int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, local, sizeof *local,
-                            "pyf_snapshot_request", t->fail.detail, sizeof t->fail.detail);
+                            "pyf_snapshot_request", t->io.fail.detail, sizeof t->io.fail.detail);
     if (rc != PYF_OK)
-        return pyf__fail(t, rc, "%s", t->fail.detail);
+        return pyf__fail(t, rc, "%s", t->io.fail.detail);
     *out = local;
     return PYF_OK;
 }
@@ -416,8 +416,8 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->facts = NULL;
     s->fact_values = NULL;
     t->walk.epoch++;
-    t->stats.snapshots++;
-    pyf__failure_clear(&t->fail);
+    t->io.stats.snapshots++;
+    pyf__failure_clear(&t->io.fail);
     pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
                       on_located, on_thread, on_thread_end, on_interp, on_reverse,
                       on_cut_entry};
@@ -471,7 +471,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->pub.frame_size = sizeof(pyf_frame);
     /* a broken thread's failure is its own (pyf_thread.failure): the call
      * succeeded, and pyf_target_failure says so */
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
     *out = s;
     return PYF_OK;
 }
@@ -618,8 +618,8 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     int rc = request_in(t, c->request, &local, &req);
     if (rc != PYF_OK)
         return rc;
-    pyf_stats before = t->stats;
-    uint64_t calls_before = t->reader_calls;
+    pyf_stats before = t->io.stats;
+    uint64_t calls_before = t->io.calls;
     if (pyf__replay_try(t, c, req))
         return PYF_OK;
     uint64_t same_as = t->walk.prev_table != 0 ? t->walk.prev_epoch : 0;

@@ -177,7 +177,7 @@ int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
     if (rc == PYF_EFAULT) /* may run past the end of a mapping */
         rc = pyf__read(t, addr, buf, want = header, what);
     else if (rc != PYF_OK) {
-        pyf__read_failed(&t->fail, &t->reader, rc, what, addr, want);
+        pyf__read_failed(&t->io.fail, &t->io.reader, rc, what, addr, want);
         return rc;
     }
     if (rc != PYF_OK)

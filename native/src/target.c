@@ -56,24 +56,24 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     pyf_target *t = calloc(1, sizeof *t);
     if (t == NULL)
         return pyf__failure_set(f, PYF_ENOMEM, "out of memory");
-    t->reader = *reader;
-    t->owns_pid_reader = owns_pid;
-    t->pid = pid;
+    t->io.reader = *reader;
+    t->io.owns_pid_reader = owns_pid;
+    t->io.pid = pid;
     t->runtime_addr = runtime_addr;
     int rc = apply_options(opts, &t->opts, f->detail, sizeof f->detail);
     if (rc != PYF_OK)
         f->code = rc;
     else
-        rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats, f);
+        rc = pyf__offsets_load(&t->io.reader, runtime_addr, &t->off, &t->io.stats, f);
     /* a runtime that does not say its version (3.11, 3.12) */
     if (rc == PYF_OK && t->off.version_pending && (rc = pyf__offsets_version_read(t)) != PYF_OK) {
         uint32_t size = f->struct_size;
-        *f = t->fail;
+        *f = t->io.fail;
         f->struct_size = size;
     }
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
-        t->owns_pid_reader = false;
+        t->io.owns_pid_reader = false;
         free(t);
         return rc;
     }
@@ -157,8 +157,8 @@ void pyf_target_close(pyf_target *t)
     pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
     pyf__vhints_free(t);
-    if (t->owns_pid_reader)
-        pyf__pid_reader_destroy(&t->reader);
+    if (t->io.owns_pid_reader)
+        pyf__pid_reader_destroy(&t->io.reader);
     free(t);
 }
 
@@ -166,7 +166,7 @@ int pyf_target_failure(const pyf_target *t, pyf_failure *out)
 {
     if (t == NULL || out == NULL)
         return PYF_EINVAL;
-    pyf_failure f = t->fail;
+    pyf_failure f = t->io.fail;
     return pyf__struct_out(out, PYF_FAILURE_SIZE_V0, &f, sizeof f);
 }
 
@@ -203,12 +203,12 @@ void pyf_target_stats(const pyf_target *t, pyf_stats *out)
         memset(out, 0, sizeof *out);
         return;
     }
-    *out = t->stats;
+    *out = t->io.stats;
 }
 
 void pyf_target_reset_stats(pyf_target *t)
 {
     if (t != NULL)
-        memset(&t->stats, 0, sizeof t->stats);
+        memset(&t->io.stats, 0, sizeof t->io.stats);
 }
 

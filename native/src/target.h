@@ -21,21 +21,14 @@
 /* ==== the target ========================================================= */
 
 struct pyf_target {
-    pyf_reader reader;
-    bool owns_pid_reader;    /* the PID reader, made by the open: closed with it */
-    int pid;                 /* -1 for a caller-supplied reader */
+    pyf__target_io io;
     uint64_t runtime_addr;
     pyf__offsets off;
     pyf_options opts;
-    pyf_stats stats;
-    pyf_failure fail;        /* the last failure (pyf_target_failure) */
 
     pyf__code_state code;
     pyf__walk_state walk;
     pyf__frame_cache cache;
-    /* reader calls made, never reset (stats.read_calls counts the same for
-     * the caller, who may reset it): whether a walk read anything itself */
-    uint64_t reader_calls;
     pyf__asyncio asyncio;
     pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
     /* what the value calls found, to read ahead the next time (values.h) */
@@ -47,7 +40,7 @@ struct pyf_target {
  * (pyf_reader.reads): the one test behind every check of a running read. */
 static inline bool pyf__target_live(const pyf_target *t)
 {
-    return t->reader.reads == PYF_READS_RUNNING;
+    return t->io.reader.reads == PYF_READS_RUNNING;
 }
 
 #endif /* PYFRAMES_TARGET_H */

@@ -604,12 +604,12 @@ static int ctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
     memset(c, 0, sizeof *c);
     c->t = t;
     c->o = &t->off;
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
     if (req != NULL) {
         int rc = pyf__struct_in(req, PYF_VALUES_REQUEST_SIZE_V0, &c->req, sizeof c->req,
-                                "pyf_values_request", t->fail.detail, sizeof t->fail.detail);
+                                "pyf_values_request", t->io.fail.detail, sizeof t->io.fail.detail);
         if (rc != PYF_OK)
-            return t->fail.code = rc;
+            return t->io.fail.code = rc;
     }
     char why[PYF__ERRBUF];
     if (pyf__offsets_check_values(c->o, why, sizeof why) != PYF_OK)

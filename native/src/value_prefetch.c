@@ -734,7 +734,7 @@ static bool round_run(pf *p)
 void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n)
 {
     pyf_target *t = c->t;
-    if (t->reader.readv == NULL)
+    if (t->io.reader.readv == NULL)
         return;
     if (t->vhints == NULL && (t->vhints = calloc(1, sizeof *t->vhints)) == NULL)
         return;

@@ -237,7 +237,7 @@ static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk
 /* The same for every version (threads.c): where the current frame is
  * reached through the thread's _PyCFrame (3.11, 3.12), that is read too,
  * unless buf (len bytes of the thread state at w->tstate_addr) holds it.
- * PYF_OK, or the read's failure (detail in t->fail). */
+ * PYF_OK, or the read's failure (detail in t->io.fail). */
 int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t len);
 
 /* ---- one frame: the decoder both walkers use (the stack walk and the
@@ -306,7 +306,7 @@ static inline bool pyf__iframe_entry(const pyf__offsets *o, const pyf__iframe *f
  * unreadable, the frame shows "???") and *shown (false: nothing to show:
  * no executable, not a code object, or an interpreter-made shim);
  * PYF_ENOMEM; PYF_ECORRUPT when a running process freed or replaced the
- * code object while it was read (the stack changed; detail in t->fail). */
+ * code object while it was read (the stack changed; detail in t->io.fail). */
 int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
                      bool *shown);
 
@@ -319,7 +319,7 @@ static inline int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr,
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the rest came from at_anchor, else the
- * reason (detail in t->fail); *res says what else the walk found. */
+ * reason (detail in t->io.fail); *res says what else the walk found. */
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
                      pyf__walk_result *res);
 
@@ -353,7 +353,7 @@ typedef struct pyf__thread_visitor {
     int (*thread)(void *ctx, pyf__thread_info *ti);
     /* the interpreter's thread list breaks at addr (not aligned, a loop,
      * past the thread limit, unreadable, relinked too often): why (detail
-     * in t->fail).  Its threads end there. */
+     * in t->io.fail).  Its threads end there. */
     int (*broken)(void *ctx, const pyf__interp_info *ii, uint64_t addr, int why);
     /* after the interpreter's threads (NULL: nothing to do) */
     int (*interp_end)(void *ctx, const pyf__interp_info *ii);
