@@ -13,7 +13,6 @@
 #include "api.h"
 #include "reads.h"
 #include "snapshot.h"
-#include "target.h"
 
 typedef struct counter {
     pyf_sample_batch *b;

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "code.h"
 #include "offsets.h"
+#include "reads.h"
 #include "replay.h"
 #include "tasks.h"
 #include "thread_facts.h"
