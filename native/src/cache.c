@@ -67,7 +67,7 @@ void pyf__cache_clear(pyf__frame_cache *fc)
 
 bool pyf__cache_protocol(const pyf_target *t)
 {
-    return t->cache.mode == PYF_CACHE_ON;
+    return t->frame_cache.mode == PYF_CACHE_ON;
 }
 
 static bool can_write(const pyf_target *t)
@@ -82,9 +82,9 @@ int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
         return PYF_EINVAL;
     if (mode == PYF_CACHE_ON && !can_write(t))
         mode = PYF_CACHE_READ_ONLY;
-    if (mode != t->cache.mode) {
-        pyf__cache_clear(&t->cache);
-        t->cache.mode = mode;
+    if (mode != t->frame_cache.mode) {
+        pyf__cache_clear(&t->frame_cache);
+        t->frame_cache.mode = mode;
         pyf__replay_forget(t);
     }
     if (effective != NULL)
@@ -96,7 +96,7 @@ int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
  * (another thread now at that address, another table) is dropped. */
 static pyf__cache_entry *entry_find(pyf_target *t, uint64_t tstate, uint64_t thread_id)
 {
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     for (uint32_t i = 0; i < fc->n; i++) {
         pyf__cache_entry *e = &fc->v[i];
         if (e->tstate_addr != tstate)
@@ -197,7 +197,7 @@ static int tmp_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     if (rc == PYF_OK)
         rc = pyf__table_key(t->walk.table, frame_addr, rec, &key);
     if (rc == PYF_OK)
-        rc = tmp_push(&t->cache, key);
+        rc = tmp_push(&t->frame_cache, key);
     return rc;
 }
 
@@ -205,7 +205,7 @@ static int tmp_mark_entry(void *ctx, uint64_t entry_addr)
 {
     (void)entry_addr; /* the cache keeps keys only */
     pyf_target *t = ctx;
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     if (fc->ntmp == 0)
         return PYF_OK;
     uint32_t *last = &fc->tmp[fc->ntmp - 1];
@@ -267,7 +267,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
                  uint64_t anchor, uint64_t anchor_seq)
 {
     const pyf__offsets *o = &t->off;
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
     if (c == 0)
         return PYF_OK;
@@ -416,7 +416,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
 
 void pyf__cache_sweep(pyf_target *t)
 {
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     for (uint32_t i = 0; i < fc->n;) {
         if (!fc->v[i].seen) {
             entry_drop(fc, i);

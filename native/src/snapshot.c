@@ -462,7 +462,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->nrecords = s->table->nrecords;
     s->nkeys = s->table->nkeys;
     remember_keys(t, s);
-    if (t->cache.n > 0 && (req == NULL || !(req->flags & PYF_SNAP_ONE_THREAD)))
+    if (t->frame_cache.n > 0 && (req == NULL || !(req->flags & PYF_SNAP_ONE_THREAD)))
         pyf__cache_sweep(t);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;

@@ -152,7 +152,7 @@ void pyf_target_close(pyf_target *t)
     free(t->walk.prev_threads);
     pyf__snapshot_spare_free(t);
     pyf__replay_free(t);
-    pyf__cache_clear(&t->cache);
+    pyf__cache_clear(&t->frame_cache);
     pyf__chunks_free(&t->walk.chunks);
     pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
@@ -186,7 +186,7 @@ void pyf_target_flush(pyf_target *t)
     pyf__code_cache_clear(&t->code.cache);
     pyf__table_unref(t->walk.table);
     t->walk.table = NULL;
-    pyf__cache_clear(&t->cache);
+    pyf__cache_clear(&t->frame_cache);
     t->walk.prefetch.nplan = 0;
     t->walk.prefetch.plan_bytes = 0;
     t->code.generation_known = false;

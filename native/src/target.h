@@ -22,19 +22,22 @@
 /* ==== the target ========================================================= */
 
 struct pyf_target {
-    pyf__target_io io;
+    /* what the target is: how it is read, where its runtime is, its
+     * layout and the caller's options */
+    pyf__target_io io;            /* the reader and its bookkeeping (reads.h) */
     uint64_t runtime_addr;
     pyf__offsets off;
     pyf_options opts;
 
-    pyf__code_state code;
-    pyf__walk_state walk;
-    pyf__frame_cache cache;
-    pyf__asyncio asyncio;
-    pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
+    /* what each subsystem keeps of it, in the subsystem's own struct */
+    pyf__code_state code;         /* code objects (code.h) */
+    pyf__walk_state walk;         /* the walks between snapshots (walk.h) */
+    pyf__frame_cache frame_cache; /* 3.15's frame cache (cache.h) */
+    pyf__asyncio asyncio;         /* asyncio tasks: its table (tasks.h) */
+    pyf__facts_memo facts_memo;   /* the thread facts' (thread_facts.h) */
     /* what the value calls found, to read ahead the next time (values.h) */
-    struct pyf__vhints *vhints;
-    pyf__replay_state replay;
+    pyf__vhints *value_hints;
+    pyf__replay_state replay;     /* take_copy's answer again (replay.h) */
 };
 
 /* Whether the target runs while it is read, as its reader declares

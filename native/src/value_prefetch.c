@@ -100,7 +100,7 @@ typedef struct pf {
 
 void pyf__vhints_free(pyf_target *t)
 {
-    pyf__vhints *h = t->vhints;
+    pyf__vhints *h = t->value_hints;
     if (h == NULL)
         return;
     for (uint32_t i = 0; i < h->nco; i++)
@@ -110,7 +110,7 @@ void pyf__vhints_free(pyf_target *t)
     pyf__addrmap_free(&h->types);
     pyf__addrmap_free(&h->codes);
     free(h);
-    t->vhints = NULL;
+    t->value_hints = NULL;
 }
 
 static void hints_clear_types(pyf__vhints *h)
@@ -182,7 +182,7 @@ static pyf__vhint_code *hint_code_put(pyf__vhints *h, uint64_t addr)
 
 void pyf__vprefetch_learn(pyf__vctx *c)
 {
-    pyf__vhints *h = c->t->vhints;
+    pyf__vhints *h = c->t->value_hints;
     if (h == NULL)
         return;
     for (uint32_t i = 0; i < c->ntv; i++) {
@@ -736,9 +736,9 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
     pyf_target *t = c->t;
     if (t->io.reader.readv == NULL)
         return;
-    if (t->vhints == NULL && (t->vhints = calloc(1, sizeof *t->vhints)) == NULL)
+    if (t->value_hints == NULL && (t->value_hints = calloc(1, sizeof *t->value_hints)) == NULL)
         return;
-    pf p = {.c = c, .h = t->vhints, .frame = frame_addr, .max_bytes = CALL_BYTES_MAX};
+    pf p = {.c = c, .h = t->value_hints, .frame = frame_addr, .max_bytes = CALL_BYTES_MAX};
     if (c->req.max_bytes < (CALL_BYTES_MAX - CALL_BYTES_SLACK) / 2)
         p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;
