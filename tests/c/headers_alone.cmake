@@ -22,3 +22,14 @@ target_compile_options(pyf_headers_alone PRIVATE ${PYFRAMES_WARNINGS} -Werror)
 add_test(NAME headers_alone
          COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target pyf_headers_alone)
 set_tests_properties(headers_alone PROPERTIES LABELS c TIMEOUT 300)
+
+# And every file of native/src includes the private headers whose names it
+# uses, and no other (check_includes.py: an include left over, or a name
+# that arrives only through another header).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME includes_used
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_includes.py
+                   ${PROJECT_SOURCE_DIR}/native/src ${PROJECT_SOURCE_DIR}/native/include/pyframes.h)
+  set_tests_properties(includes_used PROPERTIES LABELS c TIMEOUT 60)
+endif()
