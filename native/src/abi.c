@@ -10,7 +10,9 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "errors.h"
 
 /* The caller arrays' structs are frozen (ABI policy: their stride). */
 _Static_assert(sizeof(pyf_mapping) == PYF_MAPPING_SIZE, "pyf_mapping is frozen");

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "containers.h"
 
 static uint32_t slot_of(uint64_t a, uint32_t mask)
 {

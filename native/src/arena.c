@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "containers.h"
 
 #define ARENA_BLOCK (64u * 1024u)
 

@@ -20,7 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "replay.h"
+#include "table.h"
+#include "target.h"
+#include "walk.h"
 
 #define CACHE_MAX_ENTRIES 64u
 #define CACHE_MAX_KEYS (1u << 20)
@@ -33,7 +42,7 @@ typedef struct anchor_walk {
     pyf__cache_entry *cur;   /* the thread state's entry, NULL: none */
     uint64_t tstate_addr, anchor, seq;
     uint32_t max_depth;      /* the walk's frame limit: no entry takes it past */
-    uint64_t calls_before;   /* t->reader_calls when the walk began */
+    uint64_t calls_before;   /* t->io.calls when the walk began */
     uint32_t walked;         /* frames delivered when the anchor was reached */
     int outcome;             /* 0 miss, 1 full hit, 2 partial hit */
 } anchor_walk;
@@ -58,12 +67,12 @@ void pyf__cache_clear(pyf__frame_cache *fc)
 
 bool pyf__cache_protocol(const pyf_target *t)
 {
-    return t->cache.mode == PYF_CACHE_ON;
+    return t->frame_cache.mode == PYF_CACHE_ON;
 }
 
 static bool can_write(const pyf_target *t)
 {
-    return t->reader.write != NULL && t->off.tstate.last_profiled_frame != PYF__ABSENT &&
+    return t->io.reader.write != NULL && t->off.tstate.last_profiled_frame != PYF__ABSENT &&
            t->off.tstate.last_profiled_frame_seq != PYF__ABSENT;
 }
 
@@ -73,9 +82,9 @@ int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
         return PYF_EINVAL;
     if (mode == PYF_CACHE_ON && !can_write(t))
         mode = PYF_CACHE_READ_ONLY;
-    if (mode != t->cache.mode) {
-        pyf__cache_clear(&t->cache);
-        t->cache.mode = mode;
+    if (mode != t->frame_cache.mode) {
+        pyf__cache_clear(&t->frame_cache);
+        t->frame_cache.mode = mode;
         pyf__replay_forget(t);
     }
     if (effective != NULL)
@@ -87,12 +96,13 @@ int pyf_target_set_cache(pyf_target *t, uint32_t mode, uint32_t *effective)
  * (another thread now at that address, another table) is dropped. */
 static pyf__cache_entry *entry_find(pyf_target *t, uint64_t tstate, uint64_t thread_id)
 {
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     for (uint32_t i = 0; i < fc->n; i++) {
         pyf__cache_entry *e = &fc->v[i];
         if (e->tstate_addr != tstate)
             continue;
-        if (e->thread_id != thread_id || t->table == NULL || e->table_id != t->table->id) {
+        if (e->thread_id != thread_id || t->walk.table == NULL ||
+            e->table_id != t->walk.table->id) {
             entry_drop(fc, i);
             return NULL;
         }
@@ -141,9 +151,9 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
     pyf_target *t = aw->t;
     pyf__cache_entry *e = aw->cur;
     aw->walked = walked;
-    if (e == NULL || t->table == NULL || e->table_id != t->table->id)
+    if (e == NULL || t->walk.table == NULL || e->table_id != t->walk.table->id)
         return 0;
-    const pyf__table *tb = t->table;
+    const pyf__table *tb = t->walk.table;
     uint32_t i = 0;
     while (i < e->n && (e->keys[i] >= tb->nkeys || tb->keys[e->keys[i]].frame_addr != aw->anchor))
         i++;
@@ -154,7 +164,7 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
         return 0;
     uint64_t frame, seq;
     /* no reader call since the walk began: all of it from the prefetch */
-    bool batched = t->reader_calls == aw->calls_before && t->prefetch.active;
+    bool batched = t->io.calls == aw->calls_before && t->walk.prefetch.active;
     if (read_anchor(t, aw->tstate_addr, batched, &frame, &seq) != PYF_OK ||
         frame != aw->anchor || seq != aw->seq)
         return 0;
@@ -164,7 +174,7 @@ static int at_anchor(void *ctx, uint32_t walked, pyf__rest *rest)
     rest->keys = e->keys + i + 1;
     rest->n = e->n - i - 1;
     aw->outcome = i == 0 && walked == 1 ? 1 : 2;
-    t->stats.frames_from_cache += rest->n;
+    t->io.stats.frames_from_cache += rest->n;
     return 1;
 }
 
@@ -183,11 +193,11 @@ static int tmp_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
 {
     pyf_target *t = ctx;
     uint32_t rec, key;
-    int rc = pyf__table_record(t->table, code_addr, code, instr, flags, &rec);
+    int rc = pyf__table_record(t->walk.table, code_addr, code, instr, flags, &rec);
     if (rc == PYF_OK)
-        rc = pyf__table_key(t->table, frame_addr, rec, &key);
+        rc = pyf__table_key(t->walk.table, frame_addr, rec, &key);
     if (rc == PYF_OK)
-        rc = tmp_push(&t->cache, key);
+        rc = tmp_push(&t->frame_cache, key);
     return rc;
 }
 
@@ -195,15 +205,15 @@ static int tmp_mark_entry(void *ctx, uint64_t entry_addr)
 {
     (void)entry_addr; /* the cache keeps keys only */
     pyf_target *t = ctx;
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     if (fc->ntmp == 0)
         return PYF_OK;
     uint32_t *last = &fc->tmp[fc->ntmp - 1];
     uint32_t rec, key;
-    int rc = pyf__table_record_with(t->table, t->table->keys[*last].record,
+    int rc = pyf__table_record_with(t->walk.table, t->walk.table->keys[*last].record,
                                     PYF_FRAME_ENTRY_FROM_C, &rec);
     if (rc == PYF_OK)
-        rc = pyf__table_key(t->table, t->table->keys[*last].frame_addr, rec, &key);
+        rc = pyf__table_key(t->walk.table, t->walk.table->keys[*last].frame_addr, rec, &key);
     if (rc == PYF_OK)
         *last = key;
     return rc;
@@ -257,7 +267,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
                  uint64_t anchor, uint64_t anchor_seq)
 {
     const pyf__offsets *o = &t->off;
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     uint64_t c = w0->current_frame, tstate = w0->tstate_addr;
     if (c == 0)
         return PYF_OK;
@@ -266,7 +276,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     if (buf == NULL)
         return PYF_ENOMEM;
     int rc = PYF_OK;
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     uint32_t pn = p->n;
     bool active = p->active;
     p->n = 0; /* the process runs: what follows reads the target as it is now */
@@ -289,10 +299,11 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     uint8_t v[8];
     for (int k = 0; k < 8; k++)
         v[k] = (uint8_t)(c >> (8 * k));
-    if (t->reader.write(t->reader.arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
+    const pyf_reader *r = &t->io.reader;
+    if (r->write(r->arg, tstate + o->tstate.last_profiled_frame, v, 8) != PYF_OK)
         goto out;
-    t->stats.write_calls++;
-    t->stats.anchor_writes++;
+    t->io.stats.write_calls++;
+    t->io.stats.anchor_writes++;
 
     /* The thread state as it is after the write: the anchor must be ours,
      * and C the thread's current frame.  An anchor written on a frame that
@@ -328,7 +339,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
         goto out;
     }
     uint64_t frame2, seq2;
-    if (wrc != PYF_OK || fc->ntmp == 0 || t->table->keys[fc->tmp[0]].frame_addr != c ||
+    if (wrc != PYF_OK || fc->ntmp == 0 || t->walk.table->keys[fc->tmp[0]].frame_addr != c ||
         read_anchor(t, tstate, false, &frame2, &seq2) != PYF_OK ||
         frame2 != c || seq2 != seq)
         goto out;
@@ -338,7 +349,7 @@ static int store(pyf_target *t, const pyf__thread_walk *w0, uint64_t thread_id,
     e->tstate_addr = tstate;
     e->thread_id = thread_id;
     e->seq = seq;
-    e->table_id = t->table->id;
+    e->table_id = t->walk.table->id;
     e->n = fc->ntmp;
     e->seen = true;
     memcpy(e->keys, fc->tmp, fc->ntmp * sizeof *e->keys);
@@ -363,7 +374,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
         .anchor = pyf__ld64(tsbuf + o->tstate.last_profiled_frame),
         .seq = pyf__ld64(tsbuf + o->tstate.last_profiled_frame_seq),
         .max_depth = w->max_depth,
-        .calls_before = t->reader_calls,
+        .calls_before = t->io.calls,
     };
     if (aw.cur != NULL) {
         aw.cur->seen = true;
@@ -379,11 +390,11 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
     w->at_anchor = NULL; /* aw ends here */
     w->anchor_ctx = NULL;
     if (aw.outcome == 1)
-        t->stats.frame_cache_hits++;
+        t->io.stats.frame_cache_hits++;
     else if (aw.outcome == 2)
-        t->stats.frame_cache_partial_hits++;
+        t->io.stats.frame_cache_partial_hits++;
     else
-        t->stats.frame_cache_misses++;
+        t->io.stats.frame_cache_misses++;
     if (rc == PYF_ENOMEM)
         return rc;
     /* store the stack after a miss, or move the anchor up when the walk
@@ -405,7 +416,7 @@ int pyf__cache_walk(pyf_target *t, pyf__thread_walk *w, const uint8_t *tsbuf,
 
 void pyf__cache_sweep(pyf_target *t)
 {
-    pyf__frame_cache *fc = &t->cache;
+    pyf__frame_cache *fc = &t->frame_cache;
     for (uint32_t i = 0; i < fc->n;) {
         if (!fc->v[i].seen) {
             entry_drop(fc, i);

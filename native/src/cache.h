@@ -1,9 +1,14 @@
 /*
- * cache.h - the 3.15 frame cache (cache.c). Part of internal.h, which every
- * source file includes (it includes this).
+ * cache.h - the 3.15 frame cache (cache.c).
  */
 #ifndef PYFRAMES_CACHE_H
 #define PYFRAMES_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "walk.h"
 
 /* ==== the 3.15 frame cache (cache.c) ===================================== */
 typedef struct pyf__cache_entry {

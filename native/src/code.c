@@ -27,7 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "linetable.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
 
 #define CODE_CACHE_MAX 16384u       /* entries before the cache is reset */
 #define CODE_CACHE_MAX_BYTES (64u << 20)
@@ -76,7 +83,7 @@ void pyf__code_cache_clear(pyf__code_cache *c)
 
 void pyf__code_scratch_free(pyf_target *t)
 {
-    entry_free(&t->scratch);
+    entry_free(&t->code.scratch);
 }
 
 static pyf__code *cache_find(pyf__code_cache *c, uint64_t addr)
@@ -117,10 +124,10 @@ static pyf__code *cache_insert(pyf__code_cache *c, const pyf__code *src)
 /* Is type_addr PyCode_Type?  Confirmed once by its tp_name, then by address. */
 static int check_code_type(pyf_target *t, uint64_t type_addr)
 {
-    if (type_addr != 0 && type_addr == t->code_type_addr)
+    if (type_addr != 0 && type_addr == t->code.type_addr)
         return PYF_OK;
     if (type_addr == 0 || type_addr % 8 != 0 ||
-        type_addr == t->not_code_type_addr)
+        type_addr == t->code.not_type_addr)
         return PYF_ECORRUPT;
     uint8_t p[8];
     int rc = pyf__read(t, type_addr + t->off.type.tp_name, p, 8,
@@ -132,10 +139,10 @@ static int check_code_type(pyf_target *t, uint64_t type_addr)
     if (rc != PYF_OK)
         return rc;
     if (memcmp(name, "code", 5) != 0) {
-        t->not_code_type_addr = type_addr;
+        t->code.not_type_addr = type_addr;
         return PYF_ECORRUPT;
     }
-    t->code_type_addr = type_addr;
+    t->code.type_addr = type_addr;
     return PYF_OK;
 }
 
@@ -554,7 +561,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
             if (ok_ptr[i] && st[i] == PYF_OK)
                 held = word_alive(o, pyf__ld64(objs[i]));
         if (!held) {
-            t->stats.code_changed++;
+            t->io.stats.code_changed++;
             entry_free(e);
             return PYF__ESTALE;
         }
@@ -597,12 +604,12 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
                                int *soft_err)
 {
     *soft_err = PYF_OK;
-    pyf__code *e = t->codes.last != NULL && t->codes.last->addr == addr
-                       ? t->codes.last : cache_find(&t->codes, addr);
-    bool need_check = !t->off.has_code_generation || !t->code_generation_known;
-    if (e != NULL && (!need_check || e->checked_epoch == t->epoch)) {
-        t->stats.code_cache_hits++;
-        t->codes.last = e;
+    pyf__code *e = t->code.cache.last != NULL && t->code.cache.last->addr == addr
+                       ? t->code.cache.last : cache_find(&t->code.cache, addr);
+    bool need_check = !t->off.has_code_generation || !t->code.generation_known;
+    if (e != NULL && (!need_check || e->checked_epoch == t->walk.epoch)) {
+        t->io.stats.code_cache_hits++;
+        t->code.cache.last = e;
         return e;
     }
     code_head h;
@@ -617,18 +624,18 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
     }
     /* a running process's frame that names a freed code object is gone */
     if (pyf__target_live(t) && !head_alive(&t->off, &h)) {
-        t->stats.code_changed++;
+        t->io.stats.code_changed++;
         *soft_err = PYF__ESTALE;
         return NULL;
     }
     if (e != NULL) {
         if (held && same_head(e, &h)) {
-            e->checked_epoch = t->epoch;
-            t->stats.code_cache_hits++;
+            e->checked_epoch = t->walk.epoch;
+            t->io.stats.code_cache_hits++;
             return e;
         }
-        t->stats.code_cache_invalidations++;
-        cache_remove(&t->codes, e);
+        t->io.stats.code_cache_invalidations++;
+        cache_remove(&t->code.cache, e);
     }
     rc = check_code_type(t, h.type);
     if (rc != PYF_OK) {
@@ -638,7 +645,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
                       (unsigned long long)addr);
         return NULL;
     }
-    t->stats.code_cache_misses++;
+    t->io.stats.code_cache_misses++;
     pyf__code fresh;
     bool retry;
     rc = decode_code(t, addr, frame_addr, &h, &fresh, &retry);
@@ -646,16 +653,16 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
         *soft_err = rc;
         return NULL;
     }
-    fresh.serial = ++t->code_serial;
+    fresh.serial = ++t->code.serial;
     if (retry) {
         /* Part of it could not be read this time: use it for this frame
          * only, so a later snapshot reads it again. */
-        entry_free(&t->scratch);
-        t->scratch = fresh;
-        return &t->scratch;
+        entry_free(&t->code.scratch);
+        t->code.scratch = fresh;
+        return &t->code.scratch;
     }
-    fresh.checked_epoch = t->epoch;
-    e = cache_insert(&t->codes, &fresh);
+    fresh.checked_epoch = t->walk.epoch;
+    e = cache_insert(&t->code.cache, &fresh);
     if (e == NULL) {
         entry_free(&fresh);
         *soft_err = PYF_ENOMEM;
@@ -679,7 +686,7 @@ const pyf__code *pyf__code_get(pyf_target *t, uint64_t addr, uint64_t frame_addr
 static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
                        int64_t *size, uint32_t *failures)
 {
-    if (e->tlbc_epoch != t->epoch || e->tlbc_epoch == 0) {
+    if (e->tlbc_epoch != t->walk.epoch || e->tlbc_epoch == 0) {
         /* what was read is kept for this snapshot; a failed read is not
          * (a later walk in it, e.g. the frame cache's, reads again) */
         uint64_t a = 0, n = 0;
@@ -699,7 +706,7 @@ static bool tlbc_array(pyf_target *t, pyf__code *e, uint64_t exe, uint64_t *arr,
                 e->tlbc_size = (int64_t)n;
             }
         }
-        e->tlbc_epoch = t->epoch;
+        e->tlbc_epoch = t->walk.epoch;
     }
     *arr = e->tlbc_arr;
     *size = e->tlbc_size;

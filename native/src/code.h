@@ -1,10 +1,17 @@
 /*
  * code.h - code objects, their cache, line tables and strings (code.c,
- * strings.c). Part of internal.h, which every source file includes (it
- * includes this).
+ * strings.c).
  */
 #ifndef PYFRAMES_CODE_H
 #define PYFRAMES_CODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
 
 /* ==== the code-object cache (code.c) ===================================== */
 
@@ -58,11 +65,24 @@ typedef struct pyf__code_cache {
                                 run the same code) */
 } pyf__code_cache;
 
+/* What a target knows of its code objects (pyf_target.code): the cache,
+ * the decode that hit read errors, the interpreter's code generation that
+ * keeps the cache valid, and which type is PyCode_Type. */
+typedef struct pyf__code_state {
+    pyf__code_cache cache;
+    pyf__code scratch;       /* a decode that hit read errors: not cached */
+    uint64_t serial;         /* the last pyf__code.serial given */
+    uint64_t generation;     /* last interp code_object_generation seen */
+    bool generation_known;
+    uint64_t type_addr;      /* address of PyCode_Type once confirmed */
+    uint64_t not_type_addr;  /* last type found not to be "code" */
+} pyf__code_state;
+
 /* ==== strings (strings.c) ================================================= */
 
 /* Decode the str object at addr into a heap UTF-8 string (*out, NUL
  * terminated) capped at max_bytes.  *truncated is set when capped.  On
- * failure *out is NULL and the code is returned (detail in t->fail). */
+ * failure *out is NULL and the code is returned (detail in t->io.fail). */
 int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
                   char **out, bool *truncated, const char *what);
 /* A compact str's header: kind (1, 2, 4), ascii, length in code points and

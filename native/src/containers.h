@@ -1,10 +1,13 @@
 /*
  * containers.h - the address map, arenas and growing arrays (addrmap.c,
- * arena.c). Part of internal.h, which every source file includes (it
- * includes this).
+ * arena.c).
  */
 #ifndef PYFRAMES_CONTAINERS_H
 #define PYFRAMES_CONTAINERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* ==== the address map (addrmap.c) =======================================
  * Target address (or code serial) -> value.  Used as a set for cycle

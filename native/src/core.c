@@ -30,8 +30,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "abi.h"
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "errors.h"
+#include "reads.h"
 
 _Static_assert(sizeof(pyf_core_thread) == PYF_CORE_THREAD_SIZE, "pyf_core_thread is frozen");
 _Static_assert(sizeof(pyf_core_file) == PYF_CORE_FILE_SIZE, "pyf_core_file is frozen");

@@ -1,7 +1,6 @@
 /*
  * core.h - core files (core.c: the core, its memory and files; core_elf.c
  * and core_minidump.c: the two formats; core_unpack.c: compressed cores).
- * Part of internal.h, which every source file includes (it includes this).
  *
  * A format's parser fills the core through the builders below: the ranges
  * whose bytes the core holds (segments), the process's mappings with the
@@ -12,6 +11,13 @@
  */
 #ifndef PYFRAMES_CORE_H
 #define PYFRAMES_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "errors.h"
 
 /* Bounds on what a core may describe (a hostile one asks for more). */
 #define PYF__CORE_MAX_SEGS (1u << 20)

@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "reads.h"
 
 #define ET_CORE 4u
 #define PT_LOAD 1u

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "reads.h"
 
 #define MD_SIGNATURE 0x504d444du
 #define MD_MAX_STREAMS 4096u

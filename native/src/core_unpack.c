@@ -26,7 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api.h"
+#include "core.h"
+#include "errors.h"
+#include "reads.h"
 
 #ifdef PYF_HAVE_ZSTD
 #include <zstd.h>

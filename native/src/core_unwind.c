@@ -19,8 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abi.h"
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "errors.h"
+#include "reads.h"
 
 _Static_assert(sizeof(pyf_native_frame) == PYF_NATIVE_FRAME_SIZE, "pyf_native_frame is frozen");
 

@@ -15,8 +15,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "abi.h"
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "reads.h"
 
 #define EHDR_SIZE 64u
 #define SHDR_SIZE 64u

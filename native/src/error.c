@@ -1,9 +1,11 @@
 /*
  * error.c - the error list (names, messages) and message formatting.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "api.h"
+#include "errors.h"
 
 const char *pyf_error_message(int code)
 {

@@ -13,7 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "walk.h"
 
 #define CHUNK_SPECULATIVE (16u * 1024u) /* CPython's DATA_STACK_CHUNK_SIZE */
 #define CHUNK_MAX_BYTES (16u << 20)
@@ -21,8 +28,8 @@
 #define CHUNKS_MAX_COUNT 4096u
 #define CHUNK_DATA_OFFSET 24 /* offsetof(_PyStackChunk, data) */
 
-/* The copies live in t->chunks and their buffers are kept from one walk to
- * the next (up to CHUNKS_KEEP_BYTES), so a warm walk allocates nothing. */
+/* The copies live in t->walk.chunks and their buffers are kept from one
+ * walk to the next (up to CHUNKS_KEEP_BYTES), so a warm walk allocates nothing. */
 #define CHUNKS_KEEP_BYTES (4u << 20)
 
 void pyf__chunks_free(pyf__chunk_list *cl)
@@ -73,7 +80,7 @@ static void checked(pyf_target *t, pyf__chunk_list *cl)
         cl->seen = 0;
     cl->moved |= cl->seen != cl->check_value;
     cl->check_ok = true;
-    cl->check_calls = t->reader_calls;
+    cl->check_calls = t->io.calls;
 }
 
 /* The ranges of the check, in the order they are read: check_addr, then
@@ -112,15 +119,15 @@ static uint32_t check_span(const pyf__offsets *o, bool *whole)
 
 bool pyf__walk_recheck(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
-    const pyf__chunk_list *cl = &t->chunks;
-    if (cl->check_calls != t->reader_calls)
+    const pyf__chunk_list *cl = &t->walk.chunks;
+    if (cl->check_calls != t->io.calls)
         return false;
     return pyf__walk_checked(t, addr, len, out);
 }
 
 bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *out)
 {
-    const pyf__chunk_list *cl = &t->chunks;
+    const pyf__chunk_list *cl = &t->walk.chunks;
     if (!cl->check_ok || addr < cl->check_addr ||
         addr - cl->check_addr > cl->check_len || len > cl->check_len - (addr - cl->check_addr))
         return false;
@@ -139,7 +146,7 @@ static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_
     const uint8_t *v[PYF__COPIES];
     int got = 0;
     memset(c->again, 0, sizeof c->again);
-    while (!t->prefetch.stalled && got < PYF__COPIES &&
+    while (!t->walk.prefetch.stalled && got < PYF__COPIES &&
            (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
     pyf_iovec check[PYF__THEN_MAX];
@@ -396,7 +403,7 @@ static int idle_top(walker *k)
 }
 
 /* The stack changed under the walk at frame addr (moved: in copies that
- * differ).  Returns PYF_ECORRUPT (detail already in t->fail). */
+ * differ).  Returns PYF_ECORRUPT (detail already in t->io.fail). */
 static int torn(walker *k, uint64_t addr, bool moved)
 {
     k->res->torn = true;
@@ -455,7 +462,7 @@ static int read_direct(walker *k, uint64_t addr)
     size_t n = 1 + check_ranges(cl, iov + 1);
     int rc = pyf__read_after(t, iov, n);
     if (rc != PYF_OK)
-        return pyf__read_failed(&t->fail, &t->reader, rc, "interpreter frame", addr,
+        return pyf__read_failed(&t->io.fail, &t->io.reader, rc, "interpreter frame", addr,
                                 k->fsize);
     checked(t, cl);
     return PYF_OK;
@@ -491,13 +498,13 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
                 again[i] = c->again[i] + (f - c->mem);
     }
     if (f != NULL) {
-        t->stats.chunk_frames++;
+        t->io.stats.chunk_frames++;
     } else {
         int rc = read_direct(k, addr);
         if (rc != PYF_OK)
             return rc;
         f = k->direct;
-        t->stats.direct_frames++;
+        t->io.stats.direct_frames++;
     }
     *out = f;
     return PYF_OK;
@@ -683,7 +690,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
     const pyf__offsets *o = &t->off;
     memset(res, 0, sizeof *res);
     uint8_t direct[4096];
-    walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->chunks,
+    walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->walk.chunks,
                           .fsize = (size_t)o->frame.size, .direct = direct,
                           .cframe = w->cframe};
     if (k->fsize > sizeof direct)

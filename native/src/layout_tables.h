@@ -10,6 +10,8 @@
 #ifndef PYFRAMES_LAYOUT_TABLES_H
 #define PYFRAMES_LAYOUT_TABLES_H
 
+#include "offsets.h"
+
 /* CPython 3.11, from the headers of CPython 3.11.7 (PY_VERSION_HEX 0x030b07f0) in pyenv's 3.11.7/include/python3.11 */
 static const pyf__builtin_field pyf__builtin_311[] = {
     {"runtime_state.size", 166688},

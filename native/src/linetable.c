@@ -4,7 +4,8 @@
  * code unit.  Bounded by the table's length; a corrupt table yields no
  * location, never a read past it.
  */
-#include "internal.h"
+#include <stddef.h>
+#include "linetable.h"
 
 typedef struct lt_reader {
     const uint8_t *p;

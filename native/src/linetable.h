@@ -1,9 +1,11 @@
 /*
- * linetable.h - a code object's line table (linetable.c).  Part of
- * internal.h.
+ * linetable.h - a code object's line table (linetable.c).
  */
 #ifndef PYFRAMES_LINETABLE_H
 #define PYFRAMES_LINETABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 typedef struct pyf__location {
     int32_t line, end_line, column, end_column;

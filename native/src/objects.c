@@ -14,7 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define INT_DIGITS_MAX (1u << 20)   /* digits kept of a huge int */
 #define INT_DIGITS_ABSURD (1ull << 28)

@@ -1,10 +1,17 @@
 /*
  * objhead.h - the fixed parts of objects that more than one reader decodes
  * (the value decoder, the thread facts, the asyncio reader), decoded one
- * way for every version.  Part of internal.h.
+ * way for every version.
  */
 #ifndef PYFRAMES_OBJHEAD_H
 #define PYFRAMES_OBJHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "offsets.h"
+#include "reads.h"
 
 /* ---- ints -----------------------------------------------------------------
  * An int is a header (ob_size on 3.11: its digit count, negative for a

@@ -17,8 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "errors.h"
 #include "layout_tables.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
 
 /* ---- field lists, in table order (slot 0 is the cookie) ---------------- */
 

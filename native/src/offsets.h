@@ -1,10 +1,15 @@
 /*
  * offsets.h - _Py_DebugOffsets and the asyncio debug offsets, decoded and
- * checked (offsets.c). Part of internal.h, which every source file includes
- * (it includes this).
+ * checked (offsets.c).
  */
 #ifndef PYFRAMES_OFFSETS_H
 #define PYFRAMES_OFFSETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
 
 /* ==== the layout of a CPython: _Py_DebugOffsets or a built-in table
  * (offsets.c) ==============================================================

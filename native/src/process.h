@@ -1,10 +1,14 @@
 /*
  * process.h - the process a PID names: its reader and where its runtime and
- * asyncio tables are (reader_pid.c, runtime_find.c, elf.c). Part of
- * internal.h, which every source file includes (it includes this).
+ * asyncio tables are (reader_pid.c, runtime_find.c, elf.c).
  */
 #ifndef PYFRAMES_PROCESS_H
 #define PYFRAMES_PROCESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
 
 /* ==== the PID reader (reader_pid.c) ======================================
  * A pyf_reader over a live local process: process_vm_readv (readv batches

@@ -9,12 +9,19 @@
  * from that copy, once each.  An unchanged stack then costs one reader call;
  * what moved is simply read again.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "errors.h"
+#include "reads.h"
+#include "replay.h"
+#include "target.h"
+#include "walk.h"
 
 int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
                   void *dst, size_t len)
@@ -40,10 +47,10 @@ int pyf__raw_read(const pyf_reader *r, pyf_stats *stats, uint64_t addr,
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
     if (len > 0)
-        t->reader_calls++;
-    int rc = pyf__raw_read(&t->reader, &t->stats, addr, dst, len);
-    if (t->rlog != NULL)
-        pyf__readlog_add(t->rlog, addr, dst, len, rc);
+        t->io.calls++;
+    int rc = pyf__raw_read(&t->io.reader, &t->io.stats, addr, dst, len);
+    if (t->replay.log != NULL)
+        pyf__readlog_add(t->replay.log, addr, dst, len, rc);
     return rc;
 }
 
@@ -78,7 +85,7 @@ int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    failure_vset(&t->fail, code, fmt, ap);
+    failure_vset(&t->io.fail, code, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -113,8 +120,8 @@ static uint64_t now_ns(void)
 
 bool pyf__read_stalled(const pyf_target *t)
 {
-    return t->stall_ns != 0 && pyf__target_live(t) && t->call_ns > t->stall_ns &&
-           t->call_ns - t->stall_ns > t->call_bytes;
+    return t->io.stall_ns != 0 && pyf__target_live(t) && t->io.call_ns > t->io.stall_ns &&
+           t->io.call_ns - t->io.stall_ns > t->io.call_bytes;
 }
 
 void pyf__prefetch_free(pyf__prefetch *p)
@@ -128,7 +135,7 @@ void pyf__prefetch_free(pyf__prefetch *p)
 
 void pyf__prefetch_begin(pyf_target *t)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     p->n = 0;
     p->nread = 0;
     p->read_ok = false;
@@ -137,7 +144,7 @@ void pyf__prefetch_begin(pyf_target *t)
     uint32_t n = p->nplan;
     p->nplan = 0;
     p->plan_bytes = 0;
-    if (t->reader.readv == NULL || n == 0)
+    if (t->io.reader.readv == NULL || n == 0)
         return;
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -168,22 +175,22 @@ void pyf__prefetch_begin(pyf_target *t)
 
 uint32_t pyf__prefetch_pause(pyf_target *t)
 {
-    uint32_t n = t->prefetch.n;
-    t->prefetch.n = 0;
+    uint32_t n = t->walk.prefetch.n;
+    t->walk.prefetch.n = 0;
     return n;
 }
 
 void pyf__prefetch_resume(pyf_target *t, uint32_t n)
 {
     /* a walk that gave up the prefetch meanwhile (n = 0) keeps it given up */
-    if (t->prefetch.n == 0 && t->prefetch.active)
-        t->prefetch.n = n;
+    if (t->walk.prefetch.n == 0 && t->walk.prefetch.active)
+        t->walk.prefetch.n = n;
 }
 
 void pyf__prefetch_end(pyf_target *t)
 {
-    t->prefetch.active = false;
-    t->prefetch.n = 0;
+    t->walk.prefetch.active = false;
+    t->walk.prefetch.n = 0;
 }
 
 /* The prefetched copy of [addr, addr+len), from a range that holds it
@@ -203,12 +210,12 @@ static const uint8_t *prefetched(pyf__prefetch *p, uint64_t addr, size_t len)
 
 uint32_t pyf__plan_mark(const pyf_target *t)
 {
-    return t->prefetch.nplan;
+    return t->walk.prefetch.nplan;
 }
 
 void pyf__plan_truncate(pyf_target *t, uint32_t mark)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     while (p->nplan > mark) {
         p->nplan--;
         p->plan_bytes -= p->plan[p->nplan].len;
@@ -228,7 +235,7 @@ static void plan_add(pyf__prefetch *p, uint64_t addr, size_t len)
 
 const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     const uint8_t *v = p->n != 0 && len > 0 ? prefetched(p, addr, len) : NULL;
     if (v != NULL && p->active)
         plan_add(p, addr, len);
@@ -237,7 +244,7 @@ const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len)
 
 int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     int rc = PYF_OK;
     const uint8_t *v = p->n != 0 ? prefetched(p, addr, len) : NULL;
     if (v != NULL)
@@ -251,7 +258,7 @@ int pyf__read_quiet(pyf_target *t, uint64_t addr, void *dst, size_t len)
 
 int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     int rc = pyf__read_now(t, addr, dst, len);
     if (rc == PYF_OK && p->active && len > 0)
         plan_add(p, addr, len);
@@ -261,7 +268,7 @@ int pyf__read_fresh(pyf_target *t, uint64_t addr, void *dst, size_t len)
 int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
                      const pyf_iovec *then, size_t nthen)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     pyf_iovec iov[PYF__COPIES + PYF__THEN_MAX];
     int status[PYF__COPIES + PYF__THEN_MAX];
     if (nthen > PYF__THEN_MAX)
@@ -283,7 +290,7 @@ int pyf__read_copies(pyf_target *t, uint64_t addr, void *const *dst, size_t len,
 
 int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n)
 {
-    pyf__prefetch *p = &t->prefetch;
+    pyf__prefetch *p = &t->walk.prefetch;
     const uint8_t *v[PYF__THEN_MAX];
     int status[PYF__THEN_MAX];
     size_t got = 0;
@@ -308,7 +315,7 @@ int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
 {
     int rc = pyf__read_quiet(t, addr, dst, len);
     if (rc != PYF_OK)
-        pyf__read_failed(&t->fail, &t->reader, rc, what, addr, len);
+        pyf__read_failed(&t->io.fail, &t->io.reader, rc, what, addr, len);
     return rc;
 }
 
@@ -317,30 +324,30 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
     int first = PYF_OK;
     if (n == 0)
         return PYF_OK;
-    if (t->reader.readv != NULL) {
+    if (t->io.reader.readv != NULL) {
         for (size_t i = 0; i < n; i++)
             status[i] = PYF_OK;
-        bool timed = t->stall_ns != 0 && pyf__target_live(t);
+        bool timed = t->io.stall_ns != 0 && pyf__target_live(t);
         uint64_t start = timed ? now_ns() : 0;
-        int rc = t->reader.readv(t->reader.arg, iov, n, status);
+        int rc = t->io.reader.readv(t->io.reader.arg, iov, n, status);
         if (timed) {
-            t->call_ns = now_ns() - start;
-            t->call_bytes = 0;
+            t->io.call_ns = now_ns() - start;
+            t->io.call_bytes = 0;
             for (size_t i = 0; i < n; i++)
-                t->call_bytes += iov[i].len;
+                t->io.call_bytes += iov[i].len;
         }
-        t->reader_calls++;
-        t->stats.read_calls++;
-        t->stats.read_ranges += n;
+        t->io.calls++;
+        t->io.stats.read_calls++;
+        t->io.stats.read_ranges += n;
         for (size_t i = 0; i < n; i++) {
             if (rc == PYF_OK)
                 status[i] = PYF_OK;
             if (status[i] > 0)
                 status[i] = PYF_EIO;
             if (status[i] == PYF_OK) {
-                t->stats.bytes_read += iov[i].len;
+                t->io.stats.bytes_read += iov[i].len;
             } else {
-                t->stats.read_failures++;
+                t->io.stats.read_failures++;
                 if (first == PYF_OK)
                     first = status[i];
             }
@@ -351,8 +358,8 @@ int pyf__readv(pyf_target *t, const pyf_iovec *iov, size_t n, int *status)
                 status[i] = rc < 0 ? rc : PYF_EIO;
             first = status[0];
         }
-        for (size_t i = 0; t->rlog != NULL && i < n; i++)
-            pyf__readlog_add(t->rlog, iov[i].addr, iov[i].dst, iov[i].len, status[i]);
+        for (size_t i = 0; t->replay.log != NULL && i < n; i++)
+            pyf__readlog_add(t->replay.log, iov[i].addr, iov[i].dst, iov[i].len, status[i]);
         return first;
     }
     for (size_t i = 0; i < n; i++) {

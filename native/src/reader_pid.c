@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api.h"
+#include "errors.h"
+#include "process.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024

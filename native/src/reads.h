@@ -1,9 +1,33 @@
 /*
- * reads.h - reads of target memory and the prefetch (read.c). Part of
- * internal.h, which every source file includes (it includes this).
+ * reads.h - reads of target memory and the prefetch (read.c).
  */
 #ifndef PYFRAMES_READS_H
 #define PYFRAMES_READS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+/* ==== how the target is read ============================================ */
+/* pyf_target.io: the reader and its bookkeeping: who made it, the calls
+ * made through it, the counts the caller sees and the last failure. */
+typedef struct pyf__target_io {
+    pyf_reader reader;
+    bool owns_pid_reader;    /* the PID reader, made by the open: closed with it */
+    int pid;                 /* -1 for a caller-supplied reader */
+    /* reader calls made, never reset (stats.read_calls counts the same for
+     * the caller, who may reset it): whether a walk read anything itself */
+    uint64_t calls;
+    /* A running target's reader call that took longer than stall_ns, plus
+     * a nanosecond a byte, was stalled (pyf__read_stalled): copies it made
+     * may hold memory of two moments.  0: calls are not timed. */
+    uint64_t stall_ns;
+    uint64_t call_ns, call_bytes; /* the last timed call: its time and bytes */
+    pyf_stats stats;
+    pyf_failure fail;        /* the last failure (pyf_target_failure) */
+} pyf__target_io;
 
 /* ==== prefetch (read.c) ================================================== */
 typedef struct pyf__prefetch {
@@ -42,7 +66,7 @@ const uint8_t *pyf__read_view(pyf_target *t, uint64_t addr, size_t len);
 
 /* ==== reads (read.c) ======================================================
  * All target reads go through these: they count, and on failure write a
- * detail "reading WHAT at 0xADDR (N bytes): reason" into t->fail. */
+ * detail "reading WHAT at 0xADDR (N bytes): reason" into t->io.fail. */
 int pyf__read(pyf_target *t, uint64_t addr, void *dst, size_t len,
               const char *what);
 /* Several ranges at once (one reader call when the reader has readv).
@@ -56,11 +80,11 @@ int pyf__read_failed(pyf_failure *f, const pyf_reader *r, int rc,
 /* Record a failure that is not a read (detail formatted).  Returns code. */
 int pyf__failure_set(pyf_failure *f, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Record a failure that is not a read in t->fail and return code. */
+/* Record a failure that is not a read in t->io.fail and return code. */
 int pyf__fail(pyf_target *t, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* f says success, every field empty: what a call that succeeded leaves
- * (nothing formatted: a snapshot clears t->fail twice). */
+ * (nothing formatted: a snapshot clears t->io.fail twice). */
 void pyf__failure_clear(pyf_failure *f);
 /* A read without failure detail, served from the prefetch when it holds
  * the range (the walk's speculative reads). */
@@ -97,7 +121,7 @@ int pyf__read_after(pyf_target *t, const pyf_iovec *iov, size_t n);
 #define PYF__STALL_NS 500000u
 bool pyf__read_stalled(const pyf_target *t);
 /* The target's reader called now: no prefetch, no plan, no detail (counted
- * in stats and in t->reader_calls). */
+ * in stats and in t->io.calls). */
 int pyf__read_now(pyf_target *t, uint64_t addr, void *dst, size_t len);
 /* A reader's raw call with counting only (stats may be NULL): for reads
  * without a target (pyf__offsets_load). */

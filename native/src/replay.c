@@ -30,16 +30,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "reads.h"
+#include "replay.h"
+#include "table.h"
+#include "target.h"
+#include "thread_facts.h"
 
-/* The facts' reads while t->rlog is this: their ranges and bytes, in
+/* The facts' reads while t->replay.log is this: their ranges and bytes, in
  * order, while ok (every read whole, within the bounds). */
 #define LOG_MAX_RANGES 512u
 #define LOG_MAX_BYTES (256u << 10)
 struct pyf__readlog {
     bool ok;
-    uint64_t epoch;                  /* the snapshot's (t->epoch) */
-    uint64_t calls;                  /* t->reader_calls when they began */
+    uint64_t epoch;                  /* the snapshot's (t->walk.epoch) */
+    uint64_t calls;                  /* t->io.calls when they began */
     pyf__facts_memo memo;            /* the facts' memo then */
     struct pyf__range *r;
     uint32_t n, cap;
@@ -49,7 +55,7 @@ struct pyf__readlog {
 
 struct pyf__replay {
     bool ok;
-    uint64_t epoch;                  /* t->epoch of the answer */
+    uint64_t epoch;                  /* t->walk.epoch of the answer */
     bool has_req;                    /* the request (normalised), if any */
     pyf_snapshot_request req;
     uint32_t cap;
@@ -79,23 +85,23 @@ _Static_assert(offsetof(pyf_stats, write_calls) == READ_STATS * sizeof(uint64_t)
 
 void pyf__replay_forget(pyf_target *t)
 {
-    if (t->replay != NULL)
-        t->replay->ok = false;
+    if (t->replay.last != NULL)
+        t->replay.last->ok = false;
 }
 
 void pyf__replay_free(pyf_target *t)
 {
-    if (t->replay != NULL) {
-        t->rlog = NULL;
-        free(t->replay->bytes);
-        free(t->replay->arrays);
-        free(t->replay->log.r);
-        free(t->replay->log.bytes);
-        free(t->replay->again);
-        free(t->replay->iov);
-        free(t->replay->status);
-        free(t->replay);
-        t->replay = NULL;
+    if (t->replay.last != NULL) {
+        t->replay.log = NULL;
+        free(t->replay.last->bytes);
+        free(t->replay.last->arrays);
+        free(t->replay.last->log.r);
+        free(t->replay.last->log.bytes);
+        free(t->replay.last->again);
+        free(t->replay.last->iov);
+        free(t->replay.last->status);
+        free(t->replay.last);
+        t->replay.last = NULL;
     }
 }
 
@@ -120,23 +126,23 @@ static bool keep(uint8_t **buf, uint64_t *cap, const void *src, uint64_t len)
 
 void pyf__readlog_begin(pyf_target *t)
 {
-    t->rlog = NULL;
-    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+    t->replay.log = NULL;
+    if (t->replay.last == NULL && (t->replay.last = calloc(1, sizeof *t->replay.last)) == NULL)
         return;
-    pyf__readlog *log = &t->replay->log;
+    pyf__readlog *log = &t->replay.last->log;
     log->ok = true;
-    log->epoch = t->epoch;
-    log->calls = t->reader_calls;
+    log->epoch = t->walk.epoch;
+    log->calls = t->io.calls;
     log->memo = t->facts_memo;
     log->n = 0;
     log->len = 0;
-    t->rlog = log;
+    t->replay.log = log;
 }
 
 void pyf__readlog_end(pyf_target *t, bool pure)
 {
-    pyf__readlog *log = t->rlog;
-    t->rlog = NULL;
+    pyf__readlog *log = t->replay.log;
+    t->replay.log = NULL;
     if (log != NULL)
         log->ok = log->ok && pure &&
                   memcmp(&log->memo, &t->facts_memo, sizeof log->memo) == 0;
@@ -196,16 +202,16 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
                       uint64_t calls_before, bool settled)
 {
     pyf__replay_forget(t);
-    const pyf__prefetch *p = &t->prefetch;
+    const pyf__prefetch *p = &t->walk.prefetch;
     /* with facts: whether their reads were logged as this snapshot's,
      * made through the reader alone; the walk's reader calls end where
      * theirs began */
     bool facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
-    const pyf__readlog *log = t->replay != NULL ? &t->replay->log : NULL;
-    bool logged = log != NULL && log->ok && log->epoch == t->epoch;
-    uint64_t walk_calls = facts && logged ? log->calls : t->reader_calls;
+    const pyf__readlog *log = t->replay.last != NULL ? &t->replay.last->log : NULL;
+    bool logged = log != NULL && log->ok && log->epoch == t->walk.epoch;
+    uint64_t walk_calls = facts && logged ? log->calls : t->io.calls;
     pyf_stats d;
-    const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->stats;
+    const uint64_t *a = (const uint64_t *)before, *b = (const uint64_t *)&t->io.stats;
     uint64_t *dd = (uint64_t *)&d;
     for (size_t i = 0; i < NSTATS; i++)
         dd[i] = b[i] - a[i];
@@ -215,28 +221,28 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
                 d.frame_cache_misses == 0 && /* a hit, full or partial, stores nothing
                                                  without writing the anchor */
                 d.anchor_writes == 0 && d.retried_walks == 0 && d.code_changed == 0 &&
-                t->table != NULL;
+                t->walk.table != NULL;
     for (uint32_t i = 0; pure && i < p->nread; i++)
         pure = p->plan[i].addr == p->iov[i].addr && p->plan[i].len == p->iov[i].len;
     if (!pure)
         return;
-    if (t->replay == NULL && (t->replay = calloc(1, sizeof *t->replay)) == NULL)
+    if (t->replay.last == NULL && (t->replay.last = calloc(1, sizeof *t->replay.last)) == NULL)
         return;
-    pyf__replay *r = t->replay;
+    pyf__replay *r = t->replay.last;
     uint64_t arrays = c->size - sizeof *c;
     if (c->size < sizeof *c || c->size > c->cap ||
         !keep(&r->bytes, &r->cap_bytes, p->buf, r->len = prefetched_bytes(p)) ||
         !keep(&r->arrays, &r->cap_arrays, (const uint8_t *)c + sizeof *c, arrays))
         return;
     r->arrays_len = arrays;
-    r->epoch = t->epoch;
+    r->epoch = t->walk.epoch;
     r->has_req = req != NULL;
     if (req != NULL)
         r->req = *req;
     r->cap = c->cap;
-    r->table = t->table;
-    r->nrecords = t->table->nrecords;
-    r->nkeys = t->table->nkeys;
+    r->table = t->walk.table;
+    r->nrecords = t->walk.table->nrecords;
+    r->nkeys = t->walk.table->nkeys;
     r->nplan = p->nplan;
     r->delta = d;
     r->head = *c;
@@ -255,11 +261,11 @@ void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
  * prefetch is left begun, for the walk (false). */
 bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_request *req)
 {
-    pyf__replay *r = t->replay;
-    pyf__prefetch *p = &t->prefetch;
-    if (r == NULL || !r->ok || r->epoch != t->epoch || t->prev_epoch != t->epoch ||
-        c->kept != t->epoch || c->cap != r->cap || r->has_req != (req != NULL) ||
-        (req != NULL && memcmp(req, &r->req, sizeof *req) != 0) || t->table != r->table ||
+    pyf__replay *r = t->replay.last;
+    pyf__prefetch *p = &t->walk.prefetch;
+    if (r == NULL || !r->ok || r->epoch != t->walk.epoch || t->walk.prev_epoch != t->walk.epoch ||
+        c->kept != t->walk.epoch || c->cap != r->cap || r->has_req != (req != NULL) ||
+        (req != NULL && memcmp(req, &r->req, sizeof *req) != 0) || t->walk.table != r->table ||
         r->table->nrecords != r->nrecords || r->table->nkeys != r->nkeys ||
         p->nplan != r->nplan)
         return false;
@@ -273,15 +279,15 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     p->nplan = r->nplan; /* the plan the walk would have made again */
     p->plan_bytes = plan_bytes;
 
-    uint64_t *s = (uint64_t *)&t->stats;
+    uint64_t *s = (uint64_t *)&t->io.stats;
     const uint64_t *d = (const uint64_t *)&r->delta;
     for (size_t i = READ_STATS; i < NSTATS; i++)
         s[i] += d[i];
-    t->stats.same_reads++;
-    uint64_t same_as = t->epoch;
-    t->epoch++;
-    t->prev_epoch = t->epoch;
-    pyf__failure_clear(&t->fail);
+    t->io.stats.same_reads++;
+    uint64_t same_as = t->walk.epoch;
+    t->walk.epoch++;
+    t->walk.prev_epoch = t->walk.epoch;
+    pyf__failure_clear(&t->io.fail);
 
     uint8_t *dst = (uint8_t *)c + sizeof *c;
     bool same = c->size == r->head.size &&
@@ -293,12 +299,12 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     c->out = NULL;
     c->size = r->head.size;
     c->reserved = 0;
-    c->serial = t->epoch;
+    c->serial = t->walk.epoch;
     c->same_as = same_as;
-    c->kept = t->epoch;
+    c->kept = t->walk.epoch;
     c->snapshot = r->head.snapshot;
     c->table = r->head.table;
-    r->epoch = t->epoch;
+    r->epoch = t->walk.epoch;
     r->ok = true;
     return true;
 }

@@ -19,8 +19,14 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "abi.h"
+#include "api.h"
+#include "core.h"
 #include "elf_reader.h"
-#include "internal.h"
+#include "errors.h"
+#include "offsets.h"
+#include "process.h"
+#include "reads.h"
 
 #define MAPS_LINE_MAX 8192          /* longer lines are skipped */
 #define MAPS_LINES_MAX (1u << 20)   /* lines read from /proc/PID/maps */

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "api.h"
+#include "reads.h"
+#include "snapshot.h"
 
 typedef struct counter {
     pyf_sample_batch *b;

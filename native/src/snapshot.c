@@ -7,7 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "reads.h"
+#include "replay.h"
+#include "snapshot.h"
+#include "table.h"
+#include "target.h"
+#include "tasks.h"
+#include "thread_facts.h"
+#include "walk.h"
 
 /* Past these, the next snapshot starts a new table (the old one lives on
  * while snapshots hold it). */
@@ -48,16 +60,16 @@ typedef struct snap {
  * that are gone), or it has grown past its bounds. */
 static pyf__table *current_table(pyf_target *t)
 {
-    pyf__table *tb = t->table;
-    if (tb != NULL && (tb->code_clears != t->codes.clears ||
+    pyf__table *tb = t->walk.table;
+    if (tb != NULL && (tb->code_clears != t->code.cache.clears ||
                        tb->nrecords > TABLE_MAX_RECORDS ||
                        tb->nkeys > TABLE_MAX_KEYS ||
                        tb->strings.bytes > TABLE_MAX_STRING_BYTES)) {
         pyf__table_unref(tb);
-        t->table = tb = NULL;
+        t->walk.table = tb = NULL;
     }
     if (tb == NULL)
-        t->table = tb = pyf__table_new(++t->table_ids, t->codes.clears);
+        t->walk.table = tb = pyf__table_new(++t->walk.table_ids, t->code.cache.clears);
     return tb;
 }
 
@@ -69,10 +81,10 @@ static int on_interp(void *ctx, uint64_t addr, int64_t id)
         pyf_target *t = s->t;
         if ((s->table = current_table(t)) == NULL)
             return PYF_ENOMEM;
-        bool same = t->prev_table == s->table->id;
-        s->guess = same ? t->prev_keys : NULL;
+        bool same = t->walk.prev_table == s->table->id;
+        s->guess = same ? t->walk.prev_keys : NULL;
         /* room for as many frames as last time */
-        if (same && !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->prev_n,
+        if (same && !pyf__grow((void **)&s->frame_keys, &s->cap_k, t->walk.prev_n,
                                sizeof *s->frame_keys))
             return PYF_ENOMEM;
     }
@@ -96,8 +108,8 @@ static void find_guesses(snap *s, uint64_t tstate_addr, uint32_t index)
     s->g_found = false;
     if (s->guess == NULL)
         return;
-    const pyf__prev_thread *p = t->prev_threads;
-    uint32_t n = t->prev_nthreads, i = index;
+    const pyf__prev_thread *p = t->walk.prev_threads;
+    uint32_t n = t->walk.prev_nthreads, i = index;
     if (i >= n || p[i].tstate_addr != tstate_addr) {
         for (i = 0; i < n && i < GUESS_SEARCH_MAX; i++)
             if (p[i].tstate_addr == tstate_addr)
@@ -105,7 +117,7 @@ static void find_guesses(snap *s, uint64_t tstate_addr, uint32_t index)
         if (i == n || i == GUESS_SEARCH_MAX)
             return;
     }
-    if (p[i].first > t->prev_n || p[i].n > t->prev_n - p[i].first)
+    if (p[i].first > t->walk.prev_n || p[i].n > t->walk.prev_n - p[i].first)
         return; /* cannot happen: remember_keys wrote both */
     s->g_first = p[i].first;
     s->g_n = p[i].n;
@@ -185,8 +197,8 @@ static int on_frame(void *ctx, uint64_t frame_addr, uint64_t code_addr,
     s->pub.nframes = n + 1;
     if (!s->in_tasks)
         s->threads[s->pub.nthreads - 1].nframes++;
-    s->t->stats.frames++;
-    s->t->stats.frames_from_memory++;
+    s->t->io.stats.frames++;
+    s->t->io.stats.frames_from_memory++;
     return PYF_OK;
 }
 
@@ -208,7 +220,7 @@ static int append_cached(snap *s, const uint32_t *keys, uint32_t k)
     s->last_record = s->table->keys[keys[k - 1]].record;
     s->pub.nframes = n + k;
     s->threads[s->pub.nthreads - 1].nframes += k;
-    s->t->stats.frames += k;
+    s->t->io.stats.frames += k;
     return PYF_OK;
 }
 
@@ -228,7 +240,7 @@ static void on_rollback(void *ctx)
 {
     snap *s = ctx;
     pyf_thread *th = &s->threads[s->pub.nthreads - 1];
-    s->t->stats.frames -= th->nframes;
+    s->t->io.stats.frames -= th->nframes;
     s->pub.nframes = th->first_frame;
     th->nframes = 0;
 }
@@ -295,21 +307,21 @@ static int on_mark_entry(void *ctx, uint64_t entry_addr)
 static void remember_keys(pyf_target *t, const snap *s)
 {
     uint32_t n = s->pub.nframes, nt = s->pub.nthreads;
-    t->prev_table = 0;
-    if (!pyf__grow((void **)&t->prev_keys, &t->prev_cap, n, sizeof *t->prev_keys) ||
-        !pyf__grow((void **)&t->prev_threads, &t->prev_cap_threads, nt,
-                   sizeof *t->prev_threads))
+    t->walk.prev_table = 0;
+    if (!pyf__grow((void **)&t->walk.prev_keys, &t->walk.prev_cap, n, sizeof *t->walk.prev_keys) ||
+        !pyf__grow((void **)&t->walk.prev_threads, &t->walk.prev_cap_threads, nt,
+                   sizeof *t->walk.prev_threads))
         return; /* no guesses next time */
     if (n > 0)
-        memcpy(t->prev_keys, s->frame_keys, n * sizeof *t->prev_keys);
+        memcpy(t->walk.prev_keys, s->frame_keys, n * sizeof *t->walk.prev_keys);
     for (uint32_t i = 0; i < nt; i++)
-        t->prev_threads[i] = (pyf__prev_thread){s->threads[i].tstate_addr,
+        t->walk.prev_threads[i] = (pyf__prev_thread){s->threads[i].tstate_addr,
                                                 s->threads[i].first_frame,
                                                 s->threads[i].nframes};
-    t->prev_n = n;
-    t->prev_nthreads = nt;
-    t->prev_table = s->table->id;
-    t->prev_epoch = t->epoch;
+    t->walk.prev_n = n;
+    t->walk.prev_nthreads = nt;
+    t->walk.prev_table = s->table->id;
+    t->walk.prev_epoch = t->walk.epoch;
 }
 
 void pyf_snapshot_free(pyf_snapshot *pub)
@@ -361,14 +373,14 @@ static void recycle(pyf_target *t, snap *s)
     s->cap_f = keep.cap_f;
     s->cap_k = keep.cap_k;
     s->cap_e = keep.cap_e;
-    t->spare_snap = s;
+    t->walk.spare_snap = s;
 }
 
 void pyf__snapshot_spare_free(pyf_target *t)
 {
-    if (t->spare_snap != NULL) {
-        snap *s = t->spare_snap;
-        t->spare_snap = NULL;
+    if (t->walk.spare_snap != NULL) {
+        snap *s = t->walk.spare_snap;
+        t->walk.spare_snap = NULL;
         pyf_snapshot_free(&s->pub);
     }
 }
@@ -382,9 +394,9 @@ static int request_in(pyf_target *t, const pyf_snapshot_request *req,
     if (req == NULL)
         return PYF_OK;
     int rc = pyf__struct_in(req, PYF_SNAPSHOT_REQUEST_SIZE_V0, local, sizeof *local,
-                            "pyf_snapshot_request", t->fail.detail, sizeof t->fail.detail);
+                            "pyf_snapshot_request", t->io.fail.detail, sizeof t->io.fail.detail);
     if (rc != PYF_OK)
-        return pyf__fail(t, rc, "%s", t->fail.detail);
+        return pyf__fail(t, rc, "%s", t->io.fail.detail);
     *out = local;
     return PYF_OK;
 }
@@ -394,8 +406,8 @@ static int request_in(pyf_target *t, const pyf_snapshot_request *req,
 static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
 {
     *out = NULL;
-    snap *s = t->spare_snap;
-    t->spare_snap = NULL;
+    snap *s = t->walk.spare_snap;
+    t->walk.spare_snap = NULL;
     if (s == NULL && (s = calloc(1, sizeof *s)) == NULL)
         return PYF_ENOMEM;
     s->t = t;
@@ -403,13 +415,13 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->want_facts = req != NULL && (req->flags & PYF_SNAP_THREAD_FACTS);
     s->facts = NULL;
     s->fact_values = NULL;
-    t->epoch++;
-    t->stats.snapshots++;
-    pyf__failure_clear(&t->fail);
+    t->walk.epoch++;
+    t->io.stats.snapshots++;
+    pyf__failure_clear(&t->io.fail);
     pyf__sink sink = {s, on_frame, on_mark_entry, on_keys, on_rollback,
                       on_located, on_thread, on_thread_end, on_interp, on_reverse,
                       on_cut_entry};
-    if (!t->prefetch.active) /* else begun by pyf__replay_try */
+    if (!t->walk.prefetch.active) /* else begun by pyf__replay_try */
         pyf__prefetch_begin(t);
     int rc = pyf__walk_all(t, req, &sink);
     if (rc == PYF_OK && req != NULL && (req->flags & PYF_SNAP_GIL)) /* with the walk's reads */
@@ -450,7 +462,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->nrecords = s->table->nrecords;
     s->nkeys = s->table->nkeys;
     remember_keys(t, s);
-    if (t->cache.n > 0 && (req == NULL || !(req->flags & PYF_SNAP_ONE_THREAD)))
+    if (t->frame_cache.n > 0 && (req == NULL || !(req->flags & PYF_SNAP_ONE_THREAD)))
         pyf__cache_sweep(t);
     s->pub.interps = s->interps;
     s->pub.threads = s->threads;
@@ -459,7 +471,7 @@ static int take_in(pyf_target *t, const pyf_snapshot_request *req, snap **out)
     s->pub.frame_size = sizeof(pyf_frame);
     /* a broken thread's failure is its own (pyf_thread.failure): the call
      * succeeded, and pyf_target_failure says so */
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
     *out = s;
     return PYF_OK;
 }
@@ -606,11 +618,11 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
     int rc = request_in(t, c->request, &local, &req);
     if (rc != PYF_OK)
         return rc;
-    pyf_stats before = t->stats;
-    uint64_t calls_before = t->reader_calls;
+    pyf_stats before = t->io.stats;
+    uint64_t calls_before = t->io.calls;
     if (pyf__replay_try(t, c, req))
         return PYF_OK;
-    uint64_t same_as = t->prev_table != 0 ? t->prev_epoch : 0;
+    uint64_t same_as = t->walk.prev_table != 0 ? t->walk.prev_epoch : 0;
     snap *s;
     rc = take_in(t, req, &s);
     if (rc != PYF_OK) {
@@ -646,9 +658,9 @@ int pyf_snapshot_take_copy(pyf_target *t, pyf_snapshot_copy *c)
                (c->kept != 0 && c->kept == same_as ? PYF_COPY_KEPT : 0u);
     c->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
     c->reserved = 0;
-    c->serial = t->epoch;
+    c->serial = t->walk.epoch;
     c->same_as = same_as;
-    c->kept = t->epoch;
+    c->kept = t->walk.epoch;
     c->snapshot = s->pub;
     c->table.struct_size = sizeof c->table;
     pyf_snapshot_table(&s->pub, &c->table);

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
 
 #define SPECULATIVE_DATA 192 /* bytes read past the header on the first try */
 
@@ -172,7 +177,7 @@ int pyf__read_str(pyf_target *t, uint64_t addr, uint32_t max_bytes,
     if (rc == PYF_EFAULT) /* may run past the end of a mapping */
         rc = pyf__read(t, addr, buf, want = header, what);
     else if (rc != PYF_OK) {
-        pyf__read_failed(&t->fail, &t->reader, rc, what, addr, want);
+        pyf__read_failed(&t->io.fail, &t->io.reader, rc, what, addr, want);
         return rc;
     }
     if (rc != PYF_OK)

@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "linetable.h"
+#include "table.h"
 
 #define NO_SLOT UINT32_MAX
 

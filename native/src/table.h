@@ -1,9 +1,16 @@
 /*
- * table.h - the frame table (table.c). Part of internal.h, which every
- * source file includes (it includes this).
+ * table.h - the frame table (table.c).
  */
 #ifndef PYFRAMES_TABLE_H
 #define PYFRAMES_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "code.h"
+#include "containers.h"
 
 /* ==== the frame table (table.c) ===========================================
  * See "The frame table" in pyframes.h.  Records are interned by (the code

@@ -7,7 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "errors.h"
+#include "offsets.h"
+#include "process.h"
+#include "reads.h"
+#include "replay.h"
+#include "snapshot.h"
+#include "table.h"
+#include "target.h"
+#include "tasks.h"
+#include "values.h"
+#include "walk.h"
 
 static int apply_options(const pyf_options *in, pyf_options *out, char *err,
                          size_t errlen)
@@ -42,25 +56,25 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
     pyf_target *t = calloc(1, sizeof *t);
     if (t == NULL)
         return pyf__failure_set(f, PYF_ENOMEM, "out of memory");
-    t->reader = *reader;
-    t->owns_pid_reader = owns_pid;
-    t->pid = pid;
+    t->io.reader = *reader;
+    t->io.owns_pid_reader = owns_pid;
+    t->io.pid = pid;
     t->runtime_addr = runtime_addr;
-    t->stall_ns = PYF__STALL_NS;
+    t->io.stall_ns = PYF__STALL_NS;
     int rc = apply_options(opts, &t->opts, f->detail, sizeof f->detail);
     if (rc != PYF_OK)
         f->code = rc;
     else
-        rc = pyf__offsets_load(&t->reader, runtime_addr, &t->off, &t->stats, f);
+        rc = pyf__offsets_load(&t->io.reader, runtime_addr, &t->off, &t->io.stats, f);
     /* a runtime that does not say its version (3.11, 3.12) */
     if (rc == PYF_OK && t->off.version_pending && (rc = pyf__offsets_version_read(t)) != PYF_OK) {
         uint32_t size = f->struct_size;
-        *f = t->fail;
+        *f = t->io.fail;
         f->struct_size = size;
     }
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
-        t->owns_pid_reader = false;
+        t->io.owns_pid_reader = false;
         free(t);
         return rc;
     }
@@ -132,20 +146,20 @@ void pyf_target_close(pyf_target *t)
 {
     if (t == NULL)
         return;
-    pyf__code_cache_clear(&t->codes);
+    pyf__code_cache_clear(&t->code.cache);
     pyf__code_scratch_free(t);
-    pyf__table_unref(t->table); /* snapshots keep their references */
-    free(t->prev_keys);
-    free(t->prev_threads);
+    pyf__table_unref(t->walk.table); /* snapshots keep their references */
+    free(t->walk.prev_keys);
+    free(t->walk.prev_threads);
     pyf__snapshot_spare_free(t);
     pyf__replay_free(t);
-    pyf__cache_clear(&t->cache);
-    pyf__chunks_free(&t->chunks);
-    pyf__prefetch_free(&t->prefetch);
+    pyf__cache_clear(&t->frame_cache);
+    pyf__chunks_free(&t->walk.chunks);
+    pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
     pyf__vhints_free(t);
-    if (t->owns_pid_reader)
-        pyf__pid_reader_destroy(&t->reader);
+    if (t->io.owns_pid_reader)
+        pyf__pid_reader_destroy(&t->io.reader);
     free(t);
 }
 
@@ -153,7 +167,7 @@ int pyf_target_failure(const pyf_target *t, pyf_failure *out)
 {
     if (t == NULL || out == NULL)
         return PYF_EINVAL;
-    pyf_failure f = t->fail;
+    pyf_failure f = t->io.fail;
     return pyf__struct_out(out, PYF_FAILURE_SIZE_V0, &f, sizeof f);
 }
 
@@ -170,15 +184,15 @@ void pyf_target_flush(pyf_target *t)
     if (t == NULL)
         return;
     pyf__replay_forget(t);
-    pyf__code_cache_clear(&t->codes);
-    pyf__table_unref(t->table);
-    t->table = NULL;
-    pyf__cache_clear(&t->cache);
-    t->prefetch.nplan = 0;
-    t->prefetch.plan_bytes = 0;
-    t->code_generation_known = false;
-    t->code_type_addr = 0;
-    t->not_code_type_addr = 0;
+    pyf__code_cache_clear(&t->code.cache);
+    pyf__table_unref(t->walk.table);
+    t->walk.table = NULL;
+    pyf__cache_clear(&t->frame_cache);
+    t->walk.prefetch.nplan = 0;
+    t->walk.prefetch.plan_bytes = 0;
+    t->code.generation_known = false;
+    t->code.type_addr = 0;
+    t->code.not_type_addr = 0;
     pyf__vhints_free(t);
 }
 
@@ -190,12 +204,12 @@ void pyf_target_stats(const pyf_target *t, pyf_stats *out)
         memset(out, 0, sizeof *out);
         return;
     }
-    *out = t->stats;
+    *out = t->io.stats;
 }
 
 void pyf_target_reset_stats(pyf_target *t)
 {
     if (t != NULL)
-        memset(&t->stats, 0, sizeof t->stats);
+        memset(&t->io.stats, 0, sizeof t->io.stats);
 }
 

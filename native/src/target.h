@@ -1,102 +1,50 @@
 /*
- * target.h - the target (target.c): what a pyf_target holds. Part of
- * internal.h, which every source file includes (it includes this).
+ * target.h - the target (target.c): what a pyf_target holds.
  */
 #ifndef PYFRAMES_TARGET_H
 #define PYFRAMES_TARGET_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "offsets.h"
+#include "reads.h"
+#include "replay.h"
+#include "tasks.h"
+#include "thread_facts.h"
+#include "values.h"
+#include "walk.h"
+
 /* ==== the target ========================================================= */
 
 struct pyf_target {
-    pyf_reader reader;
-    bool owns_pid_reader;    /* the PID reader, made by the open: closed with it */
-    int pid;                 /* -1 for a caller-supplied reader */
+    /* what the target is: how it is read, where its runtime is, its
+     * layout and the caller's options */
+    pyf__target_io io;            /* the reader and its bookkeeping (reads.h) */
     uint64_t runtime_addr;
     pyf__offsets off;
     pyf_options opts;
-    pyf_stats stats;
-    pyf_failure fail;        /* the last failure (pyf_target_failure) */
 
-    pyf__code_cache codes;
-    pyf__code scratch;       /* a decode that hit read errors: not cached */
-    uint64_t code_serial;    /* the last pyf__code.serial given */
-    pyf__table *table;       /* NULL until the next snapshot makes one */
-    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
-    pyf__prefetch prefetch;
-    pyf__frame_cache cache;
-    uint64_t table_ids;      /* the last table id given */
-    /* the frame keys of the last snapshot (of table prev_table) and where
-     * each thread state's frames were in them: the first guess for a frame
-     * is the key at the same depth of the same thread last time */
-    uint32_t *prev_keys;
-    uint32_t prev_n, prev_cap;
-    uint64_t prev_table;
-    pyf__prev_thread *prev_threads;
-    uint32_t prev_nthreads, prev_cap_threads;
-    uint64_t epoch;          /* incremented per snapshot */
-    /* reader calls made, never reset (stats.read_calls counts the same for
-     * the caller, who may reset it): whether a walk read anything itself */
-    uint64_t reader_calls;
-    /* A running target's reader call that took longer than stall_ns, plus
-     * a nanosecond a byte, was stalled (pyf__read_stalled): copies it made
-     * may hold memory of two moments.  0: calls are not timed. */
-    uint64_t stall_ns;
-    uint64_t call_ns, call_bytes; /* the last timed call: its time and bytes */
-    uint64_t prev_epoch;     /* the epoch of the snapshot prev_keys are of */
-    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
-    uint64_t code_generation;/* last interp code_object_generation seen */
-    bool code_generation_known;
-    uint64_t code_type_addr; /* address of PyCode_Type once confirmed */
-    uint64_t not_code_type_addr; /* last type found not to be "code" */
-    pyf__asyncio asyncio;
-    pyf__facts_memo facts_memo; /* the thread facts' (thread_facts.c) */
+    /* what each subsystem keeps of it, in the subsystem's own struct */
+    pyf__code_state code;         /* code objects (code.h) */
+    pyf__walk_state walk;         /* the walks between snapshots (walk.h) */
+    pyf__frame_cache frame_cache; /* 3.15's frame cache (cache.h) */
+    pyf__asyncio asyncio;         /* asyncio tasks: its table (tasks.h) */
+    pyf__facts_memo facts_memo;   /* the thread facts' (thread_facts.h) */
     /* what the value calls found, to read ahead the next time (values.h) */
-    struct pyf__vhints *vhints;
-    struct pyf__replay *replay; /* take_copy's last answer (replay.c) */
-    /* while the thread facts are read: their reads, logged (replay.c) */
-    struct pyf__readlog *rlog;
+    pyf__vhints *value_hints;
+    pyf__replay_state replay;     /* take_copy's answer again (replay.h) */
 };
 
 /* Whether the target runs while it is read, as its reader declares
  * (pyf_reader.reads): the one test behind every check of a running read. */
 static inline bool pyf__target_live(const pyf_target *t)
 {
-    return t->reader.reads == PYF_READS_RUNNING;
+    return t->io.reader.reads == PYF_READS_RUNNING;
 }
-
-/* The spare snapshot pyf_snapshot_take_copy keeps (snapshot.c). */
-void pyf__snapshot_spare_free(pyf_target *t);
-/* What the sampler (sample.c) builds on, in snapshot.c: a snapshot whose
- * frames are not made (pyf_snapshot.frames NULL; its table and frame keys
- * are there), the frames made later, and a snapshot let go with its
- * arrays kept for the target's next one. */
-int pyf__snapshot_take_bare(pyf_target *t, const pyf_snapshot_request *req,
-                            pyf_snapshot **out);
-int pyf__snapshot_make_frames(pyf_target *t, pyf_snapshot *s);
-void pyf__snapshot_recycle(pyf_target *t, pyf_snapshot *s);
-
-/* pyf_snapshot_take_copy's answer given again while its one read finds
- * the same bytes (replay.c), req the request normalised (or NULL).  _note
- * after a take_copy, with the stats and reader calls from before it and
- * whether its answer is the last one's but for its thread facts (settled:
- * it was freed, or only the facts kept it); _try before one: true when it
- * answered, else the prefetch may be begun already (take goes on with
- * it); _forget when the caches or the reading change. */
-typedef struct pyf__replay pyf__replay;
-void pyf__replay_note(pyf_target *t, const pyf_snapshot_copy *c,
-                      const pyf_snapshot_request *req, const pyf_stats *before,
-                      uint64_t calls_before, bool settled);
-bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c,
-                     const pyf_snapshot_request *req);
-void pyf__replay_forget(pyf_target *t);
-void pyf__replay_free(pyf_target *t);
-/* The thread facts' reads, logged with the bytes they found between
- * _begin and _end (pure: the facts read nothing but through the reader,
- * no cache of the target's served them): what _try reads again for an
- * answer with facts.  _add is read.c's, for each read while t->rlog. */
-typedef struct pyf__readlog pyf__readlog;
-void pyf__readlog_begin(pyf_target *t);
-void pyf__readlog_end(pyf_target *t, bool pure);
-void pyf__readlog_add(pyf__readlog *log, uint64_t addr, const void *bytes, size_t len, int rc);
 
 #endif /* PYFRAMES_TARGET_H */

@@ -15,7 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "process.h"
+#include "reads.h"
+#include "target.h"
+#include "tasks.h"
+#include "value_layout.h"
+#include "values.h"
+#include "walk.h"
 
 #define MAX_TASKS (1u << 20)     /* tasks per snapshot */
 #define MAX_AWAITERS_SET (1u << 16) /* slots of an awaited_by set read */
@@ -54,13 +66,13 @@ int pyf_target_set_asyncio(pyf_target *t, uint64_t addr)
     if (t == NULL)
         return PYF_EINVAL;
     int rc = load_table(t, addr);
-    t->asyncio.refused = t->fail; /* code 0 when it was taken */
+    t->asyncio.refused = t->io.fail; /* code 0 when it was taken */
     return rc;
 }
 
 static int load_table(pyf_target *t, uint64_t addr)
 {
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
     pyf__addrmap kinds = t->asyncio.kinds; /* types stay what they are */
     memset(&t->asyncio, 0, sizeof t->asyncio);
     t->asyncio.kinds = kinds;
@@ -152,12 +164,12 @@ static int read_object(pyf_target *t, uint64_t addr, uint8_t *buf, size_t want,
     return type_kind(t, pyf__ld64(buf + t->off.pyobject.ob_type));
 }
 
-/* A failure of the walk (t->fail) kept for a task or a list. */
+/* A failure of the walk (t->io.fail) kept for a task or a list. */
 static const pyf_failure *keep_failure(walk *w, int rc)
 {
     pyf_failure *copy = pyf__arena_alloc(w->arena, sizeof *copy);
     if (copy != NULL) {
-        *copy = w->t->fail;
+        *copy = w->t->io.fail;
         copy->struct_size = 0;
         copy->code = rc;
     }
@@ -564,10 +576,10 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
                   "(3.14 and later do): tasks cannot be read", o->major, o->minor);
         return fail_all(&w, PYF_ENOTSUP);
     }
-    if (t->asyncio.addr == 0 && t->pid > 0) {
+    if (t->asyncio.addr == 0 && t->io.pid > 0) {
         uint64_t found = 0;
         char err[PYF__ERRBUF];
-        int rc = pyf__pid_find_asyncio(t->pid, &found, err, sizeof err);
+        int rc = pyf__pid_find_asyncio(t->io.pid, &found, err, sizeof err);
         if (rc == PYF_OK)
             rc = pyf_target_set_asyncio(t, found);
         else
@@ -576,8 +588,8 @@ int pyf__tasks_read(pyf_target *t, const pyf__sink *sink, const uint32_t *nframe
             return rc == PYF_ENOMEM ? rc : fail_all(&w, rc);
     }
     if (t->asyncio.addr == 0 && t->asyncio.refused.code != PYF_OK) {
-        t->fail = t->asyncio.refused; /* the table given was refused: why */
-        return fail_all(&w, t->fail.code);
+        t->io.fail = t->asyncio.refused; /* the table given was refused: why */
+        return fail_all(&w, t->io.fail.code);
     }
     if (t->asyncio.addr == 0) {
         pyf__fail(t, PYF_ENOTSUP, "no .AsyncioDebug section among the files the debugger "

@@ -1,9 +1,15 @@
 /*
- * tasks.h - asyncio tasks (tasks.c). Part of internal.h, which every source
- * file includes (it includes this).
+ * tasks.h - asyncio tasks (tasks.c).
  */
 #ifndef PYFRAMES_TASKS_H
 #define PYFRAMES_TASKS_H
+
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
+#include "walk.h"
 
 /* ==== asyncio tasks (tasks.c) ============================================ */
 typedef struct pyf__asyncio {

@@ -21,7 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "linetable.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "thread_facts.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define MODULES_MAX 8192u   /* sys.modules entries searched */
 #define GLOBALS_MAX 4096u   /* threading's globals searched */
@@ -881,7 +892,7 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
         tf[i].exc_line = -1;
         tf[i].exc_value = PYF_NO_VALUE;
     }
-    pyf_failure saved = t->fail;
+    pyf_failure saved = t->io.fail;
     fctx *f = calloc(1, sizeof *f);
     interp_facts *in = calloc((size_t)ninterps + 1, sizeof *in);
     uint8_t *tsb = NULL;
@@ -985,6 +996,6 @@ out:
     free(jobs);
     free(iov);
     free(status);
-    t->fail = saved; /* the facts' failures are their flags */
+    t->io.fail = saved; /* the facts' failures are their flags */
     return rc;
 }

@@ -1,9 +1,15 @@
 /*
  * thread_facts.h - each thread's name, GIL state and exception in flight
- * (thread_facts.c; PYF_SNAP_THREAD_FACTS).  Part of internal.h.
+ * (thread_facts.c; PYF_SNAP_THREAD_FACTS).
  */
 #ifndef PYFRAMES_THREAD_FACTS_H
 #define PYFRAMES_THREAD_FACTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
 
 /* Where a key was found in a dict with a combined table: the dict, its
  * keys object, the address of the entry's key and value, and both: valid

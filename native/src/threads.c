@@ -12,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "cache.h"
+#include "code.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "walk.h"
 
 #define INTERP_READ_MAX (64u * 1024u)
 /* a running process's thread list read again from a changed link, at most */
@@ -48,7 +55,7 @@ static int read_interp(pyf_target *t, uint64_t addr, pyf__interp_info *ii)
     if (buf == NULL)
         return PYF_ENOMEM;
     int rc = PYF_OK;
-    if (t->reader.readv == NULL) {
+    if (t->io.reader.readv == NULL) {
         rc = pyf__read(t, addr, buf, (size_t)end, "interpreter state");
     } else {
         /* fields in address order, grouped */
@@ -121,7 +128,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
                             max_threads, (unsigned long long)addr);
         }
         size_t len = v->want;
-        uint64_t calls = t->reader_calls;
+        uint64_t calls = t->io.calls;
         if (why == PYF_OK) {
             int rrc = v->want > v->need ? pyf__read_quiet(t, addr, buf, len) : PYF_EFAULT;
             if (rrc != PYF_OK)
@@ -142,7 +149,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
             uint64_t again = 0;
             pyf__addrmap_remove(&seen, addr);
             if (relinks++ < LIST_RELINKS && pyf__read_fresh(t, link, &again, 8) == PYF_OK) {
-                t->stats.retried_walks++;
+                t->io.stats.retried_walks++;
                 addr = again;
                 continue;
             }
@@ -155,7 +162,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
             break;
         }
         pyf__thread_info ti = {.interp = ii, .addr = addr, .buf = buf, .len = len,
-                               .fresh = t->reader_calls != calls};
+                               .fresh = t->io.calls != calls};
         pyf_thread *th = &ti.th;
         th->tstate_addr = addr;
         th->interp_index = ii->index;
@@ -268,11 +275,11 @@ int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t
          * at its address since is read as it is now). */
         uint8_t cur[8], again[8];
         pyf_iovec iov[2] = {{at, cur, 8}, {w->tstate_addr + o->tstate.cframe, again, 8}};
-        uint64_t calls = t->reader_calls;
+        uint64_t calls = t->io.calls;
         int rc = pyf__target_live(t) ? pyf__read_after(t, iov, 2) : pyf__read_quiet(t, at, cur, 8);
-        w->fresh |= t->reader_calls != calls;
+        w->fresh |= t->io.calls != calls;
         if (rc != PYF_OK)
-            return pyf__read_failed(&t->fail, &t->reader, rc, "_PyCFrame (C stack)", at, 8);
+            return pyf__read_failed(&t->io.fail, &t->io.reader, rc, "_PyCFrame (C stack)", at, 8);
         if (!pyf__target_live(t) || pyf__ld64(again) == cf) {
             w->cframe = cf;
             w->current_frame = pyf__ld64(cur);
@@ -282,7 +289,7 @@ int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t
             return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: its _PyCFrame changed "
                              "each time it was read (the thread was entering and leaving "
                              "Python calls)", (unsigned long long)w->tstate_addr);
-        t->stats.retried_walks++;
+        t->io.stats.retried_walks++;
         cf = pyf__ld64(again);
     }
     return PYF_OK;
@@ -349,15 +356,15 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
             rc = pyf__walk_frames(t, w, sink, &res);
             break;
         }
-        t->stats.retried_walks++;
+        t->io.stats.retried_walks++;
         sink->rollback(sink->ctx);
         pyf__plan_truncate(t, plan); /* this try's reads are planned instead */
-        pyf__prefetch *p = &t->prefetch;
+        pyf__prefetch *p = &t->walk.prefetch;
         p->n = 0; /* from now on this snapshot reads the target as it is */
         /* the thread state as the last try's check read it right after
          * its copies (every field the walk takes), else read now */
-        uint64_t cf = o->tstate.current_frame, span = t->chunks.check_len;
-        if ((o->top_kind != PYF__TOP_TSTATE || !t->chunks.check_whole || cf + span > tlen ||
+        uint64_t cf = o->tstate.current_frame, span = t->walk.chunks.check_len;
+        if ((o->top_kind != PYF__TOP_TSTATE || !t->walk.chunks.check_whole || cf + span > tlen ||
              !pyf__walk_checked(t, w->tstate_addr + cf, (size_t)span, buf + cf)) &&
             pyf__read_now(t, w->tstate_addr, buf, tlen) != PYF_OK)
             break;
@@ -379,12 +386,12 @@ static int walk_interps(void *ctx, const pyf__interp_info *v, uint32_t n)
     uint64_t generation = 0;
     for (uint32_t i = 0; i < n; i++)
         generation = generation * 31 + v[i].code_generation + 1;
-    if (t->code_generation_known && generation != t->code_generation) {
-        pyf__code_cache_clear(&t->codes);
-        t->stats.code_cache_invalidations++;
+    if (t->code.generation_known && generation != t->code.generation) {
+        pyf__code_cache_clear(&t->code.cache);
+        t->io.stats.code_cache_invalidations++;
     }
-    t->code_generation = generation;
-    t->code_generation_known = true;
+    t->code.generation = generation;
+    t->code.generation_known = true;
     return PYF_OK;
 }
 
@@ -417,7 +424,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
      * holds (older chunks, frames) is from before that top existed, and
      * only the copies and checks made after it say what went with it */
     if (w.live && w.fresh)
-        t->prefetch.n = 0;
+        t->walk.prefetch.n = 0;
     int rc = sink->thread(sink->ctx, &ti->th);
     if (rc != PYF_OK)
         return rc;
@@ -426,7 +433,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
                             : walk_thread(t, &w, ti->buf, ti->len, ti->th.thread_id, sink, &more);
     if (wrc == PYF_ENOMEM)
         return wrc;
-    return sink->thread_end(sink->ctx, wrc, &t->fail, more);
+    return sink->thread_end(sink->ctx, wrc, &t->io.fail, more);
 }
 
 /* Shown as a thread that could not be read (the list ends there). */
@@ -440,7 +447,7 @@ static int walk_broken(void *ctx, const pyf__interp_info *ii, uint64_t addr, int
     th.interp_index = ii->index;
     int rc = sw->sink->thread(sw->sink->ctx, &th);
     if (rc == PYF_OK)
-        rc = sw->sink->thread_end(sw->sink->ctx, why, &sw->t->fail, 0);
+        rc = sw->sink->thread_end(sw->sink->ctx, why, &sw->t->io.fail, 0);
     return rc;
 }
 

@@ -17,11 +17,21 @@
  * most 2^DICT_LOG2_MAX slots, its split values at most 255, a lookup
  * searching its first PYF__VLOOKUP_ITEMS entries, LOOKUP_DEPTH lookups deep.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "abi.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "errors.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define VALUE_DEPTH_CAP 64u      /* the recursion's bound, whatever is asked */
 #define VALUE_STRING_CAP (1u << 24)
@@ -594,12 +604,12 @@ static int ctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req)
     memset(c, 0, sizeof *c);
     c->t = t;
     c->o = &t->off;
-    pyf__failure_clear(&t->fail);
+    pyf__failure_clear(&t->io.fail);
     if (req != NULL) {
         int rc = pyf__struct_in(req, PYF_VALUES_REQUEST_SIZE_V0, &c->req, sizeof c->req,
-                                "pyf_values_request", t->fail.detail, sizeof t->fail.detail);
+                                "pyf_values_request", t->io.fail.detail, sizeof t->io.fail.detail);
         if (rc != PYF_OK)
-            return t->fail.code = rc;
+            return t->io.fail.code = rc;
     }
     char why[PYF__ERRBUF];
     if (pyf__offsets_check_values(c->o, why, sizeof why) != PYF_OK)

@@ -12,7 +12,9 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "offsets.h"
+#include "value_fields.h"
+#include "value_layout.h"
 
 /* The layouts of a version with a built-in table (3.11, 3.12): the
  * table's "values." numbers, from that version's own headers; a field the

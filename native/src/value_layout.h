@@ -5,7 +5,7 @@
  * bytearray, range, sets on 3.13, exceptions, __slots__ members, type
  * fields and frame globals; laid out per minor version and flavour from
  * CPython's own headers (value_layout.c says which header each comes
- * from).  Part of internal.h.
+ * from).
  *
  * The field list (value_fields.h) is one X macro so that
  * tests/c/ft/emit_layout.c prints the same fields from the headers
@@ -14,6 +14,9 @@
 #ifndef PYFRAMES_VALUE_LAYOUT_H
 #define PYFRAMES_VALUE_LAYOUT_H
 
+#include <stdint.h>
+
+#include "offsets.h"
 #include "value_fields.h"
 
 typedef struct pyf__value_layout {

@@ -28,7 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "code.h"
+#include "containers.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
 
 #define OBJ_BYTES 128u           /* an object's head and small data */
 #define KEYS_BYTES 512u          /* a small dict's keys object with its entries */
@@ -92,7 +100,7 @@ typedef struct pf {
 
 void pyf__vhints_free(pyf_target *t)
 {
-    pyf__vhints *h = t->vhints;
+    pyf__vhints *h = t->value_hints;
     if (h == NULL)
         return;
     for (uint32_t i = 0; i < h->nco; i++)
@@ -102,7 +110,7 @@ void pyf__vhints_free(pyf_target *t)
     pyf__addrmap_free(&h->types);
     pyf__addrmap_free(&h->codes);
     free(h);
-    t->vhints = NULL;
+    t->value_hints = NULL;
 }
 
 static void hints_clear_types(pyf__vhints *h)
@@ -174,7 +182,7 @@ static pyf__vhint_code *hint_code_put(pyf__vhints *h, uint64_t addr)
 
 void pyf__vprefetch_learn(pyf__vctx *c)
 {
-    pyf__vhints *h = c->t->vhints;
+    pyf__vhints *h = c->t->value_hints;
     if (h == NULL)
         return;
     for (uint32_t i = 0; i < c->ntv; i++) {
@@ -726,11 +734,11 @@ static bool round_run(pf *p)
 void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, uint32_t n)
 {
     pyf_target *t = c->t;
-    if (t->reader.readv == NULL)
+    if (t->io.reader.readv == NULL)
         return;
-    if (t->vhints == NULL && (t->vhints = calloc(1, sizeof *t->vhints)) == NULL)
+    if (t->value_hints == NULL && (t->value_hints = calloc(1, sizeof *t->value_hints)) == NULL)
         return;
-    pf p = {.c = c, .h = t->vhints, .frame = frame_addr, .max_bytes = CALL_BYTES_MAX};
+    pf p = {.c = c, .h = t->value_hints, .frame = frame_addr, .max_bytes = CALL_BYTES_MAX};
     if (c->req.max_bytes < (CALL_BYTES_MAX - CALL_BYTES_SLACK) / 2)
         p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;

@@ -16,7 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "containers.h"
+#include "objhead.h"
+#include "offsets.h"
+#include "reads.h"
+#include "target.h"
+#include "value_layout.h"
+#include "values.h"
+#include "walk.h"
 
 #define LOCALS_MAX 65536u        /* co_nlocalsplus */
 
@@ -34,7 +42,7 @@ _Static_assert(sizeof(pyf_values_request) == PYF_VALUES_REQUEST_SIZE_V0,
 /* ---- the calls ------------------------------------------------------------ */
 
 /* A read of the frame or its code object (outside the budget, a failure
- * detailed in t->fail), served from what was read ahead when it can be. */
+ * detailed in t->io.fail), served from what was read ahead when it can be. */
 static int frame_read(pyf__vctx *c, uint64_t addr, void *dst, size_t len, const char *what)
 {
     if (c->batch.n != 0 && pyf__vbatch_get(c, addr, dst, len))

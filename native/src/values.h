@@ -1,5 +1,5 @@
 /*
- * values.h - the value decoder's insides.  Part of internal.h.
+ * values.h - the value decoder's insides.
  *
  * The decoder is four files in layers, each calling only the files below
  * it (thread_facts.c calls value_core.c and objects.c besides):
@@ -21,6 +21,16 @@
  */
 #ifndef PYFRAMES_VALUES_H
 #define PYFRAMES_VALUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
+#include "reads.h"
+#include "value_layout.h"
 
 /* Sizes the read-ahead (value_prefetch.c) must match to serve the
  * decoder's reads: dict and set table entries read at once, a dict's
@@ -91,7 +101,7 @@ void pyf__vbatch_free(pyf__vbatch *b);
 #define PYF__EBUDGET (-1002)
 
 /* Read [addr, addr+len) within the byte budget: PYF_OK, PYF__EBUDGET or the
- * reader's code.  Never writes t->fail. */
+ * reader's code.  Never writes t->io.fail. */
 int pyf__vread(pyf__vctx *c, uint64_t addr, void *dst, size_t len);
 /* count more nodes after the last, zeroed (type_name ""); their first index,
  * or PYF_NO_VALUE when out of memory (c->nomem) or past 2^31 nodes. */
@@ -160,7 +170,7 @@ uint32_t pyf__vbuiltin_kind(const char *tp_name);
 size_t pyf__vtype_len(const pyf__vctx *c);
 
 /* Begin a context on t (req may be NULL: the defaults): PYF_OK, or
- * PYF_EOFFSETS when the value layout fails its checks (t->fail says why). */
+ * PYF_EOFFSETS when the value layout fails its checks (t->io.fail says why). */
 int pyf__vctx_begin(pyf__vctx *c, pyf_target *t, const pyf_values_request *req);
 void pyf__vctx_end(pyf__vctx *c);
 

@@ -1,10 +1,19 @@
 /*
  * walk.h - walking a thread's frames (frames.c) and the interpreters'
- * threads (threads.c). Part of internal.h, which every source file includes
- * (it includes this).
+ * threads (threads.c).
  */
 #ifndef PYFRAMES_WALK_H
 #define PYFRAMES_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "code.h"
+#include "offsets.h"
+#include "reads.h"
+#include "table.h"
 
 /* ==== copies of a thread's data-stack chunks (frames.c) ================== */
 typedef struct pyf__chunk {
@@ -78,6 +87,28 @@ typedef struct pyf__chunk_list {
     uint64_t cframe;         /* the _PyCFrame then_cframe must name */
 } pyf__chunk_list;
 void pyf__chunks_free(pyf__chunk_list *cl);
+
+/* ==== what the walks keep from one snapshot to the next ================== */
+/* pyf_target.walk: the frame table, the buffers the walks reuse, and the
+ * last snapshot's frame keys (snapshot.c) that the next one guesses from. */
+typedef struct pyf__walk_state {
+    pyf__table *table;       /* NULL until the next snapshot makes one */
+    uint64_t table_ids;      /* the last table id given */
+    pyf__chunk_list chunks;  /* the walk's chunk copies, buffers reused */
+    pyf__prefetch prefetch;
+    uint64_t epoch;          /* incremented per snapshot */
+    /* the frame keys of the last snapshot (of table prev_table, epoch
+     * prev_epoch) and where each thread state's frames were in them: the
+     * first guess for a frame is the key at the same depth of the same
+     * thread last time */
+    uint32_t *prev_keys;
+    uint32_t prev_n, prev_cap;
+    uint64_t prev_table;
+    pyf__prev_thread *prev_threads;
+    uint32_t prev_nthreads, prev_cap_threads;
+    uint64_t prev_epoch;
+    void *spare_snap;        /* a freed snapshot's arrays, for the next one */
+} pyf__walk_state;
 /* [addr, addr+len) of the thread state as the walk's check read it right
  * after the copies, when that was the last reader call: true and the bytes
  * in out. */
@@ -207,7 +238,7 @@ static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk
 /* The same for every version (threads.c): where the current frame is
  * reached through the thread's _PyCFrame (3.11, 3.12), that is read too,
  * unless buf (len bytes of the thread state at w->tstate_addr) holds it.
- * PYF_OK, or the read's failure (detail in t->fail). */
+ * PYF_OK, or the read's failure (detail in t->io.fail). */
 int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t len);
 
 /* ---- one frame: the decoder both walkers use (the stack walk and the
@@ -276,7 +307,7 @@ static inline bool pyf__iframe_entry(const pyf__offsets *o, const pyf__iframe *f
  * unreadable, the frame shows "???") and *shown (false: nothing to show:
  * no executable, not a code object, or an interpreter-made shim);
  * PYF_ENOMEM; PYF_ECORRUPT when a running process freed or replaced the
- * code object while it was read (the stack changed; detail in t->fail). */
+ * code object while it was read (the stack changed; detail in t->io.fail). */
 int pyf__iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
                      bool *shown);
 
@@ -289,7 +320,7 @@ static inline int64_t pyf__iframe_instr(pyf_target *t, const pyf__iframe *fr,
 
 /* Walk one thread's frame chain.  Returns 0 when the chain ended normally
  * (and, on 3.15, at base_frame) or the rest came from at_anchor, else the
- * reason (detail in t->fail); *res says what else the walk found. */
+ * reason (detail in t->io.fail); *res says what else the walk found. */
 int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
                      pyf__walk_result *res);
 
@@ -323,7 +354,7 @@ typedef struct pyf__thread_visitor {
     int (*thread)(void *ctx, pyf__thread_info *ti);
     /* the interpreter's thread list breaks at addr (not aligned, a loop,
      * past the thread limit, unreadable, relinked too often): why (detail
-     * in t->fail).  Its threads end there. */
+     * in t->io.fail).  Its threads end there. */
     int (*broken)(void *ctx, const pyf__interp_info *ii, uint64_t addr, int why);
     /* after the interpreter's threads (NULL: nothing to do) */
     int (*interp_end)(void *ctx, const pyf__interp_info *ii);

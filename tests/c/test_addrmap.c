@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../native/src/internal.h"
+#include "../../native/src/containers.h"
 #include "check.h"
 
 #define KEYS 1000u

@@ -31,7 +31,9 @@
  * control proves the case builds the race it claims.  White-box: it marks
  * a callback-read target as a running process.
  */
-#include "../../native/src/internal.h"
+#include "../../native/src/api.h"
+#include "../../native/src/offsets.h"
+#include "../../native/src/target.h"
 #include "fake_target.h"
 
 #include <string.h>
@@ -130,7 +132,7 @@ static pyf_target *open_as(fake_target *ft, int live)
     r.reads = live ? PYF_READS_RUNNING : PYF_READS_STOPPED;
     if (fake_open_detail(&r, fake_runtime_addr(ft), NULL, &t, NULL, 0) != PYF_OK)
         return NULL;
-    t->stall_ns = 0; /* a loaded machine's stalls add no reads (stalled_copies) */
+    t->io.stall_ns = 0; /* a loaded machine's stalls add no reads (stalled_copies) */
     return t;
 }
 
@@ -1008,10 +1010,10 @@ static void stalled_copies(int minor, int timed)
     static const char *const names[] = {"main", "parent", "leaf"};
     scene sc;
     chain_scene(&sc, minor, "stall.py", names, NL(names), 1);
-    sc.t->stall_ns = timed ? PYF__STALL_NS : 0;
+    sc.t->io.stall_ns = timed ? PYF__STALL_NS : 0;
     for (int round = 0; round < 2; round++) { /* round 1: from the prefetch */
         pyf_target_reset_stats(sc.t);
-        uint64_t calls = sc.t->reader_calls;
+        uint64_t calls = sc.t->io.calls;
         fake_on_read(sc.ft, sc.chunk, stall, NULL);
         pyf_snapshot *s = take(sc.t);
         fake_on_read(sc.ft, sc.chunk, NULL, NULL);
@@ -1023,7 +1025,7 @@ static void stalled_copies(int minor, int timed)
         if (round == 0)
             CHECK_EQ_INT(st.retried_walks, timed ? 1 : 0);
         else /* the prefetch's copies read again, not the walk */
-            CHECK_EQ_INT(sc.t->reader_calls - calls, timed ? 2 : 1);
+            CHECK_EQ_INT(sc.t->io.calls - calls, timed ? 2 : 1);
         pyf_snapshot_free(s);
     }
     finish(NULL, sc.t, sc.ft);

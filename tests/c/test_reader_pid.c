@@ -23,7 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../native/src/internal.h"
+#include "../../native/src/api.h"
+#include "../../native/src/errors.h"
+#include "../../native/src/process.h"
 #include "check.h"
 #include "children.h"
 

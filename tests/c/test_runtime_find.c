@@ -32,8 +32,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../native/src/api.h"
 #include "../../native/src/elf_reader.h"
-#include "../../native/src/internal.h"
+#include "../../native/src/errors.h"
+#include "../../native/src/offsets.h"
+#include "../../native/src/process.h"
+#include "../../native/src/target.h"
 #include "check.h"
 #include "children.h"
 #include "fake_offsets.h"

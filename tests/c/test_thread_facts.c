@@ -34,7 +34,9 @@
  *   after a failed read, nor for facts a cached code object made.
  * White-box: the facts' offsets checked on every layout.
  */
-#include "whitebox.h" /* the library's internal.h: first */
+#include "whitebox.h" /* the library's headers: first */
+#include "../../native/src/target.h"
+#include "../../native/src/value_layout.h"
 #include "fake_target.h"
 
 #define NMODULES 300u

@@ -32,7 +32,9 @@
  */
 #include <string.h>
 
-#include "../../native/src/internal.h"
+#include "../../native/src/api.h"
+#include "../../native/src/offsets.h"
+#include "../../native/src/target.h"
 #include "fake_target.h"
 
 #define NLOCALS 2u

@@ -22,7 +22,9 @@
  *   word by word: never a crash, always a well-formed tree.
  * White-box: it compares the library's layouts with the headers'.
  */
-#include "whitebox.h" /* the library's internal.h: first */
+#include "whitebox.h" /* the library's headers: first */
+#include "../../native/src/target.h"
+#include "../../native/src/value_layout.h"
 #include "fake_target.h"
 
 #include <stdio.h>

@@ -1,12 +1,13 @@
 /*
  * whitebox.h - what the white-box tests (those including the library's
- * internal.h) share: the library's own layout of a layout CPython's
+ * private headers) share: the library's own layout of a layout CPython's
  * headers gave.
  */
 #ifndef PYF_TEST_WHITEBOX_H
 #define PYF_TEST_WHITEBOX_H
 
-#include "../../native/src/internal.h"
+#include "../../native/src/api.h"
+#include "../../native/src/offsets.h"
 #include "check.h"
 #include "ft_layout.h"
 

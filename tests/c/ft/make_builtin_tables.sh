@@ -39,6 +39,8 @@ label() { # where the headers came from, without this machine's paths
 #ifndef PYFRAMES_LAYOUT_TABLES_H
 #define PYFRAMES_LAYOUT_TABLES_H
 
+#include "offsets.h"
+
 HEAD
     emit "$1" "$(label "$1")"
     echo
