@@ -525,7 +525,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
         return rc;
     *retry |= transient(rc);
     if (rc == PYF_OK)
-        e->no_lines = !pyf__linetable_has_lines(e->linetable, e->linetable_len);
+        e->no_lines = !pyf__linetable_has_lines(e->line_kind, e->linetable, e->linetable_len);
     if (rc != PYF_OK) {
         e->linetable = NULL;
         e->linetable_len = 0;
