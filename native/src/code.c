@@ -443,6 +443,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
     e->filename_ptr = h->filename;
     e->linetable_ptr = h->linetable;
     e->firstlineno = h->firstlineno;
+    e->line_kind = o->line_kind;
     e->version = h->version;
     e->units = h->units;
     e->co_flags = h->co_flags;

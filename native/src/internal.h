@@ -86,12 +86,12 @@ int pyf__reader_in(const pyf_reader *in, pyf_reader *out, char *err,
 
 /* ==== the subsystems, in the order their declarations need ============== */
 #include "containers.h"
+#include "linetable.h"
 #include "offsets.h"
 #include "process.h"
 #include "core.h"
 #include "reads.h"
 #include "objhead.h"
-#include "linetable.h"
 #include "code.h"
 #include "table.h"
 #include "walk.h"
