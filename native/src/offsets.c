@@ -664,6 +664,16 @@ static void derive_builtin(pyf__offsets *off)
     int suspended = builtin_int(off, "gen_state.suspended", INT32_MIN); /* a byte: -1 */
     off->gen_suspended = suspended == INT32_MIN ? suspended : (int8_t)suspended;
     off->await_back = 8;
+    /* 3.10's frame states (a signed char; INT32_MIN where the version has
+     * none) */
+    const char *const states[] = {"frame_state.created", "frame_state.suspended",
+                                  "frame_state.executing", "frame_state.unwinding"};
+    int *to[] = {&off->frame_state.created, &off->frame_state.suspended,
+                 &off->frame_state.executing, &off->frame_state.unwinding};
+    for (size_t i = 0; i < COUNT(states); i++) {
+        int v = builtin_int(off, states[i], INT32_MIN);
+        *to[i] = v == INT32_MIN ? v : (int8_t)v;
+    }
     /* "opcode_caches.<opcode>": the opcodes with inline caches */
     for (uint32_t i = 0; i < off->nbuiltin; i++) {
         const char *name = off->builtin[i].name, *end;
@@ -692,7 +702,6 @@ static void decide(pyf__offsets *off)
                                    : PYF__LINES_LOCATIONS;
     off->lasti_kind = minor <= 9 ? PYF__LASTI_BYTES : PYF__LASTI_UNITS;
     off->running_kind = minor <= 9 ? PYF__RUNNING_FLAG : PYF__RUNNING_STATE;
-    off->frame_executing = minor <= 9 ? 1 : builtin_int(off, "frame_state.executing", 0);
     off->top_kind = minor <= 12 ? PYF__TOP_CFRAME : PYF__TOP_TSTATE;
     off->entry_kind = minor <= 11 ? PYF__ENTRY_FLAG : PYF__ENTRY_OWNER;
     off->ip_kind = minor <= 12 ? PYF__IP_PREVIOUS : PYF__IP_CURRENT;

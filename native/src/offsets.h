@@ -140,11 +140,12 @@ typedef struct pyf__offsets {
      * (3.8, 3.9); pyf__linetable_lookup decodes each. */
     pyf__line_kind line_kind;
     /* frame_model HEAP: what f_lasti counts, bytes (3.8, 3.9) or code
-     * units (3.10); and what says a frame runs: f_executing 1 (3.8, 3.9)
-     * or f_state FRAME_EXECUTING (3.10, frame_executing) */
+     * units (3.10); and what says whether a frame runs: f_executing (3.8,
+     * 3.9: a char, 1 while it runs), or f_state (3.10: a signed char,
+     * whose values are frame_state's) */
     enum { PYF__LASTI_BYTES, PYF__LASTI_UNITS } lasti_kind;
     enum { PYF__RUNNING_FLAG, PYF__RUNNING_STATE } running_kind;
-    int frame_executing;
+    struct { int created, suspended, executing, unwinding; } frame_state;
     /* How a thread's current frame is reached: the thread state's
      * current_frame, or its cframe's (on the C stack). */
     enum { PYF__TOP_TSTATE, PYF__TOP_CFRAME } top_kind;
