@@ -450,6 +450,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
     e->filename_ptr = h->filename;
     e->linetable_ptr = h->linetable;
     e->firstlineno = h->firstlineno;
+    e->line_kind = o->line_kind;
     e->version = h->version;
     e->units = h->units;
     e->co_flags = h->co_flags;
@@ -532,7 +533,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
         return rc;
     *retry |= transient(rc);
     if (rc == PYF_OK)
-        e->no_lines = !pyf__linetable_has_lines(e->linetable, e->linetable_len);
+        e->no_lines = !pyf__linetable_has_lines(e->line_kind, e->linetable, e->linetable_len);
     if (rc != PYF_OK) {
         e->linetable = NULL;
         e->linetable_len = 0;

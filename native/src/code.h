@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "containers.h"
+#include "linetable.h"
 #include "offsets.h"
 
 /* ==== the code-object cache (code.c) ===================================== */
@@ -41,6 +42,7 @@ typedef struct pyf__code {
     uint32_t qualname_size, filename_size;
     uint8_t *linetable;      /* heap copy, NULL when unreadable */
     uint32_t linetable_len;
+    pyf__line_kind line_kind; /* its format (the target's line_kind) */
     bool no_lines;           /* table read, but no entry has a line: a shim */
     /* free-threaded 3.14+: the co_tlbc array as read in snapshot tlbc_epoch
      * (never trusted across snapshots: it grows and fills without notice) */

@@ -2,8 +2,8 @@
  * offsets.c - the one place that fills the library's layout of a CPython
  * (pyf__offsets) and decides every difference between versions: from the
  * target's _Py_DebugOffsets (3.13+), decoded and validated, or from a
- * built-in table generated from CPython's own headers (3.11, 3.12:
- * layout_tables.h), identified by the runtime's shape.
+ * built-in table generated from CPython's own headers (3.8-3.12:
+ * layout_tables.h), identified by the runtime's shape (3.11, 3.12).
  *
  * _Py_DebugOffsets' own layout differs per minor version (fields are
  * inserted in the middle of sections), so each supported version has its
@@ -21,6 +21,7 @@
 #include "api.h"
 #include "errors.h"
 #include "layout_tables.h"
+#include "linetable.h"
 #include "offsets.h"
 #include "reads.h"
 #include "target.h"
@@ -232,6 +233,7 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(runtime, main_interpreter, "runtime_state.main_interpreter", PTR, 8, WALK)            \
     X(runtime, gil_locked, "runtime_state.gil_locked", OFF, 4, FACTS)                       \
     X(runtime, gil_holder, "runtime_state.gil_holder", PTR, 8, FACTS)                       \
+    X(runtime, tstate_current, "runtime_state.tstate_current", PTR, 8, FACTS)               \
     X(interp, size, "interpreter_state.size", SIZE, 0, WALK)                                \
     X(interp, id, "interpreter_state.id", OFF, 8, WALK)                                     \
     X(interp, next, "interpreter_state.next", PTR, 8, WALK)                                 \
@@ -268,6 +270,7 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(tstate, curexc_type, "thread_state.curexc_type", PTR, 8, FACTS)                       \
     X(tstate, curexc_value, "thread_state.curexc_value", PTR, 8, FACTS)                     \
     X(tstate, curexc_traceback, "thread_state.curexc_traceback", PTR, 8, FACTS)             \
+    X(tstate, frame, "thread_state.frame", PTR, 8, WALK)                                    \
     X(err_stackitem, exc_value, "err_stackitem.exc_value", PTR, 8, FACTS)                   \
     X(cframe, size, "cframe.size", SIZE, 0, WALK)                                           \
     X(cframe, current_frame, "cframe.current_frame", PTR, 8, WALK)                          \
@@ -282,6 +285,21 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(frame, tlbc_index, "interpreter_frame.tlbc_index", OFF, 4, WALK)                      \
     X(frame, stacktop, "interpreter_frame.stacktop", OFF, 4, WALK)                          \
     X(frame, is_entry, "interpreter_frame.is_entry", OFF, 1, WALK)                          \
+    X(heapframe, size, "frame_object.size", SIZE, 0, WALK)                                  \
+    X(heapframe, back, "frame_object.back", PTR, 8, WALK)                                   \
+    X(heapframe, code, "frame_object.code", PTR, 8, WALK)                                   \
+    X(heapframe, globals, "frame_object.globals", PTR, 8, VALUES)                           \
+    X(heapframe, locals, "frame_object.locals", PTR, 8, VALUES)                             \
+    X(heapframe, valuestack, "frame_object.valuestack", PTR, 8, VALUES)                     \
+    X(heapframe, trace, "frame_object.trace", PTR, 8, WALK)                                 \
+    X(heapframe, gen, "frame_object.gen", PTR, 8, WALK)                                     \
+    X(heapframe, lasti, "frame_object.lasti", OFF, 4, WALK)                                 \
+    X(heapframe, lineno, "frame_object.lineno", OFF, 4, WALK)                               \
+    X(heapframe, localsplus, "frame_object.localsplus", PTR, 0, VALUES)                     \
+    X(heapframe, stacktop, "frame_object.stacktop", PTR, 8, VALUES)                         \
+    X(heapframe, stackdepth, "frame_object.stackdepth", OFF, 4, VALUES)                     \
+    X(heapframe, executing, "frame_object.executing", OFF, 1, WALK)                         \
+    X(heapframe, state, "frame_object.state", OFF, 1, WALK)                                 \
     X(code, size, "code_object.size", SIZE, 0, WALK)                                        \
     X(code, filename, "code_object.filename", PTR, 8, WALK)                                 \
     X(code, name, "code_object.name", PTR, 8, WALK)                                         \
@@ -297,6 +315,12 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(code, argcount, "code_object.argcount", OFF, 4, VALUES)                               \
     X(code, localsplusnames, "code_object.localsplusnames", PTR, 8, VALUES)                 \
     X(code, localspluskinds, "code_object.localspluskinds", PTR, 8, VALUES)                 \
+    X(code, code, "code_object.code", PTR, 8, WALK)                                         \
+    X(code, nlocals, "code_object.nlocals", OFF, 4, VALUES)                                 \
+    X(code, varnames, "code_object.varnames", PTR, 8, VALUES)                               \
+    X(code, cellvars, "code_object.cellvars", PTR, 8, VALUES)                               \
+    X(code, freevars, "code_object.freevars", PTR, 8, VALUES)                               \
+    X(code, cell2arg, "code_object.cell2arg", PTR, 8, VALUES)                               \
     X(tuple, size, "tuple_object.size", SIZE, 0, VALUES)                                    \
     X(tuple, ob_item, "tuple_object.ob_item", PTR, 0, VALUES)                               \
     X(tuple, ob_size, "tuple_object.ob_size", OFF, 8, VALUES)                               \
@@ -326,6 +350,8 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(gen, gi_name, "gen_object.gi_name", NONE, 0, TASKS)                                   \
     X(gen, gi_iframe, "gen_object.gi_iframe", PTR, 8, TASKS)                                \
     X(gen, gi_frame_state, "gen_object.gi_frame_state", OFF, 1, TASKS)                      \
+    X(gen, gi_frame, "gen_object.gi_frame", PTR, 8, WALK)                                   \
+    X(gen, gi_code, "gen_object.gi_code", PTR, 8, WALK)                                     \
     X(set, size, "set_object.size", SIZE, 0, TASKS)                                         \
     X(set, used, "set_object.used", OFF, 8, TASKS)                                          \
     X(set, table, "set_object.table", PTR, 8, TASKS)                                        \
@@ -426,12 +452,13 @@ static int validate(const pyf__offsets *o, char *err, size_t errlen)
         return rc;
 
     /* Sizes of objects the walker copies whole. */
-    if (o->frame.size > 4096 || o->code.size > 65536 ||
+    uint64_t frame_size = o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.size : o->frame.size;
+    if (frame_size > 4096 || o->code.size > 65536 ||
         o->tstate.size > 65536) {
         pyf__fmt(err, errlen,
                  "_Py_DebugOffsets sizes are implausible (frame %llu, code "
                  "%llu, thread state %llu bytes)",
-                 (unsigned long long)o->frame.size,
+                 (unsigned long long)frame_size,
                  (unsigned long long)o->code.size,
                  (unsigned long long)o->tstate.size);
         return PYF_EOFFSETS;
@@ -643,6 +670,16 @@ static void derive_builtin(pyf__offsets *off)
     int suspended = builtin_int(off, "gen_state.suspended", INT32_MIN); /* a byte: -1 */
     off->gen_suspended = suspended == INT32_MIN ? suspended : (int8_t)suspended;
     off->await_back = 8;
+    /* 3.10's frame states (a signed char; INT32_MIN where the version has
+     * none) */
+    const char *const states[] = {"frame_state.created", "frame_state.suspended",
+                                  "frame_state.executing", "frame_state.unwinding"};
+    int *to[] = {&off->frame_state.created, &off->frame_state.suspended,
+                 &off->frame_state.executing, &off->frame_state.unwinding};
+    for (size_t i = 0; i < COUNT(states); i++) {
+        int v = builtin_int(off, states[i], INT32_MIN);
+        *to[i] = v == INT32_MIN ? v : (int8_t)v;
+    }
     /* "opcode_caches.<opcode>": the opcodes with inline caches */
     for (uint32_t i = 0; i < off->nbuiltin; i++) {
         const char *name = off->builtin[i].name, *end;
@@ -661,6 +698,16 @@ static void derive_builtin(pyf__offsets *off)
 static void decide(pyf__offsets *off)
 {
     uint32_t minor = off->minor;
+    /* 3.8-3.10: PyFrameObjects chained by f_back (the walk's other frame
+     * model; the properties below that name data-stack frames, dict
+     * values and instance dicts do not apply to them, and the value
+     * decoder is not yet given these versions) */
+    off->frame_model = minor <= 10 ? PYF__FRAMES_HEAP : PYF__FRAMES_DATASTACK;
+    off->line_kind = minor <= 9    ? PYF__LINES_LNOTAB
+                     : minor == 10 ? PYF__LINES_PEP626
+                                   : PYF__LINES_LOCATIONS;
+    off->lasti_kind = minor <= 9 ? PYF__LASTI_BYTES : PYF__LASTI_UNITS;
+    off->running_kind = minor <= 9 ? PYF__RUNNING_FLAG : PYF__RUNNING_STATE;
     off->top_kind = minor <= 12 ? PYF__TOP_CFRAME : PYF__TOP_TSTATE;
     off->entry_kind = minor <= 11 ? PYF__ENTRY_FLAG : PYF__ENTRY_OWNER;
     off->ip_kind = minor <= 12 ? PYF__IP_PREVIOUS : PYF__IP_CURRENT;
@@ -773,18 +820,41 @@ int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
     return fill(off, &src, "_Py_DebugOffsets", err, errlen);
 }
 
-/* ---- the built-in tables (3.11, 3.12) ------------------------------------- */
+/* ---- the built-in tables (3.8-3.12) --------------------------------------- */
 
 typedef struct builtin_table {
     uint32_t minor;
     const pyf__builtin_field *pairs;
     size_t npairs;
+    bool heap_frames; /* 3.8-3.10: used only where the gate is open */
 } builtin_table;
 
 static const builtin_table builtins[] = {
-    {11, pyf__builtin_311, COUNT(pyf__builtin_311)},
-    {12, pyf__builtin_312, COUNT(pyf__builtin_312)},
+    {8, pyf__builtin_38, COUNT(pyf__builtin_38), true},
+    {9, pyf__builtin_39, COUNT(pyf__builtin_39), true},
+    {10, pyf__builtin_310, COUNT(pyf__builtin_310), true},
+    {11, pyf__builtin_311, COUNT(pyf__builtin_311), false},
+    {12, pyf__builtin_312, COUNT(pyf__builtin_312), false},
 };
+
+bool pyf__offsets_heap_frames_enabled(void)
+{
+    const char *gate = getenv("PYFRAMES_HEAP_FRAMES");
+    return gate != NULL && strcmp(gate, "1") == 0;
+}
+
+/* The built-in table of hexversion's minor version, NULL for none (or one
+ * of a heap-frame version while the gate is closed). */
+static const builtin_table *builtin_for(uint64_t hexversion)
+{
+    if (((hexversion >> 24) & 0xff) != 3)
+        return NULL;
+    for (size_t i = 0; i < COUNT(builtins); i++)
+        if (((hexversion >> 16) & 0xff) == builtins[i].minor)
+            return !builtins[i].heap_frames || pyf__offsets_heap_frames_enabled() ? &builtins[i]
+                                                                                  : NULL;
+    return NULL;
+}
 
 static uint64_t builtin_value(const builtin_table *b, const char *name)
 {
@@ -797,24 +867,19 @@ int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size
 {
     memset(off, 0, sizeof *off);
     set_version(off, hexversion);
-    for (size_t i = 0; i < COUNT(builtins); i++) {
-        const builtin_table *b = &builtins[i];
-        if (off->major != 3 || off->minor != b->minor)
-            continue;
-        off->builtin = b->pairs;
-        off->nbuiltin = (uint32_t)b->npairs;
-        source src = {.pairs = b->pairs, .npairs = b->npairs};
-        return fill(off, &src, "the built-in table", err, errlen);
-    }
-    return pyf__version_refused(hexversion, err, errlen);
+    const builtin_table *b = builtin_for(hexversion);
+    if (b == NULL)
+        return pyf__version_refused(hexversion, err, errlen);
+    off->builtin = b->pairs;
+    off->nbuiltin = (uint32_t)b->npairs;
+    source src = {.pairs = b->pairs, .npairs = b->npairs};
+    return fill(off, &src, "the built-in table", err, errlen);
 }
 
 uint64_t pyf__offsets_builtin_runtime_size(uint64_t hexversion)
 {
-    for (size_t i = 0; i < COUNT(builtins); i++)
-        if (((hexversion >> 24) & 0xff) == 3 && ((hexversion >> 16) & 0xff) == builtins[i].minor)
-            return builtin_value(&builtins[i], "runtime_state.size");
-    return 0;
+    const builtin_table *b = builtin_for(hexversion);
+    return b != NULL ? builtin_value(b, "runtime_state.size") : 0;
 }
 
 /* Which built-in table's runtime is at addr, by its shape: 3.11 and 3.12
@@ -824,6 +889,8 @@ static uint32_t builtin_minor_at(const uint8_t *head, size_t len, uint64_t addr)
 {
     for (size_t i = 0; i < COUNT(builtins); i++) {
         const builtin_table *b = &builtins[i];
+        if (b->heap_frames) /* allocated on the heap: no such shape */
+            continue;
         uint64_t main_at = builtin_value(b, "runtime_state.interpreters_main");
         uint64_t head_at = builtin_value(b, "runtime_state.interpreters_head");
         uint64_t embedded = builtin_value(b, "runtime_state.main_interpreter");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "linetable.h"
 
 /* ==== the layout of a CPython: _Py_DebugOffsets or a built-in table
  * (offsets.c) ==============================================================
@@ -46,6 +47,8 @@ typedef struct pyf__offsets {
         /* 3.11/3.12 (built-in tables): the main interpreter's pointer and
          * where the runtime embeds it; 3.11: the one GIL, in the runtime */
         uint64_t interpreters_main, main_interpreter, gil_locked, gil_holder;
+        /* 3.8-3.10: the thread state holding the GIL */
+        uint64_t tstate_current;
     } runtime;
     struct {
         uint64_t size, id, next, threads_head, threads_main, gc,
@@ -68,6 +71,8 @@ typedef struct pyf__offsets {
          * and the one the thread state embeds; 3.11's exception being
          * raised (type, value, traceback) */
         uint64_t cframe, root_cframe, curexc_type, curexc_value, curexc_traceback;
+        /* 3.8-3.10: the newest frame object (frame_model HEAP) */
+        uint64_t frame;
     } tstate;
     /* 3.11/3.12: _PyCFrame, on the C stack of each eval loop */
     struct { uint64_t size, current_frame, previous; } cframe;
@@ -79,6 +84,15 @@ typedef struct pyf__offsets {
         uint64_t stacktop;   /* 3.11-3.13's int: see offsets.c */
         uint64_t is_entry;   /* 3.11's bool */
     } frame;
+    /* 3.8-3.10 (frame_model PYF__FRAMES_HEAP): PyFrameObject, a heap
+     * object; back its caller, lasti its last instruction (lasti_kind),
+     * executing (3.8, 3.9: a char) or state (3.10: a signed char) whether
+     * it runs (running_kind); stacktop (3.8, 3.9) or stackdepth (3.10)
+     * its value stack while suspended */
+    struct {
+        uint64_t size, back, code, globals, locals, valuestack, trace, gen, lasti,
+            lineno, localsplus, stacktop, stackdepth, executing, state;
+    } heapframe;
     struct {
         uint64_t size, filename, name, qualname, linetable, firstlineno,
             co_code_adaptive, co_tlbc;
@@ -87,6 +101,9 @@ typedef struct pyf__offsets {
         uint64_t co_flags;   /* not in the table: see offsets.c */
         uint64_t nlocalsplus; /* not in the table: see offsets.c */
         uint64_t firsttraceable; /* 3.11/3.12's _co_firsttraceable */
+        /* 3.8-3.10: the bytecode (a bytes object), and the locals' names:
+         * co_nlocals varnames, then cellvars, then freevars */
+        uint64_t code, nlocals, varnames, cellvars, freevars, cell2arg;
     } code;
     struct { uint64_t size, ob_type; } pyobject;
     struct { uint64_t size, tp_name, tp_flags; } type;
@@ -102,7 +119,8 @@ typedef struct pyf__offsets {
     struct { uint64_t size, ob_fval; } flt;
     /* the rest serve the asyncio reader (tasks.c), the int layout the
      * value decoder too */
-    struct { uint64_t size, gi_name, gi_iframe, gi_frame_state; } gen;
+    /* gi_frame, gi_code: 3.8-3.10's frame object and code */
+    struct { uint64_t size, gi_name, gi_iframe, gi_frame_state, gi_frame, gi_code; } gen;
     struct { uint64_t size, used, table, mask; } set;
     /* lv_tag (3.12+) or ob_size (3.11): int_kind says which */
     struct { uint64_t size, lv_tag, ob_size, ob_digit; } lng;
@@ -116,6 +134,24 @@ typedef struct pyf__offsets {
     uint32_t nbuiltin;
 
     /* Semantics that differ by version, decided once at decode. */
+    /* Where a thread's frames are: _PyInterpreterFrame records in its
+     * data stack (3.11+), or PyFrameObjects on the heap chained by f_back
+     * from the thread state's frame (3.8-3.10: heapframe; no
+     * co_qualname).  Their tables are used only where
+     * pyf__offsets_heap_frames_enabled(): the walk does not read heap
+     * frames yet, and until it does 3.8-3.10 are refused by name. */
+    enum { PYF__FRAMES_DATASTACK, PYF__FRAMES_HEAP } frame_model;
+    /* A code object's line table: the location table (3.11+,
+     * Objects/locations.md), PEP 626's co_linetable (3.10) or co_lnotab
+     * (3.8, 3.9); pyf__linetable_lookup decodes each. */
+    pyf__line_kind line_kind;
+    /* frame_model HEAP: what f_lasti counts, bytes (3.8, 3.9) or code
+     * units (3.10); and what says whether a frame runs: f_executing (3.8,
+     * 3.9: a char, 1 while it runs), or f_state (3.10: a signed char,
+     * whose values are frame_state's) */
+    enum { PYF__LASTI_BYTES, PYF__LASTI_UNITS } lasti_kind;
+    enum { PYF__RUNNING_FLAG, PYF__RUNNING_STATE } running_kind;
+    struct { int created, suspended, executing, unwinding; } frame_state;
     /* How a thread's current frame is reached: the thread state's
      * current_frame, or its cframe's (on the C stack). */
     enum { PYF__TOP_TSTATE, PYF__TOP_CFRAME } top_kind;
@@ -201,9 +237,9 @@ typedef struct pyf__offsets {
 int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
                         char *err, size_t errlen);
 
-/* The layout of CPython 3.<minor> from its built-in table (3.11, 3.12),
- * hexversion its version: PYF_OK, PYF_EVERSION (no table for it, named in
- * err) or PYF_EOFFSETS. */
+/* The layout of CPython 3.<minor> from its built-in table (3.8-3.12; 3.8-3.10
+ * only where pyf__offsets_heap_frames_enabled()), hexversion its version:
+ * PYF_OK, PYF_EVERSION (no table for it, named in err) or PYF_EOFFSETS. */
 int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size_t errlen);
 /* The version of a target whose layout came from a built-in table
  * (version_pending), from sys.hexversion as the target holds it, checked
@@ -220,6 +256,11 @@ int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
  * layout (a Py_DEBUG 3.12, say), refused rather than guessed. */
 int pyf__layout_refused(uint64_t hexversion, uint64_t size, uint64_t known, char *err,
                         size_t errlen);
+/* Whether the built-in tables of the heap-frame versions (3.8-3.10) are
+ * used: only while PYFRAMES_HEAP_FRAMES=1 is set in the environment (the
+ * tests of the unfinished heap-frame walk); otherwise those versions are
+ * refused by name, as before. */
+bool pyf__offsets_heap_frames_enabled(void);
 /* sizeof(_PyRuntimeState) in the built-in table of hexversion's minor
  * version (3.11, 3.12); 0 for a version without one (its runtime is
  * described by its own _Py_DebugOffsets, or not read at all). */

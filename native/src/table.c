@@ -197,7 +197,7 @@ int pyf__table_record(pyf__table *tb, uint64_t code_addr, const pyf__code *code,
         r.info.filename = names[1];
         r.info.flags |= code->flags & (PYF_FRAME_NAME_TRUNCATED | PYF_FRAME_CODE_UNREADABLE);
         pyf__location loc;
-        if (!pyf__linetable_lookup(code->linetable, code->linetable_len,
+        if (!pyf__linetable_lookup(code->line_kind, code->linetable, code->linetable_len,
                                    code->firstlineno, instr, &loc))
             r.info.flags |= PYF_FRAME_NO_LOCATION;
         r.info.line = loc.line;

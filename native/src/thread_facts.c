@@ -663,8 +663,8 @@ static void traceback_facts(fctx *f, uint64_t tb, pyf_thread_facts *tf)
     if (lineno >= 0)
         tf->exc_line = lineno;
     else if (lasti >= 0 && code->linetable != NULL &&
-             pyf__linetable_lookup(code->linetable, code->linetable_len, code->firstlineno,
-                                   lasti / 2, &loc))
+             pyf__linetable_lookup(code->line_kind, code->linetable, code->linetable_len,
+                                   code->firstlineno, lasti / 2, &loc))
         tf->exc_line = loc.line;
 }
 

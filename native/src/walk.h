@@ -263,6 +263,64 @@ static inline void pyf__iframe_decode(const pyf__offsets *o, const uint8_t *f, u
     fr->owner = (int8_t)f[o->frame.owner];
 }
 
+/* ---- one heap frame (frame_model PYF__FRAMES_HEAP, 3.8-3.10): a
+ * PyFrameObject, linked to its caller by f_back from the thread state's
+ * frame ---- */
+typedef enum pyf__hframe_state {
+    /* in its eval loop: executing, or (3.10) unwinding an exception */
+    PYF__HFRAME_RUNNING,
+    /* made, its first instruction not yet run (on a thread's chain: the
+     * frame being entered, pushed before it says it runs) */
+    PYF__HFRAME_NOT_STARTED,
+    /* a generator's frame at a yield (on a chain: being resumed, or
+     * yielding) */
+    PYF__HFRAME_SUSPENDED,
+    /* returned, raised or cleared (on a chain: returning, or memory the
+     * thread has left) */
+    PYF__HFRAME_DONE,
+} pyf__hframe_state;
+
+typedef struct pyf__hframe {
+    uint64_t addr;           /* the PyFrameObject in the target */
+    uint64_t refcnt;         /* ob_refcnt (0: being freed) */
+    uint64_t back;           /* f_back (the caller) */
+    uint64_t code;           /* f_code */
+    uint64_t gen;            /* f_gen: the generator running it, or 0 */
+    /* the last instruction run, in code units (f_lasti as the version
+     * counts it, lasti_kind); -1 before the first */
+    int64_t instr;
+    pyf__hframe_state state;
+} pyf__hframe;
+
+static inline void pyf__hframe_decode(const pyf__offsets *o, const uint8_t *f, uint64_t addr,
+                                      pyf__hframe *fr)
+{
+    fr->addr = addr;
+    fr->refcnt = pyf__ld64(f);
+    fr->back = pyf__ld64(f + o->heapframe.back);
+    fr->code = pyf__ld64(f + o->heapframe.code);
+    fr->gen = pyf__ld64(f + o->heapframe.gen);
+    int32_t lasti = (int32_t)pyf__ld32(f + o->heapframe.lasti);
+    /* -1 is tested before a byte offset is halved */
+    fr->instr = lasti < 0 ? -1 : o->lasti_kind == PYF__LASTI_BYTES ? lasti / 2 : lasti;
+    if (o->running_kind == PYF__RUNNING_FLAG) {
+        /* 3.8, 3.9: f_executing; a frame made keeps its value stack's top
+         * in f_stacktop until its eval loop takes it, and a generator's
+         * sets it again at each yield */
+        fr->state = f[o->heapframe.executing] != 0 ? PYF__HFRAME_RUNNING
+                    : lasti < 0                    ? PYF__HFRAME_NOT_STARTED
+                    : pyf__ld64(f + o->heapframe.stacktop) != 0 ? PYF__HFRAME_SUSPENDED
+                                                                : PYF__HFRAME_DONE;
+        return;
+    }
+    int s = (int8_t)f[o->heapframe.state];
+    fr->state = s == o->frame_state.executing || s == o->frame_state.unwinding
+                    ? PYF__HFRAME_RUNNING
+                : s == o->frame_state.created   ? PYF__HFRAME_NOT_STARTED
+                : s == o->frame_state.suspended ? PYF__HFRAME_SUSPENDED
+                                                : PYF__HFRAME_DONE;
+}
+
 /* Where a frame's value stack ends: the one reading of the stack pointer
  * a version saves (sp_kind).  PYF__STACK_SAVED with *sp (3.14+'s
  * stackpointer; 3.12's and 3.13's stacktop, counted from localsplus);

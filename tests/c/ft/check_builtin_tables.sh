@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_builtin_tables.sh - the builtin_tables test: each block of
-# native/src/layout_tables.h (the layouts of CPython 3.11 and 3.12) made
+# native/src/layout_tables.h (the layouts of CPython 3.8-3.12) made
 # again from every copy of that version's headers found here (the prefixes
 # in PYFRAMES_OLDER_PYTHONS, pyenv's builds, Debian's python3.X-dev), field
 # by field; any difference fails.  Exit 77 (skipped) where no headers are,
@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 dirs=()
-add_dir() { [[ -e $1/internal/pycore_frame.h ]] && dirs+=("$1"); }
+add_dir() { [[ -e $1/internal/pycore_pystate.h ]] && dirs+=("$1"); }
 IFS=: read -r -a listed <<<"${PYFRAMES_OLDER_PYTHONS:-}"
 for py in "${listed[@]}"; do
     [[ -n $py ]] || continue
@@ -20,14 +20,14 @@ for py in "${listed[@]}"; do
     minor=${py##*python}
     add_dir "$prefix/include/python$minor"
 done
-for d in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[12].*/include/python3.1[12] \
-         /usr/include/python3.11 /usr/include/python3.12; do
+for d in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.{8,9,10,11,12}.*/include/python3.{8,9,10,11,12} \
+         /usr/include/python3.{8,9,10,11,12}; do
     [[ -d $d ]] || continue
     case " ${dirs[*]-} " in *" $(cd "$d" && pwd -P) "* | *" $d "*) continue ;; esac
     add_dir "$d"
 done
 if ((${#dirs[@]} == 0)); then
-    echo "no CPython 3.11 or 3.12 headers here"
+    echo "no CPython 3.8-3.12 headers here"
     [[ ${PYFRAMES_IN_SANDBOX:-} == 1 ]] && exit 1
     exit 77
 fi
