@@ -2,10 +2,11 @@
 # run_demo.sh - what pyframes shows, each thing once, on a live process.
 #
 # Meant to run inside the sandbox root (tests/sandbox/sandbox.sh demo), where
-# the clone is /src.  Builds build/sandbox if needed (a minute or two the
-# first time), then shows one scene per capability, each on its own
-# demo_program.py (tests/demo) under one of the root's interpreters, through
-# the command line (build/sandbox/pyframes), gdb or lldb:
+# the clone is /src.  Builds the library in build/sandbox if needed (under a
+# minute the first time; the whole demo takes about 20 seconds after that),
+# then shows one scene per capability, each on its own demo_program.py
+# (tests/demo) under one of the root's interpreters, through the command line
+# (build/sandbox/pyframes), gdb or lldb:
 #
 #   threads   every thread's stack, name, GIL state, native wait, exception
 #   values    each frame's variables (--locals)
@@ -176,7 +177,7 @@ build_if_needed() {
     if [[ -f $BUILD/CMakeCache.txt ]]; then
         echo "run_demo: updating $BUILD"
     else
-        echo "run_demo: building $BUILD (the first time takes a minute or two)"
+        echo "run_demo: building the library in $BUILD (the first time: under a minute)"
     fi
     if ! { [[ -f $BUILD/CMakeCache.txt ]] ||
         cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPYFRAMES_WERROR=ON; } >"$log" 2>&1 ||
