@@ -43,24 +43,16 @@ if [[ -z ${LLDB_DEBUGSERVER_PATH:-} ]]; then
 fi
 
 SCENES=(threads values deadlock pool tasks bt profile)
-# scene: "PYTHON PROGRAM-SCENARIO"
-declare -A SCENE_TARGET=(
-    [threads]="python3.15 threads"
-    [values]="python3.14 values"
-    [deadlock]="python3.13 deadlock"
-    [pool]="python3.14 pool"
-    [tasks]="python3.14 tasks"
-    [bt]="python3.13 values"
-    [profile]="python3.15 threads"
-)
-declare -A SCENE_TITLE=(
-    [threads]="every thread: its name, the GIL, where it waits in native code, the exception it handles"
-    [values]="each frame's variables, as repr() shows them (gdb, no debug symbols)"
-    [deadlock]="a two-lock deadlock, then the locks each frame holds (gdb)"
-    [pool]="threads with the same stack once: an idle thread pool (lldb)"
-    [tasks]="asyncio tasks as a tree: what each task awaits (CPython 3.14+)"
-    [bt]="Python frames inside gdb's own backtrace"
-    [profile]="a sampling profile: where the CPU time goes, and its flame graph"
+# scene: "PYTHON SCENARIO TITLE": the interpreter, demo_program.py's
+# scenario it runs and what the scene shows
+declare -A SCENE=(
+    [threads]="python3.15 threads every thread: its name, the GIL, where it waits in native code, the exception it handles"
+    [values]="python3.14 values each frame's variables, as repr() shows them (gdb, no debug symbols)"
+    [deadlock]="python3.13 deadlock a two-lock deadlock, then the locks each frame holds (gdb)"
+    [pool]="python3.14 pool threads with the same stack once: an idle thread pool (lldb)"
+    [tasks]="python3.14 tasks asyncio tasks as a tree: what each task awaits (CPython 3.14+)"
+    [bt]="python3.13 values Python frames inside gdb's own backtrace"
+    [profile]="python3.15 threads a sampling profile: where the CPU time goes, and its flame graph"
 )
 # What each scene's report must show (extended regexes, one per line),
 # known from demo_program.py.
@@ -237,13 +229,13 @@ start_target() {
 
 FAILED=()
 show_scene() {
-    local scene=$1 py scenario version
-    read -r py scenario <<<"${SCENE_TARGET[$scene]}"
+    local scene=$1 py scenario title version
+    read -r py scenario title <<<"${SCENE[$scene]}"
     if ! version=$("$py" -c 'import sys; print(sys.version.split()[0])'); then
         FAILED+=("$scene")
         return 0
     fi
-    printf '\n== %s: %s ==\n' "$scene" "${SCENE_TITLE[$scene]}"
+    printf '\n== %s: %s ==\n' "$scene" "$title"
     if ! start_target "$py" "$scenario"; then
         FAILED+=("$scene")
         stop_target
@@ -256,7 +248,7 @@ show_scene() {
 
 if (($# > 0)); then
     for scene in "$@"; do
-        [[ -n ${SCENE_TARGET[$scene]:-} ]] || { echo "run_demo: no scene $scene (${SCENES[*]})" >&2; exit 2; }
+        [[ -n ${SCENE[$scene]:-} ]] || { echo "run_demo: no scene $scene (${SCENES[*]})" >&2; exit 2; }
     done
     SCENES=("$@")
 fi
