@@ -401,6 +401,7 @@ def test_foreign_library_left_in_the_clone(tmp_path, monkeypatch):
     foreign.parent.mkdir(parents=True)
     shutil.copy(foreign_lib, str(foreign))
     monkeypatch.setattr(_loader, "_PACKAGE_DIR", str(pkg))
+    monkeypatch.setattr(_loader, "_lib_path", _loader._lib_path)  # restored after
     monkeypatch.delenv("PYFRAMES_LIBRARY", raising=False)
     # the linker's search path left out: this is about the clone's build/
     import ctypes.util
@@ -417,7 +418,6 @@ def test_foreign_library_left_in_the_clone(tmp_path, monkeypatch):
     shutil.copy(here_lib, str(built_here))
     monkeypatch.setattr(_loader, "_lib", None)
     assert _loader.library_path() == str(built_here)
-    monkeypatch.setattr(_loader, "_lib", None)  # the suite's own library next
 
 def test_candidate_paths_order(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
