@@ -7,7 +7,8 @@ starts with a command) is parsed by the parser that runs it: `pyframes ...`
 only with the PYTHONPATH it needs on the same line; `(gdb) py-bt-fast ...`,
 `(lldb) pystack ...` and `py-sample` by the debugger commands' parsers, the
 navigation commands by their names; `sandbox.sh SUBCOMMAND` against the
-subcommands sandbox.sh dispatches.  The README cannot name an option or a
+subcommands sandbox.sh dispatches, and the command lines given to
+`sandbox.sh run` and to gdb's `-ex` each checked the same way.  The README cannot name an option or a
 command that is not there (as `python3 -m pyframes dump PID` after
 `cmake --install` once was), and each kind of line is met at least once.
 """
@@ -100,7 +101,15 @@ def _check(command):
     if head == "bash" and len(words) > 1 and words[1].endswith("sandbox.sh"):
         assert os.path.join(_REPO, words[1]) == SANDBOX, command
         assert len(words) > 2 and words[2] in _sandbox_subcommands(), command
+        if words[2] == "run" and len(words) == 4:  # a shell command line
+            for part in re.split(r"\s*(?:;|&&|&)\s*", words[3]):
+                _check(part)
         return "sandbox.sh"
+    if head in ("gdb", "lldb"):  # the commands it is given
+        for option, value in zip(words, words[1:]):
+            if option in ("-ex", "-o"):
+                _check(value)
+        return head
     return None
 
 
@@ -114,7 +123,7 @@ def test_readme_commands_exist():
         if kind:
             seen.setdefault(kind, []).append(command)
     assert set(seen) == {"pyframes", "python3 -m pyframes", "py-bt-fast", "pystack",
-                         "py-sample", "navigation", "sandbox.sh"}, seen
+                         "py-sample", "navigation", "sandbox.sh", "gdb"}, seen
 
 
 @pytest.mark.parametrize("command, wrong", [
@@ -124,6 +133,9 @@ def test_readme_commands_exist():
     ("py-bt-fast --all --no-such-option", "unrecognized"),
     ("bash tests/sandbox/sandbox.sh no-such-subcommand", ""),
     ("py-nowhere", "no command"),
+    ("bash tests/sandbox/sandbox.sh run 'python3.14 p.py & sleep 2; pyframes dumps $!'",
+     "invalid choice"),
+    ("gdb -p PID -ex 'py-bt-fast --alll'", "unrecognized"),
 ])
 def test_readme_check_refuses(command, wrong):
     """The check fails on each kind of drift."""
