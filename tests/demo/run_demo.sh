@@ -3,7 +3,7 @@
 #
 # Meant to run inside the sandbox root (tests/sandbox/sandbox.sh demo), where
 # the clone is /src.  Builds the library in build/sandbox if needed (under a
-# minute the first time; the whole demo takes about 20 seconds after that),
+# minute the first time; the whole demo takes about 30 seconds after that),
 # then shows one scene per capability, each on its own demo_program.py
 # (tests/demo) under one of the root's interpreters, through the command line
 # (build/sandbox/pyframes), gdb or lldb:
