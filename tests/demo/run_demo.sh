@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
-# run_demo.sh - show pyframes reading a live process under each CPython.
+# run_demo.sh - what pyframes shows, each thing once, on a live process.
 #
-# Meant to run inside the sandbox (tests/sandbox/sandbox.sh demo), where the
-# clone is /src.  Builds build/sandbox if needed, then for python3.15, 3.13,
-# 3.14 (and pyenv's 3.13.0 when PYFRAMES_PYENV_PYTHON is set) starts
-# tests/demo/demo_program.py, waits for its handshake and runs every view on
-# it: the pyframes CLI, gdb's py-bt-fast and lldb's pystack.  A view is a
-# function view_NAME taking the target PID; list it in VIEWS and give it a
-# title in VIEW_TITLE.
+# Meant to run inside the sandbox root (tests/sandbox/sandbox.sh demo), where
+# the clone is /src.  Builds the library in build/sandbox if needed (under a
+# minute the first time; the whole demo takes about 30 seconds after that),
+# then shows one scene per capability, each on its own demo_program.py
+# (tests/demo) under one of the root's interpreters, through the command line
+# (build/sandbox/pyframes), gdb or lldb:
 #
-# Each view prints only the stack report: what the debuggers print around it
-# (attach banners, thread lists, detach messages) is counted, not shown, and
-# runs of identical frames are shortened the way Python's tracebacks do.  A
-# view fails when its command fails, when it shows no frames, or when one of
-# the three threads' blocking functions is missing; the demo then exits 1.
+#   threads   every thread's stack, name, GIL state, native wait, exception
+#   values    each frame's variables (--locals)
+#   deadlock  two threads waiting for each other's lock (--locks)
+#   pool      six idle pool workers shown once (--group)
+#   tasks     the asyncio task tree (--tasks, CPython 3.14+)
+#   bt        Python frames inside gdb's own backtrace
+#   profile   a sampling profile and its flame graph, kept in
+#             build/sandbox/demo/flame.svg
+#
+# A scene shows only the command's report (what a debugger prints around it
+# is left out) and fails when the command fails or its report lacks what the
+# program is known to be doing (SCENE_EXPECT); the demo then exits 1.
+#   run_demo.sh [SCENE...]   the scenes named, else all of them
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SRC=$(pwd -P)
 BUILD=$SRC/build/sandbox
 LIB=$BUILD/native/libpyframes.so
-VIEW_TIMEOUT=120
-# Every view, the debugger plugins included, loads this build of the library.
+PYFRAMES=$BUILD/pyframes          # the command line, as the build makes it
+OUT=$BUILD/demo                   # what the demo keeps: the flame graph
+SCENE_TIMEOUT=120
+MAX_LINES=50                      # a scene's report beyond this is cut
+# The debugger plugins load this build of the library too.
 export PYFRAMES_LIBRARY=$LIB
-
-INTERPRETERS=(python3.15 python3.13 python3.14)
-if [[ -n ${PYFRAMES_PYENV_PYTHON:-} ]]; then
-    INTERPRETERS+=("$PYFRAMES_PYENV_PYTHON")
-fi
 
 # lldb attaches through lldb-server; the sandbox names it, elsewhere look.
 if [[ -z ${LLDB_DEBUGSERVER_PATH:-} ]]; then
@@ -37,115 +42,71 @@ if [[ -z ${LLDB_DEBUGSERVER_PATH:-} ]]; then
     unset _srv
 fi
 
-VIEWS=(pyframes_cli gdb lldb gdb_locals lldb_locals gdb_locks lldb_group gdb_bt gdb_tasks
-       cli_sample)
-declare -A VIEW_TITLE=(
-    [pyframes_cli]="pyframes dump --all"
-    [gdb]="gdb py-bt-fast --all (thread names, GIL, native waits, exceptions in flight)"
-    [lldb]="lldb pystack --all"
-    [gdb_locals]="gdb py-bt-fast --all --locals (each frame's variables, no debug symbols)"
-    [lldb_locals]="lldb pystack --all --locals --max-items 3"
-    [gdb_locks]="gdb py-bt-fast --all --locks (deadlocks first, then held locks and waits)"
-    [lldb_group]="lldb pystack --all --group (threads with the same stack once)"
-    [gdb_bt]="gdb bt (Python frames in the debugger's own backtrace)"
-    [gdb_tasks]="gdb py-bt-fast --tasks (asyncio task tree, CPython 3.14+)"
-    [cli_sample]="pyframes sample --all --mode cpu --duration 1 (where the CPU time goes; a flame graph)"
+SCENES=(threads values deadlock pool tasks bt profile)
+# scene: "PYTHON SCENARIO TITLE": the interpreter, demo_program.py's
+# scenario it runs and what the scene shows
+declare -A SCENE=(
+    [threads]="python3.15 threads every thread: its name, the GIL, where it waits in native code, the exception it handles"
+    [values]="python3.14 values each frame's variables, as repr() shows them (gdb, no debug symbols)"
+    [deadlock]="python3.13 deadlock a two-lock deadlock, then the locks each frame holds (gdb)"
+    [pool]="python3.14 pool threads with the same stack once: an idle thread pool (lldb)"
+    [tasks]="python3.14 tasks asyncio tasks as a tree: what each task awaits (CPython 3.14+)"
+    [bt]="python3.13 values Python frames inside gdb's own backtrace"
+    [profile]="python3.15 threads a sampling profile: where the CPU time goes, and its flame graph"
 )
-# What a view must show besides the blocking functions (extended regexes,
-# one per line; a view whose name is in ONLY_EXPECT is checked by these
-# alone).  Under 3.13 the deadlock is inferred (its innermost frames keep no
-# stack pointer; the waits are read from their stack slots) and says so.
-declare -A VIEW_EXPECT=(
-    [gdb]='^Thread 0x[0-9a-f]+ "ledger-writer" \(.*waiting on a lock
-^  handling ValueError: order 1042: negative quantity'
-    [gdb_locks]='^deadlock: "(ledger-writer|auditor)" waits for <_thread.lock at 0x[0-9a-f]+> held by
-^      holds <_thread.lock at 0x[0-9a-f]+>'
-    [lldb_group]='^3 threads with the same stack: "pool_[0-2]", "pool_[0-2]", "pool_[0-2]"'
-    [gdb_bt]='_PyEval_EvalFrameDefault
-^ +\[python\] wait_for_stdin_eof \(\) at .*demo_program.py:[0-9]+'
-    [gdb_tasks]='"fetch-prices"
-"push-updates"'
-    [cli_sample]='crunch_numbers'
-)
-ONLY_EXPECT=" gdb_bt gdb_tasks cli_sample "
-
-# Functions in which demo_program.py's threads block: every view must show
-# all three (as the end of a "  File ..., in FUNCTION" line).
-BLOCKING_FUNCTIONS=(
-    'wait_for_stdin_eof'
-    'source \[generator\]'
-    'Outer\.Inner\.method\.<locals>\.closure'
+# What each scene's report must show (extended regexes, one per line),
+# known from demo_program.py.
+declare -A SCENE_EXPECT=(
+    [threads]='"request-handler"
+handling ValueError: order 1042: negative quantity
+"pipeline-worker"
+in read_chunks
+"cruncher"
+in crunch_numbers'
+    [values]='in checkout
+customer = <__main__\.Customer object at 0x[0-9a-f]+>
+cart = \[\{.sku.: .A-100., .qty.: 2, .price.: 9\.5\}'
+    [deadlock]='^deadlock: "(ledger-writer|auditor)" waits for
+holds [a-z_]+ <_thread\.lock'
+    [pool]='^6 threads with the same stack'
+    [tasks]='fetch-prices
+push-updates
+report
+watchdog'
+    [bt]='_PyEval_EvalFrameDefault
+\[python\] (checkout|wait_for_stdin_eof)'
+    [profile]='crunch_numbers'
 )
 
-# ---------------------------------------------------------------- views
+# ---------------------------------------------------------------- scenes
 
-view_pyframes_cli() {
-    run_view pyframes env PYTHONPATH="$SRC/native/python" \
-        python3 -m pyframes dump --all "$1"
-}
-
-# in_gdb PID COMMAND...: the gdb view of each command, with the plugin.
+# in_gdb PID COMMAND...: gdb's output of the commands, with the plugin.
 in_gdb() {
     local pid=$1 args=() c
     shift
     for c in "$@"; do args+=(-ex "$c"); done
-    run_view gdb gdb --batch -nx -p "$pid" -ex "source $SRC/gdb/pyframes_gdb.py" "${args[@]}"
+    run_scene gdb --batch -nx -p "$pid" -ex "source $SRC/gdb/pyframes_gdb.py" \
+        -ex 'echo @@BEGIN@@\n' "${args[@]}" -ex 'echo @@END@@\n'
 }
 
-# in_lldb PID COMMAND: the lldb view of one command, with the plugin.
+# in_lldb PID COMMAND: lldb's output of the command, with the plugin.
 in_lldb() {
-    run_view lldb lldb --batch -p "$1" \
-        -o "command script import $SRC/lldb/pyframes_lldb.py" -o "$2" -o detach
+    run_scene lldb --batch -p "$1" -o "command script import $SRC/lldb/pyframes_lldb.py" \
+        -o "script print('@@BEGIN@@')" -o "$2" -o "script print('@@END@@')" -o detach
 }
 
-view_gdb() {
-    in_gdb "$1" 'py-bt-fast --all'
-}
-
-view_lldb() {
-    in_lldb "$1" 'pystack --all'
-}
-
-view_gdb_locals() {
-    in_gdb "$1" 'py-bt-fast --all --locals'
-}
-
-view_lldb_locals() {
-    in_lldb "$1" 'pystack --all --locals --max-items 3'
-}
-
-view_gdb_locks() {
-    in_gdb "$1" 'py-bt-fast --all --locks'
-}
-
-view_lldb_group() {
-    in_lldb "$1" 'pystack --all --group'
-}
-
-view_gdb_bt() {
-    # the main thread's innermost frames: C frames with the Python frames
-    # each eval-loop frame runs
-    in_gdb "$1" 'thread 1' 'bt 12'
-}
-
-view_gdb_tasks() {
-    if [[ $version == 3.13.* ]]; then
-        echo "(asyncio task trees are read on CPython 3.14+)"
-        return 0
-    fi
-    in_gdb "$1" 'py-bt-fast --tasks'
-}
-
-view_cli_sample() {
-    run_view sample env PYTHONPATH="$SRC/native/python" \
-        python3 -m pyframes sample --all --mode cpu --duration 1 --top 5 \
-        --flamegraph "$WORK/flame-$1.svg" "$1"
+scene_threads() { run_scene "$PYFRAMES" dump --all "$1"; }
+scene_values() { in_gdb "$1" 'py-bt-fast --locals'; }
+scene_deadlock() { in_gdb "$1" 'py-bt-fast --all --locks --no-source'; }
+scene_pool() { in_lldb "$1" 'pystack --all --group --no-source'; }
+scene_tasks() { run_scene "$PYFRAMES" dump --tasks "$1"; }
+scene_bt() { in_gdb "$1" 'bt -frame-arguments presence 14'; }
+scene_profile() {
+    run_scene "$PYFRAMES" sample --all --mode cpu --duration 1 --top 5 \
+        --flamegraph "$OUT/flame.svg" "$1"
 }
 
 # ---------------------------------------------------------------- plumbing
-
-# What gdb and lldb print when they attach and detach (not shown).
-DEBUGGER_NOISE='^(\[New LWP|\[Thread debugging|Using host libthread_db|\[Inferior [0-9]+ |\[Switching to thread|0x[0-9a-f]+ in .* from /|warning: )'
 
 # shell_words ARG...: the arguments as a copyable command line.
 shell_words() {
@@ -160,111 +121,44 @@ shell_words() {
     printf '%s\n' "${out[*]}"
 }
 
-# report_lines: from a view's output, the stack report -- each run of lines
-# that starts with a "Thread ...:" header and goes on with thread headers,
-# "Traceback ...", indented frame and source lines, or blank lines (blank
-# lines at its end excluded).  With OTHER=1, every other line instead.
-report_lines() {
-    awk -v other="${OTHER:-0}" '
-        function out(line, in_report) { if (in_report != other) print line }
-        function start(line) {
-            return line ~ /^Thread .*:$/ || line ~ /^deadlock: / ||
-                line ~ /^[0-9]+ threads with the same stack.*:$/ ||
-                line ~ /^("[^"]*"|thread [0-9]+) waits for / || line ~ /^asyncio tasks: /
-        }
-        function report_line(line) {
-            return start(line) || line ~ /^Traceback \(most recent call first\):$/ ||
-                line ~ /^  / || line ~ /^[├│└]/ || line == ""
-        }
-        start($0) { inside = 1 }
-        inside && !report_line($0) { inside = 0 }
-        inside && $0 == "" { blanks++; next }
-        {
-            for (; blanks > 0; blanks--) out("", inside)
-            out($0, inside)
-        }
-        END { for (; blanks > 0; blanks--) out("", 0) }
-    '
+# report: the lines between @@BEGIN@@ and @@END@@ when there are such
+# markers (a debugger's output), else every line.
+report() {
+    if grep -q '^@@BEGIN@@' "$1"; then
+        # (lldb echoes each command: "(lldb) CMD")
+        sed -n '/^@@BEGIN@@/,/^@@END@@/{/^@@BEGIN@@/d;/^@@END@@/d;/^(lldb) /d;p}' "$1"
+    else
+        cat "$1"
+    fi
 }
 
-# plural N WORD: "1 WORD", "2 WORDs".
-plural() {
-    if (($1 == 1)); then echo "1 $2"; else echo "$1 $2s"; fi
-}
-
-# condense: print the report with runs of identical frames (File line and
-# source line) cut after three, as "[Previous frame repeated N more times]".
-condense() {
-    awk '
-        function flush_repeats() {
-            if (rep >= 3)
-                printf "  [Previous frame repeated %d more time%s]\n", rep - 2, rep == 3 ? "" : "s"
-            rep = 0
-        }
-        function put(e) {
-            if (e == prev && e ~ /^  File "/) {
-                if (++rep < 3) printf "%s", e
-                return
-            }
-            flush_repeats()
-            prev = e
-            printf "%s", e
-        }
-        /^    / && cur ~ /^  File "/ { cur = cur $0 "\n"; next }
-        { if (started) put(cur); cur = $0 "\n"; started = 1 }
-        END { if (started) put(cur); flush_repeats() }
-    '
-}
-
-# run_view WHAT CMD...: run CMD, show its stack report and check it.
-run_view() {
-    local what=$1 out rc=0 t0 ms threads frames other fn missing=()
-    shift
-    printf '$ %s\n' "$(shell_words "$@")"
-    out=$(mktemp "$WORK/view.XXXXXX")
+# run_scene CMD...: run CMD, show its report (at most MAX_LINES lines) and
+# check it against SCENE_EXPECT.
+run_scene() {
+    local out rc=0 t0 ms lines re missing=()
+    printf '$ %s\n' "$(shell_words "$@" | sed "s|$SRC/||g")"
+    out=$(mktemp "$WORK/scene.XXXXXX")
     t0=$(date +%s%N)
-    timeout "$VIEW_TIMEOUT" "$@" </dev/null >"$out" 2>&1 || rc=$?
+    timeout "$SCENE_TIMEOUT" "$@" </dev/null >"$out" 2>&1 || rc=$?
     ms=$((($(date +%s%N) - t0) / 1000000))
-    if [[ $ONLY_EXPECT == *" $view "* ]]; then
-        # a view with no thread report: all it printed but the debugger's
-        # attach and detach messages
-        grep -Ev "$DEBUGGER_NOISE" "$out" >"$out.report" || true
-    else
-        report_lines <"$out" >"$out.report"
+    report "$out" >"$out.report"
+    lines=$(wc -l <"$out.report")
+    head -n "$MAX_LINES" "$out.report"
+    if ((lines > MAX_LINES)); then
+        printf '[... %d more lines]\n' $((lines - MAX_LINES))
     fi
-    other=$(($(grep -c . "$out" || true) - $(grep -c . "$out.report" || true)))
-    threads=$(grep -c '^Thread .*:$' "$out.report" || true)
-    frames=$(grep -c '^  File "' "$out.report" || true)
-    if ((other > 0)); then
-        printf '[%s: %s of attach/detach messages not shown]\n' "$what" "$(plural "$other" line)"
-    fi
-    condense <"$out.report"
-    local only=0 re
-    [[ $ONLY_EXPECT == *" $view "* ]] && only=1
-    if ((only)); then # no thread report to count: a backtrace, a task tree, a profile
-        printf '[%s: %d.%03d s]\n' "$what" $((ms / 1000)) $((ms % 1000))
-    else
-        printf '[%s: %s, %s, %d.%03d s]\n' "$what" "$(plural "$threads" thread)" \
-            "$(plural "$frames" frame)" $((ms / 1000)) $((ms % 1000))
-    fi
-    if ((only == 0)); then
-        for fn in "${BLOCKING_FUNCTIONS[@]}"; do
-            grep -Eq "^  File \".*, in $fn\$" "$out.report" || missing+=("$fn")
-        done
-    fi
+    printf '[%d.%03d s]\n' $((ms / 1000)) $((ms % 1000))
     while IFS= read -r re; do
         [[ -n $re ]] || continue
         grep -Eq -- "$re" "$out.report" || missing+=("$re")
-    done <<<"${VIEW_EXPECT[$view]:-}"
-    if ((rc != 0 || (frames == 0 && only == 0) || ${#missing[@]} > 0)); then
+    done <<<"${SCENE_EXPECT[$scene]:-}"
+    if ((rc != 0 || ${#missing[@]} > 0)); then
         if ((rc != 0)); then
-            echo "run_demo: $what exited with status $rc" >&2
-        elif ((${#missing[@]} > 0)); then
-            echo "run_demo: $what did not show ${missing[*]//\\/}" >&2
+            echo "run_demo: $scene: $1 exited with status $rc" >&2
         else
-            echo "run_demo: $what showed no Python frames" >&2
+            printf 'run_demo: %s: the report lacks %s\n' "$scene" "${missing[*]//\\/}" >&2
         fi
-        echo "run_demo: full output of $what:" >&2
+        echo "run_demo: full output of $scene:" >&2
         sed 's/^/  | /' "$out" >&2
         return 1
     fi
@@ -272,15 +166,19 @@ run_view() {
 
 build_if_needed() {
     local log=$WORK/build.log
-    echo "run_demo: building $BUILD"
+    if [[ -f $BUILD/CMakeCache.txt ]]; then
+        echo "run_demo: updating $BUILD"
+    else
+        echo "run_demo: building the library in $BUILD (the first time: under a minute)"
+    fi
     if ! { [[ -f $BUILD/CMakeCache.txt ]] ||
         cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPYFRAMES_WERROR=ON; } >"$log" 2>&1 ||
-        ! cmake --build "$BUILD" -j "$(nproc 2>/dev/null || echo 2)" >>"$log" 2>&1; then
+        ! cmake --build "$BUILD" --target pyframes -j "$(nproc 2>/dev/null || echo 2)" >>"$log" 2>&1; then
         cat "$log" >&2
         echo "run_demo: FAILED: cannot build $LIB" >&2
         return 1
     fi
-    [[ -e $LIB ]] || { echo "run_demo: FAILED: $LIB was not built" >&2; return 1; }
+    [[ -e $LIB && -x $PYFRAMES ]] || { echo "run_demo: FAILED: $BUILD is incomplete" >&2; return 1; }
 }
 
 WORK=$(mktemp -d /tmp/pyframes-demo.XXXXXX)
@@ -312,17 +210,17 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# start_target PYTHON: start demo_program.py, wait for "<pid> ready".
+# start_target PYTHON SCENARIO: start demo_program.py, wait for "<pid> ready".
 start_target() {
     local py=$1 dir ready_fd pid word
     dir=$(mktemp -d "$WORK/target.XXXXXX")
     mkfifo "$dir/ready" "$dir/stdin"
     exec {ready_fd}<>"$dir/ready"    # read-write: opening never blocks
-    "$py" "$SRC/tests/demo/demo_program.py" "$dir/ready" <"$dir/stdin" &
+    "$py" "$SRC/tests/demo/demo_program.py" "$dir/ready" "$2" <"$dir/stdin" &
     TARGET_PID=$!
     exec {TARGET_STDIN}>"$dir/stdin"
     if ! read -r -t 30 -u "$ready_fd" pid word || [[ $pid != "$TARGET_PID" || $word != ready ]]; then
-        echo "run_demo: no handshake from $py (got '${pid:-} ${word:-}')" >&2
+        echo "run_demo: no handshake from $py $2 (got '${pid:-} ${word:-}')" >&2
         exec {ready_fd}<&-
         return 1
     fi
@@ -330,52 +228,45 @@ start_target() {
 }
 
 FAILED=()
-# label PYTHON: how headers name an interpreter.
-label() {
-    if [[ $1 =~ /\.pyenv/versions/([^/]+)/bin/([^/]+)$ ]]; then
-        echo "${BASH_REMATCH[2]} (pyenv ${BASH_REMATCH[1]})"
-    else
-        echo "${1##*/}"
-    fi
-}
-
-demo_one() {
-    local py=$1 version view name
+show_scene() {
+    local scene=$1 py scenario title version
+    read -r py scenario title <<<"${SCENE[$scene]}"
     if ! version=$("$py" -c 'import sys; print(sys.version.split()[0])'); then
-        FAILED+=("$py:missing")
+        FAILED+=("$scene")
         return 0
     fi
-    if ! start_target "$py"; then
-        FAILED+=("$py:start")
+    printf '\n== %s: %s ==\n' "$scene" "$title"
+    if ! start_target "$py" "$scenario"; then
+        FAILED+=("$scene")
         stop_target
         return 0
     fi
-    name=$(label "$py")
-    printf '\n%s\n' "========================================================================"
-    printf ' CPython %s (%s), demo_program.py pid %s\n' "$version" "$py" "$TARGET_PID"
-    printf '%s\n' "========================================================================"
-    for view in "${VIEWS[@]}"; do
-        printf '\n== %s: %s ==\n' "$name" "${VIEW_TITLE[$view]:-$view}"
-        if ! "view_$view" "$TARGET_PID"; then
-            echo "run_demo: view $view failed under $py" >&2
-            FAILED+=("$py:$view")
-        fi
-    done
+    printf '(CPython %s: demo_program.py %s, pid %s)\n' "$version" "$scenario" "$TARGET_PID"
+    "scene_$scene" "$TARGET_PID" || FAILED+=("$scene")
     stop_target
 }
 
+if (($# > 0)); then
+    for scene in "$@"; do
+        [[ -n ${SCENE[$scene]:-} ]] || { echo "run_demo: no scene $scene (${SCENES[*]})" >&2; exit 2; }
+    done
+    SCENES=("$@")
+fi
 T0=$SECONDS
 build_if_needed || exit 1
-echo "run_demo: PYFRAMES_LIBRARY=$PYFRAMES_LIBRARY"
-[[ -z ${LLDB_DEBUGSERVER_PATH:-} ]] || echo "run_demo: LLDB_DEBUGSERVER_PATH=$LLDB_DEBUGSERVER_PATH"
-for py in "${INTERPRETERS[@]}"; do
-    demo_one "$py"
+mkdir -p "$OUT"
+for scene in "${SCENES[@]}"; do
+    show_scene "$scene"
 done
 
 echo
-if ((${#FAILED[@]} == 0)); then
-    echo "run_demo: OK (${#INTERPRETERS[@]} interpreters x ${#VIEWS[@]} views, $((SECONDS - T0)) s)"
-else
+if ((${#FAILED[@]} > 0)); then
     echo "run_demo: FAILED after $((SECONDS - T0)) s: ${FAILED[*]}"
     exit 1
 fi
+echo "run_demo: OK (${#SCENES[@]} scenes, $((SECONDS - T0)) s)"
+if [[ " ${SCENES[*]} " == *" profile "* ]]; then
+    echo "run_demo: the flame graph is build/sandbox/demo/flame.svg (open it in a browser)"
+fi
+echo "run_demo: on your own program: bash tests/sandbox/sandbox.sh shell, then" \
+    "build/sandbox/pyframes dump --all PID (README.md: \"Your own program in the root\")"

@@ -315,6 +315,110 @@ def test_sanitized_library_is_refused_before_loading(tmp_path, monkeypatch):
     assert "LD_PRELOAD" in str(info.value)
 
 
+def _compile(gcc, directory, name, code, *flags):
+    """directory/name, a shared library compiled from code with flags."""
+    src = directory / (name + ".c")
+    src.write_text(code)
+    out = str(directory / name)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", out, str(src)] + list(flags), check=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return out
+
+
+def _foreign_libraries(tmp_path):
+    """{kind: (a libpyframes.so that this system's dynamic linker refuses
+    because it was built for another system, what the error must say)}."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        pytest.skip("no C compiler")
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    found = {}
+
+    def library(kind, code, *flags):
+        (tmp_path / kind).mkdir()
+        return _compile(gcc, tmp_path / kind, "libpyframes.so", code, *flags)
+
+    # A newer C library: linked against a stand-in libc.so.6 whose symbol
+    # has the version GLIBC_2.99, as a library built with glibc 2.99 would.
+    (stubs / "glibc.map").write_text("GLIBC_2.99 { global: pyf_glibc_future; };\n")
+    _compile(gcc, stubs, "libc.so.6", "void pyf_glibc_future(void) {}\n", "-nostdlib",
+             "-Wl,-soname,libc.so.6", "-Wl,--version-script=" + str(stubs / "glibc.map"))
+    found["glibc"] = (library(
+        "glibc", "void pyf_glibc_future(void);\n"
+        "int pyf_library_version(void) { pyf_glibc_future(); return 0; }\n",
+        "-nostdlib", "-L" + str(stubs), "-l:libc.so.6"), "needs GLIBC_2.99")
+    # A library this system lacks: built against, then gone.
+    _compile(gcc, stubs, "libpyfabsent.so", "int pyf_absent(void) { return 0; }\n")
+    found["dependency"] = (library(
+        "dependency", "int pyf_absent(void);\n"
+        "int pyf_library_version(void) { return pyf_absent(); }\n",
+        "-L" + str(stubs), "-lpyfabsent"), "needs libpyfabsent.so")
+    os.unlink(str(stubs / "libpyfabsent.so"))
+    # Another word size: this machine's library with the other ELF class.
+    data = bytearray(open(found["dependency"][0], "rb").read())
+    data[4] = 1 if data[4] == 2 else 2  # EI_CLASS: ELFCLASS32 <-> ELFCLASS64
+    (tmp_path / "word").mkdir()
+    (tmp_path / "word" / "libpyframes.so").write_bytes(bytes(data))
+    found["word size"] = (str(tmp_path / "word" / "libpyframes.so"), "another word size")
+    return found
+
+
+@pytest.mark.parametrize("kind", ["glibc", "dependency", "word size"])
+def test_library_built_for_another_system(tmp_path, monkeypatch, kind):
+    """A libpyframes the dynamic linker refuses because it was built on
+    another system (a newer glibc: "version `GLIBC_2.99' not found", a
+    library this one lacks, another ELF class) is named as such, with the
+    commands building it here; the linker's own words are kept in tried."""
+    path, says = _foreign_libraries(tmp_path)[kind]
+    with pytest.raises(OSError) as refused:
+        ctypes.CDLL(path)
+    monkeypatch.setattr(_loader, "_lib", None)
+    monkeypatch.setenv("PYFRAMES_LIBRARY", path)
+    with pytest.raises(errors.LibraryForeign) as info:
+        _loader.load()
+    text = str(info.value)
+    assert isinstance(info.value, errors.LibraryNotFound)
+    assert "(%s) was built for another system" % path in text, text
+    assert says in text, text
+    assert "build it here with cmake: cd %s && cmake -B build " % _REPO in text, text
+    assert "&& cmake --build build" in text and "\n" not in text, text
+    assert info.value.tried == [(path, str(refused.value))]
+
+
+def test_foreign_library_left_in_the_clone(tmp_path, monkeypatch):
+    """A build made on another system (a newer glibc) left in the clone's
+    build/ is named, with the other paths tried; once a library built here
+    is there too, that one is loaded."""
+    foreign_lib = _foreign_libraries(tmp_path)["glibc"][0]
+    here_lib = _loader.library_path()  # built on this system
+    repo = tmp_path / "repo"
+    pkg = repo / "native" / "python" / "pyframes"
+    pkg.mkdir(parents=True)
+    (repo / "native" / "include").mkdir()
+    (repo / "native" / "include" / "pyframes.h").write_text("")
+    foreign = repo / "build" / "sandbox" / "native" / "libpyframes.so"
+    foreign.parent.mkdir(parents=True)
+    shutil.copy(foreign_lib, str(foreign))
+    monkeypatch.setattr(_loader, "_PACKAGE_DIR", str(pkg))
+    monkeypatch.setattr(_loader, "_lib_path", _loader._lib_path)  # restored after
+    monkeypatch.delenv("PYFRAMES_LIBRARY", raising=False)
+    # the linker's search path left out: this is about the clone's build/
+    import ctypes.util
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(_loader, "_lib", None)
+    with pytest.raises(errors.LibraryForeign) as info:
+        _loader.load()
+    text = str(info.value)
+    assert info.value.path == str(foreign), text
+    assert "needs GLIBC_2.99" in text and "cd %s && cmake -B build " % repo in text, text
+    assert "also tried: %s (missing)" % (repo / "build" / "native" / "libpyframes.so") in text
+    built_here = repo / "build" / "native" / "libpyframes.so"
+    built_here.parent.mkdir()
+    shutil.copy(here_lib, str(built_here))
+    monkeypatch.setattr(_loader, "_lib", None)
+    assert _loader.library_path() == str(built_here)
+
 def test_candidate_paths_order(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     pkg = repo / "native" / "python" / "pyframes"

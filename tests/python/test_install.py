@@ -116,3 +116,22 @@ def test_installed_command_matches_own_view(prefix, tmp_path):
                  dict(env, PYTHONPATH=version[0].rsplit(" (", 1)[1][:-1]))):
             document = json.loads(_command(argv, run_env, cwd))
             assert du.own_view_mismatches(document, target) == [], argv
+
+
+def test_build_tree_command_matches_own_view(tmp_path):
+    """<build>/pyframes (made by the build, not installed) runs the source
+    tree's package with that build's library, from anywhere, without
+    PYFRAMES_LIBRARY or PYTHONPATH."""
+    du.require(None, VERSION)
+    build = _build_dir()
+    command = os.path.join(build, "pyframes")
+    env, cwd = _env(), str(tmp_path)
+    version = _command([command, "version"], env, cwd).splitlines()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package, library = (line.rsplit(" (", 1)[1][:-1] for line in version)
+    assert os.path.realpath(package) == os.path.realpath(os.path.join(repo, "native", "python"))
+    assert os.path.realpath(library) == \
+        os.path.realpath(os.path.join(build, "native", "libpyframes.so")), version
+    with du.LiveTarget(du.python_for(VERSION), depth=4, workdir=cwd) as target:
+        document = json.loads(_command([command, "dump", str(target.pid), "--json"], env, cwd))
+        assert du.own_view_mismatches(document, target) == []

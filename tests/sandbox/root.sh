@@ -138,7 +138,7 @@ build_root() {
     done
     BUILD_DIR=$R.build.$$
     mkdir -p "$BUILD_DIR"
-    log "building Debian $SUITE root at $R (about 70 s; log: $BUILD_LOG)..."
+    log "building Debian $SUITE root at $R (about 2 minutes, most of it downloading about 740 MB; log: $BUILD_LOG)..."
 
     run_logged debootstrap debootstrap --variant=minbase \
         --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$SUITE" "$BUILD_DIR" "$MIRROR"

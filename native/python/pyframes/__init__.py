@@ -23,7 +23,7 @@ mixed (Python frames in a native backtrace).  cli is `python3 -m pyframes`.
 """
 
 from . import errors, model, render, sampling
-from .errors import (BadOffsets, CorruptTarget, LibraryMismatch, LibraryNotFound,  # noqa: F401
+from .errors import (BadOffsets, CorruptTarget, LibraryForeign, LibraryMismatch, LibraryNotFound,  # noqa: F401
                      NoSuchProcess, NoSuchThread, NotPython, PermissionDenied,
                      PyframesError, ReadFault, UnsupportedVersion, error_from_code)
 from .model import Frame, Interpreter, PythonInfo, Snapshot, Thread
@@ -38,6 +38,6 @@ __all__ = [
     "PythonInfo", "Frame", "Thread", "Interpreter", "Snapshot",
     "PyframesError", "ReadFault", "PermissionDenied", "NoSuchProcess", "NotPython",
     "UnsupportedVersion", "BadOffsets", "CorruptTarget", "NoSuchThread",
-    "LibraryNotFound", "LibraryMismatch", "error_from_code",
+    "LibraryNotFound", "LibraryMismatch", "LibraryForeign", "error_from_code",
     "errors", "model", "render",
 ]

@@ -8,10 +8,11 @@ prototype of :mod:`._abi` applied.
 import ctypes
 import glob
 import os
+import re
 import threading
 
 from ._abi import _PROTOTYPES, PYF_VERSION_MAJOR, PYF_VERSION_MINOR
-from .errors import LibraryMismatch, LibraryNotFound
+from .errors import LibraryForeign, LibraryMismatch, LibraryNotFound
 
 __all__ = ["LIBRARY_ENV", "candidate_paths", "load", "library_path", "library_version"]
 
@@ -44,6 +45,14 @@ def _soname_first(paths):
             return 1
         return 2
     return sorted(paths, key=lambda p: (rank(p), p))
+
+
+def _source_tree():
+    """The source tree the package runs from, or None (installed)."""
+    repo = _up(_PACKAGE_DIR, 3)
+    if os.path.exists(os.path.join(repo, "native", "include", "pyframes.h")):
+        return repo
+    return None
 
 
 def _search_patterns():
@@ -130,35 +139,65 @@ def _sanitizer_runtime_missing(path):
     return None
 
 
+def _c_library_version():
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _built_elsewhere(loader_text, path):
+    """Why the dynamic linker's refusal of the library at path (its dlopen
+    error, loader_text) means that it was built for another system (a newer
+    C library, a library this one lacks, another word size), or None when
+    it does not (a missing file, a file that is no library)."""
+    m = re.search(r"([^\s:]+): version `([^']+)' not found \(required by", loader_text)
+    if m:
+        needed, by = m.group(2), os.path.basename(m.group(1))
+        if needed.startswith("GLIBC_"):
+            here = _c_library_version()
+            return "its C library is newer: it needs %s%s" % (
+                needed, ", this system has %s" % here if here else "")
+        return "it needs %s of %s, which this system's %s lacks" % (needed, by, by)
+    m = re.match(r"(?:[^:]*: )?([^\s:/]+): cannot open shared object file", loader_text)
+    if m and m.group(1) != os.path.basename(path):
+        return "it needs %s, which this system lacks" % m.group(1)
+    if "wrong ELF class" in loader_text:
+        return "it is of another word size: %s" % loader_text.rsplit(": ", 1)[-1]
+    return None
+
+
 def _try_load(path):
-    """(lib, None) or (None, (reason, is_mismatch))."""
+    """(lib, None) or (None, (reason, is_mismatch, foreign)); foreign says
+    why the library was built for another system, or is None."""
     if os.path.sep in path:
         runtime = _sanitizer_runtime_missing(path)
         if runtime:
             return None, ("built with a sanitizer; needs %s in LD_PRELOAD"
-                          % runtime, True)
+                          % runtime, True, None)
     try:
         lib = ctypes.CDLL(path)
     except OSError as exc:
-        return None, (str(exc) or "cannot be loaded", False)
+        text = str(exc) or "cannot be loaded"
+        return None, (text, False, _built_elsewhere(text, path))
     try:
         version = lib.pyf_library_version
         version.restype = ctypes.c_int
         version.argtypes = []
         number = version()
     except AttributeError:
-        return None, ("not a libpyframes (no pyf_library_version)", True)
+        return None, ("not a libpyframes (no pyf_library_version)", True, None)
     major, minor = number // 10000, number // 100 % 100
     # Until 1.0 a minor release may change signatures (pyframes.h's ABI
     # policy): a 0.x binding takes only a library of its own minor.
     if major != PYF_VERSION_MAJOR or (major == 0 and minor != PYF_VERSION_MINOR):
         need = ("%d.%d.x" % (PYF_VERSION_MAJOR, PYF_VERSION_MINOR) if PYF_VERSION_MAJOR == 0
                 else "%d.x" % PYF_VERSION_MAJOR)
-        return None, ("version %d.%d.%d, need %s" % (major, minor, number % 100, need), True)
+        return None, ("version %d.%d.%d, need %s" % (major, minor, number % 100, need), True, None)
     try:
         _configure(lib)
     except AttributeError as exc:
-        return None, ("missing symbol: %s" % exc, True)
+        return None, ("missing symbol: %s" % exc, True, None)
     return lib, None
 
 
@@ -186,7 +225,9 @@ def _to_try(candidates, env, tried):
 
 
 def load():
-    """The configured CDLL; raises LibraryNotFound or LibraryMismatch.
+    """The configured CDLL; raises LibraryNotFound, LibraryMismatch, or
+    LibraryForeign when a library found was built for another system (and
+    none other loaded).
 
     $PYFRAMES_LIBRARY, when set, is the only path tried.  Otherwise the
     :func:`candidate_paths`, then the dynamic linker's search path.
@@ -199,6 +240,7 @@ def load():
             return _lib
         tried = []
         mismatch = False
+        foreign = None  # (path, why): the first library built for another system
         env = os.environ.get(LIBRARY_ENV)
         if env:
             candidates = [env]
@@ -220,6 +262,10 @@ def load():
                 return lib
             tried.append((path, failure[0]))
             mismatch = mismatch or failure[1]
+            if failure[2] and not foreign:
+                foreign = (path, failure[2])
+        if foreign:
+            raise LibraryForeign(foreign[0], foreign[1], _source_tree(), tried)
         if mismatch:
             raise LibraryMismatch("", tried)
         raise LibraryNotFound("", tried)

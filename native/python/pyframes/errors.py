@@ -26,6 +26,7 @@ __all__ = [
     "NoSuchThread",
     "LibraryNotFound",
     "LibraryMismatch",
+    "LibraryForeign",
     "ERRORS",
     "error_from_code",
     "error_name",
@@ -302,6 +303,39 @@ class LibraryMismatch(LibraryNotFound):
     @property
     def message(self):
         return "no matching libpyframes"
+
+
+class LibraryForeign(LibraryNotFound):
+    """A libpyframes was found that this system cannot load: it was built
+    for another one (a newer C library, a library this one lacks, another
+    word size), such as a build made inside the sandbox root and found in
+    the clone on the host.  ``why`` says what the dynamic linker
+    missed; ``source`` is the source tree to build in, when the package
+    runs from one."""
+
+    hint = ("build it here with cmake: %scmake -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && "
+            "cmake --build build (or set PYFRAMES_LIBRARY to a libpyframes.so built on "
+            "this system)")
+
+    def __init__(self, path, why, source=None, tried=()):
+        super().__init__("", tried)
+        self.name = "LIBRARY_FOREIGN"
+        self.path = path
+        self.why = why
+        self.source = source
+
+    @property
+    def message(self):
+        return "this libpyframes (%s) was built for another system (%s)" % (self.path, self.why)
+
+    def __str__(self):
+        text = "%s; %s" % (self.message, self.hint % (
+            "cd %s && " % self.source if self.source else ""))
+        others = ["%s (%s)" % (path, reason) for path, reason in self.tried
+                  if path != self.path]
+        if others:
+            text += "; also tried: " + ", ".join(others)
+        return _one_line(text)
 
 
 _CLASSES = {
