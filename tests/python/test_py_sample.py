@@ -92,8 +92,10 @@ def test_py_sample_profile(driver, version, tmp_path):
     # the process runs while it is read (a live local one): a sample whose
     # stack changed under every retry is counted as failed, not shown.  This
     # target changes its stack all the time: on a loaded machine up to a
-    # fifth of 3.13's uncached samples failed (4 of 20 once in CI)
-    assert total >= 0.75 * 2 * n, doc["counters"]
+    # fifth of 3.13's uncached samples failed (4 of 20 once in CI), and
+    # 25 of 60 with two builds beside it; copies that differ in the top
+    # frame are read again on 3.14+ too (benchmarks.md)
+    assert total >= 0.5 * 2 * n, doc["counters"]
     assert sum(int(line.rsplit(" ", 1)[1]) for line in open(f["c2.txt"])) == total
 
     # the raw file holds every sample of the three invocations; rendered

@@ -303,7 +303,7 @@ class Tally(object):
         self.states = self.processes = self.threads = self.frames = 0
         self.unchecked = self.tasks = 0
         self.empty_chains = self.unlocated = self.py_bt_frames = self.refused = 0
-        self.py_bt_truncated = 0
+        self.py_bt_truncated = self.entering = 0
         self.problems = []
 
     def add(self, state, pid, problems, evidence=""):
@@ -317,10 +317,27 @@ class Tally(object):
                 "to RemoteUnwinder's (and %d frames past its early end: %d empty chains, "
                 "%d innermost frames without a location), %d equal to py-bt's (%d of them "
                 "past the part of a line table py-bt reads), %d tasks; %d process readings "
-                "RemoteUnwinder refused"
+                "RemoteUnwinder refused; %d threads marked incomplete while entering an "
+                "eval loop"
                 % (self.label, self.states, self.processes, self.threads, self.frames,
                    self.unchecked, self.empty_chains, self.unlocated, self.py_bt_frames,
-                   self.py_bt_truncated, self.tasks, self.refused))
+                   self.py_bt_truncated, self.tasks, self.refused, self.entering))
+
+    def entering_loop(self, python, frames, errors):
+        """Set aside the threads pyframes marked incomplete because their
+        top frame was an eval loop's entry frame (3.11, 3.12: a loop being
+        made names the last loop's at that address until it writes its own
+        current frame; its caller may be the last loop's, so nothing is
+        shown): honest, and not compared.  At most one a reading."""
+        if python.version >= (3, 13):
+            return errors, []
+        entering = [tid for tid, why in errors.items() if "is an entry frame" in why]
+        if len(entering) > 1:
+            return errors, []
+        for tid in entering:
+            frames.pop(tid, None)
+            self.entering += 1
+        return {tid: why for tid, why in errors.items() if tid not in entering}, entering
 
     def check(self):
         print(self.summary())
@@ -786,6 +803,9 @@ def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
         if not py_bt:
             tally.add(state, running.pid, ["CPython's py-bt did not run:\n" + out[-2000:]])
             continue
+        errors, entering = tally.entering_loop(interp, frames, errors)
+        for tid in entering:
+            py_bt.pop(tid, None)
         tally.add(state, running.pid, ["thread %d marked incomplete: %s" % kv
                                        for kv in errors.items()])
         before = len(tally.problems)

@@ -39,7 +39,7 @@ def test_gdbserver(version, tmp_path):
             "py-bt-fast --reader pid",
             "py-bt-fast --all --tasks --no-source" if version != "3.13" else "print 1",
             "print 2+2",
-            "py-sample -n 10 --interval 1 --all",
+            "py-sample -n 10 --interval 1 --all --stats",
             "py-bt-fast --all --json",
         ], executable=target.view["executable"], remote=target.pid)
         _assert_own_view(s.json(0), target, s.describe(0))
@@ -60,7 +60,7 @@ def test_gdbserver_py_sample(version, tmp_path):
     _require_gdbserver()
     with du.LiveTarget(du.python_for(version), depth=5, workdir=str(tmp_path),
                        new_session=True) as target:
-        s = du.run_gdb(["py-sample -n 10 --interval 1 --all", "py-bt-fast --all --json"],
+        s = du.run_gdb(["py-sample -n 10 --interval 1 --all --stats", "py-bt-fast --all --json"],
                        executable=target.view["executable"], remote=target.pid)
         _assert_remote_sample(s[0], "gdb", s.describe(0))
         _assert_own_view(s.json(1), target, s.describe(1))
@@ -68,7 +68,8 @@ def test_gdbserver_py_sample(version, tmp_path):
 
 def _assert_remote_sample(text, debugger, context):
     """py-sample over a remote connection: stopped for each sample (no PID
-    reader there), and nothing of the stops printed."""
+    reader there: --stats names the debugger's stop/resume time), and
+    nothing of the stops printed."""
     assert text.startswith("10 samples in "), context
     assert "%s stop/resume" % debugger in text, context
     for noise in ("received signal", "SIGINT", "stop reason", "Interrupt."):
@@ -120,7 +121,7 @@ def test_lldb_server(version, tmp_path):
             "pystack --all --json",
             "pystack --info",
             "pystack --reader pid",
-            "py-sample -n 10 --interval 1 --all",
+            "py-sample -n 10 --interval 1 --all --stats",
             "pystack --all --json",
         ], tmp_path)
         _assert_own_view(s.json(1), target, s.describe(1))
