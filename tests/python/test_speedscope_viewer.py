@@ -182,7 +182,8 @@ def test_speedscopes_viewer_imports_it(viewer, sampled, chromium, tmp_path):  # 
     page = _Text()
     page.feed(dom)
     name = json.load(open(path))["name"]
-    assert name == "pid %d" % pid
+    # the profile's title: the process and its command line (modes.py's)
+    assert name.startswith("pid %d (" % pid) and "modes.py" in name, name
     assert page.title == "%s - speedscope" % name, (page.title, dom[-3000:])
     assert "Something went wrong." not in page.texts, dom[-3000:]
     # the toolbar names the active profile, "(1/N)" beside it; the list of
