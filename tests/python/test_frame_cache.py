@@ -52,10 +52,14 @@ def _blocked_in_read(pid, tid, proc, timeout=60):
 
 
 class Steps(object):
-    """targets/cache_steps.py, one command at a time."""
+    """targets/cache_steps.py (or ``script``), one command at a time: after
+    each, the target's report (``view``) once it is blocked in read(2)
+    again."""
+
+    script = "cache_steps.py"
 
     def __init__(self, python):
-        self.proc = subprocess.Popen([python, os.path.join(TARGETS, "cache_steps.py")],
+        self.proc = subprocess.Popen([python, os.path.join(TARGETS, self.script)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=target_env())
         self.pid = self.proc.pid
@@ -64,9 +68,12 @@ class Steps(object):
     def _stop(self):
         line = self.proc.stdout.readline()
         if not line:
-            raise AssertionError("cache_steps.py ended: exit %r" % self.proc.poll())
+            raise AssertionError("%s ended: exit %r" % (self.script, self.proc.poll()))
+        return self._blocked(json.loads(line))
+
+    def _blocked(self, view):
         _blocked_in_read(self.pid, self.pid, self.proc)
-        return [tuple(x) for x in json.loads(line)]
+        return [tuple(x) for x in view]
 
     def do(self, commands):
         for c in commands:

@@ -7,15 +7,11 @@ target's own view, on every interpreter, with the 3.15 frame cache on and
 off.  The
 moves between stops are the smallest a walk can see: the top frame's line
 alone, a call, a return, a thread started."""
-import json
-import os
-import subprocess
 
 import pytest
 
 import conftest
-from livetarget import target_env
-from test_frame_cache import TARGETS, Steps, _blocked_in_read, _by_tid
+from test_frame_cache import Steps, _blocked_in_read, _by_tid
 
 MOVES = ["s", "a", "s", "b", "r", "a" * 6, "s", "r", "t", "s", "r"]
 PER_STOP = 5
@@ -58,22 +54,13 @@ RENAMES = ["m renamed-main", "w renamed-worker", "m MainThread", "w second-name"
            "m renamed-main"]
 
 
-class FactsSteps(object):
+class FactsSteps(Steps):
     """targets/facts_steps.py, one command at a time: after each, every
     thread of it is blocked in read(2) again and ``view`` is its report."""
 
-    def __init__(self, python):
-        self.proc = subprocess.Popen([python, os.path.join(TARGETS, "facts_steps.py")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=target_env())
-        self.pid = self.proc.pid
-        self.view = self._stop()
+    script = "facts_steps.py"
 
-    def _stop(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AssertionError("facts_steps.py ended: exit %r" % self.proc.poll())
-        view = json.loads(line)
+    def _blocked(self, view):
         for which in ("main", "worker", "commander"):
             _blocked_in_read(self.pid, view[which], self.proc)
         return view
@@ -82,10 +69,6 @@ class FactsSteps(object):
         self.proc.stdin.write(command.encode() + b"\n")
         self.proc.stdin.flush()
         self.view = self._stop()
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
 
 
 @pytest.mark.parametrize("one", [False, True], ids=["every-thread", "main-thread"])
