@@ -297,7 +297,7 @@ static void follow(pf *p, uint64_t addr, const uint8_t *d, uint32_t len, uint32_
     int64_t n;
     switch (kind) {
     case PYF_VALUE_INT:
-    case PYF_VALUE_BOOL:
+    case PYF_VALUE_BOOL: {
         uint64_t nd;
         unsigned sign;
         if (len >= pyf__int_head_len(o) && pyf__int_head(o, d, &nd, &sign)) {
@@ -305,6 +305,7 @@ static void follow(pf *p, uint64_t addr, const uint8_t *d, uint32_t len, uint32_
                 ask(p, R_RAW, addr + o->lng.ob_digit, nd * 4, 0, 0);
         }
         break;
+    }
     case PYF_VALUE_STR:
         str_rest(p, addr, d, len);
         break;

@@ -107,9 +107,8 @@ def minor_of(target):
     return int(target.doc["hexversion"]) >> 16 & 0xFF
 
 
-#: The first version whose thread names pyframes reads (3.11 and 3.12 give
-#: none yet: never a wrong one)
-NAMES_FROM = 13
+#: The first version whose thread names pyframes reads: every one it reads
+NAMES_FROM = 11
 
 
 def view_mismatches(target, doc, frames=True, unreadable=False):

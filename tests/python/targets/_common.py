@@ -280,14 +280,17 @@ class Harness:
     def publish_and_block(self):
         """Called from the main thread once every worker has been started.
         With PYFRAMES_CRASH in the environment (a file handshake) the main
-        thread crashes instead of blocking, on the same line (_crash_call)."""
+        thread crashes instead of blocking, in _crash (_crash_call)."""
         self._wait_ready()
-        crash = os.environ.get("PYFRAMES_CRASH")
-        if crash and not self.fifo:
-            crash_now = _crash_call(crash)
-            self.record(); self._write_file(); crash_now()
-            sys.exit("the crash returned")
+        if os.environ.get("PYFRAMES_CRASH") and not self.fifo:
+            self._crash()  # in a frame of its own: this one's only local is self
         if self.fifo:
             self.record(); os.write(self.out, self._payload()); sys.exit("handshake write returned")
         else:
             self.record(); self._write_file(); os.read(self.fd(), 1)
+
+    def _crash(self):
+        """PYFRAMES_CRASH: the record, then the crash on the same line."""
+        crash_now = _crash_call(os.environ["PYFRAMES_CRASH"])
+        self.record(); self._write_file(); crash_now()
+        sys.exit("the crash returned")
