@@ -137,17 +137,16 @@ bool pyf__walk_checked(const pyf_target *t, uint64_t addr, size_t len, uint8_t *
 
 /* PYF__COPIES copies of [lo, lo+len) for chunk c, made back to back: all
  * from the prefetch (which read the range as often in its one call), else
- * read now in one reader call.  Copies of a stalled call (the prefetch's:
- * read now instead; this one's: cl->stalled, the walk fails as torn) are
- * of no one moment (pyf__read_stalled).  False when they cannot be made. */
+ * read now in one reader call.  Copies of a stalled call (pyf__read_stalled:
+ * the prefetch then serves nothing; this one's: cl->stalled, the walk fails
+ * as torn) are of no one moment.  False when they cannot be made. */
 static bool copy_live(pyf_target *t, pyf__chunk_list *cl, pyf__chunk *c, uint64_t lo,
                       uint64_t len)
 {
     const uint8_t *v[PYF__COPIES];
     int got = 0;
     memset(c->again, 0, sizeof c->again);
-    while (!t->walk.prefetch.stalled && got < PYF__COPIES &&
-           (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
+    while (got < PYF__COPIES && (v[got] = pyf__read_view(t, lo, (size_t)len)) != NULL)
         got++;
     pyf_iovec check[PYF__THEN_MAX];
     size_t nchecks = cl->check_addr != 0 ? check_ranges(cl, check) : 0;

@@ -166,7 +166,9 @@ void pyf__prefetch_begin(pyf_target *t)
     }
     pyf__readv(t, p->iov, n, p->status);
     p->stalled = pyf__read_stalled(t);
-    p->n = n;
+    /* a stalled call's ranges are of no one moment: none is served (the
+     * snapshot reads as a first one does), each is planned again */
+    p->n = p->stalled ? 0 : n;
     p->nread = n;
     p->read_ok = true;
     for (uint32_t i = 0; i < n; i++)

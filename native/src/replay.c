@@ -272,7 +272,7 @@ bool pyf__replay_try(pyf_target *t, pyf_snapshot_copy *c, const pyf_snapshot_req
     r->ok = false; /* from here on this answer is given once or never */
     uint64_t plan_bytes = p->plan_bytes;
     pyf__prefetch_begin(t);
-    if (!p->read_ok || p->nread != r->nplan || prefetched_bytes(p) != r->len ||
+    if (p->stalled || !p->read_ok || p->nread != r->nplan || prefetched_bytes(p) != r->len ||
         memcmp(p->buf, r->bytes, r->len) != 0 || (r->facts && !facts_again(t, r)))
         return false;
     pyf__prefetch_end(t);

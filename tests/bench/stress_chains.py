@@ -32,12 +32,13 @@ from stress_aba import TARGETS, mixed as mixed_root_first  # noqa: E402
 
 
 def one(python, target_file, cache, tot):
-    pin = os.environ.get("PYFRAMES_PIN") == "1" and sorted(os.sched_getaffinity(0))[:2]
+    cpus = sorted(os.sched_getaffinity(0))
+    pin = os.environ.get("PYFRAMES_PIN") == "1" and len(cpus) >= 2
     proc = subprocess.Popen([python, os.path.join(TARGETS, target_file)],
                             stdout=subprocess.PIPE,
-                            preexec_fn=pin and (lambda: os.sched_setaffinity(0, {pin[1]})))
+                            preexec_fn=(lambda: os.sched_setaffinity(0, {cpus[1]})) if pin else None)
     if pin:
-        os.sched_setaffinity(0, {pin[0]})
+        os.sched_setaffinity(0, {cpus[0]})
 
     def mixed(names):  # innermost first
         return mixed_root_first(names[::-1], target_file)
