@@ -993,8 +993,8 @@ static void top_replaced(int minor, int variant)
  * as a preempted reader is (pyf__read_stalled): the copies are not taken
  * for one moment's, the walk is made again (nothing else changed: the
  * same stack).  With the prefetch (the second snapshot), its stalled
- * call's copies are made again in a call of their own.  Control: calls
- * not timed (stall_ns 0) take the copies. */
+ * call serves nothing: the snapshot reads as a first one does.  Control:
+ * calls not timed (stall_ns 0) take the copies. */
 static void stall(fake_target *ft, void *arg)
 {
     (void)ft;
@@ -1024,8 +1024,11 @@ static void stalled_copies(int minor, int timed)
         CHECK_MSG(stack_is(s, want, 3), "not leaf > parent > main (round %d)", round);
         if (round == 0)
             CHECK_EQ_INT(st.retried_walks, timed ? 1 : 0);
-        else /* the prefetch's copies read again, not the walk */
-            CHECK_EQ_INT(sc.t->io.calls - calls, timed ? 2 : 1);
+        else if (timed) /* the stalled prefetch serves nothing: read as a first one */
+            CHECK_MSG(sc.t->io.calls - calls > 2, "%llu reader calls",
+                      (unsigned long long)(sc.t->io.calls - calls));
+        else /* the prefetch's one call */
+            CHECK_EQ_INT(sc.t->io.calls - calls, 1);
         pyf_snapshot_free(s);
     }
     finish(NULL, sc.t, sc.ft);
