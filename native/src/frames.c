@@ -398,7 +398,9 @@ static int idle_top(walker *k)
     pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
               "not wait for it (its call returned, or it is being set up: the stack "
               "changed while it was read)", (unsigned long long)k->top_idle);
-    return torn(k, k->top_idle, false);
+    /* never shown as steady: two chains taking each other's addresses give
+     * every try the same idle top at the same address (aba_cframes.py) */
+    return torn(k, k->top_idle, true);
 }
 
 /* The stack changed under the walk at frame addr (moved: in copies that
@@ -808,7 +810,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
          * ago, that caller's callee.  A frame that returned over a caller
          * that runs again, or over another call made in its caller's place,
          * is memory the thread had left: read again. */
-        if (visits == 1 && w->live && !w->steady && sp_saved(o, &fr)) {
+        if (visits == 1 && w->live && sp_saved(o, &fr)) {
             bool from_c = o->entry_kind == PYF__ENTRY_FLAG && fr.copy[o->frame.is_entry];
             k->top_idle = addr;
             if (from_c || fr.prev == 0) {
