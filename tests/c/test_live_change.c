@@ -998,6 +998,32 @@ static void top_replaced(int minor, int variant)
     finish(s, t, ft);
 }
 
+/* 3.11, 3.12: the top frame does not run (its stack pointer saved) and its
+ * caller does not wait for it (runs: -1), and every try of the walk finds
+ * it so, at the same address: what two chains taking each other's
+ * addresses show (aba_cframes.py).  Never shown as it is (a last "steady"
+ * walk showed such a leaf alone, or over another chain's caller): the
+ * thread is marked as not read.  Control: a stopped process shows it. */
+static void idle_top_every_try(int minor, int live)
+{
+    begin(minor, "a top frame that does not run over a caller that runs, every try", live);
+    static const char *const names[] = {"main", "parent", "leaf"};
+    scene sc;
+    chain_scene(&sc, minor, "idle.py", names, NL(names), live);
+    set_stack(sc.ft, sc.t, sc.leaf, 1);
+    set_stack(sc.ft, sc.t, sc.parent, -1);
+    pyf_snapshot *s = take(sc.t);
+    REQUIRE(s != NULL);
+    static const char *const want[] = {"leaf", "parent", "main"};
+    if (live) {
+        CHECK_MSG(!stack_is(s, want, 3), "an idle top shown over a caller that runs");
+        CHECK_MSG(s->threads[0].error != 0, "the thread was not marked as not read");
+    } else {
+        CHECK_MSG(stack_is(s, want, 3), "control: not leaf > parent > main");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
 /* The reader stopped for 2 ms in the middle of the copies of the stack,
  * as a preempted reader is (pyf__read_stalled): the copies are not taken
  * for one moment's, the walk is made again (nothing else changed: the
@@ -1045,6 +1071,10 @@ static void stalled_copies(int minor, int timed)
 
 int main(void)
 {
+    for (int minor = 11; minor <= 12; minor++) {
+        idle_top_every_try(minor, 1);
+        idle_top_every_try(minor, 0);
+    }
     for (int minor = 13; minor <= 15; minor += 2) {
         stalled_copies(minor, 1);
         stalled_copies(minor, 0);
