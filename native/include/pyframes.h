@@ -308,10 +308,10 @@ typedef struct pyf_stats {
     /* pyf_snapshot_take_copy answers given without a walk: their one read
      * found the bytes of the last answer's (its counters are added too) */
     uint64_t same_reads;
-    /* a live thread's top frame replaced once while its stack was copied
-     * (its caller called again at its address), taken from the copies
-     * that agree, a read after them finding it and its caller so, instead
-     * of read again (3.14+; architecture.md, "When is a frame true?") */
+    /* kept for the layout: 0 (a top frame replaced while its stack was
+     * copied was once taken from the copies that agree; it is read again,
+     * as every frame whose copies differ: architecture.md, "When is a
+     * frame true?") */
     uint64_t top_replaced;
 } pyf_stats;
 

@@ -388,11 +388,6 @@ typedef struct walker {
     /* 3.11, 3.12: the top frame, when its stack pointer is saved: its
      * caller must have its own saved too (sp_saved), else 0 */
     uint64_t top_idle;
-    /* 3.14+: a top frame taken from the copies that agree: its caller as
-     * the read after the copies found it, which the copies must hold
-     * (parent_addr 0: none to check) */
-    uint64_t parent_addr;
-    uint8_t parent_again[256];
 } walker;
 
 /* The walk's top frame does not run and its caller is not waiting for it
@@ -514,72 +509,6 @@ static int find_frame(walker *k, uint64_t addr, const uint8_t **out,
     }
     *out = f;
     return PYF_OK;
-}
-
-/* The walk's first frame, replaced while the copies were made: its caller
- * called again at its address, once.  Either the first copy alone differs
- * or the last copy alone does, and only in the frame's code (its link and
- * owner agree); the other copies agree with each other; every frame below
- * agrees in all of them; the check right after the copies names this
- * frame as the top.  3.14+ clear a returned frame's code before its caller
- * runs again, so copies of one moment each that agree hold a live frame
- * over the caller that called it.  But a target running beside the reader
- * changes its stack while each copy is made, and two copies can hold the
- * same mix of two moments (one chain's leaf over another's caller:
- * benchmarks.md).  So the frame is taken from the copies that agree only
- * when a read made after them, of the frame first and then of its caller
- * (each copy read the caller first), finds both as those copies hold
- * them: a mix must then have been made three times, the last the other way
- * round -- as unlikely as three copies agreeing on one.  The caller's is
- * compared when the walk reaches it (parent_addr).  Without this, a thread
- * making short calls all the time is read again about every other time. */
-static bool top_from_agreeing_copies(walker *k, pyf__iframe *fr,
-                                     const uint8_t *const again[PYF__COPIES - 1])
-{
-    pyf_target *t = k->t;
-    const pyf__offsets *o = &t->off;
-    const pyf__chunk_list *cl = k->cl;
-    const uint8_t *last = again[PYF__COPIES - 2];
-    if (o->cleared_kind != PYF__CLEARED_POINTER || last == NULL || !cl->check_ok ||
-        cl->seen != fr->addr || k->fsize > sizeof k->parent_again)
-        return false;
-    pyf__iframe top;
-    pyf__iframe_decode(o, last, fr->addr, &top);
-    if (top.prev != fr->prev || top.owner != fr->owner)
-        return false;
-    /* the copies between the first and the last (NULL-ended) */
-    const uint8_t *between[PYF__COPIES - 1] = {NULL};
-    memcpy(between, again, (PYF__COPIES - 2) * sizeof *again);
-    if (!copies_agree(o, &top, between)) { /* else the first alone differs: the later ones */
-        if (!copies_agree(o, fr, between))
-            return false; /* the copies differ among themselves more than once */
-        top = *fr;        /* the last alone: the earlier ones */
-    }
-    uint8_t now[256];
-    pyf_iovec iov[2] = {{top.addr, now, k->fsize}, {top.prev, k->parent_again, k->fsize}};
-    int status[2];
-    if (pyf__readv(t, iov, top.prev != 0 ? 2 : 1, status) != PYF_OK || pyf__read_stalled(t))
-        return false;
-    const uint8_t *read_after[PYF__COPIES - 1] = {now};
-    if (!copies_agree(o, &top, read_after))
-        return false;
-    k->parent_addr = top.prev;
-    *fr = top;
-    k->res->torn_moved = true; /* should it still fail a test: never steady */
-    t->io.stats.top_replaced++;
-    return true;
-}
-
-/* The caller of a top frame taken from the copies that agree, as the copies
- * hold it (fr), against the read after them (top_from_agreeing_copies). */
-static bool parent_again_agrees(walker *k, const pyf__iframe *fr)
-{
-    uint64_t want = k->parent_addr;
-    k->parent_addr = 0;
-    if (want == 0)
-        return true;
-    const uint8_t *read_after[PYF__COPIES - 1] = {k->parent_again};
-    return fr->addr == want && copies_agree(&k->t->off, fr, read_after);
 }
 
 /* Where nothing else marks a frame that returned (3.11, 3.12): whether a
@@ -867,9 +796,7 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         pyf__iframe fr;
         pyf__iframe_decode(o, f, addr, &fr);
         last = addr;
-        if ((!copies_agree(o, &fr, again) &&
-             !(visits == 1 && top_from_agreeing_copies(k, &fr, again))) ||
-            (visits == 2 && !parent_again_agrees(k, &fr))) {
+        if (!copies_agree(o, &fr, again)) {
             pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while it was read",
                       (unsigned long long)addr);
             rc = torn(k, addr, true);
