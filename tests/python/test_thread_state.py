@@ -375,6 +375,14 @@ from pyframes import waits  # noqa: E402
      "waiting for the GIL", waits.GIL_UNLESS_HELD),
     # a named function first: not this case
     (["PyObject_Free", None, "_Py_HandlePending"], None, False),
+    # a shared libpython reading its thread state (lldb stopped a spinner
+    # in the loader's TLS lookup): its caller says what the thread does
+    ([("__tls_get_addr", "/lib64/ld-linux-x86-64.so.2"),
+      ("_PyEval_EvalFrameDefault", "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0")],
+     None, False),
+    ([("__tls_get_addr", "/lib64/ld-linux-x86-64.so.2"),
+      ("spin", "/usr/lib/python3/dist-packages/ext.cpython-313-x86_64-linux-gnu.so")],
+     "in C: spin", False),
 ])
 def test_classify_functions(names, words, gil):
     assert waits.classify_functions(names, io_fd=7) == (words, gil)

@@ -290,8 +290,11 @@ def _names(*words):
 
 # glibc's and the kernel interface's own frames under a wait: they say how
 # it waits, not what for
+# glibc's and the dynamic loader's plumbing (a thread-local variable's
+# lookup, __tls_get_addr, where a shared libpython reads its thread state):
+# the first caller outward says what the thread does
 _PLUMBING = re.compile(r"syscall_cancel|^syscall$|^__internal_syscall|^__syscall|"
-                       r"^_?_?restore_rt$|^__kernel_vsyscall$")
+                       r"^_?_?restore_rt$|^__kernel_vsyscall$|^_{2,3}tls_get_addr(?:_slow)?$")
 _GIL = _names("take_gil", "drop_gil", "drop_gil_impl")
 # the callers of take_gil, where it is inlined or unnamed without DWARF
 # (the eval loop asked to hand the GIL over: _Py_HandlePending, with
