@@ -350,9 +350,10 @@ static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__c
      * object is not shown either. */
     bool shim = *code != NULL && (*code)->no_lines && fr->owner != o->owner_generator;
     /* A frame that has not reached its first traceable instruction is
-     * still setting itself up (3.11, 3.12: _PyFrame_IsIncomplete), and
+     * still setting itself up (3.11, 3.12: _PyFrame_IsIncomplete; a frame
+     * pushed has not run even its first instruction, index -1), and
      * CPython shows no such frame. */
-    bool incomplete = *code != NULL && (*code)->firsttraceable != 0 &&
+    bool incomplete = *code != NULL && o->code.firsttraceable != PYF__ABSENT &&
                       fr->owner != o->owner_generator &&
                       pyf__code_index(fr->ip, fr->exe + o->code.co_code_adaptive) <
                           (int64_t)(*code)->firsttraceable;
