@@ -389,6 +389,8 @@ typedef struct walker {
     /* 3.11, 3.12: the top frame, when its stack pointer is saved: its
      * caller must have its own saved too (sp_saved), else 0 */
     uint64_t top_idle;
+    bool top_new;            /* ... and it has not run its first instruction */
+    bool top_gen;            /* ... and it is a generator's frame */
 } walker;
 
 /* The walk's top frame does not run and its caller is not waiting for it
@@ -396,12 +398,52 @@ typedef struct walker {
 static int torn(walker *k, uint64_t addr, bool moved);
 static int idle_top(walker *k)
 {
-    pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
-              "not wait for it (its call returned, or it is being set up: the stack "
-              "changed while it was read)", (unsigned long long)k->top_idle);
+    if (k->w->frozen)
+        pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
+                  "not wait for it (the process is stopped between the writes of a call "
+                  "from C or a return to it, where that frame may be one that returned)",
+                  (unsigned long long)k->top_idle);
+    else
+        pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
+                  "not wait for it (its call returned, or it is being set up: the stack "
+                  "changed while it was read)", (unsigned long long)k->top_idle);
     /* never shown as steady: two chains taking each other's addresses give
      * every try the same idle top at the same address (aba_cframes.py) */
     return torn(k, k->top_idle, true);
+}
+
+/* 3.11, 3.12, a thread frozen throughout the walk (walk_frozen): whether
+ * its idle top frame is one a call from C is setting up: a frame that has
+ * not run its first instruction, or a generator's it resumes (its state
+ * executing), whose caller, link (3.11: the top's previous frame; 3.12:
+ * the previous frame of the entry frame under it), is the current frame
+ * of the eval loop that made the call (the _PyCFrame before the one the
+ * thread state names).  An eval loop being made names its _PyCFrame in
+ * the thread state before it writes its current frame: until then that
+ * names what its C stack held, a frame that returned or yielded, or one
+ * with a caller of its own. */
+static bool set_up_from_c(walker *k, uint64_t link)
+{
+    pyf_target *t = k->t;
+    const pyf__offsets *o = &t->off;
+    uint8_t cf[64];
+    if (!k->w->frozen || k->w->cframe == 0 || o->cframe.size > sizeof cf)
+        return false;
+    if (!k->top_new) {
+        uint8_t state;
+        if (!k->top_gen || o->gen.gi_iframe == PYF__ABSENT ||
+            o->gen.gi_frame_state == PYF__ABSENT || k->top_idle < o->gen.gi_iframe ||
+            pyf__read_quiet(t, k->top_idle - o->gen.gi_iframe + o->gen.gi_frame_state,
+                            &state, 1) != PYF_OK ||
+            o->gen_executing == INT32_MIN || (int8_t)state != o->gen_executing)
+            return false;
+    }
+    if (pyf__read_quiet(t, k->w->cframe, cf, (size_t)o->cframe.size) != PYF_OK)
+        return false;
+    uint64_t prev = pyf__ld64(cf + o->cframe.previous);
+    return prev != 0 && prev % 8 == 0 &&
+           pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
+           pyf__ld64(cf + o->cframe.current_frame) == link;
 }
 
 /* The stack changed under the walk at frame addr (moved: in copies that
@@ -814,12 +856,18 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
         if (visits == 1 && w->live && sp_saved(o, &fr)) {
             bool from_c = o->entry_kind == PYF__ENTRY_FLAG && fr.copy[o->frame.is_entry];
             k->top_idle = addr;
+            k->top_new = pyf__code_index(fr.ip, fr.exe + o->code.co_code_adaptive) == -1;
+            k->top_gen = fr.owner == o->owner_generator;
             if (from_c || fr.prev == 0) {
-                rc = idle_top(k);
-                break;
+                if (!set_up_from_c(k, fr.prev)) {
+                    rc = idle_top(k);
+                    break;
+                }
+                k->top_idle = 0; /* its caller waits in C */
             }
         } else if (visits == 2 && k->top_idle != 0) {
-            if (!pyf__iframe_python(o, &fr) || !sp_saved(o, &fr)) {
+            if ((!pyf__iframe_python(o, &fr) || !sp_saved(o, &fr)) &&
+                !(pyf__iframe_entry(o, &fr) && set_up_from_c(k, fr.prev))) {
                 rc = idle_top(k);
                 break;
             }

@@ -651,6 +651,7 @@ static void derive_313(pyf__offsets *off)
         off->await_back = 8;
     }
     off->gen_suspended = INT32_MIN; /* not used */
+    off->gen_executing = INT32_MIN;
 }
 
 /* The numbers of a built-in table that are not offsets (3.11, 3.12). */
@@ -669,6 +670,7 @@ static void derive_builtin(pyf__offsets *off)
     off->gen_completed = builtin_int(off, "gen_state.completed", 1);
     int suspended = builtin_int(off, "gen_state.suspended", INT32_MIN); /* a byte: -1 */
     off->gen_suspended = suspended == INT32_MIN ? suspended : (int8_t)suspended;
+    off->gen_executing = builtin_int(off, "gen_state.executing", INT32_MIN);
     off->await_back = 8;
     /* 3.10's frame states (a signed char; INT32_MIN where the version has
      * none) */

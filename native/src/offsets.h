@@ -222,6 +222,9 @@ typedef struct pyf__offsets {
     /* a generator's frame suspended at a yield (its state byte; 3.11, 3.12:
      * the value stack it saved is whole), INT32_MIN where not used */
     int gen_suspended;
+    /* ... and one an eval loop runs or is resuming (3.11, 3.12: a call
+     * from C setting it up, walk_frozen), INT32_MIN where not used */
+    int gen_executing;
     /* ip_kind PYF__IP_PREVIOUS (3.11, 3.12): the inline cache entries
      * that follow each opcode, as the code units prev_instr may be left
      * on; PYF__CACHES_UNKNOWN where the version does not tell (3.12's

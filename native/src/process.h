@@ -5,6 +5,7 @@
 #ifndef PYFRAMES_PROCESS_H
 #define PYFRAMES_PROCESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,13 @@
  * it. */
 int pyf__pid_reader_create(int pid, pyf_reader *out, char *err, size_t errlen);
 void pyf__pid_reader_destroy(pyf_reader *r);
+/* Whether r is the PID reader and every thread of its process is stopped
+ * (a job-control stop such as SIGSTOP, or a tracer's such as a debugger's)
+ * with *token saying how often each was switched out: two equal tokens
+ * say no thread ran between them, so what was read between them is the
+ * memory of one moment.  False for every other reader; a process found
+ * running is taken to run for a millisecond more without looking. */
+bool pyf__pid_reader_frozen(const pyf_reader *r, uint64_t *token);
 
 /* ==== runtime discovery for a PID (runtime_find.c, elf.c) ================
  * /proc/PID/maps, then the .PyRuntime section of each mapped file whose

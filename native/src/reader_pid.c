@@ -7,6 +7,7 @@
  * missing (ENOSYS) or refused (EPERM) the reader switches to pread on
  * /proc/PID/mem, opened on first use.  Nothing is allocated per read.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -36,6 +38,12 @@
  * process_vm_readv works.  Writes are unaffected. */
 #define FORCE_PROC_MEM_ENV "PYFRAMES_FORCE_PROC_MEM"
 
+/* The threads pyf__pid_reader_frozen looks at before it gives up. */
+#define FROZEN_TASKS_MAX 65536u
+/* How long it takes a process found running to be running still (a
+ * sampler's walks that find stacks changing ask again and again). */
+#define FROZEN_RECHECK_NS 1000000u
+
 /* Internal result of vm_read: process_vm_readv is unusable, use the file. */
 #define NEED_FALLBACK 1
 
@@ -45,6 +53,9 @@ typedef struct pid_reader {
     bool use_mem_fallback; /* every read goes through mem_fd */
     struct iovec local[BATCH_MAX];
     struct iovec remote[BATCH_MAX];
+    /* pyf__pid_reader_frozen found a thread not stopped: until this time
+     * (CLOCK_MONOTONIC, ns) it answers so without looking again */
+    uint64_t running_until;
     const char *last_call; /* the system call that failed last, and how */
     int last_errno;        /* 0: it stopped short at an unreadable page */
     char message[96];
@@ -409,6 +420,72 @@ int pyf__pid_reader_create(int pid, pyf_reader *out, char *err, size_t errlen)
     out->message = pid_message;
     out->reads = PYF_READS_RUNNING;
     return PYF_OK;
+}
+
+/* One thread's /proc/PID/task/TID/status: whether it is stopped (State
+ * T, a job-control stop, or t, a tracer's) and how often it was switched
+ * out (voluntary plus involuntary context switches). */
+static bool task_stopped(pid_t pid, const char *tid, uint64_t *switches)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/task/%.16s/status", (int)pid, tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *state = strstr(buf, "\nState:\t");
+    if (state == NULL || (state[8] != 'T' && state[8] != 't'))
+        return false;
+    const char *vol = strstr(buf, "\nvoluntary_ctxt_switches:");
+    const char *invol = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+    if (vol == NULL || invol == NULL)
+        return false;
+    *switches = strtoull(vol + 26, NULL, 10) + strtoull(invol + 29, NULL, 10);
+    return true;
+}
+
+bool pyf__pid_reader_frozen(const pyf_reader *r, uint64_t *token)
+{
+    if (r == NULL || r->read != pid_read || r->arg == NULL)
+        return false;
+    pid_reader *pr = r->arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (now < pr->running_until)
+        return false;
+    pid_t pid = pr->pid;
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return false;
+    bool frozen = true;
+    uint64_t h = 1469598103934665603ull, tasks = 0;
+    struct dirent *e;
+    while (frozen && (e = readdir(dir)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        uint64_t switches;
+        if (++tasks > FROZEN_TASKS_MAX || !task_stopped(pid, e->d_name, &switches)) {
+            frozen = false;
+            break;
+        }
+        uint64_t tid = strtoull(e->d_name, NULL, 10);
+        h = (h ^ tid) * 1099511628211ull;
+        h = (h ^ switches) * 1099511628211ull;
+    }
+    closedir(dir);
+    *token = (h ^ tasks) * 1099511628211ull;
+    if (!frozen || tasks == 0) {
+        pr->running_until = now + FROZEN_RECHECK_NS;
+        return false;
+    }
+    return true;
 }
 
 static const char *pid_message(void *arg)

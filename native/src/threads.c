@@ -17,6 +17,7 @@
 #include "code.h"
 #include "containers.h"
 #include "offsets.h"
+#include "process.h"
 #include "reads.h"
 #include "target.h"
 #include "walk.h"
@@ -312,6 +313,45 @@ typedef struct stack_walk {
  * instruction without a location): a last walk shows that frame as it is
  * (steady), every other check of a running process still made. */
 #define WALK_TRIES 3
+
+/* The tries of a live walk found the stack changing.  When every thread
+ * of the process is stopped (SIGSTOP, a debugger's stop) and none runs
+ * until the walk is done (pyf__pid_reader_frozen's token the same before
+ * and after), the stack did not change: a thread stopped between the
+ * writes of a call or a return (3.11, 3.12: a top frame being set up
+ * over a caller in C) is shown as it is (frozen), every other check
+ * still made; when it fails, its failure says why.  When the process is
+ * not stopped, or ran meanwhile, the failure of the tries (rc) stands. */
+static int walk_frozen(pyf_target *t, pyf__thread_walk *w, const pyf__thread_walk *first,
+                       uint8_t *buf, size_t tlen, const pyf__sink *sink,
+                       pyf__walk_result *res, int rc)
+{
+    uint64_t before, after;
+    if (!w->live || !pyf__pid_reader_frozen(&t->io.reader, &before))
+        return rc;
+    pyf_failure fail = t->io.fail;
+    pyf__walk_result tried = *res;
+    sink->rollback(sink->ctx);
+    t->walk.prefetch.n = 0;
+    *w = *first;
+    int frc = pyf__read_now(t, w->tstate_addr, buf, tlen);
+    if (frc == PYF_OK)
+        frc = pyf__walk_top(t, w, buf, tlen);
+    if (frc == PYF_OK) {
+        w->steady = w->frozen = true;
+        w->stop_at = 0;
+        w->chunks = PYF__CHUNKS_ALL;
+        frc = pyf__walk_frames(t, w, sink, res);
+    }
+    bool held = pyf__pid_reader_frozen(&t->io.reader, &after) && after == before;
+    /* stopped throughout: its frames, and its failure says why */
+    if (held || frc == PYF_ENOMEM)
+        return frc;
+    sink->rollback(sink->ctx);
+    t->io.fail = fail;
+    *res = tried;
+    return rc;
+}
 /* A stack seen in copies that differ is changing right now, often
  * (a loop of short calls): it gets more tries, each a few microseconds. */
 #define WALK_TRIES_MOVING 8
@@ -347,8 +387,10 @@ static int walk_thread(pyf_target *t, pyf__thread_walk *w, uint8_t *buf, size_t 
         odd = res.torn_at;
         top = w->current_frame;
         if (try + 1 >= tries) {
-            if (!steady)
+            if (!steady) {
+                rc = walk_frozen(t, w, &first, buf, tlen, sink, &res, rc);
                 break;
+            }
             sink->rollback(sink->ctx);
             w->steady = true;
             w->stop_at = 0;

@@ -205,6 +205,9 @@ typedef struct pyf__thread_walk {
      * stopped process; a frame at an instruction without a location);
      * every other check of a running process still holds */
     bool steady;
+    /* ... because every thread of the process was stopped throughout the
+     * walk (walk_frozen): a top frame that does not run is shown too */
+    bool frozen;
 } pyf__thread_walk;
 
 /* What one walk of a thread found besides its frames (filled by

@@ -325,14 +325,18 @@ class Tally(object):
                    self.incomplete))
 
     def entering_loop(self, python, frames, errors):
-        """Set aside the threads pyframes marked incomplete because their
-        top frame was an eval loop's entry frame (3.11, 3.12: a loop being
-        made names the last loop's at that address until it writes its own
-        current frame; its caller may be the last loop's, so nothing is
-        shown): honest, and not compared.  At most one a reading."""
+        """Set aside the threads pyframes marked incomplete because they
+        were stopped between the writes of a call from C or a return to it
+        (3.11, 3.12): their top frame was an eval loop's entry frame, or a
+        frame that has run, does not run now, and whose caller does not
+        wait for it (a loop being made names the last loop's current frame
+        at that address until it writes its own: the frame may be one that
+        returned, its caller the last loop's, so nothing is shown).
+        Honest, and not compared.  At most one a reading."""
         if python.version >= (3, 13):
             return errors, []
-        entering = [tid for tid, why in errors.items() if "is an entry frame" in why]
+        entering = [tid for tid, why in errors.items()
+                    if "is an entry frame" in why or "its caller does not wait for it" in why]
         if len(entering) > 1:
             return errors, []
         for tid in entering:

@@ -350,6 +350,7 @@ static void object_fields(void)
 #if !HEAP_FRAMES
     field("gen_state.completed", FRAME_COMPLETED);
     field("gen_state.cleared", FRAME_CLEARED);
+    field("gen_state.executing", FRAME_EXECUTING);
     /* -1: a byte of the frame state, as the library compares it */
     field("gen_state.suspended", (unsigned char)FRAME_SUSPENDED);
 #endif
