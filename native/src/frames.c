@@ -712,12 +712,45 @@ static int flagged_entry(walker *k, const pyf__iframe *fr)
     return entered_from_c(k, entry);
 }
 
+/* 3.12, a running process: the entry frame fr, just reached, belongs to
+ * the eval loop whose _PyCFrame the walk is at (k->cframe); the loop
+ * wrote fr's caller from the _PyCFrame before its own, whose current
+ * frame it must still be (that loop waits in the C call that made this
+ * one).  An entry frame read after the copies, its C stack memory since
+ * taken by another loop's, names another caller (a leaf shown over the
+ * caller of a chain it was never on, or alone).  False when they differ
+ * or cannot be read; true when the _PyCFrame is not known. */
+static bool entry_links(walker *k, const pyf__iframe *fr)
+{
+    pyf_target *t = k->t;
+    const pyf__offsets *o = &t->off;
+    uint8_t cf[64];
+    if (k->cframe == 0)
+        return true;
+    uint64_t prev = 0;
+    if (o->cframe.size > sizeof cf ||
+        pyf__read_quiet(t, k->cframe, cf, (size_t)o->cframe.size) != PYF_OK ||
+        (prev = pyf__ld64(cf + o->cframe.previous)) == 0 || prev % 8 != 0 ||
+        pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) != PYF_OK ||
+        pyf__ld64(cf + o->cframe.current_frame) != fr->prev)
+        return false;
+    k->cframe = prev;
+    return true;
+}
+
 /* One frame of the chain, by its owner. */
 static int visit_frame(walker *k, const pyf__iframe *fr)
 {
     const pyf__offsets *o = &k->t->off;
-    if (pyf__iframe_entry(o, fr))
+    if (pyf__iframe_entry(o, fr)) {
+        if (k->w->live && o->top_kind == PYF__TOP_CFRAME && !entry_links(k, fr)) {
+            pyf__fail(k->t, PYF_ECORRUPT, "entry frame 0x%llx names a caller its eval "
+                      "loop's _PyCFrame does not (the stack changed while it was read)",
+                      (unsigned long long)fr->addr);
+            return torn(k, fr->addr, true);
+        }
         return entered_from_c(k, fr->addr);
+    }
     if (pyf__iframe_python(o, fr)) {
         int rc = python_frame(k, fr);
         if (rc == PYF_OK && o->entry_kind == PYF__ENTRY_FLAG && fr->copy[o->frame.is_entry])
