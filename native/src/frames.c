@@ -727,15 +727,15 @@ static bool entry_links(walker *k, const pyf__iframe *fr)
     uint8_t cf[64];
     if (k->cframe == 0)
         return true;
-    uint64_t prev = 0;
     if (o->cframe.size > sizeof cf ||
-        pyf__read_quiet(t, k->cframe, cf, (size_t)o->cframe.size) != PYF_OK ||
-        (prev = pyf__ld64(cf + o->cframe.previous)) == 0 || prev % 8 != 0 ||
-        pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) != PYF_OK ||
-        pyf__ld64(cf + o->cframe.current_frame) != fr->prev)
+        pyf__read_quiet(t, k->cframe, cf, (size_t)o->cframe.size) != PYF_OK)
         return false;
+    uint64_t prev = pyf__ld64(cf + o->cframe.previous);
     k->cframe = prev;
-    return true;
+    if (prev == 0) /* the first loop (CPython's has the thread's root _PyCFrame) */
+        return fr->prev == 0;
+    return prev % 8 == 0 && pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
+           pyf__ld64(cf + o->cframe.current_frame) == fr->prev;
 }
 
 /* One frame of the chain, by its owner. */

@@ -746,6 +746,46 @@ static void entry_race(int minor, int live)
     finish(s, sc.t, sc.ft);
 }
 
+/* Right before the entry frame under the leaf is read: its memory names
+ * main as its caller (another eval loop's entry frame at that C stack
+ * address, made while the thread's top and _PyCFrame read the same
+ * again: two chains taking each other's addresses), the thread's
+ * _PyCFrames as they were. */
+static void entry_names_main(fake_target *ft, void *arg)
+{
+    scene *sc = arg;
+    fake_frame_set_previous(ft, sc->entry,
+                            fake_r64(ft, sc->parent + sc->t->off.frame.previous));
+}
+
+/* 3.12: main -> parent -> (C) -> leaf, the entry frame under the leaf
+ * naming main when it is read (entry_names_main): the _PyCFrame before
+ * the leaf's loop names parent as its current frame, so the entry frame
+ * is not the one that loop made.  Never leaf over main: read again, and
+ * the thread marked as not read when every try finds it so.  Control: a
+ * stopped process shows what its memory holds. */
+static void entry_other_caller(int live)
+{
+    begin(12, "an entry frame naming a caller its eval loop's _PyCFrame does not", live);
+    static const char *const names[] = {"main", "parent", "leaf"};
+    scene sc;
+    chain_scene(&sc, 12, "entry_caller.py", names, NL(names), live);
+    enter_from_c(&sc);
+    warm(sc.t);
+    fake_on_read(sc.ft, sc.entry, entry_names_main, &sc);
+    pyf_snapshot *s = take(sc.t);
+    fake_on_read(sc.ft, 0, NULL, NULL);
+    REQUIRE(s != NULL);
+    static const char *const wrong[] = {"leaf", "main"};
+    if (live) {
+        CHECK_MSG(!stack_is(s, wrong, 2), "leaf shown over main, without its caller");
+        CHECK_MSG(s->threads[0].error != 0, "the thread was not marked as not read");
+    } else {
+        CHECK_MSG(stack_is(s, wrong, 2), "control: the entry frame did not name main");
+    }
+    finish(s, sc.t, sc.ft);
+}
+
 /* Right before the generator's frame is read (on its own: it lives in its
  * generator object): the loop that ran the leaf returns (its _PyCFrame
  * left naming the leaf, 3.11's is_entry frame), the generator yields (its
@@ -1088,6 +1128,8 @@ int main(void)
     }
     entry_on_top(1);
     entry_on_top(0);
+    entry_other_caller(1);
+    entry_other_caller(0);
     code_reused(1);
     code_reused(0);
     generator_race(1);
