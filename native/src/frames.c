@@ -325,6 +325,19 @@ static const uint8_t *find_in_chunks(const pyf__chunk_list *cl, uint64_t addr,
 
 /* ---- one frame ------------------------------------------------------------ */
 
+/* A frame that has not reached its first traceable instruction is still
+ * setting itself up (3.11, 3.12: _PyFrame_IsIncomplete; a frame pushed
+ * has not run even its first instruction, index -1), and CPython shows no
+ * such frame. */
+static inline bool iframe_incomplete(const pyf__offsets *o, const pyf__iframe *fr,
+                                     const pyf__code *code)
+{
+    return code != NULL && o->code.firsttraceable != PYF__ABSENT &&
+           fr->owner != o->owner_generator &&
+           pyf__code_index(fr->ip, fr->exe + o->code.co_code_adaptive) <
+               (int64_t)code->firsttraceable;
+}
+
 /* pyf__iframe_code, inlined into the walk (it runs per frame) */
 static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__code **code,
                               bool *shown)
@@ -349,15 +362,7 @@ static inline int iframe_code(pyf_target *t, const pyf__iframe *fr, const pyf__c
      * incomplete and never shows them.  An executable that is not a code
      * object is not shown either. */
     bool shim = *code != NULL && (*code)->no_lines && fr->owner != o->owner_generator;
-    /* A frame that has not reached its first traceable instruction is
-     * still setting itself up (3.11, 3.12: _PyFrame_IsIncomplete; a frame
-     * pushed has not run even its first instruction, index -1), and
-     * CPython shows no such frame. */
-    bool incomplete = *code != NULL && o->code.firsttraceable != PYF__ABSENT &&
-                      fr->owner != o->owner_generator &&
-                      pyf__code_index(fr->ip, fr->exe + o->code.co_code_adaptive) <
-                          (int64_t)(*code)->firsttraceable;
-    *shown = !shim && !incomplete && (*code != NULL || soft != PYF_ENOTSUP);
+    *shown = !shim && !iframe_incomplete(o, fr, *code) && (*code != NULL || soft != PYF_ENOTSUP);
     return PYF_OK;
 }
 
@@ -617,7 +622,18 @@ static int python_frame(walker *k, const pyf__iframe *fr)
     int rc = iframe_code(t, fr, &code, &shown);
     if (rc == PYF_ECORRUPT)
         return torn(k, fr->addr, true);
-    if (rc != PYF_OK || !shown)
+    if (rc != PYF_OK)
+        return rc;
+    /* A frame setting itself up calls nothing from Python: one under a
+     * frame shown, not entered from C, is memory the thread had left (a
+     * call being made where a returned caller was): read again */
+    if (!shown && w->live && !w->steady && k->emitted > 0 && !k->from_c &&
+        iframe_incomplete(o, fr, code)) {
+        pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx, a caller, is being set up (the stack "
+                  "changed while it was read)", (unsigned long long)fr->addr);
+        return torn(k, fr->addr, false);
+    }
+    if (!shown)
         return rc;
     if (k->emitted + k->counted >= k->max_depth)
         return pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth "
