@@ -284,6 +284,13 @@ int pyf__walk_top(pyf_target *t, pyf__thread_walk *w, const uint8_t *buf, size_t
         if (!pyf__target_live(t) || pyf__ld64(again) == cf) {
             w->cframe = cf;
             w->current_frame = pyf__ld64(cur);
+            /* an eval loop's own _PyCFrame names a frame once the loop
+             * wrote it; until then the word is what its C stack held, NULL
+             * too: not a thread without Python frames */
+            if (w->current_frame == 0)
+                return pyf__fail(t, PYF_ECORRUPT, "thread state 0x%llx: its eval loop's "
+                                 "_PyCFrame names no frame yet (the thread was entering a "
+                                 "call from C)", (unsigned long long)w->tstate_addr);
             return PYF_OK;
         }
         if (try + 1 >= CFRAME_TRIES)
