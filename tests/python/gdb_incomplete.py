@@ -28,14 +28,19 @@ class PyfIncomplete(gdb.Command):
             ts = interp["threads"]["head"]
             while int(ts) and seen < MAX_THREADS:
                 seen += 1
-                frame = ts["cframe"]["current_frame"]
-                if int(frame) and int(frame["owner"]) != FRAME_OWNED_BY_GENERATOR:
-                    code = frame["f_code"]
-                    first = code["co_code_adaptive"].address.cast(unit)
-                    index = int(frame["prev_instr"] - first)
-                    if index < int(code["_co_firsttraceable"]):
-                        print("pyf-incomplete %d %d" % (int(ts["native_thread_id"]),
-                                                        int(code["co_firstlineno"])))
+                try:
+                    frame = ts["cframe"]["current_frame"]
+                    if int(frame) and int(frame["owner"]) != FRAME_OWNED_BY_GENERATOR:
+                        code = frame["f_code"]
+                        first = code["co_code_adaptive"].address.cast(unit)
+                        index = int(frame["prev_instr"] - first)
+                        if index < int(code["_co_firsttraceable"]):
+                            print("pyf-incomplete %d %d" % (int(ts["native_thread_id"]),
+                                                            int(code["co_firstlineno"])))
+                except gdb.MemoryError:
+                    # a thread state being made or torn down (its _PyCFrame
+                    # or frame not there): nothing said of it
+                    print("pyf-incomplete unreadable %d" % int(ts["native_thread_id"]))
                 ts = ts["next"]
             interp = interp["next"]
         print("pyf-incomplete done")
