@@ -403,18 +403,35 @@ typedef struct walker {
 static int torn(walker *k, uint64_t addr, bool moved);
 static int idle_top(walker *k)
 {
-    if (k->w->frozen)
-        pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
-                  "not wait for it (the process is stopped between the writes of a call "
-                  "from C or a return to it, where that frame may be one that returned)",
-                  (unsigned long long)k->top_idle);
-    else
-        pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
-                  "not wait for it (its call returned, or it is being set up: the stack "
-                  "changed while it was read)", (unsigned long long)k->top_idle);
+    pyf__fail(k->t, PYF_ECORRUPT, "the top frame 0x%llx does not run and its caller does "
+              "not wait for it (%s)", (unsigned long long)k->top_idle,
+              k->w->frozen ? "the process is stopped between the writes of a call from C "
+                             "or a return to it, where that frame may be one that returned"
+                           : "its call returned, or it is being set up: the stack changed "
+                             "while it was read");
     /* never shown as steady: two chains taking each other's addresses give
      * every try the same idle top at the same address (aba_cframes.py) */
     return torn(k, k->top_idle, true);
+}
+
+/* 3.11, 3.12: whether the eval loop whose _PyCFrame is at cframe was made
+ * from the frame link: the _PyCFrame before it (*prev; 0 where the first
+ * loop has none) names link as its current frame (that loop waits in the
+ * C call that made this one, and the loop wrote link as the caller of its
+ * first frame or entry frame). */
+static bool loop_made_from(pyf_target *t, uint64_t cframe, uint64_t link, uint64_t *prev)
+{
+    const pyf__offsets *o = &t->off;
+    uint8_t cf[64];
+    *prev = 0;
+    if (cframe == 0 || o->cframe.size > sizeof cf ||
+        pyf__read_quiet(t, cframe, cf, (size_t)o->cframe.size) != PYF_OK)
+        return false;
+    *prev = pyf__ld64(cf + o->cframe.previous);
+    if (*prev == 0) /* the first loop (CPython's has the thread's root _PyCFrame) */
+        return link == 0;
+    return *prev % 8 == 0 && pyf__read_quiet(t, *prev, cf, (size_t)o->cframe.size) == PYF_OK &&
+           pyf__ld64(cf + o->cframe.current_frame) == link;
 }
 
 /* 3.11, 3.12, a thread frozen throughout the walk (walk_frozen): whether
@@ -431,8 +448,7 @@ static bool set_up_from_c(walker *k, uint64_t link)
 {
     pyf_target *t = k->t;
     const pyf__offsets *o = &t->off;
-    uint8_t cf[64];
-    if (!k->w->frozen || k->w->cframe == 0 || o->cframe.size > sizeof cf)
+    if (!k->w->frozen)
         return false;
     if (!k->top_new) {
         uint8_t state;
@@ -443,12 +459,8 @@ static bool set_up_from_c(walker *k, uint64_t link)
             o->gen_executing == INT32_MIN || (int8_t)state != o->gen_executing)
             return false;
     }
-    if (pyf__read_quiet(t, k->w->cframe, cf, (size_t)o->cframe.size) != PYF_OK)
-        return false;
-    uint64_t prev = pyf__ld64(cf + o->cframe.previous);
-    return prev != 0 && prev % 8 == 0 &&
-           pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
-           pyf__ld64(cf + o->cframe.current_frame) == link;
+    uint64_t prev;
+    return loop_made_from(t, k->w->cframe, link, &prev);
 }
 
 /* The stack changed under the walk at frame addr (moved: in copies that
@@ -712,19 +724,8 @@ static int entered_from_c(walker *k, uint64_t entry)
  * (that eval loop called C there), else the entries below are unknown. */
 static int flagged_entry(walker *k, const pyf__iframe *fr)
 {
-    pyf_target *t = k->t;
-    const pyf__offsets *o = &t->off;
-    uint64_t entry = k->cframe;
-    uint8_t cf[64];
-    k->cframe = 0;
-    if (entry != 0 && o->cframe.size <= sizeof cf &&
-        pyf__read_quiet(t, entry, cf, (size_t)o->cframe.size) == PYF_OK) {
-        uint64_t prev = pyf__ld64(cf + o->cframe.previous);
-        if (prev != 0 && prev % 8 == 0 &&
-            pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
-            pyf__ld64(cf + o->cframe.current_frame) == fr->prev)
-            k->cframe = prev;
-    }
+    uint64_t entry = k->cframe, prev;
+    k->cframe = loop_made_from(k->t, entry, fr->prev, &prev) ? prev : 0;
     return entered_from_c(k, entry);
 }
 
@@ -738,20 +739,10 @@ static int flagged_entry(walker *k, const pyf__iframe *fr)
  * or cannot be read; true when the _PyCFrame is not known. */
 static bool entry_links(walker *k, const pyf__iframe *fr)
 {
-    pyf_target *t = k->t;
-    const pyf__offsets *o = &t->off;
-    uint8_t cf[64];
     if (k->cframe == 0)
         return true;
-    if (o->cframe.size > sizeof cf ||
-        pyf__read_quiet(t, k->cframe, cf, (size_t)o->cframe.size) != PYF_OK)
-        return false;
-    uint64_t prev = pyf__ld64(cf + o->cframe.previous);
-    k->cframe = prev;
-    if (prev == 0) /* the first loop (CPython's has the thread's root _PyCFrame) */
-        return fr->prev == 0;
-    return prev % 8 == 0 && pyf__read_quiet(t, prev, cf, (size_t)o->cframe.size) == PYF_OK &&
-           pyf__ld64(cf + o->cframe.current_frame) == fr->prev;
+    uint64_t entry = k->cframe;
+    return loop_made_from(k->t, entry, fr->prev, &k->cframe);
 }
 
 /* One frame of the chain, by its owner. */
