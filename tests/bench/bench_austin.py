@@ -77,8 +77,8 @@ def pyframes(pid, seconds, depth, tmp):
     with open(out) as f:
         for line in f:
             stack, count = line.rsplit(" ", 1)
-            # function (file:line);...
-            names = [frame.split(" (", 1)[0] for frame in stack.split(";")]
+            # thread;function (file:line);...
+            names = [frame.split(" (", 1)[0] for frame in stack.split(";")[1:]]
             samples += int(count)
             bad += int(count) if wrong(names, depth) else 0
     return float(m.group(3)), float(m.group(5)), bad, samples
