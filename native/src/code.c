@@ -193,12 +193,15 @@ static void parse_head(const pyf__offsets *o, const uint8_t *buf, code_head *h)
     h->filename = pyf__ld64(buf + o->code.filename);
     h->linetable = pyf__ld64(buf + o->code.linetable);
     h->firstlineno = (int32_t)pyf__ld32(buf + o->code.firstlineno);
-    h->units = pyf__ld64(buf + o->bytes.ob_size);
+    /* the bytecode inline (3.11+: ob_size code units), or in a bytes
+     * object of its own (3.8-3.10: not counted, 0) */
+    h->units = o->code.co_code_adaptive != PYF__ABSENT ? pyf__ld64(buf + o->bytes.ob_size) : 0;
     /* 3.11 has no co_version: the other fields say which object it is */
     h->version = o->code.co_version != PYF__ABSENT ? pyf__ld32(buf + o->code.co_version) : 0;
     h->co_flags = o->code.co_flags != PYF__ABSENT
                       ? (int32_t)pyf__ld32(buf + o->code.co_flags) : 0;
-    h->nlocalsplus = (int32_t)pyf__ld32(buf + o->code.nlocalsplus);
+    h->nlocalsplus = o->code.nlocalsplus != PYF__ABSENT
+                         ? (int32_t)pyf__ld32(buf + o->code.nlocalsplus) : 0;
     h->firsttraceable = o->code.firsttraceable != PYF__ABSENT
                             ? (int32_t)pyf__ld32(buf + o->code.firsttraceable) : 0;
 }
@@ -436,7 +439,7 @@ static bool decode_held(const pyf__offsets *o, const code_head *h, const code_he
         h2->linetable != h->linetable || h2->firstlineno != h->firstlineno ||
         h2->units != h->units || h2->version != h->version || h2->co_flags != h->co_flags)
         return false;
-    return f2 == NULL || (pyf__ld64(f2 + o->frame.executable) & o->tag_mask) == addr;
+    return f2 == NULL || (pyf__ld64(f2 + pyf__frame_code_at(o)) & o->tag_mask) == addr;
 }
 
 static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
@@ -460,7 +463,7 @@ static int decode_body(pyf_target *t, uint64_t addr, uint64_t frame_addr,
 
     size_t shdr = (size_t)o->unicode.compactunicodeobject_size;
     size_t bhdr = (size_t)o->bytes.ob_sval;
-    size_t hlen = head_len(t), fsize = (size_t)o->frame.size;
+    size_t hlen = head_len(t), fsize = (size_t)pyf__frame_size(o);
     if (shdr > 256 || bhdr > 256)
         return pyf__fail(t, PYF_EOFFSETS, "object headers are implausibly large");
     if (hlen == 0 || fsize > 4096)

@@ -772,6 +772,8 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
                      pyf__walk_result *res)
 {
     const pyf__offsets *o = &t->off;
+    if (o->frame_model == PYF__FRAMES_HEAP)
+        return pyf__walk_heap_frames(t, w, sink, res);
     memset(res, 0, sizeof *res);
     uint8_t direct[4096];
     walker *k = &(walker){.t = t, .w = w, .sink = sink, .res = res, .cl = &t->walk.chunks,

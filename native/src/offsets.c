@@ -452,7 +452,7 @@ static int validate(const pyf__offsets *o, char *err, size_t errlen)
         return rc;
 
     /* Sizes of objects the walker copies whole. */
-    uint64_t frame_size = o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.size : o->frame.size;
+    uint64_t frame_size = pyf__frame_size(o);
     if (frame_size > 4096 || o->code.size > 65536 ||
         o->tstate.size > 65536) {
         pyf__fmt(err, errlen,
@@ -657,6 +657,10 @@ static void derive_313(pyf__offsets *off)
 /* The numbers of a built-in table that are not offsets (3.11, 3.12). */
 static void derive_builtin(pyf__offsets *off)
 {
+    /* 3.8-3.10 have no co_qualname: a frame is named by its co_name (as
+     * their tracebacks name it), never by a guessed qualified name */
+    if (off->code.qualname == PYF__ABSENT)
+        off->code.qualname = off->code.name;
     off->owner_thread = builtin_int(off, "frame_owner.thread", 0);
     off->owner_generator = builtin_int(off, "frame_owner.generator", 1);
     off->owner_frame_object = builtin_int(off, "frame_owner.frame_object", 2);
@@ -710,7 +714,10 @@ static void decide(pyf__offsets *off)
                                    : PYF__LINES_LOCATIONS;
     off->lasti_kind = minor <= 9 ? PYF__LASTI_BYTES : PYF__LASTI_UNITS;
     off->running_kind = minor <= 9 ? PYF__RUNNING_FLAG : PYF__RUNNING_STATE;
-    off->top_kind = minor <= 12 ? PYF__TOP_CFRAME : PYF__TOP_TSTATE;
+    /* 3.8-3.10 keep the newest frame object in the thread state */
+    off->top_kind = minor >= 11 && minor <= 12 ? PYF__TOP_CFRAME : PYF__TOP_TSTATE;
+    if (minor <= 10)
+        off->tstate.current_frame = off->tstate.frame;
     off->entry_kind = minor <= 11 ? PYF__ENTRY_FLAG : PYF__ENTRY_OWNER;
     off->ip_kind = minor <= 12 ? PYF__IP_PREVIOUS : PYF__IP_CURRENT;
     off->sp_kind = minor >= 14   ? PYF__SP_POINTER
@@ -727,7 +734,10 @@ static void decide(pyf__offsets *off)
     off->int_kind = minor <= 11 ? PYF__INT_OB_SIZE : PYF__INT_LV_TAG;
     off->tagged_ints = minor >= 14;
     off->tag_mask = minor >= 14 ? ~(uint64_t)3 : ~(uint64_t)0;
-    off->dictvalues_kind = minor <= 12 ? PYF__DICTVALUES_ORDER_BEFORE : PYF__DICTVALUES_HEADER;
+    off->dictkeys_kind = minor <= 10 ? PYF__DICTKEYS_SIZED : PYF__DICTKEYS_LOG2;
+    off->dictvalues_kind = minor <= 10   ? PYF__DICTVALUES_ARRAY
+                           : minor <= 12 ? PYF__DICTVALUES_ORDER_BEFORE
+                                         : PYF__DICTVALUES_HEADER;
     off->instdict_kind = minor <= 11   ? PYF__INSTDICT_TWO_POINTERS
                          : minor == 12 ? PYF__INSTDICT_TAGGED
                                        : PYF__INSTDICT_INLINE;
@@ -903,6 +913,31 @@ static uint32_t builtin_minor_at(const uint8_t *head, size_t len, uint64_t addr)
             return b->minor;
     }
     return 0;
+}
+
+/* The heap-frame versions (3.8-3.10) whose runtime could be at addr, bit
+ * 3.<n> set: they allocate the main interpreter on the heap, so the shape
+ * says little (the interpreter pointers set and aligned, outside the
+ * runtime) and cannot tell them apart; the version read decides
+ * (pyf__offsets_version_read, each candidate in turn). */
+static uint32_t heap_minors_at(const uint8_t *head, size_t len, uint64_t addr)
+{
+    uint32_t minors = 0;
+    for (size_t i = 0; i < COUNT(builtins); i++) {
+        const builtin_table *b = &builtins[i];
+        if (!b->heap_frames || !pyf__offsets_heap_frames_enabled())
+            continue;
+        uint64_t main_at = builtin_value(b, "runtime_state.interpreters_main");
+        uint64_t head_at = builtin_value(b, "runtime_state.interpreters_head");
+        uint64_t size = builtin_value(b, "runtime_state.size");
+        if (main_at + 8 > len || head_at + 8 > len)
+            continue;
+        uint64_t main_interp = pyf__ld64(head + main_at), head_interp = pyf__ld64(head + head_at);
+        if (main_interp != 0 && main_interp % 8 == 0 && head_interp != 0 &&
+            head_interp % 8 == 0 && (main_interp < addr || main_interp - addr >= size))
+            minors |= 1u << b->minor;
+    }
+    return minors;
 }
 
 /* ---- the asyncio debug offsets --------------------------------------------- */
@@ -1081,16 +1116,21 @@ static int no_cookie(const pyf_reader *r, pyf_stats *stats, uint64_t addr, uint8
     const size_t head = 64;
     memset(off, 0, sizeof *off);
     if (pyf__raw_read(r, stats, addr + 24, raw + 24, head - 24) == PYF_OK) {
-        uint32_t minor = builtin_minor_at(raw, head, addr);
+        uint32_t minor = builtin_minor_at(raw, head, addr), others = 0;
+        if (minor == 0 && (others = heap_minors_at(raw, head, addr)) != 0) {
+            minor = 31 - (uint32_t)__builtin_clz(others); /* the newest first */
+            others &= ~(1u << minor);
+        }
         if (minor != 0) {
             int rc = pyf__offsets_builtin(0x030000F0u | (uint64_t)minor << 16, off, err, errlen);
             off->version_pending = rc == PYF_OK;
+            off->version_others = others;
             return rc;
         }
     }
     pyf__fmt(err, errlen,
-             "no \"xdebugpy\" cookie at the start of _PyRuntime, nor a CPython 3.11 or 3.12 "
-             "runtime there: not a CPython 3.11+ runtime (or the wrong address)");
+             "no \"xdebugpy\" cookie at the start of _PyRuntime, nor a CPython 3.8-3.12 "
+             "runtime there: not a CPython runtime pyframes reads (or the wrong address)");
     return PYF_ENOTPY;
 }
 

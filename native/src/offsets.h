@@ -41,6 +41,10 @@ typedef struct pyf__offsets {
     /* A built-in table chosen by the runtime's shape: only the minor
      * version is known until the target reads sys.hexversion (target.c). */
     bool version_pending;
+    /* ... and where that shape is shared (3.8-3.10 keep the interpreter on
+     * the heap): the other minors whose tables read it the same way, bit
+     * 3.<n> set, to be tried when this one's version read fails. */
+    uint32_t version_others;
 
     struct {
         uint64_t size, finalizing, interpreters_head;
@@ -182,10 +186,16 @@ typedef struct pyf__offsets {
      * whether a value stack holds tagged ints (3.14+ _PyStackRef). */
     enum { PYF__INT_OB_SIZE, PYF__INT_LV_TAG } int_kind;
     bool tagged_ints;
+    /* A dict's keys: dk_log2_size, dk_log2_index_bytes and dk_kind bytes
+     * (3.11+), or a dk_size word, always general entries {hash, key,
+     * value} (3.8-3.10). */
+    enum { PYF__DICTKEYS_LOG2, PYF__DICTKEYS_SIZED } dictkeys_kind;
     /* A split dict's values: PyDictValues with the insertion order in the
-     * bytes before it (3.11, 3.12), or a header (capacity, size, embedded,
-     * valid) with the order after the values (3.13+). */
-    enum { PYF__DICTVALUES_ORDER_BEFORE, PYF__DICTVALUES_HEADER } dictvalues_kind;
+     * bytes before it (3.11, 3.12), a header (capacity, size, embedded,
+     * valid) with the order after the values (3.13+), or a plain array of
+     * values in the keys' entry order, their insertion order (3.8-3.10). */
+    enum { PYF__DICTVALUES_ORDER_BEFORE, PYF__DICTVALUES_HEADER,
+           PYF__DICTVALUES_ARRAY } dictvalues_kind;
     /* An instance's managed dict: a dict pointer and a values pointer
      * before the object (3.11), one word that is either (bit 0 set: the
      * values; 3.12), or a dict pointer with the values inline in the
@@ -248,6 +258,17 @@ int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size
  * (version_pending), from sys.hexversion as the target holds it, checked
  * against the table's minor version (values.c). */
 int pyf__offsets_version_read(pyf_target *t);
+
+/* Where a frame names its code (f_executable; 3.8-3.10's f_code), and the
+ * bytes of a frame to read to reach it. */
+static inline uint64_t pyf__frame_code_at(const pyf__offsets *o)
+{
+    return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.code : o->frame.executable;
+}
+static inline uint64_t pyf__frame_size(const pyf__offsets *o)
+{
+    return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.size : o->frame.size;
+}
 
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);

@@ -66,11 +66,33 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
         f->code = rc;
     else
         rc = pyf__offsets_load(&t->io.reader, runtime_addr, &t->off, &t->io.stats, f);
-    /* a runtime that does not say its version (3.11, 3.12) */
+    /* a runtime that does not say its version (3.8-3.12): read by its
+     * table, else by the next whose shape it has (3.8-3.10); a failure
+     * names the first (the newest) */
     if (rc == PYF_OK && t->off.version_pending && (rc = pyf__offsets_version_read(t)) != PYF_OK) {
-        uint32_t size = f->struct_size;
+        uint32_t size = f->struct_size, others = t->off.version_others;
+        bool shaped = t->off.version_pending; /* not refused by its version */
         *f = t->io.fail;
         f->struct_size = size;
+        while (shaped && rc != PYF_OK && rc != PYF_EPERM && rc != PYF_ENOPROC && others != 0) {
+            uint32_t minor = 31 - (uint32_t)__builtin_clz(others);
+            others &= ~(1u << minor);
+            char err[PYF__ERRBUF];
+            if (pyf__offsets_builtin(0x030000F0u | (uint64_t)minor << 16, &t->off, err,
+                                     sizeof err) != PYF_OK)
+                continue;
+            t->off.version_pending = true;
+            if (pyf__offsets_version_read(t) == PYF_OK) {
+                rc = PYF_OK;
+                pyf__failure_clear(f);
+                f->struct_size = size;
+            } else if (!t->off.version_pending) { /* its version read, and refused */
+                rc = t->io.fail.code;
+                *f = t->io.fail;
+                f->struct_size = size;
+                shaped = false;
+            }
+        }
     }
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
@@ -155,6 +177,7 @@ void pyf_target_close(pyf_target *t)
     pyf__replay_free(t);
     pyf__cache_clear(&t->frame_cache);
     pyf__chunks_free(&t->walk.chunks);
+    pyf__walk_heap_free(&t->walk);
     pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
     pyf__vhints_free(t);

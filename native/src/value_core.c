@@ -265,9 +265,23 @@ static const char *keys_read(pyf__vctx *c, uint64_t keys, dkeys *k, bool *budget
         *budget = rc == PYF__EBUDGET;
         return "unreadable dict keys";
     }
+    k->nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
+    if (c->o->dictkeys_kind == PYF__DICTKEYS_SIZED) {
+        /* 3.8-3.10: dk_size slots (a power of two), indices as wide as
+         * it needs (Objects/dictobject.c, DK_IXSIZE), general entries */
+        uint64_t size = pyf__ld64(hdr + vl->keys_size);
+        if (size < 8 || size > ((uint64_t)1 << DICT_LOG2_MAX) || (size & (size - 1)) != 0 ||
+            k->nentries < 0 || (uint64_t)k->nentries > size)
+            return "implausible dict keys";
+        uint64_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffu ? 4 : 8;
+        k->entries = keys + vl->keys_indices + size * ix;
+        k->general = true;
+        k->esize = 24;
+        k->koff = 8;
+        return NULL;
+    }
     unsigned log2 = hdr[vl->keys_log2_size], log2ib = hdr[vl->keys_log2_index_bytes];
     k->general = hdr[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
-    k->nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
     if (log2 > DICT_LOG2_MAX || log2ib < log2 || log2ib > log2 + 3 || k->nentries < 0 ||
         k->nentries > ((int64_t)1 << log2) || hdr[vl->keys_kind] > 2)
         return "implausible dict keys";
@@ -290,6 +304,18 @@ static const char *split_values(pyf__vctx *c, uint64_t values, unsigned ne, uint
     *budget = false;
     if (values % 8 != 0)
         return "unreadable dict values";
+    if (c->o->dictvalues_kind == PYF__DICTVALUES_ARRAY) {
+        /* 3.8-3.10: ma_values[i] is the value of entry i, inserted in
+         * entry order */
+        if ((rc = pyf__vread(c, values, vals, (size_t)ne * 8)) != PYF_OK) {
+            *budget = rc == PYF__EBUDGET;
+            return "unreadable dict values";
+        }
+        for (unsigned j = 0; j < ne; j++)
+            order[j] = (uint8_t)j;
+        *norder = ne;
+        return NULL;
+    }
     if (c->o->dictvalues_kind == PYF__DICTVALUES_ORDER_BEFORE) {
         /* the insertion order before the values: [-1] the prefix's size,
          * [-2] the entries in it, their indexes below, the first
@@ -369,15 +395,16 @@ int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t m
     }
     /* split: the shared keys' entries (no values there) */
     uint64_t vals[256];
-    uint8_t order[256], ents[256 * 16];
+    uint8_t order[256], ents[256 * 24];
     unsigned ne = k.nentries < 256 ? (unsigned)k.nentries : 256, n = 0;
-    if (k.general) {
+    bool array = c->o->dictvalues_kind == PYF__DICTVALUES_ARRAY;
+    if (k.general != array) { /* 3.11+: split keys are unicode-only */
         *why = "unreadable dict values";
         return -1;
     }
     if ((*why = split_values(c, values, ne, vals, order, &n, budget)) != NULL)
         return -1;
-    if ((rc = pyf__vread(c, k.entries, ents, (size_t)ne * 16)) != PYF_OK) {
+    if ((rc = pyf__vread(c, k.entries, ents, (size_t)(ne * k.esize))) != PYF_OK) {
         *budget = rc == PYF__EBUDGET;
         *why = "unreadable dict values";
         return -1;
@@ -386,7 +413,7 @@ int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t m
         unsigned ix = order[j];
         if (ix >= ne || vals[ix] == 0)
             continue;
-        kv[2 * got] = pyf__ld64(ents + ix * 16);
+        kv[2 * got] = pyf__ld64(ents + ix * k.esize + k.koff);
         kv[2 * got + 1] = vals[ix];
         if (where != NULL)
             where[got] = 0;

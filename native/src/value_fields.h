@@ -12,7 +12,7 @@
     X(dict_used)                                                               \
     /* PyDictKeysObject (internal/pycore_dict.h) */                            \
     X(keys_log2_size) X(keys_log2_index_bytes) X(keys_kind) X(keys_nentries)   \
-    X(keys_indices)                                                            \
+    X(keys_indices) X(keys_size)         /* keys_size: 3.8-3.10's dk_size */   \
     /* PyDictValues */                                                         \
     X(values_capacity) X(values_size) X(values_embedded) X(values_valid)       \
     X(values_values)                                                           \

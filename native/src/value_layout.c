@@ -63,6 +63,7 @@ void pyf__value_layout_fill(const pyf__offsets *o, pyf__value_layout *vl)
     vl->keys_kind = 10;
     vl->keys_nentries = 24;
     vl->keys_indices = 32;
+    vl->keys_size = PYF__ABSENT; /* 3.8-3.10 only */
     vl->values_capacity = 0;
     vl->values_size = 1;
     vl->values_embedded = 2;

@@ -108,7 +108,13 @@ typedef struct pyf__walk_state {
     uint32_t prev_nthreads, prev_cap_threads;
     uint64_t prev_epoch;
     void *spare_snap;        /* a freed snapshot's arrays, for the next one */
+    /* the heap-frame walk's (frames_heap.c, 3.8-3.10): one thread's frames
+     * as first read, and the frame type's address once known */
+    struct pyf__hentry *heap;
+    uint32_t heap_cap;
+    uint64_t frame_type;
 } pyf__walk_state;
+void pyf__walk_heap_free(pyf__walk_state *ws);
 /* [addr, addr+len) of the thread state as the walk's check read it right
  * after the copies, when that was the last reader call: true and the bytes
  * in out. */
@@ -226,6 +232,11 @@ typedef struct pyf__walk_result {
     uint64_t top;
 } pyf__walk_result;
 
+/* A thread's frames where they are heap objects (frame_model
+ * PYF__FRAMES_HEAP, frames_heap.c): what pyf__walk_frames does for them. */
+int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
+                          pyf__walk_result *res);
+
 /* The walk's fields that come from the thread state copied in buf, where
  * it holds the current frame (top_kind PYF__TOP_TSTATE): current frame,
  * base frame (3.15), newest data-stack chunk. */
@@ -235,7 +246,9 @@ static inline void pyf__walk_from_tstate(const pyf__offsets *o, pyf__thread_walk
     w->current_frame = pyf__ld64(buf + o->tstate.current_frame);
     w->base_frame = o->tstate.base_frame != PYF__ABSENT
                         ? pyf__ld64(buf + o->tstate.base_frame) : 0;
-    w->datastack_chunk = pyf__ld64(buf + o->tstate.datastack_chunk);
+    /* 3.8-3.10 have no data stack */
+    w->datastack_chunk = o->tstate.datastack_chunk != PYF__ABSENT
+                             ? pyf__ld64(buf + o->tstate.datastack_chunk) : 0;
 }
 
 /* The same for every version (threads.c): where the current frame is

@@ -400,8 +400,20 @@ static void opcode_caches(void)
 static void value_fields(void)
 {
     OFF("values.dict_used", PyDictObject, ma_used);
-#if !HEAP_FRAMES
-    /* (3.8-3.10's dict keys are declared in Objects/dict-common.h only) */
+#if HEAP_FRAMES
+    /* Objects/dict-common.h (no installed header) of 3.8-3.10: struct
+     * _dictkeysobject { Py_ssize_t dk_refcnt; Py_ssize_t dk_size;
+     * dict_lookup_func dk_lookup; Py_ssize_t dk_usable; Py_ssize_t
+     * dk_nentries; char dk_indices[]; }, its entries PyDictKeyEntry {
+     * hash, key, value } after dk_size indices of 1, 2, 4 or 8 bytes; a
+     * split table's ma_values is a PyObject *[] in entry order */
+    field("values.keys_size", sizeof(Py_ssize_t));
+    field("values.keys_nentries", 3 * sizeof(Py_ssize_t) + sizeof(void *));
+    field("values.keys_indices", 4 * sizeof(Py_ssize_t) + sizeof(void *));
+    /* Objects/moduleobject.c: PyModuleObject { PyObject_HEAD; PyObject
+     * *md_dict; ... } */
+    field("values.module_dict", sizeof(PyObject));
+#else
     OFF("values.keys_log2_size", PyDictKeysObject, dk_log2_size);
     OFF("values.keys_log2_index_bytes", PyDictKeysObject, dk_log2_index_bytes);
     OFF("values.keys_kind", PyDictKeysObject, dk_kind);

@@ -98,6 +98,7 @@ static void print_values(void)
     const uint64_t keys_kind = offsetof(PyDictKeysObject, dk_kind);
     const uint64_t keys_nentries = offsetof(PyDictKeysObject, dk_nentries);
     const uint64_t keys_indices = offsetof(PyDictKeysObject, dk_indices);
+    const uint64_t keys_size = ABSENT; /* 3.8-3.10's dk_size */
 #ifdef OLDER
     /* no header: the insertion order is in the bytes before the values */
     const uint64_t values_capacity = ABSENT, values_size = ABSENT, values_embedded = ABSENT,
