@@ -1,5 +1,5 @@
 /*
- * pyframes.h - read the Python stacks of a CPython 3.11-3.15 process
+ * pyframes.h - read the Python stacks of a CPython 3.8-3.15 process
  * from outside it.
  *
  * This is the only public header of libpyframes.  All exported symbols start
@@ -918,15 +918,16 @@ PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
 /* ==== Helpers for debuggers ============================================= */
 
 /* Validate the runtime at addr: its _Py_DebugOffsets (cookie, version,
- * layout; 3.13+), or the shape of a CPython 3.11 or 3.12 runtime (its main
- * interpreter embedded where that version's layout has it) and the version
- * the target's sys.hexversion says.  Returns 0 or the error a target open
+ * layout; 3.13+), or the shape of a CPython 3.8-3.12 runtime (3.11, 3.12:
+ * its main interpreter embedded where that version's layout has it; 3.8-
+ * 3.10: its interpreter pointers, each of their layouts tried newest
+ * first) and the version the target's sys.hexversion says.  Returns 0 or the error a target open
  * would report, with the same failure; out (may be NULL) gets the runtime's
  * version, also on PYF_EVERSION when the table's cookie is there (the
  * version it says).  The size and Py_Version checks of pyf_runtime_locate
  * need the runtime's file: a probe alone does not make them.
  * A refused version's failure names it: "unsupported CPython 3.16.0
- * (pyframes reads CPython 3.11-3.15)". */
+ * (pyframes reads CPython 3.8-3.15)". */
 PYF_API int pyf_runtime_probe(const pyf_reader *reader, uint64_t addr,
                               pyf_python_info *out, pyf_failure *failure);
 
@@ -998,8 +999,8 @@ typedef struct pyf_runtime_location {
  * files searched name the version: the symbol Py_Version (3.11+), else the
  * string Py_GetVersion keeps in the .bss of the file with CPython's code
  * (2.7-3.10); one this library does not read is PYF_EVERSION, out->python
- * its version, failure "unsupported CPython 3.10.13 (pyframes reads CPython
- * 3.11-3.15)".  When no file holds anything of CPython (and no symbol was
+ * its version, failure "unsupported CPython 3.7.17 (pyframes reads CPython
+ * 3.8-3.15)".  When no file holds anything of CPython (and no symbol was
  * given), the failure is "<target_name> is not a Python process".  out may
  * be NULL. */
 PYF_API int pyf_runtime_locate(const pyf_reader *reader, const pyf_locate_request *req,

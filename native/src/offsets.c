@@ -519,7 +519,7 @@ int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen)
     char vtext[40];
 
     pyf__version_text(hexversion, vtext, sizeof vtext);
-    pyf__fmt(err, errlen, "unsupported CPython %s (pyframes reads CPython 3.11-3.15)", vtext);
+    pyf__fmt(err, errlen, "unsupported CPython %s (pyframes reads CPython 3.8-3.15)", vtext);
     return PYF_EVERSION;
 }
 
@@ -838,7 +838,7 @@ typedef struct builtin_table {
     uint32_t minor;
     const pyf__builtin_field *pairs;
     size_t npairs;
-    bool heap_frames; /* 3.8-3.10: used only where the gate is open */
+    bool heap_frames; /* 3.8-3.10: the interpreter on the heap */
 } builtin_table;
 
 static const builtin_table builtins[] = {
@@ -849,22 +849,14 @@ static const builtin_table builtins[] = {
     {12, pyf__builtin_312, COUNT(pyf__builtin_312), false},
 };
 
-bool pyf__offsets_heap_frames_enabled(void)
-{
-    const char *gate = getenv("PYFRAMES_HEAP_FRAMES");
-    return gate != NULL && strcmp(gate, "1") == 0;
-}
-
-/* The built-in table of hexversion's minor version, NULL for none (or one
- * of a heap-frame version while the gate is closed). */
+/* The built-in table of hexversion's minor version, NULL for none. */
 static const builtin_table *builtin_for(uint64_t hexversion)
 {
     if (((hexversion >> 24) & 0xff) != 3)
         return NULL;
     for (size_t i = 0; i < COUNT(builtins); i++)
         if (((hexversion >> 16) & 0xff) == builtins[i].minor)
-            return !builtins[i].heap_frames || pyf__offsets_heap_frames_enabled() ? &builtins[i]
-                                                                                  : NULL;
+            return &builtins[i];
     return NULL;
 }
 
@@ -925,7 +917,7 @@ static uint32_t heap_minors_at(const uint8_t *head, size_t len, uint64_t addr)
     uint32_t minors = 0;
     for (size_t i = 0; i < COUNT(builtins); i++) {
         const builtin_table *b = &builtins[i];
-        if (!b->heap_frames || !pyf__offsets_heap_frames_enabled())
+        if (!b->heap_frames)
             continue;
         uint64_t main_at = builtin_value(b, "runtime_state.interpreters_main");
         uint64_t head_at = builtin_value(b, "runtime_state.interpreters_head");

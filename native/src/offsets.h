@@ -140,10 +140,8 @@ typedef struct pyf__offsets {
     /* Semantics that differ by version, decided once at decode. */
     /* Where a thread's frames are: _PyInterpreterFrame records in its
      * data stack (3.11+), or PyFrameObjects on the heap chained by f_back
-     * from the thread state's frame (3.8-3.10: heapframe; no
-     * co_qualname).  Their tables are used only where
-     * pyf__offsets_heap_frames_enabled(): the walk does not read heap
-     * frames yet, and until it does 3.8-3.10 are refused by name. */
+     * from the thread state's frame (3.8-3.10: heapframe, walked by
+     * frames_heap.c; no co_qualname: code.qualname is co_name). */
     enum { PYF__FRAMES_DATASTACK, PYF__FRAMES_HEAP } frame_model;
     /* A code object's line table: the location table (3.11+,
      * Objects/locations.md), PEP 626's co_linetable (3.10) or co_lnotab
@@ -250,8 +248,8 @@ typedef struct pyf__offsets {
 int pyf__offsets_decode(const uint8_t *raw, size_t len, pyf__offsets *off,
                         char *err, size_t errlen);
 
-/* The layout of CPython 3.<minor> from its built-in table (3.8-3.12; 3.8-3.10
- * only where pyf__offsets_heap_frames_enabled()), hexversion its version:
+/* The layout of CPython 3.<minor> from its built-in table (3.8-3.12),
+ * hexversion its version:
  * PYF_OK, PYF_EVERSION (no table for it, named in err) or PYF_EOFFSETS. */
 int pyf__offsets_builtin(uint64_t hexversion, pyf__offsets *off, char *err, size_t errlen);
 /* The version of a target whose layout came from a built-in table
@@ -272,21 +270,16 @@ static inline uint64_t pyf__frame_size(const pyf__offsets *o)
 
 /* "3.15.2", "3.15.0b4": the one place the library words a PY_VERSION_HEX. */
 void pyf__version_text(uint64_t hexversion, char *buf, size_t len);
-/* PYF_EVERSION, with "unsupported CPython 3.10.13 (pyframes reads CPython
- * 3.11-3.15)" in err: the one wording of a refused version. */
+/* PYF_EVERSION, with "unsupported CPython 3.7.17 (pyframes reads CPython
+ * 3.8-3.15)" in err: the one wording of a refused version. */
 int pyf__version_refused(uint64_t hexversion, char *err, size_t errlen);
 /* PYF_EVERSION, naming a build of a version with a built-in table whose
  * _PyRuntime has another size (size) than the table's (known): an unknown
  * layout (a Py_DEBUG 3.12, say), refused rather than guessed. */
 int pyf__layout_refused(uint64_t hexversion, uint64_t size, uint64_t known, char *err,
                         size_t errlen);
-/* Whether the built-in tables of the heap-frame versions (3.8-3.10) are
- * used: only while PYFRAMES_HEAP_FRAMES=1 is set in the environment (the
- * tests of the unfinished heap-frame walk); otherwise those versions are
- * refused by name, as before. */
-bool pyf__offsets_heap_frames_enabled(void);
 /* sizeof(_PyRuntimeState) in the built-in table of hexversion's minor
- * version (3.11, 3.12); 0 for a version without one (its runtime is
+ * version (3.8-3.12); 0 for a version without one (its runtime is
  * described by its own _Py_DebugOffsets, or not read at all). */
 uint64_t pyf__offsets_builtin_runtime_size(uint64_t hexversion);
 

@@ -672,7 +672,7 @@ static int nothing_found(const locate_ctx *c, pyfiles *pfs, const rejected *rej,
         uint32_t minor = (hex >> 16) & 0xff;
         char vtext[40];
 
-        if ((hex >> 24) != 3 || minor < 11 || minor > 15) {
+        if ((hex >> 24) != 3 || minor < 8 || minor > 15) {
             pyf__python_info_version(hex, 0, &out->python);
             return pyf__version_refused(hex, c->err, c->errlen);
         }

@@ -49,6 +49,52 @@ static int apply_options(const pyf_options *in, pyf_options *out, char *err,
     return PYF_OK;
 }
 
+/* The version of a runtime that does not say it (3.8-3.12, version_pending):
+ * read by the table its shape chose, else by the next whose shape it has
+ * (3.8-3.10, newest first).  A failure names the first table's.  The
+ * shape of 3.8-3.10's runtime says little: memory none of them can read
+ * is no runtime (PYF_ENOTPY). */
+static int read_version(pyf_target *t, pyf_failure *f)
+{
+    uint32_t size = f->struct_size, others = t->off.version_others;
+    bool heap = t->off.frame_model == PYF__FRAMES_HEAP;
+    int rc = pyf__offsets_version_read(t);
+    if (rc == PYF_OK)
+        return rc;
+    bool shaped = t->off.version_pending; /* not refused by its version */
+    *f = t->io.fail;
+    f->struct_size = size;
+    while (shaped && rc != PYF_EPERM && rc != PYF_ENOPROC && others != 0) {
+        uint32_t minor = 31 - (uint32_t)__builtin_clz(others);
+        others &= ~(1u << minor);
+        char err[PYF__ERRBUF];
+        if (pyf__offsets_builtin(0x030000F0u | (uint64_t)minor << 16, &t->off, err,
+                                 sizeof err) != PYF_OK)
+            continue;
+        t->off.version_pending = true;
+        if (pyf__offsets_version_read(t) == PYF_OK) {
+            pyf__failure_clear(f);
+            f->struct_size = size;
+            return PYF_OK;
+        }
+        if (!t->off.version_pending) { /* its version read, and refused */
+            *f = t->io.fail;
+            f->struct_size = size;
+            return f->code;
+        }
+    }
+    if (heap && shaped && (rc == PYF_EFAULT || rc == PYF_EIO || rc == PYF_ECORRUPT)) {
+        char why[sizeof f->detail];
+        pyf__fmt(why, sizeof why, "%s", f->detail);
+        pyf__failure_set(f, PYF_ENOTPY, "no \"xdebugpy\" cookie at the start of _PyRuntime at "
+                         "0x%llx, nor a CPython 3.8-3.12 runtime there (%s)",
+                         (unsigned long long)t->runtime_addr, why);
+        f->struct_size = size;
+        return PYF_ENOTPY;
+    }
+    return rc;
+}
+
 static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
                        uint64_t runtime_addr, const pyf_options *opts,
                        pyf_target **out, pyf_failure *f)
@@ -66,34 +112,8 @@ static int open_common(const pyf_reader *reader, bool owns_pid, int pid,
         f->code = rc;
     else
         rc = pyf__offsets_load(&t->io.reader, runtime_addr, &t->off, &t->io.stats, f);
-    /* a runtime that does not say its version (3.8-3.12): read by its
-     * table, else by the next whose shape it has (3.8-3.10); a failure
-     * names the first (the newest) */
-    if (rc == PYF_OK && t->off.version_pending && (rc = pyf__offsets_version_read(t)) != PYF_OK) {
-        uint32_t size = f->struct_size, others = t->off.version_others;
-        bool shaped = t->off.version_pending; /* not refused by its version */
-        *f = t->io.fail;
-        f->struct_size = size;
-        while (shaped && rc != PYF_OK && rc != PYF_EPERM && rc != PYF_ENOPROC && others != 0) {
-            uint32_t minor = 31 - (uint32_t)__builtin_clz(others);
-            others &= ~(1u << minor);
-            char err[PYF__ERRBUF];
-            if (pyf__offsets_builtin(0x030000F0u | (uint64_t)minor << 16, &t->off, err,
-                                     sizeof err) != PYF_OK)
-                continue;
-            t->off.version_pending = true;
-            if (pyf__offsets_version_read(t) == PYF_OK) {
-                rc = PYF_OK;
-                pyf__failure_clear(f);
-                f->struct_size = size;
-            } else if (!t->off.version_pending) { /* its version read, and refused */
-                rc = t->io.fail.code;
-                *f = t->io.fail;
-                f->struct_size = size;
-                shaped = false;
-            }
-        }
-    }
+    if (rc == PYF_OK && t->off.version_pending)
+        rc = read_version(t, f);
     if (rc != PYF_OK) {
         /* the reader belongs to the caller until open succeeds */
         t->io.owns_pid_reader = false;

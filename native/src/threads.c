@@ -168,7 +168,9 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
         th->tstate_addr = addr;
         th->interp_index = ii->index;
         th->thread_id = pyf__ld64(buf + o->tstate.thread_id);
-        th->native_thread_id = pyf__ld64(buf + o->tstate.native_thread_id);
+        /* 3.8-3.10 keep no native id: 0 (not known) */
+        th->native_thread_id = o->tstate.native_thread_id != PYF__ABSENT
+                                   ? pyf__ld64(buf + o->tstate.native_thread_id) : 0;
         if (ii->threads_main != 0 && ii->threads_main == addr)
             th->flags |= PYF_THREAD_MAIN;
         /* a free-threaded build has no one GIL holder: not known */

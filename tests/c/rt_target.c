@@ -10,8 +10,8 @@
  *   anon     only in an anonymous mapping; the section stays zero
  *   none     nowhere
  *   future   in the section, but claiming CPython 3.16.0 (unsupported)
- *   old      nowhere; a CPython 3.10 as its Py_GetVersion() buffer in .bss
- *            says it is ("3.10.13 (main, ...) [GCC ...]")
+ *   old      nowhere; a CPython 3.7 as its Py_GetVersion() buffer in .bss
+ *            says it is ("3.7.17 (main, ...) [GCC ...]")
  *   garbled  nowhere; .bss holds strings that start like a version but are
  *            not Py_GetVersion's ("3.8.3 or higher ...", py-spy #731)
  *   debug312 a CPython 3.12.1 by its Py_Version, whose .PyRuntime section is
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
             return 3;
         runtime = (uintptr_t)rt_pyruntime;
     } else if (strcmp(mode, "old") == 0) {
-        snprintf(version, sizeof version, "%.80s (%.80s) %.80s", "3.10.13",
+        snprintf(version, sizeof version, "%.80s (%.80s) %.80s", "3.7.17",
                  "main, Jan  1 2024, 00:00:00", "[GCC 12.2.0]");
         snprintf(other[0], sizeof other[0], "3.9 (a comment)");
     } else if (strcmp(mode, "garbled") == 0) {

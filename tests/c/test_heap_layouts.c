@@ -3,9 +3,7 @@
  * (layout_tables.h, generated from their headers) and what offsets.c
  * decides of them: heap frames (PyFrameObject chained by f_back from the
  * thread state), their instruction and running-state fields, the line
- * table's format; used only behind PYFRAMES_HEAP_FRAMES=1 (until their
- * stacks are read end to end these versions stay refused by name, which
- * is checked first).  The offsets expected are the ones measured on
+ * table's format; 3.7 and older refused by name.  The offsets expected are the ones measured on
  * pyenv's 3.8.18, 3.9.18 and 3.10.13 and read in two peers' independent
  * mirrors of the same structs.  A PyFrameObject decoded as each version
  * keeps it (pyf__hframe_decode): its instruction in code units, and
@@ -35,30 +33,26 @@ static const heap_version versions[] = {
      PYF__LINES_PEP626, PYF__LASTI_UNITS, PYF__RUNNING_STATE},
 };
 
-static void refused_while_gated(void)
+/* 3.7 and older stay refused by name, with the range read */
+static void older_refused(void)
 {
-    check_begin("3.8-3.10 refused by name while the gate is closed");
-    unsetenv("PYFRAMES_HEAP_FRAMES");
-    CHECK(!pyf__offsets_heap_frames_enabled());
-    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
-        const heap_version *v = &versions[i];
+    check_begin("3.7 and older refused by name");
+    const uint64_t old[] = {0x030711f0, 0x030610f0, 0x020712f0};
+    const char *text[] = {"3.7.17", "3.6.16", "2.7.18"};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) {
         pyf__offsets o;
         char err[256], want[128];
-        CHECK_EQ_INT(pyf__offsets_builtin(v->hex, &o, err, sizeof err), PYF_EVERSION);
-        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.11-3.15)",
-                 v->text);
+        CHECK_EQ_INT(pyf__offsets_builtin(old[i], &o, err, sizeof err), PYF_EVERSION);
+        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.8-3.15)",
+                 text[i]);
         CHECK_EQ_STR(err, want);
-        CHECK_EQ_INT(pyf__offsets_builtin_runtime_size(v->hex), 0);
+        CHECK_EQ_INT(pyf__offsets_builtin_runtime_size(old[i]), 0);
     }
-    setenv("PYFRAMES_HEAP_FRAMES", "0", 1);
-    CHECK(!pyf__offsets_heap_frames_enabled());
-    unsetenv("PYFRAMES_HEAP_FRAMES");
 }
 
-static void layouts_behind_the_gate(void)
+static void heap_layouts(void)
 {
-    check_begin("3.8-3.10 layouts behind the gate");
-    setenv("PYFRAMES_HEAP_FRAMES", "1", 1);
+    check_begin("3.8-3.10 layouts");
     for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
         const heap_version *v = &versions[i];
         pyf__offsets o;
@@ -112,13 +106,12 @@ static void layouts_behind_the_gate(void)
         CHECK_EQ_INT(o.exc_kind, PYF__EXC_TRIPLE);
         CHECK_EQ_INT(o.int_kind, PYF__INT_OB_SIZE);
     }
-    /* the data-stack versions are not touched by the gate */
+    /* the data-stack versions keep theirs */
     pyf__offsets o;
     char err[256];
     REQUIRE(pyf__offsets_builtin(0x030b07f0, &o, err, sizeof err) == PYF_OK);
     CHECK_EQ_INT(o.frame_model, PYF__FRAMES_DATASTACK);
     CHECK_EQ_INT(o.line_kind, PYF__LINES_LOCATIONS);
-    unsetenv("PYFRAMES_HEAP_FRAMES");
 }
 
 /* a word of a target's (x86-64: little-endian, as this host) */
@@ -154,7 +147,6 @@ static pyf__hframe frame_of(const pyf__offsets *o, int32_t lasti, int running, b
 static void heap_frames_decoded(void)
 {
     check_begin("a PyFrameObject decoded: its instruction and whether it runs");
-    setenv("PYFRAMES_HEAP_FRAMES", "1", 1);
     pyf__offsets o;
     char err[256];
     for (uint64_t hex = 0x030812f0; hex <= 0x030912f0; hex += 0x10000) {
@@ -181,13 +173,12 @@ static void heap_frames_decoded(void)
         CHECK_MSG(fr.state == states[i].want && fr.instr == 7, "f_state %d", states[i].state);
     }
     CHECK(frame_of(&o, -1, -2, false).instr == -1);
-    unsetenv("PYFRAMES_HEAP_FRAMES");
 }
 
 int main(void)
 {
-    refused_while_gated();
-    layouts_behind_the_gate();
+    older_refused();
+    heap_layouts();
     heap_frames_decoded();
     return check_end();
 }

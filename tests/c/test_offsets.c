@@ -224,7 +224,7 @@ static void check_version_refused(int layout_minor, uint64_t hex, const char *te
     CHECK(t == NULL);
     if (text) { /* a final release: named in the one wording of every front end */
         char want[128];
-        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.11-3.15)",
+        snprintf(want, sizeof want, "unsupported CPython %s (pyframes reads CPython 3.8-3.15)",
                  text);
         CHECK_EQ_STR(err, want);
     }
@@ -626,7 +626,7 @@ static void test_locate(void)
         CHECK_EQ_INT(out.python.hexversion, 0x020700F0);
         CHECK_EQ_INT(out.python.major, 2);
         CHECK_EQ_INT(out.python.minor, 7);
-        CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.11-3.15)");
+        CHECK_EQ_STR(f.detail, "unsupported CPython 2.7.0 (pyframes reads CPython 3.8-3.15)");
         /* a program (this test, an ELF file without anything of CPython)
          * and memory without a runtime: the target named as the request
          * names it ("the target" for a caller of the first layout) */

@@ -9,7 +9,7 @@
  * file without "python" in its name; PYF_ENOTPY with an actionable message
  * when there is no table, "process N (sleep) is not a Python process" for
  * a process without anything of CPython; PYF_EVERSION naming the version of
- * a table that is too new, of a CPython 3.10 by its Py_GetVersion() buffer
+ * a table that is too new, of a CPython 3.7 by its Py_GetVersion() buffer
  * (and no version from strings that only look like one), and of a 3.12
  * whose runtime is not the size of the layout the library knows;
  * PYF_ENOPROC and PYF_EPERM.  Also scans ranges of
@@ -522,7 +522,7 @@ static void test_future_version(const char *pyexe)
     CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
     fprintf(stderr, "   message: %s\n", err);
     /* the library names the version itself, in the words of every front end */
-    CHECK_EQ_STR(err, "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)");
+    CHECK_EQ_STR(err, "unsupported CPython 3.16.0 (pyframes reads CPython 3.8-3.15)");
     stop_rt(&c);
 }
 
@@ -539,10 +539,10 @@ static void test_old_version(const char *pyexe)
         uint64_t found = 1;
         char err[PYF__ERRBUF];
 
-        fprintf(stderr, "-- a CPython 3.10 by its Py_GetVersion() buffer (%s)\n", exes[i]);
+        fprintf(stderr, "-- a CPython 3.7 by its Py_GetVersion() buffer (%s)\n", exes[i]);
         c = spawn_rt(exes[i], "old");
         CHECK_RC(find(c.pid, &found, err, sizeof err), PYF_EVERSION);
-        CHECK_EQ_STR(err, "unsupported CPython 3.10.13 (pyframes reads CPython 3.11-3.15)");
+        CHECK_EQ_STR(err, "unsupported CPython 3.7.17 (pyframes reads CPython 3.8-3.15)");
         stop_rt(&c);
 
         fprintf(stderr, "-- strings like a version that are not Py_GetVersion's (%s)\n",

@@ -150,9 +150,12 @@ INTERPRETERS = discover_interpreters()
 # versions runs on; 3.11 where a suite asks for every older version.
 OLDER_VERSIONS = ("3.12", "3.11")
 OLDER_REPRESENTATIVE = "3.12"
-# Versions refused by name (CPython 3.8-3.10: read by a later release; 3.7,
-# 3.6 and 2.7 where the machine has them).
-REFUSED_VERSIONS = ("3.10", "3.9", "3.8", "3.7", "3.6", "2.7")
+# The heap-frame versions (PyFrameObjects chained by f_back), pyenv's
+# builds named "pyenv-3.10", "pyenv-3.9", "pyenv-3.8": read by the suites
+# that name them (HEAP_INTERPRETERS).
+HEAP_VERSIONS = ("3.10", "3.9", "3.8")
+# Versions refused by name (3.7, 3.6 and 2.7 where the machine has them).
+REFUSED_VERSIONS = ("3.7", "3.6", "2.7")
 
 
 def _pyenv_versions():
@@ -167,7 +170,7 @@ def _older_paths():
     found = []
     versions = _pyenv_versions()
     if os.path.isdir(versions):
-        for minor in OLDER_VERSIONS + REFUSED_VERSIONS:
+        for minor in OLDER_VERSIONS + HEAP_VERSIONS + REFUSED_VERSIONS:
             patches = sorted((v for v in os.listdir(versions)
                               if v.startswith(minor + ".") and v[len(minor) + 1:].isdigit()),
                              key=lambda v: int(v.split(".")[2]), reverse=True)
@@ -180,22 +183,25 @@ def _older_paths():
 
 
 def discover_older():
-    """(read, refused): the older interpreters present, as Interpreters
-    (kind "older"), those pyframes reads and those it refuses by name."""
-    read, refused = [], []
+    """(read, heap, refused): the older interpreters present, as
+    Interpreters (kind "older"): 3.12 and 3.11, the heap-frame versions
+    (3.10-3.8), and those pyframes refuses by name."""
+    read, heap, refused = [], [], []
     for path in _older_paths():
         minor = _probe(path)
         if minor in OLDER_VERSIONS:
             read.append(Interpreter("pyenv-" + minor, path, minor, "older"))
+        elif minor in HEAP_VERSIONS:
+            heap.append(Interpreter("pyenv-" + minor, path, minor, "older"))
         elif minor in REFUSED_VERSIONS:
             refused.append(Interpreter("pyenv-" + minor, path, minor, "older"))
     debian = "/usr/bin/python3.11"
     if not in_sandbox() and os.access(debian, os.X_OK) and _probe(debian) == "3.11":
         read.append(Interpreter("debian-3.11", debian, "3.11", "older"))
-    return read, refused
+    return read, heap, refused
 
 
-OLDER_INTERPRETERS, REFUSED_INTERPRETERS = discover_older()
+OLDER_INTERPRETERS, HEAP_INTERPRETERS, REFUSED_INTERPRETERS = discover_older()
 
 
 def start_saying_version(path, env=None):

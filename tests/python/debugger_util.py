@@ -102,7 +102,8 @@ def python_for(version):
     if version == PYENV:
         path = os.environ.get("PYFRAMES_PYENV_PYTHON")
         return path if path and os.access(path, os.X_OK) else None
-    for interp in conftest.OLDER_INTERPRETERS + conftest.REFUSED_INTERPRETERS:
+    for interp in (conftest.OLDER_INTERPRETERS + conftest.HEAP_INTERPRETERS +
+                   conftest.REFUSED_INTERPRETERS):
         if interp.name == version:
             return interp.path
     if "-" in version:

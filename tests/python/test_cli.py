@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import (REFUSED_INTERPRETERS, in_sandbox, scenario_params, start_saying_version,
+from conftest import (HEAP_INTERPRETERS, REFUSED_INTERPRETERS, in_sandbox, scenario_params, start_saying_version,
                       start_scenario)
 from oracle import compare_views, keys
 
@@ -168,12 +168,12 @@ def test_error_bad_pid_argument(cli_env):
 
 
 # CPythons pyframes refuses, each named by its version, never "no runtime
-# found": pyenv's 3.10, 3.9 and 3.8 (and 3.7, 3.6, 2.7 where the machine has
-# them), which have no Py_Version: the library reads the version from the
-# string Py_GetVersion() keeps in the .bss of libpython; and
-# tests/c/rt_target's "old" mode, a program holding that string for 3.10.13
-# beside a Py_GetVersion function, copied as python3.10.  Oracle: the
-# target's own platform.python_version().
+# found": pyenv's 3.7, 3.6 and 2.7 where the machine has them, which have
+# no Py_Version: the library reads the version from the string
+# Py_GetVersion() keeps in the .bss of libpython; and tests/c/rt_target's
+# "old" mode, a program holding that string for 3.7.17 beside a
+# Py_GetVersion function, copied as python3.7.  Oracle: the target's own
+# platform.python_version().
 
 
 def _refused_params():
@@ -188,7 +188,7 @@ def _start_refused(which, library_path, tmp_path):
                           "rt_target")
         if not os.access(rt, os.X_OK):
             pytest.skip("no build of tests/c/rt_target")
-        exe = str(tmp_path / "python3.10")
+        exe = str(tmp_path / "python3.7")
         shutil.copy(rt, exe)
         rfd, wfd = os.pipe()
         try:
@@ -198,13 +198,13 @@ def _start_refused(which, library_path, tmp_path):
             os.close(wfd)
         with os.fdopen(rfd) as ready:
             line = ready.readline()
-        return proc, line.startswith("ready") and "3.10.13"
+        return proc, line.startswith("ready") and "3.7.17"
     return start_saying_version(which)
 
 
 @pytest.mark.parametrize("which", _refused_params())
 def test_error_unsupported_version_is_named(which, cli_env, library_path, tmp_path):
-    """An interpreter outside 3.11-3.15 is named by its version, in the
+    """An interpreter outside 3.8-3.15 is named by its version, in the
     library's words, the same as gdb and lldb print it."""
     proc, version = _start_refused(which, library_path, tmp_path)
     try:
@@ -213,19 +213,22 @@ def test_error_unsupported_version_is_named(which, cli_env, library_path, tmp_pa
             res = run_cli(cli_env, "dump", proc.pid, *extra)
             _assert_one_line_error(res, "unsupported")
             assert _text(res)[1] == ("pyframes: error: unsupported CPython %s (pyframes "
-                                     "reads CPython 3.11-3.15)\n" % version), \
+                                     "reads CPython 3.8-3.15)\n" % version), \
                 (which, _text(res))
     finally:
         proc.kill()
         proc.wait()
 
 
-def test_refused_interpreters_present():
-    """The refused versions the suite names are there: pyenv's 3.8-3.10 are
-    on every machine of this kind (bind-mounted into the sandbox root)."""
-    found = sorted(i.minor for i in REFUSED_INTERPRETERS)
-    if not {"3.8", "3.9", "3.10"} <= set(found):
-        message = "pyenv's CPython 3.8-3.10 not all found (found: %s)" % (found or "none")
+def test_older_interpreters_present():
+    """The versions the suites name are there: pyenv's 3.8-3.10 (read) and
+    3.7, 3.6, 2.7 (refused) are on every machine of this kind (bind-mounted
+    into the sandbox root)."""
+    heap = sorted(i.minor for i in HEAP_INTERPRETERS)
+    refused = sorted(i.minor for i in REFUSED_INTERPRETERS)
+    if not ({"3.8", "3.9", "3.10"} <= set(heap) and {"3.7", "3.6", "2.7"} <= set(refused)):
+        message = "pyenv's CPython 3.8-3.10 and 3.7, 3.6, 2.7 not all found (found: %s, %s)" % (
+            heap or "none", refused or "none")
         if in_sandbox():
             pytest.fail(message)
         pytest.skip(message)

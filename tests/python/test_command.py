@@ -495,7 +495,7 @@ def test_not_python():
                                     conftest.REFUSED_INTERPRETERS]
                          or [pytest.param(None, id="none")])
 def test_refused_version_is_named(interp):
-    """A CPython outside 3.11-3.15, through either reader: named by its
+    """A CPython outside 3.8-3.15, through either reader: named by its
     version (its own platform.python_version()), as the command line names
     it."""
     from pyframes.errors import NoRuntime
@@ -509,7 +509,7 @@ def test_refused_version_is_named(interp):
         for args in ("", "--all --reader debugger", "--reader pid --json"):
             with pytest.raises(NoRuntime) as e:
                 _session().run(args, adapter)
-            assert str(e.value) == ("unsupported CPython %s (pyframes reads CPython 3.11-3.15)"
+            assert str(e.value) == ("unsupported CPython %s (pyframes reads CPython 3.8-3.15)"
                                     % version), args
         adapter.close()
     finally:
@@ -571,7 +571,7 @@ def test_remote_files_unopened(interp, tmp_path):
     cannot be opened here: no size to check it by), its version confirmed
     by the debugger's Py_Version against the target's sys.hexversion:
     another word there refuses it; and a version only the debugger's
-    Py_Version names, outside 3.11-3.15, is named."""
+    Py_Version names, outside 3.8-3.15, is named."""
     from pyframes.errors import NoRuntime
     du.require()
     if interp is None:
@@ -600,7 +600,7 @@ def test_remote_files_unopened(interp, tmp_path):
         future = RemoteAdapter(proc.pid, {}, version=0x031000F0)
         with pytest.raises(NoRuntime) as e:
             _session().run("--all --reader debugger", future)
-        assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)"
+        assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.8-3.15)"
         future.close()
     finally:
         proc.kill()
@@ -641,7 +641,7 @@ def test_unsupported_version(live):
             adapter.regions[(addr, size)] = data[:off] + new + data[off + 8:]
     with pytest.raises(CommandError) as e:
         _session().run("--all", adapter)
-    assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.11-3.15)", \
+    assert str(e.value) == "unsupported CPython 3.16.0 (pyframes reads CPython 3.8-3.15)", \
         str(e.value)
 
 

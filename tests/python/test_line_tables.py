@@ -30,11 +30,11 @@ DRIVER = os.path.join(REPO, "tests", "c", "linetable_check.c")
 # every version's standard library holds millions of instructions; far
 # fewer means the dump lost its way
 MIN_UNITS = 1000000
-HEAP_VERSIONS = ("3.10", "3.9", "3.8")
+HEAP_VERSIONS = conftest.HEAP_VERSIONS
 
 
 def _params():
-    found = {i.minor: i for i in conftest.REFUSED_INTERPRETERS if i.minor in HEAP_VERSIONS}
+    found = {i.minor: i for i in conftest.HEAP_INTERPRETERS}
     return [pytest.param(found.get(v), v, id="pyenv-" + v) for v in HEAP_VERSIONS]
 
 

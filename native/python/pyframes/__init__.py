@@ -1,4 +1,4 @@
-"""pyframes: the Python stacks of a CPython 3.11-3.15 process.
+"""pyframes: the Python stacks of a CPython 3.8-3.15 process.
 
     import pyframes
     with pyframes.attach(1234) as target:

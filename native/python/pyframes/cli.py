@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser():
     parser = _Parser(prog=PROG, description=(
-        "Show the Python stacks of a running CPython 3.11-3.15 "
+        "Show the Python stacks of a running CPython 3.8-3.15 "
         "process."))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -210,8 +210,8 @@ class _CoreFront(stack_command.Front):
 
 def _open(args):
     """The target of PID.  What the library refuses it names, in the words
-    of every front end: ``unsupported CPython 3.10.13 (pyframes reads
-    CPython 3.11-3.15)``, ``process 12 (sleep) is not a Python process``."""
+    of every front end: ``unsupported CPython 3.7.17 (pyframes reads
+    CPython 3.8-3.15)``, ``process 12 (sleep) is not a Python process``."""
     return api.attach(args.pid, runtime_addr=args.runtime_addr or 0)
 
 

@@ -37,7 +37,7 @@ from .escaping import escape
 
 #: The CPython versions pyframes reads, as every message words them (the
 #: library's pyf__version_refused says the same).
-SUPPORTED_TEXT = "3.11-3.15"
+SUPPORTED_TEXT = "3.8-3.15"
 
 # The codes of PYF_ERRORS in pyframes.h, for the other modules.
 PYF_OK = 0

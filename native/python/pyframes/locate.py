@@ -9,8 +9,8 @@ layout (CPython 3.11, 3.12).  This module only gathers what the debugger
 knows (the symbol, its objfiles and their load addresses, the writable
 ranges, the process's PID and name) and turns the outcome into a
 NoRuntime.  Every refusal is worded by the library, the same as the
-command line prints it: "unsupported CPython 3.10.13 (pyframes reads
-CPython 3.11-3.15)", "process 12 (sleep) is not a Python process".  Only
+command line prints it: "unsupported CPython 3.7.17 (pyframes reads
+CPython 3.8-3.15)", "process 12 (sleep) is not a Python process".  Only
 what the debugger alone can see (the symbol Py_Version of a file the
 library cannot open, on a remote target) is checked here, and worded by
 pyframes.errors the same way.

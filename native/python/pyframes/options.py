@@ -418,7 +418,7 @@ def _positionals(parser):
 _LONG_HELP = """\
 Print the Python stack of the selected thread, fast and without debug symbols.
 
-Reads CPython 3.11-3.15 (3.13+ through _Py_DebugOffsets, 3.11 and 3.12 by
+Reads CPython 3.8-3.15 (3.13+ through _Py_DebugOffsets, 3.8-3.12 by
 built-in layouts): works on live processes, core files and remote targets,
 with or without the python -dbg packages.  Without options it shows the
 thread selected in {dbg}.
