@@ -231,11 +231,13 @@ def older_interpreters(which="representative"):
     return [i for i in OLDER_INTERPRETERS if i.minor == OLDER_REPRESENTATIVE]
 
 
-def interpreter_params(older=None):
+def interpreter_params(older=None, heap=False):
     """pytest params over INTERPRETERS, and with older ("representative" or
-    "all") the older interpreters too (a single failing/skipping param when
-    there are none, so an empty run is never silently green)."""
+    "all") the older interpreters too, with heap the heap-frame ones (3.10,
+    3.9, 3.8) as well (a single failing/skipping param when there are
+    none, so an empty run is never silently green)."""
     chosen = list(INTERPRETERS) + (older_interpreters(older) if older else [])
+    chosen += list(HEAP_INTERPRETERS) if heap else []
     if chosen:
         return [pytest.param(i, id=i.name) for i in chosen]
     return [pytest.param(None, id="no-interpreter")]
@@ -250,11 +252,11 @@ def release_params(older=None):
         [pytest.param(None, id="no-interpreter")]
 
 
-def scenario_params(scenarios, older=None):
+def scenario_params(scenarios, older=None, heap=False):
     """pytest params over (interpreter, scenario program of targets/);
-    older as interpreter_params'."""
+    older and heap as interpreter_params'."""
     return [pytest.param((p.values[0], s), id="%s-%s" % (p.id, s))
-            for p in interpreter_params(older) for s in scenarios]
+            for p in interpreter_params(older, heap) for s in scenarios]
 
 
 def start_scenario(param, tmp_path_factory, prefix=""):
