@@ -35,6 +35,8 @@ CHAINS = {
                       ["<module>", "main", "b_parent", "b_leaf"]],
     "aba_cframes.py": [["<module>", "main", "a_parent", "a_leaf"],
                        ["<module>", "main", "b_parent", "b_mid", "b_leaf"]],
+    "aba_heap.py": [["<module>", "main", "a_parent", "a_rec", "a_rec", "a_rec", "a_leaf"],
+                    ["<module>", "main", "b_parent", "b_rec", "b_rec", "b_rec", "b_leaf"]],
 }
 
 

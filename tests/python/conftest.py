@@ -321,12 +321,12 @@ def require_interpreters():
     pytest.skip(msg)
 
 
-def interp_fixture(older=None, name="interp"):
-    """The interp fixture over interpreter_params(older): a suite that reads
-    the older interpreters too says so with ``interp =
-    conftest.interp_fixture("representative")`` (or "all"); with a name of
-    its own for some of its tests only."""
-    @pytest.fixture(params=interpreter_params(older), name=name)
+def interp_fixture(older=None, name="interp", heap=False):
+    """The interp fixture over interpreter_params(older, heap): a suite
+    that reads the older interpreters too says so with ``interp =
+    conftest.interp_fixture("representative")`` (or "all"; heap=True adds
+    3.10-3.8); with a name of its own for some of its tests only."""
+    @pytest.fixture(params=interpreter_params(older, heap), name=name)
     def interp(request):
         """Each interpreter in turn (fails inside the sandbox, skips
         elsewhere, when there is none)."""

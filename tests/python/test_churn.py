@@ -41,8 +41,9 @@ CLI_DUMPS = 100      # command-line dumps per interpreter
 SNAPSHOTS = int(os.environ.get("PYFRAMES_CHURN_SNAPSHOTS", "1500"))  # per interpreter and mode
 
 DRIVERS = drivers.selected()
-# the command line's dumps and snapshots read the older CPythons too
-interp = conftest.interp_fixture("all")
+# the command line's dumps and snapshots read the older CPythons too, the
+# heap-frame ones (3.10-3.8) among them
+interp = conftest.interp_fixture("all", heap=True)
 # (version, py-sample mode): the cache where it applies (3.15) and the
 # uncached reads everywhere.
 MODES = [("3.15", "cached"), ("3.15", "uncached"), ("3.14", "uncached"), ("3.13", "uncached")]

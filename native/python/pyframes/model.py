@@ -91,7 +91,8 @@ class PythonInfo:
 class Frame:
     """One Python frame.  Positions are ``None`` when unknown."""
 
-    #: co_qualname, e.g. "Outer.method"; "???" when the code is unreadable.
+    #: co_qualname, e.g. "Outer.method" (co_name on CPython 3.8-3.10,
+    #: which have no co_qualname); "???" when the code is unreadable.
     function: str
     #: co_filename as the target has it.
     filename: str
