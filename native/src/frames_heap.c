@@ -23,6 +23,13 @@
  *     and is taken from the second read.
  * Nothing is delivered before those checks: a failed walk hands the sink
  * nothing to take back.
+ *
+ * Frame objects are small heap blocks, mostly near each other (pymalloc's
+ * pools).  A running process's frames are read as few ranges: where a
+ * thread's frames were at its last walk (spans: frames this near each
+ * other merged) is read whole in one reader call before the walk, and the
+ * second read is of the spans of the frames found, in one call; a frame
+ * outside them is read on its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +43,44 @@
 #include "target.h"
 #include "walk.h"
 
-/* Frames compared per reader call of the second read. */
+/* Frames compared per reader call of the second read, frame by frame. */
 #define RECHECK_BATCH 256
+/* Spans: frames at most SPAN_GAP bytes apart are one range; at most
+ * SPAN_MAX ranges and SPAN_BYTES bytes a thread (beyond, frame by frame),
+ * kept for the last SPAN_THREADS threads walked. */
+#define SPAN_GAP 512u
+#define SPAN_MAX 64u
+#define SPAN_BYTES (1u << 20)
+#define SPAN_THREADS 32u
 
 /* One frame of the first read. */
-typedef struct pyf__hentry {
+typedef struct hentry {
     pyf__hframe fr;
     uint64_t type;
     uint8_t running;         /* f_executing or f_state as read */
 } hentry;
+
+/* Where one thread's frames were: sorted, disjoint ranges. */
+typedef struct spans {
+    uint64_t tstate;         /* 0: unused */
+    uint32_t n;
+    uint64_t lo[SPAN_MAX], hi[SPAN_MAX];
+} spans;
+
+/* pyf__walk_state.heap: what the heap-frame walks keep. */
+struct pyf__hwalk {
+    hentry *v;               /* one thread's frames as first read */
+    uint32_t cap;
+    uint64_t frame_type;     /* the frame type's address, once known */
+    spans known[SPAN_THREADS];
+    uint32_t next;           /* the slot the next new thread takes */
+    spans now;               /* the spans of the frames just read */
+    uint64_t *addrs;         /* scratch: the frames' addresses, sorted */
+    uint32_t addrs_cap;
+    uint8_t *before, *again; /* the spans' bytes, before and after the walk */
+    uint64_t before_cap, again_cap;
+    int status[SPAN_MAX + 1];
+};
 
 /* The bytes of a frame object the walk reads: its header to the last
  * field it takes. */
@@ -73,10 +109,10 @@ static uint8_t running_byte(const pyf__offsets *o, const uint8_t *f)
 
 /* Whether type is the frame type: learned from the first frame whose type
  * is named "frame", then compared by address. */
-static bool frame_type(pyf_target *t, uint64_t type)
+static bool frame_type(pyf_target *t, struct pyf__hwalk *hw, uint64_t type)
 {
-    if (t->walk.frame_type != 0)
-        return type == t->walk.frame_type;
+    if (hw->frame_type != 0)
+        return type == hw->frame_type;
     const pyf__offsets *o = &t->off;
     uint8_t tb[8];
     char name[8];
@@ -84,21 +120,116 @@ static bool frame_type(pyf_target *t, uint64_t type)
         pyf__read_quiet(t, type + o->type.tp_name, tb, 8) != PYF_OK ||
         pyf__read_quiet(t, pyf__ld64(tb), name, 6) != PYF_OK || memcmp(name, "frame", 6) != 0)
         return false;
-    t->walk.frame_type = type;
+    hw->frame_type = type;
     return true;
 }
 
-static hentry *room(pyf__walk_state *ws, uint32_t n)
+/* ---- spans ---------------------------------------------------------------- */
+
+static spans *spans_of(struct pyf__hwalk *hw, uint64_t tstate)
 {
-    if (n < ws->heap_cap)
-        return ws->heap;
-    uint32_t cap = ws->heap_cap ? ws->heap_cap * 2 : 64;
-    hentry *v = realloc(ws->heap, (size_t)cap * sizeof *v);
-    if (v == NULL)
-        return NULL;
-    ws->heap = v;
-    ws->heap_cap = cap;
-    return v;
+    for (uint32_t i = 0; i < SPAN_THREADS; i++)
+        if (hw->known[i].tstate == tstate && tstate != 0)
+            return &hw->known[i];
+    return NULL;
+}
+
+static uint64_t spans_bytes(const spans *sp)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < sp->n; i++)
+        total += sp->hi[i] - sp->lo[i];
+    return total;
+}
+
+/* The ranges of sp in one reader call (and extra, when given, after them),
+ * into *buf one after the other.  PYF_OK, else the reader's failure;
+ * hw->status[i] says which. */
+static int spans_read(pyf_target *t, struct pyf__hwalk *hw, const spans *sp, uint8_t **buf,
+                      uint64_t *cap, const pyf_iovec *extra)
+{
+    pyf_iovec iov[SPAN_MAX + 1];
+    uint64_t at = 0;
+    if (!pyf__buf_room(buf, cap, spans_bytes(sp)))
+        return PYF_ENOMEM;
+    for (uint32_t i = 0; i < sp->n; i++) {
+        iov[i] = (pyf_iovec){sp->lo[i], *buf + at, sp->hi[i] - sp->lo[i]};
+        at += sp->hi[i] - sp->lo[i];
+    }
+    uint32_t k = sp->n;
+    if (extra != NULL)
+        iov[k++] = *extra;
+    return pyf__readv(t, iov, k, hw->status);
+}
+
+/* [addr, addr+len) in the bytes spans_read made of sp (buf), or NULL
+ * (not in a span, or its span unread). */
+static const uint8_t *in_spans(const struct pyf__hwalk *hw, const spans *sp, const uint8_t *buf,
+                               uint64_t addr, size_t len)
+{
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < sp->n; i++) {
+        if (addr >= sp->lo[i] && addr - sp->lo[i] + len <= sp->hi[i] - sp->lo[i])
+            return hw->status[i] == PYF_OK ? buf + at + (addr - sp->lo[i]) : NULL;
+        at += sp->hi[i] - sp->lo[i];
+    }
+    return NULL;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The spans of the n frames of v (hlen bytes each) into hw->now; n 0
+ * when they need more than SPAN_MAX ranges or SPAN_BYTES bytes. */
+static void spans_make(struct pyf__hwalk *hw, const hentry *v, uint32_t n, size_t hlen,
+                       uint64_t tstate)
+{
+    spans *sp = &hw->now;
+    sp->tstate = tstate;
+    sp->n = 0;
+    if (n == 0 || !pyf__grow((void **)&hw->addrs, &hw->addrs_cap, n, sizeof *hw->addrs))
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        hw->addrs[i] = v[i].fr.addr;
+    qsort(hw->addrs, n, sizeof *hw->addrs, addr_cmp);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t lo = hw->addrs[i], hi = lo + hlen;
+        if (sp->n > 0 && lo <= sp->hi[sp->n - 1] + SPAN_GAP) {
+            if (hi > sp->hi[sp->n - 1])
+                sp->hi[sp->n - 1] = hi;
+            continue;
+        }
+        if (sp->n == SPAN_MAX) {
+            sp->n = 0;
+            return;
+        }
+        sp->lo[sp->n] = lo;
+        sp->hi[sp->n] = hi;
+        sp->n++;
+    }
+    if (spans_bytes(sp) > SPAN_BYTES)
+        sp->n = 0;
+}
+
+/* Keep hw->now as the thread's spans. */
+static void spans_keep(struct pyf__hwalk *hw)
+{
+    spans *slot = spans_of(hw, hw->now.tstate);
+    if (slot == NULL) {
+        slot = &hw->known[hw->next];
+        hw->next = (hw->next + 1) % SPAN_THREADS;
+    }
+    *slot = hw->now;
+}
+
+/* ---- the walk --------------------------------------------------------------- */
+
+static hentry *room(struct pyf__hwalk *hw, uint32_t n)
+{
+    return pyf__grow((void **)&hw->v, &hw->cap, n + 1, sizeof *hw->v) ? hw->v : NULL;
 }
 
 /* A frame that cannot be what the chain says: a running process changed it
@@ -115,23 +246,74 @@ static int bad_frame(pyf_target *t, const pyf__thread_walk *w, pyf__walk_result 
     return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx %s", (unsigned long long)addr, why);
 }
 
+/* Whether frame e, read again as f, holds what the first read did (the
+ * top: but for its instruction and state, taken from f). */
+static bool holds(const pyf__offsets *o, hentry *e, const uint8_t *f, bool is_top)
+{
+    pyf__hframe again;
+    pyf__hframe_decode(o, f, e->fr.addr, &again);
+    if (pyf__ld64(f + o->pyobject.ob_type) != e->type || again.refcnt == 0 ||
+        again.back != e->fr.back || again.code != e->fr.code || again.gen != e->fr.gen ||
+        (!is_top && (again.instr != e->fr.instr || running_byte(o, f) != e->running)))
+        return false;
+    if (is_top) {
+        e->fr.instr = again.instr;
+        e->fr.state = again.state;
+    }
+    return true;
+}
+
+static int changed(pyf_target *t, pyf__walk_result *res, uint64_t addr, const char *what)
+{
+    res->torn = res->torn_moved = true;
+    res->torn_at = addr;
+    return pyf__fail(t, PYF_ECORRUPT, "%s 0x%llx changed while the stack was read", what,
+                     (unsigned long long)addr);
+}
+
 /* The second read of a running process's chain (n frames from v[0], the
- * top): PYF_OK when it holds what the first read did, the top's
- * instruction and state taken from it; else torn. */
-static int recheck(pyf_target *t, const pyf__thread_walk *w, pyf__walk_result *res,
-                   hentry *v, uint32_t n, size_t hlen)
+ * top), with the thread state's frame, in one reader call: the spans of
+ * the frames (hw->now), else frame by frame in batches.  PYF_OK when it
+ * holds what the first read did; else torn. */
+static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk *w,
+                   pyf__walk_result *res, hentry *v, uint32_t n, size_t hlen)
 {
     const pyf__offsets *o = &t->off;
-    uint8_t buf[RECHECK_BATCH * 160 + 8];
+    uint8_t top[8];
+    pyf_iovec top_iov = {w->tstate_addr + o->tstate.frame, top, 8};
+    bool spanned = hw->now.n > 0;
+    if (spanned) {
+        int rc = spans_read(t, hw, &hw->now, &hw->again, &hw->again_cap,
+                            w->tstate_addr != 0 ? &top_iov : NULL);
+        if (rc == PYF_ENOMEM)
+            return rc;
+        spanned = rc == PYF_OK;
+    }
+    if (spanned) {
+        if (pyf__read_stalled(t)) {
+            res->torn = res->torn_moved = true;
+            return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack stalled: the "
+                             "two reads may hold memory of several moments");
+        }
+        if (w->tstate_addr != 0 && pyf__ld64(top) != v[0].fr.addr)
+            return changed(t, res, v[0].fr.addr, "the thread's top frame");
+        for (uint32_t i = 0; i < n; i++) {
+            const uint8_t *f = in_spans(hw, &hw->now, hw->again, v[i].fr.addr, hlen);
+            if (f == NULL || !holds(o, &v[i], f, i == 0))
+                return changed(t, res, v[i].fr.addr, "frame");
+        }
+        return PYF_OK;
+    }
+    /* frame by frame (too many ranges, or one of them unreadable) */
+    uint8_t buf[RECHECK_BATCH * 160];
     pyf_iovec iov[RECHECK_BATCH + 1];
     int status[RECHECK_BATCH + 1];
     if (hlen > 160)
         return pyf__fail(t, PYF_EOFFSETS, "frame object header of %zu bytes", hlen);
     for (uint32_t at = 0; at < n; at += RECHECK_BATCH) {
         uint32_t m = n - at < RECHECK_BATCH ? n - at : RECHECK_BATCH, k = 0;
-        uint8_t top[8];
         if (at == 0 && w->tstate_addr != 0)
-            iov[k++] = (pyf_iovec){w->tstate_addr + o->tstate.frame, top, 8};
+            iov[k++] = top_iov;
         uint32_t first = k;
         for (uint32_t i = 0; i < m; i++)
             iov[k++] = (pyf_iovec){v[at + i].fr.addr, buf + (size_t)i * hlen, hlen};
@@ -145,32 +327,11 @@ static int recheck(pyf_target *t, const pyf__thread_walk *w, pyf__walk_result *r
             return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack stalled: the "
                              "two reads may hold memory of several moments");
         }
-        if (first == 1 && pyf__ld64(top) != v[0].fr.addr) {
-            res->torn = res->torn_moved = true;
-            res->torn_at = v[0].fr.addr;
-            return pyf__fail(t, PYF_ECORRUPT, "the top frame moved from 0x%llx while the "
-                             "stack was read", (unsigned long long)v[0].fr.addr);
-        }
-        for (uint32_t i = 0; i < m; i++) {
-            hentry *e = &v[at + i];
-            const uint8_t *f = buf + (size_t)i * hlen;
-            pyf__hframe again;
-            pyf__hframe_decode(o, f, e->fr.addr, &again);
-            bool is_top = at + i == 0;
-            if (pyf__ld64(f + o->pyobject.ob_type) != e->type || again.refcnt == 0 ||
-                again.back != e->fr.back || again.code != e->fr.code ||
-                again.gen != e->fr.gen ||
-                (!is_top && (again.instr != e->fr.instr || running_byte(o, f) != e->running))) {
-                res->torn = res->torn_moved = true;
-                res->torn_at = e->fr.addr;
-                return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx changed while the stack was "
-                                 "read", (unsigned long long)e->fr.addr);
-            }
-            if (is_top) {
-                e->fr.instr = again.instr;
-                e->fr.state = again.state;
-            }
-        }
+        if (first == 1 && pyf__ld64(top) != v[0].fr.addr)
+            return changed(t, res, v[0].fr.addr, "the thread's top frame");
+        for (uint32_t i = 0; i < m; i++)
+            if (!holds(o, &v[at + i], buf + (size_t)i * hlen, at + i == 0))
+                return changed(t, res, v[at + i].fr.addr, "frame");
     }
     return PYF_OK;
 }
@@ -215,21 +376,35 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
                           pyf__walk_result *res)
 {
     const pyf__offsets *o = &t->off;
-    pyf__walk_state *ws = &t->walk;
     size_t hlen = head_len(o);
-    uint8_t f[512];
+    uint8_t fb[512];
     memset(res, 0, sizeof *res);
-    if (hlen > sizeof f || hlen > o->heapframe.size)
+    if (hlen > sizeof fb || hlen > o->heapframe.size)
         return pyf__fail(t, PYF_EOFFSETS, "frame object fields lie beyond %zu bytes",
                          (size_t)o->heapframe.size);
+    struct pyf__hwalk *hw = t->walk.heap;
+    if (hw == NULL && (hw = t->walk.heap = calloc(1, sizeof *hw)) == NULL)
+        return PYF_ENOMEM;
     res->top = w->current_frame;
+
+    /* a running process: where the thread's frames were last time, read
+     * whole in one call (a reader that batches) */
+    const spans *before = NULL;
+    if (w->live && t->io.reader.readv != NULL &&
+        (before = spans_of(hw, w->tstate_addr)) != NULL) {
+        int rc = spans_read(t, hw, before, &hw->before, &hw->before_cap, NULL);
+        if (rc == PYF_ENOMEM)
+            return rc;
+        if (pyf__read_stalled(t))
+            before = NULL; /* of no one moment: frame by frame instead */
+    }
 
     /* frame objects are anywhere on the heap: every one is remembered */
     pyf__addrmap_slot seen_slots[64];
     pyf__addrset seen;
     PYF__ADDRSET_LOCAL(seen, seen_slots);
     uint64_t limit = (uint64_t)w->max_depth, addr = w->current_frame, last = 0;
-    uint32_t n = 0;
+    uint32_t n = 0, outside = 0;
     int rc = PYF_OK;
     while (addr != 0) {
         if (addr % 8 != 0) {
@@ -254,12 +429,17 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
                            "limit to see more)", (unsigned long long)limit);
             break;
         }
-        if ((rc = pyf__read(t, addr, f, hlen, "frame object")) != PYF_OK) {
-            if (w->live && n > 0)
-                res->torn = true; /* a caller freed meanwhile */
-            break;
+        const uint8_t *f = before != NULL ? in_spans(hw, before, hw->before, addr, hlen) : NULL;
+        outside += f == NULL;
+        if (f == NULL) {
+            if ((rc = pyf__read(t, addr, fb, hlen, "frame object")) != PYF_OK) {
+                if (w->live && n > 0)
+                    res->torn = true; /* a caller freed meanwhile */
+                break;
+            }
+            f = fb;
         }
-        hentry *v = room(ws, n);
+        hentry *v = room(hw, n);
         if (v == NULL) {
             rc = PYF_ENOMEM;
             break;
@@ -268,7 +448,7 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
         pyf__hframe_decode(o, f, addr, &e->fr);
         e->type = pyf__ld64(f + o->pyobject.ob_type);
         e->running = running_byte(o, f);
-        if (!frame_type(t, e->type)) {
+        if (!frame_type(t, hw, e->type)) {
             rc = bad_frame(t, w, res, addr, "is not a frame object");
             break;
         }
@@ -286,17 +466,31 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
         n++;
     }
     pyf__addrset_free(&seen);
-    if (rc == PYF_OK && n > 0 && w->live)
-        rc = recheck(t, w, res, ws->heap, n, hlen);
+    if (rc == PYF_OK && n > 0 && w->live) {
+        /* the same spans while they hold every frame (a stack that changes
+         * near its top), else those of the frames now */
+        if (before != NULL && outside == 0)
+            hw->now = *before;
+        else
+            spans_make(hw, hw->v, n, hlen, w->tstate_addr);
+        rc = recheck(t, hw, w, res, hw->v, n, hlen);
+        if (rc == PYF_OK && hw->now.n > 0 && w->tstate_addr != 0)
+            spans_keep(hw);
+    }
     if (rc == PYF_OK)
-        rc = deliver(t, w, sink, res, ws->heap, n);
+        rc = deliver(t, w, sink, res, hw->v, n);
     return rc;
 }
 
 void pyf__walk_heap_free(pyf__walk_state *ws)
 {
-    free(ws->heap);
+    struct pyf__hwalk *hw = ws->heap;
+    if (hw == NULL)
+        return;
+    free(hw->v);
+    free(hw->addrs);
+    free(hw->before);
+    free(hw->again);
+    free(hw);
     ws->heap = NULL;
-    ws->heap_cap = 0;
-    ws->frame_type = 0;
 }

@@ -109,10 +109,8 @@ typedef struct pyf__walk_state {
     uint64_t prev_epoch;
     void *spare_snap;        /* a freed snapshot's arrays, for the next one */
     /* the heap-frame walk's (frames_heap.c, 3.8-3.10): one thread's frames
-     * as first read, and the frame type's address once known */
-    struct pyf__hentry *heap;
-    uint32_t heap_cap;
-    uint64_t frame_type;
+     * as first read, where each thread's frames were, the frame type */
+    struct pyf__hwalk *heap;
 } pyf__walk_state;
 void pyf__walk_heap_free(pyf__walk_state *ws);
 /* [addr, addr+len) of the thread state as the walk's check read it right
