@@ -809,6 +809,12 @@ static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t 
     } else {
         exc = pyf__ld64(ts + vl->tstate_current_exception);
     }
+    /* a layout that does not place exc_info in the state read: unknown */
+    if (exc == 0 && (vl->tstate_exc_info == PYF__ABSENT || vl->tstate_exc_info + 8 > tslen ||
+                     vl->stackitem_exc_value > 8 || vl->stackitem_previous > 8)) {
+        tf->flags |= PYF_FACT_EXC_UNREADABLE;
+        return;
+    }
     if (exc == 0) {
         uint64_t item = pyf__ld64(ts + vl->tstate_exc_info), w[2];
         uint8_t b[16];
