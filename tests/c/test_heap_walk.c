@@ -15,17 +15,24 @@
  *   and its second (fake_on_read, at the first read of the bottom frame,
  *   so the change lands after the frames above it were read): a caller
  *   gone to the free list, a caller replaced in place by another
- *   function's frame, the top's instruction moving, the thread state's
- *   frame moving (the top returned, or called another).  Each runs as a
- *   running process and, as a control, as a stopped one (read once, as a
- *   walk without the second read would): the control shows the mix, the
- *   running process never does.
+ *   function's frame, the top's instruction moving (the newer one shown,
+ *   not read again), the thread state's frame moving (the top returned,
+ *   or called another); then one field of the caller alone, each what one
+ *   comparison of the second read sees (refcount, f_back, state,
+ *   instruction, type, generator; its memory unmapped).  Each runs cold
+ *   and with the code objects known from a first snapshot (a profiler's
+ *   next sample: code.c then reads no frame again), as a running process
+ *   and, as a control, as a stopped one (read once, as a walk without the
+ *   second read would be): the control shows the mix, the running process
+ *   never does.
  * - A caller under the top that does not run (returned, not started, at
  *   a yield) never shown; 3.10's unwinding caller is running.
  * - Hostile memory: a cycle in f_back, an unaligned f_back, an object
- *   that is not a frame, more frames than max_depth, unreadable frame
- *   memory, a long chain looping back: named errors, no frame of the
- *   chain shown, no hang.
+ *   that is not a frame, a refcount of 0, more frames than max_depth,
+ *   unreadable frame memory, a long chain looping back: named errors, no
+ *   frame of the chain shown, no hang.  Past max_depth the 3.11+ walk
+ *   keeps the frames it read (test_walk.c): here none are (an expected
+ *   failure, reported, not counted).
  *
  * White-box only to take the reader's stall timing off (t->io.stall_ns),
  * as test_live_change.c does: a loaded machine's stalls add no reads.
@@ -61,7 +68,7 @@ typedef struct image {
     uint64_t main_f, mid_f, top_f;
 } image;
 
-enum { MAIN_AT = 7, MID_AT = 305, TOP_AT = 4, TOP_LATER = 6 };
+enum { MAIN_AT = 7, MID_AT = 305, MID_LATER = 3, TOP_AT = 4, TOP_LATER = 6 };
 
 static image build(int minor)
 {
@@ -153,6 +160,13 @@ static void check_frame(const pyf_snapshot *s, uint32_t k, uint64_t addr, const 
     CHECK_EQ_INT(f->info.flags, flags);
 }
 
+/* The thread was read: no error (else its detail printed). */
+static void no_error(const pyf_thread *th)
+{
+    CHECK_MSG(th->error == 0, "thread error %s: %s", pyf_error_name(th->error),
+              fake_thread_detail(th));
+}
+
 static void begin(int minor, const char *what, int live)
 {
     static char name[160]; /* check_begin keeps it */
@@ -193,8 +207,7 @@ static void read_exactly(int minor, int live, int started)
 
     pyf_snapshot *s = take(t);
     REQUIRE(s != NULL);
-    CHECK_MSG(s->threads[0].error == 0, "thread error %s: %s",
-              pyf_error_name(s->threads[0].error), fake_thread_detail(&s->threads[0]));
+    no_error(&s->threads[0]);
     CHECK_EQ_INT(s->threads[0].nframes, 3);
     CHECK(s->threads[0].flags & PYF_THREAD_COMPLETE);
     check_frame(s, 0, im.top_f, "top", "/app/top.py", line_of(L_TOP, NL(L_TOP), 20, top_at), 0);
@@ -274,18 +287,29 @@ typedef enum change {
     TOP_MOVED,       /* top runs on to a later instruction */
     TOP_RETURNED,    /* top returned (its object kept): the thread's frame mid */
     TOP_CALLED,      /* top called other: the thread's frame a new one */
+    /* one field of mid alone, each what one comparison of the two reads
+     * sees: */
+    CALLER_DYING,    /* its refcount 0 */
+    CALLER_RELINKED, /* its f_back another running frame */
+    CALLER_STOPPED,  /* it returned */
+    CALLER_MOVED,    /* at another instruction (mid called again, its
+                      * zombie frame and top's frame reused) */
+    CALLER_RETYPED,  /* its memory another object's (a dict's) */
+    CALLER_GEN,      /* a generator's frame now */
+    CALLER_UNMAPPED, /* its memory unmapped */
 } change;
 
 typedef struct race {
     image *im;
     change what;
-    uint64_t new_top;
+    uint64_t new_top, new_back;
 } race;
 
 static void move_on(fake_target *ft, void *arg)
 {
     race *r = arg;
     image *im = r->im;
+    r->im = NULL; /* made */
     switch (r->what) {
     case CALLER_FREED:
         fake_heap_set_state(ft, im->mid_f, FAKE_HFRAME_RETURNED);
@@ -305,6 +329,30 @@ static void move_on(fake_target *ft, void *arg)
     case TOP_CALLED:
         r->new_top = fake_heap_push(im->th, im->other_code, 2);
         break;
+    case CALLER_DYING:
+        fake_w64(ft, im->mid_f, 0);
+        break;
+    case CALLER_RELINKED:
+        r->new_back = fake_heap_frame(ft, im->other_code, 2, 0);
+        fake_w64(ft, im->mid_f + fake_off(ft, "frame_object.back"), r->new_back);
+        break;
+    case CALLER_STOPPED:
+        fake_heap_set_state(ft, im->mid_f, FAKE_HFRAME_RETURNED);
+        break;
+    case CALLER_MOVED:
+        fake_heap_set_lasti(ft, im->mid_f, MID_LATER);
+        break;
+    case CALLER_RETYPED:
+        fake_w64(ft, im->mid_f + fake_off(ft, "pyobject.ob_type"), fake_type(ft, "dict"));
+        break;
+    case CALLER_UNMAPPED:
+        fake_add_fault(ft, im->mid_f, 8, PYF_EFAULT);
+        break;
+    case CALLER_GEN: {
+        uint64_t g = fake_obj(ft, fake_type(ft, "generator"), fake_off(ft, "gen_object.size"));
+        fake_w64(ft, im->mid_f + fake_off(ft, "frame_object.gen"), g);
+        break;
+    }
     }
 }
 
@@ -314,71 +362,119 @@ static const char *const change_names[] = {
     "the top's instruction moved between the reads",
     "the top returned between the reads",
     "the top called another function between the reads",
+    "a caller's refcount 0 between the reads",
+    "a caller's f_back changed between the reads",
+    "a caller returned between the reads",
+    "a caller's instruction changed between the reads",
+    "a caller's memory another object's between the reads",
+    "a caller a generator's frame between the reads",
+    "a caller's memory unmapped between the reads",
 };
 
-static void live_change(int minor, change what, int live)
+/* warm: the change comes in the target's second snapshot, its code
+ * objects known from the first (a profiler's next sample), which read them
+ * whole: only the walk's own checks see that the frames changed. */
+static void live_change(int minor, change what, int live, int warm)
 {
-    begin(minor, change_names[what], live);
+    char name[160];
+    snprintf(name, sizeof name, "%s%s", change_names[what],
+             warm ? ", code objects known" : "");
+    begin(minor, name, live);
     image im = build(minor);
     pyf_target *t = open_as(im.ft, live, NULL);
     REQUIRE(t != NULL);
-    race r = {&im, what, 0};
+    if (warm) {
+        pyf_snapshot *s0 = take(t);
+        REQUIRE(s0 != NULL);
+        CHECK_EQ_INT(s0->threads[0].nframes, 3);
+        pyf_snapshot_free(s0);
+        pyf_target_reset_stats(t);
+    }
+    race r = {&im, what, 0, 0};
     fake_on_read(im.ft, im.main_f, move_on, &r);
     pyf_snapshot *s = take(t);
     REQUIRE(s != NULL);
     const pyf_thread *th = &s->threads[0];
     pyf_stats st;
     pyf_target_stats(t, &st);
+    CHECK_MSG(r.im == NULL, "the change was not made: no read of the bottom frame");
     int top_line = line_of(L_TOP, NL(L_TOP), 20, TOP_AT);
     int later_line = line_of(L_TOP, NL(L_TOP), 20, TOP_LATER);
     REQUIRE(top_line != later_line);
     if (!live) {
         /* read once: the mix a walk without the second read shows */
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 3);
         check_frame(s, 0, im.top_f, "top", "/app/top.py", top_line, 0);
         check_frame(s, 1, im.mid_f, "mid", "/app/mid.py", line_of(L_MID, NL(L_MID), 10, MID_AT),
                     0);
+        check_frame(s, 2, im.main_f, "<module>", "/app/main.py",
+                    line_of(L_MAIN, NL(L_MAIN), 1, MAIN_AT), 0);
         finish(s, t, &im);
         return;
     }
     CHECK_MSG(st.retried_walks >= (what == TOP_MOVED ? 0u : 1u), "read again %llu times",
               (unsigned long long)st.retried_walks);
+    int mid_line = line_of(L_MID, NL(L_MID), 10, MID_AT);
     switch (what) {
     case CALLER_FREED: /* gone for good: the thread is not read */
-        CHECK_MSG(!shows(s, "mid"), "a freed frame is shown");
+    case CALLER_DYING:
+    case CALLER_STOPPED:
+    case CALLER_RETYPED:
+        CHECK_MSG(!shows(s, "mid"), "a frame that is no caller is shown");
         CHECK_EQ_INT(th->nframes, 0);
         CHECK_EQ_INT(th->error, PYF_ECORRUPT);
         break;
+    case CALLER_UNMAPPED:
+        CHECK_MSG(!shows(s, "mid"), "a frame that cannot be read again is shown");
+        CHECK_EQ_INT(th->nframes, 0);
+        CHECK_EQ_INT(th->error, PYF_EFAULT);
+        break;
+    case CALLER_RELINKED: /* read again: mid over its new caller */
+        no_error(th);
+        CHECK_EQ_INT(th->nframes, 3);
+        CHECK_MSG(!shows(s, "<module>"), "mid's old caller is shown");
+        check_frame(s, 2, r.new_back, "other", "/app/other.py", 40, 0);
+        break;
+    case CALLER_MOVED: /* read again: mid at its new instruction */
+        no_error(th);
+        CHECK_EQ_INT(th->nframes, 3);
+        CHECK(line_of(L_MID, NL(L_MID), 10, MID_LATER) != mid_line);
+        check_frame(s, 1, im.mid_f, "mid", "/app/mid.py",
+                    line_of(L_MID, NL(L_MID), 10, MID_LATER), 0);
+        break;
+    case CALLER_GEN: /* read again: mid a generator's frame */
+        no_error(th);
+        CHECK_EQ_INT(th->nframes, 3);
+        check_frame(s, 1, im.mid_f, "mid", "/app/mid.py", mid_line, PYF_FRAME_GENERATOR);
+        break;
     case CALLER_REPLACED: /* read again: the new caller under the top */
         CHECK_MSG(!shows(s, "mid"), "the replaced caller is shown");
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 3);
         check_frame(s, 1, im.mid_f, "other", "/app/other.py",
                     line_of(L_OTHER, NL(L_OTHER), 40, MID_AT), 0);
         break;
     case TOP_MOVED: /* the top as the second read had it, not read again */
         CHECK_EQ_INT(st.retried_walks, 0);
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 3);
         check_frame(s, 0, im.top_f, "top", "/app/top.py", later_line, 0);
         break;
     case TOP_RETURNED:
         CHECK_MSG(!shows(s, "top"), "a frame that returned is shown");
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 2);
         check_frame(s, 0, im.mid_f, "mid", "/app/mid.py", line_of(L_MID, NL(L_MID), 10, MID_AT),
                     0);
         break;
     case TOP_CALLED:
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 4);
         check_frame(s, 0, r.new_top, "other", "/app/other.py", 40, 0);
         check_frame(s, 1, im.top_f, "top", "/app/top.py", top_line, 0);
         break;
     }
-    if (th->error != 0 && what != CALLER_FREED)
-        fprintf(stderr, "  thread: %s\n", fake_thread_detail(th));
     finish(s, t, &im);
 }
 
@@ -399,7 +495,7 @@ static void idle_caller(int minor, int state, int live)
     REQUIRE(s != NULL);
     const pyf_thread *th = &s->threads[0];
     if (state == FAKE_HFRAME_UNWINDING) { /* 3.10: it runs, an exception on its way out */
-        CHECK_EQ_INT(th->error, 0);
+        no_error(th);
         CHECK_EQ_INT(th->nframes, 3);
         CHECK(shows(s, "mid"));
     } else {
@@ -417,6 +513,7 @@ typedef enum hostile {
     CYCLE,      /* main's f_back names the top */
     UNALIGNED,  /* mid's f_back 4 bytes into main */
     NOT_FRAME,  /* mid's type a dict */
+    FREED,      /* mid's refcount 0 */
     TOO_DEEP,   /* max_depth 2 */
     UNREADABLE, /* mid's memory */
     LONG_LOOP,  /* 5,000 frames, the last one's f_back the 100th */
@@ -426,10 +523,15 @@ static void hostile_chain(int minor, hostile what, int live)
 {
     static const char *const names[] = {"a cycle in f_back", "an unaligned f_back",
                                         "a non-frame object in the chain",
+                                        "a frame whose refcount is 0",
                                         "more frames than max_depth", "unreadable frame memory",
                                         "a long chain looping back"};
-    static const int want[] = {PYF_ECYCLE, PYF_ECORRUPT, PYF_ECORRUPT, PYF_EDEPTH, PYF_EFAULT,
-                               PYF_ECYCLE};
+    static const int want[] = {PYF_ECYCLE, PYF_ECORRUPT, PYF_ECORRUPT, PYF_ECORRUPT,
+                               PYF_EDEPTH, PYF_EFAULT, PYF_ECYCLE};
+    static const char *const says[] = {"loops back", "unaligned", "not a frame object",
+                                       "refcount is 0",
+                                       "more than 2 Python frames", "frame object",
+                                       "loops back"};
     begin(minor, names[what], live);
     image im = build(minor);
     fake_target *ft = im.ft;
@@ -446,6 +548,9 @@ static void hostile_chain(int minor, hostile what, int live)
         break;
     case NOT_FRAME:
         fake_w64(ft, im.mid_f + fake_off(ft, "pyobject.ob_type"), fake_type(ft, "dict"));
+        break;
+    case FREED:
+        fake_w64(ft, im.mid_f, 0);
         break;
     case TOO_DEEP:
         opts.max_depth = 2;
@@ -472,6 +577,8 @@ static void hostile_chain(int minor, hostile what, int live)
     const pyf_thread *th = &s->threads[0];
     CHECK_MSG(th->error == want[what], "error %s, want %s (%s)", pyf_error_name(th->error),
               pyf_error_name(want[what]), fake_thread_detail(th));
+    CHECK_MSG(strstr(fake_thread_detail(th), says[what]) != NULL, "the error says \"%s\"",
+              fake_thread_detail(th));
     if (what == TOO_DEEP) {
         /* As the 3.11+ walk does (test_walk.c, test_depth): the max_depth
          * frames read, top first, kept with PYF_EDEPTH.  Expected to fail
@@ -505,8 +612,9 @@ int main(void)
         generator(minor, FAKE_CO_GENERATOR, PYF_FRAME_GENERATOR);
         generator(minor, FAKE_CO_COROUTINE, PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE);
         for (int live = 1; live >= 0; live--) {
-            for (change c = CALLER_FREED; c <= TOP_CALLED; c++)
-                live_change(minor, c, live);
+            for (change c = CALLER_FREED; c <= CALLER_UNMAPPED; c++)
+                for (int warm = 0; warm <= 1; warm++)
+                    live_change(minor, c, live, warm);
             for (int st = FAKE_HFRAME_CREATED; st <= FAKE_HFRAME_RETURNED; st++)
                 if (st != FAKE_HFRAME_UNWINDING || minor >= 10)
                     idle_caller(minor, st, live);
