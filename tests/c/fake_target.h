@@ -441,6 +441,9 @@ int fake_known_error(int code);
 int fake_valid_utf8(const char *s);
 /* Index of the thread with this native id in s, or -1. */
 int fake_find_thread(const pyf_snapshot *s, uint64_t native_tid);
+/* pyf_snapshot_take (no request) under a 30 s watchdog: a failure and an
+ * inconsistent snapshot (fake_check_snapshot) fail the case. */
+pyf_snapshot *fake_take(pyf_target *t);
 /* Print a snapshot (for failure diagnosis). */
 void fake_dump_snapshot(const pyf_snapshot *s, FILE *out);
 

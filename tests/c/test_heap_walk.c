@@ -113,18 +113,12 @@ static pyf_target *open_as(fake_target *ft, int live, const pyf_options *opts)
     return t;
 }
 
+/* A snapshot of the image's one thread. */
 static pyf_snapshot *take(pyf_target *t)
 {
-    pyf_snapshot *s = NULL;
-    fake_watchdog(30, "pyf_snapshot_take");
-    int rc = pyf_snapshot_take(t, NULL, &s);
-    fake_watchdog(0, NULL);
-    CHECK_MSG(rc == 0, "pyf_snapshot_take: %s (%s)", pyf_error_name(rc), fake_last_detail(t));
-    if (s != NULL) {
-        const char *why = fake_check_snapshot(s);
-        CHECK_MSG(why == NULL, "inconsistent snapshot: %s", why);
+    pyf_snapshot *s = fake_take(t);
+    if (s != NULL)
         CHECK_EQ_INT(s->nthreads, 1);
-    }
     return s;
 }
 
