@@ -9,8 +9,8 @@
  *   frame's instruction in the version's line table (co_lnotab, 3.10's
  *   co_linetable; the lines expected are the runs the tables were written
  *   from), a frame not yet started at its first line.
- * - A generator's or coroutine's frame flagged as the 3.11+ walk flags
- *   it.
+ * - A generator's, coroutine's or async generator's frame flagged as the
+ *   3.11+ walk flags it (a 3.13 image's).
  * - A running process changing between the walk's first read of the chain
  *   and its second (fake_on_read, at the first read of the bottom frame,
  *   so the change lands after the frames above it were read): a caller
@@ -254,10 +254,36 @@ static void every_line(int minor)
 
 /* ==== 2. generators ===================================================== */
 
+/* The flags the 3.11+ walk gives a frame of a generator object running
+ * code with co_flags (a 3.13 image's, fake_gen_frame). */
+static uint32_t flags_313(uint32_t co_flags)
+{
+    static const fake_loc L[] = {{4, 7, 7, 4, 20}};
+    fake_target *ft = fake_new(13);
+    fake_thread *th = fake_add_thread(ft, fake_add_interp(ft, 0), 0x1000, 4242, 1);
+    uint64_t code = fake_code(ft, "/app/gen.py", "produce", 7, L, NL(L));
+    fake_code_set_flags(ft, code, co_flags);
+    fake_gen_frame(th, code, 2, NULL);
+    pyf_target *t = fake_open(ft, NULL, 1);
+    REQUIRE(t != NULL);
+    pyf_snapshot *s = take(t);
+    const pyf_frame *f = frame_at(s, 0);
+    CHECK_MSG(f != NULL, "3.13: no frame");
+    /* its entry from C is the 3.13 image's (an entry frame under it) */
+    uint32_t flags = f != NULL ? f->info.flags & ~PYF_FRAME_ENTRY_FROM_C : 0;
+    pyf_snapshot_free(s);
+    pyf_target_close(t);
+    fake_free(ft);
+    return flags;
+}
+
 static void generator(int minor, uint32_t co_flags, uint32_t want)
 {
-    begin(minor, co_flags == FAKE_CO_GENERATOR ? "a generator's frame" : "a coroutine's frame",
+    begin(minor, co_flags == FAKE_CO_GENERATOR   ? "a generator's frame"
+                 : co_flags == FAKE_CO_COROUTINE ? "a coroutine's frame"
+                                                 : "an async generator's frame",
           0);
+    CHECK_EQ_INT(flags_313(co_flags), want);
     image im = build(minor);
     uint64_t gen_code = fake_heap_code(im.ft, "/app/gen.py", "produce", 30, L_OTHER,
                                        NL(L_OTHER));
@@ -605,6 +631,7 @@ int main(void)
         every_line(minor);
         generator(minor, FAKE_CO_GENERATOR, PYF_FRAME_GENERATOR);
         generator(minor, FAKE_CO_COROUTINE, PYF_FRAME_GENERATOR | PYF_FRAME_COROUTINE);
+        generator(minor, FAKE_CO_ASYNC_GENERATOR, PYF_FRAME_GENERATOR | PYF_FRAME_ASYNC_GENERATOR);
         for (int live = 1; live >= 0; live--) {
             for (change c = CALLER_FREED; c <= CALLER_UNMAPPED; c++)
                 for (int warm = 0; warm <= 1; warm++)
