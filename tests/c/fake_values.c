@@ -4,7 +4,9 @@
  * types (static and heap), instances (managed dicts, inline values),
  * functions, methods, modules, cells, generators, exceptions, frames with
  * locals.  Laid out from a layout CPython's headers gave (fake_new_layout:
- * ft_layout.h, its .values), never from the library's own tables.
+ * ft_layout.h, its .values), never from the library's own tables; but for
+ * 3.8-3.10 (fake_new_heap), whose layout is the library's built-in table
+ * (checked against their headers by the builtin_tables test).
  * See fake_target.h.
  */
 #include "fake_internal.h"
