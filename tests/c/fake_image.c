@@ -102,6 +102,9 @@ ft_region *ft_find_region(const fake_target *ft, uint64_t addr, size_t len)
 uint64_t fake_default_hexversion(int minor)
 {
     switch (minor) {
+    case 8: return 0x030812f0ull;
+    case 9: return 0x030912f0ull;
+    case 10: return 0x030a0df0ull;
     case 13: return 0x030d12f0ull;
     case 14: return 0x030e0af0ull;
     case 15: return 0x030f02f0ull;
@@ -130,11 +133,12 @@ uint64_t fake_region(fake_target *ft, uint64_t base, size_t size)
 typedef struct ft_off_name {
     size_t field; /* offsetof(ft_offs, ...) */
     const char *name;
-    int needed;
+    int needed;   /* 2: where frames live on a data stack (3.11+) */
 } ft_off_name;
 
 #define NEED(f, name) {offsetof(ft_offs, f), name, 1}
 #define OPT(f, name) {offsetof(ft_offs, f), name, 0}
+#define STACK(f, name) {offsetof(ft_offs, f), name, 2}
 static const ft_off_name k_offs[] = {
     NEED(rt_size, "runtime_state.size"),
     NEED(rt_interps_head, "runtime_state.interpreters_head"),
@@ -153,24 +157,24 @@ static const ft_off_name k_offs[] = {
     OPT(ts_anchor, "thread_state.last_profiled_frame"),
     OPT(ts_anchor_seq, "thread_state.last_profiled_frame_seq"),
     NEED(ts_thread_id, "thread_state.thread_id"),
-    NEED(ts_native_thread_id, "thread_state.native_thread_id"),
-    NEED(ts_datastack_chunk, "thread_state.datastack_chunk"),
+    STACK(ts_native_thread_id, "thread_state.native_thread_id"),
+    STACK(ts_datastack_chunk, "thread_state.datastack_chunk"),
     OPT(ts_status, "thread_state.status"), /* 3.13+ */
     OPT(ts_holds_gil, "thread_state.holds_gil"),
-    NEED(fr_size, "interpreter_frame.size"),
-    NEED(fr_previous, "interpreter_frame.previous"),
-    NEED(fr_executable, "interpreter_frame.executable"),
-    NEED(fr_instr_ptr, "interpreter_frame.instr_ptr"),
-    NEED(fr_localsplus, "interpreter_frame.localsplus"),
-    NEED(fr_owner, "interpreter_frame.owner"),
+    STACK(fr_size, "interpreter_frame.size"),
+    STACK(fr_previous, "interpreter_frame.previous"),
+    STACK(fr_executable, "interpreter_frame.executable"),
+    STACK(fr_instr_ptr, "interpreter_frame.instr_ptr"),
+    STACK(fr_localsplus, "interpreter_frame.localsplus"),
+    STACK(fr_owner, "interpreter_frame.owner"),
     OPT(fr_stackpointer, "interpreter_frame.stackpointer"),
     NEED(co_size, "code_object.size"),
     NEED(co_filename, "code_object.filename"),
     NEED(co_name, "code_object.name"),
-    NEED(co_qualname, "code_object.qualname"),
+    STACK(co_qualname, "code_object.qualname"),
     NEED(co_linetable, "code_object.linetable"),
     NEED(co_firstlineno, "code_object.firstlineno"),
-    NEED(co_code_adaptive, "code_object.co_code_adaptive"),
+    STACK(co_code_adaptive, "code_object.co_code_adaptive"),
     NEED(ob_type, "pyobject.ob_type"),
     NEED(ty_size, "type_object.size"),
     NEED(ty_tp_name, "type_object.tp_name"),
@@ -187,16 +191,19 @@ static const ft_off_name k_offs[] = {
     OPT(ts_root_cframe, "thread_state.root_cframe"),
     OPT(cf_current_frame, "cframe.current_frame"),
     OPT(fr_stacktop, "interpreter_frame.stacktop"),
+    OPT(ts_frame, "thread_state.frame"), /* 3.8-3.10 */
 };
 #undef NEED
 #undef OPT
+#undef STACK
 
 static void resolve_offsets(fake_target *ft)
 {
     ft_offs *o = &ft->o;
     for (size_t i = 0; i < sizeof k_offs / sizeof k_offs[0]; i++) {
-        uint64_t v = k_offs[i].needed ? need_off(ft, k_offs[i].name)
-                                      : opt_off(ft, k_offs[i].name, UINT64_MAX);
+        int needed = k_offs[i].needed == 1 || (k_offs[i].needed == 2 && !ft_heap_frames(ft));
+        uint64_t v = needed ? need_off(ft, k_offs[i].name)
+                            : opt_off(ft, k_offs[i].name, UINT64_MAX);
         memcpy((char *)o + k_offs[i].field, &v, sizeof v);
     }
     if (o->un_compact_size == UINT64_MAX)
@@ -280,7 +287,7 @@ static fake_target *new_image(int minor, uint64_t hexversion, const ft_layout *l
     fake_w64(ft, ft->none_obj, 1);
     fake_w64(ft, ft->none_obj + ft->o.ob_type, fake_type(ft, "NoneType"));
     ft->trampoline = fake_alloc(ft, 16);
-    if (ft->table_size == 0) { /* 3.11, 3.12: known by the runtime's shape */
+    if (ft->table_size == 0) { /* 3.8-3.12: known by the runtime's shape */
         uint64_t in = fake_add_interp(ft, 0);
         uint64_t kv[2] = {fake_str(ft, "hexversion"), fake_int(ft, (int64_t)hexversion)};
         fake_w64(ft, in + ft->o.in_sysdict, fake_dict(ft, kv, 1, 1));

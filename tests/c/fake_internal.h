@@ -1,7 +1,7 @@
 /*
  * fake_internal.h - the inside of a fake_target, shared by the files of the
  * kit that build or read images (fake_image.c, fake_objects.c,
- * fake_linetable.c, fake_code.c, fake_tlbc.c, fake_threads.c,
+ * fake_linetable.c, fake_code.c, fake_heap.c, fake_tlbc.c, fake_threads.c,
  * fake_reader.c); tests include fake_target.h only.
  *
  * The address map the builders lay images out on, the image's state, and
@@ -62,6 +62,8 @@ typedef struct ft_offs {
      * holding the current frame, an interpreter frame's stacktop */
     uint64_t rt_interps_main, rt_main_interp, in_sysdict, ts_cframe, ts_root_cframe,
         cf_current_frame, fr_stacktop;
+    /* 3.8-3.10 (UINT64_MAX elsewhere): the thread state's frame object */
+    uint64_t ts_frame;
     uint64_t co_size, co_filename, co_name, co_qualname, co_linetable,
         co_firstlineno, co_code_adaptive;
     uint64_t co_flags; /* not in the table: CPython's headers (ft_layout) */
@@ -145,6 +147,13 @@ void *ft_xrealloc(void *p, size_t size);
 static inline uint64_t align_up(uint64_t v, uint64_t a)
 {
     return (v + a - 1) & ~(a - 1);
+}
+
+/* A 3.8-3.10 image: frames are heap objects (fake_heap.c), the main
+ * interpreter is on the heap. */
+static inline int ft_heap_frames(const fake_target *ft)
+{
+    return ft->minor <= 10;
 }
 
 /* Remember [addr, addr+size) as an object (fake_nobjects / fake_object). */

@@ -8,6 +8,7 @@ set(PYF_FAKE_TARGET_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fake_values.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_linetable.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_code.c
+  ${CMAKE_CURRENT_LIST_DIR}/fake_heap.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_tlbc.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_threads.c
   ${CMAKE_CURRENT_LIST_DIR}/fake_reader.c

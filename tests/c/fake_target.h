@@ -1,5 +1,6 @@
 /*
- * fake_target.h - a synthetic CPython 3.13/3.14/3.15 address space for tests.
+ * fake_target.h - a synthetic CPython address space for tests: 3.13-3.15,
+ * 3.11/3.12 and the heap-frame 3.8-3.10 (fake_new_heap).
  *
  * A fake_target is a sparse image made of regions (base address, bytes).
  * Builders lay out _PyRuntime, interpreters, thread states, data-stack
@@ -16,7 +17,7 @@
  *
  * This is the one header tests include.  The kit is one file a concern,
  * named at each section below: fake_image.c, fake_objects.c,
- * fake_linetable.c, fake_code.c, fake_threads.c, fake_tlbc.c,
+ * fake_linetable.c, fake_code.c, fake_threads.c, fake_heap.c, fake_tlbc.c,
  * fake_reader.c, fake_checks.c (their shared insides: fake_internal.h);
  * fake_target.cmake lists them for the builds.
  */
@@ -45,7 +46,8 @@ void fake_watchdog(unsigned seconds, const char *what);
 typedef struct fake_target fake_target;
 typedef struct fake_thread fake_thread;
 
-/* Final releases used by default: 3.13.18, 3.14.10, 3.15.2. */
+/* Final releases used by default: 3.13.18, 3.14.10, 3.15.2 (and 3.8.18,
+ * 3.9.18, 3.10.13: fake_new_heap). */
 uint64_t fake_default_hexversion(int minor);
 
 /* New image for 3.<minor> (13, 14, 15) with _PyRuntime (offsets table
@@ -129,7 +131,8 @@ uint64_t fake_bytearray(fake_target *ft, const void *data, size_t len);
 uint64_t fake_tuple(fake_target *ft, const uint64_t *items, size_t n);
 uint64_t fake_list(fake_target *ft, const uint64_t *items, size_t n);
 /* A keys object of n entries kv[2n] (key, value): unicode (PyDictUnicodeEntry)
- * or general (PyDictKeyEntry); values NULL in a split table's keys. */
+ * or general (PyDictKeyEntry); values NULL in a split table's keys.  On
+ * 3.8-3.10 (fake_new_heap) general always, dk_size slots. */
 uint64_t fake_dict_keys(fake_target *ft, const uint64_t *kv, size_t n, int unicode);
 uint64_t fake_dict_of(fake_target *ft, uint64_t keys, uint64_t values, size_t used);
 uint64_t fake_dict(fake_target *ft, const uint64_t *kv, size_t n, int unicode);
@@ -312,6 +315,52 @@ uint64_t fake_frame_previous(const fake_target *ft, uint64_t frame);
 void fake_frame_set_executable(fake_target *ft, uint64_t frame, uint64_t v);
 void fake_frame_set_owner(fake_target *ft, uint64_t frame, uint8_t owner);
 
+/* The image a thread is in. */
+fake_target *fake_thread_target(const fake_thread *th);
+
+/* ==== heap-frame images (3.8, 3.9, 3.10): fake_heap.c ====================== */
+
+/* The layout of 3.<minor> (8, 9, 10) from the library's built-in table of
+ * the version (native/src/layout_tables.h, made from its headers; the
+ * builtin_tables test checks it against them), with the facts the table
+ * does not carry (str state bits, hash slots) from those headers. */
+const ft_layout *fake_heap_layout(int minor);
+/* New 3.8, 3.9 or 3.10 image (3.8.18, 3.9.18, 3.10.13) on that layout:
+ * a runtime whose interpreters.head and .main name a main interpreter on
+ * the heap, made with the image (the first fake_add_interp returns it),
+ * whose sys module's dict (3.8-3.10's dict keys) names the version. */
+fake_target *fake_new_heap(int minor);
+
+/* Code object: co_filename, co_name -> str, co_firstlineno, sum(ncu) code
+ * units of bytecode in a bytes object (co_code), and the line table the
+ * version keeps (co_lnotab, 3.10's co_linetable) of locs' lines (their
+ * columns unused; 3.8/3.9 have no FAKE_NOLINE), as CPython's assembler
+ * writes it. */
+uint64_t fake_heap_code(fake_target *ft, const char *filename, const char *name,
+                        int firstlineno, const fake_loc *locs, size_t nlocs);
+
+/* A frame's state: f_executing (and f_stacktop) on 3.8/3.9, f_state on
+ * 3.10. */
+enum {
+    FAKE_HFRAME_RUNNING,   /* executing */
+    FAKE_HFRAME_CREATED,   /* made, not started (f_lasti -1) */
+    FAKE_HFRAME_SUSPENDED, /* a generator's at a yield */
+    FAKE_HFRAME_UNWINDING, /* 3.10: running, unwinding an exception */
+    FAKE_HFRAME_RETURNED,  /* returned: it runs no more */
+};
+void fake_heap_set_state(fake_target *ft, uint64_t frame, int state);
+/* f_lasti of the code unit lasti (-1: none yet), in the version's unit
+ * (bytes before 3.10). */
+void fake_heap_set_lasti(fake_target *ft, uint64_t frame, int lasti);
+/* A PyFrameObject (refcount 1, type "frame") running code at lasti
+ * (-1: created, not started), f_back back.  Returns its address. */
+uint64_t fake_heap_frame(fake_target *ft, uint64_t code, int lasti, uint64_t back);
+/* The same over the thread's current frame, which it becomes. */
+uint64_t fake_heap_push(fake_thread *th, uint64_t code, int lasti);
+/* The same, the frame of a generator object (f_gen; gi_frame, gi_code);
+ * *gen_out (optional) the generator. */
+uint64_t fake_heap_gen_push(fake_thread *th, uint64_t code, int lasti, uint64_t *gen_out);
+
 /* ==== thread-local bytecode (free-threaded 3.14+ only): fake_tlbc.c ======= */
 
 /* A new co_tlbc array of size slots for code (entries[0] = the main copy,
@@ -392,6 +441,9 @@ int fake_known_error(int code);
 int fake_valid_utf8(const char *s);
 /* Index of the thread with this native id in s, or -1. */
 int fake_find_thread(const pyf_snapshot *s, uint64_t native_tid);
+/* pyf_snapshot_take (no request) under a 30 s watchdog: a failure and an
+ * inconsistent snapshot (fake_check_snapshot) fail the case. */
+pyf_snapshot *fake_take(pyf_target *t);
 /* Print a snapshot (for failure diagnosis). */
 void fake_dump_snapshot(const pyf_snapshot *s, FILE *out);
 

@@ -39,6 +39,10 @@ uint64_t fake_add_interp(fake_target *ft, int64_t id)
         /* 3.11, 3.12: where the runtime embeds it, interpreters.main */
         in = RUNTIME_BASE + o->rt_main_interp;
         fake_w64(ft, RUNTIME_BASE + o->rt_interps_main, in);
+    } else if (ft->ninterps == 0 && ft_heap_frames(ft)) {
+        /* 3.8-3.10: made on the heap, named by interpreters.main */
+        in = ft_alloc_norec(ft, o->in_size);
+        fake_w64(ft, RUNTIME_BASE + o->rt_interps_main, in);
     } else if (ft->ninterps == 0) {
         in = (RUNTIME_BASE + o->rt_size - o->in_size) & ~63ull;
         if (in < RUNTIME_BASE + 1024)
@@ -86,6 +90,8 @@ static void thread_set_current(fake_thread *th, uint64_t frame)
     th->current = frame;
     if (o->ts_current_frame != UINT64_MAX)
         fake_w64(th->ft, th->addr + o->ts_current_frame, frame);
+    else if (o->ts_frame != UINT64_MAX) /* 3.8-3.10: the frame object */
+        fake_w64(th->ft, th->addr + o->ts_frame, frame);
     else if (th->cframe == 0) /* 3.11, 3.12: the thread's _PyCFrame's (the one it embeds) */
         fake_w64(th->ft, th->addr + o->ts_root_cframe + o->cf_current_frame, frame);
     if (th->cframe != 0) /* a _PyCFrame a test pushed (fake_cframe_push) */
@@ -165,7 +171,8 @@ fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
         fake_w64(ft, interp + o->in_threads_main, ts);
     fake_w64(ft, ts + o->ts_interp, interp);
     fake_w64(ft, ts + o->ts_thread_id, thread_id);
-    fake_w64(ft, ts + o->ts_native_thread_id, native_tid);
+    if (o->ts_native_thread_id != UINT64_MAX) /* none before 3.11 */
+        fake_w64(ft, ts + o->ts_native_thread_id, native_tid);
     if (o->ts_status != UINT64_MAX)
         fake_w32(ft, ts + o->ts_status, 0x13); /* initialized, bound, active */
     if (o->ts_cframe != UINT64_MAX) /* 3.11, 3.12: the _PyCFrame it embeds */
@@ -184,6 +191,7 @@ fake_thread *fake_add_thread(fake_target *ft, uint64_t interp,
 }
 
 uint64_t fake_thread_addr(const fake_thread *th) { return th->addr; }
+fake_target *fake_thread_target(const fake_thread *th) { return th->ft; }
 
 void fake_set_writable(fake_target *ft, int writable) { ft->writable = writable; }
 uint64_t fake_thread_base_frame(const fake_thread *th) { return th->base_frame; }

@@ -4,7 +4,9 @@
  * types (static and heap), instances (managed dicts, inline values),
  * functions, methods, modules, cells, generators, exceptions, frames with
  * locals.  Laid out from a layout CPython's headers gave (fake_new_layout:
- * ft_layout.h, its .values), never from the library's own tables.
+ * ft_layout.h, its .values), never from the library's own tables; but for
+ * 3.8-3.10 (fake_new_heap), whose layout is the library's built-in table
+ * (checked against their headers by the builtin_tables test).
  * See fake_target.h.
  */
 #include "fake_internal.h"
@@ -127,9 +129,37 @@ uint64_t fake_list(fake_target *ft, const uint64_t *items, size_t n)
     return a;
 }
 
+/* 3.8-3.10's keys (Objects/dictobject.c): dk_size slots, indices as wide
+ * as it needs (DK_IXSIZE), then general entries {hash, key, value}. */
+static uint64_t sized_keys(fake_target *ft, const uint64_t *kv, size_t n)
+{
+    const ft_layout *l = lay(ft);
+    size_t size = 8;
+    while (size * 2 < n * 3)
+        size *= 2;
+    size_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+    uint64_t entries = l->values.keys_indices + size * ix;
+    uint64_t k = fake_alloc(ft, entries + 24 * size);
+    fake_w64(ft, k, 1);
+    fake_w64(ft, k + l->values.keys_size, size);
+    fake_w64(ft, k + l->values.keys_nentries, n);
+    uint8_t *indices = fake_host(ft, k + l->values.keys_indices, size * ix);
+    memset(indices, 0xff, size * ix); /* DKIX_EMPTY */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t e = entries + 24 * i, v = i;
+        memcpy(indices + i * ix, &v, ix); /* little-endian: the low bytes */
+        fake_w64(ft, k + e, 0x1234 + i); /* hash */
+        fake_w64(ft, k + e + 8, kv[2 * i]);
+        fake_w64(ft, k + e + 16, kv[2 * i + 1]);
+    }
+    return k;
+}
+
 uint64_t fake_dict_keys(fake_target *ft, const uint64_t *kv, size_t n, int unicode)
 {
     const ft_layout *l = lay(ft);
+    if (l->values.keys_size != UINT64_MAX)
+        return sized_keys(ft, kv, n);
     unsigned log2 = 3;
     while (((size_t)1 << log2) * 2 < n * 3)
         log2++;
