@@ -99,7 +99,7 @@ run_pytest() {
 # live targets, sampling, the frame cache, snapshots given again, the task CLI
 # and the CLI's dumps of a churning target (not the debugger
 # tests: see docs/fuzzing.md).
-ASAN_PYTEST=(test_cli.py test_live_stacks.py test_sampling.py test_frame_cache.py
+ASAN_PYTEST=(test_cli.py test_live_stacks.py test_sampling.py test_frame_cache.py test_heap_frames.py
              test_same_reads.py
              test_tasks.py::test_thousand_idle_tasks test_tasks.py::test_no_tasks_to_read
              test_churn.py::test_cli_dumps_under_churn test_churn.py::test_snapshots_under_churn

@@ -466,7 +466,16 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
         n++;
     }
     pyf__addrset_free(&seen);
-    if (rc == PYF_OK && n > 0 && w->live) {
+    /* the frames above where the chain ended are shown with its failure,
+     * as frames.c shows them: past the depth limit, or a stopped
+     * process's chain broken below them; a running process's broken chain
+     * is read again (torn) */
+    int why = rc;
+    pyf_failure fail = t->io.fail;
+    if (rc != PYF_OK && !(rc == PYF_EDEPTH || (!res->torn && rc != PYF_ENOMEM)))
+        return rc;
+    rc = PYF_OK;
+    if (n > 0 && w->live) {
         /* the same spans while they hold every frame (a stack that changes
          * near its top), else those of the frames now */
         if (before != NULL && outside == 0)
@@ -479,6 +488,10 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
     }
     if (rc == PYF_OK)
         rc = deliver(t, w, sink, res, hw->v, n);
+    if (rc == PYF_OK && why != PYF_OK) {
+        t->io.fail = fail;
+        rc = why;
+    }
     return rc;
 }
 

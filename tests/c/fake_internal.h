@@ -119,8 +119,11 @@ struct fake_target {
     int fail_code;
     int fail_sticky;
     size_t short_over;
-    /* fake_on_read: run once before a read that starts at watch_addr */
+    /* fake_on_read: run once before a read that starts at watch_addr
+     * (fake_on_read_within: before the watch_left-th range that holds it) */
     uint64_t watch_addr;
+    int watch_within;
+    unsigned watch_left;
     void (*watch_fn)(fake_target *, void *);
     void *watch_arg;
     /* fake_on_write: run once before a write to write_watch_addr lands */

@@ -15,7 +15,10 @@ static int read_range(fake_target *ft, uint64_t addr, void *dst, size_t len)
         return 0;
     if (addr + len < addr)
         return PYF_EFAULT;
-    if (ft->watch_fn != NULL && ft->watch_addr == addr) {
+    if (ft->watch_fn != NULL &&
+        (ft->watch_within ? addr <= ft->watch_addr && ft->watch_addr - addr < len
+                          : ft->watch_addr == addr) &&
+        --ft->watch_left == 0) {
         void (*fn)(fake_target *, void *) = ft->watch_fn;
         ft->watch_fn = NULL;
         fn(ft, ft->watch_arg); /* the process moves on before this read */
@@ -132,8 +135,18 @@ void fake_short_reads_over(fake_target *ft, size_t max)
 void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg)
 {
     ft->watch_addr = addr;
+    ft->watch_within = 0;
+    ft->watch_left = 1;
     ft->watch_fn = fn;
     ft->watch_arg = arg;
+}
+
+void fake_on_read_within(fake_target *ft, uint64_t addr, unsigned nth,
+                         void (*fn)(fake_target *, void *), void *arg)
+{
+    fake_on_read(ft, addr, fn, arg);
+    ft->watch_within = 1;
+    ft->watch_left = nth;
 }
 
 void fake_on_write(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg)

@@ -407,6 +407,10 @@ void fake_short_reads_over(fake_target *ft, size_t max);
  * that starts at addr (later ranges of the same readv see what it
  * changed, earlier ones do not). */
 void fake_on_read(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg);
+/* The same, just before the nth range read that holds addr (a range read
+ * whole with others: the reads of a heap-frame walk's spans). */
+void fake_on_read_within(fake_target *ft, uint64_t addr, unsigned nth,
+                         void (*fn)(fake_target *, void *), void *arg);
 /* The same, once, just before a write to addr lands. */
 void fake_on_write(fake_target *ft, uint64_t addr, void (*fn)(fake_target *, void *), void *arg);
 
