@@ -187,6 +187,8 @@ size_t pyf__managed_back(const pyf__vctx *c)
 {
     const pyf__value_layout *vl = &c->vl;
     uint64_t back = vl->managed_dict_back;
+    if (c->o->instdict_kind == PYF__INSTDICT_NONE)
+        return 0;
     if (c->o->instdict_kind == PYF__INSTDICT_TWO_POINTERS && vl->managed_values_back > back)
         back = vl->managed_values_back;
     return back <= 64 ? (size_t)back : 0;
@@ -226,7 +228,7 @@ static bool instance_where(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
                            uint64_t *values)
 {
     *dict = *values = 0;
-    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) && c->o->instdict_kind != PYF__INSTDICT_NONE) {
         uint8_t before[64];
         size_t back = pyf__managed_back(c);
         if (back == 0 || pyf__vread(c, addr - back, before, back) != PYF_OK)

@@ -188,7 +188,8 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv);
 /* The bytes before an object that say where its managed dict is (0 when
- * the layout's are implausible), and what they say (instdict_kind): end
+ * the layout's are implausible or it has none: 3.8-3.10), and what they
+ * say (instdict_kind): end
  * points just past them, at the object (addr) of type ty.  *dict its
  * __dict__, else *values: those of its type's shared keys while no dict
  * is made (3.11: the values pointer; 3.12: the tagged word; 3.13+: inline

@@ -21,10 +21,12 @@ while the thread is blocked.
 
 The oracle, written to ``values.json`` beside the handshake before it:
 ``{"threads": {"<native tid>": [frame, ...]}}`` innermost first, each frame
-``{"function": co_qualname, "args": [argument names], "cells":
+``{"function": co_qualname (co_name before 3.11, which has none), "args": [argument names], "cells":
 co_cellvars, "frees": co_freevars, "locals": {name: spec}}`` over the
 frame's own ``f_locals`` (bound names only), where spec
-is how the test builds the text it expects: ``{"repr": repr(value)}``, or
+is how the test builds the text it expects: ``{"repr": repr(value)}``; a
+module whose repr() is its loader's (3.8's sys) ``{"cut": the text shown,
+marked cut}``; or
 for a value the default limits cut (200 chars, 100 items), ``{"str":
 repr(first 200 chars), "more": N}``, ``{"items": [repr(item), ...],
 "more": N}`` or ``{"pairs": [[repr(key), repr(value)], ...], "more": N}``;
@@ -110,6 +112,12 @@ def spec(value):
     if t is dict and len(value) > MAX_ITEMS:
         pairs = list(value.items())[:MAX_ITEMS]
         return {"pairs": [[repr(k), repr(v)] for k, v in pairs], "more": len(value) - MAX_ITEMS}
+    if t is type(sys) and getattr(value.__spec__, "origin", "") is None and \
+            hasattr(value.__loader__, "module_repr"):
+        # 3.8's sys: a spec without origin, whose repr() is its loader's
+        # module_repr (asked first before 3.10), which pyframes does not
+        # run: shown cut (PYF_VALUE_TRUNCATED), by its name
+        return {"cut": "<module %r>" % value.__name__}
     if t.__module__ == __name__ and not isinstance(value, BaseException):
         # a class of this file, a builtin's subclass too: its default repr
         # (an exception's repr is BaseException's, its args)
@@ -126,7 +134,7 @@ def record_values():
         code = frame.f_code
         nargs = (code.co_argcount + code.co_kwonlyargcount
                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
-        frames.append({"function": code.co_qualname,
+        frames.append({"function": getattr(code, "co_qualname", code.co_name),
                        "args": list(code.co_varnames[:nargs]),
                        "cells": list(code.co_cellvars), "frees": list(code.co_freevars),
                        "locals": {name: spec(v) for name, v in frame.f_locals.items()}})
