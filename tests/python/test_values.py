@@ -270,6 +270,7 @@ def _leaf_frame(scenario, t, tid):
     ("v_nested['a'][-1]", "{'b': (2, [3, {'c': 'deep'}])}"),
     ("v_instance.x", "3"),
     ("v_instance.y", "-3"),
+    ("v_flagged.x", "'flagged'"),  # 3.8-3.10: flag bit 4 set, dict at tp_dictoffset
     ("POINTS[3].x", "3"),
     ("GLOBAL_NUMBER", "4242"),
     ("v_big_dict['k999']", "998001"),

@@ -73,6 +73,33 @@ class SlottedChild(Slotted):
         self.c = "slot c"
 
 
+class Flagged:
+    """Before 3.11, its type's flags carry bit 1 << 4 (set below), which
+    3.11+ name Py_TPFLAGS_MANAGED_DICT and older versions leave unused: its
+    instances' __dict__ is still at tp_dictoffset."""
+
+    def __init__(self):
+        self.x = "flagged"
+
+
+def _set_flag_bit_4(cls):
+    """cls.__flags__ | 1 << 4, written into its type object's tp_flags (the
+    word holding __flags__)."""
+    import ctypes
+    for off in range(0, 512, 8):
+        word = ctypes.c_ulong.from_address(id(cls) + off)
+        if word.value == cls.__flags__:
+            word.value |= 1 << 4
+            if cls.__flags__ & (1 << 4):
+                return
+            word.value &= ~(1 << 4)
+    raise RuntimeError("no tp_flags found in %r" % cls)
+
+
+if sys.version_info < (3, 11):
+    _set_flag_bit_4(Flagged)
+
+
 class WithRepr:
     def __repr__(self):
         return "WithRepr() -- never shown by pyframes"
@@ -213,6 +240,7 @@ def leaf(number, text, *rest, flag=False, **options):
     v_slotted = Slotted()
     v_slotted_child = SlottedChild()
     v_with_repr = WithRepr()
+    v_flagged = Flagged()
     v_object = object()
     v_big_str = BIG_STR
     v_big_list = BIG_LIST
