@@ -354,6 +354,18 @@ static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
     free(d);
 }
 
+/* Whether the str at addr is one of the versions' with legacy strs
+ * (3.8-3.11) that was never made ready: not compact, of no kind (0,
+ * PyUnicode_WCHAR_KIND), its characters only in its wchar_t buffer. */
+static bool str_not_ready(pyf__vctx *c, uint64_t addr)
+{
+    const pyf__offsets *o = c->o;
+    uint32_t state;
+    if (!c->o->legacy_strs || pyf__vread(c, addr + o->unicode.state, &state, 4) != PYF_OK)
+        return false;
+    return ((state >> o->str_kind_shift) & 7) == 0 && !((state >> o->str_compact_bit) & 1);
+}
+
 static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
 {
     size_t nb;
@@ -361,7 +373,10 @@ static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
     bool cut;
     const char *s = pyf__vstr(c, addr, c->req.max_string, &nb, &chars, &cut);
     if (s == NULL) {
-        pyf__vbad(c, i, 0, "not a readable str");
+        pyf__vbad(c, i, 0, str_not_ready(c, addr)
+                               ? "a str never made ready (its characters only in its "
+                                 "wchar_t buffer): not decoded"
+                               : "not a readable str");
         return;
     }
     if (cut && !pyf__vstr_ends(c, addr)) {

@@ -76,6 +76,8 @@ def expected_text(spec):
         return escape(spec["repr"])
     if "cut" in spec:
         return escape(spec["cut"])
+    if "unreadable" in spec:
+        return "<unreadable: %s>" % spec["unreadable"]
     more = "...<%s more %s>" % (format(spec["more"], ","), "chars" if "str" in spec else "items")
     if "str" in spec:
         return escape(spec["str"]) + more
@@ -108,7 +110,7 @@ def mismatches(oracle, tid, frames):
             text = expected_text(spec)
             if row["value"] != text:
                 problems.append("%s: %s = %r\n    expected %r" % (where, name, row["value"], text))
-            if row["truncated"] != ("repr" not in spec):
+            if row["truncated"] != ("repr" not in spec and "unreadable" not in spec):
                 problems.append("%s: %s truncated %r" % (where, name, row["truncated"]))
             # the kinds the target's code objects give (co_cellvars, co_freevars)
             kind = ("arg" if name in want["args"] else "cell" if name in want["cells"] else
@@ -628,6 +630,10 @@ def _compare_py_locals(thread, sections, ours, context):
         for local, text in sorted(theirs.items()):
             if _CPYTHON_OPAQUE.search(text) or "more items>" in mine[local] or \
                     "more chars>" in mine[local]:
+                continue
+            # a str never made ready: the helper reads its wchar_t buffer,
+            # which pyframes does not decode (values_scenario.UNREADY)
+            if local == "v_unready_str":
                 continue
             # 3.8 to 3.10's helper writes some characters raw that repr()
             # escapes (U+0085): such a text is not repr()'s

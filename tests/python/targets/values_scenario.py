@@ -26,7 +26,8 @@ co_cellvars, "frees": co_freevars, "locals": {name: spec}}`` over the
 frame's own ``f_locals`` (bound names only), where spec
 is how the test builds the text it expects: ``{"repr": repr(value)}``; a
 module whose repr() is its loader's (3.8's sys) ``{"cut": the text shown,
-marked cut}``; or
+marked cut}``; a str never made ready (3.8 to 3.11) ``{"unreadable": why}``;
+or
 for a value the default limits cut (200 chars, 100 items), ``{"str":
 repr(first 200 chars), "more": N}``, ``{"items": [repr(item), ...],
 "more": N}`` or ``{"pairs": [[repr(key), repr(value)], ...], "more": N}``;
@@ -100,6 +101,32 @@ if sys.version_info < (3, 11):
     _set_flag_bit_4(Flagged)
 
 
+def _legacy_str(text, ready):
+    """A str of 3.8 to 3.11's legacy layout (not compact: its characters in
+    a buffer of their own), made through their C API:
+    PyUnicode_FromUnicode(NULL, n) (not ready: only a wchar_t buffer),
+    filled, and with ready made ready (_PyUnicode_Ready: a data pointer);
+    None where the API is gone (3.12+)."""
+    import ctypes
+    import warnings
+    api = ctypes.pythonapi
+    try:
+        new, chars = api.PyUnicode_FromUnicode, api.PyUnicode_AsUnicode
+    except AttributeError:
+        return None
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    chars.restype, chars.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = new(None, len(text))
+    data = text.encode("utf-32-le")
+    ctypes.memmove(chars(s), data, len(data))
+    if ready:
+        api._PyUnicode_Ready.argtypes = [ctypes.py_object]
+        api._PyUnicode_Ready(s)
+    return s
+
+
 class WithRepr:
     def __repr__(self):
         return "WithRepr() -- never shown by pyframes"
@@ -128,6 +155,9 @@ SELF_DICT = {"name": "self"}
 SELF_DICT["me"] = SELF_DICT
 NESTED = {"a": [1, {"b": (2, [3, {"c": "deep"}])}]}
 GLOBAL_NUMBER = 4242
+# the spec of a str never made ready (3.8 to 3.11): not decoded
+UNREADY = {"unreadable": "a str never made ready (its characters only in its wchar_t buffer): "
+                         "not decoded"}
 
 
 def spec(value):
@@ -164,7 +194,8 @@ def record_values():
         frames.append({"function": getattr(code, "co_qualname", code.co_name),
                        "args": list(code.co_varnames[:nargs]),
                        "cells": list(code.co_cellvars), "frees": list(code.co_freevars),
-                       "locals": {name: spec(v) for name, v in frame.f_locals.items()}})
+                       "locals": {name: UNREADY if name == "v_unready_str" and v is not None
+                                  else spec(v) for name, v in frame.f_locals.items()}})
         frame = frame.f_back
     with LOCK:
         RECORDS[str(threading.get_native_id())] = frames
@@ -197,6 +228,11 @@ def leaf(number, text, *rest, flag=False, **options):
     v_ucs2 = "\u4e2d\u6587 \u202e bidi \u2028 \ufeff"
     v_ucs4 = "snake \U0001f40d \U0010ffff"
     v_surrogate = "lone \ud800 \udfff"
+    # 3.8 to 3.11: a legacy str made ready (read through its data pointer),
+    # and one never made ready (not decoded; record_values does not call
+    # its repr(), which would make it ready)
+    v_legacy_str = _legacy_str("legacy \u4e2d str", True)
+    v_unready_str = _legacy_str("never ready", False)
     v_quotes = "it's \"quoted\""
     v_bytes = b"\x00\xff'\"bytes\n"
     v_bytearray = bytearray(b"ba'\x01")
