@@ -588,10 +588,14 @@ static void on_frame(pf *p, const req *r, const uint8_t *d)
     const pyf__offsets *o = p->c->o;
     p->fbuf = d;
     p->flen = r->len;
-    p->code = pyf__ld64(d + o->frame.executable) & o->tag_mask;
+    if (r->len < pyf__frame_code_at(o) + 8)
+        return;
+    p->code = pyf__ld64(d + pyf__frame_code_at(o)) & o->tag_mask;
     if (!plausible(p->code))
         return;
     ask(p, R_CODE, p->code, o->code.size, 0, 0);
+    if (o->frame_model == PYF__FRAMES_HEAP)
+        return; /* its code and the code's type only: no localsplus names */
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
     if (hc == NULL || hc->names == 0)
         return;
@@ -606,6 +610,8 @@ static void on_code(pf *p, const req *r, const uint8_t *d)
     const pyf__offsets *o = p->c->o;
     (void)r;
     ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
+    if (o->frame_model == PYF__FRAMES_HEAP)
+        return;
     uint64_t names = pyf__ld64(d + o->code.localsplusnames);
     p->kinds = pyf__ld64(d + o->code.localspluskinds);
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
@@ -718,8 +724,9 @@ static bool round_run(pf *p)
         pyf__readv(c->t, iov, m, st);
     for (uint32_t i = 0; i < m; i++) {
         const pyf__offsets *o = c->o;
-        if (st[i] != PYF_OK && p->cur[i].what == R_FRAME && p->cur[i].len > o->frame.size)
-            ask(p, R_FRAME, p->cur[i].addr, o->frame.size, 0, 0); /* at a chunk's end */
+        if (st[i] != PYF_OK && p->cur[i].what == R_FRAME &&
+            p->cur[i].len > pyf__frame_size(o))
+            ask(p, R_FRAME, p->cur[i].addr, pyf__frame_size(o), 0, 0); /* at a chunk's end */
         if (st[i] != PYF_OK)
             continue;
         c->batch.r[c->batch.n++] = (pyf__vrange){iov[i].addr, iov[i].dst, (uint32_t)iov[i].len};
@@ -743,8 +750,11 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
     if (c->req.max_bytes < (CALL_BYTES_MAX - CALL_BYTES_SLACK) / 2)
         p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;
+    /* a frame object (3.8-3.10): its fixed part, which names its code */
     if (frame_addr != 0 && frame_addr % 8 == 0)
-        ask(&p, R_FRAME, frame_addr, o->frame.localsplus + SLOTS * 8, 0, 0);
+        ask(&p, R_FRAME, frame_addr,
+            o->frame_model == PYF__FRAMES_HEAP ? pyf__frame_size(o)
+                                               : o->frame.localsplus + SLOTS * 8, 0, 0);
     for (uint32_t i = 0; i < n; i++)
         ask_obj(&p, R_OBJ, roots[i], 0);
     for (uint32_t r = 0; r < ROUNDS_MAX && p.nnext > 0; r++)
