@@ -196,14 +196,14 @@ static int read_heap_code_locals(pyf__vctx *c, uint64_t code, const uint8_t *buf
         return pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has implausible locals "
                          "(co_nlocals %d)", (unsigned long long)code, nlocals);
     uint64_t *names = NULL;
-    uint32_t nv = 0, ncell = 0, nslots = 0;
+    uint32_t nslots = 0;
     int rc = name_tuple(c, pyf__ld64(buf + o->code.varnames), "code object's co_varnames",
                         &names, &nslots);
-    nv = nslots;
+    uint32_t nv = nslots;
     if (rc == PYF_OK)
         rc = name_tuple(c, pyf__ld64(buf + o->code.cellvars), "code object's co_cellvars",
                         &names, &nslots);
-    ncell = nslots - nv;
+    uint32_t ncell = nslots - nv;
     if (rc == PYF_OK)
         rc = name_tuple(c, pyf__ld64(buf + o->code.freevars), "code object's co_freevars",
                         &names, &nslots);
@@ -510,11 +510,11 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
     const pyf__offsets *o = c->o;
     int32_t size;
     *unsaved = false;
+    if (o->frame_model == PYF__FRAMES_HEAP)
+        return "value stack not read: CPython 3.8-3.10 keep none while a frame runs (a "
+               "suspended generator's frame, which has one, is not read either)";
     if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
         return "unreadable co_stacksize";
-    if (o->frame_model == PYF__FRAMES_HEAP)
-        return "no value stack: CPython 3.8-3.10 keep none while a frame runs (only a "
-               "suspended generator's frame has one)";
     int got = pyf__frame_sp(o, f, frame_addr, sp);
     if (got == PYF__STACK_NONE)
         return "no stack pointer in this version's frame";

@@ -34,6 +34,7 @@ import debugger_util as du
 import drivers
 from livetarget import LiveTarget
 from pyframes import cli, model, stack_command, values
+from pyframes._abi import PYF_LOCAL_NO_STACK
 from pyframes.errors import PYF_ECORRUPT, CommandError, error_from_code
 from pyframes.escaping import escape
 from test_values_render import tree
@@ -236,6 +237,24 @@ def test_library_values_equal_the_targets_repr(scenario, pyframes, thread):
     assert inner.get("comp_step") == ("1" if thread == "values-a" else None)
     assert [f["frame"].owner for f in frames[:3]] == (
         [None, "coroutine", "generator"] if thread == "values-b" else [None, None, None])
+
+
+def test_heap_frames_say_their_stack_is_not_kept(scenario, pyframes):
+    """3.8 to 3.10: a frame's value stack asked with its locals is one
+    entry saying why it is not read (no stack while a frame runs), and the
+    locals are all there; "only" the stack: the same entry."""
+    if scenario.interp.minor not in conftest.HEAP_VERSIONS:
+        pytest.skip("3.8 to 3.10 only (the value stack of 3.11+: test_locks)")
+    with pyframes.attach(scenario.target.pid) as t:
+        frame = _thread(scenario, t, scenario.tids["values-a"]).frames[0]
+        both = t.frame_locals(frame.frame_addr, stack=True)
+        only = t.frame_locals(frame.frame_addr, stack="only")
+    for fv in (both, only):
+        (entry,) = [loc for loc in fv.locals if loc.kind == "stack"]
+        assert entry.flags & PYF_LOCAL_NO_STACK and \
+            "CPython 3.8-3.10 keep none while a frame runs" in entry.value.text, entry
+    names = {loc.name for loc in both.locals if loc.kind != "stack"}
+    assert set(scenario.oracle["threads"][str(scenario.tids["values-a"])][0]["locals"]) <= names
 
 
 def test_limits(scenario, pyframes):
