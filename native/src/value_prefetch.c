@@ -515,18 +515,12 @@ static void on_entries(pf *p, const req *r, const uint8_t *d)
 /* A combined dict's keys object (KEYS_BYTES of it): its first pairs. */
 static void on_keys(pf *p, const req *r, const uint8_t *d)
 {
-    const pyf__value_layout *vl = &p->c->vl;
-    if (r->len < vl->keys_indices)
+    pyf__dkeys k;
+    if (r->len < p->c->vl.keys_indices || pyf__dkeys_decode(p->c, d, r->addr, &k) != NULL ||
+        k.nentries <= 0)
         return;
-    unsigned log2 = d[vl->keys_log2_size], log2ib = d[vl->keys_log2_index_bytes];
-    bool general = d[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
-    int64_t nentries = (int64_t)pyf__ld64(d + vl->keys_nentries);
-    if (log2 > 30 || log2ib < log2 || log2ib > log2 + 3 || nentries <= 0 ||
-        nentries > ((int64_t)1 << log2) || d[vl->keys_kind] > 2)
-        return;
-    uint64_t off = vl->keys_indices + ((uint64_t)1 << log2ib);
-    uint64_t esize = general ? 24 : 16;
-    uint64_t m = (uint64_t)nentries < PYF__VCHUNK ? (uint64_t)nentries : PYF__VCHUNK;
+    uint64_t off = k.entries - r->addr, esize = k.esize;
+    uint64_t m = (uint64_t)k.nentries < PYF__VCHUNK ? (uint64_t)k.nentries : PYF__VCHUNK;
     req e = {r->addr + off, (uint32_t)(m * esize), R_ENTRIES, 0, r->depth,
              r->aux | esize << 32};
     if (off + m * esize > r->len)
@@ -563,24 +557,33 @@ static void ask_slots(pf *p, const uint8_t *s, uint64_t n)
     }
 }
 
+/* Where a frame's locals start: f_localsplus of a frame object (3.8-3.10),
+ * localsplus of an interpreter frame. */
+static uint64_t localsplus_of(const pyf__offsets *o)
+{
+    return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.localsplus : o->frame.localsplus;
+}
+
 /* The locals n slots of the frame read ahead: from its copy, else read. */
 static void ask_frame_slots(pf *p, uint64_t n)
 {
     const pyf__offsets *o = p->c->o;
-    if (o->frame.localsplus + n * 8 <= p->flen)
-        ask_slots(p, p->fbuf + o->frame.localsplus, n);
+    if (localsplus_of(o) + n * 8 <= p->flen)
+        ask_slots(p, p->fbuf + localsplus_of(o), n);
     else
-        ask(p, R_SLOTS, p->frame + o->frame.localsplus, n * 8, 0, 0);
+        ask(p, R_SLOTS, p->frame + localsplus_of(o), n * 8, 0, 0);
 }
 
 /* The names tuple and kinds bytes of n locals (names from the hint when
- * it has them). */
+ * it has them; 3.8-3.10: co_varnames, which number the first slots, and no
+ * kinds, kinds 0). */
 static void ask_names(pf *p, uint64_t names, uint64_t kinds, uint64_t n, bool hinted)
 {
     const pyf__offsets *o = p->c->o;
     if (ask(p, R_NAMES, names, o->tuple.ob_item + n * 8, 0, 0))
         p->next[p->nnext - 1].hinted = hinted;
-    ask(p, R_KINDS, kinds, o->bytes.ob_sval + n, 0, 0);
+    if (kinds != 0)
+        ask(p, R_KINDS, kinds, o->bytes.ob_sval + n, 0, 0);
 }
 
 static void on_frame(pf *p, const req *r, const uint8_t *d)
@@ -594,8 +597,6 @@ static void on_frame(pf *p, const req *r, const uint8_t *d)
     if (!plausible(p->code))
         return;
     ask(p, R_CODE, p->code, o->code.size, 0, 0);
-    if (o->frame_model == PYF__FRAMES_HEAP)
-        return; /* its code and the code's type only: no localsplus names */
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
     if (hc == NULL || hc->names == 0)
         return;
@@ -610,14 +611,13 @@ static void on_code(pf *p, const req *r, const uint8_t *d)
     const pyf__offsets *o = p->c->o;
     (void)r;
     ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
-    if (o->frame_model == PYF__FRAMES_HEAP)
-        return;
-    uint64_t names = pyf__ld64(d + o->code.localsplusnames);
-    p->kinds = pyf__ld64(d + o->code.localspluskinds);
+    bool heap = o->frame_model == PYF__FRAMES_HEAP;
+    uint64_t names = pyf__ld64(d + (heap ? o->code.varnames : o->code.localsplusnames));
+    p->kinds = heap ? 0 : pyf__ld64(d + o->code.localspluskinds);
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
     if (hc != NULL && hc->names == names && hc->kinds == p->kinds)
         return; /* asked for with the frame */
-    if (plausible(names) && plausible(p->kinds))
+    if (plausible(names) && (heap || plausible(p->kinds)))
         ask_names(p, names, p->kinds, SLOTS, false);
 }
 
@@ -750,11 +750,8 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
     if (c->req.max_bytes < (CALL_BYTES_MAX - CALL_BYTES_SLACK) / 2)
         p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;
-    /* a frame object (3.8-3.10): its fixed part, which names its code */
     if (frame_addr != 0 && frame_addr % 8 == 0)
-        ask(&p, R_FRAME, frame_addr,
-            o->frame_model == PYF__FRAMES_HEAP ? pyf__frame_size(o)
-                                               : o->frame.localsplus + SLOTS * 8, 0, 0);
+        ask(&p, R_FRAME, frame_addr, localsplus_of(o) + SLOTS * 8, 0, 0);
     for (uint32_t i = 0; i < n; i++)
         ask_obj(&p, R_OBJ, roots[i], 0);
     for (uint32_t r = 0; r < ROUNDS_MAX && p.nnext > 0; r++)

@@ -106,14 +106,15 @@ def _legacy_str(text, ready):
     a buffer of their own), made through their C API:
     PyUnicode_FromUnicode(NULL, n) (not ready: only a wchar_t buffer),
     filled, and with ready made ready (_PyUnicode_Ready: a data pointer);
-    None where the API is gone (3.12+)."""
+    None where the API is gone (3.12+), where ctypes is not loaded at all
+    (lldb 21 then reads its own minidump of pyenv's 3.13: with ctypes
+    loaded, it "could not parse memory info" of the frames)."""
+    if sys.version_info >= (3, 12):
+        return None
     import ctypes
     import warnings
     api = ctypes.pythonapi
-    try:
-        new, chars = api.PyUnicode_FromUnicode, api.PyUnicode_AsUnicode
-    except AttributeError:
-        return None
+    new, chars = api.PyUnicode_FromUnicode, api.PyUnicode_AsUnicode
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
     chars.restype, chars.argtypes = ctypes.c_void_p, [ctypes.py_object]
     with warnings.catch_warnings():
