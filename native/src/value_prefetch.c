@@ -53,11 +53,15 @@
 #define WAIT_ROUNDS 3u
 
 enum { R_OBJ, R_NAME, R_TYPE, R_TPNAME, R_RAW, R_ITEMS, R_KEYS, R_ENTRIES, R_SETTAB,
-       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS, R_HT, R_LOOKUP };
+       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS, R_HT, R_LOOKUP, R_CELLS, R_CELL_SLOTS };
 /* R_KEYS, R_ENTRIES of a dict searched by name (pyf__dict_lookup): its keys
  * and, of the names searched for, their values */
 #define AUX_LOOKUP (1ull << 62)
 #define LOOKUP_KEYS_BYTES 2048u
+/* R_CELLS of a 3.8-3.10 code object's co_freevars (else its co_cellvars):
+ * the slot their first one is in, below */
+#define AUX_FREEVARS (1ull << 40)
+#define CELLS_BYTES 152u         /* such a tuple with its first 16 names */
 
 typedef struct req {
     uint64_t addr;
@@ -93,6 +97,7 @@ typedef struct pf {
     const uint8_t *fbuf;
     uint32_t flen;
     uint64_t code, kinds;
+    uint64_t freevars;       /* 3.8-3.10: the code object's co_freevars */
     bool roots_done;
 } pf;
 
@@ -564,6 +569,20 @@ static uint64_t localsplus_of(const pyf__offsets *o)
     return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.localsplus : o->frame.localsplus;
 }
 
+/* The objects in slots [from, from + n) of the frame (3.8-3.10's cells
+ * and free variables, after the locals): from its copy, else read. */
+static void ask_slot_range(pf *p, uint64_t from, uint64_t n)
+{
+    const pyf__offsets *o = p->c->o;
+    uint64_t at = localsplus_of(o) + from * 8;
+    if (at + n * 8 <= p->flen) {
+        for (uint64_t i = 0; i < n; i++)
+            ask_obj(p, R_OBJ, pyf__ld64(p->fbuf + at + i * 8), 0);
+    } else {
+        ask(p, R_CELL_SLOTS, p->frame + at, n * 8, 0, 0);
+    }
+}
+
 /* The locals n slots of the frame read ahead: from its copy, else read. */
 static void ask_frame_slots(pf *p, uint64_t n)
 {
@@ -612,6 +631,14 @@ static void on_code(pf *p, const req *r, const uint8_t *d)
     (void)r;
     ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
     bool heap = o->frame_model == PYF__FRAMES_HEAP;
+    if (heap) { /* the cells and free variables after its co_nlocals locals */
+        uint64_t cellvars = pyf__ld64(d + o->code.cellvars);
+        int32_t nlocals = (int32_t)pyf__ld32(d + o->code.nlocals);
+        p->freevars = pyf__ld64(d + o->code.freevars);
+        if (nlocals >= 0 && nlocals <= (int32_t)LOCALS_MAX)
+            ask(p, R_CELLS, plausible(cellvars) ? cellvars : p->freevars, CELLS_BYTES, 0,
+                (uint64_t)nlocals | (plausible(cellvars) ? 0 : AUX_FREEVARS));
+    }
     uint64_t names = pyf__ld64(d + (heap ? o->code.varnames : o->code.localsplusnames));
     p->kinds = heap ? 0 : pyf__ld64(d + o->code.localspluskinds);
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
@@ -653,6 +680,29 @@ static void on_names(pf *p, const req *r, const uint8_t *d)
     ask_frame_slots(p, (uint64_t)n);
 }
 
+/* 3.8-3.10: the co_cellvars (then co_freevars) tuple of the frame's code,
+ * whose size says how many slots of cells follow slot r->aux. */
+static void on_cells(pf *p, const req *r, const uint8_t *d)
+{
+    const pyf__offsets *o = p->c->o;
+    if (r->len < o->tuple.ob_size + 8)
+        return;
+    int64_t n = (int64_t)pyf__ld64(d + o->tuple.ob_size);
+    uint64_t from = r->aux & 0xffffffffu;
+    if (n < 0 || from + (uint64_t)n > LOCALS_MAX)
+        return;
+    if (n > 0)
+        ask_slot_range(p, from, (uint64_t)n);
+    if (!(r->aux & AUX_FREEVARS) && plausible(p->freevars))
+        ask(p, R_CELLS, p->freevars, CELLS_BYTES, 0, (from + (uint64_t)n) | AUX_FREEVARS);
+}
+
+static void on_cell_slots(pf *p, const req *r, const uint8_t *d)
+{
+    for (uint64_t i = 0; i < r->len / 8; i++)
+        ask_obj(p, R_OBJ, pyf__ld64(d + i * 8), 0);
+}
+
 /* ---- rounds ----------------------------------------------------------------- */
 
 static void on_items(pf *p, const req *r, const uint8_t *d)
@@ -671,6 +721,7 @@ static void (*const on_read[])(pf *, const req *, const uint8_t *) = {
     [R_TPNAME] = on_tpname, [R_ITEMS] = on_items,    [R_KEYS] = on_keys,
     [R_ENTRIES] = on_entries, [R_SETTAB] = on_settab, [R_FRAME] = on_frame,
     [R_CODE] = on_code,   [R_NAMES] = on_names,      [R_SLOTS] = on_slots,
+    [R_CELLS] = on_cells, [R_CELL_SLOTS] = on_cell_slots,
     [R_HT] = on_ht,       [R_LOOKUP] = on_lookup,    [R_RAW] = NULL,
     [R_KINDS] = NULL,
 };
