@@ -356,14 +356,19 @@ static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
 
 /* Whether the str at addr is one of the versions' with legacy strs
  * (3.8-3.11) that was never made ready: not compact, of no kind (0,
- * PyUnicode_WCHAR_KIND), its characters only in its wchar_t buffer. */
+ * PyUnicode_WCHAR_KIND), its characters only in its wchar_t buffer (which
+ * it has: a state word of zeros alone is no such str). */
 static bool str_not_ready(pyf__vctx *c, uint64_t addr)
 {
     const pyf__offsets *o = c->o;
     uint32_t state;
-    if (!c->o->legacy_strs || pyf__vread(c, addr + o->unicode.state, &state, 4) != PYF_OK)
+    uint64_t wstr = 0;
+    if (!o->legacy_strs || o->unicode.wstr == PYF__ABSENT ||
+        pyf__vread(c, addr + o->unicode.state, &state, 4) != PYF_OK ||
+        pyf__vread(c, addr + o->unicode.wstr, &wstr, 8) != PYF_OK)
         return false;
-    return ((state >> o->str_kind_shift) & 7) == 0 && !((state >> o->str_compact_bit) & 1);
+    return ((state >> o->str_kind_shift) & 7) == 0 && !((state >> o->str_compact_bit) & 1) &&
+           wstr != 0;
 }
 
 static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)

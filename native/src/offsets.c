@@ -346,6 +346,7 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0, WALK)          \
     X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0, WALK) \
     X(unicode, data, "unicode_object.data", PTR, 8, VALUES)                                 \
+    X(unicode, wstr, "unicode_object.wstr", PTR, 8, VALUES)                                 \
     X(gen, size, "gen_object.size", SIZE, 0, TASKS)                                         \
     X(gen, gi_name, "gen_object.gi_name", NONE, 0, TASKS)                                   \
     X(gen, gi_iframe, "gen_object.gi_iframe", PTR, 8, TASKS)                                \

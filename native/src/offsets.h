@@ -116,6 +116,8 @@ typedef struct pyf__offsets {
         uint64_t size, state, length, asciiobject_size,
             compactunicodeobject_size;
         uint64_t data;       /* a legacy (not compact) str's data pointer */
+        uint64_t wstr;       /* 3.8-3.11: its wchar_t buffer (a str not made
+                                ready has only that) */
     } unicode;
     /* the value decoder's (value_core.c, objects.c, values.c) */
     struct { uint64_t size, ob_item, ob_size; } tuple, list;
