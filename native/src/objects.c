@@ -187,6 +187,8 @@ size_t pyf__managed_back(const pyf__vctx *c)
 {
     const pyf__value_layout *vl = &c->vl;
     uint64_t back = vl->managed_dict_back;
+    if (c->o->instdict_kind == PYF__INSTDICT_NONE)
+        return 0;
     if (c->o->instdict_kind == PYF__INSTDICT_TWO_POINTERS && vl->managed_values_back > back)
         back = vl->managed_values_back;
     return back <= 64 ? (size_t)back : 0;
@@ -226,7 +228,7 @@ static bool instance_where(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, ui
                            uint64_t *values)
 {
     *dict = *values = 0;
-    if (ty->flags & PYF__TPFLAGS_MANAGED_DICT) {
+    if ((ty->flags & PYF__TPFLAGS_MANAGED_DICT) && c->o->instdict_kind != PYF__INSTDICT_NONE) {
         uint8_t before[64];
         size_t back = pyf__managed_back(c);
         if (back == 0 || pyf__vread(c, addr - back, before, back) != PYF_OK)
@@ -352,6 +354,23 @@ static void decode_int(pyf__vctx *c, uint32_t i, uint64_t addr, bool is_bool)
     free(d);
 }
 
+/* Whether the str at addr is one of the versions' with legacy strs
+ * (3.8-3.11) that was never made ready: not compact, of no kind (0,
+ * PyUnicode_WCHAR_KIND), its characters only in its wchar_t buffer (which
+ * it has: a state word of zeros alone is no such str). */
+static bool str_not_ready(pyf__vctx *c, uint64_t addr)
+{
+    const pyf__offsets *o = c->o;
+    uint32_t state;
+    uint64_t wstr = 0;
+    if (!o->legacy_strs || o->unicode.wstr == PYF__ABSENT ||
+        pyf__vread(c, addr + o->unicode.state, &state, 4) != PYF_OK ||
+        pyf__vread(c, addr + o->unicode.wstr, &wstr, 8) != PYF_OK)
+        return false;
+    return ((state >> o->str_kind_shift) & 7) == 0 && !((state >> o->str_compact_bit) & 1) &&
+           wstr != 0;
+}
+
 static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
 {
     size_t nb;
@@ -359,7 +378,10 @@ static void decode_str(pyf__vctx *c, uint32_t i, uint64_t addr)
     bool cut;
     const char *s = pyf__vstr(c, addr, c->req.max_string, &nb, &chars, &cut);
     if (s == NULL) {
-        pyf__vbad(c, i, 0, "not a readable str");
+        pyf__vbad(c, i, 0, str_not_ready(c, addr)
+                               ? "a str never made ready (its characters only in its "
+                                 "wchar_t buffer): not decoded"
+                               : "not a readable str");
         return;
     }
     if (cut && !pyf__vstr_ends(c, addr)) {

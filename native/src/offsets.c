@@ -346,6 +346,7 @@ static uint64_t slot(const source *src, const char *name, const char **all_ones)
     X(unicode, asciiobject_size, "unicode_object.asciiobject_size", NONE, 0, WALK)          \
     X(unicode, compactunicodeobject_size, "unicode_object.compactunicodeobject_size", NONE, 0, WALK) \
     X(unicode, data, "unicode_object.data", PTR, 8, VALUES)                                 \
+    X(unicode, wstr, "unicode_object.wstr", PTR, 8, VALUES)                                 \
     X(gen, size, "gen_object.size", SIZE, 0, TASKS)                                         \
     X(gen, gi_name, "gen_object.gi_name", NONE, 0, TASKS)                                   \
     X(gen, gi_iframe, "gen_object.gi_iframe", PTR, 8, TASKS)                                \
@@ -705,9 +706,8 @@ static void decide(pyf__offsets *off)
 {
     uint32_t minor = off->minor;
     /* 3.8-3.10: PyFrameObjects chained by f_back (the walk's other frame
-     * model; the properties below that name data-stack frames, dict
-     * values and instance dicts do not apply to them, and the value
-     * decoder is not yet given these versions) */
+     * model; the properties below that name data-stack frames do not
+     * apply to them) */
     off->frame_model = minor <= 10 ? PYF__FRAMES_HEAP : PYF__FRAMES_DATASTACK;
     off->line_kind = minor <= 9    ? PYF__LINES_LNOTAB
                      : minor == 10 ? PYF__LINES_PEP626
@@ -738,7 +738,8 @@ static void decide(pyf__offsets *off)
     off->dictvalues_kind = minor <= 10   ? PYF__DICTVALUES_ARRAY
                            : minor <= 12 ? PYF__DICTVALUES_ORDER_BEFORE
                                          : PYF__DICTVALUES_HEADER;
-    off->instdict_kind = minor <= 11   ? PYF__INSTDICT_TWO_POINTERS
+    off->instdict_kind = minor <= 10   ? PYF__INSTDICT_NONE
+                         : minor <= 11 ? PYF__INSTDICT_TWO_POINTERS
                          : minor == 12 ? PYF__INSTDICT_TAGGED
                                        : PYF__INSTDICT_INLINE;
     off->legacy_strs = minor <= 11;

@@ -116,6 +116,8 @@ typedef struct pyf__offsets {
         uint64_t size, state, length, asciiobject_size,
             compactunicodeobject_size;
         uint64_t data;       /* a legacy (not compact) str's data pointer */
+        uint64_t wstr;       /* 3.8-3.11: its wchar_t buffer (a str not made
+                                ready has only that) */
     } unicode;
     /* the value decoder's (value_core.c, objects.c, values.c) */
     struct { uint64_t size, ob_item, ob_size; } tuple, list;
@@ -197,8 +199,11 @@ typedef struct pyf__offsets {
     /* An instance's managed dict: a dict pointer and a values pointer
      * before the object (3.11), one word that is either (bit 0 set: the
      * values; 3.12), or a dict pointer with the values inline in the
-     * object (3.13+). */
-    enum { PYF__INSTDICT_TWO_POINTERS, PYF__INSTDICT_TAGGED, PYF__INSTDICT_INLINE } instdict_kind;
+     * object (3.13+); or none (3.8-3.10: every instance dict is at its
+     * type's tp_dictoffset, and Py_TPFLAGS_MANAGED_DICT's bit means
+     * nothing). */
+    enum { PYF__INSTDICT_TWO_POINTERS, PYF__INSTDICT_TAGGED, PYF__INSTDICT_INLINE,
+           PYF__INSTDICT_NONE } instdict_kind;
     /* Strs that are not compact (a data pointer) may exist (3.11). */
     bool legacy_strs;
     /* Where the GIL is: in the runtime (3.11), or the interpreter's

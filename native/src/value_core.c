@@ -244,27 +244,10 @@ bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr)
 
 /* ---- dicts: their pairs, a key searched by name --------------------------- */
 
-/* A dict keys object's header, checked: where its entries are, how many
- * it has and their layout; NULL, or why it is no readable keys object. */
-typedef struct dkeys {
-    uint64_t entries;        /* the first entry */
-    int64_t nentries;
-    uint64_t esize, koff;    /* an entry's size and its key's offset */
-    bool general;            /* PyDictKeyEntry {hash, key, value} */
-} dkeys;
-
-static const char *keys_read(pyf__vctx *c, uint64_t keys, dkeys *k, bool *budget)
+const char *pyf__dkeys_decode(const pyf__vctx *c, const uint8_t *hdr, uint64_t keys,
+                              pyf__dkeys *k)
 {
     const pyf__value_layout *vl = &c->vl;
-    uint8_t hdr[64];
-    int rc;
-    *budget = false;
-    if (keys == 0 || keys % 8 != 0 || vl->keys_indices > sizeof hdr)
-        return "bad dict keys pointer";
-    if ((rc = pyf__vread(c, keys, hdr, (size_t)vl->keys_indices)) != PYF_OK) {
-        *budget = rc == PYF__EBUDGET;
-        return "unreadable dict keys";
-    }
     k->nentries = (int64_t)pyf__ld64(hdr + vl->keys_nentries);
     if (c->o->dictkeys_kind == PYF__DICTKEYS_SIZED) {
         /* 3.8-3.10: dk_size slots (a power of two), indices as wide as
@@ -289,6 +272,21 @@ static const char *keys_read(pyf__vctx *c, uint64_t keys, dkeys *k, bool *budget
     k->esize = k->general ? 24 : 16;
     k->koff = k->general ? 8 : 0;
     return NULL;
+}
+
+/* A dict keys object's header read and decoded (pyf__dkeys_decode). */
+static const char *keys_read(pyf__vctx *c, uint64_t keys, pyf__dkeys *k, bool *budget)
+{
+    uint8_t hdr[64];
+    int rc;
+    *budget = false;
+    if (keys == 0 || keys % 8 != 0 || c->vl.keys_indices > sizeof hdr)
+        return "bad dict keys pointer";
+    if ((rc = pyf__vread(c, keys, hdr, (size_t)c->vl.keys_indices)) != PYF_OK) {
+        *budget = rc == PYF__EBUDGET;
+        return "unreadable dict keys";
+    }
+    return pyf__dkeys_decode(c, hdr, keys, k);
 }
 
 /* The entries of a split table in insertion order (their indexes into
@@ -364,7 +362,7 @@ __attribute__((noinline)) /* its buffers stay off the recursion's stack */
 int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
                         uint64_t *kv, uint64_t *where, const char **why, bool *budget)
 {
-    dkeys k;
+    pyf__dkeys k;
     int rc;
     if ((*why = keys_read(c, keys, &k, budget)) != NULL)
         return -1;
@@ -424,7 +422,7 @@ int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t m
 
 int64_t pyf__dict_keys(pyf__vctx *c, uint64_t keys, uint64_t max, uint64_t *out)
 {
-    dkeys k;
+    pyf__dkeys k;
     bool budget;
     uint8_t ents[PYF__VCHUNK * 24];
     if (keys_read(c, keys, &k, &budget) != NULL)

@@ -53,11 +53,15 @@
 #define WAIT_ROUNDS 3u
 
 enum { R_OBJ, R_NAME, R_TYPE, R_TPNAME, R_RAW, R_ITEMS, R_KEYS, R_ENTRIES, R_SETTAB,
-       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS, R_HT, R_LOOKUP };
+       R_FRAME, R_CODE, R_NAMES, R_KINDS, R_SLOTS, R_HT, R_LOOKUP, R_CELLS, R_CELL_SLOTS };
 /* R_KEYS, R_ENTRIES of a dict searched by name (pyf__dict_lookup): its keys
  * and, of the names searched for, their values */
 #define AUX_LOOKUP (1ull << 62)
 #define LOOKUP_KEYS_BYTES 2048u
+/* R_CELLS of a 3.8-3.10 code object's co_freevars (else its co_cellvars):
+ * the slot their first one is in, below */
+#define AUX_FREEVARS (1ull << 40)
+#define CELLS_BYTES 152u         /* such a tuple with its first 16 names */
 
 typedef struct req {
     uint64_t addr;
@@ -93,6 +97,7 @@ typedef struct pf {
     const uint8_t *fbuf;
     uint32_t flen;
     uint64_t code, kinds;
+    uint64_t freevars;       /* 3.8-3.10: the code object's co_freevars */
     bool roots_done;
 } pf;
 
@@ -515,18 +520,12 @@ static void on_entries(pf *p, const req *r, const uint8_t *d)
 /* A combined dict's keys object (KEYS_BYTES of it): its first pairs. */
 static void on_keys(pf *p, const req *r, const uint8_t *d)
 {
-    const pyf__value_layout *vl = &p->c->vl;
-    if (r->len < vl->keys_indices)
+    pyf__dkeys k;
+    if (r->len < p->c->vl.keys_indices || pyf__dkeys_decode(p->c, d, r->addr, &k) != NULL ||
+        k.nentries <= 0)
         return;
-    unsigned log2 = d[vl->keys_log2_size], log2ib = d[vl->keys_log2_index_bytes];
-    bool general = d[vl->keys_kind] == PYF__DICT_KEYS_GENERAL;
-    int64_t nentries = (int64_t)pyf__ld64(d + vl->keys_nentries);
-    if (log2 > 30 || log2ib < log2 || log2ib > log2 + 3 || nentries <= 0 ||
-        nentries > ((int64_t)1 << log2) || d[vl->keys_kind] > 2)
-        return;
-    uint64_t off = vl->keys_indices + ((uint64_t)1 << log2ib);
-    uint64_t esize = general ? 24 : 16;
-    uint64_t m = (uint64_t)nentries < PYF__VCHUNK ? (uint64_t)nentries : PYF__VCHUNK;
+    uint64_t off = k.entries - r->addr, esize = k.esize;
+    uint64_t m = (uint64_t)k.nentries < PYF__VCHUNK ? (uint64_t)k.nentries : PYF__VCHUNK;
     req e = {r->addr + off, (uint32_t)(m * esize), R_ENTRIES, 0, r->depth,
              r->aux | esize << 32};
     if (off + m * esize > r->len)
@@ -563,24 +562,47 @@ static void ask_slots(pf *p, const uint8_t *s, uint64_t n)
     }
 }
 
+/* Where a frame's locals start: f_localsplus of a frame object (3.8-3.10),
+ * localsplus of an interpreter frame. */
+static uint64_t localsplus_of(const pyf__offsets *o)
+{
+    return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.localsplus : o->frame.localsplus;
+}
+
+/* The objects in slots [from, from + n) of the frame (3.8-3.10's cells
+ * and free variables, after the locals): from its copy, else read. */
+static void ask_slot_range(pf *p, uint64_t from, uint64_t n)
+{
+    const pyf__offsets *o = p->c->o;
+    uint64_t at = localsplus_of(o) + from * 8;
+    if (at + n * 8 <= p->flen) {
+        for (uint64_t i = 0; i < n; i++)
+            ask_obj(p, R_OBJ, pyf__ld64(p->fbuf + at + i * 8), 0);
+    } else {
+        ask(p, R_CELL_SLOTS, p->frame + at, n * 8, 0, 0);
+    }
+}
+
 /* The locals n slots of the frame read ahead: from its copy, else read. */
 static void ask_frame_slots(pf *p, uint64_t n)
 {
     const pyf__offsets *o = p->c->o;
-    if (o->frame.localsplus + n * 8 <= p->flen)
-        ask_slots(p, p->fbuf + o->frame.localsplus, n);
+    if (localsplus_of(o) + n * 8 <= p->flen)
+        ask_slots(p, p->fbuf + localsplus_of(o), n);
     else
-        ask(p, R_SLOTS, p->frame + o->frame.localsplus, n * 8, 0, 0);
+        ask(p, R_SLOTS, p->frame + localsplus_of(o), n * 8, 0, 0);
 }
 
 /* The names tuple and kinds bytes of n locals (names from the hint when
- * it has them). */
+ * it has them; 3.8-3.10: co_varnames, which number the first slots, and no
+ * kinds, kinds 0). */
 static void ask_names(pf *p, uint64_t names, uint64_t kinds, uint64_t n, bool hinted)
 {
     const pyf__offsets *o = p->c->o;
     if (ask(p, R_NAMES, names, o->tuple.ob_item + n * 8, 0, 0))
         p->next[p->nnext - 1].hinted = hinted;
-    ask(p, R_KINDS, kinds, o->bytes.ob_sval + n, 0, 0);
+    if (kinds != 0)
+        ask(p, R_KINDS, kinds, o->bytes.ob_sval + n, 0, 0);
 }
 
 static void on_frame(pf *p, const req *r, const uint8_t *d)
@@ -588,7 +610,9 @@ static void on_frame(pf *p, const req *r, const uint8_t *d)
     const pyf__offsets *o = p->c->o;
     p->fbuf = d;
     p->flen = r->len;
-    p->code = pyf__ld64(d + o->frame.executable) & o->tag_mask;
+    if (r->len < pyf__frame_code_at(o) + 8)
+        return;
+    p->code = pyf__ld64(d + pyf__frame_code_at(o)) & o->tag_mask;
     if (!plausible(p->code))
         return;
     ask(p, R_CODE, p->code, o->code.size, 0, 0);
@@ -606,12 +630,21 @@ static void on_code(pf *p, const req *r, const uint8_t *d)
     const pyf__offsets *o = p->c->o;
     (void)r;
     ask_type(p, pyf__ld64(d + o->pyobject.ob_type));
-    uint64_t names = pyf__ld64(d + o->code.localsplusnames);
-    p->kinds = pyf__ld64(d + o->code.localspluskinds);
+    bool heap = o->frame_model == PYF__FRAMES_HEAP;
+    if (heap) { /* the cells and free variables after its co_nlocals locals */
+        uint64_t cellvars = pyf__ld64(d + o->code.cellvars);
+        int32_t nlocals = (int32_t)pyf__ld32(d + o->code.nlocals);
+        p->freevars = pyf__ld64(d + o->code.freevars);
+        if (nlocals >= 0 && nlocals <= (int32_t)LOCALS_MAX)
+            ask(p, R_CELLS, plausible(cellvars) ? cellvars : p->freevars, CELLS_BYTES, 0,
+                (uint64_t)nlocals | (plausible(cellvars) ? 0 : AUX_FREEVARS));
+    }
+    uint64_t names = pyf__ld64(d + (heap ? o->code.varnames : o->code.localsplusnames));
+    p->kinds = heap ? 0 : pyf__ld64(d + o->code.localspluskinds);
     const pyf__vhint_code *hc = hint_code(p->h, p->code);
     if (hc != NULL && hc->names == names && hc->kinds == p->kinds)
         return; /* asked for with the frame */
-    if (plausible(names) && plausible(p->kinds))
+    if (plausible(names) && (heap || plausible(p->kinds)))
         ask_names(p, names, p->kinds, SLOTS, false);
 }
 
@@ -647,6 +680,29 @@ static void on_names(pf *p, const req *r, const uint8_t *d)
     ask_frame_slots(p, (uint64_t)n);
 }
 
+/* 3.8-3.10: the co_cellvars (then co_freevars) tuple of the frame's code,
+ * whose size says how many slots of cells follow slot r->aux. */
+static void on_cells(pf *p, const req *r, const uint8_t *d)
+{
+    const pyf__offsets *o = p->c->o;
+    if (r->len < o->tuple.ob_size + 8)
+        return;
+    int64_t n = (int64_t)pyf__ld64(d + o->tuple.ob_size);
+    uint64_t from = r->aux & 0xffffffffu;
+    if (n < 0 || from + (uint64_t)n > LOCALS_MAX)
+        return;
+    if (n > 0)
+        ask_slot_range(p, from, (uint64_t)n);
+    if (!(r->aux & AUX_FREEVARS) && plausible(p->freevars))
+        ask(p, R_CELLS, p->freevars, CELLS_BYTES, 0, (from + (uint64_t)n) | AUX_FREEVARS);
+}
+
+static void on_cell_slots(pf *p, const req *r, const uint8_t *d)
+{
+    for (uint64_t i = 0; i < r->len / 8; i++)
+        ask_obj(p, R_OBJ, pyf__ld64(d + i * 8), 0);
+}
+
 /* ---- rounds ----------------------------------------------------------------- */
 
 static void on_items(pf *p, const req *r, const uint8_t *d)
@@ -665,6 +721,7 @@ static void (*const on_read[])(pf *, const req *, const uint8_t *) = {
     [R_TPNAME] = on_tpname, [R_ITEMS] = on_items,    [R_KEYS] = on_keys,
     [R_ENTRIES] = on_entries, [R_SETTAB] = on_settab, [R_FRAME] = on_frame,
     [R_CODE] = on_code,   [R_NAMES] = on_names,      [R_SLOTS] = on_slots,
+    [R_CELLS] = on_cells, [R_CELL_SLOTS] = on_cell_slots,
     [R_HT] = on_ht,       [R_LOOKUP] = on_lookup,    [R_RAW] = NULL,
     [R_KINDS] = NULL,
 };
@@ -718,8 +775,9 @@ static bool round_run(pf *p)
         pyf__readv(c->t, iov, m, st);
     for (uint32_t i = 0; i < m; i++) {
         const pyf__offsets *o = c->o;
-        if (st[i] != PYF_OK && p->cur[i].what == R_FRAME && p->cur[i].len > o->frame.size)
-            ask(p, R_FRAME, p->cur[i].addr, o->frame.size, 0, 0); /* at a chunk's end */
+        if (st[i] != PYF_OK && p->cur[i].what == R_FRAME &&
+            p->cur[i].len > pyf__frame_size(o))
+            ask(p, R_FRAME, p->cur[i].addr, pyf__frame_size(o), 0, 0); /* at a chunk's end */
         if (st[i] != PYF_OK)
             continue;
         c->batch.r[c->batch.n++] = (pyf__vrange){iov[i].addr, iov[i].dst, (uint32_t)iov[i].len};
@@ -744,7 +802,7 @@ void pyf__vprefetch(pyf__vctx *c, uint64_t frame_addr, const uint64_t *roots, ui
         p.max_bytes = 2 * c->req.max_bytes + CALL_BYTES_SLACK;
     const pyf__offsets *o = c->o;
     if (frame_addr != 0 && frame_addr % 8 == 0)
-        ask(&p, R_FRAME, frame_addr, o->frame.localsplus + SLOTS * 8, 0, 0);
+        ask(&p, R_FRAME, frame_addr, localsplus_of(o) + SLOTS * 8, 0, 0);
     for (uint32_t i = 0; i < n; i++)
         ask_obj(&p, R_OBJ, roots[i], 0);
     for (uint32_t r = 0; r < ROUNDS_MAX && p.nnext > 0; r++)

@@ -128,14 +128,130 @@ void pyf_values_free(pyf_values *v)
 
 /* ---- a frame's locals ------------------------------------------------------- */
 
+/* Where a frame's locals start: f_localsplus of a frame object (3.8-3.10),
+ * localsplus of an interpreter frame. */
+static uint64_t localsplus_at(const pyf__offsets *o)
+{
+    return o->frame_model == PYF__FRAMES_HEAP ? o->heapframe.localsplus : o->frame.localsplus;
+}
+
 /* What a code object says about its locals. */
 typedef struct code_locals {
-    uint32_t n;              /* co_nlocalsplus */
+    uint32_t n;              /* the locals shown (co_nlocalsplus) */
     uint64_t *names;         /* [n] str addresses */
     uint8_t *kinds;          /* [n] CO_FAST_* */
+    /* frame_model HEAP: [n] the frame slot holding each (an argument that
+     * is also a cell: its cell's), of nslots in f_localsplus; NULL: slot
+     * i is local i, nslots n */
+    uint32_t *slot;
+    uint32_t nslots;
     uint32_t nargs, argcount, kwonly;
     uint32_t co_flags;
 } code_locals;
+
+/* The items of a tuple of names (a code object's co_varnames, co_cellvars
+ * or co_freevars, as what says) appended to *names (grown) after its *n. */
+static int name_tuple(pyf__vctx *c, uint64_t tuple, const char *what, uint64_t **names,
+                      uint32_t *n)
+{
+    const pyf__offsets *o = c->o;
+    uint8_t hdr[PYF__OBJECT_READ_MAX];
+    if (tuple == 0)
+        return PYF_OK;
+    int rc = tuple % 8 != 0 ? pyf__fail(c->t, PYF_ECORRUPT, "%s at 0x%llx", what,
+                                        (unsigned long long)tuple)
+                            : frame_read(c, tuple, hdr, (size_t)o->tuple.ob_item, what);
+    if (rc != PYF_OK)
+        return rc;
+    int64_t size = (int64_t)pyf__ld64(hdr + o->tuple.ob_size);
+    if (size < 0 || size > (int64_t)(LOCALS_MAX - *n))
+        return pyf__fail(c->t, PYF_ECORRUPT, "%s at 0x%llx has an implausible size (%lld)",
+                         what, (unsigned long long)tuple, (long long)size);
+    uint64_t *grown = realloc(*names, ((size_t)*n + (size_t)size) * 8 + 8);
+    if (grown == NULL)
+        return pyf__fail(c->t, PYF_ENOMEM, "out of memory");
+    *names = grown;
+    c->bytes += (uint64_t)size * 8;
+    rc = size == 0 ? PYF_OK
+                   : frame_read(c, tuple + o->tuple.ob_item, grown + *n, (size_t)size * 8, what);
+    *n += (uint32_t)size;
+    return rc;
+}
+
+/* 3.8-3.10 (frame_model HEAP): f_localsplus holds co_nlocals locals (named
+ * by co_varnames), then the cells of co_cellvars, then the free variables
+ * of co_freevars.  An argument that is also a cell (co_cell2arg: for each
+ * cell, the argument it was made from, or -1) has its slot cleared when
+ * the frame starts and its value in the cell: it is shown once, as the
+ * argument, read from the cell, as 3.11+ (one slot of kinds LOCAL|CELL)
+ * show it.  The kinds are made as 3.11+'s co_localspluskinds say them. */
+static int read_heap_code_locals(pyf__vctx *c, uint64_t code, const uint8_t *buf,
+                                 code_locals *cl)
+{
+    const pyf__offsets *o = c->o;
+    pyf_target *t = c->t;
+    int32_t nlocals = (int32_t)pyf__ld32(buf + o->code.nlocals);
+    uint64_t cell2arg = pyf__ld64(buf + o->code.cell2arg);
+    if (nlocals < 0 || nlocals > (int32_t)LOCALS_MAX)
+        return pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has implausible locals "
+                         "(co_nlocals %d)", (unsigned long long)code, nlocals);
+    uint64_t *names = NULL;
+    uint32_t nslots = 0;
+    int rc = name_tuple(c, pyf__ld64(buf + o->code.varnames), "code object's co_varnames",
+                        &names, &nslots);
+    uint32_t nv = nslots;
+    if (rc == PYF_OK)
+        rc = name_tuple(c, pyf__ld64(buf + o->code.cellvars), "code object's co_cellvars",
+                        &names, &nslots);
+    uint32_t ncell = nslots - nv;
+    if (rc == PYF_OK)
+        rc = name_tuple(c, pyf__ld64(buf + o->code.freevars), "code object's co_freevars",
+                        &names, &nslots);
+    int64_t *c2a = NULL;
+    if (rc == PYF_OK && nv != (uint32_t)nlocals)
+        rc = pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has %u local names for "
+                       "co_nlocals %d", (unsigned long long)code, nv, nlocals);
+    if (rc == PYF_OK && cell2arg != 0 && ncell != 0) {
+        c2a = malloc((size_t)ncell * 8);
+        rc = c2a == NULL ? pyf__fail(t, PYF_ENOMEM, "out of memory")
+                         : frame_read(c, cell2arg, c2a, (size_t)ncell * 8,
+                                      "code object's co_cell2arg");
+        c->bytes += (uint64_t)ncell * 8;
+    }
+    if (rc != PYF_OK)
+        nslots = 0;
+    cl->names = rc == PYF_OK ? malloc((size_t)nslots * 8 + 8) : NULL;
+    cl->kinds = rc == PYF_OK ? malloc((size_t)nslots + 8) : NULL;
+    cl->slot = rc == PYF_OK ? malloc((size_t)nslots * 4 + 8) : NULL;
+    if (rc == PYF_OK && (cl->names == NULL || cl->kinds == NULL || cl->slot == NULL))
+        rc = pyf__fail(t, PYF_ENOMEM, "out of memory");
+    uint32_t n = 0;
+    for (uint32_t i = 0; rc == PYF_OK && i < nslots; i++) {
+        uint32_t cell = i - nv;
+        uint8_t kind = i < nv      ? PYF__CO_FAST_LOCAL
+                       : i < nv + ncell ? PYF__CO_FAST_CELL
+                                        : PYF__CO_FAST_FREE;
+        if (kind == PYF__CO_FAST_CELL && c2a != NULL && c2a[cell] >= 0) {
+            if (c2a[cell] >= (int64_t)nv) {
+                rc = pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx maps cell %u to "
+                               "argument %lld of %u", (unsigned long long)code, cell,
+                               (long long)c2a[cell], nv);
+                break;
+            }
+            cl->kinds[c2a[cell]] |= PYF__CO_FAST_CELL; /* shown as the argument */
+            cl->slot[c2a[cell]] = i;
+            continue;
+        }
+        cl->names[n] = names[i];
+        cl->kinds[n] = kind;
+        cl->slot[n++] = i;
+    }
+    free(names);
+    free(c2a);
+    cl->n = n;
+    cl->nslots = nslots;
+    return rc;
+}
 
 static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
 {
@@ -150,11 +266,28 @@ static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
         free(buf);
         return rc;
     }
-    uint64_t names = pyf__ld64(buf + o->code.localsplusnames);
-    uint64_t kinds = pyf__ld64(buf + o->code.localspluskinds);
     int32_t argcount = (int32_t)pyf__ld32(buf + o->code.argcount);
     int32_t kwonly = (int32_t)pyf__ld32(buf + c->vl.code_kwonlyargcount);
     cl->co_flags = o->code.co_flags != PYF__ABSENT ? pyf__ld32(buf + o->code.co_flags) : 0;
+    uint32_t nargs = 0;
+    if (argcount >= 0 && kwonly >= 0)
+        nargs = (uint32_t)argcount + (uint32_t)kwonly +
+                ((cl->co_flags & PYF__CO_VARARGS) ? 1 : 0) +
+                ((cl->co_flags & PYF__CO_VARKEYWORDS) ? 1 : 0);
+    cl->argcount = (uint32_t)argcount;
+    cl->kwonly = (uint32_t)kwonly;
+    cl->nargs = nargs;
+    if (o->frame_model == PYF__FRAMES_HEAP) {
+        rc = read_heap_code_locals(c, code, buf, cl);
+        free(buf);
+        if (rc == PYF_OK && (argcount < 0 || kwonly < 0 || nargs > cl->n))
+            rc = pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has implausible locals "
+                           "(%u names, %d arguments)", (unsigned long long)code, cl->n,
+                           argcount);
+        return rc;
+    }
+    uint64_t names = pyf__ld64(buf + o->code.localsplusnames);
+    uint64_t kinds = pyf__ld64(buf + o->code.localspluskinds);
     free(buf);
 
     uint8_t hdr[PYF__OBJECT_READ_MAX];
@@ -166,19 +299,11 @@ static int read_code_locals(pyf__vctx *c, uint64_t code, code_locals *cl)
     if (rc != PYF_OK)
         return rc;
     int64_t nk = (int64_t)pyf__ld64(hdr + o->bytes.ob_size);
-    uint32_t nargs = 0;
-    if (argcount >= 0 && kwonly >= 0)
-        nargs = (uint32_t)argcount + (uint32_t)kwonly +
-                ((cl->co_flags & PYF__CO_VARARGS) ? 1 : 0) +
-                ((cl->co_flags & PYF__CO_VARKEYWORDS) ? 1 : 0);
     if (n < 0 || n > LOCALS_MAX || nk != n || argcount < 0 || kwonly < 0 || nargs > n)
         return pyf__fail(t, PYF_ECORRUPT, "code object at 0x%llx has implausible locals "
                          "(%lld names, %lld kinds, %d arguments)", (unsigned long long)code,
                          (long long)n, (long long)nk, argcount);
-    cl->n = (uint32_t)n;
-    cl->argcount = (uint32_t)argcount;
-    cl->kwonly = (uint32_t)kwonly;
-    cl->nargs = nargs;
+    cl->n = cl->nslots = (uint32_t)n;
     cl->names = malloc((size_t)n * 8 + 8);
     cl->kinds = malloc((size_t)n + 8);
     if (cl->names == NULL || cl->kinds == NULL)
@@ -385,6 +510,9 @@ static const char *stack_top(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr
     const pyf__offsets *o = c->o;
     int32_t size;
     *unsaved = false;
+    if (o->frame_model == PYF__FRAMES_HEAP)
+        return "value stack not read: CPython 3.8-3.10 keep none while a frame runs (a "
+               "suspended generator's frame, which has one, is not read either)";
     if (pyf__vread(c, code + c->vl.code_stacksize, &size, 4) != PYF_OK)
         return "unreadable co_stacksize";
     int got = pyf__frame_sp(o, f, frame_addr, sp);
@@ -435,7 +563,7 @@ static int frame_stack(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint
                        uint64_t ip, uint32_t nlocalsplus, pyf_local **locals, uint32_t *n,
                        uint32_t op[2])
 {
-    uint64_t base = frame_addr + c->o->frame.localsplus + (uint64_t)nlocalsplus * 8, sp = 0;
+    uint64_t base = frame_addr + localsplus_at(c->o) + (uint64_t)nlocalsplus * 8, sp = 0;
     char buf[160];
     bool unsaved;
     instr_at in = frame_instr(c, code, ip);
@@ -496,8 +624,10 @@ static int stack_only(pyf__vctx *c, const uint8_t *f, uint64_t frame_addr, uint6
 {
     const pyf__offsets *o = c->o;
     uint64_t names = 0, size = 0;
-    int rc = pyf__read(c->t, code + o->code.localsplusnames, &names, 8, "code object");
-    if (rc == PYF_OK)
+    int rc = PYF_OK;
+    if (o->frame_model == PYF__FRAMES_DATASTACK) /* else no stack to find: frame_stack */
+        rc = pyf__read(c->t, code + o->code.localsplusnames, &names, 8, "code object");
+    if (rc == PYF_OK && names != 0)
         rc = pyf__read(c->t, names + o->tuple.ob_size, &size, 8, "code object's local names");
     if (rc == PYF_OK && size > LOCALS_MAX)
         rc = pyf__fail(c->t, PYF_ECORRUPT, "code object at 0x%llx has %llu locals",
@@ -527,13 +657,19 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     if (frame_addr == 0 || frame_addr % 8 != 0)
         return pyf__fail(t, PYF_EINVAL, "no frame at 0x%llx", (unsigned long long)frame_addr);
     pyf__vprefetch(c, frame_addr, NULL, 0);
-    int rc = frame_read(c, frame_addr, f, (size_t)o->frame.size, "interpreter frame");
+    bool heap = o->frame_model == PYF__FRAMES_HEAP;
+    int rc = frame_read(c, frame_addr, f, (size_t)pyf__frame_size(o),
+                        heap ? "frame object" : "interpreter frame");
     if (rc != PYF_OK)
         return rc;
     c->frame_reads = true; /* until the names are read: outside the budget */
-    pyf__iframe fr;        /* the walk's decoder: f_executable's tag bits masked */
-    pyf__iframe_decode(o, f, frame_addr, &fr);
+    pyf__iframe fr = {0};  /* the walk's decoder: f_executable's tag bits masked */
+    if (heap)
+        fr.exe = pyf__ld64(f + o->heapframe.code); /* no instruction pointer */
+    else
+        pyf__iframe_decode(o, f, frame_addr, &fr);
     uint64_t code = fr.exe;
+    uint64_t localsplus = frame_addr + localsplus_at(o);
     uint64_t globals = pyf__ld64(f + c->vl.frame_globals);
     uint8_t hdr[64];
     const pyf__vtype *ty = NULL;
@@ -553,14 +689,13 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     rc = read_code_locals(c, code, &cl);
     if (rc == PYF_OK) {
         locals = calloc((size_t)cl.n + 1, sizeof *locals);
-        slots = malloc((size_t)cl.n * 8 + 8);
+        slots = malloc((size_t)cl.nslots * 8 + 8);
         if (locals == NULL || slots == NULL)
             rc = pyf__fail(t, PYF_ENOMEM, "out of memory");
     }
     if (rc == PYF_OK) {
-        rc = frame_read(c, frame_addr + o->frame.localsplus, slots, (size_t)cl.n * 8,
-                        "frame's locals");
-        c->bytes += (uint64_t)cl.n * 8;
+        rc = frame_read(c, localsplus, slots, (size_t)cl.nslots * 8, "frame's locals");
+        c->bytes += (uint64_t)cl.nslots * 8;
     }
     /* the names first, outside the budget (the values spend it) */
     for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++) {
@@ -573,10 +708,10 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     }
     c->frame_reads = false;
     for (uint32_t i = 0; rc == PYF_OK && i < cl.n; i++)
-        local_value(c, &cl, i, slots[i], &locals[i]);
+        local_value(c, &cl, i, slots[cl.slot != NULL ? cl.slot[i] : i], &locals[i]);
     uint32_t nl = cl.n, op[2] = {PYF_NO_VALUE, PYF_NO_VALUE};
     if (rc == PYF_OK && (c->req.flags & PYF_VALUES_STACK))
-        rc = frame_stack(c, f, frame_addr, code, fr.ip, cl.n, &locals, &nl, op);
+        rc = frame_stack(c, f, frame_addr, code, fr.ip, cl.nslots, &locals, &nl, op);
     pyf__vprefetch_learn(c);
     if (rc == PYF_OK) {
         rc = ctx_end(c, locals, nl, out);
@@ -589,6 +724,7 @@ static int frame_locals(pyf__vctx *c, uint64_t frame_addr, pyf_values **out)
     }
     free(cl.names);
     free(cl.kinds);
+    free(cl.slot);
     free(locals);
     free(slots);
     return rc;

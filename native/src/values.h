@@ -136,6 +136,18 @@ bool pyf__vstr_ends(pyf__vctx *c, uint64_t addr);
  * budget ran out).  The one decoder of a dict's table. */
 int64_t pyf__dict_pairs(pyf__vctx *c, uint64_t keys, uint64_t values, uint64_t max,
                         uint64_t *kv, uint64_t *where, const char **why, bool *budget);
+/* A dict keys object's header (its first keys_indices bytes at hdr, the
+ * object at keys), checked: where its entries are, how many it has and
+ * their layout (dictkeys_kind); NULL, or why it is no readable keys object.
+ * The one reading of that header: the decoder's and the read ahead's. */
+typedef struct pyf__dkeys {
+    uint64_t entries;        /* the first entry */
+    int64_t nentries;
+    uint64_t esize, koff;    /* an entry's size and its key's offset */
+    bool general;            /* PyDictKeyEntry {hash, key, value} */
+} pyf__dkeys;
+const char *pyf__dkeys_decode(const pyf__vctx *c, const uint8_t *hdr, uint64_t keys,
+                              pyf__dkeys *k);
 /* The keys of the first entries (at most max and PYF__VCHUNK) of the keys
  * object at keys, by entry index (the slot of a split table's values; 0:
  * an empty entry) into out; how many, -1 when unreadable. */
@@ -188,7 +200,8 @@ int64_t pyf__dict_items(pyf__vctx *c, uint64_t dict_addr, uint64_t max, uint64_t
 int64_t pyf__instance_items(pyf__vctx *c, uint64_t addr, const pyf__vtype *ty, uint64_t max,
                             uint64_t *kv);
 /* The bytes before an object that say where its managed dict is (0 when
- * the layout's are implausible), and what they say (instdict_kind): end
+ * the layout's are implausible or it has none: 3.8-3.10), and what they
+ * say (instdict_kind): end
  * points just past them, at the object (addr) of type ty.  *dict its
  * __dict__, else *values: those of its type's shared keys while no dict
  * is made (3.11: the values pointer; 3.12: the tagged word; 3.13+: inline

@@ -215,7 +215,8 @@ static void expect_bad(pyf_target *t, uint64_t addr, const char *why);
 
 /* A str that is not compact (PyUnicodeObject, its characters at its data
  * pointer), of UCS1 text (Latin-1, NUL-ended), as CPython 3.11's
- * deprecated APIs make: state its state word (0 kind: never made ready). */
+ * deprecated APIs make: state its state word (0: never made ready, its
+ * characters only in its wchar_t buffer, a UCS4 copy). */
 static uint64_t legacy_str(fake_target *ft, const char *latin1, uint32_t state)
 {
     size_t n = strlen(latin1);
@@ -226,11 +227,18 @@ static uint64_t legacy_str(fake_target *ft, const char *latin1, uint32_t state)
     fake_w32(ft, s + fake_off(ft, "unicode_object.state"), state);
     if (fake_off(ft, "unicode_object.data") != UINT64_MAX)
         fake_w64(ft, s + fake_off(ft, "unicode_object.data"), data);
+    if (state == 0 && fake_off(ft, "unicode_object.wstr") != UINT64_MAX) {
+        uint64_t w = fake_alloc(ft, 4 * (n + 1));
+        for (size_t i = 0; i <= n; i++)
+            fake_w32(ft, w + 4 * i, (uint8_t)latin1[i]);
+        fake_w64(ft, s + fake_off(ft, "unicode_object.wstr"), w);
+        fake_w64(ft, s + fake_off(ft, "unicode_object.data"), 0);
+    }
     return s;
 }
 
 /* 3.11's legacy strs: made ready, read through their data pointer; never
- * made ready (kind 0), unreadable; elsewhere (3.12+, where no str is
+ * made ready (kind 0), unreadable, saying so; elsewhere (3.12+, where no str is
  * legacy) a header saying so is corrupt: unreadable. */
 static void legacy_strs(fake_target *ft, pyf_target *t)
 {
@@ -258,7 +266,9 @@ static void legacy_strs(fake_target *ft, pyf_target *t)
         expect_bad(t, ready, "not a readable str");
         expect_bad(t, ascii, "not a readable str");
     }
-    expect_bad(t, legacy_str(ft, "wide", 0), "not a readable str"); /* not ready */
+    /* not ready: where legacy strs exist, said so */
+    expect_bad(t, legacy_str(ft, "wide", 0), t->off.legacy_strs ? "a str never made ready"
+                                                                 : "not a readable str");
 }
 
 /* An OSError whose errno and strerror are set: its args, then those and

@@ -1,6 +1,8 @@
 """Held locks, lock waits and deadlock cycles (pyframes.locks, ``--locks``)
 against live CPython 3.13/3.14/3.15 (and pyenv's 3.13 when present), 3.12
-and 3.11.
+and 3.11; and pyenv's 3.10, 3.9 and 3.8, which keep no value stack while a
+frame runs: nothing is claimed there but what is true, and the output says
+what is unknown (test_heap_versions_claim_nothing_false).
 
 The target is targets/locks_scenario.py: the two-lock opposite-order
 deadlock with Lock, with RLock and through a Condition's lock, a no-deadlock control (a thread inside
@@ -312,6 +314,42 @@ def test_cli_text(scenario, cli_env):
                      r"cond <threading\.Condition at 0x[0-9a-f]+>\)$" % truth["cv"], out), out
     assert out.count(locks.INFERRED) == (len(CYCLES) + 2 if scenario.minor in locks.RUNNING
                                          else 0), out
+
+
+@pytest.fixture(scope="module", params=[pytest.param(i, id=i.name)
+                                        for i in conftest.HEAP_INTERPRETERS]
+                or [pytest.param(None, id="none")])
+def heap_scenario(request, tmp_path_factory):
+    yield from live_scenario(request, tmp_path_factory, "locks")
+
+
+def test_heap_versions_claim_nothing_false(heap_scenario, cli_env):
+    """3.8 to 3.10 (no value stack while a frame runs): --locks says the
+    holds and lock waits are unknown, every frame's holds null, and
+    whatever wait or cycle it shows is the target's own (its record: which
+    lock each thread holds and waits for), never a false one: the two-Lock
+    deadlock is the true cycle or none."""
+    s = heap_scenario
+    res = run_cli(cli_env, "dump", s.target.pid, "--locks", "--json")
+    assert res.returncode == 0, res.stderr.decode()
+    doc = json.loads(res.stdout)
+    assert doc["locks_unknown"] == locks.UNKNOWN
+    want = s.expected_waits(native=True)
+    rows = [t for i in doc["interpreters"] for t in i["threads"]]
+    assert len(rows) >= 10, rows
+    for thread in rows:
+        assert all(f["holds"] is None for f in thread["frames"]), thread
+        wait = thread["waits_for"]
+        if wait is not None:
+            address, holder = want[thread["native_thread_id"]]
+            assert wait["address"] == address and wait["held_by"] in (None, holder), wait
+    for cycle in doc["deadlocks"]:
+        for i, edge in enumerate(cycle):
+            assert (edge["waits_for"], edge["held_by"]) == want[edge["native_thread_id"]], cycle
+            assert edge["held_by"] == cycle[(i + 1) % len(cycle)]["native_thread_id"], cycle
+    text = run_cli(cli_env, "dump", s.target.pid, "--locks", "--no-source").stdout.decode()
+    assert "(%s)\n" % locks.UNKNOWN in text, text
+    assert text.count("deadlock: ") == len(doc["deadlocks"]), text
 
 
 #: The module global of locks_scenario.py that holds each lock of its record.

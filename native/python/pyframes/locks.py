@@ -150,6 +150,14 @@ BEFORE_WITH = {11: 53, 12: 53, 13: 2}
 RUNNING = {11: "stale", 12: "unset", 13: "unset"}
 #: Why such a frame's holds and wait are inferred.
 INFERRED = "inferred: CPython 3.11 to 3.13 save no stack pointer while a frame runs C code"
+#: The versions whose running frames keep no value stack at all (3.8 to
+#: 3.10: a frame object's f_stacktop is NULL, 3.10's f_stackdepth stale,
+#: while it runs, and every frame of a thread's stack runs): what a frame
+#: holds by a ``with`` and the lock a thread waits for in C are unknown
+#: (LockReport.unknown); only the waits its frames' locals name are read.
+STACKLESS = frozenset([8, 9, 10])
+UNKNOWN = ("unknown: CPython 3.8 to 3.10 keep no value stack while a frame runs: the "
+           "locks held by a with and the locks waited for in C are not read")
 #: Why such a frame's stack is not read on 3.11 (RUNNING "stale").
 STALE = ("stack pointer not saved: the frame runs (CPython 3.11 saves it on a call of a "
          "Python function only)")
@@ -280,6 +288,9 @@ class LockReport:
     threads: Dict[int, object] = field(default_factory=dict)
     #: frame address -> why its holds (and its thread's wait) are inferred.
     inferred: Dict[int, str] = field(default_factory=dict)
+    #: Why no frame's holds and no lock wait can be read at all (UNKNOWN:
+    #: the version keeps no value stack), else None.
+    unknown: Optional[str] = None
     #: lock address -> [(native thread id, frame, pyframes.acquired.Acquire)]:
     #: the frames past an acquire() of a lock whose holder no stack shows.
     acquired: Dict[int, List[Tuple[int, object, object]]] = field(default_factory=dict)
@@ -594,7 +605,7 @@ def analyze(target, threads, minor, source=None, names=False):
     acquire() are read from the frames' functions (pyframes.acquired), and
     the possible cycles; ``names``: each lock named as a frame refers to
     it (pyframes.refnames)."""
-    report = LockReport()
+    report = LockReport(unknown=UNKNOWN if minor in STACKLESS else None)
     called = {}
     owners = {}   # RLock address -> owner ident (as last read)
     locks = {}
@@ -608,7 +619,9 @@ def analyze(target, threads, minor, source=None, names=False):
         released = _released(target, thread, selves)
         for index, frame in enumerate(thread.frames):
             running = index == 0 or thread.frames[index - 1].entry_from_c
-            if running and RUNNING.get(minor) == "stale":
+            if report.unknown is not None:
+                read, why = None, report.unknown
+            elif running and RUNNING.get(minor) == "stale":
                 read, why = None, STALE
             else:
                 read, why = _frame_stack(target, frame)
@@ -994,11 +1007,14 @@ def _confirmation(wait, inferred_said=False):
 def top_lines(report):
     """What --locks prints before the stacks: the deadlocks, the possible
     cycles, the waits whose holder is known (deadlock_lines, wait_lines),
-    and why "(inferred)" under the frames where no line above says it."""
+    why "(inferred)" under the frames where no line above says it, and why
+    nothing of the stacks is read where the version keeps none."""
     lines = deadlock_lines(report) + wait_lines(report)
     inferred = report.inferred or any(w.inferred for w in report.waits.values())
     if inferred and not any(INFERRED in line for line in lines):
         lines.append("(%s)" % INFERRED)
+    if report.unknown is not None:
+        lines.append("(%s)" % report.unknown)
     return lines
 
 
@@ -1083,8 +1099,10 @@ def to_json(report, doc, threads):
     "type", "name"}, each with "inferred": true when read from a 3.11 to
     3.13 frame without a saved stack pointer; or null when its stack is
     unreadable) and "acquired" (the locks it holds by an acquire(): each
-    {"address", "type", "name", "expression", "line"})."""
+    {"address", "type", "name", "expression", "line"}); top-level
+    "locks_unknown": LockReport.unknown."""
     names = report.names
+    doc["locks_unknown"] = report.unknown
     doc["deadlocks"] = [[{"native_thread_id": w.native_thread_id,
                           "waits_for": w.lock.address, "held_by": w.held_by,
                           "held_how": w.how, "inferred": w.inferred}

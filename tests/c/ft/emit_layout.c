@@ -321,6 +321,9 @@ static void print_pairs(void)
     PAIR_SIZE("unicode_object.asciiobject_size", PyASCIIObject)
     PAIR_SIZE("unicode_object.compactunicodeobject_size", PyCompactUnicodeObject)
     PAIR("unicode_object.data", PyUnicodeObject, data)
+#if PY_MINOR_VERSION <= 11
+    PAIR("unicode_object.wstr", PyASCIIObject, wstr) /* a str not made ready's */
+#endif
     PAIR_SIZE("gen_object.size", PyGenObject)
     PAIR("gen_object.gi_name", PyGenObject, gi_name)
     PAIR("gen_object.gi_iframe", PyGenObject, gi_iframe)

@@ -21,10 +21,13 @@ while the thread is blocked.
 
 The oracle, written to ``values.json`` beside the handshake before it:
 ``{"threads": {"<native tid>": [frame, ...]}}`` innermost first, each frame
-``{"function": co_qualname, "args": [argument names], "cells":
+``{"function": co_qualname (co_name before 3.11, which has none), "args": [argument names], "cells":
 co_cellvars, "frees": co_freevars, "locals": {name: spec}}`` over the
 frame's own ``f_locals`` (bound names only), where spec
-is how the test builds the text it expects: ``{"repr": repr(value)}``, or
+is how the test builds the text it expects: ``{"repr": repr(value)}``; a
+module whose repr() is its loader's (3.8's sys) ``{"cut": the text shown,
+marked cut}``; a str never made ready (3.8 to 3.11) ``{"unreadable": why}``;
+or
 for a value the default limits cut (200 chars, 100 items), ``{"str":
 repr(first 200 chars), "more": N}``, ``{"items": [repr(item), ...],
 "more": N}`` or ``{"pairs": [[repr(key), repr(value)], ...], "more": N}``;
@@ -71,6 +74,60 @@ class SlottedChild(Slotted):
         self.c = "slot c"
 
 
+class Flagged:
+    """Before 3.11, its type's flags carry bit 1 << 4 (set below), which
+    3.11+ name Py_TPFLAGS_MANAGED_DICT and older versions leave unused: its
+    instances' __dict__ is still at tp_dictoffset."""
+
+    def __init__(self):
+        self.x = "flagged"
+
+
+def _set_flag_bit_4(cls):
+    """cls.__flags__ | 1 << 4, written into its type object's tp_flags (the
+    word holding __flags__)."""
+    import ctypes
+    for off in range(0, 512, 8):
+        word = ctypes.c_ulong.from_address(id(cls) + off)
+        if word.value == cls.__flags__:
+            word.value |= 1 << 4
+            if cls.__flags__ & (1 << 4):
+                return
+            word.value &= ~(1 << 4)
+    raise RuntimeError("no tp_flags found in %r" % cls)
+
+
+if sys.version_info < (3, 11):
+    _set_flag_bit_4(Flagged)
+
+
+def _legacy_str(text, ready):
+    """A str of 3.8 to 3.11's legacy layout (not compact: its characters in
+    a buffer of their own), made through their C API:
+    PyUnicode_FromUnicode(NULL, n) (not ready: only a wchar_t buffer),
+    filled, and with ready made ready (_PyUnicode_Ready: a data pointer);
+    None where the API is gone (3.12+), where ctypes is not loaded at all
+    (lldb 21 then reads its own minidump of pyenv's 3.13: with ctypes
+    loaded, it "could not parse memory info" of the frames)."""
+    if sys.version_info >= (3, 12):
+        return None
+    import ctypes
+    import warnings
+    api = ctypes.pythonapi
+    new, chars = api.PyUnicode_FromUnicode, api.PyUnicode_AsUnicode
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    chars.restype, chars.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = new(None, len(text))
+    data = text.encode("utf-32-le")
+    ctypes.memmove(chars(s), data, len(data))
+    if ready:
+        api._PyUnicode_Ready.argtypes = [ctypes.py_object]
+        api._PyUnicode_Ready(s)
+    return s
+
+
 class WithRepr:
     def __repr__(self):
         return "WithRepr() -- never shown by pyframes"
@@ -99,6 +156,9 @@ SELF_DICT = {"name": "self"}
 SELF_DICT["me"] = SELF_DICT
 NESTED = {"a": [1, {"b": (2, [3, {"c": "deep"}])}]}
 GLOBAL_NUMBER = 4242
+# the spec of a str never made ready (3.8 to 3.11): not decoded
+UNREADY = {"unreadable": "a str never made ready (its characters only in its wchar_t buffer): "
+                         "not decoded"}
 
 
 def spec(value):
@@ -110,6 +170,12 @@ def spec(value):
     if t is dict and len(value) > MAX_ITEMS:
         pairs = list(value.items())[:MAX_ITEMS]
         return {"pairs": [[repr(k), repr(v)] for k, v in pairs], "more": len(value) - MAX_ITEMS}
+    if t is type(sys) and getattr(value.__spec__, "origin", "") is None and \
+            hasattr(value.__loader__, "module_repr"):
+        # 3.8's sys: a spec without origin, whose repr() is its loader's
+        # module_repr (asked first before 3.10), which pyframes does not
+        # run: shown cut (PYF_VALUE_TRUNCATED), by its name
+        return {"cut": "<module %r>" % value.__name__}
     if t.__module__ == __name__ and not isinstance(value, BaseException):
         # a class of this file, a builtin's subclass too: its default repr
         # (an exception's repr is BaseException's, its args)
@@ -126,10 +192,11 @@ def record_values():
         code = frame.f_code
         nargs = (code.co_argcount + code.co_kwonlyargcount
                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
-        frames.append({"function": code.co_qualname,
+        frames.append({"function": getattr(code, "co_qualname", code.co_name),
                        "args": list(code.co_varnames[:nargs]),
                        "cells": list(code.co_cellvars), "frees": list(code.co_freevars),
-                       "locals": {name: spec(v) for name, v in frame.f_locals.items()}})
+                       "locals": {name: UNREADY if name == "v_unready_str" and v is not None
+                                  else spec(v) for name, v in frame.f_locals.items()}})
         frame = frame.f_back
     with LOCK:
         RECORDS[str(threading.get_native_id())] = frames
@@ -162,6 +229,11 @@ def leaf(number, text, *rest, flag=False, **options):
     v_ucs2 = "\u4e2d\u6587 \u202e bidi \u2028 \ufeff"
     v_ucs4 = "snake \U0001f40d \U0010ffff"
     v_surrogate = "lone \ud800 \udfff"
+    # 3.8 to 3.11: a legacy str made ready (read through its data pointer),
+    # and one never made ready (not decoded; record_values does not call
+    # its repr(), which would make it ready)
+    v_legacy_str = _legacy_str("legacy \u4e2d str", True)
+    v_unready_str = _legacy_str("never ready", False)
     v_quotes = "it's \"quoted\""
     v_bytes = b"\x00\xff'\"bytes\n"
     v_bytearray = bytearray(b"ba'\x01")
@@ -205,6 +277,7 @@ def leaf(number, text, *rest, flag=False, **options):
     v_slotted = Slotted()
     v_slotted_child = SlottedChild()
     v_with_repr = WithRepr()
+    v_flagged = Flagged()
     v_object = object()
     v_big_str = BIG_STR
     v_big_list = BIG_LIST
