@@ -163,7 +163,7 @@ static void no_error(const pyf_thread *th)
 
 static void begin(int minor, const char *what, int live)
 {
-    static char name[160]; /* check_begin keeps it */
+    static char name[208]; /* check_begin keeps it */
     snprintf(name, sizeof name, "3.%d: %s (%s)", minor, what,
              live ? "running" : "stopped: control");
     check_begin(name);
