@@ -137,7 +137,8 @@ void pyf__os_threads_begin(pyf_target *t, uint64_t threads_head)
     if (!o->ready)
         setup(t);
     o->scanned = false;
-    if (o->calib != PYF__TID_UNCALIBRATED || o->by_tls.n != 0)
+    if (o->calib != PYF__TID_UNCALIBRATED || o->by_tls.n != 0 ||
+        t->off.tstate.native_thread_id != PYF__ABSENT)
         return;
     if (o->pid <= 0 || o->pid > UINT32_MAX || ++o->tries > PYF__PTHREAD_TRIES) {
         o->calib = PYF__TID_NONE;

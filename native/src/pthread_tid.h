@@ -53,9 +53,10 @@ typedef struct pyf__os_threads {
  * aligned 32-bit word is pid; -1 when none is, or more than one. */
 int64_t pyf__pthread_tid_offset(const uint8_t *buf, size_t len, uint32_t pid);
 
-/* Before a snapshot's thread lists (the task list may be read again
- * once): until the offset is known, the thread states of the list at
- * threads_head (the main interpreter's) are tried for it. */
+/* Before a snapshot's thread lists of a version without threads_main
+ * (the task list may be read again once): until the offset is known, the
+ * thread states of the list at threads_head (the main interpreter's) are
+ * tried for it (3.8-3.10). */
 void pyf__os_threads_begin(pyf_target *t, uint64_t threads_head);
 /* The OS id of the thread whose pthread handle is handle; 0 unknown. */
 uint64_t pyf__os_tid(pyf_target *t, uint64_t handle);
