@@ -22,6 +22,7 @@ import sys
 
 import pytest
 
+import debugger_util as du
 from conftest import HEAP_INTERPRETERS, interpreter_params, require_interpreters
 from livetarget import LiveTarget, frozen
 
@@ -112,6 +113,29 @@ def test_dump_json_is_the_threads_own_view(facts, cli_env):
                           want_exc["line"])), tid
     assert {t["name"]: t["native"] for t in threads.values()}["ledger-writer"].startswith(
         "reading"), threads
+
+
+def test_gcore_is_the_threads_own_view(facts, cli_env, tmp_path):
+    """gdb's gcore of the target read by pyframes dump CORE: every thread
+    under its own native id (3.8-3.10: the core's thread whose TLS base is
+    the thread state's pthread handle), its name, and the main thread."""
+    du.require("gdb")
+    path = str(tmp_path / "facts.core")
+    du.run_gdb(["gcore " + path], pid=facts.target.pid, plugin=False)
+    out = subprocess.run([sys.executable, "-m", "pyframes", "dump", path, "--json"],
+                         capture_output=True, timeout=120, env=cli_env,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    threads = {t["native_thread_id"]: t for i in json.loads(out.stdout)["interpreters"]
+               for t in i["threads"]}
+    want = {int(tid) for tid in facts.truth["threads"]} | {facts.truth["bare"]["native_id"]}
+    assert set(threads) == want
+    for tid, seen in facts.truth["threads"].items():
+        assert threads[int(tid)]["name"] == seen["name"], tid
+    text = subprocess.run([sys.executable, "-m", "pyframes", "dump", path], capture_output=True,
+                          timeout=120, env=cli_env, stdin=subprocess.DEVNULL).stdout.decode()
+    mains = [line for line in text.splitlines() if line.startswith("Thread ") and ", main," in line]
+    assert len(mains) == 1 and "native %d," % facts.truth["main"] in mains[0], mains
 
 
 def test_names_are_threadings(facts):
