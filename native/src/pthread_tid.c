@@ -195,28 +195,66 @@ bool pyf__os_tid_is_main(const pyf_target *t, uint64_t tid)
     return tid != 0 && (int64_t)tid == t->os_threads.pid;
 }
 
-int pyf__os_threads_core(pyf_target *t, const pyf_core_thread *threads, uint32_t n,
-                         uint32_t machine, int64_t pid)
+/* The process's threads as given: its ids and their TLS bases. */
+static int set_threads(pyf_target *t, int64_t pid, const pyf_os_thread *threads, uint32_t n)
 {
     pyf__os_threads *o = &t->os_threads;
+    pyf__addrmap_free(&o->tids);
+    pyf__addrmap_free(&o->by_tls);
+    memset(&o->tids, 0, sizeof o->tids);
+    memset(&o->by_tls, 0, sizeof o->by_tls);
     o->ready = true;
+    o->proc_pid = 0;
+    o->foreign = false;
+    if (pid != o->pid) {
+        o->calib = PYF__TID_UNCALIBRATED;
+        o->tries = 0;
+    }
     o->pid = pid;
     bool added;
     for (uint32_t i = 0; i < n; i++) {
-        const pyf_core_thread *th = &threads[i];
-        uint64_t *v = pyf__addrmap_put(&o->tids, th->tid, &added);
-        if (th->tid != 0 && v == NULL)
-            return PYF_ENOMEM;
-        if (v != NULL)
-            *v = 1;
-        if (machine != MACHINE_X86_64 || !(th->flags & PYF_CORE_THREAD_REGS) ||
-            th->nregs <= X86_64_FS_BASE || th->regs[X86_64_FS_BASE] == 0 || th->tid == 0)
+        if (threads[i].tid == 0)
             continue;
-        uint64_t *tid = pyf__addrmap_put(&o->by_tls, th->regs[X86_64_FS_BASE], &added);
+        uint64_t *v = pyf__addrmap_put(&o->tids, threads[i].tid, &added);
+        if (v == NULL)
+            return PYF_ENOMEM;
+        *v = 1;
+        if (threads[i].tls_base == 0)
+            continue;
+        uint64_t *tid = pyf__addrmap_put(&o->by_tls, threads[i].tls_base, &added);
         if (tid == NULL)
             return PYF_ENOMEM;
-        *tid = added ? th->tid : 0; /* two threads of one TLS base: neither */
+        *tid = added ? threads[i].tid : 0; /* two threads of one TLS base: neither */
     }
+    return PYF_OK;
+}
+
+int pyf__os_threads_core(pyf_target *t, const pyf_core_thread *threads, uint32_t n,
+                         uint32_t machine, int64_t pid)
+{
+    pyf_os_thread *os = calloc(n != 0 ? n : 1, sizeof *os);
+    if (os == NULL)
+        return PYF_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const pyf_core_thread *th = &threads[i];
+        os[i].tid = th->tid;
+        if (machine == MACHINE_X86_64 && (th->flags & PYF_CORE_THREAD_REGS) &&
+            th->nregs > X86_64_FS_BASE)
+            os[i].tls_base = th->regs[X86_64_FS_BASE];
+    }
+    int rc = set_threads(t, pid, os, n);
+    free(os);
+    return rc;
+}
+
+int pyf_target_set_os_threads(pyf_target *t, int64_t pid, const pyf_os_thread *threads,
+                              uint32_t n)
+{
+    if (t == NULL || (threads == NULL && n > 0))
+        return PYF_EINVAL;
+    int rc = set_threads(t, pid, threads, n);
+    if (rc != PYF_OK)
+        return pyf__fail(t, rc, "out of memory");
     return PYF_OK;
 }
 

@@ -137,6 +137,7 @@ PYF_CORE_FILE_SIZE = 104
 PYF_NATIVE_ACTIVATION = 0x1
 PYF_NATIVE_MAX_FRAMES = 256
 PYF_NATIVE_FRAME_SIZE = 48
+PYF_OS_THREAD_SIZE = 16
 
 PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
@@ -442,6 +443,13 @@ PYF_MAP_EXEC = 0x4
 PYF_LOCATE_SYMBOL = 0x1
 PYF_LOCATE_SECTION = 0x2
 PYF_LOCATE_SCAN = 0x4
+
+
+class pyf_os_thread(ctypes.Structure):
+    _fields_ = [
+        ("tid", c_uint64),
+        ("tls_base", c_uint64),
+    ]
 
 
 class pyf_mapping(ctypes.Structure):
@@ -770,6 +778,8 @@ _PROTOTYPES = {
                                      POINTER(pyf_failure)]),
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
+    "pyf_target_set_os_threads": (c_int, [pyf_target_p, c_int64,
+                                          ctypes.POINTER(pyf_os_thread), c_uint32]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
     "pyf_snapshot_thread_facts": (c_int, [POINTER(pyf_snapshot),
                                           POINTER(POINTER(pyf_thread_facts))]),

@@ -43,6 +43,8 @@ class _Cached(object):
     how: str        # how _PyRuntime was found
     writer: object = None  # DebuggerWrite of a live process the debugger can write
     asyncio: int = 0       # where its asyncio debug offsets are, once known
+    # (the generation its OS threads were given at,) once given
+    os_threads: tuple = ()
 
 
 class Session(object):
@@ -272,7 +274,7 @@ class Session(object):
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
                 self._rebind(cached, adapter)
-                return self._refresh(key, cached, generation)
+                return self._give_os_threads(self._refresh(key, cached, generation), adapter)
         reader = DebuggerRead(adapter)
         runtime, how = self._runtimes.get(ident, (None, None))
         if runtime is None:
@@ -290,6 +292,23 @@ class Session(object):
         self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, reader, generation, how, writer)
         self._remember((ident, runtime, "debugger"), cached)
+        return self._give_os_threads(cached, adapter)
+
+    @staticmethod
+    def _give_os_threads(cached, adapter):
+        """CPython 3.8-3.10 keep no native thread id: a debugger-read
+        target is told the debugger's threads and their TLS bases (the
+        pthread handles the thread states keep) once per stop."""
+        if cached.os_threads == (cached.generation,) or cached.target.python.minor > 10:
+            return cached
+        pointers = ask(getattr(adapter, "thread_pointers", dict)) or {}
+        threads = dict.fromkeys(ask(adapter.os_threads) or (), 0)
+        threads.update(pointers)
+        try:
+            cached.target.set_os_threads(adapter.pid() if threads else 0, threads)
+        except errors.PyframesError:
+            pass  # the threads stay without native ids
+        cached.os_threads = (cached.generation,)
         return cached
 
     # ---- the command ---------------------------------------------------
