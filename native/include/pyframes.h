@@ -925,9 +925,11 @@ typedef struct pyf_os_thread {
                                   frozen within 0.x */
 
 /* The OS threads of the process t reads (n of them) and its pid (0 when
- * unknown), replacing what the target knew: CPython 3.8-3.10 keep no
- * native thread id, only the pthread handle (thread_id), and a target read
- * through a debugger's callbacks learns their ids from this.  A thread
+ * unknown), replacing what the target knew.  Before 3.13 the main thread
+ * is the main interpreter's thread whose native id is the pid.  CPython
+ * 3.8-3.10 keep no native thread id, only the pthread handle (thread_id),
+ * and a target read through a debugger's callbacks learns their ids from
+ * this.  A thread
  * state whose handle is a thread's TLS base gets that thread's id; without
  * TLS bases, the id that struct pthread holds where the main thread's
  * holds the pid, when it is one of these threads.  A target opened by PID

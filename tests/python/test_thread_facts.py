@@ -17,6 +17,7 @@ one: at most one holder, always a spinner, and only spinners waiting.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -115,27 +116,57 @@ def test_dump_json_is_the_threads_own_view(facts, cli_env):
         "reading"), threads
 
 
-def test_gcore_is_the_threads_own_view(facts, cli_env, tmp_path):
-    """gdb's gcore of the target read by pyframes dump CORE: every thread
-    under its own native id (3.8-3.10: the core's thread whose TLS base is
-    the thread state's pthread handle), its name, and the main thread."""
+@pytest.fixture(scope="module")
+def gcore(facts, tmp_path_factory):
+    """gdb's gcore of the facts target (the target lives on)."""
     du.require("gdb")
-    path = str(tmp_path / "facts.core")
+    path = str(tmp_path_factory.mktemp("gcore-%s" % facts.interp.name) / "facts.core")
     du.run_gdb(["gcore " + path], pid=facts.target.pid, plugin=False)
-    out = subprocess.run([sys.executable, "-m", "pyframes", "dump", path, "--json"],
-                         capture_output=True, timeout=120, env=cli_env,
-                         stdin=subprocess.DEVNULL)
-    assert out.returncode == 0, out.stderr
-    threads = {t["native_thread_id"]: t for i in json.loads(out.stdout)["interpreters"]
-               for t in i["threads"]}
+    assert os.path.exists(path), "gcore wrote no core"
+    return path
+
+
+def _headers(text):
+    """{native id: header line} of a stack listing's thread headers."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'Thread 0x[0-9a-f]+ .*\(native (\d+),', line)
+        if m:
+            out[int(m.group(1))] = line
+    return out
+
+
+def _check_headers(facts, headers):
     want = {int(tid) for tid in facts.truth["threads"]} | {facts.truth["bare"]["native_id"]}
-    assert set(threads) == want
+    assert set(headers) == want, headers
+    for tid, seen in facts.truth["threads"].items():
+        assert '"%s"' % seen["name"] in headers[int(tid)], headers[int(tid)]
+    assert [tid for tid, line in headers.items() if ", main," in line] == [facts.truth["main"]]
+
+
+def test_gcore_is_the_threads_own_view(facts, gcore, cli_env):
+    """The core read by pyframes dump CORE: every thread under its own
+    native id (3.8-3.10: the core's thread whose TLS base is the thread
+    state's pthread handle), its name, and the main thread."""
+    def dump(*args):
+        out = subprocess.run([sys.executable, "-m", "pyframes", "dump", gcore] + list(args),
+                             capture_output=True, timeout=120, env=cli_env,
+                             stdin=subprocess.DEVNULL)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.decode()
+    threads = {t["native_thread_id"]: t for i in json.loads(dump("--json"))["interpreters"]
+               for t in i["threads"]}
     for tid, seen in facts.truth["threads"].items():
         assert threads[int(tid)]["name"] == seen["name"], tid
-    text = subprocess.run([sys.executable, "-m", "pyframes", "dump", path], capture_output=True,
-                          timeout=120, env=cli_env, stdin=subprocess.DEVNULL).stdout.decode()
-    mains = [line for line in text.splitlines() if line.startswith("Thread ") and ", main," in line]
-    assert len(mains) == 1 and "native %d," % facts.truth["main"] in mains[0], mains
+    _check_headers(facts, _headers(dump()))
+
+
+def test_gdb_reads_the_core_the_same(facts, gcore):
+    """gdb on the same core (the debugger's reads, its threads' fs_base
+    handed to the library): py-bt-fast --all heads every thread with its
+    own native id, name and the main thread."""
+    s = du.run_gdb(["py-bt-fast --all"], executable=facts.target.doc["executable"], core=gcore)
+    _check_headers(facts, _headers(s[0]))
 
 
 def test_names_are_threadings(facts):

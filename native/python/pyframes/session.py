@@ -296,16 +296,20 @@ class Session(object):
 
     @staticmethod
     def _give_os_threads(cached, adapter):
-        """CPython 3.8-3.10 keep no native thread id: a debugger-read
-        target is told the debugger's threads and their TLS bases (the
-        pthread handles the thread states keep) once per stop."""
-        if cached.os_threads == (cached.generation,) or cached.target.python.minor > 10:
+        """A debugger-read target is told once per stop the process's pid
+        (before 3.13, no threads_main: the main thread is the one on the
+        process's first thread) and, on 3.8-3.10, which keep no native
+        thread id, the debugger's threads and their TLS bases (the pthread
+        handles the thread states keep)."""
+        minor = cached.target.python.minor
+        if cached.os_threads == (cached.generation,) or minor > 12:
             return cached
-        pointers = ask(getattr(adapter, "thread_pointers", dict)) or {}
-        threads = dict.fromkeys(ask(adapter.os_threads) or (), 0)
-        threads.update(pointers)
+        threads = {}
+        if minor <= 10:
+            threads = dict.fromkeys(ask(adapter.os_threads) or (), 0)
+            threads.update(ask(getattr(adapter, "thread_pointers", dict)) or {})
         try:
-            cached.target.set_os_threads(adapter.pid() if threads else 0, threads)
+            cached.target.set_os_threads(adapter.pid() or 0, threads)
         except errors.PyframesError:
             pass  # the threads stay without native ids
         cached.os_threads = (cached.generation,)
