@@ -3,12 +3,11 @@
  * pthread handle (3.8-3.10): see pthread_tid.h.
  */
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "process.h"
 #include "pthread_tid.h"
 #include "reads.h"
 #include "target.h"
@@ -39,14 +38,8 @@ int64_t pyf__pthread_tid_offset(const uint8_t *buf, size_t len, uint32_t pid)
 static bool nspid(const char *path, int64_t *own, int *n)
 {
     char buf[4096];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!pyf__proc_text(path, buf, sizeof buf))
         return false;
-    ssize_t len = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (len <= 0)
-        return false;
-    buf[len] = '\0';
     const char *p = strstr(buf, "\nNSpid:");
     if (p == NULL)
         return false;

@@ -737,7 +737,7 @@ STRUCTURES = {
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
                 pyf_values_request, pyf_values, pyf_thread_facts, pyf_core_request,
-                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame)
+                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame, pyf_os_thread)
 }
 
 pyf_target_p = c_void_p
