@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
+#include "containers.h"
+#include "offsets.h"
 #include "process.h"
 #include "pthread_tid.h"
 #include "reads.h"

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "offsets.h"
 #include "process.h"
+#include "pthread_tid.h"
 #include "reads.h"
 #include "replay.h"
 #include "snapshot.h"

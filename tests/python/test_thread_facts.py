@@ -169,6 +169,14 @@ def test_gdb_reads_the_core_the_same(facts, gcore):
     _check_headers(facts, _headers(s[0]))
 
 
+def test_lldb_reads_the_core_the_same(facts, gcore):
+    """lldb on the same core: pystack --all heads every thread with its own
+    native id, name and the main thread."""
+    du.require("lldb")
+    s = du.run_lldb(["pystack --all"], executable=facts.target.doc["executable"], core=gcore)
+    _check_headers(facts, _headers(s[0]))
+
+
 def test_names_are_threadings(facts):
     """Every name is threading's, found in the target; the _thread thread,
     in no threading table, has none (never a guess)."""
