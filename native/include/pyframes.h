@@ -925,7 +925,7 @@ typedef struct pyf_os_thread {
                                   frozen within 0.x */
 
 /* The OS threads of the process t reads (n of them) and its pid (0 when
- * unknown), replacing what the target knew.  Before 3.13 the main thread
+ * unknown), replacing what the target knew.  Before 3.14 the main thread
  * is the main interpreter's thread whose native id is the pid.  CPython
  * 3.8-3.10 keep no native thread id, only the pthread handle (thread_id),
  * and a target read through a debugger's callbacks learns their ids from

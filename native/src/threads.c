@@ -174,7 +174,7 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
         th->native_thread_id = o->tstate.native_thread_id != PYF__ABSENT
                                    ? pyf__ld64(buf + o->tstate.native_thread_id)
                                    : pyf__os_tid(t, th->thread_id);
-        /* before 3.13 no threads_main: the main interpreter's thread on
+        /* before 3.14 no threads_main: the main interpreter's thread on
          * the process's first thread */
         if (o->interp.threads_main != PYF__ABSENT ? ii->threads_main != 0 && ii->threads_main == addr
                                                   : ii->id == 0 &&

@@ -85,7 +85,7 @@ def test_every_thread_is_there(facts):
 
 
 def test_main_thread_is_the_targets(facts):
-    """The one thread flagged main is threading.main_thread() (3.13+: the
+    """The one thread flagged main is threading.main_thread() (3.14+: the
     interpreter's threads.main; before: the main interpreter's thread on
     the process's first thread)."""
     assert [tid for tid, t in facts.threads().items() if t.is_main] == [facts.truth["main"]]

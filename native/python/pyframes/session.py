@@ -297,12 +297,12 @@ class Session(object):
     @staticmethod
     def _give_os_threads(cached, adapter):
         """A debugger-read target is told once per stop the process's pid
-        (before 3.13, no threads_main: the main thread is the one on the
+        (before 3.14, no threads_main: the main thread is the one on the
         process's first thread) and, on 3.8-3.10, which keep no native
         thread id, the debugger's threads and their TLS bases (the pthread
         handles the thread states keep)."""
         minor = cached.target.python.minor
-        if cached.os_threads == (cached.generation,) or minor > 12:
+        if cached.os_threads == (cached.generation,) or minor > 13:
             return cached
         threads = {}
         if minor <= 10:
