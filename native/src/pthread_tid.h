@@ -17,9 +17,10 @@
  *     (a core).  No pid known, or no thread state calibrates (the main
  *     thread gone): 0, not known.
  *
- * Ids are the process's own (what threading.get_native_id() returns in it:
- * NSpid's last for a process in a PID namespace of its own), as the
- * native_thread_id of 3.11+ is.
+ * A live process read by PID gets its own ids (what threading.get_native_id()
+ * returns in it: NSpid's last for a process in a PID namespace of its own),
+ * as the native_thread_id of 3.11+ is; a core's or a debugger's threads
+ * keep the ids the core or the debugger names them by.
  */
 #ifndef PYFRAMES_PTHREAD_TID_H
 #define PYFRAMES_PTHREAD_TID_H
