@@ -915,6 +915,29 @@ PYF_API int pyf_snapshot_tasks(const pyf_snapshot *s, pyf_task_list *out);
  * pyf_target_failure). */
 PYF_API int pyf_target_set_asyncio(pyf_target *t, uint64_t addr);
 
+/* An OS thread of the process a target reads, as a debugger knows it. */
+typedef struct pyf_os_thread {
+    uint64_t tid;            /* its OS thread id */
+    uint64_t tls_base;       /* its TLS base (x86-64: fs_base), which glibc and
+                                musl make its pthread handle; 0 unknown */
+} pyf_os_thread;
+#define PYF_OS_THREAD_SIZE 16u /* the stride of pyf_target_set_os_threads' array:
+                                  frozen within 0.x */
+
+/* The OS threads of the process t reads (n of them) and its pid (0 when
+ * unknown), replacing what the target knew.  Before 3.14 the main thread
+ * is the main interpreter's thread whose native id is the pid.  CPython
+ * 3.8-3.10 keep no native thread id, only the pthread handle (thread_id),
+ * and a target read through a debugger's callbacks learns their ids from
+ * this.  A thread
+ * state whose handle is a thread's TLS base gets that thread's id; without
+ * TLS bases, the id that struct pthread holds where the main thread's
+ * holds the pid, when it is one of these threads.  A target opened by PID
+ * or on a core (pyf_target_open_core) knows its threads already.
+ * PYF_EINVAL for a NULL t, or NULL threads with n > 0; PYF_ENOMEM. */
+PYF_API int pyf_target_set_os_threads(pyf_target *t, int64_t pid, const pyf_os_thread *threads,
+                                      uint32_t n);
+
 /* ==== Helpers for debuggers ============================================= */
 
 /* Validate the runtime at addr: its _Py_DebugOffsets (cookie, version,

@@ -17,6 +17,7 @@
 /* The caller arrays' structs are frozen (ABI policy: their stride). */
 _Static_assert(sizeof(pyf_mapping) == PYF_MAPPING_SIZE, "pyf_mapping is frozen");
 _Static_assert(sizeof(pyf_iovec) == PYF_IOVEC_SIZE, "pyf_iovec is frozen");
+_Static_assert(sizeof(pyf_os_thread) == PYF_OS_THREAD_SIZE, "pyf_os_thread is frozen");
 
 int pyf__struct_in(const void *in, size_t v0_size, void *local,
                    size_t local_size, const char *name, char *err,

@@ -35,6 +35,7 @@
 #include "core.h"
 #include "elf_reader.h"
 #include "errors.h"
+#include "pthread_tid.h"
 #include "reads.h"
 
 _Static_assert(sizeof(pyf_core_thread) == PYF_CORE_THREAD_SIZE, "pyf_core_thread is frozen");
@@ -1149,6 +1150,13 @@ int pyf_target_open_core(pyf_core *c, uint64_t runtime_addr, const pyf_options *
         runtime_addr = loc.addr;
     }
     rc = pyf_target_open(&r, runtime_addr, opts, out, &f);
+    /* its threads, for the thread states that name only their pthread handle */
+    if (rc == PYF_OK && pyf__os_threads_core(*out, c->threads, c->nthreads, c->info.machine,
+                                             c->info.pid) != PYF_OK) {
+        pyf_target_close(*out);
+        *out = NULL;
+        rc = pyf__failure_set(&f, PYF_ENOMEM, "out of memory");
+    }
     if (rc == PYF_OK) {
         uint64_t found = 0;
         if (pyf__maps_find_asyncio(maps, nmaps, &found) == PYF_OK)

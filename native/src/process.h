@@ -26,6 +26,9 @@ void pyf__pid_reader_destroy(pyf_reader *r);
  * memory of one moment.  False for every other reader; a process found
  * running is taken to run for a millisecond more without looking. */
 bool pyf__pid_reader_frozen(const pyf_reader *r, uint64_t *token);
+/* The start of a /proc file (a status file) as a string of at most len - 1
+ * bytes; false when it cannot be read. */
+bool pyf__proc_text(const char *path, char *buf, size_t len);
 
 /* ==== runtime discovery for a PID (runtime_find.c, elf.c) ================
  * /proc/PID/maps, then the .PyRuntime section of each mapped file whose

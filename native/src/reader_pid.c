@@ -422,6 +422,19 @@ int pyf__pid_reader_create(int pid, pyf_reader *out, char *err, size_t errlen)
     return PYF_OK;
 }
 
+bool pyf__proc_text(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
 /* One thread's /proc/PID/task/TID/status: whether it is stopped (State
  * T, a job-control stop, or t, a tracer's) and how often it was switched
  * out (voluntary plus involuntary context switches). */
@@ -429,14 +442,8 @@ static bool task_stopped(pid_t pid, const char *tid, uint64_t *switches)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/task/%.16s/status", (int)pid, tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!pyf__proc_text(path, buf, sizeof buf))
         return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
     const char *state = strstr(buf, "\nState:\t");
     if (state == NULL || (state[8] != 'T' && state[8] != 't'))
         return false;

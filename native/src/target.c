@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "offsets.h"
 #include "process.h"
+#include "pthread_tid.h"
 #include "reads.h"
 #include "replay.h"
 #include "snapshot.h"
@@ -201,6 +202,7 @@ void pyf_target_close(pyf_target *t)
     pyf__prefetch_free(&t->walk.prefetch);
     pyf__asyncio_free(&t->asyncio);
     pyf__vhints_free(t);
+    pyf__os_threads_free(&t->os_threads);
     if (t->io.owns_pid_reader)
         pyf__pid_reader_destroy(&t->io.reader);
     free(t);

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "code.h"
 #include "offsets.h"
+#include "pthread_tid.h"
 #include "reads.h"
 #include "replay.h"
 #include "tasks.h"
@@ -38,6 +39,7 @@ struct pyf_target {
     /* what the value calls found, to read ahead the next time (values.h) */
     pyf__vhints *value_hints;
     pyf__replay_state replay;     /* take_copy's answer again (replay.h) */
+    pyf__os_threads os_threads;   /* OS thread ids from pthread handles (pthread_tid.h) */
 };
 
 /* Whether the target runs while it is read, as its reader declares

@@ -650,9 +650,17 @@ static void traceback_facts(fctx *f, uint64_t tb, pyf_thread_facts *tf)
     uint64_t frame = pyf__ld64(b + vl->tb_frame), iframe = 0, exe = 0;
     int32_t lasti = (int32_t)pyf__ld32(b + vl->tb_lasti);
     int32_t lineno = (int32_t)pyf__ld32(b + vl->tb_lineno);
-    if (!plausible(frame) || pyf__vread(&f->v, frame + vl->frameobj_f_frame, &iframe, 8) != PYF_OK ||
-        !plausible(iframe) || pyf__vread(&f->v, iframe + o->frame.executable, &exe, 8) != PYF_OK)
+    if (!plausible(frame))
         return;
+    if (o->frame_model == PYF__FRAMES_HEAP) {
+        /* 3.8-3.10: the frame object names its code */
+        if (pyf__vread(&f->v, frame + o->heapframe.code, &exe, 8) != PYF_OK)
+            return;
+    } else if (pyf__vread(&f->v, frame + vl->frameobj_f_frame, &iframe, 8) != PYF_OK ||
+               !plausible(iframe) ||
+               pyf__vread(&f->v, iframe + o->frame.executable, &exe, 8) != PYF_OK) {
+        return;
+    }
     int soft = PYF_OK;
     f->cached = true;
     const pyf__code *code = pyf__code_get(f->t, exe & o->tag_mask, 0, &soft);
@@ -796,6 +804,15 @@ static bool raised_triple(fctx *f, const uint8_t *ts, pyf_thread_facts *tf)
     return true;
 }
 
+/* The bytes of a _PyErr_StackItem read: up to its exc_value and its
+ * previous_item. */
+static size_t stackitem_len(const pyf__value_layout *vl)
+{
+    uint64_t end = vl->stackitem_exc_value > vl->stackitem_previous ? vl->stackitem_exc_value
+                                                                      : vl->stackitem_previous;
+    return (size_t)end + 8;
+}
+
 /* The exception being raised, else the one handled (sys.exception()). */
 static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t tslen,
                             pyf_thread_facts *tf)
@@ -817,15 +834,18 @@ static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t 
     }
     if (exc == 0) {
         uint64_t item = pyf__ld64(ts + vl->tstate_exc_info), w[2];
-        uint8_t b[16];
+        /* {exc_value, previous_item}; 3.8-3.10: {exc_type, exc_value,
+         * exc_traceback, previous_item} */
+        uint8_t b[32];
+        size_t ilen = stackitem_len(vl);
         pyf__addrset seen = {0};
         for (uint32_t k = 0; k < EXC_CHAIN_MAX && item != 0 && exc == 0; k++) {
             bool dup = false;
-            bool own = item == tstate + vl->tstate_exc_state && vl->tstate_exc_state + 16 <= tslen;
+            bool own = item == tstate + vl->tstate_exc_state && vl->tstate_exc_state + ilen <= tslen;
             if (own) /* the thread's own item: read with its state */
-                memcpy(b, ts + vl->tstate_exc_state, 16);
-            if (!plausible(item) || !pyf__addrset_add(&seen, item, &dup) || dup ||
-                (!own && pyf__vread(&f->v, item, b, 16) != PYF_OK)) {
+                memcpy(b, ts + vl->tstate_exc_state, ilen);
+            if (ilen > sizeof b || !plausible(item) || !pyf__addrset_add(&seen, item, &dup) ||
+                dup || (!own && pyf__vread(&f->v, item, b, ilen) != PYF_OK)) {
                 tf->flags |= PYF_FACT_EXC_UNREADABLE;
                 break;
             }
@@ -933,8 +953,9 @@ int pyf__thread_facts_read(pyf_target *t, const pyf_interp *interps, uint32_t ni
     /* every thread state's exception and GIL words, in one batch */
     const pyf__value_layout *vl = &f->v.vl;
     size_t tslen = (size_t)vl->tstate_exc_info + 8;
-    if (vl->tstate_exc_state + 16 > tslen && vl->tstate_exc_state + 16 <= o->tstate.size)
-        tslen = (size_t)vl->tstate_exc_state + 16;
+    if (vl->tstate_exc_state + stackitem_len(vl) > tslen &&
+        vl->tstate_exc_state + stackitem_len(vl) <= o->tstate.size)
+        tslen = (size_t)vl->tstate_exc_state + stackitem_len(vl);
     if (o->exc_kind == PYF__EXC_TRIPLE && o->tstate.curexc_traceback + 8 > tslen)
         tslen = (size_t)o->tstate.curexc_traceback + 8;
     else if (o->exc_kind == PYF__EXC_SINGLE && vl->tstate_current_exception + 8 > tslen)

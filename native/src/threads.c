@@ -18,6 +18,7 @@
 #include "containers.h"
 #include "offsets.h"
 #include "process.h"
+#include "pthread_tid.h"
 #include "reads.h"
 #include "target.h"
 #include "walk.h"
@@ -168,10 +169,16 @@ static int visit_list(pyf_target *t, const pyf__interp_info *ii, const pyf__thre
         th->tstate_addr = addr;
         th->interp_index = ii->index;
         th->thread_id = pyf__ld64(buf + o->tstate.thread_id);
-        /* 3.8-3.10 keep no native id: 0 (not known) */
+        /* 3.8-3.10 keep only the pthread handle: the OS thread it names,
+         * 0 when not known */
         th->native_thread_id = o->tstate.native_thread_id != PYF__ABSENT
-                                   ? pyf__ld64(buf + o->tstate.native_thread_id) : 0;
-        if (ii->threads_main != 0 && ii->threads_main == addr)
+                                   ? pyf__ld64(buf + o->tstate.native_thread_id)
+                                   : pyf__os_tid(t, th->thread_id);
+        /* before 3.14 no threads_main: the main interpreter's thread on
+         * the process's first thread */
+        if (o->interp.threads_main != PYF__ABSENT ? ii->threads_main != 0 && ii->threads_main == addr
+                                                  : ii->id == 0 &&
+                                                        pyf__os_tid_is_main(t, th->native_thread_id))
             th->flags |= PYF_THREAD_MAIN;
         /* a free-threaded build has no one GIL holder: not known */
         if (o->tstate.holds_gil != PYF__ABSENT && !o->free_threaded) {
@@ -223,6 +230,10 @@ int pyf__visit_threads(pyf_target *t, const pyf__thread_visitor *v)
     if (v->interps != NULL && (rc = v->interps(v->ctx, interps, n)) != PYF_OK)
         return rc;
 
+    if (o->interp.threads_main == PYF__ABSENT)
+        for (uint32_t i = 0; i < n; i++)
+            if (interps[i].id == 0)
+                pyf__os_threads_begin(t, interps[i].threads_head);
     size_t cap = v->want > v->need ? v->want : v->need;
     uint8_t *buf = malloc(cap);
     if (buf == NULL)

@@ -27,7 +27,7 @@ static const char *const k_called[] = {
     "pyf_snapshot_thread_facts", "pyf_snapshot_fact_values", "pyf_snapshot_table",
     "pyf_snapshot_take_copy", "pyf_sample_run",
     "pyf_snapshot_tasks",
-    "pyf_target_set_asyncio", "pyf_runtime_probe", "pyf_runtime_locate",
+    "pyf_target_set_asyncio", "pyf_target_set_os_threads", "pyf_runtime_probe", "pyf_runtime_locate",
     "pyf_runtime_find_in_range", "pyf_elf_find_runtime", "pyf_elf_find_asyncio",
     "pyf_core_compressions", "pyf_core_open", "pyf_core_close", "pyf_core_info_get",
     "pyf_core_threads", "pyf_core_mappings", "pyf_core_files", "pyf_core_reader",
@@ -170,6 +170,7 @@ static void test_target_handle(fake_target *ft)
     memset(&batch, 0, sizeof batch);
     CHECK_RC(pyf_sample_run(NULL, &batch), PYF_EINVAL);
     CHECK_RC(pyf_target_set_asyncio(NULL, 0), PYF_EINVAL);
+    CHECK_RC(pyf_target_set_os_threads(NULL, 0, NULL, 0), PYF_EINVAL);
     pyf_snapshot_free(NULL);
     CHECK_RC(pyf_snapshot_entries(NULL, &entries), PYF_EINVAL);
     const pyf_thread_facts *facts = (const pyf_thread_facts *)(uintptr_t)1;

@@ -1,6 +1,8 @@
 """Live: each thread's name, GIL state and exception in flight
-(Target.snapshot(facts=True)) against real CPython 3.13/3.14/3.15 and
-pyenv's 3.12 and 3.11 (Debian's python3.11 too on the host).
+(Target.snapshot(facts=True)), its OS thread id and whether it is the main
+thread, against real CPython 3.13/3.14/3.15 and pyenv's 3.12 and 3.11
+(Debian's python3.11 too on the host) and 3.10, 3.9, 3.8 (which keep no
+native thread id: the library finds it from the pthread handle).
 
 The target is targets/thread_facts.py: named and unnamed threading
 threads, a _thread one (no Python name), threads inside ``except`` blocks
@@ -15,10 +17,14 @@ one: at most one holder, always a spinner, and only spinners waiting.
 
 import json
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
-from conftest import interpreter_params, require_interpreters
+import debugger_util as du
+from conftest import HEAP_INTERPRETERS, interpreter_params, require_interpreters
 from livetarget import LiveTarget, frozen
 
 FROZEN_STATES = 12
@@ -56,7 +62,8 @@ def _frozen(target, pyframes, n, until=None):
     return out
 
 
-@pytest.fixture(scope="module", params=interpreter_params(older="all"))
+@pytest.fixture(scope="module", params=interpreter_params(older="all") + [
+    pytest.param(i, id=i.name) for i in HEAP_INTERPRETERS])
 def facts(request, tmp_path_factory, pyframes):
     interp = request.param
     if interp is None:
@@ -77,6 +84,99 @@ def test_every_thread_is_there(facts):
     assert set(facts.threads()) == want
 
 
+def test_main_thread_is_the_targets(facts):
+    """The one thread flagged main is threading.main_thread() (3.14+: the
+    interpreter's threads.main; before: the main interpreter's thread on
+    the process's first thread)."""
+    assert [tid for tid, t in facts.threads().items() if t.is_main] == [facts.truth["main"]]
+
+
+def test_dump_json_is_the_threads_own_view(facts, cli_env):
+    """pyframes dump PID --json: every thread under its own
+    threading.get_native_id(), its name and the exception it handles; the
+    native wait, read through that id from /proc, of a
+    thread blocked in os.read is a read."""
+    out = subprocess.run([sys.executable, "-m", "pyframes", "dump", str(facts.target.pid),
+                          "--json"], capture_output=True, timeout=120, env=cli_env,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    threads = {t["native_thread_id"]: t for i in doc["interpreters"] for t in i["threads"]}
+    want = {int(tid) for tid in facts.truth["threads"]} | {facts.truth["bare"]["native_id"]}
+    assert set(threads) == want
+    for tid, seen in facts.truth["threads"].items():
+        t = threads[int(tid)]
+        assert (t["thread_id"], t["name"]) == (seen["ident"], seen["name"]), tid
+        exc = t["exception"]
+        want_exc = seen["exception"]
+        assert (exc and (exc["type"], exc["message"], exc["file"], exc["line"])) == (
+            want_exc and (want_exc["type"], want_exc["message"], want_exc["file"],
+                          want_exc["line"])), tid
+    assert {t["name"]: t["native"] for t in threads.values()}["ledger-writer"].startswith(
+        "reading"), threads
+
+
+@pytest.fixture(scope="module")
+def gcore(facts, tmp_path_factory):
+    """gdb's gcore of the facts target (the target lives on)."""
+    du.require("gdb")
+    path = str(tmp_path_factory.mktemp("gcore-%s" % facts.interp.name) / "facts.core")
+    du.run_gdb(["gcore " + path], pid=facts.target.pid, plugin=False)
+    assert os.path.exists(path), "gcore wrote no core"
+    return path
+
+
+def _headers(text):
+    """{native id: header line} of a stack listing's thread headers."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'Thread 0x[0-9a-f]+ .*\(native (\d+),', line)
+        if m:
+            out[int(m.group(1))] = line
+    return out
+
+
+def _check_headers(facts, headers):
+    want = {int(tid) for tid in facts.truth["threads"]} | {facts.truth["bare"]["native_id"]}
+    assert set(headers) == want, headers
+    for tid, seen in facts.truth["threads"].items():
+        assert '"%s"' % seen["name"] in headers[int(tid)], headers[int(tid)]
+    assert [tid for tid, line in headers.items() if ", main," in line] == [facts.truth["main"]]
+
+
+def test_gcore_is_the_threads_own_view(facts, gcore, cli_env):
+    """The core read by pyframes dump CORE: every thread under its own
+    native id (3.8-3.10: the core's thread whose TLS base is the thread
+    state's pthread handle), its name, and the main thread."""
+    def dump(*args):
+        out = subprocess.run([sys.executable, "-m", "pyframes", "dump", gcore] + list(args),
+                             capture_output=True, timeout=120, env=cli_env,
+                             stdin=subprocess.DEVNULL)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.decode()
+    threads = {t["native_thread_id"]: t for i in json.loads(dump("--json"))["interpreters"]
+               for t in i["threads"]}
+    for tid, seen in facts.truth["threads"].items():
+        assert threads[int(tid)]["name"] == seen["name"], tid
+    _check_headers(facts, _headers(dump()))
+
+
+def test_gdb_reads_the_core_the_same(facts, gcore):
+    """gdb on the same core (the debugger's reads, its threads' fs_base
+    handed to the library): py-bt-fast --all heads every thread with its
+    own native id, name and the main thread."""
+    s = du.run_gdb(["py-bt-fast --all"], executable=facts.target.doc["executable"], core=gcore)
+    _check_headers(facts, _headers(s[0]))
+
+
+def test_lldb_reads_the_core_the_same(facts, gcore):
+    """lldb on the same core: pystack --all heads every thread with its own
+    native id, name and the main thread."""
+    du.require("lldb")
+    s = du.run_lldb(["pystack --all"], executable=facts.target.doc["executable"], core=gcore)
+    _check_headers(facts, _headers(s[0]))
+
+
 def test_names_are_threadings(facts):
     """Every name is threading's, found in the target; the _thread thread,
     in no threading table, has none (never a guess)."""
@@ -89,7 +189,9 @@ def test_names_are_threadings(facts):
     assert (bare.name, bare.name_source) == (None, None)
     names = {t.name for t in threads.values()}
     assert {"ledger-writer", "auditor", "MainThread", "handler"} <= names
-    assert any(n and n.startswith("Thread-") and n.endswith("(idle)") for n in names)
+    # the default name, "Thread-N (idle)" (before 3.10: "Thread-N")
+    assert any(n and n.startswith("Thread-") and (
+        n.endswith("(idle)") or facts.first.python.minor < 10) for n in names)
 
 
 def test_exceptions_are_what_the_threads_handle(facts):

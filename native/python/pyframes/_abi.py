@@ -137,6 +137,7 @@ PYF_CORE_FILE_SIZE = 104
 PYF_NATIVE_ACTIVATION = 0x1
 PYF_NATIVE_MAX_FRAMES = 256
 PYF_NATIVE_FRAME_SIZE = 48
+PYF_OS_THREAD_SIZE = 16
 
 PYF_COPY_ARRAYS = 0x01
 PYF_COPY_FREED = 0x02
@@ -444,6 +445,13 @@ PYF_LOCATE_SECTION = 0x2
 PYF_LOCATE_SCAN = 0x4
 
 
+class pyf_os_thread(ctypes.Structure):
+    _fields_ = [
+        ("tid", c_uint64),
+        ("tls_base", c_uint64),
+    ]
+
+
 class pyf_mapping(ctypes.Structure):
     _fields_ = [
         ("start", c_uint64),
@@ -729,7 +737,7 @@ STRUCTURES = {
                 pyf_snapshot_request, pyf_mapping, pyf_locate_request,
                 pyf_runtime_location, pyf_task, pyf_task_list, pyf_value, pyf_local,
                 pyf_values_request, pyf_values, pyf_thread_facts, pyf_core_request,
-                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame)
+                pyf_core_info, pyf_core_thread, pyf_core_file, pyf_native_frame, pyf_os_thread)
 }
 
 pyf_target_p = c_void_p
@@ -770,6 +778,8 @@ _PROTOTYPES = {
                                      POINTER(pyf_failure)]),
     "pyf_snapshot_tasks": (c_int, [POINTER(pyf_snapshot), POINTER(pyf_task_list)]),
     "pyf_target_set_asyncio": (c_int, [pyf_target_p, c_uint64]),
+    "pyf_target_set_os_threads": (c_int, [pyf_target_p, c_int64,
+                                          ctypes.POINTER(pyf_os_thread), c_uint32]),
     "pyf_snapshot_entries": (c_int, [POINTER(pyf_snapshot), POINTER(POINTER(c_uint64))]),
     "pyf_snapshot_thread_facts": (c_int, [POINTER(pyf_snapshot),
                                           POINTER(POINTER(pyf_thread_facts))]),

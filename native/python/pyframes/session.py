@@ -43,6 +43,8 @@ class _Cached(object):
     how: str        # how _PyRuntime was found
     writer: object = None  # DebuggerWrite of a live process the debugger can write
     asyncio: int = 0       # where its asyncio debug offsets are, once known
+    # (the generation its OS threads were given at,) once given
+    os_threads: tuple = ()
 
 
 class Session(object):
@@ -272,7 +274,7 @@ class Session(object):
         for key, cached in list(self._targets.items()):
             if key[0] == ident:
                 self._rebind(cached, adapter)
-                return self._refresh(key, cached, generation)
+                return self._give_os_threads(self._refresh(key, cached, generation), adapter)
         reader = DebuggerRead(adapter)
         runtime, how = self._runtimes.get(ident, (None, None))
         if runtime is None:
@@ -290,6 +292,27 @@ class Session(object):
         self._runtimes[ident] = (runtime, how)
         cached = _Cached(target, reader, generation, how, writer)
         self._remember((ident, runtime, "debugger"), cached)
+        return self._give_os_threads(cached, adapter)
+
+    @staticmethod
+    def _give_os_threads(cached, adapter):
+        """A debugger-read target is told once per stop the process's pid
+        (before 3.14, no threads_main: the main thread is the one on the
+        process's first thread) and, on 3.8-3.10, which keep no native
+        thread id, the debugger's threads and their TLS bases (the pthread
+        handles the thread states keep)."""
+        minor = cached.target.python.minor
+        if cached.os_threads == (cached.generation,) or minor > 13:
+            return cached
+        threads = {}
+        if minor <= 10:
+            threads = dict.fromkeys(ask(adapter.os_threads) or (), 0)
+            threads.update(ask(getattr(adapter, "thread_pointers", dict)) or {})
+        try:
+            cached.target.set_os_threads(adapter.pid() or 0, threads)
+        except errors.PyframesError:
+            pass  # the threads stay without native ids
+        cached.os_threads = (cached.generation,)
         return cached
 
     # ---- the command ---------------------------------------------------

@@ -376,6 +376,21 @@ class Target:
         if rc != 0:
             raise self._error(rc)
 
+    def set_os_threads(self, pid, threads):
+        """The OS threads of the process, as a debugger knows them:
+        ``threads`` {OS thread id: its TLS base, the pthread handle (0 when
+        unknown)}, ``pid`` the process's (0 unknown).  CPython 3.8-3.10
+        keep no native thread id; a target read by PID or on a core finds
+        them itself."""
+        rows = sorted(threads.items())
+        array = (_abi.pyf_os_thread * max(len(rows), 1))()
+        for i, (tid, tls) in enumerate(rows):
+            array[i].tid, array[i].tls_base = tid, tls or 0
+        rc = self._lib.pyf_target_set_os_threads(self._check_open(), int(pid or 0), array,
+                                                 len(rows))
+        if rc != 0:
+            raise self._error(rc)
+
     def set_cache(self, mode):
         """Set the frame cache: False or "off"; True or "on" (CPython 3.15:
         the last_profiled_frame protocol, which writes that field of the

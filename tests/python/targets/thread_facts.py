@@ -18,7 +18,7 @@ Threads, each blocked in a C call once it has recorded its view:
 
 Facts (the target's own, for the test's oracle), written to ``facts.json``
 next to the handshake before it: ``{"threads": {native_tid: {"ident",
-"name", "exception"}}, "spinners": [native_tid, ...]}`` where name is
+"name", "exception"}}, "spinners": [native_tid, ...], "main": native_tid}`` where name is
 threading's name of the thread (None for the _thread one) and exception
 what sys.exception() is there: {"type", "message", "file", "line"}, the
 line from the traceback's tb_lasti through co_lines() (tb_lineno is not
@@ -45,7 +45,10 @@ def type_name(exc):
 
 
 def line_of(tb):
-    """The line of a traceback entry from its tb_lasti (co_lines())."""
+    """The line of a traceback entry from its tb_lasti (co_lines()); before
+    3.10 (no co_lines) its tb_lineno, which 3.8-3.10 set as they make it."""
+    if not hasattr(tb.tb_frame.f_code, "co_lines"):
+        return tb.tb_lineno
     for start, end, line in tb.tb_frame.f_code.co_lines():
         if start <= tb.tb_lasti < end:
             return line
@@ -54,7 +57,7 @@ def line_of(tb):
 
 def truth():
     """This thread's facts, as it sees them."""
-    exc = sys.exception()
+    exc = sys.exception() if hasattr(sys, "exception") else sys.exc_info()[1]
     seen = None
     if exc is not None:
         tb = exc.__traceback__
@@ -152,7 +155,8 @@ def main():
     with LOCK:
         doc = {"threads": {str(tid): f for tid, f in FACTS.items()},
                "bare": {"native_id": bare, "ident": H.info[bare]["ident"]},
-               "spinners": [s.native_id for s in spinners]}
+               "spinners": [s.native_id for s in spinners],
+               "main": threading.main_thread().native_id}
     # complete before the handshake, which the test waits for
     with open(os.path.join(H.workdir, "facts.json"), "w") as f:
         json.dump(doc, f)
