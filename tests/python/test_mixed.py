@@ -8,7 +8,10 @@ CPython 3.12 and 3.11 (pyenv's builds) it runs with a copy of its
 libpython stripped to its .dynsym (debugger_util.stripped_older): the
 sessions "without debug info" have none, those with it find the unstripped
 file as its separate debug info.  3.12's entries are entry frames on the C
-stack, as 3.13's; 3.11's, the _PyCFrames of its eval calls.
+stack, as 3.13's; 3.11's, the _PyCFrames of its eval calls.  The
+heap-frame CPythons 3.10 and 3.8 run the same way: every Python frame is
+an eval call of its own; 3.10's entries are its eval calls' CFrames, 3.8
+has none (its frames go by the eval loop's exported name).
 
 Oracles, never our own output:
 * the target's own view of that thread's Python stack: every Python frame
@@ -37,9 +40,10 @@ _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debug
 
 # outside the sandbox (tests/sandbox/host_gdb.sh: the host's gdb 13), the
 # host's CPython only; 3.12 and 3.11 everywhere (3.12's entry frames are on
-# the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames)
+# the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames),
+# and 3.10 and 3.8 (du.heap_versions)
 VERSIONS = ((list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV])
-            + list(du.older_versions("all")))
+            + list(du.older_versions("all")) + list(du.heap_versions()))
 EVAL = "_PyEval_EvalFrameDefault"
 
 
@@ -130,7 +134,7 @@ def stopped(request, tmp_path_factory):
     du.require("gdb", version)
     workdir = str(tmp_path_factory.mktemp("mixed-%s" % version))
     python, debug_dir = du.python_for(version), None
-    if version in du.older_versions("all"):
+    if version in du.older_versions("all") + du.HEAP:
         python, debug_dir = du.stripped_older(version, workdir)
     target = du.LiveTarget(python, "mixed.py", workdir=workdir)
     target.start()
@@ -143,6 +147,25 @@ def stopped(request, tmp_path_factory):
         yield target
     finally:
         target.stop()
+
+
+def test_heap_frames_entered_from_c(stopped):
+    """3.8-3.10: every Python frame runs in an eval call of its own, so each
+    is entered from C; 3.10's entry is the CFrame its call pushed on the C
+    stack (each outer than the last), 3.8's unknown (0: bt places them by
+    the eval loop's name).  The gdb sessions check the placement itself."""
+    if stopped.version not in du.HEAP:
+        pytest.skip("not a heap-frame CPython")
+    import pyframes
+    with pyframes.attach(stopped.pid) as target:
+        (thread,) = target.snapshot(native_tid=stopped.tid, entries=True).threads()
+    assert [(f.function, f.filename, f.line) for f in thread.frames] == stopped.own
+    assert all(f.entry_from_c for f in thread.frames), thread.frames
+    if du.minor_of(stopped.version) == "3.10":
+        assert all(thread.entries) and thread.entries == sorted(set(thread.entries)), \
+            [hex(e) for e in thread.entries]
+    else:
+        assert not any(thread.entries), [hex(e) for e in thread.entries]
 
 
 def _gdb_session(target, debuginfo, core=None):

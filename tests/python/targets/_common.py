@@ -77,12 +77,15 @@ def _frames_from(frame):
     while frame is not None:
         code = frame.f_code
         if code not in positions:
-            positions[code] = list(code.co_positions())
+            # 3.8-3.10 have neither co_positions nor co_qualname (co_name,
+            # what pyframes shows there)
+            positions[code] = (list(code.co_positions()) if hasattr(code, "co_positions")
+                               else [])
         table = positions[code]
         index = frame.f_lasti // 2
         position = list(table[index]) if 0 <= index < len(table) else None
         frames.append({
-            "function": code.co_qualname,
+            "function": getattr(code, "co_qualname", code.co_name),
             "filename": code.co_filename,
             "line": frame.f_lineno,
             # co_positions() of the instruction in progress: exact for every
