@@ -52,11 +52,12 @@ import sysconfig
 import threading
 import time
 
-# System call numbers used to check that a thread is inside its blocking call.
+# System call numbers used to check that a thread is inside its blocking call
+# (time.sleep: nanosleep or clock_nanosleep, 3.11+; select or pselect6 before).
 _SYSCALLS = {
-    "x86_64": {"read": {0}, "sleep": {35, 230}, "lock": {202}, "write": {1},
+    "x86_64": {"read": {0}, "sleep": {35, 230, 23, 270}, "lock": {202}, "write": {1},
                "poll": {7, 23, 232, 270, 271, 281, 441}},
-    "aarch64": {"read": {63}, "sleep": {101, 115}, "lock": {98}, "write": {64},
+    "aarch64": {"read": {63}, "sleep": {101, 115, 72}, "lock": {98}, "write": {64},
                 "poll": {22, 72, 73, 441}},
 }
 
@@ -77,14 +78,13 @@ def _frames_from(frame):
     while frame is not None:
         code = frame.f_code
         if code not in positions:
-            # 3.8-3.10 have neither co_positions nor co_qualname (co_name,
-            # what pyframes shows there)
-            positions[code] = (list(code.co_positions()) if hasattr(code, "co_positions")
-                               else [])
+            # 3.8-3.10 have no co_positions (lines only: position None)
+            positions[code] = list(code.co_positions()) if hasattr(code, "co_positions") else []
         table = positions[code]
         index = frame.f_lasti // 2
         position = list(table[index]) if 0 <= index < len(table) else None
         frames.append({
+            # 3.8-3.10 have no co_qualname: a frame is named by its co_name
             "function": getattr(code, "co_qualname", code.co_name),
             "filename": code.co_filename,
             "line": frame.f_lineno,
