@@ -28,6 +28,9 @@ TARGETS = [
     ("pyenv-3.12", "3.12, PIE + shared libpython (pyenv)"),
     ("pyenv-3.11", "3.11, PIE + shared libpython (pyenv)"),
     ("debian-3.11", "3.11, Debian 12's own (static, non-PIE, stripped)"),
+    ("pyenv-3.10", "3.10, PIE + shared libpython (pyenv)"),
+    ("pyenv-3.9", "3.9, PIE + shared libpython (pyenv)"),
+    ("pyenv-3.8", "3.8, PIE + shared libpython (pyenv)"),
     ("3.13t", "3.13t free-threaded"),
     ("3.14t", "3.14t free-threaded"),
     ("3.15t", "3.15t free-threaded"),
@@ -46,7 +49,8 @@ def why_untested(target, reader, seen_targets):
     if reader == "gdb 13":
         if target == "pyenv-3.13":
             return "no host CPython 3.13+ on this machine (the host phase needs one)"
-        if target in ("pyenv-3.12", "pyenv-3.11", "debian-3.11"):
+        if target in ("pyenv-3.12", "pyenv-3.11", "debian-3.11", "pyenv-3.10", "pyenv-3.9",
+                      "pyenv-3.8"):
             return "interpreter not found on the host"
         return ("the host phase runs the host's gdb 13 against the host's CPythons only "
                 "(pyenv's, Debian 12's own python3.11)")

@@ -5,7 +5,8 @@ that table.
 A cell is (target, reader).  Targets are the interpreters the tests run:
 "3.13", "3.14", "3.15" (Debian's static binaries), "3.13d".. (their debug
 builds), "pyenv-3.13" (a PIE with a shared libpython), "pyenv-3.12" and
-"pyenv-3.11" (the same, read without _Py_DebugOffsets), "debian-3.11"
+"pyenv-3.11" (the same, read without _Py_DebugOffsets), "pyenv-3.10",
+"pyenv-3.9", "pyenv-3.8" (the same, heap frames), "debian-3.11"
 (Debian 12's own python3.11: static, non-PIE, stripped; the host's),
 "3.13t".. (the free-threaded layouts, as synthetic images built from
 CPython's own headers).  Readers are the ways a user reaches a target:
@@ -31,7 +32,7 @@ import json
 import os
 import re
 
-_VERSION_RE = re.compile(r"^(?:pyenv-|debian-)?3\.1[1-9][dt]?$")
+_VERSION_RE = re.compile(r"^(?:pyenv-|debian-)?3\.(?:[89]|1[0-9])[dt]?$")
 
 DRIVER_READERS = {
     "gdb": "gdb 18",
