@@ -27,6 +27,7 @@ Oracles, never our own output:
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -166,6 +167,56 @@ def test_heap_frames_entered_from_c(stopped):
             [hex(e) for e in thread.entries]
     else:
         assert not any(thread.entries), [hex(e) for e in thread.entries]
+
+
+def _core_file_offset(path, addr):
+    """The offset in the ELF core at path of the byte at address addr (its
+    PT_LOAD segment with file contents), or None."""
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    for i in range(phnum):
+        kind, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(
+            "<IIQQQQ", table, i * phentsize)
+        if kind == 1 and vaddr <= addr < vaddr + filesz:
+            return offset + addr - vaddr
+    return None
+
+
+def _through_c(core, target):
+    """The thread of the through-c stack in the core (frames and entries)."""
+    from pyframes.target import open_core
+    with open_core(core, executable=target.view["executable"]) as t:
+        for thread in t.snapshot(entries=True).threads():
+            if [(f.function, f.filename, f.line) for f in thread.frames] == target.own:
+                return thread
+    raise AssertionError("no thread with the through-c stack in %s" % core)
+
+
+def test_cframe_chain_mismatch_gives_no_entry(stopped, tmp_path):
+    """3.10, gdb's core of the stopped target: each frame's entry is its
+    eval call's CFrame; with one CFrame's link bent past the next (the chain
+    one short of the frames), no entry is given at all, never a wrong one."""
+    if du.minor_of(stopped.version) != "3.10":
+        pytest.skip("3.10's CFrames")
+    if not os.path.exists(stopped.core):
+        _gdb_session(stopped, True)
+    entries = _through_c(stopped.core, stopped).entries
+    assert len(entries) > 3 and all(entries), [hex(e) for e in entries]
+    bent = str(tmp_path / "bent.core")
+    shutil.copyfile(stopped.core, bent)
+    at = _core_file_offset(bent, entries[1] + 8)  # CFrame.previous
+    assert at is not None
+    with open(bent, "r+b") as f:
+        f.seek(at)
+        f.write(entries[3].to_bytes(8, "little"))
+    thread = _through_c(bent, stopped)
+    assert all(f.entry_from_c for f in thread.frames)
+    assert not any(thread.entries), [hex(e) for e in thread.entries]
 
 
 def _gdb_session(target, debuginfo, core=None):
