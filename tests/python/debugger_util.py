@@ -541,8 +541,9 @@ def own_view_mismatches(document, target, tids=None):
     want = target.threads if tids is None else {t: target.threads[t] for t in tids}
     problems = []
     if tids is None and set(got) != set(want):
+        # a thread whose native id the debugger could not tell is None
         problems.append("threads differ: debugger %s, target %s"
-                        % (sorted(got), sorted(want)))
+                        % (sorted(got, key=lambda t: t or 0), sorted(want)))
     for tid in sorted(set(got) & set(want)):
         g, w = got[tid], want[tid]
         if g != w:
