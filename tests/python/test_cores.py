@@ -1,8 +1,9 @@
 """Core files read by the command line, no debugger: ``pyframes dump CORE``.
 
 Real cores of real CPython processes (3.13, 3.14, 3.15, pyenv's 3.13 and
-its 3.12, 3.11, 3.10 and 3.8; the locks scenario from 3.11): the kernel's own (the target crashes itself, SIGSEGV or
-SIGABRT, with no limit on its core: targets/_common.py's PYFRAMES_CRASH),
+its 3.12, 3.11, 3.10 and 3.8; the locks scenario from 3.11): the kernel's
+own (the target crashes itself, SIGSEGV or SIGABRT, with no limit on its
+core: targets/_common.py's PYFRAMES_CRASH),
 gdb's ``gcore`` and lldb's ``process save-core`` (a minidump) of a live
 one.  Oracles: the target's own record (each thread's stack at the line
 where it blocks or crashes, its name; the values scenario's repr() of

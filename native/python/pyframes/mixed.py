@@ -27,7 +27,8 @@ import collections
 from .render import escape
 
 __all__ = ["NativeFrame", "Run", "Placement", "Group", "python_runs", "place", "interleave",
-           "needs_names", "EVAL_FUNCTION", "python_name", "python_line", "format_mixed", "mixed_json_frames", "native_output"]
+           "needs_names", "EVAL_FUNCTION", "python_name", "python_line", "format_mixed",
+           "mixed_json_frames", "native_output"]
 
 #: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
 #: (None when the debugger has none); ``inline``: a frame the debugger made
