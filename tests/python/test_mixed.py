@@ -495,3 +495,26 @@ def test_bt_of_a_process_without_python():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_runs_without_entries_go_by_the_eval_loops_name():
+    """3.8 and 3.9 (no entry known): the n-th physical frame named
+    _PyEval_EvalFrameDefault (its split-off .cold part too; inlined frames
+    never) runs the n-th run; with the frames past --limit counted among
+    the eval calls; and none placed, with the counts said, when the
+    backtrace does not hold one such frame per eval call."""
+    from pyframes import mixed
+    names = ["read", "leaf_c", EVAL, "call", EVAL + ".cold", EVAL, "start"]
+    native = [mixed.NativeFrame(i, 0x1000 + i, 0x100 * (i + 1), name, None, False)
+              for i, name in enumerate(names)]
+    native.insert(3, mixed.NativeFrame(9, 0x1009, None, EVAL, None, True))  # inlined
+    runs = [mixed.Run([name], 0) for name in ("a", "b", "c")]
+    placement = mixed.place(native, runs)
+    assert not placement.unplaced
+    assert {i: placement.frames_at(i) for i in placement.at} == {
+        2: ["a"], 5: ["b"], 6: ["c"]}
+    cut = mixed.place(native, runs[:2], more=1)
+    assert not cut.unplaced and sorted(cut.at) == [2, 5]
+    for wrong in (mixed.place(native, runs[:2]), mixed.place(native, runs, more=1)):
+        assert wrong.unplaced and not wrong.at
+        assert "native frames are named %s for" % EVAL in wrong.reason
