@@ -546,6 +546,9 @@ class PyframesFrameFilter(object):
         if not runs:
             return frames
         native = [_pyframes_sp_frame(d.inferior_frame()) for d in frames]
+        if _pyf.mixed.needs_names(runs):
+            native = [f._replace(function=d.inferior_frame().name())
+                      for f, d in zip(native, frames)]
         placement = _pyf.mixed.place(native, runs)
         out = []
         for group in _pyf.mixed.interleave(len(frames), placement):

@@ -395,6 +395,15 @@ class LldbAdapter(object if _pyf is None else _pyf.adapter.DebuggerAdapter):
         raise RuntimeError("lldb's backtrace has no frame at pc 0x%x" % (native.pc or 0))
 
 
+def _last_of_physical(frames, level):
+    """Whether frames[level] is the outermost frame lldb lists for its
+    physical frame (the next one has another CFA)."""
+    if level + 1 >= len(frames):
+        return False
+    cfa, outer = frames[level].GetCFA(), frames[level + 1].GetCFA()
+    return cfa not in (0, lldb.LLDB_INVALID_ADDRESS) and outer != cfa
+
+
 def _native_list(frames, skip_first=False):
     """SBFrames (innermost first) as pyframes.mixed.NativeFrame.  With
     skip_first the innermost is not asked anything (in a frame provider
@@ -409,6 +418,13 @@ def _native_list(frames, skip_first=False):
         module = f.GetModule()
         spec = module.GetFileSpec() if module.IsValid() else None
         name = f.GetFunctionName()
+        if inline and _last_of_physical(frames, level):
+            # lldb (21, 22) sometimes lists a physical frame as its inlined
+            # callees only, the function they are inlined into left out:
+            # the last of them stands for the frame, named by its symbol
+            inline = False
+            if f.GetSymbol().IsValid():
+                name = f.GetSymbol().GetName()
         if not name and f.GetSymbol().IsValid():
             name = f.GetSymbol().GetName()
         out.append(_pyf.mixed.NativeFrame(level, f.GetPC(), None if inline else f.GetSP(),

@@ -336,12 +336,84 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
     return PYF_OK;
 }
 
+/* Bytes of C stack read at once while following the CFrame chain (a
+ * 3.10 Python call takes about 400 bytes of it): a read that runs past the
+ * stack's end is made again a quarter as long, down to one word. */
+#define CFRAME_WINDOW 65536
+
+/* 3.10: the entries of the thread's n frames, top first, into entry[0 ..
+ * want): each eval call pushes one CFrame on the C stack, so the k-th
+ * CFrame from the thread state's cframe goes with the k-th frame from the
+ * top (nothing in a CFrame names its frame).  True only when the chain
+ * holds exactly n CFrames, each outer than the one before it, before the
+ * thread state's root_cframe (whose previous is never set); else the
+ * entries are not known (never a wrong one).  3.8 and 3.9 push no marker:
+ * false. */
+static bool cframe_entries(pyf_target *t, const pyf__thread_walk *w, uint64_t *entry,
+                           uint32_t n, uint32_t want)
+{
+    const pyf__offsets *o = &t->off;
+    if (o->tstate.cframe == PYF__ABSENT || o->tstate.root_cframe == PYF__ABSENT ||
+        o->cframe.previous == PYF__ABSENT || w->tstate_addr == 0 ||
+        w->tstate_addr > UINT64_MAX - o->tstate.root_cframe)
+        return false;
+    uint64_t root = w->tstate_addr + o->tstate.root_cframe, lo = 0, hi = 0;
+    uint8_t word[8];
+    if (pyf__read_quiet(t, w->tstate_addr + o->tstate.cframe, word, 8) != PYF_OK)
+        return false;
+    uint8_t *win = malloc(CFRAME_WINDOW);
+    if (win == NULL)
+        return false;
+    uint64_t cf = pyf__ld64(word), last = 0;
+    bool ok = true;
+    for (uint32_t k = 0; k < n; k++) {
+        /* on the C stack, outward: each CFrame above the one before it */
+        if (cf == root || cf % 8 != 0 || cf <= last ||
+            cf > UINT64_MAX - CFRAME_WINDOW - o->cframe.previous) {
+            ok = false;
+            break;
+        }
+        if (k < want)
+            entry[k] = cf;
+        uint64_t at = cf + o->cframe.previous;
+        if (at < lo || at + 8 > hi) {
+            size_t len = CFRAME_WINDOW;
+            int rc;
+            while ((rc = pyf__read_quiet(t, at, win, len)) != PYF_OK && len > 8)
+                len = len / 4 > 8 ? len / 4 : 8;
+            if (rc != PYF_OK) {
+                ok = false;
+                break;
+            }
+            lo = at;
+            hi = at + len;
+        }
+        last = cf;
+        cf = pyf__ld64(win + (at - lo));
+    }
+    free(win);
+    return ok && cf == root;
+}
+
 /* Hand the frames read to the sink, top first, as frames.c does its own:
- * kept up to keep_frames, counted past them, up to max_depth. */
+ * kept up to keep_frames, counted past them, up to max_depth.  Every heap
+ * frame runs in its own eval call, entered from C: each kept frame is
+ * marked so, with its entry when known (3.10's CFrame, else 0).  A kept
+ * frame's run never goes on past the cut, so no cut entry is handed. */
 static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
                    pyf__walk_result *res, const hentry *v, uint32_t n)
 {
     uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX, emitted = 0;
+    uint32_t want = keep < n ? (uint32_t)keep : n;
+    uint64_t *entry = NULL;
+    if (sink->mark_entry != NULL && want > 0) {
+        entry = calloc(want, sizeof *entry);
+        if (entry == NULL)
+            return PYF_ENOMEM;
+        if (!cframe_entries(t, w, entry, n, want))
+            memset(entry, 0, want * sizeof *entry);
+    }
+    int rc = PYF_OK;
     for (uint32_t i = 0; i < n; i++) {
         const hentry *e = &v[i];
         if (emitted >= keep) {
@@ -352,24 +424,30 @@ static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *si
         const pyf__code *code = e->fr.code % 8 == 0
                                     ? pyf__code_get(t, e->fr.code, e->fr.addr, &soft)
                                     : NULL;
-        if (soft == PYF_ENOMEM)
-            return soft;
+        if (soft == PYF_ENOMEM) {
+            rc = soft;
+            break;
+        }
         if (soft == PYF__ESTALE) {
             res->torn = true;
             res->torn_at = e->fr.addr;
-            return pyf__fail(t, PYF_ECORRUPT, "the code object of frame 0x%llx was freed "
-                             "while it was read (the stack changed)",
-                             (unsigned long long)e->fr.addr);
+            rc = pyf__fail(t, PYF_ECORRUPT, "the code object of frame 0x%llx was freed "
+                           "while it was read (the stack changed)",
+                           (unsigned long long)e->fr.addr);
+            break;
         }
         uint32_t flags = e->fr.gen != 0 ? pyf__owned_flags(code) : 0;
-        int rc = sink->frame(sink->ctx, e->fr.addr, e->fr.code, code, e->fr.instr, flags);
+        rc = sink->frame(sink->ctx, e->fr.addr, e->fr.code, code, e->fr.instr, flags);
         if (rc != PYF_OK)
-            return rc;
+            break;
         if (res->first == 0)
             res->first = e->fr.addr;
+        if (entry != NULL && (rc = sink->mark_entry(sink->ctx, entry[emitted])) != PYF_OK)
+            break;
         emitted++;
     }
-    return PYF_OK;
+    free(entry);
+    return rc;
 }
 
 int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,

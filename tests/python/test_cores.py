@@ -1,8 +1,9 @@
 """Core files read by the command line, no debugger: ``pyframes dump CORE``.
 
 Real cores of real CPython processes (3.13, 3.14, 3.15, pyenv's 3.13 and
-its 3.12 and 3.11): the kernel's own (the target crashes itself, SIGSEGV or
-SIGABRT, with no limit on its core: targets/_common.py's PYFRAMES_CRASH),
+its 3.12, 3.11, 3.10 and 3.8; the locks scenario from 3.11): the kernel's
+own (the target crashes itself, SIGSEGV or SIGABRT, with no limit on its
+core: targets/_common.py's PYFRAMES_CRASH),
 gdb's ``gcore`` and lldb's ``process save-core`` (a minidump) of a live
 one.  Oracles: the target's own record (each thread's stack at the line
 where it blocks or crashes, its name; the values scenario's repr() of
@@ -47,9 +48,13 @@ COMPRESSORS = {  # name: (the tool's command writing the compressed file to stdo
 }
 
 
-def _interpreters():
+def _interpreters(heap=True):
+    """3.13-3.15, pyenv's 3.13, 3.12 and 3.11, and with heap the heap-frame
+    versions' representatives, 3.10 and 3.8."""
     chosen = [i for i in conftest.INTERPRETERS if i.kind in ("release", "pyenv")]
     chosen += conftest.older_interpreters("all")
+    if heap:
+        chosen += [i for i in conftest.HEAP_INTERPRETERS if i.minor in du.HEAP_REPRESENTATIVE]
     return [pytest.param(i, id=i.name) for i in chosen] or [pytest.param(None, id="none")]
 
 
@@ -108,7 +113,8 @@ def minor_of(target):
 
 
 #: The first version whose thread names pyframes reads: every one it reads
-NAMES_FROM = 11
+#: (3.8-3.10 too)
+NAMES_FROM = 8
 
 
 def view_mismatches(target, doc, frames=True, unreadable=False):
@@ -180,7 +186,9 @@ def values_crash(request, tmp_path_factory):
     c.target.stop()
 
 
-@pytest.fixture(scope="module", params=_interpreters())
+# not on 3.8-3.10: what their locks scenario can tell (no value stack of a
+# running frame) is test_locks' subject
+@pytest.fixture(scope="module", params=_interpreters(heap=False))
 def locks_crash(request, tmp_path_factory):
     """The locks scenario's kernel core: SIGABRT in the main thread."""
     interp = request.param

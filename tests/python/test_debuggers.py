@@ -18,15 +18,17 @@ from conftest import REFUSED_INTERPRETERS, start_saying_version
 from oracle import compare_views
 
 DRIVERS = drivers.selected()
-# 3.13-3.15, and the older CPythons read without _Py_DebugOffsets (pyenv's
-# 3.12 and 3.11; the host's gdb also Debian's own python3.11): every one in
-# the live session and on cores; the representative (3.12) in the suites
+# 3.13-3.15, the older CPythons read without _Py_DebugOffsets (pyenv's
+# 3.12 and 3.11; the host's gdb also Debian's own python3.11) and the
+# heap-frame ones (pyenv's 3.10, 3.9, 3.8): every one in the live session
+# and on cores; the representatives (3.12; 3.10 and 3.8) in the suites
 # that repeat what those show (no debug symbols, a core from elsewhere,
 # depth 1000).
-PAIRS = [(d, v) for d in DRIVERS for v in d.versions() + d.older_versions()]
+PAIRS = [(d, v) for d in DRIVERS for v in d.versions() + d.older_versions() + list(du.HEAP)]
 IDS = ["%s-%s" % (d.name, v) for d, v in PAIRS]
 REPRESENTATIVE_PAIRS = [(d, v) for d, v in PAIRS
-                        if v not in du.OLDER or v in du.OLDER_REPRESENTATIVE]
+                        if (v not in du.OLDER or v in du.OLDER_REPRESENTATIVE) and
+                        (v not in du.HEAP or v in du.heap_versions())]
 REPRESENTATIVE_IDS = ["%s-%s" % (d.name, v) for d, v in REPRESENTATIVE_PAIRS]
 
 
@@ -216,7 +218,13 @@ def test_unknown_thread_number(live):
         in s["no_such"], s.describe("no_such")
 
 
-def test_selected_thread_without_python(live):
+def test_selected_thread_without_python(live, request):
+    if live.version in du.HEAP:
+        # the list is read one frame deep (max_depth 1): the heap-frame
+        # walk delivers nothing when the chain is deeper than its limit,
+        # where the 3.11+ walk delivers the frames it read
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason="3.8-3.10: a walk past max_depth delivers no frame"))
     s = live.session
     out = s["foreign"]
     foreign = live.target.foreign_tids[0]
@@ -569,7 +577,7 @@ def test_runtime_location_fallbacks(core_session, way):
     says so without calling it "not a Python process" (no file was given
     to tell)."""
     s, cores = core_session.session, core_session.cores
-    if way == "scan" and cores.version in du.OLDER:
+    if way == "scan" and cores.version in du.OLDER + du.HEAP:
         assert re.search(r"no CPython runtime found in process %d \(" % cores.target.pid,
                          s[way]), s.describe(way)
         assert "not a Python process" not in s[way] and "Traceback" not in s[way]
@@ -579,6 +587,9 @@ def test_runtime_location_fallbacks(core_session, way):
     # a target of its own, located that way
     how = {"symbol": "the symbol _PyRuntime", "section": "the .PyRuntime section of /",
            "scan": "the runtime cookie at 0x"}[way]
+    if way == "section" and du.minor_of(cores.version) in ("3.9", "3.8"):
+        # no .PyRuntime section before 3.10: the files' own symbol tables
+        how = "the symbol _PyRuntime of /"
     assert re.search(r"^runtime: _PyRuntime at 0x[0-9a-f]+, found by %s" % re.escape(how),
                      s[way + "-info"], re.M), s.describe(way + "-info")
 

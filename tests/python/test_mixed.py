@@ -8,7 +8,10 @@ CPython 3.12 and 3.11 (pyenv's builds) it runs with a copy of its
 libpython stripped to its .dynsym (debugger_util.stripped_older): the
 sessions "without debug info" have none, those with it find the unstripped
 file as its separate debug info.  3.12's entries are entry frames on the C
-stack, as 3.13's; 3.11's, the _PyCFrames of its eval calls.
+stack, as 3.13's; 3.11's, the _PyCFrames of its eval calls.  The
+heap-frame CPythons 3.10 and 3.8 run the same way: every Python frame is
+an eval call of its own; 3.10's entries are its eval calls' CFrames, 3.8
+has none (its frames go by the eval loop's exported name).
 
 Oracles, never our own output:
 * the target's own view of that thread's Python stack: every Python frame
@@ -24,6 +27,7 @@ Oracles, never our own output:
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -37,9 +41,10 @@ _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debug
 
 # outside the sandbox (tests/sandbox/host_gdb.sh: the host's gdb 13), the
 # host's CPython only; 3.12 and 3.11 everywhere (3.12's entry frames are on
-# the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames)
+# the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames),
+# and 3.10 and 3.8 (du.heap_versions)
 VERSIONS = ((list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV])
-            + list(du.older_versions("all")))
+            + list(du.older_versions("all")) + list(du.heap_versions()))
 EVAL = "_PyEval_EvalFrameDefault"
 
 
@@ -130,7 +135,7 @@ def stopped(request, tmp_path_factory):
     du.require("gdb", version)
     workdir = str(tmp_path_factory.mktemp("mixed-%s" % version))
     python, debug_dir = du.python_for(version), None
-    if version in du.older_versions("all"):
+    if version in du.older_versions("all") + du.HEAP:
         python, debug_dir = du.stripped_older(version, workdir)
     target = du.LiveTarget(python, "mixed.py", workdir=workdir)
     target.start()
@@ -143,6 +148,75 @@ def stopped(request, tmp_path_factory):
         yield target
     finally:
         target.stop()
+
+
+def test_heap_frames_entered_from_c(stopped):
+    """3.8-3.10: every Python frame runs in an eval call of its own, so each
+    is entered from C; 3.10's entry is the CFrame its call pushed on the C
+    stack (each outer than the last), 3.8's unknown (0: bt places them by
+    the eval loop's name).  The gdb sessions check the placement itself."""
+    if stopped.version not in du.HEAP:
+        pytest.skip("not a heap-frame CPython")
+    import pyframes
+    with pyframes.attach(stopped.pid) as target:
+        (thread,) = target.snapshot(native_tid=stopped.tid, entries=True).threads()
+    assert [(f.function, f.filename, f.line) for f in thread.frames] == stopped.own
+    assert all(f.entry_from_c for f in thread.frames), thread.frames
+    if du.minor_of(stopped.version) == "3.10":
+        assert all(thread.entries) and thread.entries == sorted(set(thread.entries)), \
+            [hex(e) for e in thread.entries]
+    else:
+        assert not any(thread.entries), [hex(e) for e in thread.entries]
+
+
+def _core_file_offset(path, addr):
+    """The offset in the ELF core at path of the byte at address addr (its
+    PT_LOAD segment with file contents), or None."""
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    for i in range(phnum):
+        kind, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(
+            "<IIQQQQ", table, i * phentsize)
+        if kind == 1 and vaddr <= addr < vaddr + filesz:
+            return offset + addr - vaddr
+    return None
+
+
+def _through_c(core, target):
+    """The thread of the through-c stack in the core (frames and entries)."""
+    from pyframes.target import open_core
+    with open_core(core, executable=target.view["executable"]) as t:
+        for thread in t.snapshot(entries=True).threads():
+            if [(f.function, f.filename, f.line) for f in thread.frames] == target.own:
+                return thread
+    raise AssertionError("no thread with the through-c stack in %s" % core)
+
+
+def test_cframe_chain_mismatch_gives_no_entry(stopped, tmp_path):
+    """3.10, gdb's core of the stopped target: each frame's entry is its
+    eval call's CFrame; with one CFrame's link bent past the next (the chain
+    one short of the frames), no entry is given at all, never a wrong one."""
+    if du.minor_of(stopped.version) != "3.10":
+        pytest.skip("3.10's CFrames")
+    if not os.path.exists(stopped.core):
+        _gdb_session(stopped, True)
+    entries = _through_c(stopped.core, stopped).entries
+    assert len(entries) > 3 and all(entries), [hex(e) for e in entries]
+    bent = str(tmp_path / "bent.core")
+    shutil.copyfile(stopped.core, bent)
+    at = _core_file_offset(bent, entries[1] + 8)  # CFrame.previous
+    assert at is not None
+    with open(bent, "r+b") as f:
+        f.seek(at)
+        f.write(entries[3].to_bytes(8, "little"))
+    thread = _through_c(bent, stopped)
+    assert all(f.entry_from_c for f in thread.frames)
+    assert not any(thread.entries), [hex(e) for e in thread.entries]
 
 
 def _gdb_session(target, debuginfo, core=None):
@@ -421,3 +495,26 @@ def test_bt_of_a_process_without_python():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_runs_without_entries_go_by_the_eval_loops_name():
+    """3.8 and 3.9 (no entry known): the n-th physical frame named
+    _PyEval_EvalFrameDefault (its split-off .cold part too; inlined frames
+    never) runs the n-th run; with the frames past --limit counted among
+    the eval calls; and none placed, with the counts said, when the
+    backtrace does not hold one such frame per eval call."""
+    from pyframes import mixed
+    names = ["read", "leaf_c", EVAL, "call", EVAL + ".cold", EVAL, "start"]
+    native = [mixed.NativeFrame(i, 0x1000 + i, 0x100 * (i + 1), name, None, False)
+              for i, name in enumerate(names)]
+    native.insert(3, mixed.NativeFrame(9, 0x1009, None, EVAL, None, True))  # inlined
+    runs = [mixed.Run([name], 0) for name in ("a", "b", "c")]
+    placement = mixed.place(native, runs)
+    assert not placement.unplaced
+    assert {i: placement.frames_at(i) for i in placement.at} == {
+        2: ["a"], 5: ["b"], 6: ["c"]}
+    cut = mixed.place(native, runs[:2], more=1)
+    assert not cut.unplaced and sorted(cut.at) == [2, 5]
+    for wrong in (mixed.place(native, runs[:2]), mixed.place(native, runs, more=1)):
+        assert wrong.unplaced and not wrong.at
+        assert "native frames are named %s for" % EVAL in wrong.reason

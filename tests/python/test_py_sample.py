@@ -26,9 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET = os.path.join(HERE, "targets", "aba_chains.py")
 DRIVERS = drivers.selected()
 # 3.15 with its frame cache, 3.13 without; the older CPythons'
-# representative (3.12) in gdb and lldb 21
+# representative (3.12) and the heap-frame one (3.10) in gdb and lldb 21
 PAIRS = [(d, v) for d in DRIVERS for v in ("3.15", "3.13") if v in d.versions()] + \
-    [(d, v) for d in DRIVERS if d.name in ("gdb", "lldb") for v in du.OLDER_REPRESENTATIVE]
+    [(d, v) for d in DRIVERS if d.name in ("gdb", "lldb")
+     for v in du.OLDER_REPRESENTATIVE + tuple(h for h in du.heap_versions()
+                                              if du.minor_of(h) == "3.10")]
 IDS = ["%s-%s" % (d.name, v) for d, v in PAIRS]
 
 

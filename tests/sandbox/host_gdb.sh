@@ -3,10 +3,12 @@
 # Debian 12, gdb 13 embedding Python 3.11), outside the sandbox root, against
 # a CPython 3.13-3.15 of the host (find_host_python in common.sh; pyenv's
 # builds are PIEs with a shared libpython, another layout than Debian's),
-# pyenv's 3.12 and 3.11, and Debian 12's own /usr/bin/python3.11 (static,
-# non-PIE, stripped: found by its .PyRuntime section or .dynsym symbol).
+# pyenv's 3.12 and 3.11, the heap-frame 3.10, 3.9 and 3.8 (the suites'
+# own lists: test_mixed.py takes 3.10 and 3.8), and Debian 12's own
+# /usr/bin/python3.11 (static, non-PIE, stripped: found by its .PyRuntime
+# section or .dynsym symbol).
 # Builds pyframes with the host's cmake and gcc into build/host and runs the
-# debugger suite with its host-gdb driver, then the command line's live
+# debugger suites with their host-gdb driver, then the command line's live
 # stacks on Debian's python3.11 (the sandbox root, Debian sid, has none):
 #
 #   PYFRAMES_DEBUGGERS=host-gdb python3 -m pytest tests/python/test_debuggers.py

@@ -10,6 +10,13 @@ and names only serve as a cross-check.  Where the native unwind stops short
 its last frame are not placed: they are reported after it, with the reason,
 never dropped.
 
+CPython 3.8 and 3.9 push no entry frame: every Python frame runs in an eval
+call of its own, entered from C, and the library knows no entry.  There the
+runs go by name: the n-th native frame named ``_PyEval_EvalFrameDefault``
+(innermost first; the symbol is exported, so even a stripped libpython
+names it) runs the n-th run, when as many such frames as runs are found
+(else none is placed, and the reason says so).
+
 Pure functions over plain data: the debugger plugins turn their frames
 into :class:`NativeFrame` and print what :func:`place` returns.
 """
@@ -20,7 +27,8 @@ import collections
 from .render import escape
 
 __all__ = ["NativeFrame", "Run", "Placement", "Group", "python_runs", "place", "interleave",
-           "python_name", "python_line", "format_mixed", "mixed_json_frames", "native_output"]
+           "needs_names", "EVAL_FUNCTION", "python_name", "python_line", "format_mixed",
+           "mixed_json_frames", "native_output"]
 
 #: One frame of the debugger's backtrace.  ``sp`` is its stack pointer
 #: (None when the debugger has none); ``inline``: a frame the debugger made
@@ -112,9 +120,44 @@ def python_runs(thread):
     return runs
 
 
-def place(native, runs):
+#: The eval loop's function: each call runs one run of Python frames.
+EVAL_FUNCTION = "_PyEval_EvalFrameDefault"
+
+
+def needs_names(runs):
+    """Whether placing ``runs`` needs the native frames' function names:
+    no run's entry is known (CPython 3.8, 3.9), so they go by name."""
+    return bool(runs) and not any(run.entry for run in runs)
+
+
+def _is_eval(function):
+    # a part gcc split off (".cold") is the same call
+    return bool(function) and (function == EVAL_FUNCTION or
+                               function.startswith(EVAL_FUNCTION + "."))
+
+
+def _place_by_name(native, physical, runs, more, result):
+    """Runs without entries: the n-th physical frame named as the eval loop
+    runs the n-th run, innermost first, when the native frames hold one such
+    frame per run (``more``: the thread's runs past --limit, each its own
+    eval call too, further out)."""
+    evals = [i for i in physical if _is_eval(native[i].function)]
+    if len(evals) != len(runs) + more:
+        result.unplaced = list(runs)
+        result.reason = ("the walk did not find where they were entered from C, and %d "
+                         "native frames are named %s for %d eval calls"
+                         % (len(evals), EVAL_FUNCTION, len(runs) + more))
+        return result
+    for i, run in zip(evals, runs):
+        result.at.setdefault(i, []).append(run)
+    return result
+
+
+def place(native, runs, more=0):
     """A :class:`Placement` of ``runs`` (innermost first) on ``native``
-    (the debugger's frames, innermost first)."""
+    (the debugger's frames, innermost first); ``more``: the eval calls of
+    the thread's frames left out by --limit (only counted), for the
+    placement by name (:func:`needs_names`)."""
     result = Placement()
     # the physical frames, with the stack pointer of each, outward: a frame
     # whose stack pointer lies below an inner one's is not where the
@@ -125,6 +168,8 @@ def place(native, runs):
         if not f.inline and f.sp is not None and (not sps or f.sp >= sps[-1]):
             physical.append(i)
             sps.append(f.sp)
+    if needs_names(runs):
+        return _place_by_name(native, physical, runs, more, result)
     floor = 0  # runs go outward: never above the last one placed
     for n, run in enumerate(runs):
         owner = None
@@ -224,7 +269,8 @@ def native_output(snapshot, threads, native_of, header_of, json_out, source=None
     (``limit``) each thread says how many Python frames it left out."""
     import json
     placed = [(t, native_of(t)) for t in threads]
-    placed = [(t, native, place(native, python_runs(t))) for t, native in placed]
+    placed = [(t, native, place(native, python_runs(t), t.more_frames or 0))
+              for t, native in placed]
     if json_out:
         doc = snapshot.to_dict()
         by_tstate = {t.tstate_addr: (n, p) for t, n, p in placed}
