@@ -218,13 +218,7 @@ def test_unknown_thread_number(live):
         in s["no_such"], s.describe("no_such")
 
 
-def test_selected_thread_without_python(live, request):
-    if live.version in du.HEAP:
-        # the list is read one frame deep (max_depth 1): the heap-frame
-        # walk delivers nothing when the chain is deeper than its limit,
-        # where the 3.11+ walk delivers the frames it read
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="3.8-3.10: a walk past max_depth delivers no frame"))
+def test_selected_thread_without_python(live):
     s = live.session
     out = s["foreign"]
     foreign = live.target.foreign_tids[0]
