@@ -827,8 +827,7 @@ static void exception_facts(fctx *f, uint64_t tstate, const uint8_t *ts, size_t 
         exc = pyf__ld64(ts + vl->tstate_current_exception);
     }
     /* a layout that does not place exc_info in the state read: unknown */
-    if (exc == 0 && (vl->tstate_exc_info == PYF__ABSENT || vl->tstate_exc_info + 8 > tslen ||
-                     vl->stackitem_exc_value > 8 || vl->stackitem_previous > 8)) {
+    if (exc == 0 && (vl->tstate_exc_info == PYF__ABSENT || vl->tstate_exc_info + 8 > tslen)) {
         tf->flags |= PYF_FACT_EXC_UNREADABLE;
         return;
     }

@@ -592,3 +592,21 @@ def parse_py_bt_threads(text):
 def co_name(qualname):
     """The last component of a qualified name (what py-bt prints)."""
     return qualname.rsplit(".", 1)[-1]
+
+
+UNLISTED_THREAD = ("lldb's minidump (lldb 21 and 22) leaves a thread of the process out of its "
+                   "thread list, and 3.8-3.10 keep no OS id in the thread state (only lldb's "
+                   "list, or the thread's own struct pthread, which the minidump leaves out "
+                   "too, tells it): that thread's native id is unknown (null), never guessed")
+
+
+def xfail_if_thread_unlisted(doc, tids):
+    """A 3.8-3.10 core read from lldb's minidump: when a thread of the
+    target (tids: its native ids) is shown without one (null) because the
+    minidump does not list it, the test is an expected failure
+    (UNLISTED_THREAD); otherwise it goes on, and can fail."""
+    import pytest
+    ids = [t["native_thread_id"] for i in doc["interpreters"] for t in i["threads"]]
+    if None in ids and set(tids) - set(ids):
+        pytest.xfail(UNLISTED_THREAD)
+

@@ -26,7 +26,7 @@ def _text(res):
     return (res.stdout.decode("utf-8", "replace"), res.stderr.decode("utf-8", "replace"))
 
 
-@pytest.fixture(scope="module", params=scenario_params(("threads", "names"), older="all"))
+@pytest.fixture(scope="module", params=scenario_params(("threads", "names"), older="all", heap=True))
 def target(request, tmp_path_factory):
     with start_scenario(request.param, tmp_path_factory, "cli-") as t:
         yield t
