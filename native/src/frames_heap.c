@@ -410,7 +410,7 @@ static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *si
         entry = calloc(want, sizeof *entry);
         if (entry == NULL)
             return PYF_ENOMEM;
-        if (!cframe_entries(t, w, entry, n, want))
+        if (!w->entries || !cframe_entries(t, w, entry, n, want))
             memset(entry, 0, want * sizeof *entry);
     }
     int rc = PYF_OK;

@@ -477,6 +477,7 @@ static int walk_one(void *ctx, pyf__thread_info *ti)
     int trc = pyf__walk_top(t, &w, ti->buf, ti->len);
     w.max_depth = sw->max_depth;
     w.keep_frames = sw->req != NULL ? sw->req->keep_frames : 0;
+    w.entries = sw->req != NULL && (sw->req->flags & PYF_SNAP_ENTRIES);
     w.extra = ti->buf;
     w.extra_addr = ti->addr;
     w.extra_len = ti->len;

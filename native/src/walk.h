@@ -212,6 +212,10 @@ typedef struct pyf__thread_walk {
     /* ... because every thread of the process was stopped throughout the
      * walk (walk_frozen): a top frame that does not run is shown too */
     bool frozen;
+    /* the caller asked where each frame's eval call is (PYF_SNAP_ENTRIES):
+     * a walk that finds them apart from the frames (3.10's CFrames) reads
+     * them only then */
+    bool entries;
 } pyf__thread_walk;
 
 /* What one walk of a thread found besides its frames (filled by
