@@ -12,9 +12,12 @@
  *     UNWINDING): it waits in the call of the frame above it; the top may
  *     also be one being entered (not started, or a generator's being
  *     resumed) or returning;
+ *   - a running process's top frame has not returned (one that has is
+ *     being made again for another call, or no longer the thread's);
  *   - a running process's chain is read a second time right after the
- *     first, every frame and the thread state's frame in one reader call:
- *     the thread state must still name the top, and each frame must hold
+ *     first, every frame and the thread state's frame (before the frames
+ *     and after them) in one reader call: the thread state must still
+ *     name the top, and each frame must hold
  *     the same type, caller, code, generator and state, and each frame
  *     below the top the same instruction.  Frame objects are reused (the
  *     free list, a code object's zombie frame), so a frame that returned
@@ -79,7 +82,7 @@ struct pyf__hwalk {
     uint32_t addrs_cap;
     uint8_t *before, *again; /* the spans' bytes, before and after the walk */
     uint64_t before_cap, again_cap;
-    int status[SPAN_MAX + 1];
+    int status[SPAN_MAX];
 };
 
 /* The bytes of a frame object the walk reads: its header to the last
@@ -142,24 +145,29 @@ static uint64_t spans_bytes(const spans *sp)
     return total;
 }
 
-/* The ranges of sp in one reader call (and extra, when given, after them),
- * into *buf one after the other.  PYF_OK, else the reader's failure;
- * hw->status[i] says which. */
+/* The ranges of sp in one reader call into *buf one after the other, and
+ * when given, extra[0] before them and extra[1] after them.  PYF_OK, else
+ * the reader's failure; hw->status[i] says which range failed. */
 static int spans_read(pyf_target *t, struct pyf__hwalk *hw, const spans *sp, uint8_t **buf,
                       uint64_t *cap, const pyf_iovec *extra)
 {
-    pyf_iovec iov[SPAN_MAX + 1];
+    pyf_iovec iov[SPAN_MAX + 2];
+    int status[SPAN_MAX + 2];
     uint64_t at = 0;
+    uint32_t k = 0;
     if (!pyf__buf_room(buf, cap, spans_bytes(sp)))
         return PYF_ENOMEM;
+    if (extra != NULL)
+        iov[k++] = extra[0];
     for (uint32_t i = 0; i < sp->n; i++) {
-        iov[i] = (pyf_iovec){sp->lo[i], *buf + at, sp->hi[i] - sp->lo[i]};
+        iov[k++] = (pyf_iovec){sp->lo[i], *buf + at, sp->hi[i] - sp->lo[i]};
         at += sp->hi[i] - sp->lo[i];
     }
-    uint32_t k = sp->n;
     if (extra != NULL)
-        iov[k++] = *extra;
-    return pyf__readv(t, iov, k, hw->status);
+        iov[k++] = extra[1];
+    int rc = pyf__readv(t, iov, k, status);
+    memcpy(hw->status, status + (extra != NULL), sp->n * sizeof *status);
+    return rc;
 }
 
 /* [addr, addr+len) in the bytes spans_read made of sp (buf), or NULL
@@ -279,12 +287,15 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
                    pyf__walk_result *res, hentry *v, uint32_t n, size_t hlen)
 {
     const pyf__offsets *o = &t->off;
-    uint8_t top[8];
+    uint8_t top[8], top_after[8];
     pyf_iovec top_iov = {w->tstate_addr + o->tstate.frame, top, 8};
+    /* the thread state's frame, right before the frames and again right
+     * after them: the frames' bytes are of a moment it named the top */
+    pyf_iovec tops[2] = {top_iov, {w->tstate_addr + o->tstate.frame, top_after, 8}};
     bool spanned = hw->now.n > 0;
     if (spanned) {
         int rc = spans_read(t, hw, &hw->now, &hw->again, &hw->again_cap,
-                            w->tstate_addr != 0 ? &top_iov : NULL);
+                            w->tstate_addr != 0 ? tops : NULL);
         if (rc == PYF_ENOMEM)
             return rc;
         spanned = rc == PYF_OK;
@@ -295,7 +306,8 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
             return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack stalled: the "
                              "two reads may hold memory of several moments");
         }
-        if (w->tstate_addr != 0 && pyf__ld64(top) != v[0].fr.addr)
+        if (w->tstate_addr != 0 &&
+            (pyf__ld64(top) != v[0].fr.addr || pyf__ld64(top_after) != v[0].fr.addr))
             return changed(t, res, v[0].fr.addr, "the thread's top frame");
         for (uint32_t i = 0; i < n; i++) {
             const uint8_t *f = in_spans(hw, &hw->now, hw->again, v[i].fr.addr, hlen);
@@ -306,8 +318,8 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
     }
     /* frame by frame (too many ranges, or one of them unreadable) */
     uint8_t buf[RECHECK_BATCH * 160];
-    pyf_iovec iov[RECHECK_BATCH + 1];
-    int status[RECHECK_BATCH + 1];
+    pyf_iovec iov[RECHECK_BATCH + 2];
+    int status[RECHECK_BATCH + 2];
     if (hlen > 160)
         return pyf__fail(t, PYF_EOFFSETS, "frame object header of %zu bytes", hlen);
     for (uint32_t at = 0; at < n; at += RECHECK_BATCH) {
@@ -317,6 +329,9 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
         uint32_t first = k;
         for (uint32_t i = 0; i < m; i++)
             iov[k++] = (pyf_iovec){v[at + i].fr.addr, buf + (size_t)i * hlen, hlen};
+        bool last = at + m == n && w->tstate_addr != 0;
+        if (last)
+            iov[k++] = tops[1];
         if (pyf__readv(t, iov, k, status) != PYF_OK) {
             res->torn = true;
             return pyf__fail(t, PYF_ECORRUPT, "a frame could not be read again (the stack "
@@ -327,7 +342,8 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
             return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack stalled: the "
                              "two reads may hold memory of several moments");
         }
-        if (first == 1 && pyf__ld64(top) != v[0].fr.addr)
+        if ((first == 1 && pyf__ld64(top) != v[0].fr.addr) ||
+            (last && pyf__ld64(top_after) != v[0].fr.addr))
             return changed(t, res, v[0].fr.addr, "the thread's top frame");
         for (uint32_t i = 0; i < m; i++)
             if (!holds(o, &v[at + i], buf + (size_t)i * hlen, at + i == 0))
@@ -532,6 +548,16 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
         }
         if (e->fr.refcnt == 0) {
             rc = bad_frame(t, w, res, addr, "is being freed (its refcount is 0)");
+            break;
+        }
+        /* A running process's top frame that has returned is, a moment
+         * after, no longer the thread's; one read while it is being made
+         * again for another call (from the free list, or its code's zombie
+         * frame) holds its new caller under its old code and state, and
+         * that moment recurs in a loop: read again.  (A stopped process
+         * may be stopped while its top frame returns: shown.) */
+        if (n == 0 && w->live && !w->frozen && e->fr.state == PYF__HFRAME_DONE) {
+            rc = bad_frame(t, w, res, addr, "is the thread's top but has returned");
             break;
         }
         /* below the top, every frame waits in a call: it runs */
