@@ -145,28 +145,29 @@ static uint64_t spans_bytes(const spans *sp)
     return total;
 }
 
-/* The ranges of sp in one reader call into *buf one after the other, and
- * when given, extra[0] before them and extra[1] after them.  PYF_OK, else
- * the reader's failure; hw->status[i] says which range failed. */
+/* The ranges of sp in one reader call into *buf one after the other, the
+ * npre ranges of pre before them and the npost of post after them.  PYF_OK,
+ * else the reader's failure; hw->status[i] says which range of sp failed. */
 static int spans_read(pyf_target *t, struct pyf__hwalk *hw, const spans *sp, uint8_t **buf,
-                      uint64_t *cap, const pyf_iovec *extra)
+                      uint64_t *cap, const pyf_iovec *pre, uint32_t npre,
+                      const pyf_iovec *post, uint32_t npost)
 {
-    pyf_iovec iov[SPAN_MAX + 2];
-    int status[SPAN_MAX + 2];
+    pyf_iovec iov[SPAN_MAX + 4];
+    int status[SPAN_MAX + 4];
     uint64_t at = 0;
     uint32_t k = 0;
-    if (!pyf__buf_room(buf, cap, spans_bytes(sp)))
+    if (npre + npost > 4 || !pyf__buf_room(buf, cap, spans_bytes(sp)))
         return PYF_ENOMEM;
-    if (extra != NULL)
-        iov[k++] = extra[0];
+    for (uint32_t i = 0; i < npre; i++)
+        iov[k++] = pre[i];
     for (uint32_t i = 0; i < sp->n; i++) {
         iov[k++] = (pyf_iovec){sp->lo[i], *buf + at, sp->hi[i] - sp->lo[i]};
         at += sp->hi[i] - sp->lo[i];
     }
-    if (extra != NULL)
-        iov[k++] = extra[1];
+    for (uint32_t i = 0; i < npost; i++)
+        iov[k++] = post[i];
     int rc = pyf__readv(t, iov, k, status);
-    memcpy(hw->status, status + (extra != NULL), sp->n * sizeof *status);
+    memcpy(hw->status, status + npre, sp->n * sizeof *status);
     return rc;
 }
 
@@ -287,15 +288,21 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
                    pyf__walk_result *res, hentry *v, uint32_t n, size_t hlen)
 {
     const pyf__offsets *o = &t->off;
-    uint8_t top[8], top_after[8];
+    uint8_t top[8], top_after[8], top_frame[160];
+    if (hlen > sizeof top_frame)
+        return pyf__fail(t, PYF_EOFFSETS, "frame object header of %zu bytes", hlen);
     pyf_iovec top_iov = {w->tstate_addr + o->tstate.frame, top, 8};
-    /* the thread state's frame, right before the frames and again right
-     * after them: the frames' bytes are of a moment it named the top */
-    pyf_iovec tops[2] = {top_iov, {w->tstate_addr + o->tstate.frame, top_after, 8}};
+    /* the thread state's frame and the top frame right after it, before
+     * the rest, and the thread state's frame again after them all: the
+     * top is read at a moment the thread state names it, the rest between
+     * two such moments */
+    pyf_iovec pre[2] = {top_iov, {v[0].fr.addr, top_frame, hlen}};
+    pyf_iovec post[1] = {{w->tstate_addr + o->tstate.frame, top_after, 8}};
+    bool named = w->tstate_addr != 0;
     bool spanned = hw->now.n > 0;
     if (spanned) {
-        int rc = spans_read(t, hw, &hw->now, &hw->again, &hw->again_cap,
-                            w->tstate_addr != 0 ? tops : NULL);
+        int rc = spans_read(t, hw, &hw->now, &hw->again, &hw->again_cap, named ? pre : pre + 1,
+                            named ? 2 : 1, post, named ? 1 : 0);
         if (rc == PYF_ENOMEM)
             return rc;
         spanned = rc == PYF_OK;
@@ -306,11 +313,11 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
             return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack stalled: the "
                              "two reads may hold memory of several moments");
         }
-        if (w->tstate_addr != 0 &&
-            (pyf__ld64(top) != v[0].fr.addr || pyf__ld64(top_after) != v[0].fr.addr))
+        if (named && (pyf__ld64(top) != v[0].fr.addr || pyf__ld64(top_after) != v[0].fr.addr))
             return changed(t, res, v[0].fr.addr, "the thread's top frame");
         for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *f = in_spans(hw, &hw->now, hw->again, v[i].fr.addr, hlen);
+            const uint8_t *f = i == 0 ? top_frame
+                                      : in_spans(hw, &hw->now, hw->again, v[i].fr.addr, hlen);
             if (f == NULL || !holds(o, &v[i], f, i == 0))
                 return changed(t, res, v[i].fr.addr, "frame");
         }
@@ -331,7 +338,7 @@ static int recheck(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk 
             iov[k++] = (pyf_iovec){v[at + i].fr.addr, buf + (size_t)i * hlen, hlen};
         bool last = at + m == n && w->tstate_addr != 0;
         if (last)
-            iov[k++] = tops[1];
+            iov[k++] = post[0];
         if (pyf__readv(t, iov, k, status) != PYF_OK) {
             res->torn = true;
             return pyf__fail(t, PYF_ECORRUPT, "a frame could not be read again (the stack "
@@ -486,7 +493,7 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
     const spans *before = NULL;
     if (w->live && t->io.reader.readv != NULL &&
         (before = spans_of(hw, w->tstate_addr)) != NULL) {
-        int rc = spans_read(t, hw, before, &hw->before, &hw->before_cap, NULL);
+        int rc = spans_read(t, hw, before, &hw->before, &hw->before_cap, NULL, 0, NULL, 0);
         if (rc == PYF_ENOMEM)
             return rc;
         if (pyf__read_stalled(t))

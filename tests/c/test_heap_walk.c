@@ -416,8 +416,9 @@ static void live_change(int minor, change what, int live, int warm)
     race r = {&im, what, 0, 0};
     if (warm && live)
         /* the walk reads where the frames were last time whole, in one
-         * call, then again: the change made between those two reads */
-        fake_on_read_within(im.ft, im.main_f, 2, move_on, &r);
+         * call, then again (the top frame first, right after the thread
+         * state's frame): the change made between those two reads */
+        fake_on_read_within(im.ft, what == TOP_MOVED ? im.top_f : im.main_f, 2, move_on, &r);
     else
         fake_on_read(im.ft, im.main_f, move_on, &r);
     pyf_snapshot *s = take(t);
