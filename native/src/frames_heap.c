@@ -428,12 +428,14 @@ static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *si
 {
     uint64_t keep = w->keep_frames != 0 ? w->keep_frames : UINT64_MAX, emitted = 0;
     uint32_t want = keep < n ? (uint32_t)keep : n;
+    /* where each eval call is (3.10's CFrames), only when asked: a
+     * sample marks its frames entered from C without it */
     uint64_t *entry = NULL;
-    if (sink->mark_entry != NULL && want > 0) {
+    if (sink->mark_entry != NULL && want > 0 && w->entries) {
         entry = calloc(want, sizeof *entry);
         if (entry == NULL)
             return PYF_ENOMEM;
-        if (!w->entries || !cframe_entries(t, w, entry, n, want))
+        if (!cframe_entries(t, w, entry, n, want))
             memset(entry, 0, want * sizeof *entry);
     }
     int rc = PYF_OK;
@@ -465,7 +467,8 @@ static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *si
             break;
         if (res->first == 0)
             res->first = e->fr.addr;
-        if (entry != NULL && (rc = sink->mark_entry(sink->ctx, entry[emitted])) != PYF_OK)
+        if (sink->mark_entry != NULL &&
+            (rc = sink->mark_entry(sink->ctx, entry != NULL ? entry[emitted] : 0)) != PYF_OK)
             break;
         emitted++;
     }
