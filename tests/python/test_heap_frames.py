@@ -20,6 +20,7 @@ import pytest
 
 from conftest import HEAP_INTERPRETERS, HEAP_VERSIONS, in_sandbox
 from livetarget import target_env
+from test_frame_cache import _cpus_apart
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
@@ -50,8 +51,7 @@ def test_heap_chains_never_mix(pyframes, interp, version):
     (where there are two): every stack shown is a whole chain the target
     has, top to bottom; a walk that cannot be read whole says so."""
     _require(interp, version)
-    cpus = sorted(os.sched_getaffinity(0))
-    apart = ({cpus[0]}, {cpus[1]}) if len(cpus) >= 2 else None
+    apart = _cpus_apart()
     proc = subprocess.Popen([interp.path, os.path.join(TARGETS, "aba_heap.py")],
                             stdout=subprocess.PIPE, env=target_env(),
                             preexec_fn=apart and (lambda: os.sched_setaffinity(0, apart[1])))
