@@ -14,16 +14,28 @@
  *     resumed) or returning;
  *   - a running process's top frame has not returned (one that has is
  *     being made again for another call, or no longer the thread's);
- *   - a running process's chain is read a second time right after the
- *     first, every frame and the thread state's frame (before the frames
- *     and after them) in one reader call: the thread state must still
- *     name the top, and each frame must hold
- *     the same type, caller, code, generator and state, and each frame
- *     below the top the same instruction.  Frame objects are reused (the
- *     free list, a code object's zombie frame), so a frame that returned
- *     and was made again elsewhere in the chain between the two reads is
- *     seen as a change; the top's instruction alone may move (it runs),
- *     and is taken from the second read.
+ *   - a running process read by a reader that batches (walk_live): the
+ *     top frame and the HEAD frames under it are read twice in one reader
+ *     call between two reads of the thread state's frame, which must both
+ *     name the top (the moment: a few microseconds), and must agree (the
+ *     top the same object under the same caller, not returned; each
+ *     caller to the byte); each frame under them is
+ *     read before the moment and after it, and must hold the same type,
+ *     caller, code, generator, state and instruction in both.  A caller
+ *     holds still while it waits in a call; the frames near the top are
+ *     the ones a loop of short calls changes, a caller's instruction from
+ *     one call under the top of the next, so they are read at the moment.
+ *   - a running process read otherwise: the chain is read a second time
+ *     right after the first, every frame and the thread state's frame
+ *     (before the frames and after them) in one reader call: the thread
+ *     state must still name the top, and each frame must hold the same
+ *     type, caller, code, generator and state, and each frame below the
+ *     top the same instruction; the top's instruction alone may move (it
+ *     runs), and is taken from the second read.
+ *   Frame objects are reused (the free list, a code object's zombie
+ *   frame), so a frame that returned and was made again between the reads
+ *   is seen as a change, unless made again as the same call at the same
+ *   instruction under the same caller (the same frame, to any reader).
  * Nothing is delivered before those checks: a failed walk hands the sink
  * nothing to take back.
  *
@@ -32,7 +44,8 @@
  * thread's frames were at its last walk (spans: frames this near each
  * other merged) is read whole in one reader call before the walk, and the
  * second read is of the spans of the frames found, in one call; a frame
- * outside them is read on its own.
+ * outside them is read on its own (and, in walk_live, everything read
+ * again from the spans of the frames now).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +76,26 @@ typedef struct hentry {
     uint8_t running;         /* f_executing or f_state as read */
 } hentry;
 
-/* Where one thread's frames were: sorted, disjoint ranges. */
+/* A live walk's moment (walk_live) reads twice, with the thread state's
+ * frame before and after them, the frames a thread's top has lately been
+ * (TOPS_MAX) and the HEAD frames under its top at its last walk; frames
+ * this near each other as one range; that read made at most MOMENT_TRIES
+ * times a walk. */
+#define TOPS_MAX 4u
+#define HEAD 8u
+#define MOMENT_GAP 1024u
+#define MOMENT_TRIES 16
+#define MOMENT_MAX (TOPS_MAX + HEAD)
+
+/* Where one thread's frames were: sorted, disjoint ranges; its tops and
+ * head. */
 typedef struct spans {
     uint64_t tstate;         /* 0: unused */
     uint32_t n;
     uint64_t lo[SPAN_MAX], hi[SPAN_MAX];
+    uint32_t ntops, nhead;
+    uint64_t tops[TOPS_MAX]; /* newest first */
+    uint64_t head[HEAD];     /* the top HEAD frames of its last walk */
 } spans;
 
 /* pyf__walk_state.heap: what the heap-frame walks keep. */
@@ -83,6 +111,14 @@ struct pyf__hwalk {
     uint8_t *before, *again; /* the spans' bytes, before and after the walk */
     uint64_t before_cap, again_cap;
     int status[SPAN_MAX];
+    /* the moment's ranges and their bytes */
+    uint32_t mn;
+    uint64_t mlo[MOMENT_MAX], mhi[MOMENT_MAX];
+    int mstatus[MOMENT_MAX];
+    uint8_t moment[MOMENT_MAX * (MOMENT_GAP + 512)];
+    /* the same ranges read a second time within the moment */
+    int mstatus2[MOMENT_MAX];
+    uint8_t moment2[MOMENT_MAX * (MOMENT_GAP + 512)];
 };
 
 /* The bytes of a frame object the walk reads: its header to the last
@@ -255,6 +291,32 @@ static int bad_frame(pyf_target *t, const pyf__thread_walk *w, pyf__walk_result 
     return pyf__fail(t, PYF_ECORRUPT, "frame 0x%llx %s", (unsigned long long)addr, why);
 }
 
+/* Frame addr's bytes f as e, when it can be what the chain says: a frame
+ * object with a non-zero refcount; below the top (is_top false), one that
+ * runs, since it waits in a call.  A running process's top frame that has
+ * returned is, a moment after, no longer the thread's; one read while it
+ * is being made again for another call (from the free list, or its code's
+ * zombie frame) holds its new caller under its old code and state, and
+ * that moment recurs in a loop: not taken (read again).  A stopped process
+ * may be stopped while its top frame returns: taken. */
+static int take(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk *w,
+                pyf__walk_result *res, hentry *e, const uint8_t *f, uint64_t addr, bool is_top)
+{
+    const pyf__offsets *o = &t->off;
+    pyf__hframe_decode(o, f, addr, &e->fr);
+    e->type = pyf__ld64(f + o->pyobject.ob_type);
+    e->running = running_byte(o, f);
+    if (!frame_type(t, hw, e->type))
+        return bad_frame(t, w, res, addr, "is not a frame object");
+    if (e->fr.refcnt == 0)
+        return bad_frame(t, w, res, addr, "is being freed (its refcount is 0)");
+    if (is_top && w->live && !w->frozen && e->fr.state == PYF__HFRAME_DONE)
+        return bad_frame(t, w, res, addr, "is the thread's top but has returned");
+    if (!is_top && e->fr.state != PYF__HFRAME_RUNNING)
+        return bad_frame(t, w, res, addr, "is a caller that does not run");
+    return PYF_OK;
+}
+
 /* Whether frame e, read again as f, holds what the first read did (the
  * top: but for its instruction and state, taken from f). */
 static bool holds(const pyf__offsets *o, hentry *e, const uint8_t *f, bool is_top)
@@ -270,6 +332,26 @@ static bool holds(const pyf__offsets *o, hentry *e, const uint8_t *f, bool is_to
         e->fr.state = again.state;
     }
     return true;
+}
+
+/* Whether two reads of a frame object hold the same object, caller, code
+ * and generator. */
+static bool same_frame(const pyf__offsets *o, const uint8_t *a, const uint8_t *b)
+{
+    const uint64_t at[] = {o->pyobject.ob_type, o->heapframe.back, o->heapframe.code,
+                           o->heapframe.gen};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        if (pyf__ld64(a + at[i]) != pyf__ld64(b + at[i]))
+            return false;
+    return pyf__ld64(a) != 0 && pyf__ld64(b) != 0;
+}
+
+/* Whether a top frame read as f has not returned. */
+static bool top_runs(const pyf__offsets *o, const uint8_t *f)
+{
+    pyf__hframe fr;
+    pyf__hframe_decode(o, f, 0, &fr);
+    return fr.state != PYF__HFRAME_DONE;
 }
 
 static int changed(pyf_target *t, pyf__walk_result *res, uint64_t addr, const char *what)
@@ -476,6 +558,333 @@ static int deliver(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *si
     return rc;
 }
 
+/* ---- a running process, read by a reader that batches ------------------- */
+
+/* Make addr the newest of the thread's tops. */
+static void tops_put(spans *sp, uint64_t addr)
+{
+    uint32_t i = 0;
+    while (i < sp->ntops && sp->tops[i] != addr)
+        i++;
+    if (i == sp->ntops && sp->ntops < TOPS_MAX)
+        sp->ntops++;
+    if (i == TOPS_MAX)
+        i = TOPS_MAX - 1; /* the oldest makes room */
+    memmove(sp->tops + 1, sp->tops, i * sizeof *sp->tops);
+    sp->tops[0] = addr;
+}
+
+/* [addr, addr+len) in the moment's bytes (again: in those read right
+ * after it), or NULL; *asked: among the ranges it read (when NULL: that
+ * range unreadable). */
+static const uint8_t *in_moment(const struct pyf__hwalk *hw, uint64_t addr, size_t len,
+                                bool again, bool *asked)
+{
+    uint64_t at = 0;
+    *asked = false;
+    for (uint32_t i = 0; i < hw->mn; i++) {
+        if (addr >= hw->mlo[i] && addr - hw->mlo[i] + len <= hw->mhi[i] - hw->mlo[i]) {
+            *asked = true;
+            if ((again ? hw->mstatus2[i] : hw->mstatus[i]) != PYF_OK)
+                return NULL;
+            return (again ? hw->moment2 : hw->moment) + at + (addr - hw->mlo[i]);
+        }
+        at += hw->mhi[i] - hw->mlo[i];
+    }
+    return NULL;
+}
+
+/* The moment of a live walk: the thread state's frame, the frames its top
+ * has lately been and the head of its last walk (sp), those frames again,
+ * and the thread state's frame again, in one reader call of a few
+ * microseconds.  When both
+ * reads of the thread state name the same frame and its bytes were among
+ * those read, they were read while the thread state named it: *x (0: no
+ * Python frame), the bytes in hw (in_moment).  A top not among them is one
+ * of the tops from then on, and the moment read again. */
+static int moment(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk *w,
+                  pyf__walk_result *res, spans *sp, size_t hlen, uint64_t *x)
+{
+    const pyf__offsets *o = &t->off;
+    uint64_t at = w->tstate_addr + o->tstate.frame, gap = MOMENT_GAP;
+    for (int k = 0; k < MOMENT_TRIES; k++) {
+        uint64_t s[MOMENT_MAX];
+        uint32_t ns = 0;
+        for (uint32_t i = 0; i < sp->ntops; i++)
+            s[ns++] = sp->tops[i];
+        for (uint32_t i = 0; i < sp->nhead; i++)
+            s[ns++] = sp->head[i];
+        for (uint32_t i = 1; i < ns; i++) /* sorted: a dozen at most */
+            for (uint32_t j = i; j > 0 && s[j - 1] > s[j]; j--) {
+                uint64_t tmp = s[j];
+                s[j] = s[j - 1];
+                s[j - 1] = tmp;
+            }
+        hw->mn = 0;
+        for (uint32_t i = 0; i < ns; i++) {
+            if (s[i] > UINT64_MAX - hlen - MOMENT_GAP)
+                continue;
+            if (hw->mn > 0 && s[i] <= hw->mhi[hw->mn - 1] + gap) {
+                if (s[i] + hlen > hw->mhi[hw->mn - 1])
+                    hw->mhi[hw->mn - 1] = s[i] + hlen;
+                continue;
+            }
+            hw->mlo[hw->mn] = s[i];
+            hw->mhi[hw->mn++] = s[i] + hlen;
+        }
+        /* the frames twice between the two reads of the thread state's
+         * frame: one being written while read (made again for another
+         * call), or a caller under another call a moment, then differs */
+        uint8_t wa[8], wb[8];
+        pyf_iovec iov[2 * MOMENT_MAX + 3];
+        int status[2 * MOMENT_MAX + 3];
+        uint32_t m = 0;
+        uint64_t off = 0;
+        iov[m++] = (pyf_iovec){at, wa, 8};
+        for (uint32_t i = 0; i < hw->mn; i++) {
+            iov[m++] = (pyf_iovec){hw->mlo[i], hw->moment + off, hw->mhi[i] - hw->mlo[i]};
+            off += hw->mhi[i] - hw->mlo[i];
+        }
+        for (uint32_t i = 0, a = 0; i < hw->mn; i++) {
+            iov[m++] = (pyf_iovec){hw->mlo[i], hw->moment2 + a, hw->mhi[i] - hw->mlo[i]};
+            a += hw->mhi[i] - hw->mlo[i];
+        }
+        iov[m++] = (pyf_iovec){at, wb, 8};
+        pyf__readv(t, iov, m, status);
+        if (status[0] != PYF_OK || status[m - 1] != PYF_OK)
+            return pyf__read(t, at, wa, 8, "thread state"); /* says why */
+        memcpy(hw->mstatus, status + 1, hw->mn * sizeof *status);
+        memcpy(hw->mstatus2, status + 1 + hw->mn, hw->mn * sizeof *status);
+        bool failed = false;
+        for (uint32_t i = 0; i < hw->mn; i++)
+            failed |= hw->mstatus[i] != PYF_OK;
+        if (failed && gap > 0) {
+            gap = 0; /* a frame unreadable: each on its own from now on */
+            continue;
+        }
+        if (pyf__read_stalled(t) || pyf__ld64(wa) != pyf__ld64(wb))
+            continue;
+        uint64_t top = pyf__ld64(wa);
+        if (top == 0) {
+            *x = 0;
+            return PYF_OK;
+        }
+        if (top % 8 != 0)
+            return bad_frame(t, w, res, top, "named by the thread state is unaligned");
+        tops_put(sp, top);
+        bool asked;
+        if (in_moment(hw, top, hlen, false, &asked) != NULL) {
+            *x = top;
+            return PYF_OK;
+        }
+    }
+    res->torn = res->torn_moved = true;
+    return pyf__fail(t, PYF_ECORRUPT, "the thread's top frame changed at every read of it "
+                     "(%d reads)", MOMENT_TRIES);
+}
+
+/* A running process's chain, read by a reader that batches:
+ *   1. where the thread's frames were (its spans) read whole, one call;
+ *   2. the moment (above): the top frame, and the HEAD frames under it,
+ *      read twice while the thread state names the top;
+ *   3. the chain from the top: its HEAD frames from the moment's bytes,
+ *      alike in both reads (the top: the same object under the same
+ *      caller, not returned; a caller: to the byte), each under them from
+ *      step 1's, each under the top a frame that runs.  One of the HEAD not among the moment's: the moment read
+ *      again; one under them outside step 1's spans: read on its own, and
+ *      all read again from the spans of the frames now;
+ *   4. the spans read again, one call: each frame under the HEAD must
+ *      hold what step 1 read.
+ * A caller holds still while it waits in a call, and the deeper it is, the
+ * longer its call: a frame under the HEAD holding the same in steps 1 and
+ * 4 held it at the moment.  The HEAD frames are the ones a loop of short
+ * calls changes (a caller's instruction, from one call, under the top of
+ * the next), read at the moment.  What the moment cannot see: a top that
+ * returns and is called again within it (its code's zombie frame, the same
+ * object), another call between, in step with both reads of a caller
+ * (docs/architecture.md: 0-0.15 % of the snapshots of a loop of
+ * microsecond calls, target and reader on CPUs apart; not explained).  *handled false: not for this walk (frames
+ * too spread for spans); the caller reads it otherwise. */
+static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk *w,
+                     const pyf__sink *sink, pyf__walk_result *res, size_t hlen, bool *handled)
+{
+    const pyf__offsets *o = &t->off;
+    *handled = true;
+    spans cur = {.tstate = w->tstate_addr};
+    const spans *known = spans_of(hw, w->tstate_addr);
+    if (known != NULL)
+        cur = *known;
+    else if (w->current_frame != 0)
+        tops_put(&cur, w->current_frame);
+    uint64_t limit = (uint64_t)w->max_depth;
+    uint32_t head = t->walk.heap_head != 0 && t->walk.heap_head < HEAD ? t->walk.heap_head : HEAD;
+    uint8_t fb[512];
+    bool before = false;
+    int moments = 0;
+    for (int round = 0; round < 2;) {
+        if (!before && cur.n > 0) {
+            int rc = spans_read(t, hw, &cur, &hw->before, &hw->before_cap, NULL, 0, NULL, 0);
+            if (rc == PYF_ENOMEM)
+                return rc;
+            before = rc == PYF_OK && !pyf__read_stalled(t);
+        }
+        uint64_t x = 0;
+        int rc = moment(t, hw, w, res, &cur, hlen, &x);
+        if (rc != PYF_OK)
+            return rc;
+        res->top = x;
+        if (x == 0)
+            return PYF_OK; /* no Python frame at that moment */
+        pyf__addrmap_slot seen_slots[64];
+        pyf__addrset seen;
+        PYF__ADDRSET_LOCAL(seen, seen_slots);
+        uint64_t addr = x, last = 0;
+        uint32_t n = 0, outside = 0, unhead = 0;
+        while (addr != 0) {
+            if (addr % 8 != 0) {
+                rc = bad_frame(t, w, res, last, "names a caller at an unaligned address");
+                break;
+            }
+            bool dup = false;
+            if (!pyf__addrset_add(&seen, addr, &dup)) {
+                rc = PYF_ENOMEM;
+                break;
+            }
+            if (dup) {
+                res->torn = true;
+                rc = pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame 0x%llx (from "
+                               "frame 0x%llx)", (unsigned long long)addr,
+                               (unsigned long long)last);
+                break;
+            }
+            if (n >= limit) {
+                rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth "
+                               "limit to see more)", (unsigned long long)limit);
+                break;
+            }
+            /* a frame of the head the moment did not ask for: the moment
+             * again; one it could not read: read on its own, to say why */
+            bool asked = false;
+            const uint8_t *f = n < head ? in_moment(hw, addr, hlen, false, &asked) : NULL;
+            if (f == NULL && n < head && !asked)
+                unhead++;
+            /* each frame of the head read twice within the moment: the top
+             * the same object, caller, code and generator, not returned;
+             * each caller the same to its instruction (it waits in the
+             * same call throughout).  A top that returned and was called
+             * again within the moment, another call made between, would
+             * have to be found running both times, each caller under the
+             * other call both times */
+            const uint8_t *f2 = f != NULL ? in_moment(hw, addr, hlen, true, &asked) : NULL;
+            if (f != NULL && (f2 == NULL || !same_frame(o, f, f2) ||
+                              (n > 0 ? memcmp(f, f2, hlen) != 0 : !top_runs(o, f2)))) {
+                rc = changed(t, res, addr, "frame");
+                break;
+            }
+            if (f == NULL && before && n >= head)
+                f = in_spans(hw, &cur, hw->before, addr, hlen);
+            if (f == NULL) {
+                outside++;
+                if ((rc = pyf__read(t, addr, fb, hlen, "frame object")) != PYF_OK) {
+                    res->torn = true; /* a caller freed meanwhile */
+                    break;
+                }
+                f = fb;
+            }
+            hentry *v = room(hw, n);
+            if (v == NULL) {
+                rc = PYF_ENOMEM;
+                break;
+            }
+            if ((rc = take(t, hw, w, res, &v[n], f, addr, n == 0)) != PYF_OK)
+                break;
+            last = addr;
+            addr = v[n].fr.back;
+            n++;
+        }
+        pyf__addrset_free(&seen);
+        if (rc != PYF_OK && rc != PYF_EDEPTH)
+            return rc;
+        int why = rc;
+        pyf_failure fail = t->io.fail;
+        cur.nhead = n < head ? n : head;
+        for (uint32_t i = 0; i < cur.nhead; i++)
+            cur.head[i] = hw->v[i].fr.addr;
+        if (outside > unhead) {
+            /* a caller under the head outside the spans (read after the
+             * moment only): all again, from where the frames are now */
+            spans_make(hw, hw->v, n, hlen, w->tstate_addr);
+            if (hw->now.n == 0) {
+                *handled = false; /* too spread: frame by frame */
+                return PYF_OK;
+            }
+            uint32_t nt = cur.ntops;
+            uint64_t tops[TOPS_MAX];
+            memcpy(tops, cur.tops, sizeof tops);
+            cur = hw->now;
+            cur.ntops = nt;
+            memcpy(cur.tops, tops, sizeof tops);
+            cur.nhead = n < head ? n : head;
+            for (uint32_t i = 0; i < cur.nhead; i++)
+                cur.head[i] = hw->v[i].fr.addr;
+            before = false;
+            round++;
+            continue;
+        }
+        if (unhead > 0) {
+            /* the head has frames the moment did not ask for: it again,
+             * with them */
+            if (++moments >= MOMENT_TRIES)
+                break;
+            continue;
+        }
+        if (n > head) {
+            /* the frames under the head read again, their spans in one
+             * call: each must hold what step 1 read */
+            spans_make(hw, hw->v + head, n - head, hlen, w->tstate_addr);
+            if (hw->now.n == 0) {
+                *handled = false;
+                return PYF_OK;
+            }
+            rc = spans_read(t, hw, &hw->now, &hw->again, &hw->again_cap, NULL, 0, NULL, 0);
+            if (rc == PYF_ENOMEM)
+                return rc;
+            if (rc != PYF_OK || pyf__read_stalled(t)) {
+                res->torn = res->torn_moved = true;
+                return pyf__fail(t, PYF_ECORRUPT, "the read that checked the stack %s",
+                                 rc != PYF_OK ? "failed (a frame freed meanwhile)"
+                                              : "stalled: it may hold memory of several "
+                                                "moments");
+            }
+            for (uint32_t i = head; i < n; i++) {
+                const uint8_t *f = in_spans(hw, &hw->now, hw->again, hw->v[i].fr.addr, hlen);
+                if (f == NULL || !holds(o, &hw->v[i], f, false))
+                    return changed(t, res, hw->v[i].fr.addr, "frame");
+            }
+        }
+        /* kept: the spans of every frame, the tops and the head */
+        if (before && outside == 0)
+            hw->now = cur;
+        else
+            spans_make(hw, hw->v, n, hlen, w->tstate_addr);
+        if (hw->now.n > 0) {
+            hw->now.ntops = cur.ntops;
+            memcpy(hw->now.tops, cur.tops, sizeof cur.tops);
+            hw->now.nhead = cur.nhead;
+            memcpy(hw->now.head, cur.head, sizeof cur.head);
+            spans_keep(hw);
+        }
+        rc = deliver(t, w, sink, res, hw->v, n);
+        if (rc == PYF_OK && why != PYF_OK) {
+            t->io.fail = fail;
+            rc = why;
+        }
+        return rc;
+    }
+    res->torn = res->torn_moved = true;
+    return pyf__fail(t, PYF_ECORRUPT, "the thread's frames moved while they were read");
+}
+
 int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *sink,
                           pyf__walk_result *res)
 {
@@ -490,6 +899,14 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
     if (hw == NULL && (hw = t->walk.heap = calloc(1, sizeof *hw)) == NULL)
         return PYF_ENOMEM;
     res->top = w->current_frame;
+    if (w->live && !w->frozen && t->io.reader.readv != NULL && w->tstate_addr != 0) {
+        bool handled = false;
+        int rc = walk_live(t, hw, w, sink, res, hlen, &handled);
+        if (handled)
+            return rc;
+        memset(res, 0, sizeof *res);
+        res->top = w->current_frame;
+    }
 
     /* a running process: where the thread's frames were last time, read
      * whole in one call (a reader that batches) */
@@ -548,35 +965,10 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
             rc = PYF_ENOMEM;
             break;
         }
-        hentry *e = &v[n];
-        pyf__hframe_decode(o, f, addr, &e->fr);
-        e->type = pyf__ld64(f + o->pyobject.ob_type);
-        e->running = running_byte(o, f);
-        if (!frame_type(t, hw, e->type)) {
-            rc = bad_frame(t, w, res, addr, "is not a frame object");
+        if ((rc = take(t, hw, w, res, &v[n], f, addr, n == 0)) != PYF_OK)
             break;
-        }
-        if (e->fr.refcnt == 0) {
-            rc = bad_frame(t, w, res, addr, "is being freed (its refcount is 0)");
-            break;
-        }
-        /* A running process's top frame that has returned is, a moment
-         * after, no longer the thread's; one read while it is being made
-         * again for another call (from the free list, or its code's zombie
-         * frame) holds its new caller under its old code and state, and
-         * that moment recurs in a loop: read again.  (A stopped process
-         * may be stopped while its top frame returns: shown.) */
-        if (n == 0 && w->live && !w->frozen && e->fr.state == PYF__HFRAME_DONE) {
-            rc = bad_frame(t, w, res, addr, "is the thread's top but has returned");
-            break;
-        }
-        /* below the top, every frame waits in a call: it runs */
-        if (n > 0 && e->fr.state != PYF__HFRAME_RUNNING) {
-            rc = bad_frame(t, w, res, addr, "is a caller that does not run");
-            break;
-        }
         last = addr;
-        addr = e->fr.back;
+        addr = v[n].fr.back;
         n++;
     }
     pyf__addrset_free(&seen);

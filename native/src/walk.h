@@ -111,6 +111,9 @@ typedef struct pyf__walk_state {
     /* the heap-frame walk's (frames_heap.c, 3.8-3.10): one thread's frames
      * as first read, where each thread's frames were, the frame type */
     struct pyf__hwalk *heap;
+    /* the frames under the top a running process's heap walk reads at its
+     * moment (frames_heap.c's HEAD): 0 for HEAD; the tests' to set */
+    uint32_t heap_head;
 } pyf__walk_state;
 void pyf__walk_heap_free(pyf__walk_state *ws);
 /* [addr, addr+len) of the thread state as the walk's check read it right
