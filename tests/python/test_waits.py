@@ -3,6 +3,10 @@ object waits, ``--locks``) against live CPython 3.13/3.14/3.15 (and pyenv's
 when present), 3.12 and 3.11 (whose Thread.join blocks in
 Thread._wait_for_tstate_lock).
 
+3.10, 3.9 and 3.8 (pyenv's) name a frame by co_name alone: the same waits
+are found by the method names of the same files, Condition.wait and
+Event.wait (both ``wait``) told apart by ``self``'s type.
+
 The target is targets/waits_scenario.py: a join cycle (two threads joining
 each other), and threads blocked in Condition.wait, Event.wait,
 Semaphore.acquire (and a BoundedSemaphore's), Queue.get on an empty queue,
@@ -31,7 +35,8 @@ from pyframes import locks, model
 # (du.sessions_with_debuginfo); PYFRAMES_TEST_DEBUGINFO=1 gives it here too.
 
 
-@pytest.fixture(scope="module", params=tl._interpreters())
+@pytest.fixture(scope="module", params=tl._interpreters() + [
+    pytest.param(i, id=i.name) for i in tl.conftest.HEAP_INTERPRETERS])
 def scenario(request, tmp_path_factory):
     yield from tl.live_scenario(request, tmp_path_factory, "waits")
 
@@ -40,12 +45,13 @@ def _expected(s, native=False):
     """native id -> (kind, address, held_by, Condition lock or None).  The
     thread taking a Condition's RLock back waits for the RLock's owner where
     its innermost stack is readable (3.14+) or inferred (3.11 to 3.13, the
-    threads' native states read: ``native``), else on the Condition."""
+    threads' native states read: ``native``), else (3.8 to 3.10 too, which
+    keep no value stack while a frame runs) on the Condition."""
     want = {}
     for tid, w in s.truth["waits"].items():
         if w["kind"] != "reacquire":
             want[int(tid)] = (w["kind"], w["address"], w.get("joins"), w.get("lock"))
-        elif s.minor >= 14 or native:
+        elif s.minor >= 14 or (native and s.minor >= 11):
             want[int(tid)] = ("lock", w["lock"], w["holder"], None)
         else:
             want[int(tid)] = ("condition", w["address"], None, w["lock"])
@@ -134,6 +140,12 @@ def test_cli_text(scenario, cli_env):
             (name, out)
     assert "held by an unknown thread" not in out, out
     again = waits[names["cond-reacquirer"]]
+    if scenario.minor <= 10:
+        # no value stack while a frame runs: it waits on its Condition
+        text = "waits for cond <threading.Condition at 0x%x> (its lock cond._lock " \
+            "<_thread.RLock at 0x%x>)" % (again["address"], again["lock"])
+        assert any(line.strip() == text for line in lines), out
+        return
     text = '"cond-reacquirer" waits for cond._lock <_thread.RLock at 0x%x> held by ' \
         '"MainThread"' % again["lock"]
     if scenario.minor <= 13:  # inferred from the frame's stack slots (pyframes.locks)
@@ -146,6 +158,36 @@ def test_cli_text(scenario, cli_env):
 
 def _frame(function, filename, addr):
     return model.Frame(function=function, filename=filename, line=1, frame_addr=addr)
+
+
+def test_waited_frame_co_names():
+    """3.8-3.10 frames (co_name only): the same waits by their method
+    names, Condition.wait and Event.wait left to self's type."""
+    lib = "/root/.pyenv/versions/3.8.18/lib/python3.8/"
+    cond = _frame("wait", lib + "threading.py", 1)
+    event = _frame("wait", lib + "threading.py", 2)
+    get = _frame("get", lib + "queue.py", 3)
+    join = _frame("join", lib + "threading.py", 4)
+    tstate_lock = _frame("_wait_for_tstate_lock", lib + "threading.py", 5)
+    user = _frame("work", "/app/main.py", 6)
+    assert locks.waited_frame((cond, get, user)) == (get, "queue")
+    assert locks.waited_frame((tstate_lock, join, user)) == (join, "join")
+    frame, kind = locks.waited_frame((cond, event, user))
+    assert frame is event and set(kind) == {("threading.py", "Condition.wait"),
+                                            ("threading.py", "Event.wait")}
+    assert locks.waited_frame((_frame("wait", "/app/mythreading.py", 7),)) is None
+    assert locks.waited_frame((get, user)) is None
+    sel = _frame("select", lib + "selectors.py", 8)
+    until = _frame("run_until_complete", lib + "asyncio/base_events.py", 9)
+    assert locks.waited_frame((sel, until, user)) == (until, "event_loop")
+    rlock = tl._v("other", "_thread.RLock", 0x5000)
+    target = _SelfTarget({2: _obj("threading.Event", 0x6000),
+                          1: _obj("threading.Condition", 0x7000, _lock=rlock),
+                          7: _obj("threading.Barrier", 0x8000)})
+    assert locks.object_of(target, event, kind).kind == "event"
+    got = locks.object_of(target, cond, kind)
+    assert got.kind == "condition" and got.lock.address == 0x5000
+    assert locks.object_of(target, _frame("wait", lib + "threading.py", 7), kind) is None
 
 
 def test_waited_frame():

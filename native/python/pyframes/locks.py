@@ -49,7 +49,10 @@ threads, read from the frames' value stacks (Target.frame_locals with
   ``select``) and the frames out from it that are waits of threading.py,
   queue.py, concurrent/futures/_base.py or asyncio/base_events.py (see
   WAIT_FRAMES) name the object: the outermost one's ``self`` (a Queue.get
-  waits on the Queue, not on its Condition).  A join waits for the thread
+  waits on the Queue, not on its Condition).  3.8 to 3.10 name a frame by
+  its co_name alone: a frame of those files is one of WAIT_FRAMES by its
+  method's name, and where two share one (threading's ``wait``) by the
+  class of its ``self``.  A join waits for the thread
   whose ident the Thread object records (``_ident``): an edge of the graph,
   so a join cycle is a deadlock.  The other objects record no holder: a
   Condition's lock is shown (``_lock``), its holder never guessed.  A lock
@@ -485,38 +488,57 @@ def _inferred_stack(target, frame, minor):
     return unsaved_wait([loc.value for loc in slots], fv.opcode, fv.oparg, minor)
 
 
-def _wait_key(frame):
-    """(file ending, qualname) of WAIT_FRAMES a frame is, else None."""
+def _wait_keys(frame):
+    """The keys (file ending, qualname) of WAIT_FRAMES a frame may be: the
+    one of its qualified name; on 3.8-3.10, which name a frame by its
+    co_name alone (no dot), every key of its file whose method has that
+    name (threading's ``wait``: Condition.wait or Event.wait, told apart by
+    ``self``'s type: object_of)."""
     filename = (frame.filename or "").replace("\\", "/")
+    function = frame.function or ""
+    found = []
     for key in WAIT_FRAMES:
         end = key[0]
-        if key[1] == frame.function and (filename == end or filename.endswith("/" + end)):
-            return key
-    return None
+        if not (filename == end or filename.endswith("/" + end)):
+            continue
+        if key[1] == function:
+            return (key,)
+        if "." not in function and key[1].rsplit(".", 1)[-1] == function:
+            found.append(key)
+    return tuple(found)
+
+
+def _wait_kind(keys):
+    """The kind of wait of a frame that may be ``keys``: a WAIT_FRAMES
+    kind, else the keys themselves (object_of chooses by ``self``)."""
+    return WAIT_FRAMES[keys[0]] if len(keys) == 1 else keys
 
 
 def _blocks(frame):
-    """Whether a thread's innermost frame is one the thread blocks in."""
+    """Whether a thread's innermost frame is one the thread blocks in (a
+    co_name that may be one of WAIT_LEAVES: on 3.8-3.10 the innermost
+    ``wait`` of threading.py is Condition.wait, which Event.wait calls)."""
     filename = (frame.filename or "").replace("\\", "/")
     if (filename == SELECTORS or filename.endswith("/" + SELECTORS)) and \
-            (frame.function or "").endswith(".select"):
+            (frame.function or "").split(".")[-1] == "select":
         return True
-    return _wait_key(frame) in WAIT_LEAVES
+    return any(key in WAIT_LEAVES for key in _wait_keys(frame))
 
 
 def waited_frame(frames):
     """(frame, kind) naming the object a thread whose Python frames are
     ``frames`` (innermost first) waits on, else None: the outermost of the
-    WAIT_FRAMES out from a blocking innermost frame."""
+    WAIT_FRAMES out from a blocking innermost frame.  ``kind``: a
+    WAIT_FRAMES kind, or (3.8-3.10) the keys a co_name leaves open."""
     if not frames or not _blocks(frames[0]):
         return None
     found = None
     for index, frame in enumerate(frames):
-        key = _wait_key(frame)
-        if key is None and index > 0:
+        keys = _wait_keys(frame)
+        if not keys and index > 0:
             break
-        if key is not None:
-            found = (frame, WAIT_FRAMES[key])
+        if keys:
+            found = (frame, _wait_kind(keys))
     return found
 
 
@@ -543,6 +565,12 @@ def object_of(target, frame, kind):
                   loc.kind == "arg"), None)
     if self_ is None or not self_.addr or self_.kind == "unreadable":
         return None
+    if isinstance(kind, tuple):
+        # a co_name that names several: the one of self's class
+        cls = (self_.type_name or "").rsplit(".", 1)[-1]
+        kind = next((WAIT_FRAMES[key] for key in kind if key[1].split(".")[0] == cls), None)
+        if kind is None:
+            return None
     attrs = _attributes(self_)
     lock = ident = None
     if kind == "condition":
@@ -571,10 +599,10 @@ def _released(target, thread, selves):
     from them holds it by a `with cond:`."""
     found = []
     for index, frame in enumerate(thread.frames):
-        key = _wait_key(frame)
-        if key is not None and WAIT_FRAMES[key] == "condition":
-            obj = _object(target, frame, "condition", selves)
-            if obj is not None:
+        keys = _wait_keys(frame)
+        if any(WAIT_FRAMES[key] == "condition" for key in keys):
+            obj = _object(target, frame, _wait_kind(keys), selves)
+            if obj is not None and obj.kind == "condition":
                 found.append((index, obj.address))
     return found
 
