@@ -872,7 +872,9 @@ int pyf__walk_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__sink *
             rc = torn(k, addr, true);
             break;
         }
-        if (cl->stalled) {
+        /* a walk of a process stopped throughout (walk_frozen) reads no
+         * moment but one: a stalled call copied it as it is */
+        if (cl->stalled && !k->w->frozen) {
             pyf__fail(t, PYF_ECORRUPT, "the read that copied the stack stalled: its copies "
                       "may hold memory of two moments");
             rc = torn(k, addr, true);

@@ -981,7 +981,7 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
     if (rc != PYF_OK && !(rc == PYF_EDEPTH || (!res->torn && rc != PYF_ENOMEM)))
         return rc;
     rc = PYF_OK;
-    if (n > 0 && w->live) {
+    if (n > 0 && w->live && !w->frozen) {
         /* the same spans while they hold every frame (a stack that changes
          * near its top), else those of the frames now */
         if (before != NULL && outside == 0)
