@@ -334,6 +334,50 @@ static bool holds(const pyf__offsets *o, hentry *e, const uint8_t *f, bool is_to
     return true;
 }
 
+/* Whether the chain may go on to frame addr, n frames read, from frame
+ * last: an aligned address not seen before, within the depth limit.
+ * PYF_EDEPTH past it (the frames read are shown with it). */
+static int link_to(pyf_target *t, const pyf__thread_walk *w, pyf__walk_result *res,
+                   pyf__addrset *seen, uint64_t addr, uint64_t last, uint32_t n)
+{
+    if (addr % 8 != 0)
+        return bad_frame(t, w, res, last, "names a caller at an unaligned address");
+    bool dup = false;
+    if (!pyf__addrset_add(seen, addr, &dup))
+        return PYF_ENOMEM;
+    if (dup) {
+        if (w->live)
+            res->torn = true;
+        return pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame 0x%llx (from frame "
+                         "0x%llx)", (unsigned long long)addr, (unsigned long long)last);
+    }
+    if (n >= (uint64_t)w->max_depth)
+        return pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth limit "
+                         "to see more)", (unsigned long long)w->max_depth);
+    return PYF_OK;
+}
+
+/* Frame addr, the n-th, into hw->v[n] (take) from its bytes f, or read on
+ * its own into fb (hlen bytes) when f is NULL. */
+static int add_frame(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_walk *w,
+                     pyf__walk_result *res, const uint8_t *f, uint8_t *fb, size_t hlen,
+                     uint64_t addr, uint32_t n)
+{
+    int rc;
+    if (f == NULL) {
+        if ((rc = pyf__read(t, addr, fb, hlen, "frame object")) != PYF_OK) {
+            if (w->live && n > 0)
+                res->torn = true; /* a caller freed meanwhile */
+            return rc;
+        }
+        f = fb;
+    }
+    hentry *v = room(hw, n);
+    if (v == NULL)
+        return PYF_ENOMEM;
+    return take(t, hw, w, res, &v[n], f, addr, n == 0);
+}
+
 /* Whether two reads of a frame object hold the same object, caller, code
  * and generator. */
 static bool same_frame(const pyf__offsets *o, const uint8_t *a, const uint8_t *b)
@@ -716,7 +760,6 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
         cur = *known;
     else if (w->current_frame != 0)
         tops_put(&cur, w->current_frame);
-    uint64_t limit = (uint64_t)w->max_depth;
     uint32_t head = t->walk.heap_head != 0 && t->walk.heap_head < HEAD ? t->walk.heap_head : HEAD;
     uint8_t fb[512];
     bool before = false;
@@ -741,27 +784,8 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
         uint64_t addr = x, last = 0;
         uint32_t n = 0, outside = 0, unhead = 0;
         while (addr != 0) {
-            if (addr % 8 != 0) {
-                rc = bad_frame(t, w, res, last, "names a caller at an unaligned address");
+            if ((rc = link_to(t, w, res, &seen, addr, last, n)) != PYF_OK)
                 break;
-            }
-            bool dup = false;
-            if (!pyf__addrset_add(&seen, addr, &dup)) {
-                rc = PYF_ENOMEM;
-                break;
-            }
-            if (dup) {
-                res->torn = true;
-                rc = pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame 0x%llx (from "
-                               "frame 0x%llx)", (unsigned long long)addr,
-                               (unsigned long long)last);
-                break;
-            }
-            if (n >= limit) {
-                rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth "
-                               "limit to see more)", (unsigned long long)limit);
-                break;
-            }
             /* a frame of the head the moment did not ask for: the moment
              * again; one it could not read: read on its own, to say why */
             bool asked = false;
@@ -783,23 +807,11 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
             }
             if (f == NULL && before && n >= head)
                 f = in_spans(hw, &cur, hw->before, addr, hlen);
-            if (f == NULL) {
-                outside++;
-                if ((rc = pyf__read(t, addr, fb, hlen, "frame object")) != PYF_OK) {
-                    res->torn = true; /* a caller freed meanwhile */
-                    break;
-                }
-                f = fb;
-            }
-            hentry *v = room(hw, n);
-            if (v == NULL) {
-                rc = PYF_ENOMEM;
-                break;
-            }
-            if ((rc = take(t, hw, w, res, &v[n], f, addr, n == 0)) != PYF_OK)
+            outside += f == NULL;
+            if ((rc = add_frame(t, hw, w, res, f, fb, hlen, addr, n)) != PYF_OK)
                 break;
             last = addr;
-            addr = v[n].fr.back;
+            addr = hw->v[n].fr.back;
             n++;
         }
         pyf__addrset_free(&seen);
@@ -924,51 +936,18 @@ int pyf__walk_heap_frames(pyf_target *t, const pyf__thread_walk *w, const pyf__s
     pyf__addrmap_slot seen_slots[64];
     pyf__addrset seen;
     PYF__ADDRSET_LOCAL(seen, seen_slots);
-    uint64_t limit = (uint64_t)w->max_depth, addr = w->current_frame, last = 0;
+    uint64_t addr = w->current_frame, last = 0;
     uint32_t n = 0, outside = 0;
     int rc = PYF_OK;
     while (addr != 0) {
-        if (addr % 8 != 0) {
-            rc = bad_frame(t, w, res, last, "names a caller at an unaligned address");
+        if ((rc = link_to(t, w, res, &seen, addr, last, n)) != PYF_OK)
             break;
-        }
-        bool dup = false;
-        if (!pyf__addrset_add(&seen, addr, &dup)) {
-            rc = PYF_ENOMEM;
-            break;
-        }
-        if (dup) {
-            rc = pyf__fail(t, PYF_ECYCLE, "frame chain loops back to frame 0x%llx (from "
-                           "frame 0x%llx)", (unsigned long long)addr,
-                           (unsigned long long)last);
-            if (w->live)
-                res->torn = true;
-            break;
-        }
-        if (n >= limit) {
-            rc = pyf__fail(t, PYF_EDEPTH, "more than %llu Python frames (raise the depth "
-                           "limit to see more)", (unsigned long long)limit);
-            break;
-        }
         const uint8_t *f = before != NULL ? in_spans(hw, before, hw->before, addr, hlen) : NULL;
         outside += f == NULL;
-        if (f == NULL) {
-            if ((rc = pyf__read(t, addr, fb, hlen, "frame object")) != PYF_OK) {
-                if (w->live && n > 0)
-                    res->torn = true; /* a caller freed meanwhile */
-                break;
-            }
-            f = fb;
-        }
-        hentry *v = room(hw, n);
-        if (v == NULL) {
-            rc = PYF_ENOMEM;
-            break;
-        }
-        if ((rc = take(t, hw, w, res, &v[n], f, addr, n == 0)) != PYF_OK)
+        if ((rc = add_frame(t, hw, w, res, f, fb, hlen, addr, n)) != PYF_OK)
             break;
         last = addr;
-        addr = v[n].fr.back;
+        addr = hw->v[n].fr.back;
         n++;
     }
     pyf__addrset_free(&seen);
