@@ -16,6 +16,7 @@ CPython 3.15 processes.
   none, targets/idle_states.py, is never written); read-only mode changes
   nothing.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -216,15 +217,8 @@ def test_chains_never_mix(pyframes, version, cache):
     that it changes its stack while each copy is made: a rule that took a
     top frame replaced once from the copies that agree mixed chains then
     on every version (benchmarks.md)."""
-    apart = _cpus_apart()
-    proc = subprocess.Popen([release_python(version), os.path.join(TARGETS, "aba_chains.py")],
-                            stdout=subprocess.PIPE, env=target_env(),
-                            preexec_fn=apart and (lambda: os.sched_setaffinity(0, apart[1])))
-    mine = os.sched_getaffinity(0)
-    try:
-        assert proc.stdout.readline() == b"ready\n"
-        if apart:
-            os.sched_setaffinity(0, apart[0])
+    with _running_apart([release_python(version), os.path.join(TARGETS, "aba_chains.py")]) \
+            as (proc, apart):
         with pyframes.attach(proc.pid, cache=cache) as target:
             mixed, failed, seen = [], 0, set()
             for _ in range(30000):
@@ -257,10 +251,6 @@ def test_chains_never_mix(pyframes, version, cache):
         if cache:
             assert stats["full_hits"] + stats["partial_hits"] > 1000, stats
             assert stats["frames_from_cache"] > 0 and stats["anchor_writes"] > 0, stats
-    finally:
-        os.sched_setaffinity(0, mine)
-        proc.kill()
-        proc.wait()
 
 
 def _cpus_apart():
@@ -268,6 +258,26 @@ def _cpus_apart():
     on, or None with fewer."""
     cpus = sorted(os.sched_getaffinity(0))
     return ({cpus[0]}, {cpus[1]}) if len(cpus) >= 2 else None
+
+
+@contextlib.contextmanager
+def _running_apart(argv):
+    """(the target started from argv, _cpus_apart()): the target on a CPU of
+    its own and this process on another (where there are two) once the
+    target wrote "ready"; killed, and this process's CPUs given back, after."""
+    apart = _cpus_apart()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, env=target_env(),
+                            preexec_fn=apart and (lambda: os.sched_setaffinity(0, apart[1])))
+    mine = os.sched_getaffinity(0)
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        if apart:
+            os.sched_setaffinity(0, apart[0])
+        yield proc, apart
+    finally:
+        os.sched_setaffinity(0, mine)
+        proc.kill()
+        proc.wait()
 
 
 def _stopped_snapshots(pyframes, pid, mode):

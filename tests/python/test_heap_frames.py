@@ -16,13 +16,11 @@ target's own two chains (their function names, from its source), and that
 both are seen; targets/call_pair.py's source, the line of each call.
 """
 import os
-import subprocess
 
 import pytest
 
 from conftest import HEAP_INTERPRETERS, HEAP_VERSIONS, in_sandbox
-from livetarget import target_env
-from test_frame_cache import _cpus_apart
+from test_frame_cache import _running_apart
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
@@ -53,15 +51,7 @@ def test_heap_chains_never_mix(pyframes, interp, version):
     (where there are two): every stack shown is a whole chain the target
     has, top to bottom; a walk that cannot be read whole says so."""
     _require(interp, version)
-    apart = _cpus_apart()
-    proc = subprocess.Popen([interp.path, os.path.join(TARGETS, "aba_heap.py")],
-                            stdout=subprocess.PIPE, env=target_env(),
-                            preexec_fn=apart and (lambda: os.sched_setaffinity(0, apart[1])))
-    mine = os.sched_getaffinity(0)
-    try:
-        assert proc.stdout.readline() == b"ready\n"
-        if apart:
-            os.sched_setaffinity(0, apart[0])
+    with _running_apart([interp.path, os.path.join(TARGETS, "aba_heap.py")]) as (proc, _):
         with pyframes.attach(proc.pid) as target:
             assert target.python.minor == int(version.split(".")[1]), target.python
             mixed, failed, seen = [], 0, set()
@@ -81,10 +71,6 @@ def test_heap_chains_never_mix(pyframes, interp, version):
         assert failed < SNAPSHOTS // 4, failed
         for chain in CHAINS:
             assert any(s[-1] == chain[-1] and s == chain[:len(s)] for s in seen), (chain, seen)
-    finally:
-        os.sched_setaffinity(0, mine)
-        proc.kill()
-        proc.wait()
 
 
 CALLS = 20000
@@ -107,14 +93,7 @@ def test_heap_caller_under_its_own_call(pyframes, interp, version):
         lines = {name: i for i, text in enumerate(f, 1)
                  for name in ("small_a", "small_b") if "# calls " + name in text}
     assert len(lines) == 2, lines
-    apart = _cpus_apart()
-    proc = subprocess.Popen([interp.path, path], stdout=subprocess.PIPE, env=target_env(),
-                            preexec_fn=apart and (lambda: os.sched_setaffinity(0, apart[1])))
-    mine = os.sched_getaffinity(0)
-    try:
-        assert proc.stdout.readline() == b"ready\n"
-        if apart:
-            os.sched_setaffinity(0, apart[0])
+    with _running_apart([interp.path, path]) as (proc, _):
         with pyframes.attach(proc.pid) as target:
             shown, wrong = {"small_a": 0, "small_b": 0}, []
             for _ in range(CALLS):
@@ -128,7 +107,3 @@ def test_heap_caller_under_its_own_call(pyframes, interp, version):
                     wrong.append((frames[0].function, frames[0].line, frames[1].line))
         assert all(shown.values()), shown
         assert len(wrong) * 100 < sum(shown.values()), (len(wrong), shown, wrong[:5])
-    finally:
-        os.sched_setaffinity(0, mine)
-        proc.kill()
-        proc.wait()
