@@ -874,8 +874,9 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
                     return changed(t, res, hw->v[i].fr.addr, "frame");
             }
         }
-        /* kept: the spans of every frame, the tops and the head */
-        if (before && outside == 0)
+        /* kept: the spans of every frame (every one was in them, when
+         * they were read: outside is 0 here), the tops and the head */
+        if (before)
             hw->now = cur;
         else
             spans_make(hw, hw->v, n, hlen, w->tstate_addr);
