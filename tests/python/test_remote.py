@@ -19,10 +19,10 @@ from oracle import compare_views
 SCENARIOS = ("threads", "generators", "names")
 # 3.13-3.15 and the older CPythons read without _Py_DebugOffsets (pyenv's
 # 3.12 and 3.11: found over the remote protocol by their .PyRuntime
-# section or symbol, checked by their size and Py_Version; 3.10 and 3.8,
-# the heap-frame versions, by their shape and sys.hexversion, their
+# section or symbol, checked by their size and Py_Version; 3.10, 3.9 and
+# 3.8, the heap-frame versions, by their shape and sys.hexversion, their
 # threads' OS ids from the debugger's threads)
-VERSIONS = list(du.VERSIONS) + list(du.OLDER) + list(du.heap_versions("representative")) \
+VERSIONS = list(du.VERSIONS) + list(du.OLDER) + list(du.heap_versions("all")) \
     if du.in_sandbox() else []
 
 
