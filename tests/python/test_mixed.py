@@ -318,6 +318,11 @@ def _lldb_bt(text):
     return native, hook, synthetic
 
 
+def _unrepeated(frames):
+    """frames without a frame repeating the one before it."""
+    return [f for i, f in enumerate(frames) if i == 0 or frames[i - 1] != f]
+
+
 def test_lldb21_native_and_frame_format(stopped):
     if not du.lldb_usable():
         pytest.skip("no lldb")
@@ -358,8 +363,12 @@ def test_lldb22_frame_provider(stopped):
         if synthetic != own:
             return ["bt with the provider: %r != %r\n%s" % (synthetic, own, s.describe(3))]
         plain, _, plain_synthetic = _lldb_bt(s[8])
-        if plain_synthetic or native != plain:
-            return ["bt after clear: %r, %r\n%s" % (plain_synthetic, plain, s.describe(8))]
+        # lldb 22.1 under load has listed a frame twice in a row after the
+        # clear (libc's __syscall_cancel_arch_end at the top): its own
+        # unwinding, compared without such repeats
+        if plain_synthetic or _unrepeated(native) != _unrepeated(plain):
+            return ["bt after clear: %r, %r (with the provider: %r)\n%s" % (
+                plain_synthetic, plain, native, s.describe(8))]
         return []
 
     # lldb 22.1 sometimes keeps the frames its event thread made for the
