@@ -38,13 +38,13 @@ stack, awaiters):
   attached to the frozen process, against the same oracles, the command
   line's reading of the same state and, in gdb, CPython's own ``py-bt``
   (python3.X-dbg's libpython.py, ``thread apply all py-bt``);
-* test_cli_frozen_states_against_py_bt: 3.13, 3.12 and 3.11, which have no
-  RemoteUnwinder: the command line's readings against py-bt, in one gdb
+* test_cli_frozen_states_against_py_bt: 3.13, 3.12, 3.11, 3.10, 3.9 and
+  3.8, which have no RemoteUnwinder: the command line's readings against py-bt, in one gdb
   session kept attached (gdb stops every thread, then lets the process run
   for a random short time between states); PY_BT_STATES states per
   application (3.11: PY_BT_STATES_311), PYFRAMES_REAL_PROGRAMS_313=N for N
-  (100 take about six minutes).  On 3.12 and 3.11 (pools and
-  cpython-tests) py-bt is pyenv's python3.X-gdb.py.
+  (100 take about six minutes).  On pyenv's builds (pools and
+  cpython-tests) py-bt is their own python3.X-gdb.py.
 
 Oracle limits, each taken out of the comparison where it applies and
 counted in the summary line:
@@ -822,16 +822,16 @@ def test_debugger_frozen_states(driver, interp, app, pyframes, tmp_path):
 # minutes per application).  3.12 and 3.11 are pyenv's builds, whose
 # python3.X-gdb.py (py-bt) the session sources; 3.13's comes with
 # python3.13-dbg.
-PY_BT_VERSIONS = ("3.13", "pyenv-3.12", "pyenv-3.11", "pyenv-3.10", "pyenv-3.8")
+PY_BT_VERSIONS = ("3.13", "pyenv-3.12", "pyenv-3.11", "pyenv-3.10", "pyenv-3.9", "pyenv-3.8")
 PY_BT_STATES = 10
-PY_BT_STATES_311 = 5  # 3.11, and the heap-frame versions (3.10, 3.8)
+PY_BT_STATES_311 = 5  # 3.11, and the heap-frame versions (3.10, 3.9, 3.8)
 
 
 @pytest.mark.readers("CLI")
 @pytest.mark.parametrize("interp,app", _params(PY_BT_VERSIONS))
 def test_cli_frozen_states_against_py_bt(interp, app, pyframes, tmp_path):
     states = int(os.environ.get("PYFRAMES_REAL_PROGRAMS_313") or
-                 (PY_BT_STATES_311 if getattr(interp, "minor", None) in ("3.11", "3.10", "3.8")
+                 (PY_BT_STATES_311 if getattr(interp, "minor", None) in ("3.11", "3.10", "3.9", "3.8")
                   else PY_BT_STATES))
     _require(interp, app)
     older = interp.kind == "older"
