@@ -42,9 +42,10 @@ _debuginfo = pytest.fixture(scope="module", autouse=True)(du.sessions_with_debug
 # outside the sandbox (tests/sandbox/host_gdb.sh: the host's gdb 13), the
 # host's CPython only; 3.12 and 3.11 everywhere (3.12's entry frames are on
 # the C stack as 3.13's, 3.11's run entries are its eval calls' _PyCFrames),
-# and 3.10 and 3.8 (du.heap_versions)
+# and 3.10, 3.9 and 3.8 (3.10's CFrame markers; 3.9's and 3.8's eval calls
+# counted)
 VERSIONS = ((list(du.VERSIONS) if du.in_sandbox() else [v for v in du.VERSIONS if v == du.PYENV])
-            + list(du.older_versions("all")) + list(du.heap_versions()))
+            + list(du.older_versions("all")) + list(du.heap_versions("all")))
 EVAL = "_PyEval_EvalFrameDefault"
 
 
