@@ -230,12 +230,14 @@ def _open_core(path, args):
 
 def _in_core(target, front, fn):
     """fn(target, front) on a core's target, closed after: a read the core
-    cannot serve fails with the core's hint (how to write a whole one)."""
+    cannot serve fails naming the core, with its hint (how to write a
+    whole one)."""
     with target:
         try:
             return fn(target, front)
         except errors.ReadFault as exc:
-            raise CommandError(errors.read_fault(exc, errors.CORE_HINT))
+            raise CommandError(errors.core_refused(
+                front.path, errors.read_fault(exc, errors.CORE_HINT)))
 
 
 def _dump_core(args, out, path):

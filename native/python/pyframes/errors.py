@@ -405,8 +405,9 @@ def no_core_file(path):
 
 def core_refused(path, exc):
     """The failure of reading the core file at ``path`` (no target could
-    be opened on it): the library's words, which name what the core lacks,
-    without a live process's hint (a core does not change)."""
+    be opened on it, or a read it cannot serve; exc an error or its
+    words): the library's words, which name what the core lacks, without a
+    live process's hint (a core does not change), after the core's path."""
     detail = " ".join((getattr(exc, "detail", "") or str(exc)).split())
     if path not in detail:
         detail = "core %s: %s" % (path, detail)
