@@ -618,6 +618,15 @@ static void tops_put(spans *sp, uint64_t addr)
     sp->tops[0] = addr;
 }
 
+/* sp given the tops and head of from (its ranges its own). */
+static void tops_of(spans *sp, const spans *from)
+{
+    sp->ntops = from->ntops;
+    memcpy(sp->tops, from->tops, sizeof sp->tops);
+    sp->nhead = from->nhead;
+    memcpy(sp->head, from->head, sizeof sp->head);
+}
+
 /* [addr, addr+len) in the moment's bytes (again: in those read right
  * after it), or NULL; *asked: among the ranges it read (when NULL: that
  * range unreadable). */
@@ -830,15 +839,8 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
                 *handled = false; /* too spread: frame by frame */
                 return PYF_OK;
             }
-            uint32_t nt = cur.ntops;
-            uint64_t tops[TOPS_MAX];
-            memcpy(tops, cur.tops, sizeof tops);
+            tops_of(&hw->now, &cur);
             cur = hw->now;
-            cur.ntops = nt;
-            memcpy(cur.tops, tops, sizeof tops);
-            cur.nhead = n < head ? n : head;
-            for (uint32_t i = 0; i < cur.nhead; i++)
-                cur.head[i] = hw->v[i].fr.addr;
             before = false;
             round++;
             continue;
@@ -881,10 +883,7 @@ static int walk_live(pyf_target *t, struct pyf__hwalk *hw, const pyf__thread_wal
         else
             spans_make(hw, hw->v, n, hlen, w->tstate_addr);
         if (hw->now.n > 0) {
-            hw->now.ntops = cur.ntops;
-            memcpy(hw->now.tops, cur.tops, sizeof cur.tops);
-            hw->now.nhead = cur.nhead;
-            memcpy(hw->now.head, cur.head, sizeof cur.head);
+            tops_of(&hw->now, &cur);
             spans_keep(hw);
         }
         rc = deliver(t, w, sink, res, hw->v, n);
