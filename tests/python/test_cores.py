@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -501,6 +502,41 @@ def test_cut_short_core(values_crash, fraction, cli_env, tmp_path):
             assert thread["error"], thread
     text = run_cli(cli_env, "dump", cut, "--no-source")
     assert b"note: the core is partial" in text.stdout, text.stdout.decode()
+
+
+def _file_offset(core, addr):
+    """Where the ELF core holds addr (a PT_LOAD with its bytes), else None."""
+    with open(core, "rb") as f:
+        header = f.read(64)
+        phoff, = struct.unpack_from("<Q", header, 32)
+        phentsize, phnum = struct.unpack_from("<HH", header, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    for i in range(phnum):
+        kind, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from("<IIQQQQ", table,
+                                                                       i * phentsize)
+        if kind == 1 and vaddr <= addr < vaddr + filesz:
+            return offset + addr - vaddr
+    return None
+
+
+def test_core_cut_inside_the_interpreter_state(values_crash, pyframes, cli_env, tmp_path):
+    """The core cut where the interpreter state starts (on 3.12+ inside
+    _PyRuntime, whose head the core still holds): one line naming the core
+    and what it lacks, whichever read finds the end."""
+    from pyframes.target import open_core
+    c = values_crash
+    with open_core(c.core) as t:
+        addr = t.snapshot().interpreters[0].addr
+    at = _file_offset(c.core, addr)
+    assert at is not None, hex(addr)
+    cut = str(tmp_path / "cut")
+    with open(c.core, "rb") as f, open(cut, "wb") as out:
+        out.write(f.read(at))
+    res = run_cli(cli_env, "dump", cut)
+    err = res.stderr.decode()
+    assert res.returncode == 1 and err.count("\n") == 1, err
+    assert err.startswith("pyframes: error: core %s: " % cut) and "cut short" in err, err
 
 
 # ---- files: replaced, and under a sysroot ------------------------------------------
