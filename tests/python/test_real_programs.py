@@ -85,6 +85,11 @@ counted in the summary line:
   in the target (see test_debugger_frozen_states).
 * get_all_awaited_by on 3.14 sees the main thread's tasks only: aiohttp's
   loop runs there.
+* get_all_awaited_by reads the task lists only: an eager task (aiohttp
+  starts its request bodies' write_bytes so) is its thread's running task
+  a moment before 3.14's task_eager_start links it into the thread's list;
+  caught there (running, pending, its coroutine not started) pyframes lists
+  it and the oracle does not: set aside and counted.
 
 A difference these tests found, fixed in native/src/tasks.c: a thread's
 running task caught after its coroutine returned (already off its task
@@ -314,7 +319,7 @@ class Tally(object):
         self.unchecked = self.tasks = 0
         self.empty_chains = self.unlocated = self.py_bt_frames = self.refused = 0
         self.py_bt_truncated = self.entering = self.incomplete = 0
-        self.py_bt_unsigned = self.py_bt_unpushed = 0
+        self.py_bt_unsigned = self.py_bt_unpushed = self.eager = 0
         self.problems = []
 
     def add(self, state, pid, problems, evidence=""):
@@ -329,13 +334,14 @@ class Tally(object):
                 "%d innermost frames without a location), %d equal to py-bt's (%d of them "
                 "past the part of a line table py-bt reads, %d where 3.8's py-bt reads its "
                 "line deltas unsigned; %d threads where py-bt shows an eval call's frame "
-                "not (or no longer) the thread's, 3.8-3.10), %d tasks; %d process readings "
+                "not (or no longer) the thread's, 3.8-3.10), %d tasks (and %d running eager tasks "
+                "not yet on their thread's list); %d process readings "
                 "RemoteUnwinder refused; %d threads marked incomplete while entering an "
                 "eval loop; %d frames py-bt shows that CPython hides as incomplete"
                 % (self.label, self.states, self.processes, self.threads, self.frames,
                    self.unchecked, self.empty_chains, self.unlocated, self.py_bt_frames,
                    self.py_bt_truncated, self.py_bt_unsigned, self.py_bt_unpushed, self.tasks,
-                   self.refused,
+                   self.eager, self.refused,
                    self.entering, self.incomplete))
 
     def entering_loop(self, python, frames, errors):
@@ -448,6 +454,15 @@ def compare_stacks(tally, state, pid, interp, ours, raw, label="pyframes"):
 
 def compare_tasks(tally, state, pid, remote, document, label="pyframes"):
     got = task_oracle.document_tasks(document)
+    # an eager task (aiohttp's write_bytes: Task(..., eager_start=True)) is
+    # its thread's running task before it is linked into the thread's list
+    # (3.14's task_eager_start: swap_current_task, then register_task), and
+    # get_all_awaited_by reads only the lists: set aside, counted
+    eager = [tid for tid, t in got.items()
+             if tid not in remote and t["running"] and t["state"] == "pending"]
+    tally.eager += len(eager)
+    for tid in eager:
+        del got[tid]
     problems = task_oracle.compare_tasks(remote, got, "get_all_awaited_by", label)
     evidence = "\n".join(
         "  %s: task %#x %s" % (who, tid, json.dumps(view[tid], default=str))
