@@ -67,8 +67,11 @@ def test_heap_chains_never_mix(pyframes, interp, version):
         assert not mixed, mixed[:5]
         # a snapshot that finds the chain changing reads it again, up to
         # eight times; on this target, whose leaves return every
-        # microsecond or so, a few end unread (counted, never shown)
-        assert failed < SNAPSHOTS // 4, failed
+        # microsecond or so, a few end unread (counted, never shown): under
+        # the sanitizers, whose reader is slower, more (27 % seen on 3.9),
+        # as test_churn and test_sampling allow
+        slowed = bool(os.environ.get("PYFRAMES_SANITIZER_PRELOAD"))
+        assert failed < SNAPSHOTS // (2 if slowed else 4), failed
         for chain in CHAINS:
             assert any(s[-1] == chain[-1] and s == chain[:len(s)] for s in seen), (chain, seen)
 
